@@ -1,0 +1,226 @@
+"""Episodes: isolated, resettable instances of an environment, stepped by tool calls.
+
+    from agent_world.envs import open_episode, load_example
+    with open_episode(load_example("airline"), seed=7) as ep:
+        obs = ep.step("search_flights", {"origin": "SFO", "destination": "JFK"})
+        ep.diff()   # rows inserted/updated/deleted since reset
+
+An `EnvRuntime` owns the shared pieces: a warm worker pool, a working directory for episode
+databases and one template database per spec fingerprint. Each episode is one SQLite file;
+`reset()` copies the template over it. Argument checks happen here (fast, trusted); tool code
+runs only in the worker.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from pydantic import BaseModel
+
+from agent_world.envs.database import StateDiff, build_template, diff_databases, read_rows, state_hash
+from agent_world.envs.pool import Launcher, WorkerPool
+from agent_world.envs.spec import EnvSpec
+
+DEFAULT_TOOL_TIMEOUT_S = 5.0
+
+# Error kinds an observation can carry. Agent faults: the call itself was wrong.
+AGENT_FAULTS = frozenset({"unknown_tool", "invalid_arguments", "tool_error",
+                          "constraint_violation", "permission_denied"})
+# Environment faults: the tool or its worker misbehaved.
+ENV_FAULTS = frozenset({"tool_exception", "timeout", "worker_crash", "worker_error"})
+
+
+class ObservationError(BaseModel):
+    kind: str
+    message: str
+
+    @property
+    def fault(self) -> str:
+        return "agent" if self.kind in AGENT_FAULTS else "environment"
+
+
+class Observation(BaseModel):
+    step: int
+    tool: str
+    arguments: Any
+    ok: bool
+    result: Any = None
+    error: ObservationError | None = None
+    elapsed_ms: float = 0.0
+
+    def to_text(self) -> str:
+        """What a policy reads back: the JSON result, or the error with its kind."""
+        import json
+
+        if self.ok:
+            return json.dumps(self.result, ensure_ascii=False, default=str)
+        assert self.error is not None
+        return f"Error ({self.error.kind}): {self.error.message}"
+
+
+def _default_workdir() -> Path:
+    # RAM-backed when available: resets are file copies, so the disk is the hot path.
+    shm = Path("/dev/shm")
+    base = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix="agent-world-", dir=base))
+
+
+class EnvRuntime:
+    """Shared machinery for many episodes: worker pool, templates, working directory."""
+
+    def __init__(self, workers: int = 1, workdir: str | Path | None = None,
+                 launcher: Launcher | None = None,
+                 tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S):
+        self._own_dir = workdir is None
+        self.workdir = Path(workdir) if workdir else _default_workdir()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.pool = WorkerPool(workers, launcher)
+        self.tool_timeout_s = tool_timeout_s
+        self._templates: dict[str, Path] = {}
+        self._validators: dict[tuple[str, str], jsonschema.Draft202012Validator] = {}
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._closed = False
+
+    # -- per-spec preparation (once per fingerprint) -------------------------------------------
+    def prepare(self, spec: EnvSpec) -> Path:
+        fp = spec.fingerprint
+        with self._lock:
+            path = self._templates.get(fp)
+            if path is None:
+                path = build_template(spec, self.workdir / "templates" / f"{fp}.sqlite")
+                self.pool.register(fp, {t.name: {"source": t.source, "mutates": t.mutates}
+                                        for t in spec.tools})
+                for t in spec.tools:
+                    self._validators[(fp, t.name)] = jsonschema.Draft202012Validator(t.parameters)
+                self._templates[fp] = path
+        return path
+
+    def validator(self, fp: str, tool: str) -> jsonschema.Draft202012Validator:
+        return self._validators[(fp, tool)]
+
+    def open(self, spec: EnvSpec, seed: int = 0) -> Episode:
+        if self._closed:
+            raise RuntimeError("runtime is closed")
+        template = self.prepare(spec)
+        path = self.workdir / "episodes" / f"ep{next(self._ids):06d}.sqlite"
+        path.parent.mkdir(exist_ok=True)
+        ep = Episode(self, spec, template, path, seed)
+        ep.reset()
+        return ep
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.pool.close()
+        if self._own_dir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> EnvRuntime:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class Episode:
+    """One isolated database instance of an environment. Not thread-safe per episode; many
+    episodes may be stepped from many threads at once."""
+
+    def __init__(self, runtime: EnvRuntime, spec: EnvSpec, template: Path, path: Path, seed: int):
+        self.runtime = runtime
+        self.spec = spec
+        self.fingerprint = spec.fingerprint
+        self.template = template
+        self.path = path
+        self.seed = seed
+        self.steps = 0
+        self._tools = {t.name for t in spec.tools}
+
+    def reset(self) -> None:
+        """Back to the seed state: copy the prepared template (no DDL, no inserts)."""
+        Path(f"{self.path}-journal").unlink(missing_ok=True)
+        shutil.copyfile(self.template, self.path)
+        self.steps = 0
+
+    def step(self, tool: str, arguments: Any = None) -> Observation:
+        start = time.perf_counter()
+        index = self.steps
+        self.steps += 1
+        arguments = {} if arguments is None else arguments
+
+        def error(kind: str, message: str) -> Observation:
+            return Observation(step=index, tool=tool, arguments=arguments, ok=False,
+                               error=ObservationError(kind=kind, message=message),
+                               elapsed_ms=(time.perf_counter() - start) * 1e3)
+
+        if tool not in self._tools:
+            names = ", ".join(sorted(self._tools)) or "(none)"
+            return error("unknown_tool", f"unknown tool {tool!r}; available: {names}")
+        if not isinstance(arguments, dict):
+            return error("invalid_arguments",
+                         f"arguments must be a JSON object, got {type(arguments).__name__}")
+        problem = jsonschema.exceptions.best_match(
+            self.runtime.validator(self.fingerprint, tool).iter_errors(arguments))
+        if problem is not None:
+            where = "arguments" + "".join(f"[{p!r}]" for p in problem.absolute_path)
+            return error("invalid_arguments", f"{where}: {problem.message}")
+        reply = self.runtime.pool.call(
+            {"op": "call", "env": self.fingerprint, "db": str(self.path), "tool": tool,
+             "args": arguments, "seed": self.seed, "step": index,
+             "clock": self.spec.clock_start, "timeout": self.runtime.tool_timeout_s},
+            self.runtime.tool_timeout_s)
+        if not reply.get("ok"):
+            return error(reply.get("kind", "worker_error"), reply.get("message", ""))
+        return Observation(step=index, tool=tool, arguments=arguments, ok=True,
+                           result=reply.get("result"),
+                           elapsed_ms=(time.perf_counter() - start) * 1e3)
+
+    def diff(self) -> StateDiff:
+        return diff_databases(self.spec, self.path, self.template)
+
+    def state_hash(self) -> str:
+        return state_hash(self.spec, self.path)
+
+    def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        """Read-only SQL over the episode's current state (verifiers, reports)."""
+        return read_rows(self.path, sql, params)
+
+    def close(self) -> None:
+        self.path.unlink(missing_ok=True)
+        Path(f"{self.path}-journal").unlink(missing_ok=True)
+
+    def __enter__(self) -> Episode:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+_default: EnvRuntime | None = None
+_default_lock = threading.Lock()
+
+
+def default_runtime() -> EnvRuntime:
+    """The process-wide runtime `open_episode` uses when none is given (closed at exit)."""
+    global _default
+    with _default_lock:
+        if _default is None or _default._closed:
+            _default = EnvRuntime()
+            atexit.register(_default.close)
+        return _default
+
+
+def open_episode(spec: EnvSpec, seed: int = 0, runtime: EnvRuntime | None = None) -> Episode:
+    """A fresh, reset episode of `spec`; deterministic clock and ids given `seed`."""
+    return (runtime or default_runtime()).open(spec, seed=seed)

@@ -1,0 +1,372 @@
+"""EnvSpec: one executable environment as a single, validated, fingerprinted JSON document.
+
+An EnvSpec holds a theme (with its L1/L2/L3 taxonomy path), a relational schema, seed rows,
+tools (JSON-schema arguments + Python source over the database), tool test cases and provenance.
+The schema is kept in a portable form that `to_metadata()` turns into SQLAlchemy tables, so the
+same spec yields DDL for SQLite (episodes) and PostgreSQL (a shared catalog or export).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import keyword
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import jsonschema
+import sqlalchemy as sa
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agent_world.errors import SpecError
+
+SPEC_FORMAT = "agent-world/env@1"
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+ColumnType = Literal["integer", "real", "text", "boolean", "date", "datetime", "json"]
+
+_SA_TYPES: dict[str, type[sa.types.TypeEngine]] = {
+    "integer": sa.Integer,
+    "real": sa.Float,
+    "text": sa.Text,
+    "boolean": sa.Boolean,
+    # dates travel as ISO strings: tools and episodes see the same values SQLite stores
+    "date": sa.String,
+    "datetime": sa.String,
+    "json": sa.JSON,
+}
+
+
+def _identifier(value: str) -> str:
+    if not _IDENT.match(value) or keyword.iskeyword(value):
+        raise ValueError(f"{value!r} is not a valid identifier (letters, digits, '_'; not a keyword)")
+    return value
+
+
+Identifier = Annotated[str, AfterValidator(_identifier)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class TaxonomyPath(_Model):
+    """Three-level theme taxonomy: L1 category / L2 sub-category / L3 server."""
+
+    l1: str = "Uncategorized"
+    l2: str = "General"
+    l3: str
+
+    def as_tuple(self) -> tuple[str, str, str]:
+        return (self.l1, self.l2, self.l3)
+
+    def __str__(self) -> str:
+        return f"{self.l1} / {self.l2} / {self.l3}"
+
+
+class Theme(_Model):
+    name: str = Field(min_length=1)
+    description: str = ""
+    taxonomy: TaxonomyPath
+    source_kind: str = "manual"  # mcp, mcp-url, tool-list, openapi, prd, manual
+    source_ref: str = ""
+    raw_descriptions: list[str] = Field(default_factory=list)
+
+
+class ColumnSpec(_Model):
+    name: Identifier
+    type: ColumnType
+    primary_key: bool = False
+    nullable: bool = True
+    unique: bool = False
+    default: Any = None
+    foreign_key: str | None = None  # "table.column"
+    enum: list[str] | None = None  # allowed values (a CHECK constraint)
+    description: str = ""
+
+    @field_validator("foreign_key")
+    @classmethod
+    def _fk_form(cls, v: str | None) -> str | None:
+        if v is not None:
+            parts = v.split(".")
+            if len(parts) != 2 or not all(_IDENT.match(p) for p in parts):
+                raise ValueError(f"foreign_key must look like 'table.column', got {v!r}")
+        return v
+
+
+class TableSpec(_Model):
+    name: Identifier
+    description: str = ""
+    columns: list[ColumnSpec] = Field(min_length=1)
+    unique_together: list[list[str]] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _columns_ok(self) -> TableSpec:
+        names = [c.name for c in self.columns]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ValueError(f"duplicate column name(s) {sorted(dupes)}")
+        if not any(c.primary_key for c in self.columns):
+            raise ValueError(f"table {self.name!r} has no primary key column")
+        for group in self.unique_together:
+            missing = [c for c in group if c not in names]
+            if missing:
+                raise ValueError(f"unique_together names unknown column(s) {missing}")
+        return self
+
+    def column(self, name: str) -> ColumnSpec:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def primary_key(self) -> list[str]:
+        return [c.name for c in self.columns if c.primary_key]
+
+
+class ToolSpec(_Model):
+    """A tool: its public interface (name, description, JSON schema) and its implementation.
+
+    `source` defines a function with the tool's name taking `ctx` first and the arguments as
+    keyword parameters; `ctx.db` is the episode's database (see agent_world.envs.worker).
+    """
+
+    name: Identifier
+    description: str = Field(min_length=1)
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    source: str
+    mutates: bool = False  # a write tool changes the database; read tools never do
+
+    @field_validator("parameters")
+    @classmethod
+    def _schema_ok(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if v.get("type") != "object":
+            raise ValueError("parameters must be a JSON schema with type 'object'")
+        try:
+            jsonschema.Draft202012Validator.check_schema(v)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"invalid JSON schema: {exc.message}") from None
+        return v
+
+    @model_validator(mode="after")
+    def _source_ok(self) -> ToolSpec:
+        # Parse only: the source is never executed outside the worker.
+        try:
+            tree = ast.parse(self.source)
+        except SyntaxError as exc:
+            raise ValueError(f"source does not compile: {exc.msg} (line {exc.lineno})") from None
+        funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == self.name]
+        if not funcs:
+            raise ValueError(f"source must define a function named {self.name!r}")
+        args = funcs[0].args
+        if not args.args or args.args[0].arg != "ctx":
+            raise ValueError(f"function {self.name!r} must take 'ctx' as its first parameter")
+        return self
+
+
+class ToolExpectation(_Model):
+    ok: bool = True  # False: the call must give an error observation
+    error_kind: str | None = None
+    equals: Any = None  # the whole result equals this (when not None)
+    contains: dict[str, Any] | None = None  # result (a dict) has these key/values
+    min_items: int | None = None  # result (a list) has at least this many items
+
+
+class ToolTest(_Model):
+    name: str
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    expect: ToolExpectation = Field(default_factory=ToolExpectation)
+
+
+class Provenance(_Model):
+    created_by: str = "manual"  # miner, designer, manual, ...
+    source_kind: str = "manual"
+    source_ref: str = ""
+    created_at: str = ""
+    parent: str | None = None  # fingerprint this spec was derived from
+    notes: list[str] = Field(default_factory=list)
+    stats: dict[str, Any] = Field(default_factory=dict)
+
+
+class EnvSpec(_Model):
+    format: Literal["agent-world/env@1"] = SPEC_FORMAT
+    name: Identifier
+    version: int = 1
+    theme: Theme
+    tables: list[TableSpec] = Field(min_length=1)
+    rows: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    tools: list[ToolSpec] = Field(default_factory=list)
+    tests: list[ToolTest] = Field(default_factory=list)
+    clock_start: str = "2026-01-15T09:00:00"  # episodes' deterministic clock starts here
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    @field_validator("clock_start")
+    @classmethod
+    def _iso(cls, v: str) -> str:
+        datetime.fromisoformat(v)
+        return v
+
+    @model_validator(mode="after")
+    def _references(self) -> EnvSpec:
+        tables = {t.name: t for t in self.tables}
+        if len(tables) != len(self.tables):
+            raise ValueError("duplicate table names")
+        for t in self.tables:
+            for c in t.columns:
+                if c.foreign_key:
+                    ref_table, ref_col = c.foreign_key.split(".")
+                    if ref_table not in tables:
+                        raise ValueError(
+                            f"{t.name}.{c.name}: foreign key references unknown table {ref_table!r}"
+                        )
+                    if ref_col not in {x.name for x in tables[ref_table].columns}:
+                        raise ValueError(
+                            f"{t.name}.{c.name}: foreign key references unknown column "
+                            f"{ref_table}.{ref_col}"
+                        )
+        for tname, rows in self.rows.items():
+            if tname not in tables:
+                raise ValueError(f"rows given for unknown table {tname!r}")
+            cols = {c.name for c in tables[tname].columns}
+            for i, row in enumerate(rows):
+                extra = set(row) - cols
+                if extra:
+                    raise ValueError(f"rows[{tname}][{i}] has unknown column(s) {sorted(extra)}")
+        tool_names = [t.name for t in self.tools]
+        if len(set(tool_names)) != len(tool_names):
+            raise ValueError("duplicate tool names")
+        for i, test in enumerate(self.tests):
+            if test.tool not in tool_names:
+                raise ValueError(f"tests[{i}] ({test.name}) names unknown tool {test.tool!r}")
+        return self
+
+    # ---- identity -------------------------------------------------------------------------
+    def content(self) -> dict[str, Any]:
+        """What the fingerprint covers: everything but name, version and provenance."""
+        data = self.model_dump(mode="json")
+        for key in ("name", "version", "provenance"):
+            data.pop(key)
+        return data
+
+    @property
+    def fingerprint(self) -> str:
+        blob = json.dumps(self.content(), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    # ---- schema ---------------------------------------------------------------------------
+    def table(self, name: str) -> TableSpec:
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def tool(self, name: str) -> ToolSpec:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def to_metadata(self) -> sa.MetaData:
+        """The schema as SQLAlchemy metadata (DDL for SQLite, PostgreSQL, ...)."""
+        md = sa.MetaData()
+        for t in self.tables:
+            cols: list[Any] = []
+            for c in t.columns:
+                args: list[Any] = []
+                if c.foreign_key:
+                    args.append(sa.ForeignKey(c.foreign_key))
+                cols.append(
+                    sa.Column(
+                        c.name,
+                        _SA_TYPES[c.type](),
+                        *args,
+                        primary_key=c.primary_key,
+                        nullable=c.nullable and not c.primary_key,
+                        unique=c.unique or None,
+                        # integer single-column keys get ids from the database
+                        autoincrement=bool(c.primary_key and c.type == "integer"
+                                           and len(t.primary_key) == 1),
+                    )
+                )
+                if c.enum:
+                    values = ", ".join("'" + v.replace("'", "''") + "'" for v in c.enum)
+                    cols.append(sa.CheckConstraint(f"{c.name} IN ({values})",
+                                                   name=f"ck_{t.name}_{c.name}"))
+            for group in t.unique_together:
+                cols.append(sa.UniqueConstraint(*group))
+            sa.Table(t.name, md, *cols, comment=t.description or None)
+        return md
+
+    def ddl(self, dialect: str = "sqlite") -> list[str]:
+        """CREATE TABLE statements for a dialect name ('sqlite', 'postgresql')."""
+        from sqlalchemy.dialects import postgresql, sqlite
+        from sqlalchemy.schema import CreateTable
+
+        d = {"sqlite": sqlite.dialect(), "postgresql": postgresql.dialect()}[dialect]
+        md = self.to_metadata()
+        return [str(CreateTable(t).compile(dialect=d)).strip() for t in md.sorted_tables]
+
+    def row_count(self) -> int:
+        return sum(len(r) for r in self.rows.values())
+
+    def stats(self) -> dict[str, int]:
+        fks = sum(1 for t in self.tables for c in t.columns if c.foreign_key)
+        constraints = sum(
+            1 for t in self.tables for c in t.columns
+            if c.foreign_key or c.enum or c.unique or not c.nullable or c.primary_key
+        ) + sum(len(t.unique_together) for t in self.tables)
+        return {"tables": len(self.tables), "rows": self.row_count(), "foreign_keys": fks,
+                "constraints": constraints, "tools": len(self.tools), "tests": len(self.tests)}
+
+    # ---- serialization --------------------------------------------------------------------
+    def to_json(self, indent: int | None = 2) -> str:
+        return self.model_dump_json(indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, origin: str = "<string>") -> EnvSpec:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"{origin}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        return cls.from_dict(data, origin=origin)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, origin: str = "<dict>") -> EnvSpec:
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise SpecError(format_validation_error(exc, origin)) from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> EnvSpec:
+        p = Path(path)
+        try:
+            text = p.read_text()
+        except OSError as exc:
+            raise SpecError(f"{p}: cannot read: {exc.strerror}") from None
+        return cls.from_json(text, origin=str(p))
+
+    def save(self, path: str | Path) -> Path:
+        p = Path(path)
+        p.write_text(self.to_json())
+        return p
+
+
+def format_validation_error(exc: ValidationError, origin: str) -> str:
+    """One readable message naming each bad field, e.g. 'tables[2].columns[0].name: ...'."""
+    lines = []
+    for err in exc.errors()[:8]:
+        loc = ""
+        for part in err["loc"]:
+            loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
+        msg = err["msg"].removeprefix("Value error, ")
+        lines.append(f"  {loc or '(document)'}: {msg}")
+    more = len(exc.errors()) - 8
+    if more > 0:
+        lines.append(f"  ... and {more} more")
+    return f"{origin}: invalid environment spec\n" + "\n".join(lines)

@@ -1,0 +1,288 @@
+"""The tool worker: a separate process that runs environment tool code against episode databases.
+
+Tool code is written by agents, not by the project, so it never runs in the caller's process.
+One warm worker serves many episodes: it compiles each environment's tools once, then answers
+`call` requests, each naming the episode's database file. Every call is one transaction that is
+committed only if the tool returns normally; anything else rolls back, so the episode's state is
+exactly as before the call. If the worker dies mid-call, SQLite's hot-journal recovery rolls the
+half-done transaction back the next time anyone opens the file.
+
+Protocol: length-prefixed (4-byte big-endian) JSON frames on the process's original stdin and
+stdout. The worker moves those descriptors aside at start-up so tool code that prints or reads
+cannot corrupt the stream. A sandbox wraps this process by prefixing its command line
+(`python -m agent_world.envs.worker`); nothing here assumes it runs unconfined.
+
+Requests:
+  {"op": "load", "env": FP, "tools": {name: {"source": str, "mutates": bool}}}
+  {"op": "call", "env": FP, "db": PATH, "tool": NAME, "args": {...}, "seed": int,
+   "step": int, "clock": ISO, "timeout": seconds}
+  {"op": "ping"}
+Replies: {"ok": true, "result": ...} or {"ok": false, "kind": KIND, "message": str}.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import io
+import json
+import os
+import random
+import signal
+import sqlite3
+import struct
+import sys
+import time
+import traceback
+from datetime import datetime, timedelta
+from typing import Any
+
+MAX_RESULT_BYTES = 1 << 20
+_HEADER = struct.Struct(">I")
+
+# sqlite3 authorizer action codes (sqlite3.h); denied while tool code runs.
+_TRANSACTION, _SAVEPOINT, _ATTACH, _DETACH, _PRAGMA = 22, 32, 24, 25, 19
+_WRITES = {
+    18,  # INSERT
+    23,  # UPDATE
+    9,  # DELETE
+    2, 3, 4, 5, 6, 7, 8,  # CREATE index/table/temp.../trigger/view
+    10, 11, 12, 13, 14, 15, 16, 17,  # DROP ...
+    26, 27, 28, 29, 30,  # ALTER, REINDEX, ANALYZE, CREATE/DROP VTABLE
+}
+
+
+class ToolError(Exception):
+    """Raised by tool code for an expected, domain-level failure ("flight is full")."""
+
+
+class ToolTimeout(BaseException):
+    """Raised inside tool code when its time is up (BaseException: `except Exception` in the
+    tool must not swallow it)."""
+
+
+class DB:
+    """The database handle tools get as `ctx.db`: statements only, no transaction control."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        return self._conn.execute(sql, params)
+
+    def executemany(self, sql: str, seq: Any) -> sqlite3.Cursor:
+        return self._conn.executemany(sql, seq)
+
+    def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        return self._conn.execute(sql, params).fetchall()
+
+    def one(self, sql: str, params: Any = ()) -> dict[str, Any] | None:
+        return self._conn.execute(sql, params).fetchone()
+
+    def scalar(self, sql: str, params: Any = ()) -> Any:
+        row = self._conn.execute(sql, params).fetchone()
+        return None if row is None else next(iter(row.values()))
+
+
+class ToolContext:
+    """What a tool sees besides its arguments: the database, a clock and id/random sources
+    that are deterministic given the episode's seed and step number."""
+
+    def __init__(self, conn: sqlite3.Connection, seed: int, step: int, clock: str):
+        self.db = DB(conn)
+        self.seed = seed
+        self.step = step
+        self._clock = datetime.fromisoformat(clock) + timedelta(minutes=step)
+        self._ids = 0
+        self.rng = random.Random(f"{seed}:{step}")
+
+    def now(self) -> str:
+        return self._clock.isoformat(timespec="seconds")
+
+    def today(self) -> str:
+        return self._clock.date().isoformat()
+
+    def new_id(self, prefix: str = "") -> str:
+        self._ids += 1
+        digest = hashlib.sha256(f"{self.seed}:{self.step}:{self._ids}".encode()).hexdigest()
+        return f"{prefix}{digest[:8].upper()}"
+
+    # Convenience passthroughs: most tools only query.
+    def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        return self.db.query(sql, params)
+
+    def one(self, sql: str, params: Any = ()) -> dict[str, Any] | None:
+        return self.db.one(sql, params)
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        return self.db.execute(sql, params)
+
+
+def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> dict[str, Any]:
+    return {d[0]: v for d, v in zip(cursor.description, row, strict=False)}
+
+
+class Worker:
+    def __init__(self) -> None:
+        self.envs: dict[str, dict[str, tuple[Any, bool]]] = {}
+        self.guard = False
+        self.read_only = False
+        self.deadline = 0.0
+
+    # -- authorizer: the tool may read/write rows, never end the transaction or attach files --
+    def _authorize(self, action: int, *_: Any) -> int:
+        if not self.guard:
+            return sqlite3.SQLITE_OK
+        if action in (_TRANSACTION, _SAVEPOINT, _ATTACH, _DETACH, _PRAGMA):
+            return sqlite3.SQLITE_DENY
+        if self.read_only and action in _WRITES:
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    def _progress(self) -> int:
+        # Interrupts a long-running SQL statement once the tool's time is up.
+        return 1 if self.guard and time.monotonic() > self.deadline else 0
+
+    def load(self, req: dict[str, Any]) -> dict[str, Any]:
+        compiled: dict[str, tuple[Any, bool]] = {}
+        for name, tool in req["tools"].items():
+            namespace: dict[str, Any] = {"__builtins__": builtins, "ToolError": ToolError,
+                                         "__name__": f"agent_world_tool_{name}"}
+            try:
+                exec(compile(tool["source"], f"<tool {name}>", "exec"), namespace)
+                fn = namespace[name]
+            except Exception as exc:  # a broken tool is reported per call, not fatal to the env
+                fn = exc
+            compiled[name] = (fn, bool(tool.get("mutates", True)))
+        self.envs[req["env"]] = compiled
+        return {"ok": True, "tools": len(compiled)}
+
+    def call(self, req: dict[str, Any]) -> dict[str, Any]:
+        env = self.envs.get(req["env"])
+        if env is None:
+            return {"ok": False, "kind": "env_not_loaded", "message": req["env"]}
+        entry = env.get(req["tool"])
+        if entry is None:
+            return {"ok": False, "kind": "unknown_tool", "message": f"unknown tool {req['tool']!r}"}
+        fn, mutates = entry
+        if isinstance(fn, Exception):
+            return {"ok": False, "kind": "tool_exception",
+                    "message": f"tool failed to load: {type(fn).__name__}: {fn}"}
+        # cached_statements=0: a cached BEGIN/COMMIT would skip the authorizer check
+        conn = sqlite3.connect(req["db"], isolation_level=None, cached_statements=0,
+                               check_same_thread=False)
+        try:
+            conn.row_factory = _dict_row
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.set_authorizer(self._authorize)
+            conn.set_progress_handler(self._progress, 2000)
+            conn.execute("BEGIN IMMEDIATE" if mutates else "BEGIN")
+            ctx = ToolContext(conn, int(req.get("seed", 0)), int(req.get("step", 0)),
+                              req.get("clock", "2026-01-15T09:00:00"))
+            reply = self._run(fn, ctx, req, mutates)
+            if reply["ok"] and conn.in_transaction:
+                conn.execute("COMMIT")
+            elif conn.in_transaction:
+                conn.execute("ROLLBACK")
+            return reply
+        finally:
+            conn.close()
+
+    def _run(self, fn: Any, ctx: ToolContext, req: dict[str, Any], mutates: bool) -> dict:
+        timeout = float(req.get("timeout", 5.0))
+        self.deadline = time.monotonic() + timeout
+        self.read_only = not mutates
+        self.guard = True
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            result = fn(ctx, **req.get("args", {}))
+        except ToolTimeout:
+            return {"ok": False, "kind": "timeout", "message": f"tool exceeded {timeout:g}s"}
+        except ToolError as exc:
+            return {"ok": False, "kind": "tool_error", "message": str(exc)}
+        except sqlite3.IntegrityError as exc:
+            return {"ok": False, "kind": "constraint_violation", "message": str(exc)}
+        except sqlite3.DatabaseError as exc:
+            msg = str(exc)
+            if "interrupted" in msg and time.monotonic() > self.deadline:
+                return {"ok": False, "kind": "timeout", "message": f"tool exceeded {timeout:g}s"}
+            kind = "permission_denied" if "not authorized" in msg else "tool_exception"
+            return {"ok": False, "kind": kind, "message": f"{type(exc).__name__}: {msg}"}
+        except TypeError as exc:
+            return {"ok": False, "kind": "tool_exception", "message": f"TypeError: {exc}"}
+        except Exception as exc:
+            tb = traceback.extract_tb(exc.__traceback__)
+            where = next((f" (line {f.lineno})" for f in reversed(tb)
+                          if f.filename.startswith("<tool")), "")
+            return {"ok": False, "kind": "tool_exception",
+                    "message": f"{type(exc).__name__}: {exc}{where}"}
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self.guard = False
+        try:
+            payload = json.dumps(result, default=str)
+        except (TypeError, ValueError) as exc:
+            return {"ok": False, "kind": "tool_exception", "message": f"result is not JSON: {exc}"}
+        if len(payload) > MAX_RESULT_BYTES:
+            return {"ok": False, "kind": "tool_exception",
+                    "message": f"result too large ({len(payload)} bytes)"}
+        return {"ok": True, "result": json.loads(payload)}
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise ToolTimeout()
+
+
+def read_frame(stream: Any) -> dict[str, Any] | None:
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    body = stream.read(size)
+    if len(body) < size:
+        return None
+    return json.loads(body)
+
+
+def write_frame(stream: Any, message: dict[str, Any]) -> None:
+    body = json.dumps(message, default=str).encode()
+    stream.write(_HEADER.pack(len(body)) + body)
+    stream.flush()
+
+
+def main() -> None:
+    # Keep the protocol streams private; tool code gets /dev/null and stderr instead.
+    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    proto_out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    signal.signal(signal.SIGALRM, _on_alarm)
+    worker = Worker()
+    buffered_in = io.BufferedReader(proto_in)
+    while True:
+        req = read_frame(buffered_in)
+        if req is None:
+            return
+        op = req.get("op")
+        try:
+            if op == "call":
+                reply = worker.call(req)
+            elif op == "load":
+                reply = worker.load(req)
+            elif op == "ping":
+                reply = {"ok": True, "pid": os.getpid()}
+            else:
+                reply = {"ok": False, "kind": "bad_request", "message": f"unknown op {op!r}"}
+        except ToolTimeout:
+            reply = {"ok": False, "kind": "timeout", "message": "tool exceeded its time"}
+        except Exception as exc:  # the worker itself must survive any single bad request
+            reply = {"ok": False, "kind": "worker_error", "message": f"{type(exc).__name__}: {exc}"}
+        write_frame(proto_out, reply)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+"""Typed errors shared by every layer. Each carries a message a user can act on."""
+
+
+class AgentWorldError(Exception):
+    """Base class: the CLI prints these as one clear message instead of a traceback."""
+
+
+class SpecError(AgentWorldError):
+    """A malformed environment spec (file, JSON or field)."""
+
+
+class CatalogError(AgentWorldError):
+    """A catalog lookup or write that cannot be done (unknown environment, bad URL, ...)."""
+
+
+class WorkerError(AgentWorldError):
+    """The tool worker process could not be started or answered nonsense."""
+
+
+class SourceError(AgentWorldError):
+    """A mining source that cannot be read (server does not start, malformed file, ...)."""
