@@ -215,34 +215,32 @@ class EnvSpec(_Model):
     def _references(self) -> EnvSpec:
         tables = {t.name: t for t in self.tables}
         if len(tables) != len(self.tables):
-            raise ValueError("duplicate table names")
-        for t in self.tables:
-            for c in t.columns:
+            raise ValueError("tables: duplicate table names")
+        for ti, t in enumerate(self.tables):
+            for ci, c in enumerate(t.columns):
                 if c.foreign_key:
+                    where = f"tables[{ti}].columns[{ci}].foreign_key ({t.name}.{c.name})"
                     ref_table, ref_col = c.foreign_key.split(".")
                     if ref_table not in tables:
-                        raise ValueError(
-                            f"{t.name}.{c.name}: foreign key references unknown table {ref_table!r}"
-                        )
+                        raise ValueError(f"{where}: references unknown table {ref_table!r}")
                     if ref_col not in {x.name for x in tables[ref_table].columns}:
                         raise ValueError(
-                            f"{t.name}.{c.name}: foreign key references unknown column "
-                            f"{ref_table}.{ref_col}"
-                        )
+                            f"{where}: references unknown column {ref_table}.{ref_col}")
         for tname, rows in self.rows.items():
             if tname not in tables:
-                raise ValueError(f"rows given for unknown table {tname!r}")
+                raise ValueError(f"rows[{tname}]: rows given for unknown table {tname!r}")
             cols = {c.name for c in tables[tname].columns}
             for i, row in enumerate(rows):
                 extra = set(row) - cols
                 if extra:
-                    raise ValueError(f"rows[{tname}][{i}] has unknown column(s) {sorted(extra)}")
+                    raise ValueError(f"rows[{tname}][{i}]: unknown column(s) {sorted(extra)}")
         tool_names = [t.name for t in self.tools]
-        if len(set(tool_names)) != len(tool_names):
-            raise ValueError("duplicate tool names")
+        dupes = sorted({n for n in tool_names if tool_names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"tools: duplicate tool name(s) {dupes}")
         for i, test in enumerate(self.tests):
             if test.tool not in tool_names:
-                raise ValueError(f"tests[{i}] ({test.name}) names unknown tool {test.tool!r}")
+                raise ValueError(f"tests[{i}].tool ({test.name}): unknown tool {test.tool!r}")
         return self
 
     # ---- identity -------------------------------------------------------------------------
@@ -365,7 +363,7 @@ def format_validation_error(exc: ValidationError, origin: str) -> str:
         for part in err["loc"]:
             loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
         msg = err["msg"].removeprefix("Value error, ")
-        lines.append(f"  {loc or '(document)'}: {msg}")
+        lines.append(f"  {loc}: {msg}" if loc else f"  {msg}")
     more = len(exc.errors()) - 8
     if more > 0:
         lines.append(f"  ... and {more} more")

@@ -1,0 +1,1 @@
+"""The agents: miner (today); tool designer, task synthesizer, ReAct verifier, diagnoser follow."""

@@ -1,0 +1,321 @@
+"""The catalog: where environments (with versions), themes, tasks, runs and ledgers live.
+
+SQLAlchemy ORM over a SQLite file by default (`<home>/catalog.sqlite`); any SQLAlchemy URL works
+(`postgresql+psycopg://...` for a shared deployment). Every write is one transaction. Big
+artefacts (specs, task payloads) are JSON documents in a column; graph state refers to them by
+name, fingerprint or id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic import BaseModel
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+from agent_world.config import catalog_url, resolve_home
+from agent_world.envs.spec import EnvSpec, Theme
+from agent_world.errors import CatalogError
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: sa.JSON, list[Any]: sa.JSON}
+
+
+class EnvironmentRow(Base):
+    __tablename__ = "environments"
+    name: Mapped[str] = mapped_column(sa.String(200), primary_key=True)
+    latest_version: Mapped[int] = mapped_column(default=1)
+    stage: Mapped[str] = mapped_column(sa.String(40), default="manual")
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+    updated_at: Mapped[datetime] = mapped_column(default=_now, onupdate=_now)
+
+
+class EnvVersionRow(Base):
+    __tablename__ = "env_versions"
+    __table_args__ = (sa.UniqueConstraint("env_name", "version"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    env_name: Mapped[str] = mapped_column(sa.ForeignKey("environments.name", ondelete="CASCADE"))
+    version: Mapped[int]
+    fingerprint: Mapped[str] = mapped_column(sa.String(64), index=True)
+    stage: Mapped[str] = mapped_column(sa.String(40))
+    spec_json: Mapped[str] = mapped_column(sa.Text)
+    stats: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class ThemeRow(Base):
+    __tablename__ = "themes"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key: Mapped[str] = mapped_column(sa.String(64), unique=True)  # idempotent re-mining
+    name: Mapped[str] = mapped_column(sa.String(200))
+    l1: Mapped[str] = mapped_column(sa.String(200))
+    l2: Mapped[str] = mapped_column(sa.String(200))
+    l3: Mapped[str] = mapped_column(sa.String(200))
+    source_kind: Mapped[str] = mapped_column(sa.String(40))
+    source_ref: Mapped[str] = mapped_column(sa.Text)
+    env_name: Mapped[str | None] = mapped_column(sa.String(200), nullable=True)
+    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class TaskRow(Base):
+    __tablename__ = "tasks"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    env_fingerprint: Mapped[str] = mapped_column(sa.String(64), index=True)
+    kind: Mapped[str] = mapped_column(sa.String(40))
+    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class RunRow(Base):
+    __tablename__ = "runs"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(sa.String(40))
+    status: Mapped[str] = mapped_column(sa.String(20), default="running")
+    started_at: Mapped[datetime] = mapped_column(default=_now)
+    finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class LedgerRow(Base):
+    __tablename__ = "ledger"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(sa.String(64), nullable=True, index=True)
+    stage: Mapped[str] = mapped_column(sa.String(40), index=True)
+    subject: Mapped[str] = mapped_column(sa.Text)
+    reason: Mapped[str] = mapped_column(sa.Text)
+    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class EnvSummary(BaseModel):
+    name: str
+    version: int
+    stage: str
+    fingerprint: str
+    theme: str
+    taxonomy: str
+    stats: dict[str, Any]
+
+
+class LedgerEntry(BaseModel):
+    stage: str
+    subject: str
+    reason: str
+    run_id: str | None = None
+    payload: dict[str, Any] = {}
+    created_at: datetime
+
+
+def theme_key(theme: Theme) -> str:
+    raw = f"{theme.source_kind}\x00{theme.source_ref}\x00{theme.name}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+class Catalog:
+    """All persistent arena state behind one SQLAlchemy engine."""
+
+    def __init__(self, url: str):
+        self.url = url
+        try:
+            self.engine = sa.create_engine(url)
+        except (sa.exc.ArgumentError, ImportError) as exc:
+            raise CatalogError(f"cannot open catalog {url!r}: {exc}") from None
+        if self.engine.dialect.name == "sqlite":
+            @sa.event.listens_for(self.engine, "connect")
+            def _pragmas(conn: Any, _: Any) -> None:
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
+                conn.execute("PRAGMA busy_timeout=10000")
+        try:
+            Base.metadata.create_all(self.engine)
+        except sa.exc.OperationalError as exc:
+            raise CatalogError(f"cannot open catalog {url!r}: {exc.orig}") from None
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @classmethod
+    def open(cls, home: str | Path | None = None) -> Catalog:
+        return cls(catalog_url(resolve_home(home)))
+
+    @contextmanager
+    def _tx(self) -> Iterator[Session]:
+        with self._sessions.begin() as session:
+            yield session
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- environments -----------------------------------------------------------------------
+    def put_env(self, spec: EnvSpec, stage: str = "manual") -> EnvSummary:
+        """Store `spec` under its name; a changed spec becomes a new version, an unchanged
+        one (same fingerprint as the latest) is left as is."""
+        fp = spec.fingerprint
+        with self._tx() as s:
+            env = s.get(EnvironmentRow, spec.name)
+            if env is not None:
+                latest = s.scalars(sa.select(EnvVersionRow).where(
+                    EnvVersionRow.env_name == spec.name,
+                    EnvVersionRow.version == env.latest_version)).one()
+                if latest.fingerprint == fp:
+                    return self._summary(env, latest)
+                version = env.latest_version + 1
+                env.latest_version = version
+                env.stage = stage
+            else:
+                version = 1
+                env = EnvironmentRow(name=spec.name, latest_version=1, stage=stage)
+                s.add(env)
+            stored = spec.model_copy(update={"version": version})
+            row = EnvVersionRow(env_name=spec.name, version=version, fingerprint=fp, stage=stage,
+                                spec_json=stored.to_json(indent=None), stats=spec.stats())
+            s.add(row)
+            s.flush()
+            return self._summary(env, row)
+
+    def get_env(self, name: str, version: int | None = None) -> EnvSpec:
+        with self._tx() as s:
+            env = s.get(EnvironmentRow, name)
+            if env is None:
+                known = ", ".join(s.scalars(sa.select(EnvironmentRow.name).limit(20))) or "none"
+                raise CatalogError(f"no environment named {name!r} in the catalog (known: {known})")
+            v = version or env.latest_version
+            row = s.scalars(sa.select(EnvVersionRow).where(
+                EnvVersionRow.env_name == name, EnvVersionRow.version == v)).one_or_none()
+            if row is None:
+                raise CatalogError(f"environment {name!r} has no version {v}")
+            return EnvSpec.from_json(row.spec_json, origin=f"catalog:{name}@{v}")
+
+    def find_env(self, fingerprint: str) -> EnvSpec | None:
+        with self._tx() as s:
+            row = s.scalars(sa.select(EnvVersionRow).where(
+                EnvVersionRow.fingerprint == fingerprint).limit(1)).one_or_none()
+            return EnvSpec.from_json(row.spec_json) if row else None
+
+    def has_env(self, name: str) -> bool:
+        with self._tx() as s:
+            return s.get(EnvironmentRow, name) is not None
+
+    def list_envs(self, stage: str | None = None) -> list[EnvSummary]:
+        with self._tx() as s:
+            q = (sa.select(EnvironmentRow, EnvVersionRow)
+                 .join(EnvVersionRow, sa.and_(EnvVersionRow.env_name == EnvironmentRow.name,
+                                              EnvVersionRow.version == EnvironmentRow.latest_version))
+                 .order_by(EnvironmentRow.name))
+            if stage:
+                q = q.where(EnvironmentRow.stage == stage)
+            return [self._summary(e, v) for e, v in s.execute(q).all()]
+
+    def versions(self, name: str) -> list[tuple[int, str, datetime]]:
+        with self._tx() as s:
+            rows = s.scalars(sa.select(EnvVersionRow).where(EnvVersionRow.env_name == name)
+                             .order_by(EnvVersionRow.version))
+            return [(r.version, r.fingerprint, r.created_at) for r in rows]
+
+    @staticmethod
+    def _summary(env: EnvironmentRow, row: EnvVersionRow) -> EnvSummary:
+        spec = json.loads(row.spec_json)
+        tax = spec["theme"]["taxonomy"]
+        return EnvSummary(name=env.name, version=row.version, stage=row.stage,
+                          fingerprint=row.fingerprint, theme=spec["theme"]["name"],
+                          taxonomy=f"{tax['l1']} / {tax['l2']} / {tax['l3']}", stats=row.stats)
+
+    # -- themes -----------------------------------------------------------------------------
+    def put_theme(self, theme: Theme, env_name: str | None = None,
+                  payload: dict[str, Any] | None = None) -> tuple[int, bool]:
+        """Insert or update a theme; returns (id, created). Re-mining the same source updates
+        the existing row instead of adding a duplicate."""
+        key = theme_key(theme)
+        tax = theme.taxonomy
+        with self._tx() as s:
+            row = s.scalars(sa.select(ThemeRow).where(ThemeRow.key == key)).one_or_none()
+            created = row is None
+            if row is None:
+                row = ThemeRow(key=key)
+                s.add(row)
+            row.name, row.l1, row.l2, row.l3 = theme.name, tax.l1, tax.l2, tax.l3
+            row.source_kind, row.source_ref = theme.source_kind, theme.source_ref
+            row.env_name = env_name
+            row.payload = {"theme": theme.model_dump(mode="json"), **(payload or {})}
+            s.flush()
+            return row.id, created
+
+    def list_themes(self) -> list[dict[str, Any]]:
+        with self._tx() as s:
+            rows = s.scalars(sa.select(ThemeRow).order_by(ThemeRow.l1, ThemeRow.l2, ThemeRow.l3))
+            return [{"id": r.id, "name": r.name, "l1": r.l1, "l2": r.l2, "l3": r.l3,
+                     "source_kind": r.source_kind, "source_ref": r.source_ref,
+                     "env_name": r.env_name, "payload": r.payload} for r in rows]
+
+    # -- tasks ------------------------------------------------------------------------------
+    def put_task(self, task_id: str, env_fingerprint: str, kind: str,
+                 payload: dict[str, Any]) -> None:
+        with self._tx() as s:
+            s.merge(TaskRow(id=task_id, env_fingerprint=env_fingerprint, kind=kind,
+                            payload=payload))
+
+    def list_tasks(self, env_fingerprint: str | None = None) -> list[dict[str, Any]]:
+        with self._tx() as s:
+            q = sa.select(TaskRow).order_by(TaskRow.created_at)
+            if env_fingerprint:
+                q = q.where(TaskRow.env_fingerprint == env_fingerprint)
+            return [{"id": r.id, "env_fingerprint": r.env_fingerprint, "kind": r.kind,
+                     "payload": r.payload} for r in s.scalars(q)]
+
+    # -- runs and the ledger ----------------------------------------------------------------
+    def start_run(self, kind: str, run_id: str | None = None,
+                  summary: dict[str, Any] | None = None) -> str:
+        run_id = run_id or uuid.uuid4().hex[:16]
+        with self._tx() as s:
+            row = s.get(RunRow, run_id)
+            if row is None:
+                s.add(RunRow(id=run_id, kind=kind, summary=summary or {}))
+            else:  # a resumed run
+                row.status = "running"
+        return run_id
+
+    def finish_run(self, run_id: str, status: str = "done",
+                   summary: dict[str, Any] | None = None) -> None:
+        with self._tx() as s:
+            row = s.get(RunRow, run_id)
+            if row is None:
+                raise CatalogError(f"no run {run_id!r}")
+            row.status, row.finished_at = status, _now()
+            row.summary = {**row.summary, **(summary or {})}
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        with self._tx() as s:
+            r = s.get(RunRow, run_id)
+            return None if r is None else {"id": r.id, "kind": r.kind, "status": r.status,
+                                           "started_at": r.started_at,
+                                           "finished_at": r.finished_at, "summary": r.summary}
+
+    def record(self, stage: str, subject: str, reason: str, run_id: str | None = None,
+               payload: dict[str, Any] | None = None) -> None:
+        """Add a ledger entry: something rejected or failed, and why."""
+        with self._tx() as s:
+            s.add(LedgerRow(stage=stage, subject=subject, reason=reason, run_id=run_id,
+                            payload=payload or {}))
+
+    def ledger(self, stage: str | None = None, run_id: str | None = None) -> list[LedgerEntry]:
+        with self._tx() as s:
+            q = sa.select(LedgerRow).order_by(LedgerRow.id)
+            if stage:
+                q = q.where(LedgerRow.stage == stage)
+            if run_id:
+                q = q.where(LedgerRow.run_id == run_id)
+            return [LedgerEntry(stage=r.stage, subject=r.subject, reason=r.reason,
+                                run_id=r.run_id, payload=r.payload, created_at=r.created_at)
+                    for r in s.scalars(q)]

@@ -1,0 +1,1 @@
+"""LangGraph state machines: mine (today); build, synthesize, evaluate, evolve follow."""

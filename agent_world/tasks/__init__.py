@@ -1,0 +1,1 @@
+"""Task model, tool-dependency graph, random walks, programmatic tasks, trust gates."""

@@ -1,0 +1,1 @@
+"""Things agents call: mining sources, the sandbox, SQL helpers."""

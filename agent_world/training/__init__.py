@@ -1,0 +1,1 @@
+"""Rollouts, rewards, embedded GRPO and the OpenRLHF bridge."""

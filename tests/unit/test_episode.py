@@ -1,0 +1,155 @@
+"""Episodes: isolation, reset, error kinds leave state unchanged, determinism, crash recovery."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from agent_world.envs.episode import EnvRuntime, open_episode
+from agent_world.envs.spec import EnvSpec
+from agent_world.errors import SpecError
+
+
+def test_read_and_write(runtime, notes_spec):
+    ep = runtime.open(notes_spec, seed=1)
+    obs = ep.step("list_notes", {"user_id": 1})
+    assert obs.ok and [n["body"] for n in obs.result] == ["hello"]
+    obs = ep.step("add_note", {"user_id": 2, "body": "second"})
+    assert obs.ok and obs.result["id"] == 2
+    assert obs.result["created_at"] == "2026-02-01T08:01:00"  # clock_start + 1 step
+    diff = ep.diff()
+    assert diff.counts() == {"notes": {"inserted": 1, "updated": 0, "deleted": 0}}
+    assert diff.tables["notes"].inserted[0]["body"] == "second"
+
+
+def test_diff_reports_updates_and_deletes(runtime, notes_spec):
+    ep = runtime.open(notes_spec)
+    assert ep.step("rename_user", {"user_id": 2, "name": "Bob"}).ok
+    assert ep.step("delete_note", {"note_id": 1}).ok
+    diff = ep.diff()
+    assert diff.tables["users"].updated == [{"key": {"id": 2}, "before": {"name": "Bo"},
+                                             "after": {"name": "Bob"}}]
+    assert diff.tables["notes"].deleted[0]["id"] == 1
+    assert ep.query("SELECT count(*) AS n FROM notes") == [{"n": 0}]
+
+
+def test_writes_are_isolated_and_reset_restores(runtime, notes_spec):
+    a, b = runtime.open(notes_spec), runtime.open(notes_spec)
+    assert a.step("add_note", {"user_id": 1, "body": "only in a"}).ok
+    assert len(a.step("list_notes", {"user_id": 1}).result) == 2
+    assert len(b.step("list_notes", {"user_id": 1}).result) == 1
+    pristine = b.state_hash()
+    assert a.state_hash() != pristine
+    a.reset()
+    assert a.state_hash() == pristine and a.diff().empty and a.steps == 0
+
+
+@pytest.mark.parametrize(
+    "tool, args, kind",
+    [
+        ("nope", {}, "unknown_tool"),
+        ("add_note", {"user_id": "1", "body": "x"}, "invalid_arguments"),
+        ("add_note", {"user_id": 1}, "invalid_arguments"),
+        ("add_note", {"user_id": 1, "body": "x", "extra": 1}, "invalid_arguments"),
+        ("add_note", [1, 2], "invalid_arguments"),
+        ("add_note", {"user_id": 42, "body": "x"}, "tool_error"),
+        ("misbehave", {"how": "raise"}, "tool_exception"),
+        ("misbehave", {"how": "half_write"}, "tool_error"),
+        ("misbehave", {"how": "bad_fk"}, "constraint_violation"),
+        ("misbehave", {"how": "commit"}, "permission_denied"),
+        ("misbehave", {"how": "attach"}, "permission_denied"),
+        ("peek", {}, "permission_denied"),
+        ("misbehave", {"how": "spin"}, "timeout"),
+        ("misbehave", {"how": "sql_spin"}, "timeout"),
+        ("misbehave", {"how": "exit"}, "worker_crash"),
+    ],
+)
+def test_every_error_kind_leaves_state_unchanged(runtime, notes_spec, tool, args, kind):
+    ep = runtime.open(notes_spec)
+    assert ep.step("add_note", {"user_id": 1, "body": "before"}).ok
+    before = ep.state_hash()
+    obs = ep.step(tool, args)
+    assert not obs.ok
+    assert obs.error.kind == kind, obs.error
+    assert ep.state_hash() == before
+    assert obs.error.message
+    # the episode (and the worker) still work afterwards
+    assert ep.step("add_note", {"user_id": 1, "body": "after"}).ok
+
+
+def test_error_faults_are_classified(runtime, notes_spec):
+    ep = runtime.open(notes_spec)
+    assert ep.step("nope").error.fault == "agent"
+    assert ep.step("misbehave", {"how": "raise"}).error.fault == "environment"
+
+
+def test_tool_output_on_stdout_does_not_break_the_protocol(runtime, notes_spec):
+    ep = runtime.open(notes_spec)
+    assert ep.step("misbehave", {"how": "print"}).result == {"printed": True}
+    assert ep.step("list_notes", {"user_id": 1}).ok
+
+
+def _transcript(runtime, spec, seed):
+    ep = runtime.open(spec, seed=seed)
+    calls = [("add_note", {"user_id": 1, "body": "a"}), ("list_notes", {"user_id": 1}),
+             ("add_note", {"user_id": 2, "body": "b"}), ("nope", {}),
+             ("rename_user", {"user_id": 1, "name": "Z"})]
+    obs = [ep.step(t, a).model_dump(exclude={"elapsed_ms"}) for t, a in calls]
+    return json.dumps(obs, sort_keys=True), ep.diff().model_dump(), ep.state_hash()
+
+
+def test_same_seed_same_calls_same_everything(notes_spec):
+    with EnvRuntime() as r1, EnvRuntime() as r2:
+        assert _transcript(r1, notes_spec, 5) == _transcript(r2, notes_spec, 5)
+        # generated ids depend on the seed
+        assert _transcript(r1, notes_spec, 5)[0] != _transcript(r1, notes_spec, 6)[0]
+
+
+def test_worker_crash_is_recovered_and_other_episodes_keep_running(notes_spec):
+    with EnvRuntime(workers=2, tool_timeout_s=1.0) as rt:
+        eps = [rt.open(notes_spec) for _ in range(6)]
+        pids_before = set(rt.pool.pids)
+        results: list[str] = []
+
+        def work(ep, i):
+            for _ in range(5):
+                obs = ep.step("add_note", {"user_id": 1, "body": f"e{i}"})
+                results.append("ok" if obs.ok else obs.error.kind)
+
+        threads = [threading.Thread(target=work, args=(ep, i)) for i, ep in enumerate(eps[1:])]
+        for t in threads:
+            t.start()
+        crash = eps[0].step("misbehave", {"how": "exit"})
+        for t in threads:
+            t.join()
+        assert crash.error.kind == "worker_crash"
+        assert results.count("ok") == 25  # nobody else lost a call
+        assert rt.pool.restarts == 1
+        assert set(rt.pool.pids) != pids_before
+        assert eps[0].step("list_notes", {"user_id": 1}).ok
+
+
+def test_killed_worker_is_restarted(notes_spec):
+    with EnvRuntime() as rt:
+        ep = rt.open(notes_spec)
+        assert ep.step("list_notes", {"user_id": 1}).ok
+        rt.pool._clients[0].proc.kill()
+        rt.pool._clients[0].proc.wait()
+        assert ep.step("list_notes", {"user_id": 1}).ok  # restarted before the call
+
+
+def test_bad_seed_rows_fail_with_the_row_named(notes_spec):
+    raw = json.loads(notes_spec.to_json())
+    raw["rows"]["notes"].append({"id": 2, "ref": "N2", "user_id": 77, "body": "orphan"})
+    spec = EnvSpec.from_dict(raw)
+    with EnvRuntime() as rt, pytest.raises(SpecError, match=r"rows\[notes\]\[1\]"):
+        rt.open(spec)
+
+
+def test_open_episode_uses_the_default_runtime(notes_spec):
+    with open_episode(notes_spec, seed=3) as ep:
+        assert ep.step("list_notes", {"user_id": 1}).ok
+        assert ep.path.exists()
+    assert not ep.path.exists()
