@@ -178,6 +178,7 @@ class Catalog:
                 version = 1
                 env = EnvironmentRow(name=spec.name, latest_version=1, stage=stage)
                 s.add(env)
+                s.flush()  # the version row references it
             stored = spec.model_copy(update={"version": version})
             row = EnvVersionRow(env_name=spec.name, version=version, fingerprint=fp, stage=stage,
                                 spec_json=stored.to_json(indent=None), stats=spec.stats())

@@ -1,0 +1,62 @@
+"""An environment served over MCP, read by langchain-mcp-adapters as the real client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import pytest
+from langchain_mcp_adapters.client import MultiServerMCPClient
+
+from tests.conftest import FIXTURES
+
+pytestmark = pytest.mark.integration
+
+
+def _client(home):
+    cmd = [sys.executable, "-m", "agent_world.cli", "--home", str(home), "env", "serve",
+           str(FIXTURES / "notes_env.json")]
+    return MultiServerMCPClient({"notes": {"transport": "stdio", "command": cmd[0],
+                                           "args": cmd[1:]}})
+
+
+def test_tools_list_and_calls_over_stdio(tmp_path):
+    async def scenario():
+        client = _client(tmp_path)
+        async with client.session("notes") as session:
+            listed = (await session.list_tools()).tools
+            by_name = {t.name: t for t in listed}
+            assert set(by_name) >= {"list_notes", "add_note", "rename_user", "delete_note"}
+            assert by_name["add_note"].inputSchema["required"] == ["user_id", "body"]
+            assert by_name["list_notes"].annotations.readOnlyHint is True
+            added = await session.call_tool("add_note", {"user_id": 1, "body": "via mcp"})
+            assert not added.isError
+            assert json.loads(added.content[0].text)["ref"].startswith("N")
+            listed_notes = await session.call_tool("list_notes", {"user_id": 1})
+            assert [n["body"] for n in json.loads(listed_notes.content[0].text)] == [
+                "hello", "via mcp"]
+            bad = await session.call_tool("add_note", {"user_id": "x", "body": "y"})
+            assert bad.isError and "invalid_arguments" in bad.content[0].text
+            unknown = await session.call_tool("nope", {})
+            assert unknown.isError and "unknown_tool" in unknown.content[0].text
+        # a new session (new server process) starts from a fresh episode
+        async with client.session("notes") as session:
+            fresh = await session.call_tool("list_notes", {"user_id": 1})
+            assert len(json.loads(fresh.content[0].text)) == 1
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_langchain_tools_from_the_export(tmp_path):
+    async def scenario():
+        client = _client(tmp_path)
+        async with client.session("notes") as session:
+            from langchain_mcp_adapters.tools import load_mcp_tools
+
+            tools = {t.name: t for t in await load_mcp_tools(session)}
+            out = await tools["list_notes"].ainvoke({"user_id": 1})
+            text = out if isinstance(out, str) else json.dumps(out)
+            assert "hello" in text
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
