@@ -236,6 +236,147 @@ def _print_diff(diff: Any) -> None:
     console.print(table)
 
 
+# ---- mining -------------------------------------------------------------------------------
+@app.command()
+def mine(
+    source: Annotated[list[str] | None, typer.Option(
+        "--source", "-s",
+        help="mcp:\"CMD ARGS\" | mcp-url:URL | file:PATH (tool-list JSON, OpenAPI, PRD .md). "
+             "Repeatable. None: the embedded default servers and documents.")] = None,
+    iterations: Annotated[int, typer.Option(help="Database complexification iterations.")] = 3,
+    seed: Annotated[int, typer.Option(help="Seed for generated data.")] = 0,
+    thread: Annotated[str | None, typer.Option(
+        help="Graph thread id; reuse it with --resume to continue a killed run.")] = None,
+    resume: Annotated[bool, typer.Option(help="Continue the thread where it stopped.")] = False,
+) -> None:
+    """Mine tool ecosystems into themes, a taxonomy and complexified databases."""
+    _run_mine(source or [], iterations, seed, thread, resume)
+
+
+def _run_mine(sources: list[str], iterations: int, seed: int, thread: str | None,
+              resume: bool) -> dict[str, Any]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from agent_world.graphs import mine as mine_graph
+    from agent_world.graphs.runner import final_state, stream, thread_config
+    from agent_world.tools.sources import default_sources, parse_source
+
+    if resume and not thread:
+        raise click.BadParameter("--resume needs the --thread of the run to continue")
+    for s in sources:
+        parse_source(s)  # a malformed --source fails here, before anything runs
+    config = thread_config(thread, state.home)
+    builder = mine_graph.build_graph()
+    if resume:
+        values, pending = final_state(builder, config)
+        if not values:
+            raise click.BadParameter(f"thread {thread!r} has no run to resume")
+        total = len(values.get("sources", []))
+        inputs = None
+    else:
+        total = len(sources) or len(default_sources())
+        inputs = {"sources": sources, "iterations": iterations, "seed": seed}
+    err_console.print(f"mine: thread [bold]{config['configurable']['thread_id']}[/] "
+                      f"(resume with --thread ... --resume)")
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=False) as progress:
+        bar = progress.add_task("mining sources", total=total)
+        done = 0
+        for update in stream(builder, inputs, config):
+            for node, out in update.items():
+                if node == "mine_source" and out:
+                    for r in out.get("results", []):
+                        done += 1
+                        mark = "[green]✓[/]" if r["status"] == "mined" else "[red]✗[/]"
+                        progress.console.print(f"  {mark} {r['source']}"
+                                               + (f" → {r['theme']}" if r["status"] == "mined"
+                                                  else f": {r['error']}"))
+                        progress.update(bar, completed=done)
+    values, _ = final_state(builder, config)
+    _print_mine_report(values)
+    return values
+
+
+def _print_mine_report(values: dict[str, Any]) -> None:
+    results = values.get("results", [])
+    table = Table(title="Mined databases, per complexification iteration")
+    for col in ("theme", "iter", "tables", "rows", "foreign keys", "constraints"):
+        table.add_column(col, justify="left" if col == "theme" else "right")
+    for r in results:
+        if r["status"] != "mined":
+            continue
+        for i, st in enumerate(r["stats"]):
+            table.add_row(r["theme"] if i == 0 else "", str(st.get("iteration", i)),
+                          str(st["tables"]), str(st["rows"]), str(st["foreign_keys"]),
+                          str(st["constraints"]))
+    console.print(table)
+    summary = values.get("summary", {})
+    if summary:
+        console.print(f"sources {summary['sources']}: mined {summary['mined']}, failed "
+                      f"{summary['failed']}; themes {summary['themes']} after merging "
+                      f"{summary['merged']} near-duplicate(s)")
+    for r in results:
+        if r["status"] == "failed":
+            console.print(f"[red]failed[/] {r['source']}: {r['error']}")
+
+
+@app.command()
+def themes() -> None:
+    """The theme taxonomy as a tree (L1 category / L2 sub-category / L3 server)."""
+    from rich.tree import Tree
+
+    rows = state.catalog().list_themes()
+    root = Tree(f"[bold]Themes ({len(rows)})[/]")
+    l1s: dict[str, Any] = {}
+    l2s: dict[tuple[str, str], Any] = {}
+    for r in rows:
+        l1 = l1s.get(r["l1"]) or l1s.setdefault(r["l1"], root.add(f"[bold]{r['l1']}[/]"))
+        key = (r["l1"], r["l2"])
+        l2 = l2s.get(key) or l2s.setdefault(key, l1.add(r["l2"]))
+        env = f" → env [cyan]{r['env_name']}[/]" if r["env_name"] else ""
+        l2.add(f"{r['l3']}: {r['name']} [dim]({r['source_kind']})[/]{env}")
+    console.print(root)
+
+
+# ---- the main job ---------------------------------------------------------------------------
+@app.command()
+def run(
+    source: Annotated[list[str] | None, typer.Option(
+        "--source", "-s", help="Extra sources to mine besides the embedded default.")] = None,
+    iterations: Annotated[int, typer.Option(help="Complexification iterations.")] = 3,
+    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+) -> None:
+    """The main job on the embedded default: mine the bundled tool ecosystems, show the
+    taxonomy, then step an example environment and show its state diff."""
+    from agent_world.envs.episode import EnvRuntime
+    from agent_world.tools.sources import default_sources
+
+    sources = [ref.as_string() for ref in default_sources()] + list(source or [])
+    console.rule("[bold]1. Mine tool ecosystems")
+    _run_mine(sources, iterations, seed, None, False)
+    console.rule("[bold]2. Theme taxonomy")
+    themes()
+    console.rule("[bold]3. Environments in the catalog")
+    env_list(stage=None)
+    console.rule("[bold]4. An episode of the airline example")
+    spec = state.catalog().get_env("airline")
+    plan = _tour_calls(spec)
+    with EnvRuntime() as runtime:
+        ep = runtime.open(spec, seed=seed)
+        _print_observations([ep.step(c["tool"], c["arguments"]) for c in plan])
+        _print_diff(ep.diff())
+    console.print("\nNext: [bold]agent-world env serve airline[/] (MCP), "
+                  "[bold]agent-world env show <name>[/], [bold]langgraph dev[/] (Studio).")
+
+
+def _tour_calls(spec: Any) -> list[dict[str, Any]]:
+    """The example's own passing tool tests make a meaningful tour: reads, a write, an error."""
+    from agent_world.envs.examples import tour_calls
+
+    return tour_calls(spec)
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,140 @@
+"""The `mine` graph: tool-ecosystem sources → themes, a taxonomy and complexified databases.
+
+    start ──Send per source──▶ mine_source ──▶ taxonomy ──▶ END
+
+`start` resolves the sources (the embedded default when none are given) and opens a run in the
+catalog; each `mine_source` branch reads one source, runs the miner agent (questions, evidence,
+schema + seed rows, k complexification iterations), classifies the theme and stores the mined
+environment and theme in the catalog; `taxonomy` merges near-duplicate themes and closes the run.
+A source that fails is written to the ledger with its reason; the other branches go on.
+
+State holds identifiers and summaries only; specs live in the catalog. Branch writes are
+idempotent (a spec with an unchanged fingerprint adds no version, themes are keyed by source), so
+a killed run resumed on the same thread (`invoke(None, config)`) re-runs only unfinished
+branches and never duplicates a theme.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+from typing_extensions import TypedDict
+
+from agent_world.envs.catalog import Catalog
+
+
+class MineState(TypedDict, total=False):
+    sources: list[str]  # "mcp:CMD", "mcp-url:URL", "file:PATH"; empty → embedded default
+    iterations: int
+    seed: int
+    run_id: str
+    results: Annotated[list[dict[str, Any]], operator.add]
+    merged: list[list[str]]  # near-duplicate theme pairs merged: [kept, dropped]
+    summary: dict[str, Any]
+
+
+class SourceTask(TypedDict):
+    source: str
+    index: int
+    iterations: int
+    seed: int
+    run_id: str
+
+
+def _catalog(config: RunnableConfig | None) -> Catalog:
+    home = ((config or {}).get("configurable") or {}).get("home")
+    return Catalog.open(home)
+
+
+def start(state: MineState, config: RunnableConfig) -> dict[str, Any]:
+    from agent_world.tools.sources import default_sources
+
+    sources = list(state.get("sources") or [])
+    if not sources:
+        sources = [ref.as_string() for ref in default_sources()]
+    cat = _catalog(config)
+    try:
+        run_id = state.get("run_id") or cat.start_run("mine", summary={"sources": sources})
+    finally:
+        cat.close()
+    return {"sources": sources, "run_id": run_id, "iterations": state.get("iterations", 3),
+            "seed": state.get("seed", 0)}
+
+
+def fan_out(state: MineState) -> list[Send]:
+    return [Send("mine_source", SourceTask(source=s, index=i, iterations=state["iterations"],
+                                           seed=state["seed"], run_id=state["run_id"]))
+            for i, s in enumerate(state["sources"])]
+
+
+def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
+    """One source, start to finish. Expected failures go to the ledger, not up the graph."""
+    from agent_world.agents.miner import mine_theme
+    from agent_world.agents.taxonomy import classify
+    from agent_world.errors import AgentWorldError
+    from agent_world.tools.sources import read_source
+
+    cat = _catalog(config)
+    try:
+        try:
+            doc = read_source(task["source"])
+            mined = mine_theme(doc, iterations=task["iterations"], seed=task["seed"] + task["index"])
+        except Exception as exc:  # any failure of one source is that source's, not the run's
+            reason = str(exc) if isinstance(exc, AgentWorldError) else \
+                f"internal error: {type(exc).__name__}: {exc}"
+            cat.record("mine", task["source"], reason, run_id=task["run_id"])
+            return {"results": [{"source": task["source"], "status": "failed",
+                                 "error": reason}]}
+        spec = mined.spec
+        theme = spec.theme.model_copy(update={"taxonomy": classify(doc)})
+        spec = spec.model_copy(update={"theme": theme})
+        summary = cat.put_env(spec, stage="mined")
+        cat.put_theme(theme, env_name=spec.name,
+                      payload={"stats": mined.stats, "fingerprint": summary.fingerprint,
+                               "tools": [t.name for t in doc.tools]})
+        return {"results": [{"source": task["source"], "status": "mined", "env": spec.name,
+                             "theme": theme.name, "taxonomy": str(theme.taxonomy),
+                             "fingerprint": summary.fingerprint, "stats": mined.stats}]}
+    finally:
+        cat.close()
+
+
+def taxonomy(state: MineState, config: RunnableConfig) -> dict[str, Any]:
+    from agent_world.agents.taxonomy import merge_near_duplicates
+
+    cat = _catalog(config)
+    try:
+        mined = [r for r in state.get("results", []) if r["status"] == "mined"]
+        themes = [cat.get_env(r["env"]).theme for r in mined]
+        kept, merged_pairs = merge_near_duplicates(themes)
+        merged = [[a.name, b.name] for a, b in merged_pairs]
+        for a, b in merged_pairs:
+            cat.record("mine", b.name, f"near-duplicate of theme {a.name!r}; merged",
+                       run_id=state["run_id"])
+        failed = [r for r in state.get("results", []) if r["status"] == "failed"]
+        summary = {"sources": len(state["sources"]), "mined": len(mined),
+                   "failed": len(failed), "themes": len(kept), "merged": len(merged)}
+        cat.finish_run(state["run_id"], "done", summary)
+        return {"merged": merged, "summary": summary}
+    finally:
+        cat.close()
+
+
+def build_graph() -> StateGraph:
+    g = StateGraph(MineState)
+    g.add_node("start", start)
+    g.add_node("mine_source", mine_source)
+    g.add_node("taxonomy", taxonomy)
+    g.add_edge(START, "start")
+    g.add_conditional_edges("start", fan_out, ["mine_source"])
+    g.add_edge("mine_source", "taxonomy")
+    g.add_edge("taxonomy", END)
+    return g
+
+
+# For `langgraph dev` / LangGraph Platform: compiled without a checkpointer (the server has one).
+graph = build_graph().compile()

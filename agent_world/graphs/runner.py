@@ -1,0 +1,50 @@
+"""Running graphs outside a LangGraph server: a persistent checkpointer in the arena home.
+
+Threads are durable: every step is checkpointed synchronously (`durability="sync"`), so a
+killed process resumes with `resume(...)` on the same thread id and re-runs only what had not
+finished. `langgraph dev` / LangGraph Platform bring their own checkpointer instead.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import StateGraph
+
+from agent_world.config import resolve_home
+
+
+@contextmanager
+def checkpointer(home: str | Path | None = None) -> Iterator[SqliteSaver]:
+    path = resolve_home(home) / "checkpoints.sqlite"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        yield SqliteSaver(conn)
+    finally:
+        conn.close()
+
+
+def thread_config(thread_id: str | None, home: str | Path | None) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id or uuid.uuid4().hex[:12],
+                             "home": str(resolve_home(home))}}
+
+
+def stream(builder: StateGraph, inputs: dict[str, Any] | None, config: dict[str, Any],
+           ) -> Iterator[dict[str, Any]]:
+    """Run (inputs) or resume (None) a graph on a thread, yielding each node's update.
+    `final_state(builder, config)` gives the state and the nodes still to run."""
+    with checkpointer(config["configurable"].get("home")) as saver:
+        graph = builder.compile(checkpointer=saver)
+        yield from graph.stream(inputs, config, stream_mode="updates", durability="sync")
+
+
+def final_state(builder: StateGraph, config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    with checkpointer(config["configurable"].get("home")) as saver:
+        snapshot = builder.compile(checkpointer=saver).get_state(config)
+        return dict(snapshot.values), list(snapshot.next)
