@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
@@ -22,17 +22,18 @@ from agent_world.config import resolve_home
 from agent_world.errors import AgentWorldError, SpecError
 
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 class _Group(TyperGroup):
-    """Turns the project's own errors into a clean CLI error (exit code 1, no traceback)."""
+    """Turns the project's own errors into one clean message (exit code 1, no traceback)."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
         except AgentWorldError as exc:
-            raise click.ClickException(str(exc)) from None
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(1) from None
 
 
 app = typer.Typer(cls=_Group, no_args_is_help=True, add_completion=False,
@@ -163,7 +164,7 @@ def env_serve(
     from agent_world.envs.mcp_export import serve
 
     if transport not in ("stdio", "http"):
-        raise click.BadParameter("must be 'stdio' or 'http'", param_hint="--transport")
+        raise typer.BadParameter("must be 'stdio' or 'http'", param_hint="--transport")
     spec = resolve_env(env)
     if transport == "http":
         err_console.print(f"serving {spec.name} over MCP at http://{host}:{port}/mcp")
@@ -262,7 +263,7 @@ def _run_mine(sources: list[str], iterations: int, seed: int, thread: str | None
     from agent_world.tools.sources import default_sources, parse_source
 
     if resume and not thread:
-        raise click.BadParameter("--resume needs the --thread of the run to continue")
+        raise typer.BadParameter("--resume needs the --thread of the run to continue")
     for s in sources:
         parse_source(s)  # a malformed --source fails here, before anything runs
     config = thread_config(thread, state.home)
@@ -270,7 +271,7 @@ def _run_mine(sources: list[str], iterations: int, seed: int, thread: str | None
     if resume:
         values, pending = final_state(builder, config)
         if not values:
-            raise click.BadParameter(f"thread {thread!r} has no run to resume")
+            raise typer.BadParameter(f"thread {thread!r} has no run to resume")
         total = len(values.get("sources", []))
         inputs = None
     else:
@@ -352,7 +353,7 @@ def run(
     from agent_world.envs.episode import EnvRuntime
     from agent_world.tools.sources import default_sources
 
-    sources = [ref.as_string() for ref in default_sources()] + list(source or [])
+    sources = [ref.spec for ref in default_sources()] + list(source or [])
     console.rule("[bold]1. Mine tool ecosystems")
     _run_mine(sources, iterations, seed, None, False)
     console.rule("[bold]2. Theme taxonomy")

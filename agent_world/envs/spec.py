@@ -40,6 +40,17 @@ _SA_TYPES: dict[str, type[sa.types.TypeEngine]] = {
 }
 
 
+def _server_default(value: Any) -> Any:
+    """A column default the database itself applies (tools may omit such columns)."""
+    if value is None or isinstance(value, dict | list):
+        return None
+    if isinstance(value, bool):
+        return sa.text("1" if value else "0")
+    if isinstance(value, int | float):
+        return sa.text(repr(value))
+    return str(value)
+
+
 def _identifier(value: str) -> str:
     if not _IDENT.match(value) or keyword.iskeyword(value):
         raise ValueError(f"{value!r} is not a valid identifier (letters, digits, '_'; not a keyword)")
@@ -283,6 +294,7 @@ class EnvSpec(_Model):
                         c.name,
                         _SA_TYPES[c.type](),
                         *args,
+                        server_default=_server_default(c.default),
                         primary_key=c.primary_key,
                         nullable=c.nullable and not c.primary_key,
                         unique=c.unique or None,
