@@ -285,15 +285,17 @@ def _run_mine(sources: list[str], iterations: int, seed: int, thread: str | None
         bar = progress.add_task("mining sources", total=total)
         done = 0
         for update in stream(builder, inputs, config):
-            for node, out in update.items():
-                if node == "mine_source" and out:
-                    for r in out.get("results", []):
-                        done += 1
-                        mark = "[green]✓[/]" if r["status"] == "mined" else "[red]✗[/]"
-                        progress.console.print(f"  {mark} {r['source']}"
-                                               + (f" → {r['theme']}" if r["status"] == "mined"
-                                                  else f": {r['error']}"))
-                        progress.update(bar, completed=done)
+            # on resume, branches finished before the interruption are replayed from the
+            # checkpoint (flagged cached), not run again
+            cached = (update.get("__metadata__") or {}).get("cached", False)
+            out = update.get("mine_source") or {}
+            for r in out.get("results", []):
+                done += 1
+                mark = "[green]✓[/]" if r["status"] == "mined" else "[red]✗[/]"
+                what = f" → {r['theme']}" if r["status"] == "mined" else f": {r['error']}"
+                note = " [dim](from checkpoint)[/]" if cached else ""
+                progress.console.print(f"  {mark} {escape(r['source'])}{escape(what)}{note}")
+                progress.update(bar, completed=done)
     values, _ = final_state(builder, config)
     _print_mine_report(values)
     return values

@@ -253,9 +253,19 @@ class Catalog:
             s.flush()
             return row.id, created
 
-    def list_themes(self) -> list[dict[str, Any]]:
+    def merge_theme(self, theme: Theme, into: str) -> None:
+        """Mark `theme` a near-duplicate of the theme named `into`; listings hide it."""
+        with self._tx() as s:
+            row = s.scalars(sa.select(ThemeRow).where(ThemeRow.key == theme_key(theme))).one_or_none()
+            if row is None:
+                raise CatalogError(f"no theme {theme.name!r} to merge")
+            row.payload = {**row.payload, "merged_into": into}
+
+    def list_themes(self, include_merged: bool = False) -> list[dict[str, Any]]:
         with self._tx() as s:
             rows = s.scalars(sa.select(ThemeRow).order_by(ThemeRow.l1, ThemeRow.l2, ThemeRow.l3))
+            if not include_merged:
+                rows = [r for r in rows if not r.payload.get("merged_into")]
             return [{"id": r.id, "name": r.name, "l1": r.l1, "l2": r.l2, "l3": r.l3,
                      "source_kind": r.source_kind, "source_ref": r.source_ref,
                      "env_name": r.env_name, "payload": r.payload} for r in rows]

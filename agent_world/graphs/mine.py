@@ -55,7 +55,7 @@ def start(state: MineState, config: RunnableConfig) -> dict[str, Any]:
 
     sources = list(state.get("sources") or [])
     if not sources:
-        sources = [ref.as_string() for ref in default_sources()]
+        sources = [ref.spec for ref in default_sources()]
     cat = _catalog(config)
     try:
         run_id = state.get("run_id") or cat.start_run("mine", summary={"sources": sources})
@@ -93,12 +93,15 @@ def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
         theme = spec.theme.model_copy(update={"taxonomy": classify(doc)})
         spec = spec.model_copy(update={"theme": theme})
         summary = cat.put_env(spec, stage="mined")
+        stats = [it.model_dump(exclude={"changes"}) for it in mined.iterations]
         cat.put_theme(theme, env_name=spec.name,
-                      payload={"stats": mined.stats, "fingerprint": summary.fingerprint,
+                      payload={"stats": stats, "fingerprint": summary.fingerprint,
+                               "questions": mined.questions,
                                "tools": [t.name for t in doc.tools]})
         return {"results": [{"source": task["source"], "status": "mined", "env": spec.name,
                              "theme": theme.name, "taxonomy": str(theme.taxonomy),
-                             "fingerprint": summary.fingerprint, "stats": mined.stats}]}
+                             "fingerprint": summary.fingerprint, "stats": stats,
+                             "seconds": mined.seconds}]}
     finally:
         cat.close()
 
@@ -111,10 +114,12 @@ def taxonomy(state: MineState, config: RunnableConfig) -> dict[str, Any]:
         mined = [r for r in state.get("results", []) if r["status"] == "mined"]
         themes = [cat.get_env(r["env"]).theme for r in mined]
         kept, merged_pairs = merge_near_duplicates(themes)
-        merged = [[a.name, b.name] for a, b in merged_pairs]
-        for a, b in merged_pairs:
-            cat.record("mine", b.name, f"near-duplicate of theme {a.name!r}; merged",
-                       run_id=state["run_id"])
+        merged = [[a, b] for a, b, _ in merged_pairs]
+        by_name = {t.name: t for t in themes}
+        for a, b, similarity in merged_pairs:
+            cat.merge_theme(by_name[b], into=a)
+            cat.record("mine", b, f"near-duplicate of theme {a!r} (similarity {similarity:.2f}); "
+                       "merged", run_id=state["run_id"])
         failed = [r for r in state.get("results", []) if r["status"] == "failed"]
         summary = {"sources": len(state["sources"]), "mined": len(mined),
                    "failed": len(failed), "themes": len(kept), "merged": len(merged)}
