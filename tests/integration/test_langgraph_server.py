@@ -29,6 +29,7 @@ def test_langgraph_json_names_importable_compiled_graphs():
         path, attr = ref.split(":")
         spec = importlib.util.spec_from_file_location(f"lg_{name}", ROOT / path)
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # as the server does: type hints resolve through it
         spec.loader.exec_module(module)
         graph = getattr(module, attr)
         assert graph.checkpointer is None  # the server brings its own

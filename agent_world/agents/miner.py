@@ -1,0 +1,651 @@
+"""The deep-research miner: a source document -> a validated, complexified database (EnvSpec).
+
+Pipeline step 1 ("Mine") as pure functions; a LangGraph graph elsewhere wires them together:
+
+    questions = plan_questions(doc)                       # what to find out about the theme
+    evidence  = gather_evidence(doc, questions, search)   # from the source (+ web search)
+    spec      = draft_database(doc, evidence, seed)       # schema + seed rows, validated
+    spec      = complexify(spec, iteration, seed)         # x N: more tables, skew, edge cases
+    mined     = mine_theme(doc, iterations=3, seed=0)     # all of the above, with statistics
+
+Two strategies behind each step, chosen by `chat_model("miner")`:
+
+* LLM: the model plans the questions and writes the schema + exemplar rows and each
+  complexification change as JSON checked against Pydantic models (`with_structured_output`
+  when the model supports it, else JSON parsed from the message). Volumes are then scaled by the
+  offline row generator (LLMs are poor at emitting hundreds of consistent rows). Every answer is
+  validated like the offline output; an invalid answer is retried up to twice with the error in
+  the prompt, then the step falls back to the offline strategy and says so in provenance.notes.
+* Offline: the documented algorithm in `agent_world.agents.miner_offline`.
+
+Validation (`validate_database`) of every draft and every iteration: EnvSpec validation, the
+template database built with `build_template` (DDL, FK-checked inserts, CHECK/UNIQUE/NOT NULL),
+``PRAGMA foreign_key_check`` empty, ``PRAGMA integrity_check`` ok, row counts equal to the spec.
+Complexification never lowers tables, rows or constraints (`MiningError` if it would).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agent_world.agents import miner_offline as offline
+from agent_world.agents.miner_offline import Evidence, SearchFn
+from agent_world.agents.taxonomy import classify
+from agent_world.envs.database import build_template
+from agent_world.envs.spec import (
+    ColumnSpec,
+    EnvSpec,
+    Provenance,
+    TableSpec,
+    Theme,
+    format_validation_error,
+)
+from agent_world.errors import AgentWorldError, SpecError
+from agent_world.models import chat_model
+from agent_world.tools.sources.base import SourceDocument
+
+__all__ = [
+    "Evidence", "IterationStats", "MinedTheme", "MiningError", "SearchFn", "complexify",
+    "database_stats", "draft_database", "gather_evidence", "mine_theme", "plan_questions",
+    "validate_database",
+]
+
+log = logging.getLogger(__name__)
+
+LLM_ATTEMPTS = 3  # one answer + two retries with the error in the prompt
+CLOCK_START = "2026-01-15T09:00:00"
+
+
+class MiningError(AgentWorldError):
+    """A mined database that fails validation, or a complexification that lost content."""
+
+
+class IterationStats(BaseModel):
+    iteration: int  # 0 = the draft
+    tables: int
+    rows: int
+    foreign_keys: int
+    constraints: int
+    null_cells: int = 0
+    max_parent_share: float = 0.0  # most popular parent's share of an FK's child rows
+    strategy: str = "offline"  # offline, llm, offline-fallback
+    seconds: float = 0.0
+    fingerprint: str = ""
+    changes: list[str] = Field(default_factory=list)
+
+
+class MinedTheme(BaseModel):
+    """What mining one source produced: the final spec and how it got there."""
+
+    spec: EnvSpec
+    iterations: list[IterationStats]
+    questions: list[str]
+    evidence_summary: dict[str, Any]
+    evidence: list[Evidence] = Field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def theme(self) -> Theme:
+        return self.spec.theme
+
+
+# ============================================================================================
+# Validation and statistics
+# ============================================================================================
+
+
+def database_stats(spec: EnvSpec) -> dict[str, Any]:
+    """spec.stats() plus data-shape figures: NULL cells and FK popularity skew."""
+    s = dict(spec.stats())
+    s["null_cells"] = sum(1 for rows in spec.rows.values() for r in rows
+                          for v in r.values() if v is None)
+    share = 0.0
+    for t in spec.tables:
+        for c in t.columns:
+            if not c.foreign_key:
+                continue
+            parent = c.foreign_key.split(".")[0]
+            vals = [r.get(c.name) for r in spec.rows.get(t.name, []) if r.get(c.name) is not None]
+            if len(vals) >= 10 and len(spec.rows.get(parent, [])) >= 10:
+                counts: dict[Any, int] = {}
+                for v in vals:
+                    counts[v] = counts.get(v, 0) + 1
+                share = max(share, max(counts.values()) / len(vals))
+    s["max_parent_share"] = round(share, 3)
+    return s
+
+
+def validate_database(spec: EnvSpec | dict[str, Any]) -> EnvSpec:
+    """Re-validate the spec model, build its template database, check FKs and integrity.
+
+    Returns the (re-)validated EnvSpec; raises MiningError naming what is wrong.
+    """
+    try:
+        data = spec.model_dump(mode="json") if isinstance(spec, EnvSpec) else spec
+        checked = EnvSpec.model_validate(data)
+    except ValidationError as exc:
+        raise MiningError(format_validation_error(exc, "mined database")) from None
+    with tempfile.TemporaryDirectory(prefix="aw-mine-") as tmp:
+        path = Path(tmp) / "template.sqlite"
+        try:
+            build_template(checked, path)
+        except SpecError as exc:
+            raise MiningError(str(exc)) from None
+        except Exception as exc:  # DDL errors from SQLAlchemy/SQLite
+            raise MiningError(f"environment {checked.name!r}: the schema does not build: "
+                              f"{exc}") from None
+        conn = sqlite3.connect(path)
+        try:
+            bad = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if bad:
+                raise MiningError(f"environment {checked.name!r}: foreign key violations "
+                                  f"(table, rowid, parent, fk#): {bad[:5]}")
+            ok = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            if ok != "ok":
+                raise MiningError(f"environment {checked.name!r}: integrity check: {ok}")
+            for t in checked.tables:
+                n = conn.execute(f'SELECT COUNT(*) FROM "{t.name}"').fetchone()[0]
+                if n != len(checked.rows.get(t.name, [])):
+                    raise MiningError(f"environment {checked.name!r}: table {t.name} has {n} "
+                                      f"rows, the spec {len(checked.rows.get(t.name, []))}")
+        finally:
+            conn.close()
+    return checked
+
+
+def _record(spec: EnvSpec, iteration: int, strategy: str, seconds: float,
+            changes: list[str]) -> IterationStats:
+    s = database_stats(spec)
+    return IterationStats(iteration=iteration, tables=s["tables"], rows=s["rows"],
+                          foreign_keys=s["foreign_keys"], constraints=s["constraints"],
+                          null_cells=s["null_cells"], max_parent_share=s["max_parent_share"],
+                          strategy=strategy, seconds=round(seconds, 4),
+                          fingerprint=spec.fingerprint, changes=changes)
+
+
+def _check_monotonic(before: EnvSpec, after: EnvSpec) -> None:
+    a, b = before.stats(), after.stats()
+    lost = [k for k in ("tables", "rows", "constraints", "foreign_keys") if b[k] < a[k]]
+    if lost:
+        raise MiningError("complexification must not remove content: "
+                          + ", ".join(f"{k} {a[k]} -> {b[k]}" for k in lost))
+    old_tables = {t.name: {c.name for c in t.columns} for t in before.tables}
+    for t in after.tables:
+        if t.name in old_tables and not old_tables.pop(t.name) <= {c.name for c in t.columns}:
+            raise MiningError(f"complexification dropped columns of table {t.name}")
+    if old_tables:
+        raise MiningError(f"complexification dropped table(s) {sorted(old_tables)}")
+
+
+# ============================================================================================
+# LLM plumbing
+# ============================================================================================
+
+
+class QuestionPlan(BaseModel):
+    questions: list[str] = Field(min_length=1, description="research questions, most useful first")
+
+
+class RowBlock(BaseModel):
+    """Rows of one table in compact form: column names once, then one value list per row."""
+
+    table: str
+    columns: list[str]
+    values: list[list[str | int | float | bool | None]] = Field(default_factory=list)
+
+
+class SchemaDraft(BaseModel):
+    tables: list[TableSpec] = Field(min_length=1)
+    rows: list[RowBlock] = Field(default_factory=list)
+    notes: str = ""
+
+
+class NewColumn(BaseModel):
+    table: str
+    column: ColumnSpec
+
+
+class EnumWidening(BaseModel):
+    table: str
+    column: str
+    add_values: list[str]
+
+
+class ComplexifyChange(BaseModel):
+    summary: str = ""
+    new_tables: list[TableSpec] = Field(default_factory=list)
+    new_columns: list[NewColumn] = Field(default_factory=list)
+    widen_enums: list[EnumWidening] = Field(default_factory=list)
+    new_rows: list[RowBlock] = Field(default_factory=list)
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    return " ".join(text.split())[:limit]
+
+
+def _json_from_text(text: str) -> str:
+    t = text.strip()
+    if "```" in t:
+        parts = t.split("```")
+        for p in parts[1::2]:
+            p = p.removeprefix("json").strip()
+            if p.startswith(("{", "[")):
+                return p
+    start = min((i for i in (t.find("{"), t.find("[")) if i >= 0), default=-1)
+    end = max(t.rfind("}"), t.rfind("]"))
+    if start < 0 or end < start:
+        raise ValueError("the answer contains no JSON object")
+    return t[start:end + 1]
+
+
+def _content(msg: Any) -> str:
+    content = getattr(msg, "content", msg)
+    if isinstance(content, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
+
+
+def ask_structured(model: Any, schema: type[BaseModel], messages: list[Any]) -> BaseModel:
+    """Ask for a `schema` object: structured output where supported, else JSON in the text.
+
+    Raises ValueError/ValidationError when the answer does not parse."""
+    runnable = None
+    try:
+        runnable = model.with_structured_output(schema, include_raw=True)
+    except (NotImplementedError, TypeError, ValueError, AttributeError):
+        runnable = None
+    if runnable is not None:
+        out = runnable.invoke(messages)
+        parsed = out.get("parsed") if isinstance(out, dict) else out
+        if isinstance(parsed, schema):
+            return parsed
+        if isinstance(parsed, dict):
+            return schema.model_validate(parsed)
+        raw = out.get("raw") if isinstance(out, dict) else None
+        text = _content(raw) if raw is not None else ""
+        if not text.strip():
+            err = out.get("parsing_error") if isinstance(out, dict) else None
+            raise ValueError(f"no structured answer ({err or 'empty response'})")
+        return schema.model_validate_json(_json_from_text(text))
+    msg = model.invoke(messages)
+    return schema.model_validate_json(_json_from_text(_content(msg)))
+
+
+def _messages(system: str, user: str) -> list[Any]:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    return [SystemMessage(content=system), HumanMessage(content=user)]
+
+
+def _retry_message(error: str) -> Any:
+    from langchain_core.messages import HumanMessage
+
+    return HumanMessage(content=f"Your previous answer was invalid:\n{error[:1500]}\n"
+                                "Return a corrected, complete JSON object only.")
+
+
+def _with_retries(model: Any, schema: type[BaseModel], system: str, user: str,
+                  accept: Any) -> tuple[Any, list[str]]:
+    """Ask, validate with `accept(parsed) -> result`, retry with the error; (result|None, errors)."""
+    messages = _messages(system, user)
+    errors: list[str] = []
+    for _attempt in range(LLM_ATTEMPTS):
+        try:
+            parsed = ask_structured(model, schema, messages)
+            return accept(parsed), errors
+        except ValidationError as exc:
+            err = format_validation_error(exc, schema.__name__)
+        except Exception as exc:  # model/transport error, JSON error, MiningError, SpecError
+            err = f"{type(exc).__name__}: {exc}"
+        errors.append(err)
+        log.info("miner: LLM answer rejected (%s)", err.splitlines()[0][:200])
+        messages = [*messages, _retry_message(err)]
+    return None, errors
+
+
+def _rows_from_blocks(blocks: list[RowBlock], tables: list[TableSpec]
+                      ) -> dict[str, list[dict[str, Any]]]:
+    by = {t.name: t for t in tables}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for b in blocks:
+        if b.table not in by:
+            raise MiningError(f"rows given for unknown table {b.table!r}")
+        for i, vals in enumerate(b.values):
+            if len(vals) != len(b.columns):
+                raise MiningError(f"rows[{b.table}][{i}]: {len(vals)} values for "
+                                  f"{len(b.columns)} columns")
+            out.setdefault(b.table, []).append(dict(zip(b.columns, vals, strict=True)))
+    return out
+
+
+def _assign_ids(spec_tables: list[TableSpec], rows: dict[str, list[dict[str, Any]]],
+                existing: dict[str, list[dict[str, Any]]] | None = None) -> None:
+    """Give integer primary keys to rows that lack them (after the existing maximum)."""
+    for t in spec_tables:
+        pk = t.primary_key
+        if len(pk) != 1 or t.column(pk[0]).type != "integer":
+            continue
+        have = [r.get(pk[0]) for r in (existing or {}).get(t.name, []) + rows.get(t.name, [])]
+        nxt = max([v for v in have if isinstance(v, int)], default=0) + 1
+        for r in rows.get(t.name, []):
+            if r.get(pk[0]) is None:
+                r[pk[0]] = nxt
+                nxt += 1
+
+
+SCHEMA_RULES = (
+    "Rules: snake_case identifiers; table names plural; every table has a primary key (prefer "
+    "an integer column 'id'); foreign_key is 'table.column' naming an existing table; column "
+    "types are integer, real, text, boolean, date (YYYY-MM-DD), datetime (YYYY-MM-DDTHH:MM:SS) "
+    "or json; 'enum' lists the allowed values of a status-like column (a CHECK); use "
+    "nullable=false, unique and unique_together where the domain requires them. Rows must "
+    "satisfy every constraint, and foreign keys must point at rows that exist."
+)
+
+
+def _doc_brief(doc: SourceDocument, limit: int = 6000) -> str:
+    return doc.text()[:limit]
+
+
+def _evidence_brief(evidence: list[Evidence], limit: int = 60) -> str:
+    lines = [f"- [{e.kind}] {e.text[:240]}" for e in evidence if e.kind != "tool"][:limit]
+    return "\n".join(lines)
+
+
+# ============================================================================================
+# Public API
+# ============================================================================================
+
+
+def plan_questions(doc: SourceDocument) -> list[str]:
+    """Research questions about the theme: entities, relations, lifecycles, volumes."""
+    model = chat_model("miner")
+    if model is not None:
+        system = ("You are a deep-research agent preparing to model a tool ecosystem as a "
+                  "relational database. Plan research questions.")
+        user = (f"Source '{doc.name}' ({doc.kind}):\n{_doc_brief(doc)}\n\nList 6-15 research "
+                "questions: which entities exist, their attributes and identifiers, how they "
+                "relate (one-to-many, many-to-many), which states/lifecycles they go through, "
+                'realistic volumes and edge cases. Answer as JSON {"questions": [...]}.')
+
+        def accept(p: QuestionPlan) -> list[str]:
+            qs = [q.strip() for q in p.questions if q and q.strip()]
+            if not qs:
+                raise MiningError("no questions")
+            return list(dict.fromkeys(qs))[:20]
+
+        result, _errors = _with_retries(model, QuestionPlan, system, user, accept)
+        if result:
+            return result
+    return offline.plan_questions_offline(doc)
+
+
+def gather_evidence(doc: SourceDocument, questions: list[str],
+                    search: SearchFn | None = None) -> list[Evidence]:
+    """Evidence from the source (tools, argument names/types/enums/formats, features,
+    entities) and, when `search(query) -> list[str]` is given, from web snippets."""
+    return offline.collect_evidence(doc, questions, search)
+
+
+def _theme(doc: SourceDocument) -> Theme:
+    return Theme(
+        name=doc.name,
+        description=doc.description or doc.title or f"{doc.kind} source {doc.name}",
+        taxonomy=classify(doc, use_llm=False),  # provisional; the taxonomy stage decides
+        source_kind=doc.kind,
+        source_ref=doc.reference,
+        raw_descriptions=[f"{t.name}: {t.description}".strip() for t in doc.tools]
+        + list(doc.features),
+    )
+
+
+def _provenance(doc: SourceDocument, kinds: dict[str, str], notes: list[str]) -> Provenance:
+    return Provenance(created_by="miner", source_kind=doc.kind, source_ref=doc.reference,
+                      created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                      notes=notes, stats={"table_kinds": kinds})
+
+
+def _finish(spec: EnvSpec, iteration: int, strategy: str, seconds: float,
+            changes: list[str]) -> EnvSpec:
+    rec = _record(spec, iteration, strategy, seconds, changes)
+    stats = dict(spec.provenance.stats)
+    history = list(stats.get("iterations") or [])
+    history = [h for h in history if h.get("iteration") != iteration]
+    history.append(rec.model_dump())
+    stats.update({k: v for k, v in database_stats(spec).items()})
+    stats["iterations"] = history
+    stats["iteration"] = iteration
+    spec.provenance.stats = stats
+    return spec
+
+
+def _draft_offline(doc: SourceDocument, evidence: list[Evidence], seed: int,
+                   notes: list[str]) -> EnvSpec:
+    tables, rows, kinds = offline.draft_tables_and_rows(doc, evidence, seed, CLOCK_START)
+    spec = EnvSpec(name=offline.identifier(doc.name), theme=_theme(doc), tables=tables,
+                   rows={k: v for k, v in rows.items() if v}, clock_start=CLOCK_START,
+                   provenance=_provenance(doc, kinds, notes))
+    return validate_database(spec)
+
+
+def _draft_llm(model: Any, doc: SourceDocument, evidence: list[Evidence], seed: int
+               ) -> tuple[EnvSpec | None, list[str]]:
+    system = ("You are a database architect. From research evidence about a tool ecosystem, "
+              "design the relational database its tools would operate on, with realistic "
+              "seed rows. " + SCHEMA_RULES)
+    questions = list(dict.fromkeys(e.question for e in evidence if e.question))
+    user = (f"Source '{doc.name}' ({doc.kind}):\n{_doc_brief(doc)}\n\nResearch questions:\n"
+            + "\n".join(f"- {q}" for q in questions[:15])
+            + f"\n\nEvidence:\n{_evidence_brief(evidence)}\n\n"
+            "Answer with JSON {\"tables\": [TableSpec...], \"rows\": [{\"table\": ..., "
+            "\"columns\": [...], \"values\": [[...], ...]}], \"notes\": \"...\"}. "
+            "A TableSpec is {name, description, columns: [{name, type, primary_key, nullable, "
+            "unique, foreign_key, enum, description}], unique_together}. Give 3-8 tables and "
+            "a few realistic rows per table.")
+
+    def accept(d: SchemaDraft) -> EnvSpec:
+        rows = _rows_from_blocks(d.rows, d.tables)
+        _assign_ids(d.tables, rows)
+        spec = EnvSpec.from_dict({
+            "name": offline.identifier(doc.name), "theme": _theme(doc).model_dump(),
+            "tables": [t.model_dump() for t in d.tables], "rows": rows,
+            "clock_start": CLOCK_START,
+            "provenance": _provenance(doc, {}, []).model_dump()}, origin="LLM draft")
+        spec = validate_database(spec)  # the LLM's own rows must be valid as written
+        kinds = offline.table_kinds(spec)
+        minimum = {t.name: _draft_minimum(t, kinds.get(t.name, "core")) for t in spec.tables}
+        spec.rows = {k: v for k, v in offline.scale_rows(spec, seed, minimum).items() if v}
+        spec.provenance.stats["table_kinds"] = kinds
+        if d.notes:
+            spec.provenance.notes.append(f"llm: {d.notes[:300]}")
+        return validate_database(spec)
+
+    return _with_retries(model, SchemaDraft, system, user, accept)
+
+
+def _draft_minimum(table: TableSpec, kind: str) -> int:
+    """Rows an LLM-drafted table is scaled to: like the offline volumes (roots ~15, tables
+    with required parents ~25); reference tables keep what they have unless curated."""
+    if kind == "reference":
+        return 100 if table.name in offline.CURATED_TABLES else 0
+    required_parent = any(c.foreign_key and not c.nullable for c in table.columns)
+    return 25 if required_parent or kind == "join" else 15
+
+
+def draft_database(doc: SourceDocument, evidence: list[Evidence], seed: int = 0) -> EnvSpec:
+    """A validated EnvSpec: relational schema + seed rows from the evidence (iteration 0).
+
+    Theme from the doc (provisional taxonomy), no tools (a later stage designs them),
+    provenance created_by="miner" with the statistics of iteration 0."""
+    t0 = time.perf_counter()
+    model = chat_model("miner")
+    if model is not None:
+        spec, errors = _draft_llm(model, doc, evidence, seed)
+        if spec is not None:
+            spec.provenance.notes.append(
+                f"iteration 0: drafted by LLM{' after ' + str(len(errors)) + ' retries' if errors else ''}")
+            return _finish(spec, 0, "llm", time.perf_counter() - t0, ["llm draft"])
+        note = (f"iteration 0: LLM draft failed {len(errors)} times (last error: "
+                f"{_one_line(errors[-1]) if errors else '?'}); used the offline strategy")
+        spec = _draft_offline(doc, evidence, seed, [note])
+        return _finish(spec, 0, "offline-fallback", time.perf_counter() - t0, ["offline draft"])
+    spec = _draft_offline(doc, evidence, seed, [])
+    tables = ", ".join(t.name for t in spec.tables)
+    return _finish(spec, 0, "offline", time.perf_counter() - t0, [f"offline draft: {tables}"])
+
+
+def _next_spec(spec: EnvSpec, tables: list[TableSpec], rows: dict[str, list[dict[str, Any]]],
+               kinds: dict[str, str], notes: list[str], added: list[str] | None = None
+               ) -> EnvSpec:
+    prov = spec.provenance.model_copy(deep=True)
+    prov.parent = spec.fingerprint
+    prov.notes = [*prov.notes, *notes]
+    old = {t.name for t in spec.tables}
+    if added is None:
+        added = [*(prov.stats.get("added_tables") or []),
+                 *(t.name for t in tables if t.name not in old)]
+    prov.stats = {**prov.stats, "table_kinds": kinds, "added_tables": added}
+    data = spec.model_dump(mode="json")
+    data.update(tables=[t.model_dump(mode="json") for t in tables],
+                rows={k: v for k, v in rows.items() if v}, version=spec.version + 1,
+                provenance=prov.model_dump(mode="json"))
+    return EnvSpec.from_dict(data, origin=f"{spec.name} (complexified)")
+
+
+def _complexify_llm(model: Any, spec: EnvSpec, iteration: int, seed: int
+                    ) -> tuple[EnvSpec | None, list[str]]:
+    system = ("You are a database architect making an environment database more realistic and "
+              "harder: add tables and relations (audit/history tables, join tables for "
+              "many-to-many, child records, lookup tables), skewed data and edge cases "
+              "(NULLs, duplicate names with different ids, cancelled/expired/archived states, "
+              "boundary dates). Never remove or rename anything. " + SCHEMA_RULES)
+    samples = {t.name: spec.rows.get(t.name, [])[:2] for t in spec.tables}
+    user = (f"Theme: {spec.theme.name} - {spec.theme.description}\nIteration {iteration}.\n"
+            f"Current tables:\n{json.dumps([t.model_dump(exclude_defaults=True) for t in spec.tables])[:12000]}\n"
+            f"Row counts: {json.dumps({k: len(v) for k, v in spec.rows.items()})}\n"
+            f"Sample rows: {json.dumps(samples, default=str)[:4000]}\n\n"
+            "Answer with JSON {\"summary\", \"new_tables\": [TableSpec...], \"new_columns\": "
+            "[{\"table\", \"column\": ColumnSpec}], \"widen_enums\": [{\"table\", \"column\", "
+            "\"add_values\"}], \"new_rows\": [{\"table\", \"columns\", \"values\"}]}. New "
+            "columns on existing tables must be nullable or have a default. Add at least one "
+            "table with a foreign key.")
+
+    def accept(ch: ComplexifyChange) -> EnvSpec:
+        tables = [t.model_copy(deep=True) for t in spec.tables]
+        by = {t.name: t for t in tables}
+        rows = {k: [dict(r) for r in v] for k, v in spec.rows.items()}
+        for nt in ch.new_tables:
+            if nt.name in by:
+                raise MiningError(f"new table {nt.name!r} already exists")
+            tables.append(nt)
+            by[nt.name] = nt
+        base = spec.model_copy(update={"tables": tables, "rows": rows})
+        for nc in ch.new_columns:
+            if nc.table not in by:
+                raise MiningError(f"new column on unknown table {nc.table!r}")
+            if nc.column.name in {c.name for c in by[nc.table].columns}:
+                raise MiningError(f"column {nc.table}.{nc.column.name} already exists")
+            if not nc.column.nullable and nc.column.default is None and rows.get(nc.table):
+                raise MiningError(f"new NOT NULL column {nc.table}.{nc.column.name} needs a "
+                                  "default for the existing rows")
+            by[nc.table].columns.append(nc.column)
+            vals = offline.fill_column(base, nc.table, nc.column, f"{seed}:{iteration}")
+            for r, v in zip(rows.get(nc.table, []), vals, strict=True):
+                r[nc.column.name] = v
+        for w in ch.widen_enums:
+            col = by[w.table].column(w.column) if w.table in by else None
+            if col is None or not col.enum:
+                raise MiningError(f"{w.table}.{w.column} is not an enum column")
+            col.enum = list(dict.fromkeys([*col.enum, *w.add_values]))
+        added = _rows_from_blocks(ch.new_rows, tables)
+        _assign_ids(tables, added, rows)
+        for k, v in added.items():
+            rows.setdefault(k, []).extend(v)
+        kinds = offline.table_kinds(spec)
+        new = _next_spec(spec, tables, rows, kinds, [])
+        new = validate_database(new)
+        # volumes: new tables get the offline generator's rows, every table grows a little
+        kinds = offline.table_kinds(new)
+        minimum = {t.name: max(len(new.rows.get(t.name, [])) + 2,
+                               int(len(new.rows.get(t.name, [])) * 1.3))
+                   if kinds.get(t.name) not in ("reference", "lookup") else 0
+                   for t in new.tables}
+        for nt in ch.new_tables:
+            minimum[nt.name] = max(minimum.get(nt.name, 0), 15)
+        new.rows = {k: v for k, v in offline.scale_rows(new, f"{seed}:{iteration}",
+                                                        minimum).items() if v}
+        new.provenance.notes.append(f"iteration {iteration}: llm: {ch.summary[:300]}")
+        new = validate_database(new)
+        _check_monotonic(spec, new)
+        return new
+
+    return _with_retries(model, ComplexifyChange, system, user, accept)
+
+
+def complexify(spec: EnvSpec, iteration: int, seed: int = 0) -> EnvSpec:
+    """One complexification iteration (1, 2, ...): more tables/relations, Zipf-skewed parent
+    popularity, edge cases, more rows. Validated (build + FK check) and recorded in
+    provenance.stats["iterations"]; raises MiningError if tables/rows/constraints decrease."""
+    if iteration < 1:
+        raise ValueError("complexification iterations count from 1 (0 is the draft)")
+    t0 = time.perf_counter()
+    model = chat_model("miner")
+    strategy = "offline"
+    if model is not None:
+        new, errors = _complexify_llm(model, spec, iteration, seed)
+        if new is not None:
+            return _finish(new, iteration, "llm", time.perf_counter() - t0,
+                           [new.provenance.notes[-1]])
+        strategy = "offline-fallback"
+        fallback_note = (f"iteration {iteration}: LLM complexification failed {len(errors)} "
+                         f"times (last error: {_one_line(errors[-1]) if errors else '?'}); used "
+                         f"the offline strategy")
+    res = offline.complexify_offline(spec, iteration, seed)
+    notes = res.notes
+    if strategy == "offline-fallback":
+        notes = [fallback_note, *notes]
+    new = _next_spec(spec, res.tables, res.rows, res.kinds,
+                     [f"iteration {iteration}: {n}" for n in notes], res.added)
+    new = validate_database(new)
+    _check_monotonic(spec, new)
+    return _finish(new, iteration, strategy, time.perf_counter() - t0, notes)
+
+
+def summarize_evidence(evidence: list[Evidence]) -> dict[str, Any]:
+    by_kind: dict[str, int] = {}
+    for e in evidence:
+        by_kind[e.kind] = by_kind.get(e.kind, 0) + 1
+    answered: dict[str, int] = {}
+    for e in evidence:
+        if e.question:
+            answered[e.question] = answered.get(e.question, 0) + 1
+    return {"total": len(evidence), "by_kind": by_kind,
+            "questions_with_evidence": len(answered),
+            "enums": sorted({f"{e.data['tool']}.{e.data['argument']}" for e in evidence
+                             if e.kind == "argument" and e.data.get("enum")}),
+            "formats": sorted({str(e.data["format"]) for e in evidence
+                               if e.kind == "argument" and e.data.get("format")})}
+
+
+def mine_theme(doc: SourceDocument, iterations: int = 3, seed: int = 0,
+               search: SearchFn | None = None) -> MinedTheme:
+    """Plan, gather, draft and complexify `iterations` times; every step validated."""
+    t0 = time.perf_counter()
+    questions = plan_questions(doc)
+    evidence = gather_evidence(doc, questions, search)
+    spec = draft_database(doc, evidence, seed)
+    for i in range(1, iterations + 1):
+        spec = complexify(spec, i, seed)
+    history = [IterationStats.model_validate(h) for h in spec.provenance.stats["iterations"]]
+    return MinedTheme(spec=spec, iterations=history, questions=questions,
+                      evidence_summary=summarize_evidence(evidence), evidence=evidence,
+                      seconds=round(time.perf_counter() - t0, 3))

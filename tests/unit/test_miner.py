@@ -1,0 +1,732 @@
+"""The deep-research miner: questions, evidence, offline schema derivation, seed rows,
+complexification (validated, monotonic, deterministic) and the LLM path with a fake model."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from agent_world.agents import miner_offline
+from agent_world.agents.miner import (
+    MinedTheme,
+    MiningError,
+    ask_structured,
+    complexify,
+    draft_database,
+    gather_evidence,
+    mine_theme,
+    plan_questions,
+    validate_database,
+)
+from agent_world.envs.database import build_template
+from agent_world.envs.spec import EnvSpec
+from agent_world.models import set_chat_model
+from agent_world.tools.sources.base import EntityHint, SourceDocument, ToolDescription
+
+# ---------------------------------------------------------------------------------------------
+# Source documents mirroring real servers
+# ---------------------------------------------------------------------------------------------
+
+
+def _obj(props: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": list(required)}
+
+
+_TZ = ("IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'UTC' as local "
+       "timezone if no timezone provided by the user.")
+_OPT = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+
+
+def time_doc(name: str = "time") -> SourceDocument:
+    """The tools of the MCP reference time server (mcp-server-time)."""
+    return SourceDocument(
+        name=name, kind="mcp", reference="uvx mcp-server-time", title="mcp-time",
+        description="Time and timezone conversion capabilities",
+        tools=[
+            ToolDescription(name="get_current_time", read_only=True,
+                            description="Get current time in a specific timezone",
+                            input_schema=_obj({"timezone": {"type": "string", "description": _TZ}},
+                                              ("timezone",))),
+            ToolDescription(name="convert_time", read_only=True,
+                            description="Convert time between timezones",
+                            input_schema=_obj({
+                                "source_timezone": {"type": "string", "description": "Source " + _TZ},
+                                "time": {"type": "string",
+                                         "description": "Time to convert in 24-hour format (HH:MM)"},
+                                "target_timezone": {"type": "string", "description": "Target " + _TZ},
+                            }, ("source_timezone", "time", "target_timezone"))),
+        ])
+
+
+def git_doc() -> SourceDocument:
+    """The tools of the MCP reference git server (mcp-server-git)."""
+    rp = {"repo_path": {"type": "string", "title": "Repo Path"}}
+    ctx = {"context_lines": {"type": "integer", "default": 3}}
+
+    def tool(name: str, desc: str, props: dict, req: tuple, ro: bool) -> ToolDescription:
+        return ToolDescription(name=name, description=desc, read_only=ro,
+                               input_schema=_obj({**rp, **props}, ("repo_path", *req)))
+
+    return SourceDocument(name="git", kind="mcp", reference="uvx mcp-server-git",
+                          title="mcp-git", tools=[
+        tool("git_status", "Shows the working tree status", {}, (), True),
+        tool("git_diff_unstaged", "Shows changes in the working directory that are not yet "
+             "staged", ctx, (), True),
+        tool("git_diff_staged", "Shows changes that are staged for commit", ctx, (), True),
+        tool("git_diff", "Shows differences between branches or commits",
+             {"target": {"type": "string"}, **ctx}, ("target",), True),
+        tool("git_commit", "Records changes to the repository", {"message": {"type": "string"}},
+             ("message",), False),
+        tool("git_add", "Adds file contents to the staging area",
+             {"files": {"type": "array", "items": {"type": "string"}}}, ("files",), False),
+        tool("git_reset", "Unstages all staged changes", {}, (), False),
+        tool("git_log", "Shows the commit logs",
+             {"max_count": {"type": "integer", "default": 10},
+              "start_timestamp": {**_OPT, "description": "Start timestamp for filtering commits. "
+                                  "Accepts: ISO 8601 format (e.g., '2024-01-15T14:30:25')"},
+              "end_timestamp": _OPT}, (), True),
+        tool("git_create_branch", "Creates a new branch from an optional base branch",
+             {"branch_name": {"type": "string"}, "base_branch": _OPT}, ("branch_name",), False),
+        tool("git_checkout", "Switches branches", {"branch_name": {"type": "string"}},
+             ("branch_name",), False),
+        tool("git_show", "Shows the contents of a commit", {"revision": {"type": "string"}},
+             ("revision",), True),
+        tool("git_branch", "List Git branches", {
+            "branch_type": {"type": "string", "description": "Whether to list local branches "
+                            "('local'), remote branches ('remote') or all branches('all')."},
+            "contains": {**_OPT, "description": "The commit sha that branch should contain. Do "
+                         "not pass anything to this param if no commit sha is specified"},
+            "not_contains": {**_OPT, "description": "The commit sha that branch should NOT "
+                             "contain."}}, ("branch_type",), True),
+    ])
+
+
+def clinic_doc() -> SourceDocument:
+    """An OpenAPI-like clinic service: operations + component schemas."""
+    T = ToolDescription
+    return SourceDocument(
+        name="clinic", kind="openapi", reference="specs/clinic.yaml", title="Clinic API",
+        description="Book and manage patient appointments with doctors",
+        tools=[
+            T(name="listPatients", description="List patients", read_only=True,
+              input_schema=_obj({"limit": {"type": "integer"}})),
+            T(name="createPatient", description="Register a patient", read_only=False,
+              input_schema=_obj({"body": {"type": "object", "required": ["first_name", "last_name"],
+                                          "properties": {
+                                              "first_name": {"type": "string"},
+                                              "last_name": {"type": "string"},
+                                              "email": {"type": "string", "format": "email"},
+                                              "phone": {"type": "string"},
+                                              "date_of_birth": {"type": "string", "format": "date"}}}})),
+            T(name="listDoctors", description="List doctors, optionally by specialty",
+              read_only=True, input_schema=_obj({"specialty": {"type": "string"}})),
+            T(name="createAppointment", description="Book an appointment", read_only=False,
+              input_schema=_obj({"patient_id": {"type": "integer"}, "doctor_id": {"type": "integer"},
+                                 "start_time": {"type": "string", "format": "date-time"},
+                                 "end_time": {"type": "string", "format": "date-time"},
+                                 "reason": {"type": "string"}},
+                                ("patient_id", "doctor_id", "start_time"))),
+            T(name="cancelAppointment", description="Cancel an appointment", read_only=False,
+              input_schema=_obj({"appointment_id": {"type": "integer"}}, ("appointment_id",))),
+            T(name="listAppointments", description="List appointments", read_only=True,
+              input_schema=_obj({"doctor_id": {"type": "integer"},
+                                 "status": {"type": "string", "enum": [
+                                     "scheduled", "confirmed", "completed", "cancelled"]}})),
+        ],
+        entities=[
+            EntityHint(name="Patient", fields=["id", "first_name", "last_name", "email", "phone",
+                                               "date_of_birth"]),
+            EntityHint(name="Doctor", fields=["id", "name", "specialty", "email"]),
+            EntityHint(name="Appointment", fields=["id", "patient_id", "doctor_id", "start_time",
+                                                   "end_time", "status", "reason"]),
+        ])
+
+
+def prd_doc() -> SourceDocument:
+    """A Markdown product requirements document: features + entities."""
+    return SourceDocument(
+        name="team-tasks", kind="prd", reference="docs/tasks_prd.md", title="Team task tracker",
+        description="A lightweight task tracker for small teams",
+        features=["Users create projects and invite members to them.",
+                  "Tasks belong to a project and can be assigned to a user.",
+                  "Tasks move through todo, in progress, review and done.",
+                  "Users can comment on tasks and attach files.",
+                  "Each task has a due date and a priority."],
+        entities=[EntityHint(name="users", fields=["name", "email"]),
+                  EntityHint(name="projects", fields=["name", "description", "owner_id"]),
+                  EntityHint(name="tasks", fields=["title", "status", "due_date", "priority",
+                                                   "project_id", "assignee_id"])])
+
+
+def fetch_doc() -> SourceDocument:
+    """A single-tool server (mcp-server-fetch): the smallest reasonable source."""
+    return SourceDocument(name="fetch", kind="mcp", reference="uvx mcp-server-fetch", tools=[
+        ToolDescription(name="fetch", description="Fetches a URL from the internet and "
+                        "optionally extracts its contents as markdown.",
+                        input_schema=_obj({"url": {"type": "string", "format": "uri"},
+                                           "max_length": {"type": "integer"},
+                                           "start_index": {"type": "integer"},
+                                           "raw": {"type": "boolean"}}, ("url",)))])
+
+
+def calendar_doc() -> SourceDocument:
+    return SourceDocument(name="calendar", kind="tool-list", reference="calendar_tools.json",
+                          tools=[
+        ToolDescription(name="create_event", description="Create an event in a calendar",
+                        input_schema=_obj({
+                            "calendar_id": {"type": "string"}, "title": {"type": "string"},
+                            "start": {"type": "string", "format": "date-time"},
+                            "end": {"type": "string", "format": "date-time"},
+                            "attendees": {"type": "array",
+                                          "items": {"type": "string", "format": "email"}}},
+                            ("calendar_id", "title", "start", "end"))),
+        ToolDescription(name="list_calendars", description="List calendars", read_only=True,
+                        input_schema=_obj({}))])
+
+
+def offices_doc() -> SourceDocument:
+    """People reference the central table (employees.office_id): ownership FKs added by
+    complexification must not close a cycle; team.lead_id is a person role."""
+    return SourceDocument(
+        name="offices", kind="prd", reference="offices.md",
+        entities=[EntityHint(name="Office", fields=["name", "address"]),
+                  EntityHint(name="Employee", fields=["full_name", "email", "office_id",
+                                                      "manager_id"]),
+                  EntityHint(name="Team", fields=["name", "office_id", "lead_id"]),
+                  EntityHint(name="Error", fields=["code", "message"])])
+
+
+DOCS = {"time": time_doc, "git": git_doc, "clinic": clinic_doc, "prd": prd_doc,
+        "fetch": fetch_doc, "calendar": calendar_doc, "offices": offices_doc}
+
+
+@pytest.fixture(scope="module")
+def mined() -> dict[str, MinedTheme]:
+    set_chat_model("miner", None)
+    return {key: mine_theme(make(), iterations=3, seed=0) for key, make in DOCS.items()}
+
+
+@pytest.fixture()
+def fake_miner():
+    """Install a fake chat model for the miner role; removed afterwards."""
+    installed: list[Any] = []
+
+    def install(model: Any) -> Any:
+        installed.append(model)
+        set_chat_model("miner", model)
+        return model
+
+    yield install
+    set_chat_model("miner", None)
+
+
+def _fk_map(spec: EnvSpec) -> dict[str, str]:
+    return {f"{t.name}.{c.name}": c.foreign_key for t in spec.tables for c in t.columns
+            if c.foreign_key}
+
+
+# ---------------------------------------------------------------------------------------------
+# Questions and evidence
+# ---------------------------------------------------------------------------------------------
+
+
+def test_questions_cover_entities_relations_lifecycles_and_volumes():
+    qs = plan_questions(git_doc())
+    text = "\n".join(qs).lower()
+    assert len(qs) >= 6
+    assert "branch" in text and "commit" in text and "repository" in text
+    assert "states or lifecycle" in text and "relate" in text and "volumes" in text
+    assert any("git_commit" in q for q in qs)  # a writing tool gets its own question
+
+
+def test_evidence_reads_argument_types_enums_and_formats():
+    ev = gather_evidence(git_doc(), plan_questions(git_doc()))
+    args = {e.ref: e.data for e in ev if e.kind == "argument"}
+    assert args["arg:git_branch.branch_type"]["enum"] == ["local", "remote", "all"]
+    assert args["arg:git_branch.branch_type"]["enum_from"] == "description"
+    assert args["arg:git_log.start_timestamp"]["type"] == "string"  # seen through anyOf
+    assert args["arg:git_add.files"]["items"]["type"] == "array" or \
+        args["arg:git_add.files"]["type"] == "array"
+    assert all(e.question for e in ev if e.kind in ("tool", "argument"))
+
+    tz = {e.ref: e.data for e in gather_evidence(time_doc(), []) if e.kind == "argument"}
+    assert tz["arg:get_current_time.timezone"]["enum"] is None  # quoted examples, not an enum
+
+    clinic = {e.ref: e.data for e in gather_evidence(clinic_doc(), []) if e.kind == "argument"}
+    assert clinic["arg:createPatient.email"]["format"] == "email"  # request body flattened
+    assert clinic["arg:createAppointment.start_time"]["format"] == "date-time"
+    assert clinic["arg:listAppointments.status"]["enum_from"] == "schema"
+    assert {e.kind for e in gather_evidence(prd_doc(), [])} >= {"feature", "entity"}
+
+
+def test_evidence_uses_web_search_when_configured():
+    asked: list[str] = []
+
+    def search(query: str) -> list[str]:
+        asked.append(query)
+        if len(asked) == 2:
+            raise TimeoutError("search backend down")
+        return [f"Appointments are scheduled, confirmed or cancelled ({len(asked)})", "x", "y",
+                "z"]
+
+    qs = plan_questions(clinic_doc())
+    ev = gather_evidence(clinic_doc(), qs, search=search)
+    web = [e for e in ev if e.kind == "web"]
+    assert asked == qs[:6]
+    assert any(e.data.get("error") for e in web)  # a failing search is evidence, not a crash
+    assert sum(1 for e in web if not e.data.get("error")) == 5 * 3  # at most 3 per query
+    assert all(e.question in qs for e in web)
+
+
+# ---------------------------------------------------------------------------------------------
+# Offline derivation
+# ---------------------------------------------------------------------------------------------
+
+
+def test_draft_fills_theme_and_provenance_and_leaves_tools_empty():
+    doc = time_doc()
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    assert spec.tools == [] and spec.tests == []
+    assert spec.name == "time"
+    assert spec.theme.name == "time" and spec.theme.source_kind == "mcp"
+    assert spec.theme.source_ref == "uvx mcp-server-time"
+    assert spec.theme.raw_descriptions == [
+        "get_current_time: Get current time in a specific timezone",
+        "convert_time: Convert time between timezones"]
+    assert spec.theme.taxonomy.l1 == "Productivity & Time" and spec.theme.taxonomy.l3 == "time"
+    assert spec.provenance.created_by == "miner" and spec.provenance.source_kind == "mcp"
+    it0 = spec.provenance.stats["iterations"][0]
+    assert it0["iteration"] == 0 and it0["tables"] == len(spec.tables)
+    assert it0["rows"] == spec.row_count() and it0["fingerprint"] == spec.fingerprint
+
+
+def test_time_server_gives_timezones_and_conversions():
+    doc = time_doc()
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    assert [t.name for t in spec.tables] == ["timezones", "time_conversions"]
+    fks = _fk_map(spec)
+    assert fks["time_conversions.source_timezone_id"] == "timezones.id"
+    assert fks["time_conversions.target_timezone_id"] == "timezones.id"
+    zones = {r["name"] for r in spec.rows["timezones"]}
+    assert {"America/New_York", "Europe/London", "Asia/Kolkata", "UTC"} <= zones
+    conv = spec.table("time_conversions")
+    assert not conv.column("time").nullable
+    assert all(len(r["time"]) == 5 and r["time"][2] == ":" for r in spec.rows["time_conversions"])
+
+
+def test_git_server_gives_repositories_branches_commits():
+    doc = git_doc()
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    names = {t.name for t in spec.tables}
+    assert {"repositories", "branches", "commits", "branch_commits", "repository_files"} <= names
+    fks = _fk_map(spec)
+    assert fks["branches.repository_id"] == "repositories.id"
+    assert fks["branches.base_branch_id"] == "branches.id"  # base_branch -> self reference
+    assert fks["commits.repository_id"] == "repositories.id"
+    assert fks["branch_commits.commit_id"] == "commits.id"  # "commit sha that branch contains"
+    branches = spec.table("branches")
+    assert branches.column("branch_type").enum == ["local", "remote"]  # 'all' is a filter
+    assert ["repository_id", "name"] in branches.unique_together
+    assert "checked_out" in branches.column("status").enum  # git_checkout
+    assert spec.table("repositories").column("path").unique
+    assert spec.table("commits").column("sha").unique  # git_show(revision)
+    assert not spec.table("commits").column("repository_id").nullable
+    shas = [r["sha"] for r in spec.rows["commits"] if r["sha"]]
+    assert all(len(s) == 40 for s in shas)
+
+
+def test_clinic_openapi_gives_patients_doctors_appointments():
+    doc = clinic_doc()
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    assert [t.name for t in spec.tables] == ["patients", "doctors", "appointments"]
+    fks = _fk_map(spec)
+    assert fks["appointments.patient_id"] == "patients.id"
+    assert fks["appointments.doctor_id"] == "doctors.id"
+    appt = spec.table("appointments")
+    assert appt.column("status").enum[0] == "scheduled"
+    assert {"cancelled", "confirmed", "completed"} <= set(appt.column("status").enum)
+    assert appt.column("start_time").type == "datetime" and not appt.column("start_time").nullable
+    assert spec.table("patients").column("date_of_birth").type == "date"
+    assert spec.table("patients").column("email").unique
+    for r in spec.rows["appointments"]:  # time consistency: end after start
+        if r["end_time"]:
+            assert r["end_time"] > r["start_time"]
+    emails = [r["email"] for r in spec.rows["patients"] if r["email"]]
+    assert all("@" in e for e in emails) and len(set(emails)) == len(emails)
+
+
+def test_prd_features_give_lifecycle_members_comments_attachments():
+    doc = prd_doc()
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    names = {t.name for t in spec.tables}
+    assert {"users", "projects", "tasks", "project_members", "task_comments",
+            "task_attachments"} <= names
+    assert spec.table("tasks").column("status").enum == ["todo", "in_progress", "done"]
+    fks = _fk_map(spec)
+    assert fks["tasks.assignee_id"] == "users.id"  # a person role maps to the person entity
+    assert fks["projects.owner_id"] == "users.id"
+    assert fks["tasks.project_id"] == "projects.id"
+    assert ["project_id", "user_id"] in spec.table("project_members").unique_together
+
+
+def test_array_argument_becomes_child_table():
+    doc = calendar_doc()
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    assert [t.name for t in spec.tables] == ["calendars", "events", "event_attendees"]
+    fks = _fk_map(spec)
+    assert fks["events.calendar_id"] == "calendars.id"
+    assert fks["event_attendees.event_id"] == "events.id"
+    assert all("@" in r["email"] for r in spec.rows["event_attendees"])
+
+
+def test_words_singular_plural():
+    for one, many in [("repository", "repositories"), ("branch", "branches"),
+                      ("timezone", "timezones"), ("status", "statuses"), ("person", "people"),
+                      ("address", "addresses"), ("history", "history"), ("patient", "patients"),
+                      ("time_conversion", "time_conversions"), ("fetch", "fetches")]:
+        assert miner_offline.plural(one) == many
+        assert miner_offline.singular(many) == one
+    assert miner_offline.tokens("listAppointmentsByDoctorId") == [
+        "list", "appointments", "by", "doctor", "id"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Every mined database: valid, big enough, monotonic, deterministic, distinct
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", list(DOCS))
+def test_mined_database_is_valid_and_big_enough(mined, key, tmp_path):
+    spec = mined[key].spec
+    path = build_template(spec, tmp_path / "t.sqlite")
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        for t in spec.tables:
+            n = conn.execute(f'SELECT COUNT(*) FROM "{t.name}"').fetchone()[0]
+            assert n == len(spec.rows.get(t.name, []))
+    finally:
+        conn.close()
+    stats = spec.stats()
+    assert stats["tables"] >= 4 and stats["foreign_keys"] >= 3 and stats["rows"] >= 200
+    assert [i.iteration for i in mined[key].iterations] == [0, 1, 2, 3]
+    assert spec.tools == []
+
+
+@pytest.mark.parametrize("key", list(DOCS))
+def test_complexification_is_monotonic_and_recorded(mined, key):
+    its = mined[key].iterations
+    for before, after in zip(its, its[1:], strict=False):
+        assert after.tables > before.tables  # every iteration adds structure
+        assert after.rows > before.rows
+        assert after.constraints >= before.constraints
+        assert after.foreign_keys >= before.foreign_keys
+        assert after.changes  # what was done is recorded
+    assert its[-1].fingerprint == mined[key].spec.fingerprint
+    assert mined[key].spec.version == 4
+    notes = "\n".join(mined[key].spec.provenance.notes)
+    assert "iteration 3:" in notes and "edge cases" in notes
+
+
+def test_complexification_adds_edge_cases_and_skew(mined):
+    spec = mined["clinic"].spec
+    rows = spec.rows
+    # NULLs in nullable columns
+    assert any(r.get("end_time") is None for r in rows["appointments"])
+    # duplicate-by-name rows with different ids
+    names = Counter(r["name"] for r in rows["doctors"])
+    assert names.most_common(1)[0][1] >= 2
+    # cancelled / archived / expired states, and boundary dates
+    states = {r["status"] for r in rows["appointments"]}
+    assert "cancelled" in states and ("archived" in states or "expired" in states)
+    assert any(r["start_time"] == "2024-02-29T00:00:00" for r in rows["appointments"])
+    assert any(r.get("created_at") == spec.clock_start for r in rows["appointments"])
+    # Zipf-like popularity: the most used tag is far above a uniform share
+    join = next(t for t in spec.tables if t.name.endswith("_tags"))
+    counts = Counter(r["tag_id"] for r in rows[join.name])
+    assert counts.most_common(1)[0][1] / sum(counts.values()) > 3 / len(rows["tags"])
+    # audit history references real records and records a created event for each
+    hist = rows["appointment_history"]
+    created = {r["appointment_id"] for r in hist if r["action"] == "created"}
+    assert len(created) >= 50 and created <= {r["id"] for r in rows["appointments"]}
+    changed = [r for r in hist if r["field_name"] == "status" and r["old_value"] is not None]
+    assert changed and all(r["old_value"] != r["new_value"] for r in changed)
+    assert all(r["action"] in ("status_changed", "archived") for r in changed)
+
+
+def test_complexify_never_loses_content(monkeypatch):
+    doc = time_doc()
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+
+    def lossy(s: EnvSpec, iteration: int, seed: int):  # a valid database with fewer rows
+        rows = {**s.rows, "time_conversions": s.rows["time_conversions"][:5]}
+        return miner_offline.ComplexifyResult(s.tables, rows, {}, [], ["lossy"])
+
+    monkeypatch.setattr(miner_offline, "complexify_offline", lossy)
+    with pytest.raises(MiningError, match="must not remove content: rows 82 -> 47"):
+        complexify(spec, 1, seed=0)
+
+    def dropping(s: EnvSpec, iteration: int, seed: int):
+        res = miner_offline._Complexifier(s, iteration, seed).run()
+        res.tables = [t for t in res.tables if t.name != "time_conversions"]
+        res.rows.pop("time_conversions")
+        for t in res.tables:  # nothing may point at the dropped table
+            t.columns = [c for c in t.columns
+                         if not (c.foreign_key or "").startswith("time_conversions.")]
+        return res
+
+    monkeypatch.setattr(miner_offline, "complexify_offline", dropping)
+    with pytest.raises(MiningError, match=r"dropped table\(s\) \['time_conversions'\]"):
+        complexify(spec, 1, seed=0)
+
+
+def test_complexify_validates_the_database(monkeypatch):
+    doc = time_doc()
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    real = miner_offline.complexify_offline
+
+    def dangling(s: EnvSpec, iteration: int, seed: int):
+        res = real(s, iteration, seed)
+        res.rows["time_conversions"][0]["source_timezone_id"] = 99999
+        return res
+
+    monkeypatch.setattr(miner_offline, "complexify_offline", dangling)
+    with pytest.raises(MiningError, match=r"rows\[time_conversions\]\[0\]"):
+        complexify(spec, 1, seed=0)
+
+
+def test_validate_database_names_the_problem(mined):
+    data = json.loads(mined["git"].spec.to_json())
+    data["tables"][1]["columns"][1]["foreign_key"] = "nowhere.id"
+    with pytest.raises(MiningError, match="unknown table 'nowhere'"):
+        validate_database(data)
+    data = json.loads(mined["git"].spec.to_json())
+    data["rows"]["branches"][0]["branch_type"] = "sideways"
+    with pytest.raises(MiningError, match=r"rows\[branches\]\[0\].*CHECK"):
+        validate_database(data)
+
+
+def test_same_seed_same_fingerprint_other_seed_other_rows(mined):
+    again = mine_theme(git_doc(), iterations=3, seed=0)
+    assert again.spec.fingerprint == mined["git"].spec.fingerprint
+    assert [i.fingerprint for i in again.iterations] == [i.fingerprint
+                                                        for i in mined["git"].iterations]
+    other = mine_theme(git_doc(), iterations=3, seed=1)
+    assert other.spec.fingerprint != mined["git"].spec.fingerprint
+    assert [t.name for t in other.spec.tables] == [t.name for t in mined["git"].spec.tables]
+
+
+def test_different_sources_give_different_schemas(mined):
+    sets = {k: frozenset(t.name for t in mined[k].spec.tables) for k in ("time", "git", "clinic")}
+    assert len(set(sets.values())) == 3
+    drafted = {k: {t for t in sets[k] if t not in
+                   (mined[k].spec.provenance.stats.get("added_tables") or [])}
+               for k in sets}
+    assert drafted["time"] & drafted["git"] == set()
+    assert drafted["git"] & drafted["clinic"] == set()
+    assert drafted["time"] & drafted["clinic"] == set()
+
+
+def test_mined_theme_reports_questions_and_evidence(mined):
+    m = mined["clinic"]
+    assert m.questions and m.evidence_summary["by_kind"]["argument"] >= 10
+    assert "listAppointments.status" in m.evidence_summary["enums"]
+    assert {"email", "date-time", "date"} <= set(m.evidence_summary["formats"])
+    assert m.seconds < 10
+
+
+# ---------------------------------------------------------------------------------------------
+# LLM path with a fake chat model
+# ---------------------------------------------------------------------------------------------
+
+
+class ScriptedChat(BaseChatModel):
+    """Answers by role: the system prompt says which step is asking."""
+
+    script: dict[str, list[str]]
+    seen: list[str] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-fake"
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        system = str(messages[0].content)
+        step = ("questions" if "research questions" in system.lower() or "Plan research" in system
+                else "draft" if "design the relational database" in system
+                else "complexify" if "more realistic" in system else "other")
+        self.seen.append(step)
+        queue = self.script.get(step) or ['{"questions": ["What?"]}']
+        text = queue.pop(0) if len(queue) > 1 else queue[0]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+GOOD_DRAFT = {
+    "tables": [
+        {"name": "doctors", "columns": [
+            {"name": "id", "type": "integer", "primary_key": True},
+            {"name": "name", "type": "text", "nullable": False},
+            {"name": "specialty", "type": "text"}]},
+        {"name": "patients", "columns": [
+            {"name": "id", "type": "integer", "primary_key": True},
+            {"name": "name", "type": "text", "nullable": False},
+            {"name": "email", "type": "text", "unique": True}]},
+        {"name": "appointments", "columns": [
+            {"name": "id", "type": "integer", "primary_key": True},
+            {"name": "patient_id", "type": "integer", "nullable": False,
+             "foreign_key": "patients.id"},
+            {"name": "doctor_id", "type": "integer", "nullable": False,
+             "foreign_key": "doctors.id"},
+            {"name": "starts_at", "type": "datetime", "nullable": False},
+            {"name": "status", "type": "text", "nullable": False,
+             "enum": ["scheduled", "completed", "cancelled"]}]},
+    ],
+    "rows": [
+        {"table": "doctors", "columns": ["id", "name", "specialty"],
+         "values": [[1, "Dr. Ada Park", "Cardiology"], [2, "Dr. Ben Cho", "Dermatology"]]},
+        {"table": "patients", "columns": ["name", "email"],
+         "values": [["Cara Diaz", "cara@example.com"], ["Dan Eze", "dan@example.com"]]},
+        {"table": "appointments", "columns": ["patient_id", "doctor_id", "starts_at", "status"],
+         "values": [[1, 2, "2026-01-20T10:00:00", "scheduled"],
+                    [2, 1, "2026-01-10T09:30:00", "completed"]]},
+    ],
+    "notes": "three core entities",
+}
+BAD_DRAFT = {**GOOD_DRAFT, "tables": [
+    *GOOD_DRAFT["tables"][:2],
+    {**GOOD_DRAFT["tables"][2], "columns": [
+        *GOOD_DRAFT["tables"][2]["columns"][:2],
+        {"name": "doctor_id", "type": "integer", "foreign_key": "physicians.id"}]}]}
+GOOD_CHANGE = {
+    "summary": "appointment notes and doctor phone",
+    "new_tables": [{"name": "appointment_notes", "columns": [
+        {"name": "id", "type": "integer", "primary_key": True},
+        {"name": "appointment_id", "type": "integer", "nullable": False,
+         "foreign_key": "appointments.id"},
+        {"name": "body", "type": "text", "nullable": False}]}],
+    "new_columns": [{"table": "doctors", "column": {"name": "phone", "type": "text"}}],
+    "widen_enums": [{"table": "appointments", "column": "status", "add_values": ["no_show"]}],
+    "new_rows": [{"table": "appointment_notes", "columns": ["appointment_id", "body"],
+                  "values": [[1, "Bring previous ECG"], [2, "Follow-up in 6 months"]]}],
+}
+
+
+def test_llm_path_retries_an_invalid_draft_then_validates(fake_miner):
+    model = fake_miner(ScriptedChat(script={
+        "questions": ['{"questions": ["Which entities?", "How do appointments relate?"]}'],
+        "draft": ["not json at all", json.dumps(BAD_DRAFT), json.dumps(GOOD_DRAFT)],
+        "complexify": [f"```json\n{json.dumps(GOOD_CHANGE)}\n```"],
+    }))
+    doc = clinic_doc()
+    assert plan_questions(doc) == ["Which entities?", "How do appointments relate?"]
+    spec = draft_database(doc, gather_evidence(doc, ["Which entities?"]), seed=0)
+    assert model.seen.count("draft") == 3  # two rejected answers, the third accepted
+    assert spec.provenance.stats["iterations"][0]["strategy"] == "llm"
+    assert "after 2 retries" in spec.provenance.notes[-1]
+    assert [t.name for t in spec.tables] == ["doctors", "patients", "appointments"]
+    assert spec.rows["doctors"][0]["name"] == "Dr. Ada Park"  # the LLM's rows are kept
+    assert len(spec.rows["appointments"]) >= 20  # volumes scaled by the offline generator
+    validate_database(spec)
+
+    spec2 = complexify(spec, 1, seed=0)
+    assert spec2.provenance.stats["iterations"][-1]["strategy"] == "llm"
+    assert "appointment_notes" in {t.name for t in spec2.tables}
+    assert "no_show" in spec2.table("appointments").column("status").enum
+    assert spec2.rows["appointment_notes"][0]["body"] == "Bring previous ECG"
+    assert len(spec2.rows["appointment_notes"]) >= 15
+    assert "phone" in spec2.rows["doctors"][0]
+    assert spec2.stats()["rows"] > spec.stats()["rows"]
+    assert spec2.provenance.parent == spec.fingerprint
+
+
+def test_llm_path_falls_back_to_offline_after_three_invalid_answers(fake_miner):
+    model = fake_miner(ScriptedChat(script={
+        "questions": ['{"questions": []}'],  # invalid (empty) -> offline questions
+        "draft": [json.dumps(BAD_DRAFT)],
+        "complexify": ['{"new_tables": [{"name": "patients", "columns": '
+                       '[{"name": "id", "type": "integer", "primary_key": true}]}]}'],
+    }))
+    m = mine_theme(clinic_doc(), iterations=1, seed=0)
+    assert model.seen.count("questions") == 3 and model.seen.count("draft") == 3
+    assert model.seen.count("complexify") == 3
+    assert any("What attributes" in q for q in m.questions)  # offline questions
+    assert [i.strategy for i in m.iterations] == ["offline-fallback", "offline-fallback"]
+    notes = "\n".join(m.spec.provenance.notes)
+    assert "LLM draft failed 3 times" in notes and "physicians" in notes
+    assert "LLM complexification failed 3 times" in notes and "already exists" in notes
+    offline_only = mine_theme(clinic_doc(), iterations=1, seed=0)  # model still installed
+    assert offline_only.spec.fingerprint == m.spec.fingerprint
+    set_chat_model("miner", None)
+    assert mine_theme(clinic_doc(), iterations=1, seed=0).spec.fingerprint == m.spec.fingerprint
+
+
+def test_ask_structured_parses_json_from_any_chat_model():
+    from agent_world.agents.miner import QuestionPlan
+
+    model = ScriptedChat(script={"other": ['Sure! ```json\n{"questions": ["a", "b"]}\n```']})
+    out = ask_structured(model, QuestionPlan, [("system", "x"), ("human", "y")])
+    assert out.questions == ["a", "b"]
+
+
+class ToolCallingChat(BaseChatModel):
+    """A bind_tools-capable fake: answers with a tool call, as providers do for
+    with_structured_output."""
+
+    args: dict[str, Any]
+    bound: list[Any] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "tool-calling-fake"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        self.bound.extend(tools)
+        return self
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        name = self.bound[-1].__name__ if self.bound else "QuestionPlan"
+        msg = AIMessage(content="", tool_calls=[{"name": name, "args": self.args, "id": "c1"}])
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+def test_ask_structured_uses_tool_calling_when_the_model_supports_it(fake_miner):
+    from agent_world.agents.miner import QuestionPlan
+
+    model = ToolCallingChat(args={"questions": ["Which entities?", "Which states?"]})
+    out = ask_structured(model, QuestionPlan, [("human", "plan")])
+    assert out.questions == ["Which entities?", "Which states?"] and model.bound == [QuestionPlan]
+    fake_miner(ToolCallingChat(args={"questions": []}))  # invalid: retried, then offline
+    assert any("What attributes" in q for q in plan_questions(time_doc()))
+
+
+def test_person_roles_cycles_and_dto_schemas(mined):
+    spec = mined["offices"].spec
+    fks = _fk_map(spec)
+    assert fks["employees.manager_id"] == "employees.id"  # a person role on a person: self FK
+    assert fks["teams.lead_id"] == "employees.id"
+    assert "errors" not in {t.name for t in spec.tables}  # an error schema is no entity
+    assert not any(c.foreign_key == "employees.id" for c in spec.table("offices").columns)
+
+
+@pytest.mark.parametrize("filename", ["clinic_booking_openapi.yaml", "book_lending_prd.md"])
+def test_bundled_documents_mine_cleanly(filename, tmp_path):
+    sources = pytest.importorskip("agent_world.tools.sources")
+    path = sources.DATA_DIR / filename if hasattr(sources, "DATA_DIR") else None
+    if path is None or not path.is_file():
+        pytest.skip("bundled source documents not available")
+    doc = sources.read_source(str(path))
+    m = mine_theme(doc, iterations=3, seed=0)
+    stats = m.spec.stats()
+    assert stats["tables"] >= 4 and stats["foreign_keys"] >= 3 and stats["rows"] >= 200
+    conn = sqlite3.connect(build_template(m.spec, tmp_path / "t.sqlite"))
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    conn.close()
