@@ -26,7 +26,13 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel
 
-from agent_world.envs.database import StateDiff, build_template, diff_databases, read_rows, state_hash
+from agent_world.envs.database import (
+    StateDiff,
+    build_template,
+    diff_databases,
+    read_rows,
+    state_hash,
+)
 from agent_world.envs.pool import Launcher, WorkerPool
 from agent_world.envs.spec import EnvSpec
 

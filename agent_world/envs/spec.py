@@ -19,7 +19,15 @@ from typing import Annotated, Any, Literal
 
 import jsonschema
 import sqlalchemy as sa
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agent_world.errors import SpecError
 
