@@ -97,7 +97,8 @@ def env_list(stage: Annotated[str | None, typer.Option(help="Only this stage "
     envs = state.catalog().list_envs(stage=stage)
     table = Table(title=f"Environments ({len(envs)})")
     for col in ("name", "ver", "stage", "taxonomy", "tables", "rows", "tools", "fingerprint"):
-        table.add_column(col, justify="right" if col in ("ver", "tables", "rows", "tools") else "left")
+        table.add_column(col, justify="right" if col in ("ver", "tables", "rows", "tools") else "left",
+                         no_wrap=col in ("name", "fingerprint"))
     for e in envs:
         table.add_row(e.name, str(e.version), e.stage, e.taxonomy, str(e.stats.get("tables", "")),
                       str(e.stats.get("rows", "")), str(e.stats.get("tools", "")), e.fingerprint)
