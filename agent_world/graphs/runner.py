@@ -41,7 +41,20 @@ def stream(builder: StateGraph, inputs: dict[str, Any] | None, config: dict[str,
     `final_state(builder, config)` gives the state and the nodes still to run."""
     with checkpointer(config["configurable"].get("home")) as saver:
         graph = builder.compile(checkpointer=saver)
-        yield from graph.stream(inputs, config, stream_mode="updates", durability="sync")
+        try:
+            yield from graph.stream(inputs, config, stream_mode="updates", durability="sync")
+        finally:
+            flush_traces()
+
+
+def flush_traces() -> None:
+    """Send pending LangSmith traces before the process exits (no-op when tracing is off)."""
+    from langsmith.utils import tracing_is_enabled
+
+    if tracing_is_enabled():
+        from langchain_core.tracers.langchain import wait_for_all_tracers
+
+        wait_for_all_tracers()
 
 
 def final_state(builder: StateGraph, config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

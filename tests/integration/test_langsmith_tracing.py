@@ -1,0 +1,87 @@
+"""With LANGSMITH_TRACING=true a graph run is traced through the real langsmith client; here the
+endpoint is a local stand-in that records what it receives."""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import gzip
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    received: list[dict] = []
+
+    def log_message(self, *args):  # keep test output quiet
+        pass
+
+    def _reply(self, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):  # noqa: N802
+        if self.path.startswith("/info"):
+            self._reply({"version": "stand-in"})
+        else:
+            self._reply({})
+
+    def do_POST(self):  # noqa: N802
+        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        try:
+            if self.headers.get("Content-Encoding", "") == "gzip":
+                raw = gzip.decompress(raw)
+            ctype = self.headers.get("Content-Type", "")
+            runs = []
+            if ctype.startswith("multipart/"):
+                message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+                    f"Content-Type: {ctype}\r\n\r\n".encode() + raw)
+                for part in message.iter_parts():
+                    field = part.get_param("name", header="content-disposition") or ""
+                    if field.count(".") == 1:  # "post.<run id>": the run itself
+                        runs.append(json.loads(part.get_payload(decode=True)))
+            else:
+                body = json.loads(raw)
+                runs = body.get("post", []) + body.get("patch", [])
+            _Recorder.received.append({"path": self.path, "runs": runs})
+        except Exception as exc:  # a stand-in must answer anyway, or the client retries
+            _Recorder.received.append({"path": self.path, "error": repr(exc)})
+        self._reply({})
+
+
+def test_mine_graph_is_traced_to_langsmith(tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Recorder.received = []
+    source = f"file:{ROOT / 'agent_world/data/sources/clinic_booking_openapi.yaml'}"
+    code = ("from agent_world.graphs.mine import graph; "
+            f"out = graph.invoke({{'sources': [{source!r}], 'iterations': 1}}, "
+            f"{{'configurable': {{'home': {str(tmp_path)!r}}}}}); "
+            "print(out['summary']); "
+            "from agent_world.graphs.runner import flush_traces; flush_traces()")
+    env = dict(os.environ, LANGSMITH_TRACING="true",
+               LANGSMITH_ENDPOINT=f"http://127.0.0.1:{server.server_port}",
+               LANGSMITH_API_KEY="test-key", LANGSMITH_PROJECT="agent-world-tests")
+    try:
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=60, cwd=ROOT)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "'mined': 1" in done.stdout
+    names = {run.get("name") for req in _Recorder.received for run in req.get("runs", [])}
+    assert {"start", "mine_source", "taxonomy"} <= names, (names, _Recorder.received[:3])
