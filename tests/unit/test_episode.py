@@ -153,3 +153,23 @@ def test_open_episode_uses_the_default_runtime(notes_spec):
         assert ep.step("list_notes", {"user_id": 1}).ok
         assert ep.path.exists()
     assert not ep.path.exists()
+
+
+def test_a_launcher_wraps_the_worker_command(notes_spec, tmp_path):
+    """The seam a sandbox uses: the worker's command line is prefixed, nothing else changes."""
+    seen = []
+
+    def launcher(cmd):
+        seen.append(list(cmd))
+        return ["env", f"AGENT_WORLD_TEST_WRAPPED={tmp_path}", *cmd]
+
+    raw = json.loads(notes_spec.to_json())
+    raw["tools"].append({
+        "name": "where", "description": "Report the launcher's marker.",
+        "parameters": {"type": "object", "properties": {}},
+        "source": "def where(ctx):\n    import os\n"
+                  "    return os.environ.get('AGENT_WORLD_TEST_WRAPPED')\n"})
+    spec = EnvSpec.from_dict(raw)
+    with EnvRuntime(launcher=launcher) as rt:
+        assert rt.open(spec).step("where").result == str(tmp_path)
+    assert seen and seen[0][-2:] == ["-m", "agent_world.envs.worker"]
