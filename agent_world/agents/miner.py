@@ -16,7 +16,7 @@ Two strategies behind each step, chosen by `chat_model("miner")`:
   offline row generator (LLMs are poor at emitting hundreds of consistent rows). Every answer is
   validated like the offline output; an invalid answer is retried up to twice with the error in
   the prompt, then the step falls back to the offline strategy and says so in provenance.notes.
-* Offline: the documented algorithm in `agent_world.agents.miner_offline`.
+* Offline: the documented algorithm in `agent_world.agents.offline_mining`.
 
 Validation (`validate_database`) of every draft and every iteration: EnvSpec validation, the
 template database built with `build_template` (DDL, FK-checked inserts, CHECK/UNIQUE/NOT NULL),
@@ -37,8 +37,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent_world.agents import miner_offline as offline
-from agent_world.agents.miner_offline import Evidence, SearchFn
+from agent_world.agents import offline_mining as offline
+from agent_world.agents.offline_mining import Evidence, SearchFn
 from agent_world.agents.taxonomy import classify
 from agent_world.envs.database import build_template
 from agent_world.envs.spec import (

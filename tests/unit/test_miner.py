@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from agent_world.agents import miner_offline
+from agent_world.agents import offline_mining
 from agent_world.agents.miner import (
     MinedTheme,
     MiningError,
@@ -25,6 +25,8 @@ from agent_world.agents.miner import (
     plan_questions,
     validate_database,
 )
+from agent_world.agents.offline_mining.complexify import ComplexifyResult, _Complexifier
+from agent_world.agents.offline_mining.naming import plural, singular, tokens
 from agent_world.envs.database import build_template
 from agent_world.envs.spec import EnvSpec
 from agent_world.models import set_chat_model
@@ -391,9 +393,9 @@ def test_words_singular_plural():
                       ("timezone", "timezones"), ("status", "statuses"), ("person", "people"),
                       ("address", "addresses"), ("history", "history"), ("patient", "patients"),
                       ("time_conversion", "time_conversions"), ("fetch", "fetches")]:
-        assert miner_offline.plural(one) == many
-        assert miner_offline.singular(many) == one
-    assert miner_offline.tokens("listAppointmentsByDoctorId") == [
+        assert plural(one) == many
+        assert singular(many) == one
+    assert tokens("listAppointmentsByDoctorId") == [
         "list", "appointments", "by", "doctor", "id"]
 
 
@@ -467,14 +469,14 @@ def test_complexify_never_loses_content(monkeypatch):
 
     def lossy(s: EnvSpec, iteration: int, seed: int):  # a valid database with fewer rows
         rows = {**s.rows, "time_conversions": s.rows["time_conversions"][:5]}
-        return miner_offline.ComplexifyResult(s.tables, rows, {}, [], ["lossy"])
+        return ComplexifyResult(s.tables, rows, {}, [], ["lossy"])
 
-    monkeypatch.setattr(miner_offline, "complexify_offline", lossy)
+    monkeypatch.setattr(offline_mining, "complexify_offline", lossy)
     with pytest.raises(MiningError, match="must not remove content: rows 82 -> 47"):
         complexify(spec, 1, seed=0)
 
     def dropping(s: EnvSpec, iteration: int, seed: int):
-        res = miner_offline._Complexifier(s, iteration, seed).run()
+        res = _Complexifier(s, iteration, seed).run()
         res.tables = [t for t in res.tables if t.name != "time_conversions"]
         res.rows.pop("time_conversions")
         for t in res.tables:  # nothing may point at the dropped table
@@ -482,7 +484,7 @@ def test_complexify_never_loses_content(monkeypatch):
                          if not (c.foreign_key or "").startswith("time_conversions.")]
         return res
 
-    monkeypatch.setattr(miner_offline, "complexify_offline", dropping)
+    monkeypatch.setattr(offline_mining, "complexify_offline", dropping)
     with pytest.raises(MiningError, match=r"dropped table\(s\) \['time_conversions'\]"):
         complexify(spec, 1, seed=0)
 
@@ -490,14 +492,14 @@ def test_complexify_never_loses_content(monkeypatch):
 def test_complexify_validates_the_database(monkeypatch):
     doc = time_doc()
     spec = draft_database(doc, gather_evidence(doc, []), seed=0)
-    real = miner_offline.complexify_offline
+    real = offline_mining.complexify_offline
 
     def dangling(s: EnvSpec, iteration: int, seed: int):
         res = real(s, iteration, seed)
         res.rows["time_conversions"][0]["source_timezone_id"] = 99999
         return res
 
-    monkeypatch.setattr(miner_offline, "complexify_offline", dangling)
+    monkeypatch.setattr(offline_mining, "complexify_offline", dangling)
     with pytest.raises(MiningError, match=r"rows\[time_conversions\]\[0\]"):
         complexify(spec, 1, seed=0)
 

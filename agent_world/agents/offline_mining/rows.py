@@ -1,0 +1,525 @@
+"""Step 7 of the algorithm: rows. `column_semantic` says what kind of value a column holds (from
+its name, type, description and table); `RowFactory` makes valid rows with seeded Faker and
+`random.Random`: foreign keys point at existing rows (optionally Zipf-skewed), unique columns
+and groups stay unique, enums and NOT NULL hold, and times are consistent (children after
+parents, end after start, updated after created).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from faker import Faker
+
+from agent_world.agents.offline_mining.naming import is_person, singular
+from agent_world.agents.offline_mining.reference_data import (
+    BRANCH_PREFIXES,
+    COLORS,
+    COUNTRIES,
+    CURATED,
+    CURATED_TABLES,
+    CURRENCIES,
+    LANGUAGES,
+    MIME_TYPES,
+    SPECIALTIES,
+    TAG_WORDS,
+    TIME_ZONES,
+)
+from agent_world.envs.spec import ColumnSpec, TableSpec
+
+WINDOW_START = datetime(2023, 1, 1, 8, 0, 0)
+
+
+def to_iso(dt: datetime) -> str:
+    return dt.replace(microsecond=0).isoformat()
+
+
+def parse_iso(v: Any) -> datetime | None:
+    if not isinstance(v, str):
+        return None
+    try:
+        return datetime.fromisoformat(v[:19]) if "T" in v or len(v) > 10 else \
+            datetime.fromisoformat(v + "T00:00:00")
+    except ValueError:
+        return None
+
+
+def time_role(name: str) -> str:
+    n = name.lower()
+    if re.search(r"birth|dob|birthday", n):
+        return "birth"
+    if n.startswith(("deleted", "archived", "cancelled", "canceled", "closed", "revoked")):
+        return "deleted"
+    if n.startswith(("updated", "modified", "last_", "changed")):
+        return "updated"
+    if re.search(r"(^|_)(end|ends|until|finish|finished|due|deadline|expires|expiry|expiration|"
+                 r"arrival|checkout|check_out|closes|to)(_|$)", n):
+        return "end"
+    if re.search(r"(^|_)(start|starts|begin|begins|scheduled|departure|check_in|checkin|opens|"
+                 r"from|since|at_time|time|date)(_|$)", n) and n not in ("created_at",):
+        return "start"
+    return "created"
+
+
+def column_semantic(table: str, col: ColumnSpec) -> str:
+    """What kind of value a column holds, from its name, type, description and table."""
+    n = col.name.lower()
+    words = set(n.split("_"))
+    t = col.type
+    if col.primary_key:
+        return "pk"
+    if col.foreign_key:
+        return "fk"
+    if col.enum:
+        return "enum"
+    if t == "boolean":
+        return "bool"
+    if t == "json":
+        return "json"
+    if t in ("date", "datetime"):
+        return f"{t}:{time_role(n)}"
+    if t == "real":
+        if words & {"latitude", "lat"}:
+            return "latitude"
+        if words & {"longitude", "lng", "lon"}:
+            return "longitude"
+        if words & {"rating", "score", "stars"}:
+            return "rating"
+        if words & {"percent", "percentage", "pct", "discount", "rate"}:
+            return "percent"
+        return "money"
+    if t == "integer":
+        if words & {"year"}:
+            return "year"
+        if words & {"age"}:
+            return "age"
+        if words & {"rating", "stars", "score", "priority", "level", "rank", "floor"}:
+            return "small_int"
+        if words & {"minutes", "duration"}:
+            return "duration"
+        if words & {"size", "bytes"}:
+            return "bytes"
+        if words & {"decimals"}:
+            return "decimals"
+        if words & {"order", "position"}:
+            return "position"
+        return "count"
+    d = col.description.lower()
+    single = singular(table).split("_")[-1]
+    if "hh:mm" in d or n in ("time", "local_time", "start_hhmm"):
+        return "hhmm"
+    if "email" in words:
+        return "email"
+    if words & {"phone", "mobile", "fax", "telephone"}:
+        return "phone"
+    if n == "first_name":
+        return "first_name"
+    if n == "last_name":
+        return "last_name"
+    if n in ("full_name", "display_name") or (n == "name" and is_person(table)) or \
+            n in ("author", "changed_by", "assignee", "reviewer", "owner"):
+        return "person_name"
+    if n in ("username", "login", "handle", "user_name"):
+        return "username"
+    if words & {"url", "uri", "link", "website", "homepage", "endpoint"}:
+        return "url"
+    if n in ("file_name", "filename"):
+        return "file_name"
+    if words & {"path", "directory", "dir", "file", "folder"}:
+        return "repo_path" if single in ("repository", "repo") else "file_path"
+    if "timezone" in words or n == "tz" or (single == "timezone" and n == "name"):
+        return "timezone"
+    if n in ("utc_offset", "offset"):
+        return "utc_offset"
+    if "currency" in words:
+        return "currency"
+    if n in ("country", "country_code", "nationality"):
+        return "country"
+    if n == "city":
+        return "city"
+    if words & {"address", "street", "location"}:
+        return "address"
+    if words & {"zip", "postcode", "postal"}:
+        return "postcode"
+    if words & {"language", "locale", "lang"}:
+        return "language"
+    if words & {"color", "colour"}:
+        return "color"
+    if words & {"sha", "hash", "revision", "checksum", "digest"}:
+        return "sha"
+    if words & {"uuid", "guid", "token"}:
+        return "uuid"
+    if words & {"ip"}:
+        return "ip"
+    if words & {"domain", "hostname", "host"}:
+        return "domain"
+    if "version" in words:
+        return "semver"
+    if words & {"mime", "content_type", "mimetype"} or n == "content_type":
+        return "mime"
+    if words & {"specialty", "speciality", "department"}:
+        return "specialty"
+    if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",
+                "bio", "summary", "instructions", "answer", "question", "feedback", "value"}:
+        return "sentence"
+    if words & {"description", "details"}:
+        return "paragraph"
+    if words & {"title", "subject", "headline", "caption"}:
+        return "title"
+    if words & {"company", "organization", "employer", "vendor", "brand"}:
+        return "company"
+    if words & {"code", "sku", "reference", "ref", "isbn", "number", "slug", "key"}:
+        return "code"
+    if words & {"region", "continent", "area"}:
+        return "region"
+    if words & {"type", "kind", "category", "genre", "role", "target", "action", "method",
+                "channel", "source", "unit"}:
+        return "category"
+    if n in ("name", "label"):
+        if single in ("repository", "repo", "project", "package", "service", "bucket", "app"):
+            return "slug_name"
+        if single == "branch":
+            return "branch_name"
+        if single in ("tag", "label", "keyword", "topic"):
+            return "tag"
+        if single in ("company", "organization", "vendor", "supplier", "clinic", "hospital"):
+            return "company"
+        if single in ("city", "location", "venue", "place", "hotel", "airport", "store"):
+            return "place"
+        if single in ("calendar",):
+            return "calendar_name"
+        return "title"
+    return "word"
+
+
+class RowFactory:
+    """Makes valid rows for a set of tables: FKs point at existing rows, unique columns and
+    unique_together groups stay unique, enums and NOT NULL hold, times are consistent."""
+
+    def __init__(self, tables: list[TableSpec], rows: dict[str, list[dict[str, Any]]] | None,
+                 seed: int | str, clock: str = "2026-01-15T09:00:00") -> None:
+        self.tables = {t.name: t for t in tables}
+        self.rows: dict[str, list[dict[str, Any]]] = {
+            t.name: [dict(r) for r in (rows or {}).get(t.name, [])] for t in tables}
+        self.rng = random.Random(f"rows:{seed}")
+        self.fake = Faker("en_US")
+        self.fake.seed_instance(f"faker:{seed}")
+        self.clock = datetime.fromisoformat(clock)
+        self._unique: dict[tuple[str, tuple[str, ...]], set[Any]] = {}
+        self._zipf: dict[tuple[str, int], tuple[list[Any], list[float]]] = {}
+        self._by_id: dict[str, dict[Any, dict[str, Any]]] = {}
+        for t in tables:
+            self._index(t.name)
+
+    # ---- bookkeeping -------------------------------------------------------------------
+    def add_table(self, table: TableSpec) -> None:
+        self.tables[table.name] = table
+        self.rows.setdefault(table.name, [])
+        self._index(table.name)
+
+    def _groups(self, table: TableSpec) -> list[tuple[str, ...]]:
+        groups = [(c.name,) for c in table.columns if c.unique and not c.primary_key]
+        groups += [tuple(table.primary_key)] + [tuple(g) for g in table.unique_together]
+        return groups
+
+    def _index(self, tname: str) -> None:
+        table = self.tables[tname]
+        for g in self._groups(table):
+            self._unique[(tname, g)] = {tuple(r.get(c) for c in g) for r in self.rows[tname]}
+        pk = table.primary_key[0]
+        self._by_id[tname] = {r.get(pk): r for r in self.rows[tname]}
+
+    def reindex_column(self, tname: str) -> None:
+        self._index(tname)
+
+    def next_id(self, tname: str) -> int:
+        pk = self.tables[tname].primary_key
+        if len(pk) != 1:
+            return len(self.rows[tname]) + 1
+        ids = [r.get(pk[0]) for r in self.rows[tname] if isinstance(r.get(pk[0]), int)]
+        return (max(ids) if ids else 0) + 1
+
+    def ok_unique(self, tname: str, row: dict[str, Any]) -> bool:
+        for g in self._groups(self.tables[tname]):
+            key = tuple(row.get(c) for c in g)
+            if any(v is None for v in key):
+                continue
+            if key in self._unique[(tname, g)]:
+                return False
+        return True
+
+    def commit(self, tname: str, row: dict[str, Any]) -> dict[str, Any]:
+        for g in self._groups(self.tables[tname]):
+            key = tuple(row.get(c) for c in g)
+            if not any(v is None for v in key):
+                self._unique[(tname, g)].add(key)
+        self.rows[tname].append(row)
+        self._by_id[tname][row.get(self.tables[tname].primary_key[0])] = row
+        return row
+
+    # ---- choices -----------------------------------------------------------------------
+    def zipf_choice(self, tname: str, ids: list[Any], s: float = 1.1) -> Any:
+        key = (tname, len(ids))
+        if key not in self._zipf:
+            order = list(ids)
+            random.Random(f"zipf:{tname}:{len(ids)}").shuffle(order)
+            weights = [1.0 / (rank + 1) ** s for rank in range(len(order))]
+            self._zipf[key] = (order, weights)
+        order, weights = self._zipf[key]
+        return self.rng.choices(order, weights=weights, k=1)[0]
+
+    def pick_parent(self, table: str, col: ColumnSpec, skew: bool,
+                    own_id: Any = None) -> Any:
+        ptable, pcol = col.foreign_key.split(".")  # type: ignore[union-attr]
+        candidates = [r.get(pcol) for r in self.rows.get(ptable, []) if r.get(pcol) is not None]
+        if ptable == table:
+            candidates = [c for c in candidates if own_id is None or c != own_id]
+            if not candidates or self.rng.random() < 0.5:
+                return None
+        if not candidates:
+            return None
+        if skew:
+            return self.zipf_choice(ptable, candidates)
+        return self.rng.choice(candidates)
+
+    def parent_row(self, col: ColumnSpec, value: Any) -> dict[str, Any] | None:
+        if value is None or not col.foreign_key:
+            return None
+        ptable = col.foreign_key.split(".")[0]
+        return self._by_id.get(ptable, {}).get(value)
+
+    # ---- values --------------------------------------------------------------------------
+    def _rand_time(self, lo: datetime, hi: datetime) -> datetime:
+        if hi <= lo:
+            return lo
+        span = int((hi - lo).total_seconds())
+        return lo + timedelta(seconds=self.rng.randint(0, span))
+
+    def value(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> Any:
+        sem = column_semantic(table, col)
+        f, r = self.fake, self.rng
+        if sem == "enum":
+            vals = col.enum or []
+            return r.choices(vals, weights=[1.0 / (i + 1) for i in range(len(vals))], k=1)[0]
+        if sem == "bool":
+            return r.random() < (0.25 if col.name.startswith(("is_archived", "pinned",
+                                                               "deleted")) else 0.6)
+        if sem == "json":
+            return {"source": r.choice(["web", "api", "import", "mobile"]),
+                    "version": r.randint(1, 5)}
+        if sem.startswith(("date:", "datetime:")):
+            return self._time_value(table, col, row, sem)
+        gen: dict[str, Callable[[], Any]] = {
+            "latitude": lambda: round(r.uniform(-60, 70), 6),
+            "longitude": lambda: round(r.uniform(-170, 170), 6),
+            "rating": lambda: round(r.uniform(1, 5), 1),
+            "percent": lambda: round(r.uniform(0, 100), 2),
+            "money": lambda: round(r.lognormvariate(3.6, 1.0), 2),
+            "year": lambda: r.randint(1990, 2026),
+            "age": lambda: r.randint(1, 95),
+            "small_int": lambda: r.randint(1, 5),
+            "duration": lambda: r.choice([15, 30, 45, 60, 90, 120]),
+            "bytes": lambda: int(r.lognormvariate(11, 2)),
+            "decimals": lambda: r.choice([0, 2, 2, 2, 3]),
+            "position": lambda: r.randint(1, 100),
+            "count": lambda: min(int(r.expovariate(1 / 8)), 500),
+            "hhmm": lambda: f"{r.randint(0, 23):02d}:{r.choice([0, 15, 30, 45]):02d}",
+            "email": lambda: self._email(row),
+            "phone": lambda: f.phone_number(),
+            "first_name": lambda: f.first_name(),
+            "last_name": lambda: f.last_name(),
+            "person_name": lambda: f.name(),
+            "username": lambda: f.user_name(),
+            "url": lambda: f.url() + f.uri_path(),
+            "file_name": lambda: f.file_name(),
+            "file_path": lambda: (f"/{'/'.join(f.words(r.randint(1, 3)))}/{row['file_name']}"
+                                  if isinstance(row.get("file_name"), str)
+                                  else f.file_path(depth=r.randint(1, 3))),
+            "repo_path": lambda: f"/srv/git/{f.user_name()}/{f.word()}-{f.word()}",
+            "timezone": lambda: r.choice(TIME_ZONES)[0],
+            "utc_offset": lambda: r.choice(TIME_ZONES)[1],
+            "currency": lambda: r.choice(CURRENCIES)[0],
+            "country": lambda: r.choice(COUNTRIES)[0],
+            "city": lambda: f.city(),
+            "address": lambda: f.address().replace("\n", ", "),
+            "postcode": lambda: f.postcode(),
+            "language": lambda: r.choice(LANGUAGES)[0],
+            "color": lambda: r.choice(COLORS),
+            "sha": lambda: f.sha1(),
+            "uuid": lambda: f.uuid4(),
+            "ip": lambda: f.ipv4_private(),
+            "domain": lambda: f.domain_name(),
+            "semver": lambda: f"{r.randint(0, 4)}.{r.randint(0, 20)}.{r.randint(0, 30)}",
+            "mime": lambda: self._mime(row),
+            "specialty": lambda: r.choice(SPECIALTIES),
+            "sentence": lambda: (self._commit_message() if singular(table) == "commit"
+                                 else f.sentence(nb_words=r.randint(5, 12))),
+            "paragraph": lambda: f.paragraph(nb_sentences=2),
+            "title": lambda: f.catch_phrase(),
+            "company": lambda: f.company(),
+            "code": lambda: f.bothify("??-####").upper(),
+            "region": lambda: r.choice(["North", "South", "East", "West", "Central"]),
+            "category": lambda: r.choice(["standard", "premium", "basic", "internal",
+                                          "external"]),
+            "slug_name": lambda: f"{f.word()}-{f.word()}",
+            "branch_name": lambda: (r.choice(["main", "develop"]) if r.random() < 0.2 else
+                                    f"{r.choice(BRANCH_PREFIXES)}/{f.word()}-{f.word()}"),
+            "tag": lambda: r.choice(TAG_WORDS) if r.random() < 0.8 else f.word(),
+            "place": lambda: f.city(),
+            "calendar_name": lambda: f"{f.first_name()}'s "
+                                     f"{r.choice(['Work', 'Personal', 'Team', 'On-call'])}",
+            "word": lambda: f.word(),
+        }
+        return gen.get(sem, gen["word"])()
+
+    def _email(self, row: dict[str, Any]) -> str:
+        """An address that matches the row's person name when it has one."""
+        name = row.get("name") or row.get("full_name") or " ".join(
+            str(row[k]) for k in ("first_name", "last_name") if row.get(k))
+        if isinstance(name, str) and name.strip():
+            parts = [re.sub(r"[^a-z]", "", p.lower()) for p in name.split()
+                     if p.rstrip(".").lower() not in ("mr", "mrs", "ms", "dr", "md", "phd",
+                                                      "dds", "dvm", "jr", "sr", "ii", "iii")]
+            parts = [p for p in parts if p]
+            if parts:
+                local = self.rng.choice([".".join(parts), parts[0][0] + parts[-1],
+                                         parts[0] + str(self.rng.randint(1, 99))])
+                return f"{local}@{self.fake.free_email_domain()}"
+        return self.fake.email()
+
+    def _mime(self, row: dict[str, Any]) -> str:
+        import mimetypes
+
+        for key in ("file_name", "filename", "file_path", "path", "name"):
+            if isinstance(row.get(key), str):
+                guess = mimetypes.guess_type(row[key])[0]
+                if guess:
+                    return guess
+        return self.rng.choice(MIME_TYPES)[1]
+
+    def _commit_message(self) -> str:
+        verb = self.rng.choice(["Fix", "Add", "Update", "Refactor", "Remove", "Improve",
+                                "Document", "Bump"])
+        what = self.rng.choice(["handling", "tests", "docs", "config", "validation", "parser",
+                                "endpoint", "logging", "types", "dependencies"])
+        return f"{verb} {self.fake.word()} {what}"
+
+    def _time_value(self, table: str, col: ColumnSpec, row: dict[str, Any], sem: str) -> Any:
+        kind, role = sem.split(":")
+        r = self.rng
+        floor = WINDOW_START
+        tcols = self.tables[table].columns
+        for c in tcols:  # a child is created after its parents
+            if c.foreign_key and row.get(c.name) is not None:
+                parent = self.parent_row(c, row[c.name])
+                if parent:
+                    for k in ("created_at", "created", "joined_at", "registered_at"):
+                        pt = parse_iso(parent.get(k))
+                        if pt and pt > floor:
+                            floor = pt
+        created = next((parse_iso(row.get(c.name)) for c in tcols
+                        if c.name in ("created_at", "created") and row.get(c.name)), None)
+        start = next((parse_iso(row.get(c.name)) for c in tcols
+                      if c.type in ("date", "datetime") and c.name != col.name
+                      and time_role(c.name) == "start" and row.get(c.name)), None)
+        if role == "birth":
+            dt = self._rand_time(datetime(1940, 1, 1), datetime(2008, 12, 31))
+        elif role == "updated":
+            base = created or floor
+            dt = self._rand_time(base, min(self.clock, base + timedelta(days=120)))
+        elif role == "deleted":
+            if col.nullable and r.random() < 0.85:
+                return None
+            base = created or floor
+            dt = self._rand_time(base, self.clock)
+        elif role == "end":
+            if start is not None:
+                dt = start + (timedelta(days=r.randint(1, 14)) if kind == "date"
+                              else timedelta(minutes=r.choice([30, 45, 60, 90, 120])))
+            else:
+                dt = self._rand_time(self.clock - timedelta(days=60),
+                                     self.clock + timedelta(days=90))
+        elif role == "start":
+            lo = max(floor, self.clock - timedelta(days=150))
+            dt = self._rand_time(lo, max(lo, self.clock + timedelta(days=75)))
+            dt = dt.replace(minute=(dt.minute // 15) * 15, second=0)
+        else:
+            dt = self._rand_time(floor, self.clock - timedelta(hours=1))
+        return dt.date().isoformat() if kind == "date" else to_iso(dt)
+
+    def _ordered(self, table: TableSpec) -> list[ColumnSpec]:
+        def key(c: ColumnSpec) -> int:
+            if c.foreign_key:
+                return 1
+            if c.primary_key:
+                return 0
+            if c.type in ("date", "datetime"):
+                return {"created": 3, "birth": 3, "start": 4, "updated": 5, "deleted": 5,
+                        "end": 6}[time_role(c.name)]
+            return 2
+        return sorted(table.columns, key=key)
+
+    def make(self, tname: str, *, skew: bool = False, overrides: dict[str, Any] | None = None,
+             nulls: float = 0.05, tries: int = 8) -> dict[str, Any] | None:
+        """Generate, check and append one row (None when uniqueness cannot be met)."""
+        table = self.tables[tname]
+        overrides = overrides or {}
+        for attempt in range(tries):
+            row: dict[str, Any] = {}
+            rid = self.next_id(tname)
+            for c in self._ordered(table):
+                if c.name in overrides:
+                    row[c.name] = overrides[c.name]
+                elif c.primary_key and not c.foreign_key:
+                    row[c.name] = rid if c.type == "integer" else self.fake.uuid4()
+                elif c.foreign_key:
+                    v = self.pick_parent(tname, c, skew, own_id=rid)
+                    if v is None and not c.nullable:
+                        return None  # no parent rows to point at
+                    if v is not None and c.nullable and self.rng.random() < nulls:
+                        v = None
+                    row[c.name] = v
+                elif c.nullable and not c.unique and self.rng.random() < nulls and \
+                        c.name not in ("name", "title"):
+                    row[c.name] = None
+                else:
+                    row[c.name] = self.value(tname, c, row)
+            if not self.ok_unique(tname, row):
+                for c in table.columns:  # make unique text columns unique by suffix
+                    if (c.unique or any(c.name in g for g in table.unique_together)) and \
+                            c.type == "text" and isinstance(row.get(c.name), str) and \
+                            c.name not in overrides and attempt >= 2:
+                        row[c.name] = _suffix(row[c.name], rid, column_semantic(tname, c))
+                if not self.ok_unique(tname, row):
+                    continue
+            return self.commit(tname, row)
+        return None
+
+    def curated_rows(self, tname: str, n: int | None = None) -> int:
+        entity = CURATED_TABLES.get(tname) or singular(tname)
+        data = CURATED.get(entity, {}).get("rows", [])
+        made = 0
+        have = {r.get("name") or r.get("code") for r in self.rows[tname]}
+        for rec in data:
+            if n is not None and made >= n:
+                break
+            if (rec.get("name") or rec.get("code")) in have:
+                continue
+            over = {k: v for k, v in rec.items() if k in {c.name for c in
+                                                           self.tables[tname].columns}}
+            if self.make(tname, overrides=over, nulls=0.0, tries=1) is not None:
+                made += 1
+        return made
+
+
+def _suffix(value: str, rid: Any, sem: str) -> str:
+    if sem == "email" and "@" in value:
+        user, _, dom = value.partition("@")
+        return f"{user}{rid}@{dom}"
+    if sem in ("url", "file_path", "repo_path"):
+        return f"{value.rstrip('/')}-{rid}"
+    return f"{value} {rid}"

@@ -1,0 +1,152 @@
+"""Word lists the offline miner reads names and sentences with.
+
+Verbs (all known verbs, phrasal verbs, noun-verbs such as ``commit``, reading, creating,
+transforming and state-changing verbs with the state they lead to), the lifecycle state words
+and the terminal states complexification adds, the words a tool name is split on (modifiers,
+qualifiers, id words, value nouns and the attributes they map to), argument vocabulary
+(identifier suffixes, role prefixes, filter arguments, aliases to entities), person nouns and
+roles, common entity nouns and file words. Pure data: nothing here imports from the package.
+"""
+
+from __future__ import annotations
+
+VERBS = {
+    "get", "list", "create", "update", "delete", "remove", "add", "set", "search", "find",
+    "fetch", "read", "write", "show", "convert", "book", "cancel", "schedule", "send", "make",
+    "new", "edit", "modify", "patch", "put", "query", "lookup", "retrieve", "check", "run",
+    "execute", "start", "stop", "open", "close", "archive", "publish", "approve", "reject",
+    "complete", "confirm", "assign", "submit", "upload", "download", "move", "copy", "rename",
+    "reset", "checkout", "merge", "pay", "refund", "ship", "register", "subscribe",
+    "unsubscribe", "invite", "reschedule", "count", "describe", "view", "browse", "calculate",
+    "compute", "generate", "translate", "export", "import", "sync", "enable", "disable", "lock",
+    "unlock", "resolve", "mark", "track", "apply", "validate", "verify", "insert", "upsert",
+    "save", "load", "analyze", "summarize", "transcribe", "render", "scrape", "evaluate",
+    "navigate", "click", "fill", "select", "take", "clear", "push", "pull", "clone", "post",
+    "reply", "forward", "like", "follow", "unfollow", "share", "rate", "return", "transfer",
+    "withdraw", "deposit", "refresh", "restore", "duplicate", "attach", "detach", "link",
+    "unlink", "invoke", "call", "read_only", "release", "deploy", "build", "test", "install",
+    "append", "log", "record", "create_or_update", "order", "buy", "sell", "rent", "plan",
+    "manage", "organize", "print", "retire", "renew", "place", "waive", "suspend", "reactivate",
+    "reserve", "borrow", "lend", "collect", "receive", "scan", "expire", "revoke", "check_in",
+    "check_out", "sign_in", "sign_up", "log_in", "log_out", "opt_in", "opt_out",
+    "roll_back", "set_up", "clean_up", "look_up", "pick_up", "drop_off",
+}
+PHRASAL_VERBS = {"check_in", "check_out", "sign_in", "sign_up", "log_in", "log_out", "opt_in",
+                 "opt_out", "roll_back", "set_up", "clean_up", "look_up", "pick_up", "drop_off"}
+GENERIC_TAILS = {"account", "profile", "record", "details", "entry", "info", "data"}
+DTO_WORDS = {"error", "errors", "problem", "exception", "request", "response", "input",
+             "output", "payload", "body", "envelope", "dto", "params", "parameters"}
+NOUN_VERBS = {"commit", "comment", "review", "message", "post", "order", "note", "bookmark",
+              "tag", "label", "vote", "tweet", "reply", "transfer", "deposit", "return"}
+READ_VERBS = {"get", "list", "search", "find", "fetch", "read", "show", "query", "lookup",
+              "retrieve", "check", "count", "describe", "view", "browse", "export", "download",
+              "scrape", "navigate", "look_up", "scan"}
+CREATE_VERBS = {"create", "add", "new", "book", "schedule", "register", "insert", "upsert",
+                "make", "submit", "upload", "send", "invite", "post", "save", "write", "open",
+                "import", "clone", "attach", "deploy", "build", "append", "record", "log"}
+TRANSFORM_VERBS = {
+    "convert": "conversion", "translate": "translation", "calculate": "calculation",
+    "compute": "computation", "fetch": "fetch", "search": "search", "run": "run",
+    "execute": "execution", "send": "delivery", "generate": "generation",
+    "evaluate": "evaluation", "analyze": "analysis", "summarize": "summary",
+    "transcribe": "transcription", "render": "render", "scrape": "scrape", "query": "query",
+    "invoke": "invocation", "call": "call", "download": "download", "export": "export",
+    "navigate": "navigation", "transfer": "transfer",
+}
+STATE_VERBS = {
+    "cancel": "cancelled", "archive": "archived", "close": "closed", "publish": "published",
+    "approve": "approved", "reject": "rejected", "complete": "completed", "confirm": "confirmed",
+    "checkout": "checked_out", "merge": "merged", "resolve": "resolved", "assign": "assigned",
+    "start": "started", "stop": "stopped", "submit": "submitted", "ship": "shipped",
+    "pay": "paid", "refund": "refunded", "reschedule": "rescheduled", "lock": "locked",
+    "unlock": "unlocked", "enable": "enabled", "disable": "disabled", "release": "released",
+    "deploy": "deployed", "book": "booked", "open": "open", "retire": "retired",
+    "renew": "renewed", "suspend": "suspended", "waive": "waived", "reactivate": "active",
+    "reserve": "reserved", "borrow": "borrowed", "collect": "collected", "receive": "received",
+    "return": "returned", "expire": "expired", "revoke": "revoked", "check_in": "checked_in",
+    "check_out": "checked_out", "pick_up": "picked_up", "roll_back": "rolled_back",
+}
+STATE_WORDS = [
+    "draft", "pending", "scheduled", "booked", "todo", "open", "new", "active", "confirmed",
+    "in_progress", "in_review", "review", "assigned", "started", "running", "queued", "paused",
+    "blocked", "on_hold", "submitted", "approved", "rejected", "published", "shipped",
+    "delivered", "paid", "unpaid", "refunded", "completed", "done", "resolved", "closed",
+    "merged", "checked_out", "checked_in", "cancelled", "canceled", "failed", "succeeded",
+    "expired", "waiting", "ready", "collected", "in_transit", "on_loan", "retired", "waived",
+    "suspended", "renewed", "returned", "borrowed", "reserved",
+    "archived", "inactive", "suspended", "deleted", "no_show", "overdue", "released",
+    "deployed", "locked", "enabled", "disabled", "available", "unavailable", "sold_out",
+]
+STATE_SET = set(STATE_WORDS)
+TERMINAL_FOR = [  # (if any of these states exist, add this terminal state)
+    ({"scheduled", "confirmed", "booked", "pending", "submitted", "queued"}, "cancelled"),
+    ({"active", "available", "enabled", "published"}, "expired"),
+    ({"active", "open", "todo", "in_progress", "draft", "new", "done", "completed"}, "archived"),
+]
+MODIFIERS = {"current", "all", "new", "existing", "my", "staged", "unstaged", "latest",
+             "recent", "details", "detail", "info", "single", "many", "multiple", "batch",
+             "bulk", "one", "the", "a", "an", "full", "raw", "local", "remote", "specific",
+             "available", "v1", "v2", "v3", "api"}
+QUALIFIERS = {"by", "for", "with", "from", "to", "in", "of", "on", "at", "and", "or", "via",
+              "into", "as"}
+ID_WORDS = {"id", "ids", "uuid", "guid", "key", "pk"}
+VALUE_ATTRS = {"balance": "real", "price": "real", "score": "real", "rating": "real",
+               "total": "real", "quota": "integer", "usage": "real"}
+VALUE_NOUNS = {"balance", "price", "score", "rating", "total", "quota", "usage",
+               "time", "status", "diff", "log", "logs", "content", "contents", "summary",
+               "stats", "statistics", "health", "version", "result", "results", "data", "text",
+               "help", "count", "value", "values", "state", "overview", "report", "metadata",
+               "config", "settings", "date", "now", "history", "changes", "output", "tree",
+               "info", "url", "web", "page", "html", "markdown", "json", "response"}
+ID_SUFFIXES = {"id", "ids", "path", "name", "key", "code", "slug", "uuid", "sha", "number",
+               "handle", "email", "url", "uri"}
+ROLE_PREFIXES = {"source", "target", "src", "dst", "dest", "destination", "from", "to",
+                 "parent", "base", "head", "new", "old", "default", "primary", "secondary",
+                 "origin", "home", "main", "related", "original", "previous", "next", "other"}
+FILTER_ARGS = {"limit", "max_count", "offset", "page", "page_size", "per_page", "cursor",
+               "sort", "sort_by", "order", "order_by", "q", "query", "max_results", "top_k",
+               "context_lines", "start_index", "max_length", "raw", "format", "fields",
+               "include", "expand", "verbose", "dry_run", "page_token", "skip", "count",
+               "filter", "direction", "ascending", "descending",
+               "recursive", "depth", "timeout"}
+FILTER_ENUM_DROP = {"all", "any", "both", "none", "asc", "desc", "*"}
+ALIASES: dict[str, tuple[str, str | None]] = {  # word -> (entity, identifier column it names)
+    "repo": ("repository", None), "repos": ("repository", None),
+    "tz": ("timezone", None), "time_zone": ("timezone", None), "zone": ("timezone", None),
+    "revision": ("commit", "sha"), "rev": ("commit", "sha"), "commit_sha": ("commit", "sha"),
+    "org": ("organization", None), "msg": ("message", None), "doc": ("document", None),
+    "dir": ("directory", None), "folder": ("directory", None), "cal": ("calendar", None),
+    "pr": ("pull_request", None), "img": ("image", None), "acct": ("account", None),
+    "txn": ("transaction", None), "locale": ("language", "code"), "lang": ("language", "code"),
+    "currency_code": ("currency", "code"), "country_code": ("country", "code"),
+}
+PERSON_NOUNS = {
+    "user", "customer", "patient", "doctor", "physician", "employee", "member", "author",
+    "attendee", "participant", "student", "teacher", "instructor", "guest", "passenger",
+    "driver", "owner", "assignee", "reviewer", "contact", "person", "client", "staff", "agent",
+    "seller", "buyer", "host", "speaker", "artist", "player", "candidate", "applicant",
+    "tenant", "landlord", "nurse", "manager", "subscriber", "follower", "friend", "traveler",
+    "volunteer", "account_holder", "recipient", "sender", "organizer", "reporter", "creator",
+    "approver", "therapist", "dentist", "pharmacist", "coach", "trainer", "learner", "vendor",
+    "clinician", "practitioner", "librarian", "caregiver", "guardian", "surgeon",
+}
+PERSON_ROLES = {"assignee", "owner", "author", "reviewer", "creator", "reporter", "organizer",
+                "lead", "manager", "supervisor", "captain", "mentor", "approver", "requester",
+                "host", "sender", "recipient", "updated_by",
+                "created_by", "assigned_to"}
+COMMON_ENTITIES = {
+    "user", "customer", "order", "product", "item", "project", "task", "issue", "ticket",
+    "invoice", "payment", "account", "transaction", "event", "calendar", "meeting", "booking",
+    "reservation", "appointment", "flight", "hotel", "room", "trip", "document", "file",
+    "folder", "note", "comment", "message", "channel", "team", "organization", "company",
+    "repository", "branch", "commit", "pull_request", "course", "lesson", "enrollment",
+    "recipe", "ingredient", "playlist", "song", "album", "movie", "venue", "page",
+    "post", "article", "category", "tag", "list", "board", "card", "sprint", "release",
+    "deployment", "server", "cluster", "container", "image", "bucket", "table", "dataset",
+    "model", "pipeline", "job", "workflow", "subscription", "plan", "cart", "review", "coupon",
+    "shipment", "warehouse", "store", "location", "address", "contact", "lead", "deal",
+    "campaign", "email", "thread", "doctor", "patient", "prescription", "medication",
+    "vehicle", "route", "stop", "driver", "ride", "entity", "relation", "observation", "node",
+    "memory", "record", "form", "survey", "question", "answer", "quiz", "grade", "student",
+}
+FILE_WORDS = {"file", "files", "path", "paths", "filename", "attachment"}
