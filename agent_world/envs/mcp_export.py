@@ -7,6 +7,7 @@ Error observations come back as MCP tool errors (`isError: true`) whose text nam
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -32,7 +33,9 @@ class EnvironmentServer(FastMCP):
         self.seed = seed
         self._own_runtime = runtime is None
         self.runtime = runtime or EnvRuntime()
-        self._episodes: dict[int, Episode] = {}
+        # one episode per live MCP session; a session that goes away takes its episode along
+        self._episodes: weakref.WeakKeyDictionary[Any, Episode] = weakref.WeakKeyDictionary()
+        self._local: Episode | None = None  # calls made outside any MCP request
 
     async def list_tools(self) -> list[MCPTool]:
         return [MCPTool(name=t.name, description=t.description, inputSchema=t.parameters,
@@ -41,13 +44,18 @@ class EnvironmentServer(FastMCP):
 
     def _episode(self) -> Episode:
         try:
-            key = id(self.get_context().session)
+            session = self.get_context().session
         except (ValueError, LookupError):  # called outside a request (tests, embedding)
-            key = 0
-        ep = self._episodes.get(key)
+            session = None
+        if session is None:
+            if self._local is None:
+                self._local = self.runtime.open(self.spec, seed=self.seed)
+            return self._local
+        ep = self._episodes.get(session)
         if ep is None:
             ep = self.runtime.open(self.spec, seed=self.seed)
-            self._episodes[key] = ep
+            self._episodes[session] = ep
+            weakref.finalize(session, ep.close)
         return ep
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Sequence[TextContent]:
@@ -59,9 +67,10 @@ class EnvironmentServer(FastMCP):
         return [TextContent(type="text", text=obs.to_text())]
 
     def close(self) -> None:
-        for ep in self._episodes.values():
+        for ep in [*self._episodes.values(), *([self._local] if self._local else [])]:
             ep.close()
         self._episodes.clear()
+        self._local = None
         if self._own_runtime:
             self.runtime.close()
 

@@ -60,3 +60,46 @@ def test_langchain_tools_from_the_export(tmp_path):
             assert "hello" in text
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_streamable_http_sessions_get_isolated_episodes(tmp_path):
+    import os
+    import signal
+    import socket
+    import subprocess
+    import time
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "agent_world.cli", "--home", str(tmp_path),
+                             "env", "serve", str(FIXTURES / "notes_env.json"), "--transport",
+                             "http", "--port", str(port)], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(url, timeout=0.5)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+
+        async def scenario():
+            client = MultiServerMCPClient({"a": {"transport": "streamable_http", "url": url},
+                                           "b": {"transport": "streamable_http", "url": url}})
+            async with client.session("a") as a, client.session("b") as b:
+                names = {t.name for t in (await a.list_tools()).tools}
+                assert "add_note" in names
+                assert not (await a.call_tool("add_note", {"user_id": 1, "body": "only a"})).isError
+                seen_a = json.loads((await a.call_tool("list_notes", {"user_id": 1})).content[0].text)
+                seen_b = json.loads((await b.call_tool("list_notes", {"user_id": 1})).content[0].text)
+                assert len(seen_a) == 2 and len(seen_b) == 1
+
+        asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
