@@ -250,13 +250,16 @@ def mine(
     thread: Annotated[str | None, typer.Option(
         help="Graph thread id; reuse it with --resume to continue a killed run.")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the thread where it stopped.")] = False,
+    web_search: Annotated[str | None, typer.Option(
+        envvar="AGENT_WORLD_WEB_SEARCH",
+        help="A web-search tool for the miner: mcp:\"CMD\"#TOOL or mcp-url:URL#TOOL.")] = None,
 ) -> None:
     """Mine tool ecosystems into themes, a taxonomy and complexified databases."""
-    _run_mine(source or [], iterations, seed, thread, resume)
+    _run_mine(source or [], iterations, seed, thread, resume, web_search)
 
 
 def _run_mine(sources: list[str], iterations: int, seed: int, thread: str | None,
-              resume: bool) -> dict[str, Any]:
+              resume: bool, web_search: str | None = None) -> dict[str, Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from agent_world.graphs import mine as mine_graph
@@ -277,7 +280,8 @@ def _run_mine(sources: list[str], iterations: int, seed: int, thread: str | None
         inputs = None
     else:
         total = len(sources) or len(default_sources())
-        inputs = {"sources": sources, "iterations": iterations, "seed": seed}
+        inputs = {"sources": sources, "iterations": iterations, "seed": seed,
+                  "web_search": web_search}
     err_console.print(f"mine: thread [bold]{config['configurable']['thread_id']}[/] "
                       f"(resume with --thread ... --resume)")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -17,6 +17,8 @@ branches and never duplicates a theme.
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -31,6 +33,7 @@ class MineState(TypedDict, total=False):
     sources: list[str]  # "mcp:CMD", "mcp-url:URL", "file:PATH"; empty → embedded default
     iterations: int
     seed: int
+    web_search: str | None  # "mcp:CMD#tool" / "mcp-url:URL#tool"; else $AGENT_WORLD_WEB_SEARCH
     run_id: str
     results: Annotated[list[dict[str, Any]], operator.add]
     merged: list[list[str]]  # near-duplicate theme pairs merged: [kept, dropped]
@@ -42,6 +45,7 @@ class SourceTask(TypedDict):
     index: int
     iterations: int
     seed: int
+    web_search: str | None
     run_id: str
 
 
@@ -61,13 +65,17 @@ def start(state: MineState, config: RunnableConfig) -> dict[str, Any]:
         run_id = state.get("run_id") or cat.start_run("mine", summary={"sources": sources})
     finally:
         cat.close()
+    from agent_world.tools.web_search import configured_search_spec
+
     return {"sources": sources, "run_id": run_id, "iterations": state.get("iterations", 3),
-            "seed": state.get("seed", 0)}
+            "seed": state.get("seed", 0),
+            "web_search": configured_search_spec(state.get("web_search"))}
 
 
 def fan_out(state: MineState) -> list[Send]:
     return [Send("mine_source", SourceTask(source=s, index=i, iterations=state["iterations"],
-                                           seed=state["seed"], run_id=state["run_id"]))
+                                           seed=state["seed"], run_id=state["run_id"],
+                                           web_search=state.get("web_search")))
             for i, s in enumerate(state["sources"])]
 
 
@@ -82,7 +90,9 @@ def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
     try:
         try:
             doc = read_source(task["source"])
-            mined = mine_theme(doc, iterations=task["iterations"], seed=task["seed"] + task["index"])
+            with _web_search(task, cat) as search:
+                mined = mine_theme(doc, iterations=task["iterations"],
+                                   seed=task["seed"] + task["index"], search=search)
         except Exception as exc:  # any failure of one source is that source's, not the run's
             reason = str(exc) if isinstance(exc, AgentWorldError) else \
                 f"internal error: {type(exc).__name__}: {exc}"
@@ -97,6 +107,7 @@ def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
         cat.put_theme(theme, env_name=spec.name,
                       payload={"stats": stats, "fingerprint": summary.fingerprint,
                                "questions": mined.questions,
+                               "evidence": mined.evidence_summary,
                                "tools": [t.name for t in doc.tools]})
         return {"results": [{"source": task["source"], "status": "mined", "env": spec.name,
                              "theme": theme.name, "taxonomy": str(theme.taxonomy),
@@ -104,6 +115,30 @@ def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
                              "seconds": mined.seconds}]}
     finally:
         cat.close()
+
+
+@contextmanager
+def _web_search(task: SourceTask, cat: Catalog) -> Iterator[Any]:
+    """The configured web-search tool for one branch, or None. A search backend that cannot
+    start is noted in the ledger and mining goes on from the source alone."""
+    spec = task.get("web_search")
+    if not spec:
+        yield None
+        return
+    from agent_world.errors import AgentWorldError
+    from agent_world.tools.web_search import MCPSearch
+
+    try:
+        search = MCPSearch(spec).__enter__()
+    except AgentWorldError as exc:
+        cat.record("mine", task["source"], f"web search unavailable, mined without it: {exc}",
+                   run_id=task["run_id"])
+        yield None
+        return
+    try:
+        yield search
+    finally:
+        search.close()
 
 
 def taxonomy(state: MineState, config: RunnableConfig) -> dict[str, Any]:
