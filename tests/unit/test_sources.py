@@ -479,3 +479,15 @@ def test_mcp_source_names():
     )
     assert mcp_source_name("python -c 'print(1)' weather-mcp") == "weather"
     assert mcp_source_name("http://localhost:9000/mcp") == "localhost-9000"
+
+
+def test_prd_field_notes_reach_the_entity_description():
+    from agent_world.tools.sources.prd import parse_prd
+
+    doc = parse_prd(
+        "# Lending\n\nA library.\n\n## Data model\n\n### Member\n"
+        "- `id` — integer, primary key\n- `status` — one of active, suspended, expired\n",
+        reference="inline.md")
+    [member] = [e for e in doc.entities if e.name == "Member"]
+    assert member.fields == ["id", "status"]
+    assert "status: one of active, suspended, expired" in member.description

@@ -357,6 +357,19 @@ class _EntityDraft:
     name: str
     fields: list[str] = field(default_factory=list)
     description: str = ""
+    notes: list[str] = field(default_factory=list)  # "status: one of active, suspended"
+
+    def add_field(self, text: str) -> None:
+        """A field bullet: its name, and what the document says of it (types, allowed
+        values, references) as a note the miner reads for enums and relations."""
+        name = _field_name(text)
+        if not name:
+            return
+        self.fields.append(name)
+        rest = _NAME_SPLIT.split(_inline(text), maxsplit=1)
+        note = rest[1].strip(" .:-—–*`_") if len(rest) > 1 else ""
+        if note:
+            self.notes.append(f"{name}: {note}")
 
 
 _CREATE_TABLE = re.compile(
@@ -428,13 +441,9 @@ def _entities_from_sections(blocks: list[_Block]) -> tuple[list[_EntityDraft], b
                 if _FIELDS_HEADER.match(text) and (":" in text) and len(_split_fields(text)) > 1:
                     owner.fields += _split_fields(text.split(":", 1)[1])
                 else:
-                    name = _field_name(block.text)
-                    if name:
-                        owner.fields.append(name)
+                    owner.add_field(block.text)
             elif block.kind == "item" and block.level > 0:
-                name = _field_name(block.text)
-                if name:
-                    owner.fields.append(name)
+                owner.add_field(block.text)
             elif block.kind == "table" and len(block.rows) > 1:
                 header = [h.lower() for h in block.rows[0]]
                 col = next((i for i, h in enumerate(header) if _FIELD_HEADER.search(h)), 0)
@@ -496,9 +505,7 @@ def _entities_from_sections(blocks: list[_Block]) -> tuple[list[_EntityDraft], b
             if _FIELDS_HEADER.match(text) and ":" in text:
                 current_item_entity.fields += _split_fields(text.split(":", 1)[1])
             else:
-                name = _field_name(block.text)
-                if name:
-                    current_item_entity.fields.append(name)
+                current_item_entity.add_field(block.text)
         elif block.kind == "table" and len(block.rows) > 1:
             header = block.rows[0]
             ent_col = next((i for i, h in enumerate(header) if _ENTITY_HEADER.search(h)), None)
@@ -725,7 +732,10 @@ def parse_prd(text: str, *, reference: str, name: str | None = None) -> SourceDo
 
     features = _features(blocks)
     drafts, has_model = _entities_from_sections(blocks)
-    entities = [EntityHint(name=d.name, fields=d.fields, description=d.description) for d in drafts]
+    entities = [EntityHint(name=d.name, fields=d.fields,
+                           description=" ".join(filter(None, [d.description, *(
+                               [f"Fields: {'; '.join(d.notes)}."] if d.notes else [])])))
+                for d in drafts]
     known = {e.name.lower() for e in entities} | {_singular(e.name).lower() for e in entities}
     for noun, count in sorted(_mentioned_nouns(blocks).items(), key=lambda kv: (-kv[1], kv[0])):
         if len(entities) >= 40:
