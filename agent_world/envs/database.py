@@ -18,6 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from pydantic import BaseModel, Field
 
+from agent_world.envs import worker as _worker  # noqa: F401  (registers the BOOLEAN converter)
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import SpecError
 
@@ -107,8 +108,7 @@ def _rows(cur: sqlite3.Cursor) -> list[dict[str, Any]]:
 
 def read_connection(path: Path) -> sqlite3.Connection:
     # Opening read-write (not mode=ro) lets SQLite roll back a hot journal left by a killed worker.
-    conn = sqlite3.connect(path, isolation_level=None)
-    return conn
+    return sqlite3.connect(path, isolation_level=None, detect_types=sqlite3.PARSE_DECLTYPES)
 
 
 def diff_databases(spec: EnvSpec, current: Path, base: Path) -> StateDiff:
@@ -164,7 +164,8 @@ def state_hash(spec: EnvSpec, path: Path) -> str:
 
 def read_rows(path: Path, sql: str, params: Any = ()) -> list[dict[str, Any]]:
     """Run a read-only query against an episode database (for verifiers and reports)."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True,
+                           detect_types=sqlite3.PARSE_DECLTYPES)
     try:
         return _rows(conn.execute(sql, params))
     finally:

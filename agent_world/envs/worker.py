@@ -120,6 +120,15 @@ class ToolContext:
         return self.db.execute(sql, params)
 
 
+def _sql_bool(value: bytes) -> bool:
+    return value not in (b"0", b"", b"0.0", b"false", b"False")
+
+
+# Columns declared BOOLEAN (EnvSpec type "boolean") read back as True/False, not 1/0; callers
+# connect with detect_types=sqlite3.PARSE_DECLTYPES to get this.
+sqlite3.register_converter("BOOLEAN", _sql_bool)
+
+
 def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> dict[str, Any]:
     return {d[0]: v for d, v in zip(cursor.description, row, strict=False)}
 
@@ -172,7 +181,7 @@ class Worker:
                     "message": f"tool failed to load: {type(fn).__name__}: {fn}"}
         # cached_statements=0: a cached BEGIN/COMMIT would skip the authorizer check
         conn = sqlite3.connect(req["db"], isolation_level=None, cached_statements=0,
-                               check_same_thread=False)
+                               check_same_thread=False, detect_types=sqlite3.PARSE_DECLTYPES)
         try:
             conn.row_factory = _dict_row
             conn.execute("PRAGMA foreign_keys=ON")

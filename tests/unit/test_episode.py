@@ -173,3 +173,18 @@ def test_a_launcher_wraps_the_worker_command(notes_spec, tmp_path):
     with EnvRuntime(launcher=launcher) as rt:
         assert rt.open(spec).step("where").result == str(tmp_path)
     assert seen and seen[0][-2:] == ["-m", "agent_world.envs.worker"]
+
+
+def test_boolean_columns_read_back_as_booleans(notes_spec):
+    raw = json.loads(notes_spec.to_json())
+    raw["tables"][0]["columns"].append({"name": "active", "type": "boolean", "default": True})
+    raw["rows"]["users"][1]["active"] = False
+    raw["tools"].append({
+        "name": "actives", "description": "Users and whether they are active.",
+        "parameters": {"type": "object", "properties": {}},
+        "source": "def actives(ctx):\n    return ctx.query('SELECT id, active FROM users ORDER BY id')\n"})
+    spec = EnvSpec.from_dict(raw)
+    with EnvRuntime() as rt:
+        ep = rt.open(spec)
+        assert ep.step("actives").result == [{"id": 1, "active": True}, {"id": 2, "active": False}]
+        assert ep.query("SELECT active FROM users WHERE id = 2") == [{"active": False}]
