@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,9 @@ class EnvRuntime:
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self._closed = False
+        # a runtime dropped without close() still removes its episode files (they may be in RAM)
+        self._cleanup = weakref.finalize(self, _cleanup, self.pool,
+                                         self.workdir if self._own_dir else None)
 
     # -- per-spec preparation (once per fingerprint) -------------------------------------------
     def fingerprint(self, spec: EnvSpec) -> str:
@@ -139,15 +143,19 @@ class EnvRuntime:
         if self._closed:
             return
         self._closed = True
-        self.pool.close()
-        if self._own_dir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+        self._cleanup()
 
     def __enter__(self) -> EnvRuntime:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _cleanup(pool: WorkerPool, workdir: Path | None) -> None:
+    pool.close()
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 class Episode:

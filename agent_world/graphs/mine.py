@@ -47,6 +47,7 @@ class SourceTask(TypedDict):
     seed: int
     web_search: str | None
     run_id: str
+    occurrence: int  # >0: another source of this run has the same name; its env gets a suffix
 
 
 def _catalog(config: RunnableConfig | None) -> Catalog:
@@ -73,10 +74,22 @@ def start(state: MineState, config: RunnableConfig) -> dict[str, Any]:
 
 
 def fan_out(state: MineState) -> list[Send]:
-    return [Send("mine_source", SourceTask(source=s, index=i, iterations=state["iterations"],
-                                           seed=state["seed"], run_id=state["run_id"],
-                                           web_search=state.get("web_search")))
-            for i, s in enumerate(state["sources"])]
+    from agent_world.errors import AgentWorldError
+    from agent_world.tools.sources import parse_source
+
+    seen: dict[str, int] = {}
+    sends = []
+    for i, s in enumerate(state["sources"]):
+        try:
+            name = parse_source(s).name
+        except AgentWorldError:
+            name = s  # the branch itself reports the bad source
+        occurrence = seen.get(name, 0)
+        seen[name] = occurrence + 1
+        sends.append(Send("mine_source", SourceTask(
+            source=s, index=i, iterations=state["iterations"], seed=state["seed"],
+            run_id=state["run_id"], web_search=state.get("web_search"), occurrence=occurrence)))
+    return sends
 
 
 def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
@@ -101,7 +114,8 @@ def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
                                  "error": reason}]}
         spec = mined.spec
         theme = spec.theme.model_copy(update={"taxonomy": classify(doc)})
-        spec = spec.model_copy(update={"theme": theme})
+        name = f"{spec.name}_{task['occurrence'] + 1}" if task.get("occurrence") else spec.name
+        spec = spec.model_copy(update={"theme": theme, "name": name})
         summary = cat.put_env(spec, stage="mined")
         stats = [it.model_dump(exclude={"changes"}) for it in mined.iterations]
         cat.put_theme(theme, env_name=spec.name,

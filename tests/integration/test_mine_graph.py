@@ -142,3 +142,20 @@ def test_killed_run_resumes_on_the_same_thread_without_duplicates(tmp_path):
                    or "book_lending_prd" in line]
     assert slow and all("from checkpoint" not in line for line in slow)
     assert len(done_before) == 2 and all("from checkpoint" in line for line in done_before)
+
+
+def test_near_duplicate_themes_are_merged_and_counted(tmp_path):
+    sources = [f"mcp:{BIN}/mcp-server-time --local-timezone UTC",
+               f"mcp:{BIN}/mcp-server-time --local-timezone Europe/Paris",
+               f"file:{FIXTURES.parent.parent / 'agent_world/data/sources/book_lending_prd.md'}"]
+    values = _run(tmp_path, sources, thread="dups")
+    assert values["summary"]["mined"] == 3
+    assert values["summary"]["merged"] == 1 and values["summary"]["themes"] == 2
+    assert len(values["merged"]) == 1
+    cat = Catalog.open(tmp_path)
+    assert len(cat.list_themes()) == 2
+    assert len(cat.list_themes(include_merged=True)) == 3
+    # two servers of the same name in one run are two environments, not two versions of one
+    assert {"time", "time_2"} <= {e.name for e in cat.list_envs(stage="mined")}
+    assert all(e.version == 1 for e in cat.list_envs(stage="mined"))
+    assert any("near-duplicate" in e.reason for e in cat.ledger(stage="mine"))

@@ -188,3 +188,16 @@ def test_boolean_columns_read_back_as_booleans(notes_spec):
         ep = rt.open(spec)
         assert ep.step("actives").result == [{"id": 1, "active": True}, {"id": 2, "active": False}]
         assert ep.query("SELECT active FROM users WHERE id = 2") == [{"active": False}]
+
+
+def test_a_dropped_runtime_removes_its_files_and_workers(notes_spec):
+    import gc
+
+    rt = EnvRuntime()
+    ep = rt.open(notes_spec)
+    assert ep.step("list_notes", {"user_id": 1}).ok
+    workdir, proc = rt.workdir, rt.pool._clients[0].proc
+    del rt, ep
+    gc.collect()
+    assert not workdir.exists()
+    assert proc.poll() is not None
