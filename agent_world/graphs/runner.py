@@ -61,3 +61,14 @@ def final_state(builder: StateGraph, config: dict[str, Any]) -> tuple[dict[str, 
     with checkpointer(config["configurable"].get("home")) as saver:
         snapshot = builder.compile(checkpointer=saver).get_state(config)
         return dict(snapshot.values), list(snapshot.next)
+
+
+def invoke(builder: StateGraph, inputs: dict[str, Any] | None, thread_id: str | None = None,
+           home: str | Path | None = None) -> dict[str, Any]:
+    """Run a graph to the end on a durable thread and return its final state; `inputs=None`
+    resumes the thread where it stopped."""
+    config = thread_config(thread_id, home)
+    for _ in stream(builder, inputs, config):
+        pass
+    values, _ = final_state(builder, config)
+    return {**values, "thread_id": config["configurable"]["thread_id"]}

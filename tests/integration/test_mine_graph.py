@@ -159,3 +159,14 @@ def test_near_duplicate_themes_are_merged_and_counted(tmp_path):
     assert {"time", "time_2"} <= {e.name for e in cat.list_envs(stage="mined")}
     assert all(e.version == 1 for e in cat.list_envs(stage="mined"))
     assert any("near-duplicate" in e.reason for e in cat.ledger(stage="mine"))
+
+
+def test_invoke_runs_to_the_end_and_resumes_a_finished_thread_as_is(tmp_path):
+    from agent_world.graphs.runner import invoke
+
+    source = f"file:{FIXTURES.parent.parent / 'agent_world/data/sources/book_lending_prd.md'}"
+    first = invoke(mine_graph.build_graph(), {"sources": [source], "iterations": 1},
+                   thread_id="py", home=tmp_path)
+    assert first["summary"]["mined"] == 1 and first["thread_id"] == "py"
+    again = invoke(mine_graph.build_graph(), None, thread_id="py", home=tmp_path)
+    assert again["summary"] == first["summary"] and again["run_id"] == first["run_id"]
