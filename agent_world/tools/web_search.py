@@ -39,8 +39,13 @@ class MCPSearch:
         target, _, tool = spec.partition("#")
         ref = parse_source(target)
         if ref.kind == "mcp":
+            from agent_world.tools.sources.mcp import resolve_command
+
             argv = shlex.split(ref.reference)
-            self.connection: dict[str, Any] = {"transport": "stdio", "command": argv[0],
+            executable = resolve_command(argv[0])
+            if executable is None:
+                raise SourceError(f"web search {spec!r}: command {argv[0]!r} not found")
+            self.connection: dict[str, Any] = {"transport": "stdio", "command": executable,
                                                "args": argv[1:]}
         elif ref.kind == "mcp-url":
             self.connection = {"transport": "streamable_http", "url": ref.reference}
