@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import tempfile
 import time
@@ -396,10 +397,29 @@ def gather_evidence(doc: SourceDocument, questions: list[str],
     return offline.collect_evidence(doc, questions, search)
 
 
+def _first_sentence(text: str, limit: int = 90) -> str:
+    sentence = re.split(r"(?<=[.!?])\s|\n", text.strip(), maxsplit=1)[0].rstrip(".")
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+def theme_description(doc: SourceDocument) -> str:
+    """The source's own description; for a bare server (MCP servers often give only a name),
+    a summary of what its tools do."""
+    if doc.description and doc.description != doc.title:
+        return doc.description
+    head = doc.title or doc.name
+    if not doc.tools:
+        return f"{head} ({doc.kind} source)"
+    shown = "; ".join(f"{t.name} ({_first_sentence(t.description)})" if t.description else t.name
+                      for t in doc.tools[:4])
+    more = f"; and {len(doc.tools) - 4} more" if len(doc.tools) > 4 else ""
+    return f"{head}: {len(doc.tools)} tool{'s' if len(doc.tools) != 1 else ''}: {shown}{more}."
+
+
 def _theme(doc: SourceDocument) -> Theme:
     return Theme(
         name=doc.name,
-        description=doc.description or doc.title or f"{doc.kind} source {doc.name}",
+        description=theme_description(doc),
         taxonomy=classify(doc, use_llm=False),  # provisional; the taxonomy stage decides
         source_kind=doc.kind,
         source_ref=doc.reference,
