@@ -343,7 +343,10 @@ def themes() -> None:
         key = (r["l1"], r["l2"])
         l2 = l2s.get(key) or l2s.setdefault(key, l1.add(r["l2"]))
         env = f" → env [cyan]{r['env_name']}[/]" if r["env_name"] else ""
-        l2.add(f"{r['l3']}: {r['name']} [dim]({r['source_kind']})[/]{env}")
+        name = "" if r["name"] == r["l3"] else f": {escape(r['name'])}"
+        about = (r["payload"].get("theme") or {}).get("description", "")
+        about = f" — [dim]{escape(about[:70])}{'…' if len(about) > 70 else ''}[/]" if about else ""
+        l2.add(f"[bold]{escape(r['l3'])}[/]{name} ({r['source_kind']}){env}{about}")
     console.print(root)
 
 
