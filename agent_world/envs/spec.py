@@ -52,8 +52,8 @@ def _server_default(value: Any) -> Any:
     """A column default the database itself applies (tools may omit such columns)."""
     if value is None or isinstance(value, dict | list):
         return None
-    if isinstance(value, bool):
-        return sa.text("1" if value else "0")
+    if isinstance(value, bool):  # rendered per dialect: 1/0 on SQLite, true/false on PostgreSQL
+        return sa.true() if value else sa.false()
     if isinstance(value, int | float):
         return sa.text(repr(value))
     return str(value)
