@@ -361,6 +361,7 @@ def run(
     """The main job on the embedded default: mine the bundled tool ecosystems, show the
     taxonomy, then step an example environment and show its state diff."""
     from agent_world.envs.episode import EnvRuntime
+    from agent_world.envs.examples import tour_calls
     from agent_world.tools.sources import default_sources
 
     sources = [ref.spec for ref in default_sources()] + list(source or [])
@@ -372,20 +373,13 @@ def run(
     env_list(stage=None)
     console.rule("[bold]4. An episode of the airline example")
     spec = state.catalog().get_env("airline")
-    plan = _tour_calls(spec)
+    plan = tour_calls(spec)
     with EnvRuntime() as runtime:
         ep = runtime.open(spec, seed=seed)
         _print_observations([ep.step(c["tool"], c["arguments"]) for c in plan])
         _print_diff(ep.diff())
     console.print("\nNext: [bold]agent-world env serve airline[/] (MCP), "
                   "[bold]agent-world env show <name>[/], [bold]langgraph dev[/] (Studio).")
-
-
-def _tour_calls(spec: Any) -> list[dict[str, Any]]:
-    """The example's own passing tool tests make a meaningful tour: reads, a write, an error."""
-    from agent_world.envs.examples import tour_calls
-
-    return tour_calls(spec)
 
 
 def main() -> None:

@@ -1107,18 +1107,3 @@ def build_tests(rows: dict[str, list[dict[str, Any]]], a: dict[str, Any]) -> lis
         err("basic not eligible", "upgrade_with_miles", {"reservation_id": "BSC4LK"}),
         err("already business", "upgrade_with_miles", {"reservation_id": "BIZ3UP"}),
     ]
-
-
-def build() -> dict[str, Any]:
-    """The airline EnvSpec as a dict (tools still carry their functions under 'fn')."""
-    rows, anchors = build_data()
-    return {
-        "name": "airline",
-        "version": 1,
-        "theme": THEME,
-        "tables": TABLES,
-        "rows": rows,
-        "tools": TOOLS,
-        "tests": build_tests(rows, anchors),
-        "clock_start": CLOCK_START,
-    }

@@ -1079,18 +1079,3 @@ def build_tests(rows: dict[str, list[dict[str, Any]]], a: dict[str, Any]) -> lis
         err("order already shipped", "change_shipping_address",
             {"order_id": "ORD-C72B5E19", "address_id": a["sarah_work"]["address_id"]}),
     ]
-
-
-def build() -> dict[str, Any]:
-    """The ecommerce EnvSpec as a dict (tools still carry their functions under 'fn')."""
-    rows, anchors = build_data()
-    return {
-        "name": "ecommerce",
-        "version": 1,
-        "theme": THEME,
-        "tables": TABLES,
-        "rows": rows,
-        "tools": TOOLS,
-        "tests": build_tests(rows, anchors),
-        "clock_start": CLOCK_START,
-    }
