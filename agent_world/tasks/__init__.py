@@ -1,1 +1,5 @@
-"""Task model, tool-dependency graph, random walks, programmatic tasks, trust gates."""
+"""Tasks: the task and trajectory records, tool-dependency graphs, walks, checks, trust gates."""
+
+from agent_world.tasks.model import Difficulty, GateResult, Step, Task, ToolCall, Trajectory
+
+__all__ = ["Difficulty", "GateResult", "Step", "Task", "ToolCall", "Trajectory"]

@@ -1,0 +1,3 @@
+from agent_world.cli import main
+
+main()

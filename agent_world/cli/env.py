@@ -1,0 +1,152 @@
+"""`agent-world env …`: list, show, import, serve over MCP, play tool calls."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from agent_world.cli.common import (
+    Group,
+    console,
+    err_console,
+    print_diff,
+    print_observations,
+    resolve_env,
+    state,
+)
+from agent_world.errors import SpecError
+
+env_app = typer.Typer(cls=Group, no_args_is_help=True,
+                      help="Environments: list, show, import, serve over MCP, play tool calls.")
+
+
+@env_app.command("list")
+def env_list(stage: Annotated[str | None, typer.Option(help="Only this stage "
+                                                       "(example, mined, built, ...).")] = None
+             ) -> None:
+    """List the catalog's environments."""
+    envs = state.catalog().list_envs(stage=stage)
+    table = Table(title=f"Environments ({len(envs)})")
+    for col in ("name", "ver", "stage", "taxonomy", "tables", "rows", "tools", "fingerprint"):
+        table.add_column(col, justify="right" if col in ("ver", "tables", "rows", "tools") else "left",
+                         no_wrap=col in ("name", "fingerprint"))
+    for e in envs:
+        table.add_row(e.name, str(e.version), e.stage, e.taxonomy, str(e.stats.get("tables", "")),
+                      str(e.stats.get("rows", "")), str(e.stats.get("tools", "")), e.fingerprint)
+    console.print(table)
+
+
+@env_app.command("show")
+def env_show(env: Annotated[str, typer.Argument(help="Catalog name, example name or JSON file.")],
+             as_json: Annotated[bool, typer.Option("--json", help="Print the whole spec.")] = False
+             ) -> None:
+    """Show an environment: theme, tables, tools."""
+    spec = resolve_env(env)
+    if as_json:
+        sys.stdout.write(spec.to_json() + "\n")
+        return
+    console.print(f"[bold]{spec.name}[/] v{spec.version}  fingerprint {spec.fingerprint}")
+    console.print(f"theme: {spec.theme.name} — {spec.theme.taxonomy}")
+    if spec.theme.description:
+        console.print(spec.theme.description)
+    tables = Table(title="Tables")
+    for col in ("table", "columns", "rows", "references"):
+        tables.add_column(col)
+    for t in spec.tables:
+        refs = sorted({c.foreign_key.split(".")[0] for c in t.columns if c.foreign_key})
+        tables.add_row(t.name, ", ".join(c.name for c in t.columns),
+                       str(len(spec.rows.get(t.name, []))), ", ".join(refs))
+    console.print(tables)
+    tools = Table(title="Tools")
+    for col in ("tool", "kind", "arguments", "description"):
+        tools.add_column(col)
+    for t in spec.tools:
+        args = ", ".join(f"{k}{'' if k in t.parameters.get('required', []) else '?'}"
+                         for k in t.parameters.get("properties", {}))
+        tools.add_row(t.name, "write" if t.mutates else "read", args, t.description.split("\n")[0])
+    console.print(tools)
+    console.print(f"{len(spec.tests)} tool tests; provenance: {spec.provenance.created_by} "
+                  f"({spec.provenance.source_kind} {spec.provenance.source_ref})".rstrip())
+
+
+@env_app.command("import")
+def env_import(files: Annotated[list[Path], typer.Argument(help="EnvSpec JSON files.")],
+               stage: Annotated[str, typer.Option(help="Stage label to store.")] = "manual"
+               ) -> None:
+    """Validate EnvSpec files and store them in the catalog (a changed spec becomes a new
+    version)."""
+    from agent_world.envs.spec import EnvSpec
+
+    cat = state.catalog()
+    for f in files:
+        summary = cat.put_env(EnvSpec.load(f), stage=stage)
+        console.print(f"imported [bold]{summary.name}[/] v{summary.version} "
+                      f"({summary.fingerprint}) from {f}")
+
+
+@env_app.command("serve")
+def env_serve(
+    env: Annotated[str, typer.Argument(help="Catalog name, example name or JSON file.")],
+    transport: Annotated[str, typer.Option(help="stdio or http (streamable HTTP).")] = "stdio",
+    host: Annotated[str, typer.Option(help="HTTP bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    seed: Annotated[int, typer.Option(help="Episode seed (clock and ids).")] = 0,
+) -> None:
+    """Serve an environment as an MCP server; each client session gets an isolated episode."""
+    from agent_world.envs.mcp_export import serve
+
+    if transport not in ("stdio", "http"):
+        raise typer.BadParameter("must be 'stdio' or 'http'", param_hint="--transport")
+    spec = resolve_env(env)
+    if transport == "http":
+        err_console.print(f"serving {spec.name} over MCP at http://{host}:{port}/mcp")
+    serve(spec, transport=transport, host=host, port=port, seed=seed)  # type: ignore[arg-type]
+
+
+def read_calls(path: str) -> list[dict[str, Any]]:
+    text = sys.stdin.read() if path == "-" else Path(path).read_text() if Path(path).exists() \
+        else None
+    if text is None:
+        raise SpecError(f"{path}: no such file")
+    try:
+        calls = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    if isinstance(calls, dict):
+        calls = [calls]
+    if not isinstance(calls, list) or not all(isinstance(c, dict) and "tool" in c for c in calls):
+        raise SpecError(f"{path}: expected a list of {{\"tool\": NAME, \"arguments\": {{...}}}}")
+    return calls
+
+
+@env_app.command("play")
+def env_play(
+    env: Annotated[str, typer.Argument(help="Catalog name, example name or JSON file.")],
+    calls: Annotated[str, typer.Argument(help="JSON file with a list of {tool, arguments}; "
+                                              "'-' reads standard input.")],
+    seed: Annotated[int, typer.Option(help="Episode seed (clock and ids).")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Run tool calls in a fresh episode; print every observation and the state diff."""
+    from agent_world.envs.episode import EnvRuntime
+
+    spec = resolve_env(env)
+    plan = read_calls(calls)
+    with EnvRuntime() as runtime:
+        ep = runtime.open(spec, seed=seed)
+        observations = [ep.step(c["tool"], c.get("arguments", {})) for c in plan]
+        diff = ep.diff()
+        state_hash = ep.state_hash()
+    if as_json:
+        out = {"observations": [o.model_dump(mode="json", exclude={"elapsed_ms"})
+                                for o in observations],
+               "diff": diff.model_dump(mode="json"), "state_hash": state_hash}
+        sys.stdout.write(json.dumps(out, indent=2, default=str) + "\n")
+        return
+    print_observations(observations)
+    print_diff(diff)
