@@ -120,7 +120,7 @@ class EnvRuntime:
             if path is None:
                 path = build_template(spec, self.workdir / "templates" / f"{fp}.sqlite")
                 self.pool.register(fp, {t.name: {"source": t.source, "mutates": t.mutates}
-                                        for t in spec.tools})
+                                        for t in spec.tools}, spec.helpers)
                 for t in spec.tools:
                     self._validators[(fp, t.name)] = jsonschema.Draft202012Validator(t.parameters)
                 self._templates[fp] = path

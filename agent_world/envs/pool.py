@@ -118,14 +118,16 @@ class WorkerPool:
         self._idle: queue.SimpleQueue[WorkerClient] = queue.SimpleQueue()
         for c in self._clients:
             self._idle.put(c)
-        self._tools: dict[str, dict[str, dict[str, Any]]] = {}
+        self._envs: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._closed = False
 
-    def register(self, fingerprint: str, tools: dict[str, dict[str, Any]]) -> None:
-        """Make an environment's tools known; workers compile them on first use."""
+    def register(self, fingerprint: str, tools: dict[str, dict[str, Any]],
+                 helpers: str = "") -> None:
+        """Make an environment's tools (and shared helpers source) known; workers compile them
+        on first use."""
         with self._lock:
-            self._tools[fingerprint] = tools
+            self._envs[fingerprint] = {"tools": tools, "helpers": helpers}
 
     def call(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         if self._closed:
@@ -134,23 +136,34 @@ class WorkerPool:
         try:
             fp = message["env"]
             if fp not in client.loaded:
-                self._load(client, fp)
+                failed = self._load(client, fp, timeout_s)
+                if failed is not None:
+                    return failed
             reply = client.request(message, timeout_s + HARD_GRACE_S)
             if reply.get("kind") == "env_not_loaded":  # worker restarted between load and call
-                self._load(client, fp)
+                failed = self._load(client, fp, timeout_s)
+                if failed is not None:
+                    return failed
                 reply = client.request(message, timeout_s + HARD_GRACE_S)
             return reply
         finally:
             self._idle.put(client)
 
-    def _load(self, client: WorkerClient, fp: str) -> None:
-        tools = self._tools.get(fp)
-        if tools is None:
+    def _load(self, client: WorkerClient, fp: str, timeout_s: float) -> dict[str, Any] | None:
+        """Compile an environment in a worker: None, or the error reply for the pending call
+        (module-level code of a tool may kill or hang the worker; that is the tool's fault)."""
+        env = self._envs.get(fp)
+        if env is None:
             raise WorkerError(f"environment {fp} was not registered with the worker pool")
-        reply = client.request({"op": "load", "env": fp, "tools": tools}, 60.0)
+        # each module (helpers, every tool) runs under the tool time limit in the worker
+        deadline = timeout_s * (len(env["tools"]) + 1) + HARD_GRACE_S
+        reply = client.request({"op": "load", "env": fp, **env, "timeout": timeout_s}, deadline)
         if not reply.get("ok"):
-            raise WorkerError(f"worker could not load environment {fp}: {reply.get('message')}")
+            return {"ok": False, "kind": reply.get("kind", "worker_error"),
+                    "message": "loading the environment's tools failed (module-level code of "
+                               f"a tool or of the helpers): {reply.get('message')}"}
         client.loaded.add(fp)
+        return None
 
     @property
     def pids(self) -> list[int | None]:

@@ -221,6 +221,9 @@ class EnvSpec(_Model):
     rows: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     tools: list[ToolSpec] = Field(default_factory=list)
     tests: list[ToolTest] = Field(default_factory=list)
+    # Python source run once per environment in the worker before its tools; every tool sees
+    # its top-level names (functions, constants) as globals, so shared code is not copied.
+    helpers: str = ""
     clock_start: str = "2026-01-15T09:00:00"  # episodes' deterministic clock starts here
     provenance: Provenance = Field(default_factory=Provenance)
 
@@ -228,6 +231,16 @@ class EnvSpec(_Model):
     @classmethod
     def _iso(cls, v: str) -> str:
         datetime.fromisoformat(v)
+        return v
+
+    @field_validator("helpers")
+    @classmethod
+    def _helpers_compile(cls, v: str) -> str:
+        # Parse only: the source is never executed outside the worker.
+        try:
+            ast.parse(v)
+        except SyntaxError as exc:
+            raise ValueError(f"helpers do not compile: {exc.msg} (line {exc.lineno})") from None
         return v
 
     @model_validator(mode="after")
@@ -268,6 +281,10 @@ class EnvSpec(_Model):
         data = self.model_dump(mode="json")
         for key in ("name", "version", "provenance"):
             data.pop(key)
+        # fields added after the first format are left out while unused, so the fingerprints
+        # of specs that do not use them stay what they were
+        if not data["helpers"]:
+            data.pop("helpers")
         return data
 
     @property

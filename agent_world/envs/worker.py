@@ -13,7 +13,8 @@ cannot corrupt the stream. A sandbox wraps this process by prefixing its command
 (`python -m agent_world.envs.worker`); nothing here assumes it runs unconfined.
 
 Requests:
-  {"op": "load", "env": FP, "tools": {name: {"source": str, "mutates": bool}}}
+  {"op": "load", "env": FP, "tools": {name: {"source": str, "mutates": bool}},
+   "helpers": str, "timeout": seconds}
   {"op": "call", "env": FP, "db": PATH, "tool": NAME, "args": {...}, "seed": int,
    "step": int, "clock": ISO, "timeout": seconds}
   {"op": "ping"}
@@ -155,16 +156,29 @@ class Worker:
         return 1 if self.guard and time.monotonic() > self.deadline else 0
 
     def load(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Compile an environment: its helpers once, then each tool in a namespace that starts
+        as a copy of the helpers' globals. Module-level code runs under the tool time limit;
+        a failure is kept and reported by every call it affects, never fatal to the worker."""
+        timeout = float(req.get("timeout", 5.0))
+        base: dict[str, Any] = {"__builtins__": builtins, "ToolError": ToolError,
+                                "__name__": "agent_world_env_helpers"}
+        failure = None
+        if req.get("helpers"):
+            failure = _exec_module(req["helpers"], "<helpers>", base, timeout)
+            if failure is not None:
+                failure = f"environment helpers failed to load: {failure}"
         compiled: dict[str, tuple[Any, bool]] = {}
         for name, tool in req["tools"].items():
-            namespace: dict[str, Any] = {"__builtins__": builtins, "ToolError": ToolError,
-                                         "__name__": f"agent_world_tool_{name}"}
-            try:
-                exec(compile(tool["source"], f"<tool {name}>", "exec"), namespace)
-                fn = namespace[name]
-            except Exception as exc:  # a broken tool is reported per call, not fatal to the env
-                fn = exc
-            compiled[name] = (fn, bool(tool.get("mutates", True)))
+            mutates = bool(tool.get("mutates", True))
+            if failure is not None:
+                compiled[name] = (failure, mutates)
+                continue
+            namespace = dict(base, __name__=f"agent_world_tool_{name}")
+            problem = _exec_module(tool["source"], f"<tool {name}>", namespace, timeout)
+            fn = namespace.get(name)
+            if problem is None and not callable(fn):
+                problem = f"source defines no function {name!r}"
+            compiled[name] = (f"tool failed to load: {problem}" if problem else fn, mutates)
         self.envs[req["env"]] = compiled
         return {"ok": True, "tools": len(compiled)}
 
@@ -176,9 +190,8 @@ class Worker:
         if entry is None:
             return {"ok": False, "kind": "unknown_tool", "message": f"unknown tool {req['tool']!r}"}
         fn, mutates = entry
-        if isinstance(fn, Exception):
-            return {"ok": False, "kind": "tool_exception",
-                    "message": f"tool failed to load: {type(fn).__name__}: {fn}"}
+        if isinstance(fn, str):  # the tool (or the environment's helpers) failed to load
+            return {"ok": False, "kind": "tool_exception", "message": fn}
         # cached_statements=0: a cached BEGIN/COMMIT would skip the authorizer check
         conn = sqlite3.connect(req["db"], isolation_level=None, cached_statements=0,
                                check_same_thread=False, detect_types=sqlite3.PARSE_DECLTYPES)
@@ -219,14 +232,8 @@ class Worker:
                 return {"ok": False, "kind": "timeout", "message": f"tool exceeded {timeout:g}s"}
             kind = "permission_denied" if "not authorized" in msg else "tool_exception"
             return {"ok": False, "kind": kind, "message": f"{type(exc).__name__}: {msg}"}
-        except TypeError as exc:
-            return {"ok": False, "kind": "tool_exception", "message": f"TypeError: {exc}"}
         except Exception as exc:
-            tb = traceback.extract_tb(exc.__traceback__)
-            where = next((f" (line {f.lineno})" for f in reversed(tb)
-                          if f.filename.startswith("<tool")), "")
-            return {"ok": False, "kind": "tool_exception",
-                    "message": f"{type(exc).__name__}: {exc}{where}"}
+            return {"ok": False, "kind": "tool_exception", "message": _describe(exc)}
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             self.guard = False
@@ -238,6 +245,29 @@ class Worker:
             return {"ok": False, "kind": "tool_exception",
                     "message": f"result too large ({len(payload)} bytes)"}
         return {"ok": True, "result": json.loads(payload)}
+
+
+def _describe(exc: BaseException) -> str:
+    """'KeyError: 'x' (line 3 of <tool get_user>)': the innermost frame of environment code."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = next((f" (line {f.lineno} of {f.filename})" for f in reversed(tb)
+                  if f.filename.startswith(("<tool", "<helpers"))), "")
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _exec_module(source: str, filename: str, namespace: dict[str, Any],
+                 timeout: float) -> str | None:
+    """Run module-level environment code under a time limit: None, or what went wrong."""
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        exec(compile(source, filename, "exec"), namespace)
+    except ToolTimeout:
+        return f"module-level code exceeded {timeout:g}s"
+    except BaseException as exc:  # SystemExit included: module code must not end the worker
+        return _describe(exc)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return None
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
