@@ -67,6 +67,9 @@ class Task(_Model):
     rubric: list[str] = Field(default_factory=list)
     # the state the gold solution leaves (see agent_world.envs state hashing); None: no writes
     expected_state_hash: str | None = None
+    # what the gold chain changed, per table (agent_world.tasks.check.state_changes), with
+    # step-dependent values (generated ids, clock times) as the wildcard "*"; None: no writes
+    expected_changes: dict[str, Any] | None = None
     # programmatic tasks: `solve(env)` and `verify(initial_db, final_db, answer)` sources
     solution: str | None = None
     verify: str | None = None

@@ -1,0 +1,459 @@
+"""The heuristic baseline agent: a LangChain chat model that solves tool tasks without an LLM.
+
+    from agent_world.agents.baseline import BaselineChatModel
+    agent = langchain.agents.create_agent(BaselineChatModel(seed=3), tools)
+
+It is the offline verifier's policy and the training baseline. It sees exactly what any agent
+sees — the instruction, the tools' names, descriptions and argument schemas, and the
+observations that come back — and never the task's gold chain. Each turn it either calls one
+tool or answers:
+
+1. **Values it knows**: literals in the instruction (quoted text, e-mails, ISO dates, codes
+   such as `NW1234` or `C-00042`, numbers), each with the words just before it ("customer
+   C-00042"), plus every field of every successful observation.
+2. **Which tool**: tools are ranked by the overlap between the instruction's words and the
+   tool's name and description (rare words weigh more), with a bonus when an argument can be
+   filled from the latest observation (chains progress) and a penalty for tools already used.
+   Write tools need the instruction to use one of their verbs ("cancel", "book", ...). A tool
+   is a candidate only when every required argument can be filled.
+3. **Arguments**: an observation field with the argument's name (from the list element that
+   best matches the instruction's literals), else an instruction literal whose kind and
+   context fit the argument (an e-mail for `email`, "reservation ABC123" for
+   `reservation_id`, an enum value the instruction mentions); optional arguments only from
+   the instruction.
+4. **Answer** when no relevant unused tool is left (or after `max_calls`): the field of the
+   latest observations whose name best matches the question's words; "how many" counts the
+   matching list items, "total" sums and "highest/lowest" picks by a numeric field.
+
+`seed` and `temperature` make runs differ (ties and near-ties are broken at random), so five
+verifier runs are five attempts, not one attempt five times. It can fail, and does: an
+instruction that uses other words than the tool descriptions, or a value it cannot place,
+leads it astray.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
+
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+_STOP = frozenset("""a an the of for to in on at by with from and or is are was be been it its
+this that these those my me i you your we our their his her them they what which who whose
+how please can could would should will do does did has have had not no any all each every
+one two as if then than so also into out up about just tell give let reply need want
+there here get find look show let want use using via per""".split())
+_WRITE_VERBS = frozenset("""book cancel change add update assign check upgrade place return
+apply create delete remove set edit move modify save make register reserve issue refund
+schedule submit send mark close open rename transfer redeem enroll renew pay charge""".split())
+_LITERAL = re.compile(
+    r"'([^']{1,80})'|\"([^\"]{1,80})\"|([\w.+-]+@[\w-]+(?:\.[\w-]+)+)|(\d{4}-\d{2}-\d{2}(?:T[\d:]+)?)"
+    r"|\b([A-Z][A-Z0-9]*[-_]?\d[A-Z0-9-]*|[A-Z]{2,}\d*)\b|(-?\$?\d+(?:\.\d+)?)")
+
+
+def words(text: str) -> list[str]:
+    """Content words of a text (lower case, identifiers split, stop words dropped)."""
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(text)).replace("_", " ").lower()
+    return [_stem(w) for w in _WORD.findall(text) if w not in _STOP]
+
+
+def _stem(w: str) -> str:
+    for suffix in ("ies", "es", "s"):
+        if w.endswith(suffix) and len(w) > len(suffix) + 3:
+            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return w
+
+
+def literals(text: str) -> list[dict[str, Any]]:
+    """Values the instruction states, each with its kind and the words just before it."""
+    out = []
+    for m in _LITERAL.finditer(text):
+        quoted, email, date, code, number = (m.group(1) or m.group(2)), m.group(3), \
+            m.group(4), m.group(5), m.group(6)
+        before = words(text[max(0, m.start() - 40): m.start()])[-3:]
+        if quoted:
+            out.append({"value": quoted, "kind": "text", "context": before})
+        elif email:
+            out.append({"value": email, "kind": "email", "context": before})
+        elif date:
+            out.append({"value": date, "kind": "date", "context": before})
+        elif code:
+            out.append({"value": code, "kind": "code", "context": before})
+        elif number:
+            raw = number.lstrip("$")
+            value: Any = float(raw) if "." in raw else int(raw)
+            out.append({"value": value, "kind": "number", "context": before})
+    return out
+
+
+def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """(field name, scalar) pairs of an observation, nested dicts included."""
+    out: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, dict):
+                out += _flatten(v, k)
+            elif not isinstance(v, list):
+                out.append((k, v))
+    return out
+
+
+class BaselineChatModel(BaseChatModel):
+    """Heuristic tool-using agent as a chat model (see the module docstring)."""
+
+    seed: int = 0
+    temperature: float = 0.35
+    max_calls: int = 8
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "agent-world-baseline"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> BaselineChatModel:  # type: ignore[override]
+        schemas = [convert_to_openai_tool(t)["function"] for t in tools]
+        return self.model_copy(update={"tools": schemas})
+
+    # -- one turn -------------------------------------------------------------------------------
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None,
+                  **kwargs: Any) -> ChatResult:
+        instruction = next((str(m.content) for m in messages if isinstance(m, HumanMessage)), "")
+        history = _history(messages)
+        rng = random.Random(f"{self.seed}:{len(history)}:{instruction}")
+        call = None
+        if len(history) < self.max_calls:
+            call = self._next_call(instruction, history, rng)
+        if call is None:
+            msg = AIMessage(content=_answer(instruction, history, rng))
+        else:
+            name, args = call
+            msg = AIMessage(content="", tool_calls=[{
+                "name": name, "args": args, "id": f"call_{len(history)}_{rng.randrange(10**6)}",
+                "type": "tool_call"}])
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+    def _next_call(self, instruction: str, history: list[dict[str, Any]],
+                   rng: random.Random) -> tuple[str, dict[str, Any]] | None:
+        if not self.tools:
+            return None
+        want = Counter(words(instruction))
+        lits = literals(instruction)
+        docs = {t["name"]: Counter(words(t["name"]) * 2 + words(t.get("description", "")))
+                for t in self.tools}
+        df = Counter(w for d in docs.values() for w in set(d))
+        n = len(docs)
+        used = Counter(h["tool"] for h in history if h["ok"])
+        tried = {(h["tool"], json.dumps(h["args"], sort_keys=True)) for h in history}
+        failed = Counter(h["tool"] for h in history if not h["ok"])
+        latest = next((h for h in reversed(history) if h["ok"]), None)
+        scored = []
+        for tool in self.tools:
+            name = tool["name"]
+            doc = docs[name]
+            relevance = sum(math.log(1 + n / df[w]) for w in want if w in doc)
+            relevance /= math.sqrt(1 + len(doc)) ** 0.5
+            if relevance <= 0:
+                continue
+            writes = _is_write(tool)
+            if writes and not (set(want) & set(words(tool["name"])) & _WRITE_VERBS):
+                verbs = set(words(tool.get("description", ""))[:4]) & _WRITE_VERBS
+                if not verbs & set(want):
+                    continue
+            if writes and used[name]:
+                continue
+            args, from_latest = _fill(tool, lits, history, latest, instruction)
+            if args is None:
+                continue
+            if (name, json.dumps(args, sort_keys=True)) in tried:
+                continue
+            score = relevance * (1.0 + 0.6 * from_latest) / (1 + used[name] + 2 * failed[name])
+            scored.append((score, name, args))
+        if not scored:
+            return None
+        scored.sort(key=lambda s: -s[0])
+        best = scored[0][0]
+        # stop when what is left is far less relevant than what the instruction asks for
+        if history and best < 0.35 * max(self._relevance_ceiling(want, docs, df), 1e-9):
+            return None
+        near = [s for s in scored if s[0] >= best * (1 - self.temperature)]
+        weights = [s[0] ** 4 for s in near]
+        _, name, args = rng.choices(near, weights=weights)[0]
+        return name, args
+
+    @staticmethod
+    def _relevance_ceiling(want: Counter, docs: dict[str, Counter], df: Counter) -> float:
+        n = len(docs)
+        return max(sum(math.log(1 + n / df[w]) for w in want if w in d)
+                   / math.sqrt(1 + len(d)) ** 0.5 for d in docs.values())
+
+
+def _is_write(tool: dict[str, Any]) -> bool:
+    head = words(tool["name"])[:1] + words(tool.get("description", ""))[:1]
+    return bool(set(head) & _WRITE_VERBS) and not set(head) & {"list", "search", "get",
+                                                                "find", "check", "look"}
+
+
+def _history(messages: list[BaseMessage]) -> list[dict[str, Any]]:
+    """The calls made so far with their parsed observations."""
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    out = []
+    for m in messages:
+        if isinstance(m, AIMessage):
+            for tc in m.tool_calls:
+                reply = results.get(tc["id"])
+                text = str(reply.content) if reply is not None else ""
+                ok = reply is not None and not text.startswith("Error") and \
+                    getattr(reply, "status", "success") != "error"
+                try:
+                    value = json.loads(text) if ok else None
+                except json.JSONDecodeError:
+                    value = text
+                out.append({"tool": tc["name"], "args": tc["args"], "ok": ok, "value": value})
+    return out
+
+
+def _pick_item(items: list[Any], instruction: str) -> Any:
+    """The list element that best matches the instruction's literals and words."""
+    text = instruction.lower()
+    want = set(words(instruction))
+
+    def score(item: Any) -> float:
+        s = 0.0
+        for _, v in _flatten(item):
+            sv = str(v).lower()
+            if isinstance(v, str) and len(sv) >= 3 and sv in text:
+                s += 2 + len(sv) / 20
+            elif isinstance(v, int | float) and not isinstance(v, bool) and \
+                    re.search(rf"(?<![\d.]){re.escape(str(v))}(?![\d.])", text):
+                s += 1
+            elif isinstance(v, str) and set(words(sv)) & want:
+                s += 0.2
+        return s
+
+    dicts = [i for i in items if isinstance(i, dict)]
+    if not dicts:
+        return None
+    return max(dicts, key=score)
+
+
+def _observed(history: list[dict[str, Any]], instruction: str) -> list[dict[str, Any]]:
+    """Each successful observation as one dict (a list: its best-matching element)."""
+    out = []
+    for h in history:
+        if not h["ok"]:
+            continue
+        v = h["value"]
+        if isinstance(v, list):
+            v = _pick_item(v, instruction)
+        if isinstance(v, dict):
+            out.append(v)
+    return out
+
+
+def _fill(tool: dict[str, Any], lits: list[dict[str, Any]], history: list[dict[str, Any]],
+          latest: dict[str, Any] | None, instruction: str) -> tuple[dict[str, Any] | None, int]:
+    params = tool.get("parameters", {}) or {}
+    props = params.get("properties", {}) or {}
+    required = set(params.get("required", []) or [])
+    observed = _observed(history, instruction)
+    latest_obs = _observed([latest], instruction) if latest else []
+    args: dict[str, Any] = {}
+    from_latest = 0
+    for pname, schema in props.items():
+        value, source = _value_for(pname, schema, lits, observed, latest_obs,
+                                   optional=pname not in required, instruction=instruction)
+        if value is None:
+            if pname in required:
+                return None, 0
+            continue
+        args[pname] = value
+        from_latest += source == "latest"
+    return args, from_latest
+
+
+def _types(schema: dict[str, Any]) -> set[str]:
+    t = schema.get("type", "string")
+    return set(t) if isinstance(t, list) else {t}
+
+
+def _value_for(pname: str, schema: dict[str, Any], lits: list[dict[str, Any]],
+               observed: list[dict[str, Any]], latest: list[dict[str, Any]], optional: bool,
+               instruction: str) -> tuple[Any, str]:
+    types = _types(schema)
+    pwords = set(words(pname))
+    if "enum" in schema:
+        text = instruction.lower()
+        hits = [e for e in schema["enum"] if isinstance(e, str)
+                and re.search(rf"(?<![a-z0-9]){re.escape(e.lower().replace('_', ' '))}(?![a-z])",
+                              text.replace("_", " "))]
+        if hits:
+            return max(hits, key=len), "instruction"
+        return None, ""
+    if "array" in types or "object" in types:
+        return None, ""  # structured arguments come only from a more capable agent
+    # observation fields named like the argument (ids flow along a chain)
+    if not optional:
+        for source, pool in (("latest", latest), ("earlier", list(reversed(observed)))):
+            for obs in pool:
+                fields = dict(_flatten(obs))
+                if pname in fields and fields[pname] is not None:
+                    return _coerce(fields[pname], types), source
+    # instruction literals whose kind and context fit
+    best, best_score = None, 0.0
+    for lit in lits:
+        score = _fit(pname, pwords, types, lit)
+        if score > best_score:
+            best, best_score = lit, score
+    if best is not None and best_score >= (1.5 if optional else 0.5):
+        return _coerce(best["value"], types), "instruction"
+    return None, ""
+
+
+def _fit(pname: str, pwords: set[str], types: set[str], lit: dict[str, Any]) -> float:
+    kind = lit["kind"]
+    context = set(lit["context"])
+    score = 1.0 * len(context & pwords)
+    if kind == "email":
+        return score + (2.0 if "email" in pwords else -5.0)
+    if kind == "date":
+        return score + (1.5 if pwords & {"date", "day", "on", "from", "until", "since"} else -1.0)
+    if kind == "number":
+        if not types & {"integer", "number"}:
+            return score - 0.5 if "string" not in types else score - 1.0
+        return score + 0.3
+    if kind == "code":
+        if "string" not in types:
+            return -1.0
+        return score + (0.6 if pwords & {"id", "code", "number", "sku", "iata"} else 0.0)
+    if "string" not in types:
+        return -1.0
+    return score + 0.2
+
+
+def _coerce(value: Any, types: set[str]) -> Any:
+    if "integer" in types and not isinstance(value, bool):
+        try:
+            if float(value) == int(float(value)):
+                return int(float(value))
+        except (TypeError, ValueError):
+            pass
+    if "number" in types and not isinstance(value, bool):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    if "string" in types and not isinstance(value, str):
+        return str(value)
+    return value
+
+
+# -- answering --------------------------------------------------------------------------------
+def _answer(instruction: str, history: list[dict[str, Any]], rng: random.Random) -> str:
+    ok = [h for h in history if h["ok"]]
+    if not ok:
+        return "I could not find the information needed."
+    text = instruction.lower()
+    question = _question_part(instruction)
+    qwords = set(words(question))
+    last = ok[-1]["value"]
+    lists = [h["value"] for h in reversed(ok) if isinstance(h["value"], list)]
+    if lists and re.search(r"\bhow many\b|\bnumber of\b|\bcount\b", text):
+        items = [i for i in lists[0] if isinstance(i, dict)]
+        selected = _filter_items(items, instruction)
+        return str(len(selected))
+    agg = re.search(r"\b(total|sum|combined|highest|largest|most|maximum|lowest|smallest|"
+                    r"least|minimum|cheapest|average)\b", question)
+    if lists and agg:
+        items = _filter_items([i for i in lists[0] if isinstance(i, dict)], instruction)
+        field = _best_field(items[0] if items else {}, qwords, numeric=True)
+        if field and items:
+            vals = [(float(i[field]), i) for i in items
+                    if isinstance(i.get(field), int | float) and not isinstance(i[field], bool)]
+            if vals:
+                word = agg.group(1)
+                if word in ("total", "sum", "combined"):
+                    return _fmt(sum(v for v, _ in vals))
+                if word == "average":
+                    return _fmt(sum(v for v, _ in vals) / len(vals))
+                pick = max if word in ("highest", "largest", "most", "maximum") else min
+                v, item = pick(vals, key=lambda x: x[0])
+                other = _best_field(item, qwords - set(words(field)), numeric=False,
+                                    exclude={field})
+                return f"{other and item.get(other) or ''} {_fmt(v)}".strip()
+    candidates = _observed(list(reversed(ok)), instruction)
+    numeric_q = re.search(r"\bhow (many|much)\b", text) is not None
+    best_value, best_score = None, 0.0
+    for depth, obs in enumerate(candidates):
+        for field, value in _flatten(obs):
+            fw = set(words(field))
+            score = len(fw & qwords) / (1 + 0.5 * len(fw - qwords)) - 0.15 * depth
+            if numeric_q and isinstance(value, int | float) and not isinstance(value, bool):
+                score += 0.3
+            if score > best_score + 1e-9 or (abs(score - best_score) < 1e-9 and rng.random() < .5):
+                best_value, best_score = value, score
+    if best_value is None or best_score <= 0:
+        return json.dumps(last, default=str)[:300]
+    if isinstance(best_value, bool):
+        return "yes" if best_value else "no"
+    return str(best_value)
+
+
+def _question_part(instruction: str) -> str:
+    m = re.search(r"(what|which|tell me|let me know|reply with|report|how|give me|"
+                  r"find out|i need to know)\b.*", instruction, flags=re.I | re.S)
+    return m.group(0) if m else instruction
+
+
+def _filter_items(items: list[dict[str, Any]], instruction: str) -> list[dict[str, Any]]:
+    """Items whose categorical values the instruction mentions (all items if none does)."""
+    text = " " + re.sub(r"[^a-z0-9@._-]+", " ", instruction.lower()) + " "
+    by_field: dict[str, set[str]] = {}
+    for i in items:
+        for k, v in _flatten(i):
+            if isinstance(v, str) and 2 < len(v) < 30:
+                by_field.setdefault(k, set()).add(v.lower())
+    conds = []
+    for k, vals in by_field.items():
+        if len(vals) < 2:
+            continue
+        hits = {v for v in vals if f" {v.replace('_', ' ')} " in text.replace("_", " ")}
+        if hits:
+            conds.append((k, hits))
+    if not conds:
+        return items
+    return [i for i in items if all(str(dict(_flatten(i)).get(k, "")).lower() in h
+                                    for k, h in conds)]
+
+
+def _best_field(item: dict[str, Any], qwords: set[str], numeric: bool,
+                exclude: set[str] | frozenset[str] = frozenset()) -> str | None:
+    best, best_score = None, 0.0
+    for k, v in _flatten(item):
+        if k in exclude:
+            continue
+        is_num = isinstance(v, int | float) and not isinstance(v, bool)
+        if numeric and not is_num:
+            continue
+        score = len(set(words(k)) & qwords) + (0.1 if is_num else 0)
+        if score > best_score:
+            best, best_score = k, score
+    return best
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if x == int(x) else f"{x:.2f}"
+
+
+__all__ = ["BaselineChatModel", "literals", "words"]

@@ -1,0 +1,261 @@
+"""The one deterministic check of a task against an attempt.
+
+    result = check_task(task, initial_db, final_db, answer)
+    result.score, result.passed, result.components, result.detail
+
+It takes **database paths** (SQLite files: the state before and after the attempt) and the
+attempt's final answer, so training, evaluation and the trust gates can check an attempt
+whether it ran in an episode of this process, a worker, or an exported environment.
+`check_episode(task, episode, answer)` is the shortcut for a live `Episode` (its template is
+the initial state).
+
+Graph tasks have up to two components, each 0 or 1:
+- `answer`: the final answer matches the reference answer after normalisation (case, spaces,
+  punctuation; numbers compared numerically; a free-text answer of at most
+  `MAX_ANSWER_CHARS` characters matches when it contains every reference value as a whole
+  word/number — a long dump of everything does not count);
+- `state`: the change from the initial to the final state equals what the gold chain produced
+  (`task.expected_changes`, values that depend on the step number — generated ids, clock
+  times — stored as the wildcard `"*"`); a task whose gold chain writes nothing requires the
+  state to be unchanged.
+Programmatic tasks run their verification script (isolated, see `agent_world.tasks.scripts`),
+component `verify` in [0, 1]. `score` is the mean of the components; `passed` needs all of
+them at 1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_world.tasks.model import Task
+
+MAX_ANSWER_CHARS = 400
+WILDCARD = "*"
+
+
+@dataclass
+class CheckResult:
+    score: float
+    passed: bool
+    components: dict[str, float] = field(default_factory=dict)
+    detail: str = ""
+
+
+# ---- answers ---------------------------------------------------------------------------------
+_NUM = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def normalise(value: Any) -> str:
+    """Canonical text of a scalar answer: lower case, single spaces, no surrounding
+    punctuation; numbers without trailing zeros; booleans as yes/no."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return _num_text(float(value))
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True, default=str).lower()
+    text = " ".join(str(value).lower().split()).strip(" .,;:!?\"'`")
+    if text in ("true", "yes"):
+        return "yes"
+    if text in ("false", "no"):
+        return "no"
+    try:
+        return _num_text(float(text.replace(",", "").lstrip("$")))
+    except ValueError:
+        return text
+
+
+def _num_text(x: float) -> str:
+    if math.isfinite(x) and x == int(x):
+        return str(int(x))
+    return f"{x:.6f}".rstrip("0").rstrip(".")
+
+
+def _numbers(text: str) -> list[float]:
+    out = []
+    for m in _NUM.findall(text):
+        try:
+            out.append(float(m.replace(",", "")))
+        except ValueError:
+            pass
+    return out
+
+
+def _contains(text: str, ref: Any) -> bool:
+    """Whether free text states one reference value."""
+    if isinstance(ref, bool):
+        words = set(re.findall(r"[a-z]+", text))
+        return bool(words & ({"yes", "true"} if ref else {"no", "false", "not"}))
+    if isinstance(ref, int | float):
+        return any(math.isclose(n, float(ref), rel_tol=1e-4, abs_tol=5e-3) for n in _numbers(text))
+    want = normalise(ref)
+    if not want:
+        return False
+    return re.search(r"(?<![a-z0-9])" + re.escape(want) + r"(?![a-z0-9])", text) is not None
+
+
+def answer_matches(answer: Any, reference: Any) -> bool:
+    """Whether an attempt's answer gives the reference answer (a scalar or a list of scalars,
+    order-insensitive)."""
+    if answer is None or (isinstance(answer, str) and not answer.strip()):
+        return False
+    refs = reference if isinstance(reference, list) else [reference]
+    if isinstance(answer, list) and isinstance(reference, list):
+        return sorted(map(normalise, answer)) == sorted(map(normalise, reference))
+    if normalise(answer) == normalise(reference):
+        return True
+    text = answer if isinstance(answer, str) else json.dumps(answer, default=str)
+    text = " ".join(text.lower().split())
+    if len(text) > MAX_ANSWER_CHARS:
+        return False
+    return all(_contains(text, r) for r in refs)
+
+
+# ---- states ----------------------------------------------------------------------------------
+def _tables(conn: sqlite3.Connection, schema: str) -> dict[str, tuple[list[str], list[str]]]:
+    """table -> (columns, primary-key columns) of one attached database."""
+    out = {}
+    for (name,) in conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type='table' "
+                                "AND name NOT LIKE 'sqlite_%' ORDER BY name"):
+        info = conn.execute(f'PRAGMA {schema}.table_info("{name}")').fetchall()
+        cols = [r[1] for r in info]
+        pk = [r[1] for r in sorted(info, key=lambda r: r[5]) if r[5]] or ["rowid"]
+        out[name] = (cols, pk)
+    return out
+
+
+def state_changes(initial_db: str | Path, final_db: str | Path) -> dict[str, Any]:
+    """What changed from one database state to another, per table:
+    {"inserted": [row...], "deleted": [key...], "updated": [{"key", "after"}...]}, sorted.
+    Tables without changes are left out; no changes at all gives {}."""
+    conn = sqlite3.connect(f"file:{Path(final_db).resolve()}?mode=ro", uri=True)
+    try:
+        conn.execute("ATTACH DATABASE ? AS base", (f"file:{Path(initial_db).resolve()}?mode=ro",))
+        out: dict[str, Any] = {}
+        for name, (cols, pk) in _tables(conn, "main").items():
+            q = f'"{name}"'
+            key = ", ".join(f'"{k}"' for k in pk)
+            rows = {tuple(r[: len(pk)]): dict(zip(cols, r[len(pk):], strict=True)) for r in
+                    conn.execute(f"SELECT {key}, * FROM main.{q}")}
+            base = {tuple(r[: len(pk)]): dict(zip(cols, r[len(pk):], strict=True)) for r in
+                    conn.execute(f"SELECT {key}, * FROM base.{q}")}
+            inserted = [rows[k] for k in rows.keys() - base.keys()]
+            deleted = [dict(zip(pk, k, strict=True)) for k in base.keys() - rows.keys()]
+            updated = []
+            for k in rows.keys() & base.keys():
+                after = {c: v for c, v in rows[k].items() if base[k][c] != v}
+                if after:
+                    updated.append({"key": dict(zip(pk, k, strict=True)), "after": after})
+            if inserted or deleted or updated:
+                out[name] = {"inserted": _sorted(inserted), "deleted": _sorted(deleted),
+                             "updated": _sorted(updated)}
+        return out
+    finally:
+        conn.close()
+
+
+def _sorted(items: list[Any]) -> list[Any]:
+    return sorted(items, key=lambda x: json.dumps(x, sort_keys=True, default=str))
+
+
+def mask_volatile(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | None:
+    """Merge two change sets of the same chain run at different step offsets: values that
+    differ (generated ids, clock times) become the wildcard. None if their shapes differ."""
+    def merge(x: Any, y: Any) -> Any:
+        if isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                raise ValueError
+            return {k: merge(x[k], y[k]) for k in x}
+        if isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                raise ValueError
+            return [merge(i, j) for i, j in zip(x, y, strict=True)]
+        return x if x == y else WILDCARD
+
+    try:
+        return merge(a, b)
+    except ValueError:
+        return None
+
+
+def _matches(expected: Any, actual: Any) -> bool:
+    if expected == WILDCARD:
+        return True
+    if isinstance(expected, dict):
+        return (isinstance(actual, dict) and expected.keys() == actual.keys()
+                and all(_matches(expected[k], actual[k]) for k in expected))
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(expected) != len(actual):
+            return False
+        left = list(actual)  # rows in any order: greedy matching is exact for wildcard rows
+        for e in expected:
+            hit = next((i for i, a in enumerate(left) if _matches(e, a)), None)
+            if hit is None:
+                return False
+            left.pop(hit)
+        return True
+    if isinstance(expected, float) or isinstance(actual, float):
+        try:
+            return math.isclose(float(expected), float(actual), rel_tol=1e-6, abs_tol=1e-6)
+        except (TypeError, ValueError):
+            return False
+    return expected == actual
+
+
+def changes_match(expected: dict[str, Any], actual: dict[str, Any]) -> bool:
+    """Whether an attempt's changes equal the gold changes (wildcards match anything)."""
+    return _matches(json.loads(json.dumps(expected, default=str)),
+                    json.loads(json.dumps(actual, default=str)))
+
+
+# ---- the check -------------------------------------------------------------------------------
+def check_task(task: Task, initial_db: str | Path, final_db: str | Path,
+               answer: Any) -> CheckResult:
+    """Check one attempt: the state it started from, the state it left and its final answer."""
+    if task.kind == "programmatic":
+        from agent_world.tasks.scripts import ScriptError, run_verify
+
+        if not task.verify:
+            return CheckResult(0.0, False, {"verify": 0.0}, "task has no verification script")
+        try:
+            score = run_verify(task.verify, initial_db, final_db, answer)
+        except ScriptError as exc:
+            return CheckResult(0.0, False, {"verify": 0.0}, str(exc))
+        return CheckResult(score, score >= 1.0 - 1e-9, {"verify": score},
+                           f"verification script scored {score:g}")
+    components: dict[str, float] = {}
+    notes = []
+    if task.reference_answer is not None:
+        ok = answer_matches(answer, task.reference_answer)
+        components["answer"] = float(ok)
+        notes.append("answer matches" if ok else
+                     f"answer {str(answer)[:80]!r} does not give {task.reference_answer!r}")
+    expected = task.expected_changes or {}
+    actual = state_changes(initial_db, final_db)
+    ok = changes_match(expected, actual)
+    components["state"] = float(ok)
+    if ok:
+        notes.append("state as expected" if expected else "state unchanged as expected")
+    else:
+        notes.append(f"state differs: expected changes in {sorted(expected) or 'nothing'}, "
+                     f"got changes in {sorted(actual) or 'nothing'}")
+    score = sum(components.values()) / len(components)
+    return CheckResult(score, all(v == 1.0 for v in components.values()), components,
+                       "; ".join(notes))
+
+
+def check_episode(task: Task, episode: Any, answer: Any) -> CheckResult:
+    """`check_task` on a live episode: its template is the initial state."""
+    return check_task(task, episode.template, episode.path, answer)
+
+
+__all__ = ["CheckResult", "answer_matches", "changes_match", "check_episode", "check_task",
+           "mask_volatile", "normalise", "state_changes"]
