@@ -39,6 +39,8 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_world.agents import offline_mining as offline
+from agent_world.agents import semantics
+from agent_world.agents.coverage import field_hints_from_coverage, tool_coverage
 from agent_world.agents.offline_mining import Evidence, SearchFn
 from agent_world.agents.taxonomy import classify
 from agent_world.envs.database import build_template
@@ -56,7 +58,8 @@ from agent_world.tools.sources.base import SourceDocument
 
 __all__ = [
     "Evidence", "IterationStats", "MinedTheme", "MiningError", "SearchFn", "complexify",
-    "database_stats", "draft_database", "gather_evidence", "mine_theme", "plan_questions",
+    "annotate_fidelity", "database_stats", "draft_database", "gather_evidence", "mine_theme",
+    "plan_questions",
     "validate_database",
 ]
 
@@ -656,6 +659,22 @@ def summarize_evidence(evidence: list[Evidence]) -> dict[str, Any]:
                                if e.kind == "argument" and e.data.get("format")})}
 
 
+def annotate_fidelity(doc: SourceDocument, spec: EnvSpec) -> EnvSpec:
+    """Record what the tool designer and the reports read: the tool coverage map
+    (``provenance.stats["tool_coverage"]``), the field hints the source declares
+    (``["field_hints"]``) and the semantic violations per rule (``["semantic_violations"]``)."""
+    coverage = tool_coverage(doc, spec)
+    hints = dict(spec.provenance.stats.get("field_hints") or {})
+    for table, cols in field_hints_from_coverage(doc, coverage).items():
+        for col, hint in cols.items():
+            hints.setdefault(table, {}).setdefault(col, hint)
+    stats = dict(spec.provenance.stats)
+    stats.update(tool_coverage=coverage, field_hints=hints)
+    spec.provenance.stats = stats
+    stats["semantic_violations"] = semantics.summarize(semantics.check_semantics(spec))
+    return spec
+
+
 def mine_theme(doc: SourceDocument, iterations: int = 3, seed: int = 0,
                search: SearchFn | None = None) -> MinedTheme:
     """Plan, gather, draft and complexify `iterations` times; every step validated."""
@@ -665,6 +684,7 @@ def mine_theme(doc: SourceDocument, iterations: int = 3, seed: int = 0,
     spec = draft_database(doc, evidence, seed)
     for i in range(1, iterations + 1):
         spec = complexify(spec, i, seed)
+    spec = annotate_fidelity(doc, spec)
     history = [IterationStats.model_validate(h) for h in spec.provenance.stats["iterations"]]
     return MinedTheme(spec=spec, iterations=history, questions=questions,
                       evidence_summary=summarize_evidence(evidence), evidence=evidence,

@@ -90,6 +90,7 @@ def _print_mine_report(values: dict[str, Any]) -> None:
                           str(st["tables"]), str(st["rows"]), str(st["foreign_keys"]),
                           str(st["constraints"]))
     console.print(table)
+    _print_fidelity(results)
     summary = values.get("summary", {})
     if summary:
         console.print(f"sources {summary['sources']}: mined {summary['mined']}, failed "
@@ -98,6 +99,31 @@ def _print_mine_report(values: dict[str, Any]) -> None:
     for r in results:
         if r["status"] == "failed":
             console.print(f"[red]failed[/] {r['source']}: {r['error']}")
+
+
+def _print_fidelity(results: list[dict[str, Any]]) -> None:
+    """Per theme: source tools covered by the database, semantic violations per rule."""
+    from agent_world.agents.semantics import RULES
+
+    mined = [r for r in results if r["status"] == "mined" and "coverage" in r]
+    if not mined:
+        return
+    table = Table(title="Tool coverage and semantic violations of the stored databases")
+    table.add_column("theme")
+    table.add_column("source tools covered", justify="right")
+    table.add_column("violations", justify="right")
+    table.add_column("by rule")
+    for r in mined:
+        cov, vio = r["coverage"], r.get("violations") or {}
+        by_rule = ", ".join(f"{rule} {vio[rule]}" for rule in RULES if vio.get(rule))
+        table.add_row(r["theme"], coverage_line(cov), str(sum(vio.values())), by_rule or "-")
+    console.print(table)
+
+
+def coverage_line(cov: dict[str, Any] | None) -> str:
+    from agent_world.agents.coverage import coverage_line as line
+
+    return line(cov)
 
 
 def themes() -> None:
@@ -114,6 +140,8 @@ def themes() -> None:
         l2 = l2s.get(key) or l2s.setdefault(key, l1.add(r["l2"]))
         env = f" → env [cyan]{r['env_name']}[/]" if r["env_name"] else ""
         name = "" if r["name"] == r["l3"] else f": {escape(r['name'])}"
+        cov = r["payload"].get("coverage")
+        env += f" [dim]({coverage_line(cov)} covered)[/]" if cov else ""
         about = (r["payload"].get("theme") or {}).get("description", "")
         about = f" — [dim]{escape(about[:70])}{'…' if len(about) > 70 else ''}[/]" if about else ""
         l2.add(f"[bold]{escape(r['l3'])}[/]{name} ({r['source_kind']}){env}{about}")

@@ -94,6 +94,7 @@ def fan_out(state: MineState) -> list[Send]:
 
 def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
     """One source, start to finish. Expected failures go to the ledger, not up the graph."""
+    from agent_world.agents.coverage import uncovered_reasons
     from agent_world.agents.miner import mine_theme
     from agent_world.agents.taxonomy import classify
     from agent_world.errors import AgentWorldError
@@ -118,15 +119,22 @@ def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
         spec = spec.model_copy(update={"theme": theme, "name": name})
         summary = cat.put_env(spec, stage="mined")
         stats = [it.model_dump(exclude={"changes"}) for it in mined.iterations]
+        coverage = spec.provenance.stats.get("tool_coverage") or {}
+        fidelity = {"coverage": {k: coverage.get(k) for k in ("covered", "total", "ratio")},
+                    "violations": spec.provenance.stats.get("semantic_violations") or {}}
+        for tool, lacks in uncovered_reasons(coverage):
+            cat.record("mine", f"{task['source']}#{tool}",
+                       f"tool {tool!r} is not covered by the mined database: {lacks}",
+                       run_id=task["run_id"], payload={"env": spec.name, "tool": tool})
         cat.put_theme(theme, env_name=spec.name,
                       payload={"stats": stats, "fingerprint": summary.fingerprint,
                                "questions": mined.questions,
                                "evidence": mined.evidence_summary,
-                               "tools": [t.name for t in doc.tools]})
+                               "tools": [t.name for t in doc.tools], **fidelity})
         return {"results": [{"source": task["source"], "status": "mined", "env": spec.name,
                              "theme": theme.name, "taxonomy": str(theme.taxonomy),
                              "fingerprint": summary.fingerprint, "stats": stats,
-                             "seconds": mined.seconds}]}
+                             "seconds": mined.seconds, **fidelity}]}
     finally:
         cat.close()
 

@@ -1,0 +1,570 @@
+"""Semantic validation of a mined database: do the rows mean what the source says?
+
+`validate_database` (miner) proves a database *builds*; `check_semantics` proves it makes
+sense. Rules, each reported as a `Violation` with the offending table, column and row id:
+
+* ``fk_route`` - foreign-key routes agree. When a table reaches the same parent twice, once
+  directly and once through a required parent that carries the same required column
+  (``appointments.clinician_id`` and ``appointments.slot_id -> slots.clinician_id``), both
+  routes name the same row; two parents of one row that both belong to a container
+  (``branch_commits``: its branch and its commit each have a ``repository_id``) belong to the
+  same one; a self reference stays inside its container (a base branch is in its own
+  repository).
+* ``time_order`` - time columns follow one lifecycle: birth before creation; creation before
+  every later event (updated, cancelled, started, due, ...); start before end (checked out
+  before returned, starts before ends); start before due; records are not created after the
+  episode clock; a child record is not created before its parent.
+* ``lifecycle`` - the status agrees with its timestamps: a row in state S has ``S_at`` set;
+  a row whose ``S_at`` is set has reached at least S (a loan with ``returned_at`` set is not
+  ``active``) and did not end in another terminal state.
+* ``enum`` - values within the column's enum and within the enum the source declared.
+* ``type`` - values have the column's type; a column keeps the type the source declared
+  (a boolean field is not stored as text).
+* ``format`` - values match the declared format (email, uri, date, date-time, uuid, time,
+  ipv4), pattern and length.
+* ``range`` - values within the declared minimum/maximum.
+* ``unique`` - unique columns, declared-unique fields and ``unique_together`` groups hold
+  no duplicates.
+
+Declared facts come from the field hints the miner stores in
+``spec.provenance.stats["field_hints"]`` (``{table: {column: {"type", "format", "enum",
+"minimum", "maximum", "unique", ...}}}``); pass ``hints=`` to check against others.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid as _uuid
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass
+from datetime import date, datetime
+from typing import Any
+from urllib.parse import urlparse
+
+from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
+
+__all__ = [
+    "RULES", "Route", "Violation", "check_semantics", "fk_routes", "lifecycle_columns",
+    "state_rank", "summarize", "time_pairs", "time_stem",
+]
+
+RULES = ("fk_route", "time_order", "lifecycle", "enum", "type", "format", "range", "unique")
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    table: str
+    column: str
+    row: Any  # the row's primary key (None: the schema itself)
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        where = f"{self.table}.{self.column}" + (f" (row {self.row})" if self.row is not None
+                                                 else "")
+        return f"[{self.rule}] {where}: {self.message}"
+
+
+def summarize(violations: list[Violation]) -> dict[str, int]:
+    """Violations per rule (every rule present, zero included)."""
+    counts = Counter(v.rule for v in violations)
+    return {r: counts.get(r, 0) for r in RULES}
+
+
+# ============================================================================================
+# foreign-key routes
+# ============================================================================================
+
+
+@dataclass(frozen=True)
+class Route:
+    """``table.column`` must equal ``parent(table.via).parent_column`` (kind ``via``), or the
+    parents of two columns must share ``parent_column`` (kind ``siblings``: ``column`` and
+    ``via`` are the two FK columns of ``table``)."""
+
+    kind: str  # via | siblings
+    table: str
+    column: str
+    via: str
+    parent_column: str
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _fk_target(col: ColumnSpec) -> tuple[str, str] | None:
+    if not col.foreign_key:
+        return None
+    t, c = col.foreign_key.split(".")
+    return t, c
+
+
+def _containment(col: ColumnSpec) -> bool:
+    """A required FK named after its target (``repository_id`` -> repositories): the record
+    lives inside that parent."""
+    target = _fk_target(col)
+    return bool(target) and not col.nullable and col.name == f"{_singular(target[0])}_id"
+
+
+def fk_routes(tables: list[TableSpec]) -> list[Route]:
+    """Every route the rows must agree on (see the module docstring)."""
+    by = {t.name: t for t in tables}
+    routes: list[Route] = []
+    for t in tables:
+        fks = [c for c in t.columns if c.foreign_key]
+        for via in fks:
+            ptable = _fk_target(via)[0]  # type: ignore[index]
+            if via.nullable and ptable != t.name:
+                continue  # an optional link (an actor, a preference) is no route
+            parent = by.get(ptable)
+            if parent is None:
+                continue
+            pcols = {c.name: c for c in parent.columns}
+            for col in fks:
+                if col is via:
+                    continue
+                pc = pcols.get(col.name)
+                if pc is None or pc.foreign_key != col.foreign_key or pc.nullable:
+                    continue
+                if ptable == t.name and not _containment(col):
+                    continue  # self reference: only the container must agree
+                routes.append(Route("via", t.name, col.name, via.name, col.name))
+        # two parents inside the same container
+        for i, a in enumerate(fks):
+            for b in fks[i + 1:]:
+                ta, tb = _fk_target(a)[0], _fk_target(b)[0]  # type: ignore[index]
+                if ta == tb or t.name in (ta, tb) or ta not in by or tb not in by:
+                    continue
+                acols = {c.name: c for c in by[ta].columns if _containment(c)}
+                for c in by[tb].columns:
+                    other = acols.get(c.name)
+                    if other is not None and _containment(c) and \
+                            other.foreign_key == c.foreign_key and \
+                            c.name not in {x.name for x in fks}:
+                        routes.append(Route("siblings", t.name, a.name, b.name, c.name))
+    return routes
+
+
+def _check_routes(spec: EnvSpec, index: dict[str, dict[Any, dict[str, Any]]]) -> list[Violation]:
+    out: list[Violation] = []
+    by = {t.name: t for t in spec.tables}
+    for r in fk_routes(spec.tables):
+        t = by[r.table]
+        pk = t.primary_key[0]
+        via_parent = _fk_target(t.column(r.via))[0]  # type: ignore[index]
+        for row in spec.rows.get(r.table, []):
+            if r.kind == "via":
+                v, p = row.get(r.column), row.get(r.via)
+                if v is None or p is None:
+                    continue
+                parent = index.get(via_parent, {}).get(p)
+                if parent is None or parent.get(r.parent_column) is None:
+                    continue
+                if parent[r.parent_column] != v:
+                    out.append(Violation(
+                        "fk_route", r.table, r.column, row.get(pk),
+                        f"{r.column}={v!r} but its {r.via} ({via_parent} {p!r}) has "
+                        f"{r.parent_column}={parent[r.parent_column]!r}"))
+            else:
+                a_parent = _fk_target(t.column(r.column))[0]  # type: ignore[index]
+                pa = index.get(a_parent, {}).get(row.get(r.column))
+                pb = index.get(via_parent, {}).get(row.get(r.via))
+                if pa is None or pb is None:
+                    continue
+                va, vb = pa.get(r.parent_column), pb.get(r.parent_column)
+                if va is not None and vb is not None and va != vb:
+                    out.append(Violation(
+                        "fk_route", r.table, f"{r.column},{r.via}", row.get(pk),
+                        f"its {a_parent} row has {r.parent_column}={va!r} but its "
+                        f"{via_parent} row has {r.parent_column}={vb!r}"))
+    return out
+
+
+# ============================================================================================
+# time order
+# ============================================================================================
+
+BIRTH = frozenset({"birth", "dob", "birthday", "born", "date_of_birth"})
+CREATE = frozenset({
+    "created", "registered", "joined", "placed", "booked", "requested", "submitted", "ordered",
+    "opened", "reported", "signed_up", "enrolled", "applied", "uploaded", "posted", "filed",
+    "added", "committed", "authored", "recorded", "logged", "fetched", "received", "tagged",
+    "changed", "executed", "run", "converted", "staged", "written", "inserted",
+})
+START = frozenset({
+    "start", "starts", "started", "begin", "begins", "checked_out", "check_out", "departure",
+    "departs", "shipped", "approved", "confirmed", "issued", "dispatched", "picked_up",
+    "borrowed", "lent", "loaned", "activated", "valid_from", "effective",
+})
+END = frozenset({
+    "end", "ends", "ended", "returned", "completed", "closed", "resolved", "delivered",
+    "finished", "arrival", "arrives", "collected", "fulfilled", "settled",
+})
+DUE = frozenset({"due", "deadline", "expires", "expiry", "expiration", "until",
+                 "ready_until", "valid_until", "expected_return"})
+LATER = frozenset({
+    "updated", "modified", "cancelled", "canceled", "deleted", "archived", "revoked", "paid",
+    "waived", "refunded", "rejected", "checked_in", "check_in", "last_seen", "last_login",
+    "last_modified", "suspended", "retired", "rescheduled",
+}) | START | END | DUE
+
+_STEM_SUFFIX = re.compile(r"_(at|on|date|time|ts|timestamp|datetime|day)$")
+
+
+def time_stem(name: str) -> str:
+    """``checked_out_at`` -> ``checked_out``; ``starts_at`` -> ``starts``; ``due_on`` -> ``due``."""
+    n = name.lower()
+    stem = _STEM_SUFFIX.sub("", n)
+    return stem or n
+
+
+def _group(name: str) -> str | None:
+    stem = time_stem(name)
+    words = stem.split("_")
+    for group, vocab in (("birth", BIRTH), ("create", CREATE), ("start", START),
+                         ("end", END), ("due", DUE)):
+        if stem in vocab or words[-1] in vocab or words[0] in vocab:
+            return group
+    if stem in LATER or words[0] in LATER or words[-1] in LATER:
+        return "later"
+    return None
+
+
+def _time_columns(table: TableSpec) -> list[ColumnSpec]:
+    return [c for c in table.columns if c.type in ("date", "datetime")]
+
+
+def time_pairs(table: TableSpec) -> list[tuple[str, str]]:
+    """(earlier, later) column pairs the lifecycle orders."""
+    cols = _time_columns(table)
+    groups = {c.name: _group(c.name) for c in cols}
+    order = {("birth", "create"), ("birth", "start"), ("birth", "end"), ("birth", "later"),
+             ("create", "later"), ("create", "start"), ("create", "end"), ("create", "due"),
+             ("start", "end"), ("start", "due")}
+    pairs = []
+    for a in cols:
+        for b in cols:
+            if a is b:
+                continue
+            if (groups[a.name], groups[b.name]) in order:
+                pairs.append((a.name, b.name))
+    return pairs
+
+
+def _as_time(v: Any) -> datetime | date | None:
+    if not isinstance(v, str) or len(v) < 10:
+        return None
+    try:
+        if len(v) == 10:
+            return date.fromisoformat(v)
+        return datetime.fromisoformat(v.replace("Z", "+00:00")).replace(tzinfo=None)
+    except ValueError:
+        return None
+
+
+def _before(a: datetime | date, b: datetime | date) -> bool:
+    """a <= b, comparing by day when either is a date."""
+    if isinstance(a, datetime) and isinstance(b, datetime):
+        return a <= b
+    da = a.date() if isinstance(a, datetime) else a
+    db = b.date() if isinstance(b, datetime) else b
+    return da <= db
+
+
+def _check_times(spec: EnvSpec, index: dict[str, dict[Any, dict[str, Any]]]) -> list[Violation]:
+    out: list[Violation] = []
+    clock = datetime.fromisoformat(spec.clock_start) if spec.clock_start else None
+    for t in spec.tables:
+        pk = t.primary_key[0]
+        pairs = time_pairs(t)
+        created = [c.name for c in _time_columns(t) if _group(c.name) == "create"]
+        parents = [(c.name, _fk_target(c)[0]) for c in t.columns  # type: ignore[index]
+                   if c.foreign_key and _fk_target(c)[0] != t.name]  # type: ignore[index]
+        for row in spec.rows.get(t.name, []):
+            times = {c.name: _as_time(row.get(c.name)) for c in _time_columns(t)}
+            for a, b in pairs:
+                ta, tb = times.get(a), times.get(b)
+                if ta is not None and tb is not None and not _before(ta, tb):
+                    out.append(Violation("time_order", t.name, b, row.get(pk),
+                                         f"{b}={row[b]} is before {a}={row[a]}"))
+            for c in created:
+                tc = times.get(c)
+                if clock is not None and tc is not None and not _before(tc, clock):
+                    out.append(Violation("time_order", t.name, c, row.get(pk),
+                                         f"{c}={row[c]} is after the clock {spec.clock_start}"))
+            if "created_at" in times and times["created_at"] is not None:
+                for fk, ptable in parents:
+                    parent = index.get(ptable, {}).get(row.get(fk))
+                    pt = _as_time(parent.get("created_at")) if parent else None
+                    if pt is not None and not _before(pt, times["created_at"]):  # type: ignore
+                        out.append(Violation(
+                            "time_order", t.name, "created_at", row.get(pk),
+                            f"created_at={row['created_at']} is before its {ptable} row "
+                            f"{row.get(fk)!r} was created ({parent['created_at']})"))
+    return out
+
+
+# ============================================================================================
+# lifecycle
+# ============================================================================================
+
+_RANK0 = {"draft", "pending", "new", "requested", "scheduled", "booked", "placed", "waiting",
+          "open", "todo", "active", "available", "published", "unpaid", "queued", "proposed",
+          "submitted", "received", "created", "reserved", "planned", "enabled", "staged"}
+_RANK1 = {"confirmed", "approved", "checked_in", "checked_out", "in_progress", "on_loan",
+          "shipped", "ready", "renewed", "running", "overdue", "assigned", "in_review",
+          "on_hold", "processing", "accepted", "started", "borrowed", "in_transit", "issued",
+          "partially_paid", "suspended", "paused", "blocked"}
+_TERMINAL = {"completed", "returned", "closed", "resolved", "delivered", "collected", "paid",
+             "waived", "cancelled", "no_show", "expired", "archived", "rejected", "refunded",
+             "failed", "succeeded", "retired", "lost", "deleted", "late_cancelled", "done",
+             "fulfilled", "declined", "withdrawn", "merged", "written_off", "discharged"}
+_SOFT_END = {"archived", "expired", "deleted"}  # housekeeping ends, after any other end
+
+
+def state_rank(state: str) -> int | None:
+    """0 initial, 1 in progress, 2 terminal; None for a state this vocabulary does not know."""
+    s = state.lower().replace("canceled", "cancelled")
+    if s in _RANK0:
+        return 0
+    if s in _RANK1:
+        return 1
+    if s in _TERMINAL:
+        return 2
+    return None
+
+
+def _state_of(stem: str, states: set[str]) -> str | None:
+    stem = stem.replace("canceled", "cancelled")
+    for cand in (stem, stem + "ed", stem + "d", re.sub(r"e?d$", "", stem) + "ed"):
+        if cand in states:
+            return cand
+    if stem.startswith("check_"):
+        cand = "checked_" + stem[6:]
+        if cand in states:
+            return cand
+    return None
+
+
+def lifecycle_columns(table: TableSpec) -> tuple[str, dict[str, str]] | None:
+    """(status column, {state: timestamp column}) for a table whose status enum names states
+    that have their own timestamp column."""
+    status = next((c for c in table.columns if c.name in ("status", "state") and c.enum), None)
+    if status is None:
+        return None
+    states = set(status.enum or [])
+    found: dict[str, str] = {}
+    for c in _time_columns(table):
+        st = _state_of(time_stem(c.name), states)
+        if st and _group(c.name) != "create" and st not in found:
+            found[st] = c.name
+    return (status.name, found) if found else None
+
+
+def _check_lifecycle(spec: EnvSpec) -> list[Violation]:
+    out: list[Violation] = []
+    for t in spec.tables:
+        lc = lifecycle_columns(t)
+        if lc is None:
+            continue
+        scol, stamps = lc
+        pk = t.primary_key[0]
+        for row in spec.rows.get(t.name, []):
+            status = row.get(scol)
+            if status is None:
+                continue
+            col = stamps.get(status)
+            if col is not None and row.get(col) is None:
+                out.append(Violation("lifecycle", t.name, col, row.get(pk),
+                                     f"{scol}={status!r} but {col} is not set"))
+            rank = state_rank(status)
+            for st, c in stamps.items():
+                if st == status or row.get(c) is None:
+                    continue
+                srank = state_rank(st)
+                if rank is None or srank is None:
+                    continue
+                if rank < srank:
+                    out.append(Violation("lifecycle", t.name, c, row.get(pk),
+                                         f"{c} is set but {scol}={status!r} has not reached "
+                                         f"{st!r}"))
+                elif rank == 2 and srank == 2 and status not in _SOFT_END and \
+                        st not in _SOFT_END:
+                    out.append(Violation("lifecycle", t.name, c, row.get(pk),
+                                         f"{c} is set but the row ended as {status!r}, "
+                                         f"not {st!r}"))
+    return out
+
+
+# ============================================================================================
+# values: enum, type, format, range, unique
+# ============================================================================================
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
+_HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?$")
+_IPV4 = re.compile(r"^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$")
+
+
+def _type_ok(ctype: str, v: Any) -> bool:
+    if ctype == "integer":
+        return isinstance(v, int) and not isinstance(v, bool)
+    if ctype == "real":
+        return isinstance(v, int | float) and not isinstance(v, bool)
+    if ctype == "boolean":
+        return isinstance(v, bool) or v in (0, 1)
+    if ctype == "text":
+        return isinstance(v, str)
+    if ctype == "date":
+        return isinstance(v, str) and len(v) == 10 and _as_time(v) is not None
+    if ctype == "datetime":
+        return isinstance(v, str) and len(v) > 10 and _as_time(v) is not None
+    return True  # json
+
+
+# declared JSON types -> the column types that keep them
+_KEEPS = {"boolean": {"boolean"}, "integer": {"integer"}, "number": {"real", "integer"},
+          "string": {"text", "date", "datetime"}, "array": {"json", "text"},
+          "object": {"json"}}
+_FORMAT_TYPES = {"date": {"date"}, "date-time": {"datetime"}}
+
+
+def declared_type_ok(hint: dict[str, Any], ctype: str) -> bool:
+    """Whether a column of type ``ctype`` keeps the type (and date format) the source declared."""
+    fmt = hint.get("format")
+    if fmt in _FORMAT_TYPES:
+        return ctype in _FORMAT_TYPES[fmt]
+    jt = hint.get("type")
+    return jt not in _KEEPS or ctype in _KEEPS[jt]
+
+
+def _format_ok(fmt: str, v: Any) -> bool:
+    if not isinstance(v, str):
+        return True  # the type rule reports it
+    if fmt == "email":
+        return bool(_EMAIL.match(v))
+    if fmt in ("uri", "url", "uri-reference", "iri"):
+        p = urlparse(v)
+        return bool(p.scheme and (p.netloc or p.scheme in ("mailto", "urn", "file")))
+    if fmt == "date":
+        return len(v) == 10 and _as_time(v) is not None
+    if fmt == "date-time":
+        return len(v) > 10 and _as_time(v) is not None
+    if fmt == "uuid":
+        try:
+            _uuid.UUID(v)
+        except ValueError:
+            return False
+        return True
+    if fmt == "time":
+        return bool(_HHMM.match(v))
+    if fmt == "ipv4":
+        return bool(_IPV4.match(v))
+    return True
+
+
+def _check_values(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]]) -> list[Violation]:
+    out: list[Violation] = []
+    for t in spec.tables:
+        pk = t.primary_key[0]
+        rows = spec.rows.get(t.name, [])
+        thints = hints.get(t.name) or {}
+        for c in t.columns:
+            h = thints.get(c.name) or {}
+            if h and not declared_type_ok(h, c.type):
+                declared = h.get("format") if h.get("format") in _FORMAT_TYPES else h.get("type")
+                out.append(Violation("type", t.name, c.name, None,
+                                     f"the source declares {declared}, the column is {c.type}"))
+            enum = set(c.enum) if c.enum else None
+            declared_enum = {str(e) for e in h["enum"]} if h.get("enum") else None
+            fmt, pattern = h.get("format"), h.get("pattern")
+            rx = None
+            if isinstance(pattern, str):
+                try:
+                    rx = re.compile(pattern)
+                except re.error:
+                    rx = None
+            lo, hi = h.get("minimum"), h.get("maximum")
+            xlo, xhi = h.get("exclusiveMinimum"), h.get("exclusiveMaximum")
+            minlen, maxlen = h.get("minLength"), h.get("maxLength")
+            for row in rows:
+                v = row.get(c.name)
+                if v is None:
+                    continue
+                rid = row.get(pk)
+                if not _type_ok(c.type, v):
+                    out.append(Violation("type", t.name, c.name, rid,
+                                         f"{v!r} is not a {c.type}"))
+                    continue
+                if enum is not None and str(v) not in enum:
+                    out.append(Violation("enum", t.name, c.name, rid,
+                                         f"{v!r} is not one of {sorted(enum)}"))
+                elif declared_enum is not None and str(v) not in declared_enum:
+                    out.append(Violation("enum", t.name, c.name, rid,
+                                         f"{v!r} is not one of the declared "
+                                         f"{sorted(declared_enum)}"))
+                if fmt and not _format_ok(str(fmt), v):
+                    out.append(Violation("format", t.name, c.name, rid,
+                                         f"{v!r} is not a valid {fmt}"))
+                elif rx is not None and isinstance(v, str) and not rx.search(v):
+                    out.append(Violation("format", t.name, c.name, rid,
+                                         f"{v!r} does not match {pattern!r}"))
+                elif isinstance(v, str) and ((isinstance(minlen, int) and len(v) < minlen) or
+                                             (isinstance(maxlen, int) and len(v) > maxlen)):
+                    out.append(Violation("format", t.name, c.name, rid,
+                                         f"length {len(v)} outside [{minlen}, {maxlen}]"))
+                if isinstance(v, int | float) and not isinstance(v, bool):
+                    bad = ((isinstance(lo, int | float) and v < lo)
+                           or (isinstance(hi, int | float) and v > hi)
+                           or (isinstance(xlo, int | float) and v <= xlo)
+                           or (isinstance(xhi, int | float) and v >= xhi))
+                    if bad:
+                        out.append(Violation("range", t.name, c.name, rid,
+                                             f"{v!r} outside the declared range "
+                                             f"[{lo if lo is not None else xlo}, "
+                                             f"{hi if hi is not None else xhi}]"))
+        groups = [(c.name,) for c in t.columns
+                  if (c.unique or (thints.get(c.name) or {}).get("unique")) and not c.primary_key]
+        groups += [tuple(t.primary_key)] + [tuple(g) for g in t.unique_together]
+        for g in dict.fromkeys(groups):
+            seen: dict[tuple, Any] = {}
+            for row in rows:
+                key = tuple(row.get(c) for c in g)
+                if any(k is None for k in key):
+                    continue
+                if key in seen:
+                    out.append(Violation("unique", t.name, ",".join(g), row.get(pk),
+                                         f"{dict(zip(g, key, strict=True))} repeats row "
+                                         f"{seen[key]!r}"))
+                else:
+                    seen[key] = row.get(pk)
+    return out
+
+
+# ============================================================================================
+# entry point
+# ============================================================================================
+
+
+def check_semantics(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]] | None = None
+                    ) -> list[Violation]:
+    """Every semantic violation in the spec's rows (empty: the database means what it says)."""
+    if hints is None:
+        hints = spec.provenance.stats.get("field_hints") or {}
+    index: dict[str, dict[Any, dict[str, Any]]] = defaultdict(dict)
+    for t in spec.tables:
+        pk = t.primary_key
+        if len(pk) != 1:
+            continue
+        index[t.name] = {r.get(pk[0]): r for r in spec.rows.get(t.name, [])}
+    return [*_check_values(spec, hints), *_check_routes(spec, index),
+            *_check_times(spec, index), *_check_lifecycle(spec)]

@@ -1,0 +1,53 @@
+"""Tool coverage: every source tool's arguments and outputs mapped to tables and columns,
+stored in the mined spec for the tool designer; uncovered tools say what is missing."""
+
+from __future__ import annotations
+
+from agent_world.agents.coverage import (
+    coverage_line,
+    field_hints_from_coverage,
+    tool_coverage,
+    uncovered_reasons,
+)
+from agent_world.agents.miner import mine_theme
+from agent_world.tools.sources import DATA_DIR, read_openapi
+from agent_world.tools.sources.base import SourceDocument, ToolDescription
+
+
+def test_clinic_openapi_tools_map_to_tables_and_columns():
+    doc = read_openapi(DATA_DIR / "clinic_booking_openapi.yaml")
+    mined = mine_theme(doc, iterations=1, seed=0)
+    cov = mined.spec.provenance.stats["tool_coverage"]
+    assert cov["total"] == len(doc.tools) and cov["ratio"] >= 0.9
+    book = cov["tools"]["bookAppointment"]
+    assert book["table"] == "appointments" and book["covered"] and book["read_only"] is False
+    assert book["arguments"]["patientId"] == {
+        "role": "reference", "table": "patients", "column": "id",
+        "via": "appointments.patient_id", "type": "integer", "required": True}
+    assert book["arguments"]["reason"]["table"] == "appointments"
+    slots = cov["tools"]["listAvailableSlots"]
+    assert slots["arguments"]["fromDate"]["role"] == "filter"
+    assert slots["arguments"]["fromDate"]["column"] == "starts_at"
+    # what the source declares about mapped columns is kept for the designer and the checks
+    hints = mined.spec.provenance.stats["field_hints"]
+    assert hints["clinicians"]["accepting_new_patients"]["type"] == "boolean"
+    assert set(hints["appointments"]["visit_type"]["enum"]) >= {"new_patient", "follow_up"}
+    assert coverage_line(cov).startswith(f"{cov['covered']}/{cov['total']} tools")
+
+
+def test_uncovered_tool_names_what_the_database_lacks():
+    doc = read_openapi(DATA_DIR / "clinic_booking_openapi.yaml")
+    spec = mine_theme(doc, iterations=0, seed=0).spec
+    odd = SourceDocument(name="x", kind="tool-list", reference="x", tools=[
+        ToolDescription(name="calibrate_flux_capacitor", description="Tune it.",
+                        input_schema={"type": "object", "properties": {
+                            "gigawatts": {"type": "number"}}}),
+        ToolDescription(name="get_patient", input_schema={"type": "object", "properties": {
+            "patient_id": {"type": "integer"}, "limit": {"type": "integer"}}})])
+    cov = tool_coverage(odd, spec)
+    assert cov["covered"] == 1 and cov["total"] == 2
+    assert cov["tools"]["get_patient"]["arguments"]["limit"]["role"] == "control"
+    [(tool, lacks)] = uncovered_reasons(cov)
+    assert tool == "calibrate_flux_capacitor"
+    assert "gigawatts" in lacks
+    assert field_hints_from_coverage(odd, cov) == {}
