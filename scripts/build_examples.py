@@ -99,19 +99,9 @@ def render(spec: EnvSpec) -> str:
 
 def verify(spec: EnvSpec) -> list[str]:
     """Run every tool test through a real episode; the failures as readable lines."""
-    from agent_world.envs.episode import EnvRuntime
-    from agent_world.envs.testing import run_tool_test
+    from agent_world.envs.testing import verify_spec
 
-    failures = []
-    with EnvRuntime() as runtime:
-        episode = runtime.open(spec, seed=0)
-        for test in spec.tests:
-            episode.reset()
-            ok, reason = run_tool_test(episode, test)
-            if not ok:
-                failures.append(f"{spec.name}: {test.tool} / {test.name}: {reason}")
-        episode.close()
-    return failures
+    return verify_spec(spec)
 
 
 def main(argv: list[str] | None = None) -> int:

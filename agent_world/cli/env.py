@@ -76,15 +76,30 @@ def env_show(env: Annotated[str, typer.Argument(help="Catalog name, example name
 
 @env_app.command("import")
 def env_import(files: Annotated[list[Path], typer.Argument(help="EnvSpec JSON files.")],
-               stage: Annotated[str, typer.Option(help="Stage label to store.")] = "manual"
+               stage: Annotated[str, typer.Option(help="Stage label to store.")] = "manual",
+               no_test: Annotated[bool, typer.Option(
+                   "--no-test", help="Store without building the database and running the "
+                                     "tool tests.")] = False,
                ) -> None:
-    """Validate EnvSpec files and store them in the catalog (a changed spec becomes a new
-    version)."""
+    """Validate EnvSpec files, build each one's database and run its tool tests, then store
+    it in the catalog (a changed spec becomes a new version). A spec that fails is refused."""
     from agent_world.envs.spec import EnvSpec
+    from agent_world.envs.testing import verify_spec
 
     cat = state.catalog()
-    for f in files:
-        summary = cat.put_env(EnvSpec.load(f), stage=stage)
+    specs = [(f, EnvSpec.load(f)) for f in files]
+    if not no_test:
+        from agent_world.envs.episode import EnvRuntime
+
+        with EnvRuntime() as runtime:
+            for f, spec in specs:
+                failures = verify_spec(spec, runtime)
+                if failures:
+                    shown = "; ".join(failures[:3]) + ("; …" if len(failures) > 3 else "")
+                    raise SpecError(f"{f}: {len(failures)} of {len(spec.tests)} tool tests "
+                                    f"fail ({shown}); fix them or pass --no-test")
+    for f, spec in specs:
+        summary = cat.put_env(spec, stage=stage)
         console.print(f"imported [bold]{summary.name}[/] v{summary.version} "
                       f"({summary.fingerprint}) from {f}")
 

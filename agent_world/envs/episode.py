@@ -24,9 +24,9 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 from pydantic import BaseModel
 
+from agent_world.envs.arguments import ArgumentValidator, argument_problem, clip
 from agent_world.envs.database import (
     StateDiff,
     build_template,
@@ -95,7 +95,7 @@ class EnvRuntime:
         self._templates: dict[str, Path] = {}
         # id(spec) -> (spec, fingerprint): hashing a 1,000-row spec costs ~2 ms, an open 0.05 ms
         self._fingerprints: dict[int, tuple[EnvSpec, str]] = {}
-        self._validators: dict[tuple[str, str], jsonschema.Draft202012Validator] = {}
+        self._validators: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self._closed = False
@@ -122,11 +122,11 @@ class EnvRuntime:
                 self.pool.register(fp, {t.name: {"source": t.source, "mutates": t.mutates}
                                         for t in spec.tools}, spec.helpers)
                 for t in spec.tools:
-                    self._validators[(fp, t.name)] = jsonschema.Draft202012Validator(t.parameters)
+                    self._validators[(fp, t.name)] = ArgumentValidator(t.arguments_schema)
                 self._templates[fp] = path
         return path
 
-    def validator(self, fp: str, tool: str) -> jsonschema.Draft202012Validator:
+    def validator(self, fp: str, tool: str) -> Any:
         return self._validators[(fp, tool)]
 
     def open(self, spec: EnvSpec, seed: int = 0) -> Episode:
@@ -180,27 +180,29 @@ class Episode:
         self.steps = 0
 
     def step(self, tool: str, arguments: Any = None) -> Observation:
+        """Call one tool. Never raises for anything the agent sends: every failure is an
+        observation with an error kind, and the state is then exactly as before the call."""
         start = time.perf_counter()
         index = self.steps
         self.steps += 1
         arguments = {} if arguments is None else arguments
+        name = tool if isinstance(tool, str) else clip(repr(tool), 100)
 
         def error(kind: str, message: str) -> Observation:
-            return Observation(step=index, tool=tool, arguments=arguments, ok=False,
+            return Observation(step=index, tool=name, arguments=arguments, ok=False,
                                error=ObservationError(kind=kind, message=message),
                                elapsed_ms=(time.perf_counter() - start) * 1e3)
 
-        if tool not in self._tools:
+        if not isinstance(tool, str) or tool not in self._tools:
             names = ", ".join(sorted(self._tools)) or "(none)"
-            return error("unknown_tool", f"unknown tool {tool!r}; available: {names}")
+            return error("unknown_tool", f"unknown tool {clip(repr(tool), 100)}; "
+                                         f"available: {names}")
         if not isinstance(arguments, dict):
             return error("invalid_arguments",
                          f"arguments must be a JSON object, got {type(arguments).__name__}")
-        problem = jsonschema.exceptions.best_match(
-            self.runtime.validator(self.fingerprint, tool).iter_errors(arguments))
+        problem = argument_problem(self.runtime.validator(self.fingerprint, tool), arguments)
         if problem is not None:
-            where = "arguments" + "".join(f"[{p!r}]" for p in problem.absolute_path)
-            return error("invalid_arguments", f"{where}: {problem.message}")
+            return error("invalid_arguments", problem)
         reply = self.runtime.pool.call(
             {"op": "call", "env": self.fingerprint, "db": str(self.path), "tool": tool,
              "args": arguments, "seed": self.seed, "step": index,

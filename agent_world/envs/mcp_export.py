@@ -38,7 +38,7 @@ class EnvironmentServer(FastMCP):
         self._local: Episode | None = None  # calls made outside any MCP request
 
     async def list_tools(self) -> list[MCPTool]:
-        return [MCPTool(name=t.name, description=t.description, inputSchema=t.parameters,
+        return [MCPTool(name=t.name, description=t.description, inputSchema=t.arguments_schema,
                         annotations=ToolAnnotations(readOnlyHint=not t.mutates))
                 for t in self.spec.tools]
 

@@ -80,6 +80,8 @@ class WorkerClient:
         assert self.proc and self.proc.stdin and self.proc.stdout
         try:
             write_frame(self.proc.stdin, message)
+        except (TypeError, ValueError) as exc:  # checked before anything was written
+            return {"ok": False, "kind": "invalid_arguments", "message": f"cannot send: {exc}"}
         except (BrokenPipeError, OSError):
             self.restart()
             return {"ok": False, "kind": "worker_crash", "message": "tool worker died; restarted"}

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import jsonschema
+import regex
 import sqlalchemy as sa
 from pydantic import (
     AfterValidator,
@@ -147,6 +148,23 @@ class TableSpec(_Model):
         return [c.name for c in self.columns if c.primary_key]
 
 
+def _patterns(schema: Any) -> list[str]:
+    """Every regular expression in a JSON schema (`pattern` values, `patternProperties` keys)."""
+    found: list[str] = []
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "pattern" and isinstance(value, str):
+                found.append(value)
+            elif key == "patternProperties" and isinstance(value, dict):
+                found.extend(value)
+            if key not in ("enum", "const", "default", "examples"):
+                found.extend(_patterns(value))
+    elif isinstance(schema, list):
+        for item in schema:
+            found.extend(_patterns(item))
+    return found
+
+
 class ToolSpec(_Model):
     """A tool: its public interface (name, description, JSON schema) and its implementation.
 
@@ -169,7 +187,20 @@ class ToolSpec(_Model):
             jsonschema.Draft202012Validator.check_schema(v)
         except jsonschema.SchemaError as exc:
             raise ValueError(f"invalid JSON schema: {exc.message}") from None
+        for pattern in _patterns(v):
+            try:
+                regex.compile(pattern)
+            except regex.error as exc:
+                raise ValueError(f"invalid pattern {pattern!r}: {exc}") from None
         return v
+
+    @property
+    def arguments_schema(self) -> dict[str, Any]:
+        """The schema calls are checked against: `parameters`, rejecting arguments it does not
+        name unless it sets `additionalProperties` itself."""
+        if "additionalProperties" in self.parameters:
+            return self.parameters
+        return {**self.parameters, "additionalProperties": False}
 
     @model_validator(mode="after")
     def _source_ok(self) -> ToolSpec:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_world.envs.episode import Episode, Observation
-from agent_world.envs.spec import ToolExpectation, ToolTest
+from agent_world.envs.episode import EnvRuntime, Episode, Observation
+from agent_world.envs.spec import EnvSpec, ToolExpectation, ToolTest
 
 _MAX_SHOWN = 300
 
@@ -68,4 +68,23 @@ def run_tool_test(episode: Episode, test: ToolTest, *, reset: bool = True) -> tu
     return check_observation(obs, test.expect)
 
 
-__all__ = ["check_observation", "run_tool_test"]
+def verify_spec(spec: EnvSpec, runtime: EnvRuntime | None = None) -> list[str]:
+    """Build `spec`'s template and run every tool test on a fresh episode: the failures as
+    readable lines (empty when all pass). A spec whose seed rows cannot be inserted raises
+    SpecError naming the row. Used before a spec is stored and by the examples' generator."""
+    own = runtime is None
+    rt = runtime or EnvRuntime()
+    try:
+        failures = []
+        with rt.open(spec, seed=0) as episode:
+            for test in spec.tests:
+                ok, reason = run_tool_test(episode, test)
+                if not ok:
+                    failures.append(f"{spec.name}: {test.tool} / {test.name}: {reason}")
+        return failures
+    finally:
+        if own:
+            rt.close()
+
+
+__all__ = ["check_observation", "run_tool_test", "verify_spec"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import inspect
 import io
 import json
 import os
@@ -38,7 +39,9 @@ import traceback
 from datetime import datetime, timedelta
 from typing import Any
 
-MAX_RESULT_BYTES = 1 << 20
+MAX_RESULT_BYTES = 1 << 20  # a tool's JSON result; larger is an error and rolls back
+MAX_FRAME_BYTES = 64 << 20  # any protocol frame (arguments included)
+_RAW_RESULT = "_result_json"  # reply key holding the result already encoded as JSON text
 _HEADER = struct.Struct(">I")
 
 # sqlite3 authorizer action codes (sqlite3.h); denied while tool code runs.
@@ -136,7 +139,7 @@ def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> dict[str, Any]:
 
 class Worker:
     def __init__(self) -> None:
-        self.envs: dict[str, dict[str, tuple[Any, bool]]] = {}
+        self.envs: dict[str, dict[str, tuple[Any, bool, inspect.Signature | None]]] = {}
         self.guard = False
         self.read_only = False
         self.deadline = 0.0
@@ -167,18 +170,25 @@ class Worker:
             failure = _exec_module(req["helpers"], "<helpers>", base, timeout)
             if failure is not None:
                 failure = f"environment helpers failed to load: {failure}"
-        compiled: dict[str, tuple[Any, bool]] = {}
+        compiled: dict[str, tuple[Any, bool, inspect.Signature | None]] = {}
         for name, tool in req["tools"].items():
             mutates = bool(tool.get("mutates", True))
             if failure is not None:
-                compiled[name] = (failure, mutates)
+                compiled[name] = (failure, mutates, None)
                 continue
             namespace = dict(base, __name__=f"agent_world_tool_{name}")
             problem = _exec_module(tool["source"], f"<tool {name}>", namespace, timeout)
             fn = namespace.get(name)
             if problem is None and not callable(fn):
                 problem = f"source defines no function {name!r}"
-            compiled[name] = (f"tool failed to load: {problem}" if problem else fn, mutates)
+            if problem is None:
+                try:
+                    signature = inspect.signature(fn)
+                except (TypeError, ValueError):
+                    signature = None
+                compiled[name] = (fn, mutates, signature)
+            else:
+                compiled[name] = (f"tool failed to load: {problem}", mutates, None)
         self.envs[req["env"]] = compiled
         return {"ok": True, "tools": len(compiled)}
 
@@ -189,9 +199,15 @@ class Worker:
         entry = env.get(req["tool"])
         if entry is None:
             return {"ok": False, "kind": "unknown_tool", "message": f"unknown tool {req['tool']!r}"}
-        fn, mutates = entry
+        fn, mutates, signature = entry
         if isinstance(fn, str):  # the tool (or the environment's helpers) failed to load
             return {"ok": False, "kind": "tool_exception", "message": fn}
+        args = req.get("args", {})
+        if signature is not None:
+            try:  # a missing or unexpected argument is the caller's fault, not the tool's
+                signature.bind(None, **args)
+            except TypeError as exc:
+                return {"ok": False, "kind": "invalid_arguments", "message": str(exc)}
         # cached_statements=0: a cached BEGIN/COMMIT would skip the authorizer check
         conn = sqlite3.connect(req["db"], isolation_level=None, cached_statements=0,
                                check_same_thread=False, detect_types=sqlite3.PARSE_DECLTYPES)
@@ -232,19 +248,29 @@ class Worker:
                 return {"ok": False, "kind": "timeout", "message": f"tool exceeded {timeout:g}s"}
             kind = "permission_denied" if "not authorized" in msg else "tool_exception"
             return {"ok": False, "kind": kind, "message": f"{type(exc).__name__}: {msg}"}
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit too: a tool must not end the worker
             return {"ok": False, "kind": "tool_exception", "message": _describe(exc)}
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             self.guard = False
-        try:
-            payload = json.dumps(result, default=str)
-        except (TypeError, ValueError) as exc:
-            return {"ok": False, "kind": "tool_exception", "message": f"result is not JSON: {exc}"}
-        if len(payload) > MAX_RESULT_BYTES:
-            return {"ok": False, "kind": "tool_exception",
-                    "message": f"result too large ({len(payload)} bytes)"}
-        return {"ok": True, "result": json.loads(payload)}
+        return encode_result(result)
+
+
+def encode_result(result: Any) -> dict[str, Any]:
+    """The reply for a tool's return value, encoded once: the JSON text travels as is inside
+    the reply frame. Values JSON cannot carry (sets, bytes, dates, NaN) are an error of the
+    tool, not silently changed."""
+    try:
+        payload = json.dumps(result, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        return {"ok": False, "kind": "tool_exception",
+                "message": f"result is not JSON: {exc} (return dicts, lists, str, int, "
+                           "float, bool or None)"}
+    if len(payload) > MAX_RESULT_BYTES:
+        return {"ok": False, "kind": "tool_exception",
+                "message": f"result too large ({len(payload):,} bytes; the limit is "
+                           f"{MAX_RESULT_BYTES:,}): return fewer rows"}
+    return {"ok": True, _RAW_RESULT: payload}
 
 
 def _describe(exc: BaseException) -> str:
@@ -274,20 +300,40 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise ToolTimeout()
 
 
+def _read_exact(stream: Any, size: int) -> bytes | None:
+    # A pipe returns at most its buffer (64 KiB) per read: loop until the frame is whole.
+    chunks = []
+    while size > 0:
+        chunk = stream.read(size)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
 def read_frame(stream: Any) -> dict[str, Any] | None:
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
+    """One frame, or None at end of stream (or when the frame is cut short or oversized)."""
+    header = _read_exact(stream, _HEADER.size)
+    if header is None:
         return None
     (size,) = _HEADER.unpack(header)
-    body = stream.read(size)
-    if len(body) < size:
+    if size > MAX_FRAME_BYTES:
         return None
-    return json.loads(body)
+    body = _read_exact(stream, size)
+    return None if body is None else json.loads(body)
 
 
 def write_frame(stream: Any, message: dict[str, Any]) -> None:
-    body = json.dumps(message, default=str).encode()
-    stream.write(_HEADER.pack(len(body)) + body)
+    raw = message.pop(_RAW_RESULT, None)
+    body = json.dumps(message, ensure_ascii=False)
+    if raw is not None:  # splice the already-encoded result in instead of encoding it twice
+        body = f'{body[:-1]}, "result": {raw}}}' if len(body) > 2 else f'{{"result": {raw}}}'
+    data = body.encode()
+    if len(data) > MAX_FRAME_BYTES:
+        raise ValueError(f"message too large ({len(data):,} bytes; the limit is "
+                         f"{MAX_FRAME_BYTES:,})")
+    stream.write(_HEADER.pack(len(data)) + data)
     stream.flush()
 
 
