@@ -101,6 +101,54 @@ class LedgerRow(Base):
     created_at: Mapped[datetime] = mapped_column(default=_now)
 
 
+class SplitRow(Base):
+    """Which environments are held out from training (assigned once, never moved)."""
+
+    __tablename__ = "env_splits"
+    env_name: Mapped[str] = mapped_column(sa.String(200), primary_key=True)
+    split: Mapped[str] = mapped_column(sa.String(20))  # "train" | "heldout"
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class EvaluationRow(Base):
+    """One evaluation of a policy: its summary (pass rates sliced) and its attempts."""
+
+    __tablename__ = "evaluations"
+    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    label: Mapped[str] = mapped_column(sa.String(200), default="")
+    policy: Mapped[str] = mapped_column(sa.Text, default="")
+    summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+
+
+class AttemptRow(Base):
+    """One scored attempt of an evaluation, with its full trace (payload["trajectory"])."""
+
+    __tablename__ = "eval_attempts"
+    id: Mapped[str] = mapped_column(sa.String(128), primary_key=True)  # the trajectory id
+    evaluation_id: Mapped[str] = mapped_column(
+        sa.ForeignKey("evaluations.id", ondelete="CASCADE"), index=True)
+    task_id: Mapped[str] = mapped_column(sa.String(64), index=True)
+    env_name: Mapped[str] = mapped_column(sa.String(200), index=True)
+    passed: Mapped[bool]
+    reward: Mapped[float]
+    error_class: Mapped[str | None] = mapped_column(sa.String(40), nullable=True)
+    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class RoundRow(Base):
+    """One self-evolution round of a thread: diagnosis, counts, curve, pass rates, checkpoint."""
+
+    __tablename__ = "rounds"
+    __table_args__ = (sa.UniqueConstraint("thread", "round"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    thread: Mapped[str] = mapped_column(sa.String(200), index=True)
+    round: Mapped[int]
+    record: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=_now)
+    updated_at: Mapped[datetime] = mapped_column(default=_now, onupdate=_now)
+
+
 class EnvSummary(BaseModel):
     name: str
     version: int
@@ -330,3 +378,82 @@ class Catalog:
             return [LedgerEntry(stage=r.stage, subject=r.subject, reason=r.reason,
                                 run_id=r.run_id, payload=r.payload, created_at=r.created_at)
                     for r in s.scalars(q)]
+
+    # -- held-out split ---------------------------------------------------------------------
+    def assign_split(self, assignments: dict[str, str]) -> dict[str, str]:
+        """Record env → "train"/"heldout" for environments not assigned yet; an environment
+        keeps its first split forever (held-out never leaks into training). Returns all."""
+        bad = {v for v in assignments.values()} - {"train", "heldout"}
+        if bad:
+            raise CatalogError(f"unknown split(s) {sorted(bad)}; use 'train' or 'heldout'")
+        with self._tx() as s:
+            known = {r.env_name for r in s.scalars(sa.select(SplitRow))}
+            for name, split in sorted(assignments.items()):
+                if name not in known:
+                    s.add(SplitRow(env_name=name, split=split))
+        return self.splits()
+
+    def splits(self) -> dict[str, str]:
+        with self._tx() as s:
+            return {r.env_name: r.split
+                    for r in s.scalars(sa.select(SplitRow).order_by(SplitRow.env_name))}
+
+    # -- evaluations ------------------------------------------------------------------------
+    def put_evaluation(self, evaluation_id: str, attempts: list[dict[str, Any]],
+                       summary: dict[str, Any], label: str = "", policy: str = "") -> None:
+        """Store an evaluation and its attempts (each a dict with trajectory_id, task_id,
+        env_name, passed, reward, error_class, ...; "trajectory" holds the trace). Storing the
+        same id again replaces it as a whole, so a resumed evaluation never duplicates."""
+        with self._tx() as s:
+            old = s.get(EvaluationRow, evaluation_id)
+            if old is not None:
+                s.execute(sa.delete(AttemptRow).where(AttemptRow.evaluation_id == evaluation_id))
+                s.delete(old)
+                s.flush()
+            s.add(EvaluationRow(id=evaluation_id, label=label, policy=policy, summary=summary))
+            s.flush()
+            for a in attempts:
+                s.add(AttemptRow(id=a["trajectory_id"], evaluation_id=evaluation_id,
+                                 task_id=a["task_id"], env_name=a["env_name"],
+                                 passed=bool(a["passed"]), reward=float(a["reward"]),
+                                 error_class=a.get("error_class"), payload=a))
+
+    def get_evaluation(self, evaluation_id: str) -> dict[str, Any] | None:
+        with self._tx() as s:
+            r = s.get(EvaluationRow, evaluation_id)
+            return None if r is None else {"id": r.id, "label": r.label, "policy": r.policy,
+                                           "summary": r.summary, "created_at": r.created_at}
+
+    def list_evaluations(self) -> list[dict[str, Any]]:
+        with self._tx() as s:
+            return [{"id": r.id, "label": r.label, "policy": r.policy, "summary": r.summary,
+                     "created_at": r.created_at}
+                    for r in s.scalars(sa.select(EvaluationRow).order_by(EvaluationRow.created_at))]
+
+    def evaluation_attempts(self, evaluation_id: str, failed_only: bool = False
+                            ) -> list[dict[str, Any]]:
+        """The attempts of an evaluation (payloads, traces included)."""
+        with self._tx() as s:
+            q = sa.select(AttemptRow).where(AttemptRow.evaluation_id == evaluation_id)
+            if failed_only:
+                q = q.where(AttemptRow.passed.is_(False))
+            return [r.payload for r in s.scalars(q.order_by(AttemptRow.id))]
+
+    # -- self-evolution rounds --------------------------------------------------------------
+    def put_round(self, thread: str, round_no: int, record: dict[str, Any]) -> None:
+        """Insert or replace the record of round `round_no` of `thread` (idempotent)."""
+        with self._tx() as s:
+            row = s.scalars(sa.select(RoundRow).where(RoundRow.thread == thread,
+                                                      RoundRow.round == round_no)).one_or_none()
+            if row is None:
+                s.add(RoundRow(thread=thread, round=round_no, record=record))
+            else:
+                row.record = record
+
+    def list_rounds(self, thread: str | None = None) -> list[dict[str, Any]]:
+        with self._tx() as s:
+            q = sa.select(RoundRow).order_by(RoundRow.thread, RoundRow.round)
+            if thread:
+                q = q.where(RoundRow.thread == thread)
+            return [{"thread": r.thread, "round": r.round, "record": r.record,
+                     "created_at": r.created_at} for r in s.scalars(q)]

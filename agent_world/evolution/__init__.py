@@ -1,0 +1,1 @@
+"""Self-evolution: held-out split, evaluation, round records, the report."""
