@@ -35,14 +35,16 @@ def thread_config(thread_id: str | None, home: str | Path | None) -> dict[str, A
                              "home": str(resolve_home(home))}}
 
 
-def stream(builder: StateGraph, inputs: dict[str, Any] | None, config: dict[str, Any],
+def stream(builder: StateGraph, inputs: Any, config: dict[str, Any], context: Any = None,
            ) -> Iterator[dict[str, Any]]:
-    """Run (inputs) or resume (None) a graph on a thread, yielding each node's update.
-    `final_state(builder, config)` gives the state and the nodes still to run."""
+    """Run (inputs) or resume (None, or a `Command(resume=...)` after an interrupt) a graph on
+    a thread, yielding each node's update; `context` is the run's context (graphs with a
+    context schema). `final_state(builder, config)` gives the state and the nodes still to run."""
     with checkpointer(config["configurable"].get("home")) as saver:
         graph = builder.compile(checkpointer=saver)
         try:
-            yield from graph.stream(inputs, config, stream_mode="updates", durability="sync")
+            yield from graph.stream(inputs, config, context=context, stream_mode="updates",
+                                    durability="sync")
         finally:
             flush_traces()
 
@@ -63,12 +65,12 @@ def final_state(builder: StateGraph, config: dict[str, Any]) -> tuple[dict[str, 
         return dict(snapshot.values), list(snapshot.next)
 
 
-def invoke(builder: StateGraph, inputs: dict[str, Any] | None, thread_id: str | None = None,
-           home: str | Path | None = None) -> dict[str, Any]:
+def invoke(builder: StateGraph, inputs: Any, thread_id: str | None = None,
+           home: str | Path | None = None, context: Any = None) -> dict[str, Any]:
     """Run a graph to the end on a durable thread and return its final state; `inputs=None`
     resumes the thread where it stopped."""
     config = thread_config(thread_id, home)
-    for _ in stream(builder, inputs, config):
+    for _ in stream(builder, inputs, config, context=context):
         pass
     values, _ = final_state(builder, config)
     return {**values, "thread_id": config["configurable"]["thread_id"]}

@@ -35,7 +35,8 @@ ERROR_CLASSES: tuple[str, ...] = ("format", "wrong_tool", "wrong_arguments", "ga
 AGENT_ERROR_CLASSES: tuple[str, ...] = ERROR_CLASSES[:-1]
 
 PASS_THRESHOLD = 0.999  # a reward at or above this is a pass (rewards are in [0, 1])
-FORMAT_KINDS = {"format", "format_error", "parse_error", "bad_format", "no_tool_call"}
+FORMAT_KINDS = {"format", "format_error", "parse_error", "bad_format", "no_tool_call",
+                "malformed_tool_call"}
 WRONG_TOOL_KINDS = {"unknown_tool", "tool_not_in_view"}
 WRONG_ARGUMENT_KINDS = {"invalid_arguments", "tool_error", "constraint_violation",
                         "permission_denied"}

@@ -1,0 +1,91 @@
+"""The pipeline stages the evolve graph calls, one function each — the seams to the stage modules.
+
+    build_environments(names, home, seed)                     mined → built (validated tools)
+    synthesize_tasks(names, home, per_env, seed, guidelines)  environments → task ids (gated)
+    run_policy(policy, tasks, home, seed)                     the policy's attempts → Trajectories
+    train_policy(policy, tasks, out_dir, steps, seed, home)   GRPO → checkpoint + reward curve
+    default_policy()                                          the embedded default policy reference
+
+Each imports its stage module when called; a stage module that is not installed raises
+`StageUnavailable` naming it, so the graph fails with one clear message and resumes once it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_world.errors import AgentWorldError
+from agent_world.tasks.model import Task, Trajectory
+
+
+class StageUnavailable(AgentWorldError):
+    """A pipeline stage whose module is not available in this installation."""
+
+
+@dataclass
+class TrainResult:
+    checkpoint: str
+    curve: list[dict[str, float]] = field(default_factory=list)  # {"step", "reward", "loss"}
+    seconds: float = 0.0
+
+
+def _missing(stage: str, module: str, exc: ImportError) -> StageUnavailable:
+    return StageUnavailable(f"the {stage} stage needs {module}, which is not available ({exc})")
+
+
+def build_environments(names: list[str], home: str | Path, seed: int = 0) -> list[str]:
+    """Build (tool designer + cross-validation) the mined environments `names`; returns the
+    names of those that now have a `built` version with at least one tool."""
+    try:
+        from agent_world.graphs.build import build_environments as build
+    except ImportError as exc:
+        raise _missing("build", "agent_world.graphs.build", exc) from None
+    return list(build(names, home=home, seed=seed))
+
+
+def synthesize_tasks(names: list[str], home: str | Path, per_env: int, seed: int = 0,
+                     guidelines: dict[str, Any] | None = None, tag: str = "") -> list[str]:
+    """Synthesize up to `per_env` gated tasks per environment (guided by a diagnosis'
+    `guidelines` when given), store them in the catalog, return their ids."""
+    try:
+        from agent_world.graphs.synthesize import synthesize_tasks as synthesize
+    except ImportError as exc:
+        raise _missing("synthesize", "agent_world.graphs.synthesize", exc) from None
+    return list(synthesize(names, home=home, per_env=per_env, seed=seed, guidelines=guidelines,
+                           tag=tag))
+
+
+def default_policy() -> str:
+    try:
+        from agent_world.training import default_policy as policy
+    except ImportError as exc:
+        raise _missing("train", "agent_world.training.default_policy", exc) from None
+    return policy()
+
+
+def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0
+               ) -> list[Trajectory]:
+    """One attempt of `policy` (a checkpoint or model reference) at each task, in order."""
+    try:
+        from agent_world.training import evaluate
+    except ImportError as exc:
+        raise _missing("evaluate", "agent_world.training.evaluate", exc) from None
+    return list(evaluate(policy, tasks, home=home, seed=seed))
+
+
+def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int,
+                 seed: int = 0, home: str | Path | None = None) -> TrainResult:
+    """Continue training `policy` with GRPO on `tasks`; the checkpoint lands in `out_dir`."""
+    try:
+        from agent_world.training import train
+    except ImportError as exc:
+        raise _missing("train", "agent_world.training.train", exc) from None
+    out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home)
+    return TrainResult(checkpoint=str(out.checkpoint), curve=list(out.curve),
+                       seconds=float(getattr(out, "seconds", 0.0)))
+
+
+__all__ = ["StageUnavailable", "TrainResult", "build_environments", "default_policy",
+           "run_policy", "synthesize_tasks", "train_policy"]

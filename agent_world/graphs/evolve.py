@@ -1,0 +1,331 @@
+"""The `evolve` graph: the self-evolving arena. One invocation = one round, on a persistent thread.
+
+    first round:  begin ─▶ mine ─▶ build ─▶ split ─▶ synthesize ─▶ evaluate (baseline) ─┐
+    every round:  begin ─────────────────────────────────────────────────────────────────┤
+                  ┌──────────────────────────────────────────────────────────────────────┘
+                  └▶ diagnose ─▶ resynthesize ─▶ [review] train ─▶ evaluate (after) ─▶ record
+
+`mine` runs the mine graph as a subgraph; `build`, `synthesize` and `train` call their stages
+(`agent_world.evolution.stages`). The held-out environments are chosen once (`split`) and never
+trained on: their tasks only measure the policy. Round r starts from the evaluation that ended
+round r-1 (the baseline for round 1), diagnoses its failures, synthesizes tasks targeted by the
+diagnosis' guidelines, continues training on them plus a replay of earlier tasks, evaluates the
+new policy on the held-out tasks and records the round (catalog `rounds`).
+
+Every write is idempotent (tasks keyed by content, evaluations and rounds by thread/round,
+checkpoints by thread/round, written atomically), so a killed round resumed on the same thread
+(`invoke(None, config)`) finishes with nothing duplicated or lost. Settings come from the run's
+context on the first round and stay with the thread. `review_before_train` pauses before
+training (a LangGraph interrupt) so a person can read the diagnosis; resume with
+`Command(resume=True)` to train, `Command(resume=False)` to skip this round's training.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+from typing_extensions import TypedDict
+
+from agent_world.agents.diagnoser import Diagnosis, EnvMeta, diagnose
+from agent_world.config import resolve_home
+from agent_world.envs.catalog import Catalog
+from agent_world.errors import AgentWorldError
+from agent_world.evolution import stages
+from agent_world.evolution.evaluation import load_evaluation, record_evaluation
+from agent_world.evolution.heldout import split_environments
+from agent_world.evolution.rounds import CurvePoint, RoundRecord
+from agent_world.graphs import mine as mine_graph
+from agent_world.tasks.model import Task
+
+
+@dataclass
+class EvolveContext:
+    """Settings of a self-evolution thread (what LangGraph Studio shows)."""
+
+    sources: list[str] = field(default_factory=list)  # empty: the embedded default sources
+    iterations: int = 2  # database complexification iterations when mining
+    seed: int = 0
+    heldout_fraction: float = 0.34  # share of environments never trained on
+    tasks_per_env: int = 6  # initial training tasks per training environment
+    heldout_tasks_per_env: int = 6  # evaluation tasks per held-out environment
+    targeted_tasks_per_env: int = 6  # tasks per targeted environment each round
+    replay: int = 16  # earlier training tasks replayed each round
+    train_steps: int = 6  # GRPO steps per round
+    policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy
+    review_before_train: bool = False  # pause before training for a person to review
+
+
+class EvolveState(TypedDict, total=False):
+    goal_rounds: int  # rounds the caller wants on this thread (`--resume` finishes them)
+    settings: dict[str, Any]  # EvolveContext of the first round
+    round: int  # the round in progress (or last finished)
+    rounds_done: int
+    phase: str  # "baseline" | "after": which evaluation `evaluate` is making
+    mined: list[str]
+    envs: list[str]  # built environments
+    train_envs: list[str]
+    heldout_envs: list[str]
+    train_tasks: list[str]  # every training task so far (the replay pool)
+    heldout_tasks: list[str]
+    targeted_tasks: list[str]  # this round's
+    policy: str  # the current policy checkpoint or model id
+    policy_before: str
+    before_eval: str  # evaluation ids in the catalog
+    before: dict[str, Any]  # its summary
+    last_eval: str
+    last: dict[str, Any]
+    diagnosis: dict[str, Any]
+    training: dict[str, Any]
+    seconds: dict[str, float]
+    history: list[dict[str, Any]]  # one row per finished round
+
+
+def _home(config: RunnableConfig) -> Path:
+    return resolve_home((config.get("configurable") or {}).get("home"))
+
+
+def _thread(config: RunnableConfig) -> str:
+    return str((config.get("configurable") or {}).get("thread_id") or "evolve")
+
+
+def _settings(state: EvolveState) -> EvolveContext:
+    return EvolveContext(**state["settings"])
+
+
+def _timed(state: EvolveState, stage: str, started: float) -> dict[str, float]:
+    return {**(state.get("seconds") or {}), stage: round(time.monotonic() - started, 2)}
+
+
+def _tasks(cat: Catalog, ids: list[str]) -> list[Task]:
+    rows = {r["id"]: r for r in cat.list_tasks()}
+    missing = [i for i in ids if i not in rows]
+    if missing:
+        raise AgentWorldError(f"{len(missing)} task(s) missing from the catalog: {missing[:3]}")
+    return [Task.model_validate(rows[i]["payload"]) for i in ids]
+
+
+# -- nodes -----------------------------------------------------------------------------------------
+def begin(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, Any]:
+    ctx = runtime.context or EvolveContext()
+    settings = state.get("settings") or asdict(ctx)
+    done = state.get("rounds_done", 0)
+    return {"settings": settings, "round": done + 1, "rounds_done": done,
+            "goal_rounds": max(state.get("goal_rounds") or 0, done + 1),
+            "targeted_tasks": [], "diagnosis": {}, "training": {}, "seconds": {},
+            "before_eval": state.get("last_eval", ""), "before": state.get("last") or {},
+            "policy_before": state.get("policy", ""), "history": state.get("history") or []}
+
+
+def route_begin(state: EvolveState) -> str:
+    return "diagnose" if state.get("heldout_tasks") else "mine"
+
+
+def mine(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+    started = time.monotonic()
+    s = _settings(state)
+    out = mine_graph.build_graph().compile().invoke(
+        {"sources": s.sources, "iterations": s.iterations, "seed": s.seed}, config)
+    names = [r["env"] for r in out.get("results", []) if r.get("status") == "mined"]
+    if not names:
+        raise AgentWorldError("mining produced no environment; see `agent-world ledger`")
+    return {"mined": sorted(set(names)), "seconds": _timed(state, "mine", started)}
+
+
+def build(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+    started = time.monotonic()
+    built = stages.build_environments(state["mined"], home=_home(config),
+                                      seed=_settings(state).seed)
+    if len(built) < 2:
+        raise AgentWorldError(f"only {len(built)} environment(s) built; self-evolution needs "
+                              "at least two (one to train on, one held out)")
+    return {"envs": sorted(built), "seconds": _timed(state, "build", started)}
+
+
+def split(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+    s = _settings(state)
+    cat = Catalog.open(_home(config))
+    try:
+        train, heldout = split_environments(cat, state["envs"], s.heldout_fraction, s.seed)
+    finally:
+        cat.close()
+    return {"train_envs": train, "heldout_envs": heldout}
+
+
+def synthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+    started = time.monotonic()
+    s = _settings(state)
+    home = _home(config)
+    train = stages.synthesize_tasks(state["train_envs"], home, s.tasks_per_env, s.seed,
+                                    tag="initial")
+    heldout = stages.synthesize_tasks(state["heldout_envs"], home, s.heldout_tasks_per_env,
+                                      s.seed + 1, tag="heldout")
+    if not heldout:
+        raise AgentWorldError("no held-out task passed the trust gates; nothing to evaluate on")
+    policy = s.policy or stages.default_policy()
+    return {"train_tasks": train, "heldout_tasks": heldout, "phase": "baseline",
+            "policy": policy, "policy_before": policy,
+            "seconds": _timed(state, "synthesize", started)}
+
+
+def evaluate(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+    started = time.monotonic()
+    s = _settings(state)
+    home = _home(config)
+    phase = state.get("phase", "after")
+    eval_id = f"{_thread(config)}/r{state['round']}/{phase}"
+    cat = Catalog.open(home)
+    try:
+        tasks = _tasks(cat, state["heldout_tasks"])
+        trajectories = stages.run_policy(state["policy"], tasks, home, seed=s.seed)
+        report = record_evaluation(cat, eval_id, tasks, trajectories,
+                                   label=f"round {state['round']} {phase}",
+                                   policy=state["policy"])
+    finally:
+        cat.close()
+    out: dict[str, Any] = {"last_eval": eval_id, "last": report.summary(),
+                           "seconds": _timed(state, f"evaluate_{phase}", started)}
+    if phase == "baseline":
+        out.update(before_eval=eval_id, before=report.summary())
+    return out
+
+
+def route_evaluate(state: EvolveState) -> str:
+    return "diagnose" if state.get("phase") == "baseline" else "record"
+
+
+def _env_meta(cat: Catalog, state: EvolveState) -> list[EnvMeta]:
+    metas = []
+    for split_name, names in (("train", state["train_envs"]), ("heldout", state["heldout_envs"])):
+        for n in names:
+            metas.append(EnvMeta.from_spec(cat.get_env(n), split_name))  # type: ignore[arg-type]
+    return metas
+
+
+def diagnose_node(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+    started = time.monotonic()
+    cat = Catalog.open(_home(config))
+    try:
+        attempts, traces = load_evaluation(cat, state["before_eval"])
+        diagnosis = diagnose(attempts, _env_meta(cat, state), traces)
+    finally:
+        cat.close()
+    return {"diagnosis": diagnosis.model_dump(mode="json"),
+            "seconds": _timed(state, "diagnose", started)}
+
+
+def resynthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+    started = time.monotonic()
+    s = _settings(state)
+    guidelines = state["diagnosis"].get("guidelines") or {}
+    targets = [e for e in guidelines.get("environments", []) if e in state["train_envs"]]
+    targeted = stages.synthesize_tasks(targets or state["train_envs"], _home(config),
+                                       s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
+                                       guidelines=guidelines, tag=f"round-{state['round']}")
+    return {"targeted_tasks": targeted, "seconds": _timed(state, "resynthesize", started)}
+
+
+def _replay(state: EvolveState, k: int, seed: int) -> list[str]:
+    new = set(state.get("targeted_tasks") or [])
+    pool = [t for t in state.get("train_tasks") or [] if t not in new]
+    return sorted(random.Random(seed).sample(pool, min(k, len(pool))))
+
+
+def train(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveContext]
+          ) -> dict[str, Any]:
+    s = _settings(state)
+    review = bool(runtime.context.review_before_train if runtime.context else
+                  s.review_before_train)
+    targeted = state.get("targeted_tasks") or []
+    replay = _replay(state, s.replay, s.seed + state["round"])
+    if review and not interrupt({"round": state["round"],
+                                 "diagnosis": Diagnosis.model_validate(state["diagnosis"]).text(),
+                                 "targeted_tasks": len(targeted), "replay_tasks": len(replay)}):
+        return {"phase": "after", "training": {"skipped": True},
+                "train_tasks": list(dict.fromkeys([*state["train_tasks"], *targeted]))}
+    started = time.monotonic()
+    home = _home(config)
+    # the first round also trains on the initial tasks; later rounds replay a sample of them
+    mix = list(dict.fromkeys(targeted + (state["train_tasks"] if state["round"] == 1
+                                         else replay)))
+    cat = Catalog.open(home)
+    try:
+        tasks = _tasks(cat, mix)
+    finally:
+        cat.close()
+    out_dir = home / "policies" / _thread(config).replace("/", "_") / f"round-{state['round']}"
+    result = stages.train_policy(state["policy"], tasks, out_dir, s.train_steps,
+                                 seed=s.seed + state["round"], home=home)
+    return {"phase": "after", "policy": result.checkpoint,
+            "train_tasks": list(dict.fromkeys([*state["train_tasks"], *targeted])),
+            "training": {"checkpoint": result.checkpoint, "curve": result.curve,
+                         "tasks": len(tasks), "targeted": len(targeted),
+                         "replay": len(mix) - len(targeted), "seconds": result.seconds},
+            "seconds": _timed(state, "train", started)}
+
+
+def record(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+    diagnosis = Diagnosis.model_validate(state["diagnosis"])
+    training = state.get("training") or {}
+    cat = Catalog.open(_home(config))
+    try:
+        tools = sum(len(cat.get_env(n).tools) for n in state["envs"])
+        rec = RoundRecord(
+            thread=_thread(config), round=state["round"], status="done",
+            policy_before=state.get("policy_before", ""), checkpoint=training.get("checkpoint", ""),
+            before_eval=state["before_eval"], after_eval=state["last_eval"],
+            before=state["before"], after=state["last"],
+            diagnosis=state["diagnosis"], diagnosis_text=diagnosis.text(),
+            target_error=diagnosis.target_error,
+            counts={"train_envs": len(state["train_envs"]),
+                    "heldout_envs": len(state["heldout_envs"]), "tools": tools,
+                    "heldout_tasks": len(state["heldout_tasks"]),
+                    "train_tasks": len(state["train_tasks"]),
+                    "targeted_tasks": len(state.get("targeted_tasks") or []),
+                    "trained_on": int(training.get("tasks", 0))},
+            curve=[CurvePoint(**p) for p in training.get("curve", [])],
+            seconds=state.get("seconds") or {})
+        cat.put_round(rec.thread, rec.round, rec.model_dump(mode="json"))
+    finally:
+        cat.close()
+    return {"rounds_done": state["round"], "history": [*(state.get("history") or []), rec.row()]}
+
+
+def build_graph() -> StateGraph:
+    g = StateGraph(EvolveState, context_schema=EvolveContext)
+    g.add_node("begin", begin)
+    g.add_node("mine", mine)
+    g.add_node("build", build)
+    g.add_node("split", split)
+    g.add_node("synthesize", synthesize)
+    g.add_node("evaluate", evaluate)
+    g.add_node("diagnose", diagnose_node)
+    g.add_node("resynthesize", resynthesize)
+    g.add_node("train", train)
+    g.add_node("record", record)
+    g.add_edge(START, "begin")
+    g.add_conditional_edges("begin", route_begin, ["mine", "diagnose"])
+    g.add_edge("mine", "build")
+    g.add_edge("build", "split")
+    g.add_edge("split", "synthesize")
+    g.add_edge("synthesize", "evaluate")
+    g.add_conditional_edges("evaluate", route_evaluate, ["diagnose", "record"])
+    g.add_edge("diagnose", "resynthesize")
+    g.add_edge("resynthesize", "train")
+    g.add_edge("train", "evaluate")
+    g.add_edge("record", END)
+    return g
+
+
+STAGES = ("mine", "build", "split", "synthesize", "evaluate", "diagnose", "resynthesize",
+          "train", "record")
+
+# For `langgraph dev` / LangGraph Platform: compiled without a checkpointer (the server has one).
+graph = build_graph().compile()

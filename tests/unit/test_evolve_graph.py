@@ -1,0 +1,136 @@
+"""The evolve graph's wiring: one invocation per round on a persistent thread, the held-out
+split never trained on, rounds recorded, diagnosis guidelines reaching re-synthesis, the review
+interrupt. Stage functions are replaced by small deterministic doubles here (the real stages are
+exercised end to end by tests/integration/test_evolve_resume.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from langgraph.types import Command
+
+from agent_world.envs.catalog import Catalog
+from agent_world.envs.examples import load_example
+from agent_world.evolution import stages
+from agent_world.evolution.stages import TrainResult
+from agent_world.graphs import evolve
+from agent_world.graphs.runner import final_state, invoke, stream, thread_config
+from agent_world.tasks.model import Step, Task, ToolCall, Trajectory
+
+PRD = str(Path(evolve.__file__).parents[1] / "data" / "sources" / "book_lending_prd.md")
+
+
+class Doubles:
+    def __init__(self) -> None:
+        self.synth_calls: list[dict] = []
+        self.trained_on: list[list[str]] = []
+
+    def build(self, names, home, seed=0):  # noqa: ARG002 - examples stand in for built envs
+        cat = Catalog.open(home)
+        for n in ("airline", "ecommerce"):
+            cat.put_env(load_example(n), stage="built")
+        return ["airline", "ecommerce"]
+
+    def synthesize(self, names, home, per_env, seed=0, guidelines=None, tag=""):
+        self.synth_calls.append({"names": list(names), "guidelines": guidelines, "tag": tag})
+        cat = Catalog.open(home)
+        ids = []
+        for n in names:
+            spec = cat.get_env(n)
+            for i in range(per_env):
+                tool = spec.tools[i % len(spec.tools)].name
+                t = Task(kind="graph", env_name=n, env_fingerprint=spec.fingerprint,
+                         instruction=f"{tag} {seed} {i} use {tool}", reference_answer=i,
+                         chain=[ToolCall(tool=tool)]).with_id()
+                cat.put_task(t.id, t.env_fingerprint, t.kind, t.model_dump(mode="json"))
+                ids.append(t.id)
+        return ids
+
+    @staticmethod
+    def run(policy, tasks, home, seed=0):  # noqa: ARG004
+        skill = float(policy.rsplit("-", 1)[-1])
+        out = []
+        for t in tasks:
+            h = int(hashlib.sha256(t.id.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+            ok = h < skill
+            step = Step(tool=t.chain[0].tool, arguments={}, ok=True)
+            out.append(Trajectory(task_id=t.id, steps=[step], finished=True,
+                                  final_answer=t.reference_answer if ok else "no",
+                                  reward=1.0 if ok else 0.0))
+        return out
+
+    def train(self, policy, tasks, out_dir, steps, seed=0, home=None):  # noqa: ARG002
+        self.trained_on.append([t.id for t in tasks])
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        skill = min(1.0, float(policy.rsplit("-", 1)[-1]) + 0.25)
+        ckpt = Path(out_dir) / f"skill-{skill:.2f}"
+        ckpt.write_text("{}")
+        return TrainResult(checkpoint=str(ckpt), curve=[{"step": i, "reward": skill}
+                                                         for i in range(steps)])
+
+
+@pytest.fixture
+def doubles(monkeypatch):
+    d = Doubles()
+    monkeypatch.setattr(stages, "build_environments", d.build)
+    monkeypatch.setattr(stages, "synthesize_tasks", d.synthesize)
+    monkeypatch.setattr(stages, "run_policy", d.run)
+    monkeypatch.setattr(stages, "train_policy", d.train)
+    monkeypatch.setattr(stages, "default_policy", lambda: "skill-0.10")
+    return d
+
+
+def _ctx(**kw) -> evolve.EvolveContext:
+    return evolve.EvolveContext(sources=[f"file:{PRD}"], iterations=1, tasks_per_env=4,
+                                heldout_tasks_per_env=8, targeted_tasks_per_env=3, replay=2,
+                                train_steps=3, **kw)
+
+
+def test_two_rounds_on_one_thread(tmp_path, doubles):
+    g = evolve.build_graph()
+    s1 = invoke(g, {"goal_rounds": 2}, thread_id="th", home=tmp_path, context=_ctx())
+    assert s1["rounds_done"] == 1 and s1["train_envs"] and s1["heldout_envs"]
+    assert not set(s1["train_envs"]) & set(s1["heldout_envs"])
+    s2 = invoke(g, {}, thread_id="th", home=tmp_path, context=_ctx())
+    assert s2["rounds_done"] == 2 and [h["round"] for h in s2["history"]] == [1, 2]
+    # held-out tasks are never trained on
+    heldout = set(s2["heldout_tasks"])
+    assert all(not heldout & set(ids) for ids in doubles.trained_on)
+    # the diagnosis' guidelines reach re-synthesis, tagged per round
+    guided = [c for c in doubles.synth_calls if c["tag"].startswith("round-")]
+    assert [c["tag"] for c in guided] == ["round-1", "round-2"]
+    assert all(c["guidelines"] and c["guidelines"]["environments"] for c in guided)
+    assert set(guided[0]["names"]) <= set(s1["train_envs"])
+    # rounds recorded with before/after, counts, curve, checkpoint
+    cat = Catalog.open(tmp_path)
+    rounds = cat.list_rounds("th")
+    assert [r["round"] for r in rounds] == [1, 2]
+    r2 = rounds[1]["record"]
+    assert r2["before"]["pass_rate"] == rounds[0]["record"]["after"]["pass_rate"]
+    assert r2["checkpoint"].endswith("round-2/skill-0.60") and len(r2["curve"]) == 3
+    assert r2["counts"]["heldout_tasks"] == 8
+    evals = {e["id"] for e in cat.list_evaluations()}
+    assert evals == {"th/r1/baseline", "th/r1/after", "th/r2/after"}
+    fails = cat.evaluation_attempts("th/r1/baseline", failed_only=True)
+    assert fails and fails[0]["trajectory"]["task_id"] in heldout
+
+
+def test_review_interrupt_before_training(tmp_path, doubles):
+    g = evolve.build_graph()
+    config = thread_config("rv", tmp_path)
+    list(stream(g, {}, config, context=_ctx(review_before_train=True)))
+    values, nxt = final_state(g, config)
+    assert nxt == ["train"] and not doubles.trained_on
+    list(stream(g, Command(resume=True), config, context=_ctx(review_before_train=True)))
+    values, nxt = final_state(g, config)
+    assert nxt == [] and values["rounds_done"] == 1 and len(doubles.trained_on) == 1
+
+
+def test_graph_lists_in_langgraph_json():
+    root = Path(evolve.__file__).parents[2]
+    graphs = json.loads((root / "langgraph.json").read_text())["graphs"]
+    assert graphs["evolve"] == "./agent_world/graphs/evolve.py:graph"
+    assert evolve.graph.get_context_jsonschema()["properties"]["review_before_train"]
