@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from agent_world import __version__
-from agent_world.cli import env, mine, run
+from agent_world.cli import env, evolve, mine, run
 from agent_world.cli.common import Group, console, resolve_env, state
 from agent_world.config import resolve_home
 
@@ -24,6 +24,8 @@ app.add_typer(env.env_app, name="env")
 app.command()(mine.mine)
 app.command()(mine.themes)
 app.command()(run.run)
+app.command()(evolve.evolve)
+app.command("report")(evolve.report_cmd)
 
 
 @app.callback()

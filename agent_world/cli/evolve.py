@@ -1,0 +1,183 @@
+"""`agent-world evolve` (self-evolution rounds, one graph invocation each) and `agent-world report`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from agent_world.cli.common import console, err_console, state
+
+STAGE_LABEL = {"begin": "begin round", "mine": "mine tool ecosystems", "build": "build tools",
+               "split": "held-out split", "synthesize": "synthesize tasks",
+               "evaluate": "evaluate on held-out", "diagnose": "diagnose failures",
+               "resynthesize": "targeted tasks", "train": "train (GRPO)", "record": "record round"}
+FIRST_ROUND = ("begin", "mine", "build", "split", "synthesize", "evaluate", "diagnose",
+               "resynthesize", "train", "evaluate", "record")
+LATER_ROUND = ("begin", "diagnose", "resynthesize", "train", "evaluate", "record")
+
+
+def _describe(node: str, out: dict[str, Any]) -> str:
+    if node == "mine":
+        return f"{len(out.get('mined', []))} environments mined"
+    if node == "build":
+        return f"{len(out.get('envs', []))} environments built"
+    if node == "split":
+        return (f"train: {', '.join(out.get('train_envs', []))}; held out: "
+                f"{', '.join(out.get('heldout_envs', []))}")
+    if node == "synthesize":
+        return (f"{len(out.get('train_tasks', []))} training + {len(out.get('heldout_tasks', []))}"
+                f" held-out tasks; policy {out.get('policy', '')}")
+    if node == "evaluate":
+        s = out.get("last") or {}
+        return f"held-out pass rate {s.get('pass_rate', 0):.0%} ({s.get('passes', 0)}/" \
+               f"{s.get('attempts', 0)}); errors {s.get('errors', {})}"
+    if node == "diagnose":
+        return (out.get("diagnosis") or {}).get("summary", "")
+    if node == "resynthesize":
+        return f"{len(out.get('targeted_tasks', []))} targeted tasks"
+    if node == "train":
+        t = out.get("training") or {}
+        if t.get("skipped"):
+            return "skipped by review"
+        curve = t.get("curve") or []
+        rewards = f"reward {curve[0]['reward']:.2f} → {curve[-1]['reward']:.2f}" if curve else ""
+        return f"{t.get('tasks', 0)} tasks, {len(curve)} steps, {rewards}; {t.get('checkpoint')}"
+    return ""
+
+
+def round_table(history: list[dict[str, Any]], title: str = "Self-evolution rounds") -> Table:
+    table = Table(title=title)
+    for col in ("round", "held-out before", "after", "targeted error", "its failures",
+                "targeted tasks", "training tasks", "steps"):
+        table.add_column(col, justify="right")
+    pct = lambda v: "-" if v is None else f"{v:.0%}"  # noqa: E731
+    for h in history:
+        table.add_row(str(h["round"]), pct(h["before"]), pct(h["after"]), h["target_error"],
+                      f"{h['target_before']} → {h['target_after']}", str(h["targeted_tasks"]),
+                      str(h["train_tasks"]), str(h["steps"]))
+    return table
+
+
+def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, first: bool,
+               progress: Any, round_no: int) -> list[Any]:
+    """Stream one invocation; returns the interrupts it stopped at (review before training)."""
+    from agent_world.graphs.runner import stream
+
+    plan = FIRST_ROUND if first else LATER_ROUND
+    bar = progress.add_task(f"round {round_no}", total=len(plan))
+    interrupts: list[Any] = []
+    started = time.monotonic()
+    for update in stream(builder, inputs, config, context=context):
+        for node, out in update.items():
+            if node == "__interrupt__":
+                interrupts.extend(out)
+                continue
+            if node == "__metadata__" or node not in STAGE_LABEL:
+                continue
+            progress.advance(bar)
+            note = _describe(node, out or {})
+            progress.console.print(f"  [green]✓[/] round {round_no} · {STAGE_LABEL[node]} "
+                                   f"[dim]({time.monotonic() - started:.0f}s)[/] "
+                                   f"{escape(note[:160])}")
+            nxt = plan.index(node) + 1 if node in plan else len(plan)
+            if nxt < len(plan):
+                progress.update(bar, description=f"round {round_no}: {STAGE_LABEL[plan[nxt]]}…")
+    return interrupts
+
+
+def evolve(
+    rounds: Annotated[int, typer.Option(help="Rounds to run (each is one graph invocation).")] = 2,
+    thread: Annotated[str, typer.Option(help="The persistent thread of this arena.")] = "evolve",
+    resume: Annotated[bool, typer.Option(
+        help="Finish the thread's interrupted round, then the rounds it was asked for.")] = False,
+    source: Annotated[list[str] | None, typer.Option(
+        "--source", "-s", help="Sources to mine (first round). None: the embedded default.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    tasks_per_env: Annotated[int, typer.Option(help="Initial tasks per training env.")] = 6,
+    heldout_tasks: Annotated[int, typer.Option(help="Evaluation tasks per held-out env.")] = 6,
+    targeted_tasks: Annotated[int, typer.Option(help="Targeted tasks per env per round.")] = 6,
+    train_steps: Annotated[int, typer.Option(help="GRPO steps per round.")] = 6,
+    policy: Annotated[str, typer.Option(help="Starting policy; empty: the default.")] = "",
+    review: Annotated[bool, typer.Option(
+        help="Pause before training to review the diagnosis.")] = False,
+    report: Annotated[Path | None, typer.Option(
+        help="Where to write the HTML report (default <home>/report.html).")] = None,
+) -> None:
+    """Self-evolution: evaluate on held-out environments, diagnose, synthesize targeted tasks,
+    train — one round per graph invocation on a persistent thread."""
+    from langgraph.types import Command
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from agent_world.graphs import evolve as evolve_graph
+    from agent_world.graphs.runner import final_state, thread_config
+
+    if rounds < 0:
+        raise typer.BadParameter("--rounds must be ≥ 0")
+    builder = evolve_graph.build_graph()
+    config = thread_config(thread, state.home)
+    values, pending = final_state(builder, config)
+    if pending and not resume:
+        raise typer.BadParameter(f"thread {thread!r} has an unfinished round "
+                                 f"{values.get('round')}; continue it with --resume")
+    if resume and not values:
+        raise typer.BadParameter(f"thread {thread!r} has nothing to resume")
+    context = evolve_graph.EvolveContext(
+        sources=list(source or []), seed=seed, tasks_per_env=tasks_per_env,
+        heldout_tasks_per_env=heldout_tasks, targeted_tasks_per_env=targeted_tasks,
+        train_steps=train_steps, policy=policy, review_before_train=review)
+    done = values.get("rounds_done", 0)
+    goal = (values.get("goal_rounds") or done) if resume else done + rounds
+    err_console.print(f"evolve: thread [bold]{thread}[/], home {state.home}; "
+                      f"{done} round(s) done, running to {max(goal, done)}")
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=err_console) as progress:
+        inputs: Any = None if pending else {"goal_rounds": goal}
+        while pending or done < goal:
+            round_no = values.get("round", 0) if pending else done + 1
+            first = not values.get("heldout_tasks")
+            interrupts = _run_round(builder, inputs, config, context, first, progress, round_no)
+            while interrupts:
+                payload = interrupts[0].value if hasattr(interrupts[0], "value") else interrupts[0]
+                progress.console.print(f"[bold]Review before training, round "
+                                       f"{payload.get('round')}[/]\n{escape(payload['diagnosis'])}")
+                ok = typer.confirm(f"Train on {payload['targeted_tasks']} targeted + "
+                                   f"{payload['replay_tasks']} replayed tasks?", default=True)
+                interrupts = _run_round(builder, Command(resume=ok), config, context, False,
+                                        progress, round_no)
+            values, pending = final_state(builder, config)
+            done = values.get("rounds_done", 0)
+            inputs = {"goal_rounds": goal}
+    console.print(round_table(values.get("history") or []))
+    if values.get("history"):
+        from agent_world.evolution.report import load_rounds, write_report
+
+        out = write_report(load_rounds(state.catalog(), thread),
+                           report or Path(state.home or ".") / "report.html")
+        console.print(f"report: {out}")
+
+
+def report_cmd(
+    thread: Annotated[str | None, typer.Option(
+        help="Thread to report on (default: the latest).")] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="HTML file to write.")] = Path(
+        "agent_world_report.html"),
+    screenshot: Annotated[Path | None, typer.Option(
+        help="Also render it in headless Chromium to this PNG.")] = None,
+) -> None:
+    """Write the self-evolution report: one self-contained HTML file with plots."""
+    from agent_world.evolution.report import load_rounds, write_report
+    from agent_world.evolution.report import screenshot as shoot
+
+    rounds = load_rounds(state.catalog(), thread)
+    path = write_report(rounds, out)
+    console.print(f"report: {path} ({len(rounds)} round(s) of thread {rounds[0].thread})")
+    console.print(round_table([r.row() for r in rounds]))
+    if screenshot:
+        console.print(f"screenshot: {shoot(path, screenshot)}")
