@@ -19,3 +19,12 @@ class WorkerError(AgentWorldError):
 
 class SourceError(AgentWorldError):
     """A mining source that cannot be read (server does not start, malformed file, ...)."""
+
+
+class ToolkitError(AgentWorldError):
+    """An environment's authoring module cannot be compiled (missing helper, bad type hint,
+    read tool that writes, ...)."""
+
+
+class BuildError(AgentWorldError):
+    """Designing or cross-validating an environment's tools failed as a whole."""

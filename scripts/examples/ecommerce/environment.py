@@ -15,7 +15,7 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from . import ecommerce_tools as t
+from . import tools as t
 
 CLOCK_START = "2026-04-14T10:30:00"
 SEED = 20260414
@@ -30,7 +30,7 @@ THEME = {
         "handle returns under the store's shipping, tax, coupon and 30-day return policies."),
     "taxonomy": {"l1": "Shopping & E-commerce", "l2": "Online Retail", "l3": "ecommerce"},
     "source_kind": "manual",
-    "source_ref": "scripts/examples/ecommerce.py",
+    "source_ref": "scripts/examples/ecommerce",
 }
 
 # ---- reference data ---------------------------------------------------------------------------
@@ -633,198 +633,7 @@ def build_data() -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     return b.rows, anchors
 
 
-# ---- tools ----------------------------------------------------------------------------------------
-_OID = {"type": "string", "pattern": "^[A-Za-z]{3}-[0-9A-Fa-f]{8}$",
-        "description": "Order id such as 'ORD-3F9A2C71' (case-insensitive)."}
-_CUSTOMER = {"type": "integer", "minimum": 1, "description": "Customer id."}
-_ITEMS = {"type": "array", "minItems": 1, "maxItems": 20,
-          "description": "Products and quantities, each product listed once.",
-          "items": {"type": "object", "additionalProperties": False,
-                    "required": ["product_id", "quantity"],
-                    "properties": {
-                        "product_id": {"type": "integer", "minimum": 1},
-                        "quantity": {"type": "integer", "minimum": 1, "maximum": 10,
-                                     "description": "Units (1-10 per product)."}}}}
-_STATE = {"type": "string", "pattern": "^[A-Za-z]{2}$",
-          "description": "Two-letter US state code, e.g. 'CA'."}
-_ZIP = {"type": "string", "pattern": r"^\d{5}(-\d{4})?$",
-        "description": "US ZIP code, 5 digits or ZIP+4."}
-
-
-def _obj(properties: dict[str, Any], required: list[str] | None = None,
-         **extra: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required or [],
-            "additionalProperties": False, **extra}
-
-
-TOOLS: list[dict[str, Any]] = [
-    {"fn": t.list_categories, "mutates": False, "description": (
-        "List product categories (departments and their sub-categories) with the number of "
-        "active products in each. Give a parent department to list only its sub-categories."),
-     "parameters": _obj({"parent": {"type": "string", "minLength": 1,
-                                    "description": "Department name, e.g. 'Electronics'."}})},
-    {"fn": t.search_products, "mutates": False, "description": (
-        "Search the active catalog by keywords (matched against name, brand and category; "
-        "every word must match), category (a department includes its sub-categories), price "
-        "range and stock. Returns product summaries; use get_product for details."),
-     "parameters": _obj({
-         "query": {"type": "string", "description": "Keywords, e.g. 'noise canceling'."},
-         "category": {"type": "string", "minLength": 1,
-                      "description": "Category or department name, e.g. 'Books'."},
-         "min_price": {"type": "number", "minimum": 0, "description": "Lowest price, USD."},
-         "max_price": {"type": "number", "minimum": 0, "description": "Highest price, USD."},
-         "in_stock_only": {"type": "boolean", "default": False,
-                           "description": "Leave out products with no stock."},
-         "sort": {"type": "string", "enum": ["relevance", "price_asc", "price_desc", "rating"],
-                  "default": "relevance", "description": "Result order."},
-         "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10,
-                   "description": "Maximum number of results."},
-     })},
-    {"fn": t.get_product, "mutates": False, "description": (
-        "Full details of one product by id or SKU: price, stock, restock date, status, "
-        "category path, rating and whether it can be returned."),
-     "parameters": _obj({
-         "product_id": {"type": "integer", "minimum": 1, "description": "Product id."},
-         "sku": {"type": "string", "minLength": 3, "description": "SKU, e.g. 'AUD-SON-1001'."},
-     }, anyOf=[{"required": ["product_id"]}, {"required": ["sku"]}])},
-    {"fn": t.check_inventory, "mutates": False, "description": (
-        "Stock level and availability (in_stock, low_stock under 5 units, out_of_stock with "
-        "expected restock date, discontinued) of up to 20 products at once."),
-     "parameters": _obj({"product_ids": {
-         "type": "array", "minItems": 1, "maxItems": 20, "uniqueItems": True,
-         "items": {"type": "integer", "minimum": 1}, "description": "Product ids to check."}},
-         ["product_ids"])},
-    {"fn": t.get_customer, "mutates": False, "description": (
-        "Look up a customer by id or email: profile, membership (plus members ship free), "
-        "whether a card is saved, saved addresses (default first) and number of orders."),
-     "parameters": _obj({
-         "customer_id": _CUSTOMER,
-         "email": {"type": "string", "minLength": 3,
-                   "description": "Email address on file (case-insensitive)."},
-     }, anyOf=[{"required": ["customer_id"]}, {"required": ["email"]}])},
-    {"fn": t.list_orders, "mutates": False, "description": (
-        "A customer's orders, newest first, with status, total and item count. Optionally "
-        "filter by status."),
-     "parameters": _obj({
-         "customer_id": _CUSTOMER,
-         "status": {"type": "string",
-                    "enum": ["pending", "processing", "shipped", "delivered", "cancelled"],
-                    "description": "Only orders in this status."},
-         "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20,
-                   "description": "Maximum number of orders."},
-     }, ["customer_id"])},
-    {"fn": t.get_order, "mutates": False, "helpers": [t._order], "description": (
-        "Everything about one order: status and dates, carrier and tracking number, items "
-        "(with quantities already returned and whether they are returnable), price breakdown, "
-        "shipping address, payments/refunds and returns."),
-     "parameters": _obj({"order_id": _OID}, ["order_id"])},
-    {"fn": t.validate_coupon, "mutates": False, "helpers": [t._coupon_discount],
-     "description": (
-        "Check whether a coupon code applies to a prospective cart and what it would save, "
-        "without placing an order. Returns valid=false with the reason when a rule fails "
-        "(inactive, not yet valid, expired, usage limit reached, minimum subtotal, category)."),
-     "parameters": _obj({
-         "code": {"type": "string", "minLength": 1, "description": "Coupon code."},
-         "items": _ITEMS,
-         "customer_id": {**_CUSTOMER, "description": "Customer the cart is for (optional)."},
-     }, ["code", "items"])},
-    {"fn": t.place_order, "mutates": True,
-     "helpers": [t._order_totals, t._coupon_discount], "description": (
-        "Place an order for a customer and charge it. Checks that every product is active and "
-        "in stock, the address is the customer's, the coupon (optional) applies and a "
-        "credit_card payment has a saved card. Pricing: coupon discount, then shipping "
-        "(standard free for plus members or from $50 after discount, else $5.99; express "
-        "$14.99, $7.99 for plus), then the destination state's sales tax. Reserves the stock; "
-        "the order starts as 'pending'."),
-     "parameters": _obj({
-         "customer_id": _CUSTOMER,
-         "items": _ITEMS,
-         "shipping_address_id": {"type": "integer", "minimum": 1,
-                                 "description": "One of the customer's address ids."},
-         "payment_method": {"type": "string", "enum": ["credit_card", "paypal"],
-                            "description": "credit_card charges the saved card."},
-         "shipping_method": {"type": "string", "enum": ["standard", "express"],
-                             "default": "standard", "description": "Delivery speed."},
-         "coupon_code": {"type": "string", "minLength": 1,
-                         "description": "Optional promotion code."},
-     }, ["customer_id", "items", "shipping_address_id", "payment_method"])},
-    {"fn": t.cancel_order, "mutates": True, "helpers": [t._order], "description": (
-        "Cancel an order that has not shipped yet (pending or processing): refunds everything "
-        "paid to the original payment method, returns the items to stock and releases the "
-        "coupon use. Shipped or delivered orders cannot be cancelled (use return_item)."),
-     "parameters": _obj({
-         "order_id": _OID,
-         "reason": {"type": "string", "maxLength": 200, "description": "Why, for the record."},
-     }, ["order_id"])},
-    {"fn": t.return_item, "mutates": True, "helpers": [t._order, t._return_refund],
-     "description": (
-        "Start a return for units of one product of a delivered order, within 30 days of "
-        "delivery. Final-sale items cannot be returned. Refund = the units' price less their "
-        "share of the order discount plus their share of tax; shipping is not refunded and "
-        "'no_longer_needed' returns pay a $6.99 return label. Damaged or wrong items are "
-        "refunded at once; otherwise the refund follows when the item arrives."),
-     "parameters": _obj({
-         "order_id": _OID,
-         "product_id": {"type": "integer", "minimum": 1, "description": "Product to return."},
-         "quantity": {"type": "integer", "minimum": 1, "maximum": 10,
-                      "description": "Units to return."},
-         "reason": {"type": "string", "enum": REASONS, "description": "Return reason."},
-     }, ["order_id", "product_id", "quantity", "reason"])},
-    {"fn": t.add_address, "mutates": True, "description": (
-        "Save a new US shipping address for a customer (at most 10). The first address, or "
-        "one added with make_default, becomes the default."),
-     "parameters": _obj({
-         "customer_id": _CUSTOMER,
-         "recipient": {"type": "string", "minLength": 1, "description": "Name on the parcel."},
-         "line1": {"type": "string", "minLength": 1, "description": "Street address."},
-         "line2": {"type": "string", "description": "Apartment, suite, unit (optional)."},
-         "city": {"type": "string", "minLength": 1, "description": "City."},
-         "state": _STATE,
-         "postal_code": _ZIP,
-         "label": {"type": "string", "minLength": 1, "default": "Home",
-                   "description": "Short name such as 'Home' or 'Work'."},
-         "make_default": {"type": "boolean", "default": False,
-                          "description": "Make this the default address."},
-     }, ["customer_id", "recipient", "line1", "city", "state", "postal_code"])},
-    {"fn": t.update_address, "mutates": True, "description": (
-        "Edit a saved address of a customer or make it the default. An address that an "
-        "in-transit (shipped) order is going to cannot be edited; add a new one instead."),
-     "parameters": _obj({
-         "customer_id": {**_CUSTOMER, "description": "Owner of the address."},
-         "address_id": {"type": "integer", "minimum": 1, "description": "Address to edit."},
-         "recipient": {"type": "string", "minLength": 1, "description": "Name on the parcel."},
-         "line1": {"type": "string", "minLength": 1, "description": "Street address."},
-         "line2": {"type": "string", "description": "Apartment, suite, unit."},
-         "city": {"type": "string", "minLength": 1, "description": "City."},
-         "state": _STATE,
-         "postal_code": _ZIP,
-         "label": {"type": "string", "minLength": 1, "description": "Short name, e.g. 'Work'."},
-         "make_default": {"type": "boolean",
-                          "description": "true makes this the default address."},
-     }, ["customer_id", "address_id"],
-        anyOf=[{"required": [f]} for f in ("recipient", "line1", "line2", "city", "state",
-                                           "postal_code", "label", "make_default")])},
-    {"fn": t.apply_coupon, "mutates": True,
-     "helpers": [t._order, t._order_totals, t._coupon_discount], "description": (
-        "Add a coupon to a pending order (one coupon per order) and refund the difference to "
-        "the original payment method. Fails with the reason if the coupon does not apply."),
-     "parameters": _obj({
-         "order_id": _OID,
-         "code": {"type": "string", "minLength": 1, "description": "Coupon code."},
-     }, ["order_id", "code"])},
-    {"fn": t.change_shipping_address, "mutates": True, "helpers": [t._order, t._order_totals],
-     "description": (
-        "Ship a pending or processing order to another of the customer's saved addresses. "
-        "Sales tax is recomputed for the new state; the difference is charged or refunded."),
-     "parameters": _obj({
-         "order_id": _OID,
-         "address_id": {"type": "integer", "minimum": 1,
-                        "description": "One of the order's customer's address ids."},
-     }, ["order_id", "address_id"])},
-]
-
-
-# ---- tool tests ------------------------------------------------------------------------------------
+# ---- tool tests (the tools are in tools.py) ----------------------------------------------------
 def build_tests(rows: dict[str, list[dict[str, Any]]], a: dict[str, Any]) -> list[dict[str, Any]]:
     p = a["products"]
 

@@ -8,8 +8,18 @@ no module-level imports or globals, only their own imports and the helpers shipp
 Times are ISO strings in each airport's local time; `ctx.now()` is the airline's system clock.
 """
 
-class ToolError(Exception):
-    """Stand-in so this module lints; NOT shipped (the worker injects the real ToolError)."""
+from typing import Annotated, Literal
+
+from typing_extensions import NotRequired, TypedDict
+
+from pydantic import Field
+
+from agent_world.envs.toolkit import Ctx, ToolError, tool
+
+class PassengersItem(TypedDict):
+    first_name: Annotated[str, Field(min_length=1, description="Given name.")]
+    last_name: Annotated[str, Field(min_length=1, description="Family name.")]
+    date_of_birth: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD.")]
 
 
 # ---- helpers (shipped with the tools that list them) ------------------------------------------
@@ -76,7 +86,15 @@ def _charge(ctx, customer_id, payment_method_id, amount, reservation_id, kind):
 
 
 # ---- read tools ---------------------------------------------------------------------------------
-def list_airports(ctx, country=None):
+@tool()
+def list_airports(ctx: Ctx, country: Annotated[str, Field(pattern=r"^[A-Za-z]{2}$")] = None):
+    """List the airports Northwind Airlines serves (IATA code, name, city, country, time zone,
+    whether it is a hub). Use it to resolve a city name to an airport code before searching
+    flights.
+
+    Args:
+        country: Only airports in this ISO 3166-1 alpha-2 country code, e.g. 'US' or 'GB'.
+    """
     sql = ("SELECT iata_code, name, city, country, timezone, is_hub FROM airports")
     params = ()
     if country:
@@ -90,7 +108,27 @@ def list_airports(ctx, country=None):
     return rows
 
 
-def search_flights(ctx, origin, destination, date=None, fare_class=None, passengers=1):
+@tool()
+def search_flights(
+        ctx: Ctx,
+        origin: Annotated[str, Field(pattern=r"^[A-Za-z]{3}$")],
+        destination: Annotated[str, Field(pattern=r"^[A-Za-z]{3}$")],
+        date: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")] = None,
+        fare_class: Literal["basic", "economy", "business"] = None,
+        passengers: Annotated[int, Field(ge=1, le=9)] = 1,
+):
+    """Find bookable flights between two airports: flights that are scheduled or delayed, have not
+    departed, and have enough seats for the party in at least one fare class. Each result lists
+    its fares (class, per-passenger price, seats left, refund/change/baggage rules). Without a
+    date it searches the next 14 days.
+
+    Args:
+        origin: Departure airport IATA code, e.g. 'SFO'.
+        destination: Arrival airport IATA code, e.g. 'JFK'.
+        date: Departure date (YYYY-MM-DD, local time). Optional: omit for the next 14 days.
+        fare_class: Only return this fare class.
+        passengers: Party size; fares with fewer seats left are omitted.
+    """
     from datetime import date as date_type
     from datetime import datetime, timedelta
 
@@ -141,7 +179,20 @@ def search_flights(ctx, origin, destination, date=None, fare_class=None, passeng
     return results
 
 
-def get_flight_status(ctx, flight_number, date=None):
+@tool()
+def get_flight_status(
+        ctx: Ctx,
+        flight_number: Annotated[str, Field(pattern=r"^[A-Za-z]{2} ?[0-9]{1,4}$")],
+        date: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")] = None,
+):
+    """Operational status of a flight: scheduled/delayed/boarding/departed/landed/cancelled, delay,
+    estimated times, gate and aircraft. Without a date it reports the next departure from today
+    on (or the latest one if none is left).
+
+    Args:
+        flight_number: Flight number such as 'NW100' (a space is allowed).
+        date: Local departure date (YYYY-MM-DD).
+    """
     from datetime import datetime, timedelta
 
     number = flight_number.replace(" ", "").upper()
@@ -192,7 +243,20 @@ def get_flight_status(ctx, flight_number, date=None):
     }
 
 
-def get_customer(ctx, customer_id=None, email=None):
+@tool(require_any=('customer_id', 'email'))
+def get_customer(
+        ctx: Ctx,
+        customer_id: Annotated[int, Field(ge=1)] = None,
+        email: Annotated[str, Field(min_length=3)] = None,
+):
+    """Look up a customer profile by id or email: contact details, saved payment methods (with
+    expiry and voucher balances) and loyalty summary. Use it to identify the caller and to pick
+    a payment_method_id for a purchase.
+
+    Args:
+        customer_id: Customer id.
+        email: Email address on file (case-insensitive).
+    """
     if customer_id is None and email is None:
         raise ToolError("Give a customer_id or an email address.")
     if customer_id is not None:
@@ -214,7 +278,14 @@ def get_customer(ctx, customer_id=None, email=None):
     return c
 
 
-def get_loyalty_balance(ctx, customer_id):
+@tool()
+def get_loyalty_balance(ctx: Ctx, customer_id: Annotated[int, Field(ge=1)]):
+    """NorthMiles loyalty account of a customer: tier, redeemable miles, lifetime miles and miles
+    needed for the next tier. Errors if the customer is not enrolled.
+
+    Args:
+        customer_id: Customer id.
+    """
     account = ctx.one("SELECT l.*, c.first_name, c.last_name FROM loyalty_accounts l "
                       "JOIN customers c ON c.customer_id = l.customer_id "
                       "WHERE l.customer_id = ?", (customer_id,))
@@ -237,7 +308,16 @@ def get_loyalty_balance(ctx, customer_id):
     }
 
 
-def get_reservation(ctx, reservation_id):
+@tool()
+def get_reservation(ctx: Ctx, reservation_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9]{6}$")]):
+    """Full details of one reservation: status, flight, fare class and its rules, passengers
+    (seats, bags, check-in) and every payment/refund. Call it before changing or cancelling a
+    reservation.
+
+    Args:
+        reservation_id: Six-character reservation confirmation code (record locator), e.g.
+            'MGX7Q2'; case-insensitive.
+    """
     b = _booking(ctx, reservation_id)
     passengers = ctx.query(
         "SELECT passenger_id, first_name, last_name, date_of_birth, seat, checked_bags, "
@@ -273,7 +353,19 @@ def get_reservation(ctx, reservation_id):
     }
 
 
-def list_customer_reservations(ctx, customer_id, status=None):
+@tool()
+def list_customer_reservations(
+        ctx: Ctx,
+        customer_id: Annotated[int, Field(ge=1)],
+        status: Literal["confirmed", "cancelled", "flown"] = None,
+):
+    """A customer's reservations, latest departure first, with flight and fare summary. Optionally
+    filter by reservation status.
+
+    Args:
+        customer_id: Customer id.
+        status: Only reservations with this status.
+    """
     if ctx.one("SELECT customer_id FROM customers WHERE customer_id = ?", (customer_id,)) is None:
         raise ToolError(f"No customer with id {customer_id}.")
     sql = ("SELECT r.reservation_id, r.status, r.passenger_count, r.fare_total, r.created_at, "
@@ -289,7 +381,29 @@ def list_customer_reservations(ctx, customer_id, status=None):
 
 
 # ---- write tools --------------------------------------------------------------------------------
-def book_reservation(ctx, customer_id, flight_id, fare_class, passengers, payment_method_id):
+@tool(write=True)
+def book_reservation(
+        ctx: Ctx,
+        customer_id: Annotated[int, Field(ge=1)],
+        flight_id: Annotated[int, Field(ge=1)],
+        fare_class: Literal["basic", "economy", "business"],
+        passengers: Annotated[list[PassengersItem], Field(min_length=1, max_length=9)],
+        payment_method_id: Annotated[str, Field(min_length=1)],
+):
+    """Book seats on a flight for one to nine passengers in one fare class and charge the fare to a
+    saved payment method of the customer. Fails if the flight is not bookable (cancelled,
+    departed, or within 60 minutes of departure), if the fare class has too few seats, or if the
+    payment method is not the customer's, is expired, or is a voucher with too little balance.
+    Returns the new confirmation code.
+
+    Args:
+        customer_id: The customer who owns and pays for the booking.
+        flight_id: flight_id from search_flights.
+        fare_class: Fare class for every passenger on the reservation.
+        passengers: Travellers, names as on their ID.
+        payment_method_id: Id of one of the reservation owner's saved payment methods (e.g.
+            'pm_...'); see get_customer.
+    """
     from datetime import date as date_type
     from datetime import datetime, timedelta
 
@@ -350,7 +464,24 @@ def book_reservation(ctx, customer_id, flight_id, fare_class, passengers, paymen
             "fare_total": total, "payment_id": payment_id}
 
 
-def cancel_reservation(ctx, reservation_id, reason=None):
+@tool(write=True)
+def cancel_reservation(
+        ctx: Ctx,
+        reservation_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9]{6}$")],
+        reason: Annotated[str, Field(max_length=200)] = None,
+):
+    """Cancel a confirmed reservation before departure and refund it to the original payment
+    method. Refund rules: full refund if the airline cancelled the flight or the booking was
+    made within the last 24 hours; otherwise basic fares refund nothing, economy fares refund
+    the fare minus the per-passenger cancellation fee, business fares are fully refundable. Paid
+    baggage fees are always refunded, miles used for upgrades are returned. Flown, departed or
+    already cancelled reservations cannot be cancelled.
+
+    Args:
+        reservation_id: Six-character reservation confirmation code (record locator), e.g.
+            'MGX7Q2'; case-insensitive.
+        reason: Why the customer cancels (kept on the reservation).
+    """
     from datetime import datetime, timedelta
 
     b = _booking(ctx, reservation_id)
@@ -410,7 +541,26 @@ def cancel_reservation(ctx, reservation_id, reason=None):
             "rule": rule}
 
 
-def change_flight(ctx, reservation_id, new_flight_id, payment_method_id=None):
+@tool(write=True)
+def change_flight(
+        ctx: Ctx,
+        reservation_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9]{6}$")],
+        new_flight_id: Annotated[int, Field(ge=1)],
+        payment_method_id: Annotated[str, Field(min_length=1)] = None,
+):
+    """Move a confirmed reservation to another flight on the same route and in the same fare class.
+    Costs the fare's per-passenger change fee plus any increase in fare (no refund if the new
+    fare is cheaper), charged to payment_method_id. Basic fares cannot be changed. If the
+    airline cancelled the original flight, rebooking is free for every fare class. Seat
+    assignments are released.
+
+    Args:
+        reservation_id: Six-character reservation confirmation code (record locator), e.g.
+            'MGX7Q2'; case-insensitive.
+        new_flight_id: flight_id of the replacement flight (search_flights).
+        payment_method_id: Id of one of the reservation owner's saved payment methods (e.g.
+            'pm_...'); see get_customer. Required when the change costs money.
+    """
     from datetime import datetime, timedelta
 
     b = _booking(ctx, reservation_id)
@@ -471,7 +621,26 @@ def change_flight(ctx, reservation_id, new_flight_id, payment_method_id=None):
             "note": "Seat assignments were released; choose new seats or check in."}
 
 
-def add_baggage(ctx, reservation_id, passenger_id, bags, payment_method_id=None):
+@tool(write=True)
+def add_baggage(
+        ctx: Ctx,
+        reservation_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9]{6}$")],
+        passenger_id: Annotated[int, Field(ge=1)],
+        bags: Annotated[int, Field(ge=1, le=3)],
+        payment_method_id: Annotated[str, Field(min_length=1)] = None,
+):
+    """Add checked bags for one passenger of a reservation (at most 3 per passenger). Bags within
+    the free allowance (fare's free bags, +1 for gold and platinum members) cost nothing; each
+    bag beyond it costs $40, charged to payment_method_id.
+
+    Args:
+        reservation_id: Six-character reservation confirmation code (record locator), e.g.
+            'MGX7Q2'; case-insensitive.
+        passenger_id: passenger_id from get_reservation.
+        bags: Number of bags to add.
+        payment_method_id: Id of one of the reservation owner's saved payment methods (e.g.
+            'pm_...'); see get_customer. Required when a bag fee is due.
+    """
     b = _booking(ctx, reservation_id)
     rid = b["reservation_id"]
     _require_open(ctx, b)
@@ -504,8 +673,27 @@ def add_baggage(ctx, reservation_id, passenger_id, bags, payment_method_id=None)
             "free_allowance": allowance, "fee": fee, "payment_id": payment_id}
 
 
-def update_passenger(ctx, reservation_id, passenger_id, first_name=None, last_name=None,
-                     date_of_birth=None):
+@tool(write=True, require_any=('first_name', 'last_name', 'date_of_birth'))
+def update_passenger(
+        ctx: Ctx,
+        reservation_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9]{6}$")],
+        passenger_id: Annotated[int, Field(ge=1)],
+        first_name: Annotated[str, Field(min_length=1)] = None,
+        last_name: Annotated[str, Field(min_length=1)] = None,
+        date_of_birth: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")] = None,
+):
+    """Correct a passenger's name or date of birth before check-in. Tickets are not transferable: a
+    name may change by at most 3 characters (typo fixes), so a different traveller needs a new
+    booking.
+
+    Args:
+        reservation_id: Six-character reservation confirmation code (record locator), e.g.
+            'MGX7Q2'; case-insensitive.
+        passenger_id: passenger_id from get_reservation.
+        first_name: Corrected first name.
+        last_name: Corrected last name.
+        date_of_birth: Corrected date of birth (YYYY-MM-DD).
+    """
     from datetime import date as date_type
 
     def distance(a, b):
@@ -559,7 +747,24 @@ def update_passenger(ctx, reservation_id, passenger_id, first_name=None, last_na
     return row
 
 
-def assign_seat(ctx, reservation_id, passenger_id, seat):
+@tool(write=True)
+def assign_seat(
+        ctx: Ctx,
+        reservation_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9]{6}$")],
+        passenger_id: Annotated[int, Field(ge=1)],
+        seat: Annotated[str, Field(pattern=r"^[1-9][0-9]?[A-Fa-f]$")],
+):
+    """Choose a seat for one passenger. Only economy and business fares include seat selection
+    (basic fares get a seat at check-in). The seat must be in the cabin of the fare class
+    (business: rows 1..N seats A-D; economy: the rows after, seats A-F) and not taken by another
+    passenger on the flight.
+
+    Args:
+        reservation_id: Six-character reservation confirmation code (record locator), e.g.
+            'MGX7Q2'; case-insensitive.
+        passenger_id: passenger_id from get_reservation.
+        seat: Seat such as '14C' (row number + letter).
+    """
     b = _booking(ctx, reservation_id)
     rid = b["reservation_id"]
     _require_open(ctx, b)
@@ -595,7 +800,16 @@ def assign_seat(ctx, reservation_id, passenger_id, seat):
             "previous_seat": p["seat"], "flight_number": b["flight_number"]}
 
 
-def check_in(ctx, reservation_id):
+@tool(write=True)
+def check_in(ctx: Ctx, reservation_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9]{6}$")]):
+    """Check in every passenger of a reservation and issue boarding passes. Open from 24 hours
+    until 45 minutes before (estimated) departure. Passengers without a seat get one assigned:
+    basic fares from the back of the cabin.
+
+    Args:
+        reservation_id: Six-character reservation confirmation code (record locator), e.g.
+            'MGX7Q2'; case-insensitive.
+    """
     from datetime import datetime, timedelta
 
     b = _booking(ctx, reservation_id)
@@ -647,7 +861,19 @@ def check_in(ctx, reservation_id):
             "boarding_passes": passes}
 
 
-def upgrade_with_miles(ctx, reservation_id):
+@tool(write=True)
+def upgrade_with_miles(
+        ctx: Ctx,
+        reservation_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9]{6}$")],
+):
+    """Upgrade an economy reservation to business using the customer's NorthMiles: 15,000 miles per
+    passenger within the US, 40,000 on international flights. Basic fares are not eligible;
+    business seats must be available. Seats are released for reselection.
+
+    Args:
+        reservation_id: Six-character reservation confirmation code (record locator), e.g.
+            'MGX7Q2'; case-insensitive.
+    """
     b = _booking(ctx, reservation_id)
     rid = b["reservation_id"]
     _require_open(ctx, b)

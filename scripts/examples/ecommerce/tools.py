@@ -9,8 +9,17 @@ so seeded orders follow exactly the rules the tools apply.
 """
 
 
-class ToolError(Exception):
-    """Stand-in so this module lints; NOT shipped (the worker injects the real ToolError)."""
+from typing import Annotated, Literal
+
+from typing_extensions import NotRequired, TypedDict
+
+from pydantic import Field
+
+from agent_world.envs.toolkit import Ctx, ToolError, tool
+
+class ItemsItem(TypedDict):
+    product_id: Annotated[int, Field(ge=1)]
+    quantity: Annotated[int, Field(ge=1, le=10, description="Units (1-10 per product).")]
 
 
 # ---- helpers (shipped with the tools that list them) ------------------------------------------
@@ -91,7 +100,14 @@ def _order(ctx, order_id):
 
 
 # ---- read tools ---------------------------------------------------------------------------------
-def list_categories(ctx, parent=None):
+@tool()
+def list_categories(ctx: Ctx, parent: Annotated[str, Field(min_length=1)] = None):
+    """List product categories (departments and their sub-categories) with the number of active
+    products in each. Give a parent department to list only its sub-categories.
+
+    Args:
+        parent: Department name, e.g. 'Electronics'.
+    """
     sql = ("SELECT c.category_id, c.name, c.parent_id, p.name AS parent_name, "
            "(SELECT count(*) FROM products pr JOIN categories pc ON pc.category_id = "
            "pr.category_id WHERE pr.status = 'active' AND (pc.category_id = c.category_id "
@@ -113,8 +129,30 @@ def list_categories(ctx, parent=None):
     return rows
 
 
-def search_products(ctx, query=None, category=None, min_price=None, max_price=None,
-                    in_stock_only=False, sort="relevance", limit=10):
+@tool()
+def search_products(
+        ctx: Ctx,
+        query: str = None,
+        category: Annotated[str, Field(min_length=1)] = None,
+        min_price: Annotated[float, Field(ge=0)] = None,
+        max_price: Annotated[float, Field(ge=0)] = None,
+        in_stock_only: bool = False,
+        sort: Literal["relevance", "price_asc", "price_desc", "rating"] = "relevance",
+        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+):
+    """Search the active catalog by keywords (matched against name, brand and category; every word
+    must match), category (a department includes its sub-categories), price range and stock.
+    Returns product summaries; use get_product for details.
+
+    Args:
+        query: Keywords, e.g. 'noise canceling'.
+        category: Category or department name, e.g. 'Books'.
+        min_price: Lowest price, USD.
+        max_price: Highest price, USD.
+        in_stock_only: Leave out products with no stock.
+        sort: Result order.
+        limit: Maximum number of results.
+    """
     if min_price is not None and max_price is not None and min_price > max_price:
         raise ToolError(f"min_price ({min_price}) is greater than max_price ({max_price}).")
     where, params = ["p.status = 'active'"], []
@@ -155,7 +193,19 @@ def search_products(ctx, query=None, category=None, min_price=None, max_price=No
     return rows
 
 
-def get_product(ctx, product_id=None, sku=None):
+@tool(require_any=('product_id', 'sku'))
+def get_product(
+        ctx: Ctx,
+        product_id: Annotated[int, Field(ge=1)] = None,
+        sku: Annotated[str, Field(min_length=3)] = None,
+):
+    """Full details of one product by id or SKU: price, stock, restock date, status, category path,
+    rating and whether it can be returned.
+
+    Args:
+        product_id: Product id.
+        sku: SKU, e.g. 'AUD-SON-1001'.
+    """
     if product_id is None and sku is None:
         raise ToolError("Give a product_id or a sku.")
     sql = ("SELECT p.*, c.name AS category, pc.name AS parent_category FROM products p "
@@ -173,7 +223,17 @@ def get_product(ctx, product_id=None, sku=None):
     return row
 
 
-def check_inventory(ctx, product_ids):
+@tool()
+def check_inventory(
+        ctx: Ctx,
+        product_ids: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=20, json_schema_extra={"uniqueItems": True})],
+):
+    """Stock level and availability (in_stock, low_stock under 5 units, out_of_stock with expected
+    restock date, discontinued) of up to 20 products at once.
+
+    Args:
+        product_ids: Product ids to check.
+    """
     marks = ", ".join("?" for _ in product_ids)
     rows = {r["product_id"]: r for r in ctx.query(
         f"SELECT product_id, sku, name, status, stock_quantity, restock_date FROM products "
@@ -196,7 +256,19 @@ def check_inventory(ctx, product_ids):
     return out
 
 
-def get_customer(ctx, customer_id=None, email=None):
+@tool(require_any=('customer_id', 'email'))
+def get_customer(
+        ctx: Ctx,
+        customer_id: Annotated[int, Field(ge=1)] = None,
+        email: Annotated[str, Field(min_length=3)] = None,
+):
+    """Look up a customer by id or email: profile, membership (plus members ship free), whether a
+    card is saved, saved addresses (default first) and number of orders.
+
+    Args:
+        customer_id: Customer id.
+        email: Email address on file (case-insensitive).
+    """
     if customer_id is None and email is None:
         raise ToolError("Give a customer_id or an email address.")
     if customer_id is not None:
@@ -217,7 +289,21 @@ def get_customer(ctx, customer_id=None, email=None):
     return c
 
 
-def list_orders(ctx, customer_id, status=None, limit=20):
+@tool()
+def list_orders(
+        ctx: Ctx,
+        customer_id: Annotated[int, Field(ge=1)],
+        status: Literal["pending", "processing", "shipped", "delivered", "cancelled"] = None,
+        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+):
+    """A customer's orders, newest first, with status, total and item count. Optionally filter by
+    status.
+
+    Args:
+        customer_id: Customer id.
+        status: Only orders in this status.
+        limit: Maximum number of orders.
+    """
     if ctx.one("SELECT customer_id FROM customers WHERE customer_id = ?", (customer_id,)) is None:
         raise ToolError(f"No customer with id {customer_id}.")
     sql = ("SELECT o.order_id, o.status, o.placed_at, o.total, o.coupon_code, "
@@ -230,7 +316,15 @@ def list_orders(ctx, customer_id, status=None, limit=20):
     return ctx.query(sql + " ORDER BY o.placed_at DESC LIMIT ?", [*params, limit])
 
 
-def get_order(ctx, order_id):
+@tool()
+def get_order(ctx: Ctx, order_id: Annotated[str, Field(pattern=r"^[A-Za-z]{3}-[0-9A-Fa-f]{8}$")]):
+    """Everything about one order: status and dates, carrier and tracking number, items (with
+    quantities already returned and whether they are returnable), price breakdown, shipping
+    address, payments/refunds and returns.
+
+    Args:
+        order_id: Order id such as 'ORD-3F9A2C71' (case-insensitive).
+    """
     order = _order(ctx, order_id)
     oid = order["order_id"]
     order["items"] = ctx.query(
@@ -253,7 +347,22 @@ def get_order(ctx, order_id):
     return order
 
 
-def validate_coupon(ctx, code, items, customer_id=None):
+@tool()
+def validate_coupon(
+        ctx: Ctx,
+        code: Annotated[str, Field(min_length=1)],
+        items: Annotated[list[ItemsItem], Field(min_length=1, max_length=20)],
+        customer_id: Annotated[int, Field(ge=1)] = None,
+):
+    """Check whether a coupon code applies to a prospective cart and what it would save, without
+    placing an order. Returns valid=false with the reason when a rule fails (inactive, not yet
+    valid, expired, usage limit reached, minimum subtotal, category).
+
+    Args:
+        code: Coupon code.
+        items: Products and quantities, each product listed once.
+        customer_id: Customer the cart is for (optional).
+    """
     lines, subtotal = [], 0.0
     for item in items:
         p = ctx.one("SELECT p.product_id, p.price, p.category_id, c.parent_id FROM products p "
@@ -275,8 +384,30 @@ def validate_coupon(ctx, code, items, customer_id=None):
 
 
 # ---- write tools --------------------------------------------------------------------------------
-def place_order(ctx, customer_id, items, shipping_address_id, payment_method,
-                shipping_method="standard", coupon_code=None):
+@tool(write=True)
+def place_order(
+        ctx: Ctx,
+        customer_id: Annotated[int, Field(ge=1)],
+        items: Annotated[list[ItemsItem], Field(min_length=1, max_length=20)],
+        shipping_address_id: Annotated[int, Field(ge=1)],
+        payment_method: Literal["credit_card", "paypal"],
+        shipping_method: Literal["standard", "express"] = "standard",
+        coupon_code: Annotated[str, Field(min_length=1)] = None,
+):
+    """Place an order for a customer and charge it. Checks that every product is active and in
+    stock, the address is the customer's, the coupon (optional) applies and a credit_card
+    payment has a saved card. Pricing: coupon discount, then shipping (standard free for plus
+    members or from $50 after discount, else $5.99; express $14.99, $7.99 for plus), then the
+    destination state's sales tax. Reserves the stock; the order starts as 'pending'.
+
+    Args:
+        customer_id: Customer id.
+        items: Products and quantities, each product listed once.
+        shipping_address_id: One of the customer's address ids.
+        payment_method: credit_card charges the saved card.
+        shipping_method: Delivery speed.
+        coupon_code: Optional promotion code.
+    """
     customer = ctx.one("SELECT * FROM customers WHERE customer_id = ?", (customer_id,))
     if customer is None:
         raise ToolError(f"No customer with id {customer_id}.")
@@ -340,7 +471,20 @@ def place_order(ctx, customer_id, items, shipping_address_id, payment_method,
             "coupon_code": coupon["code"] if coupon else None, "payment_id": payment_id}
 
 
-def cancel_order(ctx, order_id, reason=None):
+@tool(write=True)
+def cancel_order(
+        ctx: Ctx,
+        order_id: Annotated[str, Field(pattern=r"^[A-Za-z]{3}-[0-9A-Fa-f]{8}$")],
+        reason: Annotated[str, Field(max_length=200)] = None,
+):
+    """Cancel an order that has not shipped yet (pending or processing): refunds everything paid to
+    the original payment method, returns the items to stock and releases the coupon use. Shipped
+    or delivered orders cannot be cancelled (use return_item).
+
+    Args:
+        order_id: Order id such as 'ORD-3F9A2C71' (case-insensitive).
+        reason: Why, for the record.
+    """
     order = _order(ctx, order_id)
     oid = order["order_id"]
     if order["status"] == "cancelled":
@@ -372,7 +516,26 @@ def cancel_order(ctx, order_id, reason=None):
             "refund_method": charge["method"], "items_restocked": sum(i["quantity"] for i in items)}
 
 
-def return_item(ctx, order_id, product_id, quantity, reason):
+@tool(write=True)
+def return_item(
+        ctx: Ctx,
+        order_id: Annotated[str, Field(pattern=r"^[A-Za-z]{3}-[0-9A-Fa-f]{8}$")],
+        product_id: Annotated[int, Field(ge=1)],
+        quantity: Annotated[int, Field(ge=1, le=10)],
+        reason: Literal["damaged", "wrong_item", "not_as_described", "no_longer_needed", "other"],
+):
+    """Start a return for units of one product of a delivered order, within 30 days of delivery.
+    Final-sale items cannot be returned. Refund = the units' price less their share of the order
+    discount plus their share of tax; shipping is not refunded and 'no_longer_needed' returns
+    pay a $6.99 return label. Damaged or wrong items are refunded at once; otherwise the refund
+    follows when the item arrives.
+
+    Args:
+        order_id: Order id such as 'ORD-3F9A2C71' (case-insensitive).
+        product_id: Product to return.
+        quantity: Units to return.
+        reason: Return reason.
+    """
     from datetime import datetime, timedelta
 
     order = _order(ctx, order_id)
@@ -421,8 +584,33 @@ def return_item(ctx, order_id, product_id, quantity, reason):
                              "refund is issued when it arrives.")}
 
 
-def add_address(ctx, customer_id, recipient, line1, city, state, postal_code, line2=None,
-                label="Home", make_default=False):
+@tool(write=True)
+def add_address(
+        ctx: Ctx,
+        customer_id: Annotated[int, Field(ge=1)],
+        recipient: Annotated[str, Field(min_length=1)],
+        line1: Annotated[str, Field(min_length=1)],
+        city: Annotated[str, Field(min_length=1)],
+        state: Annotated[str, Field(pattern=r"^[A-Za-z]{2}$")],
+        postal_code: Annotated[str, Field(pattern=r"^\d{5}(-\d{4})?$")],
+        line2: str = None,
+        label: Annotated[str, Field(min_length=1)] = "Home",
+        make_default: bool = False,
+):
+    """Save a new US shipping address for a customer (at most 10). The first address, or one added
+    with make_default, becomes the default.
+
+    Args:
+        customer_id: Customer id.
+        recipient: Name on the parcel.
+        line1: Street address.
+        city: City.
+        state: Two-letter US state code, e.g. 'CA'.
+        postal_code: US ZIP code, 5 digits or ZIP+4.
+        line2: Apartment, suite, unit (optional).
+        label: Short name such as 'Home' or 'Work'.
+        make_default: Make this the default address.
+    """
     valid_states = {
         "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL",
         "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE",
@@ -448,8 +636,35 @@ def add_address(ctx, customer_id, recipient, line1, city, state, postal_code, li
             "is_default": default}
 
 
-def update_address(ctx, customer_id, address_id, recipient=None, line1=None, line2=None,
-                   city=None, state=None, postal_code=None, label=None, make_default=None):
+@tool(write=True, require_any=('recipient', 'line1', 'line2', 'city', 'state', 'postal_code', 'label', 'make_default'))
+def update_address(
+        ctx: Ctx,
+        customer_id: Annotated[int, Field(ge=1)],
+        address_id: Annotated[int, Field(ge=1)],
+        recipient: Annotated[str, Field(min_length=1)] = None,
+        line1: Annotated[str, Field(min_length=1)] = None,
+        line2: str = None,
+        city: Annotated[str, Field(min_length=1)] = None,
+        state: Annotated[str, Field(pattern=r"^[A-Za-z]{2}$")] = None,
+        postal_code: Annotated[str, Field(pattern=r"^\d{5}(-\d{4})?$")] = None,
+        label: Annotated[str, Field(min_length=1)] = None,
+        make_default: bool = None,
+):
+    """Edit a saved address of a customer or make it the default. An address that an in-transit
+    (shipped) order is going to cannot be edited; add a new one instead.
+
+    Args:
+        customer_id: Owner of the address.
+        address_id: Address to edit.
+        recipient: Name on the parcel.
+        line1: Street address.
+        line2: Apartment, suite, unit.
+        city: City.
+        state: Two-letter US state code, e.g. 'CA'.
+        postal_code: US ZIP code, 5 digits or ZIP+4.
+        label: Short name, e.g. 'Work'.
+        make_default: true makes this the default address.
+    """
     valid_states = {
         "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL",
         "IN", "IA", "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE",
@@ -488,7 +703,19 @@ def update_address(ctx, customer_id, address_id, recipient=None, line1=None, lin
     return row
 
 
-def apply_coupon(ctx, order_id, code):
+@tool(write=True)
+def apply_coupon(
+        ctx: Ctx,
+        order_id: Annotated[str, Field(pattern=r"^[A-Za-z]{3}-[0-9A-Fa-f]{8}$")],
+        code: Annotated[str, Field(min_length=1)],
+):
+    """Add a coupon to a pending order (one coupon per order) and refund the difference to the
+    original payment method. Fails with the reason if the coupon does not apply.
+
+    Args:
+        order_id: Order id such as 'ORD-3F9A2C71' (case-insensitive).
+        code: Coupon code.
+    """
     order = _order(ctx, order_id)
     oid = order["order_id"]
     if order["status"] != "pending":
@@ -527,7 +754,19 @@ def apply_coupon(ctx, order_id, code):
             "total": totals["total"], "refund_amount": max(0.0, refund)}
 
 
-def change_shipping_address(ctx, order_id, address_id):
+@tool(write=True)
+def change_shipping_address(
+        ctx: Ctx,
+        order_id: Annotated[str, Field(pattern=r"^[A-Za-z]{3}-[0-9A-Fa-f]{8}$")],
+        address_id: Annotated[int, Field(ge=1)],
+):
+    """Ship a pending or processing order to another of the customer's saved addresses. Sales tax
+    is recomputed for the new state; the difference is charged or refunded.
+
+    Args:
+        order_id: Order id such as 'ORD-3F9A2C71' (case-insensitive).
+        address_id: One of the order's customer's address ids.
+    """
     order = _order(ctx, order_id)
     oid = order["order_id"]
     if order["status"] not in ("pending", "processing"):

@@ -15,7 +15,7 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from . import airline_tools as t
+from . import tools as t
 
 CLOCK_START = "2026-03-10T09:00:00"
 SEED = 20260310
@@ -32,7 +32,7 @@ THEME = {
         "upgrades."),
     "taxonomy": {"l1": "Travel & Transportation", "l2": "Flight Booking", "l3": "airline"},
     "source_kind": "manual",
-    "source_ref": "scripts/examples/airline.py",
+    "source_ref": "scripts/examples/airline",
 }
 
 # ---- reference data ---------------------------------------------------------------------------
@@ -705,189 +705,7 @@ def build_data() -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     return b.rows, b.anchors
 
 
-# ---- tools ----------------------------------------------------------------------------------------
-_RID = {"type": "string", "pattern": "^[A-Za-z0-9]{6}$",
-        "description": "Six-character reservation confirmation code (record locator), e.g. "
-                       "'MGX7Q2'; case-insensitive."}
-_PM = {"type": "string", "minLength": 1,
-       "description": "Id of one of the reservation owner's saved payment methods (e.g. "
-                      "'pm_...'); see get_customer."}
-_DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
-_IATA = {"type": "string", "pattern": "^[A-Za-z]{3}$"}
-
-
-def _obj(properties: dict[str, Any], required: list[str] | None = None,
-         **extra: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required or [],
-            "additionalProperties": False, **extra}
-
-
-BOOKING_HELPERS = [t._booking, t._require_open]
-
-TOOLS: list[dict[str, Any]] = [
-    {"fn": t.list_airports, "mutates": False, "description": (
-        "List the airports Northwind Airlines serves (IATA code, name, city, country, time "
-        "zone, whether it is a hub). Use it to resolve a city name to an airport code before "
-        "searching flights."),
-     "parameters": _obj({"country": {"type": "string", "pattern": "^[A-Za-z]{2}$",
-                                     "description": "Only airports in this ISO 3166-1 alpha-2 "
-                                                    "country code, e.g. 'US' or 'GB'."}})},
-    {"fn": t.search_flights, "mutates": False, "description": (
-        "Find bookable flights between two airports: flights that are scheduled or delayed, "
-        "have not departed, and have enough seats for the party in at least one fare class. "
-        "Each result lists its fares (class, per-passenger price, seats left, refund/change/"
-        "baggage rules). Without a date it searches the next 14 days."),
-     "parameters": _obj({
-         "origin": {**_IATA, "description": "Departure airport IATA code, e.g. 'SFO'."},
-         "destination": {**_IATA, "description": "Arrival airport IATA code, e.g. 'JFK'."},
-         "date": {**_DATE, "description": "Departure date (YYYY-MM-DD, local time). Optional: "
-                                          "omit for the next 14 days."},
-         "fare_class": {"type": "string", "enum": ["basic", "economy", "business"],
-                        "description": "Only return this fare class."},
-         "passengers": {"type": "integer", "minimum": 1, "maximum": 9, "default": 1,
-                        "description": "Party size; fares with fewer seats left are omitted."},
-     }, ["origin", "destination"])},
-    {"fn": t.get_flight_status, "mutates": False, "description": (
-        "Operational status of a flight: scheduled/delayed/boarding/departed/landed/cancelled, "
-        "delay, estimated times, gate and aircraft. Without a date it reports the next "
-        "departure from today on (or the latest one if none is left)."),
-     "parameters": _obj({
-         "flight_number": {"type": "string", "pattern": "^[A-Za-z]{2} ?[0-9]{1,4}$",
-                           "description": "Flight number such as 'NW100' (a space is allowed)."},
-         "date": {**_DATE, "description": "Local departure date (YYYY-MM-DD)."},
-     }, ["flight_number"])},
-    {"fn": t.get_customer, "mutates": False, "description": (
-        "Look up a customer profile by id or email: contact details, saved payment methods "
-        "(with expiry and voucher balances) and loyalty summary. Use it to identify the caller "
-        "and to pick a payment_method_id for a purchase."),
-     "parameters": _obj({
-         "customer_id": {"type": "integer", "minimum": 1, "description": "Customer id."},
-         "email": {"type": "string", "minLength": 3, "description": "Email address on file "
-                                                                   "(case-insensitive)."},
-     }, anyOf=[{"required": ["customer_id"]}, {"required": ["email"]}])},
-    {"fn": t.get_loyalty_balance, "mutates": False, "description": (
-        "NorthMiles loyalty account of a customer: tier, redeemable miles, lifetime miles and "
-        "miles needed for the next tier. Errors if the customer is not enrolled."),
-     "parameters": _obj({"customer_id": {"type": "integer", "minimum": 1,
-                                         "description": "Customer id."}}, ["customer_id"])},
-    {"fn": t.get_reservation, "mutates": False, "helpers": [t._booking], "description": (
-        "Full details of one reservation: status, flight, fare class and its rules, passengers "
-        "(seats, bags, check-in) and every payment/refund. Call it before changing or "
-        "cancelling a reservation."),
-     "parameters": _obj({"reservation_id": _RID}, ["reservation_id"])},
-    {"fn": t.list_customer_reservations, "mutates": False, "description": (
-        "A customer's reservations, latest departure first, with flight and fare summary. "
-        "Optionally filter by reservation status."),
-     "parameters": _obj({
-         "customer_id": {"type": "integer", "minimum": 1, "description": "Customer id."},
-         "status": {"type": "string", "enum": ["confirmed", "cancelled", "flown"],
-                    "description": "Only reservations with this status."},
-     }, ["customer_id"])},
-    {"fn": t.book_reservation, "mutates": True, "helpers": [t._charge], "description": (
-        "Book seats on a flight for one to nine passengers in one fare class and charge the "
-        "fare to a saved payment method of the customer. Fails if the flight is not bookable "
-        "(cancelled, departed, or within 60 minutes of departure), if the fare class has too "
-        "few seats, or if the payment method is not the customer's, is expired, or is a "
-        "voucher with too little balance. Returns the new confirmation code."),
-     "parameters": _obj({
-         "customer_id": {"type": "integer", "minimum": 1,
-                         "description": "The customer who owns and pays for the booking."},
-         "flight_id": {"type": "integer", "minimum": 1,
-                       "description": "flight_id from search_flights."},
-         "fare_class": {"type": "string", "enum": ["basic", "economy", "business"],
-                        "description": "Fare class for every passenger on the reservation."},
-         "passengers": {"type": "array", "minItems": 1, "maxItems": 9,
-                        "description": "Travellers, names as on their ID.",
-                        "items": _obj({
-                            "first_name": {"type": "string", "minLength": 1,
-                                           "description": "Given name."},
-                            "last_name": {"type": "string", "minLength": 1,
-                                          "description": "Family name."},
-                            "date_of_birth": {**_DATE, "description": "YYYY-MM-DD."},
-                        }, ["first_name", "last_name", "date_of_birth"])},
-         "payment_method_id": _PM,
-     }, ["customer_id", "flight_id", "fare_class", "passengers", "payment_method_id"])},
-    {"fn": t.cancel_reservation, "mutates": True, "helpers": [t._booking], "description": (
-        "Cancel a confirmed reservation before departure and refund it to the original payment "
-        "method. Refund rules: full refund if the airline cancelled the flight or the booking "
-        "was made within the last 24 hours; otherwise basic fares refund nothing, economy fares "
-        "refund the fare minus the per-passenger cancellation fee, business fares are fully "
-        "refundable. Paid baggage fees are always refunded, miles used for upgrades are "
-        "returned. Flown, departed or already cancelled reservations cannot be cancelled."),
-     "parameters": _obj({
-         "reservation_id": _RID,
-         "reason": {"type": "string", "maxLength": 200,
-                    "description": "Why the customer cancels (kept on the reservation)."},
-     }, ["reservation_id"])},
-    {"fn": t.change_flight, "mutates": True, "helpers": [*BOOKING_HELPERS, t._charge],
-     "description": (
-        "Move a confirmed reservation to another flight on the same route and in the same fare "
-        "class. Costs the fare's per-passenger change fee plus any increase in fare (no refund "
-        "if the new fare is cheaper), charged to payment_method_id. Basic fares cannot be "
-        "changed. If the airline cancelled the original flight, rebooking is free for every "
-        "fare class. Seat assignments are released."),
-     "parameters": _obj({
-         "reservation_id": _RID,
-         "new_flight_id": {"type": "integer", "minimum": 1,
-                           "description": "flight_id of the replacement flight "
-                                          "(search_flights)."},
-         "payment_method_id": {**_PM, "description": _PM["description"] + " Required when the "
-                               "change costs money."},
-     }, ["reservation_id", "new_flight_id"])},
-    {"fn": t.add_baggage, "mutates": True, "helpers": [*BOOKING_HELPERS, t._charge],
-     "description": (
-        "Add checked bags for one passenger of a reservation (at most 3 per passenger). Bags "
-        "within the free allowance (fare's free bags, +1 for gold and platinum members) cost "
-        "nothing; each bag beyond it costs $40, charged to payment_method_id."),
-     "parameters": _obj({
-         "reservation_id": _RID,
-         "passenger_id": {"type": "integer", "minimum": 1,
-                          "description": "passenger_id from get_reservation."},
-         "bags": {"type": "integer", "minimum": 1, "maximum": 3,
-                  "description": "Number of bags to add."},
-         "payment_method_id": {**_PM, "description": _PM["description"] + " Required when a "
-                               "bag fee is due."},
-     }, ["reservation_id", "passenger_id", "bags"])},
-    {"fn": t.update_passenger, "mutates": True, "helpers": BOOKING_HELPERS, "description": (
-        "Correct a passenger's name or date of birth before check-in. Tickets are not "
-        "transferable: a name may change by at most 3 characters (typo fixes), so a different "
-        "traveller needs a new booking."),
-     "parameters": _obj({
-         "reservation_id": _RID,
-         "passenger_id": {"type": "integer", "minimum": 1,
-                          "description": "passenger_id from get_reservation."},
-         "first_name": {"type": "string", "minLength": 1, "description": "Corrected first name."},
-         "last_name": {"type": "string", "minLength": 1, "description": "Corrected last name."},
-         "date_of_birth": {**_DATE, "description": "Corrected date of birth (YYYY-MM-DD)."},
-     }, ["reservation_id", "passenger_id"],
-        anyOf=[{"required": ["first_name"]}, {"required": ["last_name"]},
-               {"required": ["date_of_birth"]}])},
-    {"fn": t.assign_seat, "mutates": True, "helpers": BOOKING_HELPERS, "description": (
-        "Choose a seat for one passenger. Only economy and business fares include seat "
-        "selection (basic fares get a seat at check-in). The seat must be in the cabin of the "
-        "fare class (business: rows 1..N seats A-D; economy: the rows after, seats A-F) and "
-        "not taken by another passenger on the flight."),
-     "parameters": _obj({
-         "reservation_id": _RID,
-         "passenger_id": {"type": "integer", "minimum": 1,
-                          "description": "passenger_id from get_reservation."},
-         "seat": {"type": "string", "pattern": "^[1-9][0-9]?[A-Fa-f]$",
-                  "description": "Seat such as '14C' (row number + letter)."},
-     }, ["reservation_id", "passenger_id", "seat"])},
-    {"fn": t.check_in, "mutates": True, "helpers": BOOKING_HELPERS, "description": (
-        "Check in every passenger of a reservation and issue boarding passes. Open from 24 "
-        "hours until 45 minutes before (estimated) departure. Passengers without a seat get "
-        "one assigned: basic fares from the back of the cabin."),
-     "parameters": _obj({"reservation_id": _RID}, ["reservation_id"])},
-    {"fn": t.upgrade_with_miles, "mutates": True, "helpers": BOOKING_HELPERS, "description": (
-        "Upgrade an economy reservation to business using the customer's NorthMiles: 15,000 "
-        "miles per passenger within the US, 40,000 on international flights. Basic fares are "
-        "not eligible; business seats must be available. Seats are released for reselection."),
-     "parameters": _obj({"reservation_id": _RID}, ["reservation_id"])},
-]
-
-
-# ---- tool tests ------------------------------------------------------------------------------------
+# ---- tool tests (the tools are in tools.py) ----------------------------------------------------
 def build_tests(rows: dict[str, list[dict[str, Any]]], a: dict[str, Any]) -> list[dict[str, Any]]:
     fk, fares = a["flight"], a["fare"]
 
