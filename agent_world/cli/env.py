@@ -104,6 +104,51 @@ def env_import(files: Annotated[list[Path], typer.Argument(help="EnvSpec JSON fi
                       f"({summary.fingerprint}) from {f}")
 
 
+@env_app.command("build")
+def env_build(
+    path: Annotated[Path, typer.Argument(help="Environment folder (environment.py + tools.py) "
+                                              "or a single .py module.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the EnvSpec "
+                                             "JSON. Default: <name>.json here.")] = None,
+    name: Annotated[str | None, typer.Option(help="Environment name (default: the module's "
+                                             "NAME, else the folder/file name).")] = None,
+    store: Annotated[bool, typer.Option("--import", help="Also store it in the catalog.")] = False,
+    verify: Annotated[bool, typer.Option("--verify", help="Run every tool test in an episode; "
+                                         "fail if one fails.")] = False,
+) -> None:
+    """Compile a hand-written environment (toolkit form) into an EnvSpec."""
+    from agent_world.envs.authoring import build_env
+
+    spec = build_env(path, name=name)
+    target = out or Path(f"{spec.name}.json")
+    target.write_text(spec.to_json() + "\n")
+    stats = spec.stats()
+    writes = sum(t.mutates for t in spec.tools)
+    console.print(f"built [bold]{spec.name}[/] → {target}: {stats['tables']} tables, "
+                  f"{stats['rows']} rows, {stats['tools']} tools ({writes} write), "
+                  f"{stats['tests']} tests; fingerprint {spec.fingerprint}")
+    if verify:
+        from agent_world.envs.episode import EnvRuntime
+        from agent_world.envs.testing import run_tool_test
+
+        failed = 0
+        with EnvRuntime() as runtime:
+            episode = runtime.open(spec)
+            for test in spec.tests:
+                ok, reason = run_tool_test(episode, test)
+                if not ok:
+                    failed += 1
+                    console.print(f"  [red]FAIL[/] {test.tool} / {test.name}: {reason}")
+            episode.close()
+        console.print(f"{len(spec.tests) - failed}/{len(spec.tests)} tool tests pass")
+        if failed:
+            raise typer.Exit(1)
+    if store:
+        summary = state.catalog().put_env(spec, stage="manual")
+        console.print(f"imported [bold]{summary.name}[/] v{summary.version} "
+                      f"({summary.fingerprint})")
+
+
 @env_app.command("serve")
 def env_serve(
     env: Annotated[str, typer.Argument(help="Catalog name, example name or JSON file.")],

@@ -9,8 +9,8 @@ An environment is a folder (a Python package without needing `__init__.py`) or o
       tools.py         the @tool functions and their helpers (agent_world.envs.toolkit)
       ...              any other modules environment.py imports (data generators, helpers)
 
-Tools are the @tool functions defined in `environment.py` and in the folder's modules it
-imports, in module then source order. A single-module environment holds all of this in one
+Tools are the @tool functions defined in `environment.py`, the folder's `tools.py` and the
+folder's other modules `environment.py` imports, in module then source order. A single-module environment holds all of this in one
 file. The result is validated like any other spec; the JSON EnvSpec stays the one artefact
 episodes, the catalog and MCP read. Output is deterministic when the module is.
 """
@@ -32,6 +32,7 @@ from agent_world.envs.toolkit import CompiledTools, compile_tools, tools_in
 from agent_world.errors import SpecError, ToolkitError
 
 ENV_MODULE = "environment"
+TOOLS_MODULE = "tools"
 
 
 def supports_shared_helpers() -> bool:
@@ -86,10 +87,17 @@ def load_module(path: str | Path) -> ModuleType:
 
 
 def environment_tools(module: ModuleType) -> list[Callable]:
-    """The environment's @tool functions: its own, then those of the sibling modules it
-    imports (in the order it names them)."""
+    """The environment's @tool functions: its own, then those of its folder's tools.py, then
+    those of other sibling modules it imports (in the order it names them)."""
     package = module.__name__.rpartition(".")[0]
     modules = [module]
+    folder = Path(module.__file__ or "").parent
+    if (folder / f"{TOOLS_MODULE}.py").is_file() and module.__name__ != f"{package}.{TOOLS_MODULE}":
+        try:
+            modules.append(importlib.import_module(f"{package}.{TOOLS_MODULE}"))
+        except Exception as exc:
+            raise SpecError(f"{folder / TOOLS_MODULE}.py: import failed: "
+                            f"{type(exc).__name__}: {exc}") from None
     for value in vars(module).values():
         if isinstance(value, ModuleType) and value.__name__.startswith(package + ".") \
                 and value not in modules:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import inspect
 import io
 import re

@@ -1,8 +1,9 @@
-"""The `airline` example environment: schema, seed data, tool metadata and tool tests.
+"""The `airline` example environment: schema, seed data and tool tests (tools in tools.py).
 
-`build()` returns the EnvSpec as a plain dict (scripts/build_examples.py validates and writes
-it). All data comes from a fixed-seed random.Random and the hand-written lists below, never
-from the current time, so the output is identical on every run and every machine.
+An environment folder in the toolkit form: `agent-world env build scripts/examples/airline` (or
+scripts/build_examples.py) compiles it into the EnvSpec. All data comes from a fixed-seed
+random.Random and the hand-written lists below, never from the current time, so the output is
+identical on every run and every machine.
 
 A handful of "anchor" customers and reservations are written by hand (Maria Gonzalez's
 reservation MGX7Q2, the basic-fare BSC4LK, ...): the tool tests, the README tour and the
@@ -14,8 +15,6 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 from typing import Any
-
-from . import tools as t
 
 CLOCK_START = "2026-03-10T09:00:00"
 SEED = 20260310

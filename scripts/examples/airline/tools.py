@@ -1,20 +1,20 @@
 """Tool implementations of the `airline` example environment (authoring module).
 
-Each public function here becomes one tool: `scripts/build_examples.py` copies its source (and
-the source of the `_helpers` it lists) into the EnvSpec, where the tool worker runs it with `ctx`
-(database, clock, ids) and `ToolError` as a global. Functions must therefore be self-contained:
-no module-level imports or globals, only their own imports and the helpers shipped with them.
+Each @tool function here becomes one tool (toolkit form, see agent_world.envs.toolkit): its
+argument schema comes from the type hints and the docstring, and the helpers it calls are found
+and shipped in the spec's shared `helpers` automatically. The worker runs the code with `ctx`
+(database, clock, ids) and `ToolError`.
 
 Times are ISO strings in each airport's local time; `ctx.now()` is the airline's system clock.
 """
 
 from typing import Annotated, Literal
 
-from typing_extensions import NotRequired, TypedDict
-
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from agent_world.envs.toolkit import Ctx, ToolError, tool
+
 
 class PassengersItem(TypedDict):
     first_name: Annotated[str, Field(min_length=1, description="Given name.")]
@@ -22,7 +22,7 @@ class PassengersItem(TypedDict):
     date_of_birth: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD.")]
 
 
-# ---- helpers (shipped with the tools that list them) ------------------------------------------
+# ---- helpers (shipped once, in the spec's helpers) ---------------------------------------------
 def _booking(ctx, reservation_id):
     """The reservation joined with its flight and fare, or ToolError if there is none."""
     rid = str(reservation_id).strip().upper()

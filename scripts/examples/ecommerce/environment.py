@@ -1,9 +1,10 @@
-"""The `ecommerce` example environment: schema, seed data, tool metadata and tool tests.
+"""The `ecommerce` example environment: schema, seed data and tool tests (tools in tools.py).
 
-`build()` returns the EnvSpec as a plain dict (scripts/build_examples.py validates and writes
-it). All data comes from a fixed-seed random.Random and the hand-written lists below, never
-from the current time, so the output is identical on every run and every machine. Seeded
-orders are priced with the same `_order_totals` / `_return_refund` helpers the tools use.
+An environment folder in the toolkit form: `agent-world env build scripts/examples/ecommerce`
+(or scripts/build_examples.py) compiles it into the EnvSpec. All data comes from a fixed-seed
+random.Random and the hand-written lists below, never from the current time, so the output is
+identical on every run and every machine. Seeded orders are priced with the same `_order_totals`
+/ `_return_refund` helpers the tools use.
 
 Anchor records written by hand (Sarah Mitchell's pending order ORD-3F9A2C71, her delivered
 order ORD-8D41E0B5, ...) are what the tool tests, the README tour and the benchmarks use.

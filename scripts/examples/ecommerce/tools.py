@@ -1,9 +1,9 @@
 """Tool implementations of the `ecommerce` example environment (authoring module).
 
-Each public function here becomes one tool: `scripts/build_examples.py` copies its source (and
-the source of the `_helpers` it lists) into the EnvSpec, where the tool worker runs it with `ctx`
-(database, clock, ids) and `ToolError` as a global. Functions must be self-contained: no
-module-level imports or globals, only their own imports and the helpers shipped with them.
+Each @tool function here becomes one tool (toolkit form, see agent_world.envs.toolkit): its
+argument schema comes from the type hints and the docstring, and the helpers it calls are found
+and shipped in the spec's shared `helpers` automatically. The worker runs the code with `ctx`
+(database, clock, ids) and `ToolError`.
 The pure helpers (`_order_totals`, `_return_refund`) are also used by the seed-data generator,
 so seeded orders follow exactly the rules the tools apply.
 """
@@ -11,18 +11,18 @@ so seeded orders follow exactly the rules the tools apply.
 
 from typing import Annotated, Literal
 
-from typing_extensions import NotRequired, TypedDict
-
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from agent_world.envs.toolkit import Ctx, ToolError, tool
+
 
 class ItemsItem(TypedDict):
     product_id: Annotated[int, Field(ge=1)]
     quantity: Annotated[int, Field(ge=1, le=10, description="Units (1-10 per product).")]
 
 
-# ---- helpers (shipped with the tools that list them) ------------------------------------------
+# ---- helpers (shipped once, in the spec's helpers) ---------------------------------------------
 def _order_totals(subtotal, discount, state, membership, shipping_method):
     """Shipping, sales tax and total of an order (pure: no database access)."""
     rates = {  # state base sales-tax rates, percent
