@@ -1,0 +1,108 @@
+"""Crash safety of self-evolution, with real processes: `agent-world evolve --rounds 2` is killed
+with SIGKILL during round 2's targeted synthesis and again during its training; `agent-world
+evolve --resume` finishes the round with no task, environment version, evaluation, round record
+or policy checkpoint duplicated or lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_world.envs.catalog import Catalog
+from agent_world.graphs import evolve
+from agent_world.graphs.runner import final_state, thread_config
+
+pytestmark = pytest.mark.integration
+
+THREAD = "crash"
+ARGS = ["--thread", THREAD, "--tasks-per-env", "2", "--heldout-tasks", "3",
+        "--targeted-tasks", "2", "--train-steps", "2"]
+
+
+def _cli(home: Path, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "AGENT_WORLD_HOME": str(home), "LANGSMITH_TRACING": "false"}
+    return subprocess.Popen([sys.executable, "-m", "agent_world.cli", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _state(home: Path) -> tuple[dict, list[str]]:
+    for _ in range(50):
+        try:
+            return final_state(evolve.build_graph(), thread_config(THREAD, home))
+        except sqlite3.OperationalError:  # the writer holds the lock for a moment
+            time.sleep(0.05)
+    raise AssertionError("checkpoint database stayed locked")
+
+
+def _kill_when(proc: subprocess.Popen, home: Path, node: str, round_no: int,
+               timeout: float = 900) -> None:
+    """SIGKILL `proc` as soon as the thread's next node is `node` in round `round_no`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            out = proc.stdout.read() if proc.stdout else ""
+            raise AssertionError(f"evolve exited ({proc.returncode}) before {node} of round "
+                                 f"{round_no}:\n{out[-3000:]}")
+        if (home / "checkpoints.sqlite").exists():
+            values, nxt = _state(home)
+            if nxt == [node] and values.get("round") == round_no:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+                values, nxt = _state(home)
+                assert nxt == [node], f"killed after {node} finished: next is {nxt}"
+                return
+        time.sleep(0.02)
+    proc.kill()
+    raise AssertionError(f"{node} of round {round_no} never started")
+
+
+def _finish(proc: subprocess.Popen, timeout: float = 900) -> str:
+    out, _ = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, out[-3000:]
+    return out
+
+
+def test_kill_during_round_two_synthesis_and_training_then_resume(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    _kill_when(_cli(home, "evolve", "--rounds", "2", *ARGS), home, "resynthesize", 2)
+    cat = Catalog.open(home)
+    versions = {e.name: cat.versions(e.name) for e in cat.list_envs()}
+    assert [r["round"] for r in cat.list_rounds(THREAD)] == [1]
+
+    _kill_when(_cli(home, "evolve", "--resume", *ARGS), home, "train", 2)
+    out = _finish(_cli(home, "evolve", "--resume", *ARGS))
+    assert "Self-evolution rounds" in out
+
+    values, nxt = _state(home)
+    assert nxt == [] and values["rounds_done"] == 2
+    # rounds: each once
+    assert [r["round"] for r in cat.list_rounds(THREAD)] == [1, 2]
+    # environments: no version added or lost by the kills and resumes
+    assert {e.name: cat.versions(e.name) for e in cat.list_envs()} == versions
+    # tasks: every task the thread refers to is stored, and nothing else was stored
+    referenced = set(values["train_tasks"]) | set(values["heldout_tasks"])
+    stored = [t["id"] for t in cat.list_tasks()]
+    assert len(stored) == len(set(stored))
+    assert set(stored) == referenced
+    assert set(values["targeted_tasks"]) <= set(values["train_tasks"])
+    # evaluations: baseline + one after each round; each attempt stored once
+    evals = sorted(e["id"] for e in cat.list_evaluations())
+    assert evals == [f"{THREAD}/r1/after", f"{THREAD}/r1/baseline", f"{THREAD}/r2/after"]
+    for e in evals:
+        assert len(cat.evaluation_attempts(e)) == len(values["heldout_tasks"])
+    # checkpoints: one per round, the round record points at it, nothing half-written left
+    policies = home / "policies" / THREAD
+    assert sorted(p.name for p in policies.iterdir()) == ["round-1", "round-2"]
+    rounds = cat.list_rounds(THREAD)
+    for r in rounds:
+        assert Path(r["record"]["checkpoint"]).exists()
+        assert Path(r["record"]["checkpoint"]).is_relative_to(policies / f"round-{r['round']}")
+    assert values["policy"] == rounds[-1]["record"]["checkpoint"]
