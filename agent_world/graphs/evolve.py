@@ -8,8 +8,9 @@
 `mine` runs the mine graph as a subgraph; `build`, `synthesize` and `train` call their stages
 (`agent_world.evolution.stages`). The held-out environments are chosen once (`split`) and never
 trained on: their tasks only measure the policy. Round r starts from the evaluation that ended
-round r-1 (the baseline for round 1), diagnoses its failures, synthesizes tasks targeted by the
-diagnosis' guidelines, continues training on them plus a replay of earlier tasks, evaluates the
+round r-1 (the baseline for round 1), diagnoses its failures, grows the databases the diagnosis
+names (one more complexification iteration, kept only if the tools' tests still pass),
+synthesizes tasks targeted by the diagnosis' guidelines, continues training on them plus a replay of earlier tasks, evaluates the
 new policy on the held-out tasks and records the round (catalog `rounds`).
 
 Every write is idempotent (tasks keyed by content, evaluations and rounds by thread/round,
@@ -39,6 +40,7 @@ from agent_world.config import resolve_home
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.evolution import stages
+from agent_world.evolution.complexify import complexify_environments
 from agent_world.evolution.evaluation import load_evaluation, record_evaluation
 from agent_world.evolution.heldout import split_environments
 from agent_world.evolution.rounds import CurvePoint, RoundRecord
@@ -61,6 +63,7 @@ class EvolveContext:
     train_steps: int = 6  # GRPO steps per round
     policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy
     review_before_train: bool = False  # pause before training for a person to review
+    complexify: bool = True  # grow the databases the diagnosis names (complexify_databases)
 
 
 class EvolveState(TypedDict, total=False):
@@ -76,6 +79,7 @@ class EvolveState(TypedDict, total=False):
     train_tasks: list[str]  # every training task so far (the replay pool)
     heldout_tasks: list[str]
     targeted_tasks: list[str]  # this round's
+    complexified: dict[str, str]  # env → "complexified" or why not, this round
     policy: str  # the current policy checkpoint or model id
     policy_before: str
     before_eval: str  # evaluation ids in the catalog
@@ -119,7 +123,8 @@ def begin(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, Any]
     done = state.get("rounds_done", 0)
     return {"settings": settings, "round": done + 1, "rounds_done": done,
             "goal_rounds": max(state.get("goal_rounds") or 0, done + 1),
-            "targeted_tasks": [], "diagnosis": {}, "training": {}, "seconds": {},
+            "targeted_tasks": [], "complexified": {}, "diagnosis": {}, "training": {},
+            "seconds": {},
             "before_eval": state.get("last_eval", ""), "before": state.get("last") or {},
             "policy_before": state.get("policy", ""), "history": state.get("history") or []}
 
@@ -226,10 +231,20 @@ def resynthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     s = _settings(state)
     guidelines = state["diagnosis"].get("guidelines") or {}
     targets = [e for e in guidelines.get("environments", []) if e in state["train_envs"]]
+    grown: dict[str, str] = {}
+    grow = [e for e in guidelines.get("complexify_databases", []) if e in state["train_envs"]]
+    if s.complexify and grow:
+        cat = Catalog.open(_home(config))
+        try:
+            grown = complexify_environments(cat, grow, f"evolve {_thread(config)}/round-"
+                                            f"{state['round']}", seed=s.seed + state["round"])
+        finally:
+            cat.close()
     targeted = stages.synthesize_tasks(targets or state["train_envs"], _home(config),
                                        s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
                                        guidelines=guidelines, tag=f"round-{state['round']}")
-    return {"targeted_tasks": targeted, "seconds": _timed(state, "resynthesize", started)}
+    return {"targeted_tasks": targeted, "complexified": grown,
+            "seconds": _timed(state, "resynthesize", started)}
 
 
 def _replay(state: EvolveState, k: int, seed: int) -> list[str]:
@@ -289,6 +304,8 @@ def record(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
                     "heldout_tasks": len(state["heldout_tasks"]),
                     "train_tasks": len(state["train_tasks"]),
                     "targeted_tasks": len(state.get("targeted_tasks") or []),
+                    "complexified": sum(v == "complexified" for v in
+                                        (state.get("complexified") or {}).values()),
                     "trained_on": int(training.get("tasks", 0))},
             curve=[CurvePoint(**p) for p in training.get("curve", [])],
             seconds=state.get("seconds") or {})

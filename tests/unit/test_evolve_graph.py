@@ -17,6 +17,7 @@ from agent_world.envs.examples import load_example
 from agent_world.evolution import stages
 from agent_world.evolution.stages import TrainResult
 from agent_world.graphs import evolve
+from agent_world.graphs import mine as mine_graph
 from agent_world.graphs.runner import final_state, invoke, stream, thread_config
 from agent_world.tasks.model import Step, Task, ToolCall, Trajectory
 
@@ -134,3 +135,28 @@ def test_graph_lists_in_langgraph_json():
     graphs = json.loads((root / "langgraph.json").read_text())["graphs"]
     assert graphs["evolve"] == "./agent_world/graphs/evolve.py:graph"
     assert evolve.graph.get_context_jsonschema()["properties"]["review_before_train"]
+
+
+def test_complexify_weak_training_env_once_per_round(tmp_path):
+    from agent_world.evolution.complexify import complexify_environments
+
+    state = invoke(mine_graph.build_graph(),
+                   {"sources": [f"file:{PRD}"], "iterations": 1}, thread_id="m", home=tmp_path)
+    name = state["results"][0]["env"]
+    cat = Catalog.open(tmp_path)
+    before = cat.get_env(name).stats()
+    assert complexify_environments(cat, [name], "evolve t/round-1", seed=1) == {
+        name: "complexified"}
+    after = cat.get_env(name).stats()
+    assert after["tables"] >= before["tables"] and after["rows"] > before["rows"]
+    # the same round again (a resumed round) adds no version; the next round does
+    complexify_environments(cat, [name], "evolve t/round-1", seed=1)
+    assert len(cat.versions(name)) == 2
+    complexify_environments(cat, [name], "evolve t/round-2", seed=1)
+    assert len(cat.versions(name)) == 3
+    # a database whose tools' tests would break is kept as it was, with the reason in the ledger
+    spec = load_example("airline")
+    cat.put_env(spec, stage="example")
+    out = complexify_environments(cat, ["airline"], "evolve t/round-1", seed=1)
+    assert out["airline"] != "complexified" and len(cat.versions("airline")) == 1
+    assert cat.ledger(stage="evolve")[0].subject == "airline"
