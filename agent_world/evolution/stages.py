@@ -35,6 +35,25 @@ def _missing(stage: str, module: str, exc: ImportError) -> StageUnavailable:
     return StageUnavailable(f"the {stage} stage needs {module}, which is not available ({exc})")
 
 
+STAGE_MODULES = {"build": ("agent_world.graphs.build", "build_environments"),
+                 "synthesize": ("agent_world.graphs.synthesize", "synthesize_tasks"),
+                 "train": ("agent_world.training", "train"),
+                 "evaluate": ("agent_world.training", "evaluate")}
+
+
+def missing_stages() -> list[str]:
+    """Stages whose module is not available here ("build: agent_world.graphs.build ...")."""
+    import importlib
+
+    out = []
+    for stage, (module, attr) in STAGE_MODULES.items():
+        try:
+            getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            out.append(f"{stage}: {module}.{attr}")
+    return out
+
+
 def build_environments(names: list[str], home: str | Path, seed: int = 0) -> list[str]:
     """Build (tool designer + cross-validation) the mined environments `names`; returns the
     names of those that now have a `built` version with at least one tool."""
@@ -87,5 +106,5 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
                        seconds=float(getattr(out, "seconds", 0.0)))
 
 
-__all__ = ["StageUnavailable", "TrainResult", "build_environments", "default_policy",
+__all__ = ["STAGE_MODULES", "StageUnavailable", "missing_stages", "TrainResult", "build_environments", "default_policy",
            "run_policy", "synthesize_tasks", "train_policy"]

@@ -16,10 +16,13 @@ from pathlib import Path
 import pytest
 
 from agent_world.envs.catalog import Catalog
+from agent_world.evolution.stages import missing_stages
 from agent_world.graphs import evolve
 from agent_world.graphs.runner import final_state, thread_config
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(bool(missing_stages()),
+                                 reason=f"pipeline stages not installed: {missing_stages()}")]
 
 THREAD = "crash"
 ARGS = ["--thread", THREAD, "--tasks-per-env", "2", "--heldout-tasks", "3",
