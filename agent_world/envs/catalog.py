@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from pydantic import BaseModel
@@ -24,6 +26,26 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 from agent_world.config import catalog_url, resolve_home
 from agent_world.envs.spec import EnvSpec, Theme
 from agent_world.errors import CatalogError
+
+T = TypeVar("T")
+
+# Writers in other processes can make a transaction fail in ways that are fine to retry: two
+# inserts of one key (IntegrityError), SQLite's busy/locked, PostgreSQL serialization failures
+# and deadlocks. A retried transaction re-reads the rows, so it lands on the winner's result.
+_RETRIES = 12
+_TRANSIENT = ("database is locked", "database is busy", "deadlock detected",
+              "could not serialize", "already exists", "duplicate key", "unique constraint",
+              "tuple concurrently updated")
+
+
+def _transient(exc: sa.exc.DBAPIError) -> bool:
+    if isinstance(exc, sa.exc.IntegrityError):
+        return True
+    return any(t in str(exc.orig).lower() for t in _TRANSIENT)
+
+
+def _backoff(attempt: int) -> None:
+    time.sleep(min(0.5, 0.005 * 2 ** attempt) * (0.5 + random.random()))
 
 
 def _now() -> datetime:
@@ -173,8 +195,30 @@ def theme_key(theme: Theme) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
+def _reason(exc: sa.exc.DBAPIError) -> str:
+    return str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
+
+
+def _sqlite_pragmas(engine: sa.Engine) -> None:
+    """Foreign keys on, WAL (readers never block the writer), a generous busy timeout, and
+    transactions begun by this code rather than by the driver: writes say BEGIN IMMEDIATE."""
+
+    @sa.event.listens_for(engine, "connect")
+    def _connect(conn: Any, _: Any) -> None:
+        conn.isolation_level = None  # the driver must not issue its own BEGIN
+        conn.execute("PRAGMA busy_timeout=30000")  # first: the next pragma may wait for a lock
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA journal_mode=WAL")
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(conn: sa.Connection) -> None:
+        write = conn.get_execution_options().get("catalog_write")
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
 class Catalog:
-    """All persistent arena state behind one SQLAlchemy engine."""
+    """All persistent arena state behind one SQLAlchemy engine. Safe to share between
+    processes: every write is one transaction, retried when another writer conflicts."""
 
     def __init__(self, url: str):
         self.url = url
@@ -183,16 +227,23 @@ class Catalog:
         except (sa.exc.ArgumentError, ImportError) as exc:
             raise CatalogError(f"cannot open catalog {url!r}: {exc}") from None
         if self.engine.dialect.name == "sqlite":
-            @sa.event.listens_for(self.engine, "connect")
-            def _pragmas(conn: Any, _: Any) -> None:
-                conn.execute("PRAGMA foreign_keys=ON")
-                conn.execute("PRAGMA journal_mode=WAL")  # readers never block the writer
-                conn.execute("PRAGMA busy_timeout=10000")
-        try:
-            Base.metadata.create_all(self.engine)
-        except sa.exc.OperationalError as exc:
-            raise CatalogError(f"cannot open catalog {url!r}: {exc.orig}") from None
+            _sqlite_pragmas(self.engine)
+        self._create_schema()
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    def _create_schema(self) -> None:
+        """Create missing tables. Several processes may open a fresh catalog at once: whoever
+        loses the race to create a table sees "already exists" and simply checks again."""
+        for attempt in range(_RETRIES):
+            try:
+                Base.metadata.create_all(self.engine)
+                return
+            except sa.exc.DBAPIError as exc:
+                if attempt + 1 < _RETRIES and _transient(exc):
+                    _backoff(attempt)
+                    continue
+                raise CatalogError(f"cannot open catalog {self.url!r}: "
+                                   f"{_reason(exc)}") from None
 
     @classmethod
     def open(cls, home: str | Path | None = None) -> Catalog:
@@ -200,26 +251,52 @@ class Catalog:
 
     @contextmanager
     def _tx(self) -> Iterator[Session]:
-        with self._sessions.begin() as session:
-            yield session
+        """A read transaction (or a single write that needs no retry)."""
+        try:
+            with self._sessions.begin() as session:
+                yield session
+        except sa.exc.DBAPIError as exc:
+            raise CatalogError(f"catalog {self.url!r}: {_reason(exc)}") from None
+
+    def _write(self, fn: Callable[[Session], T]) -> T:
+        """Run `fn` in one write transaction, retried from the start when another writer got
+        there first (see _TRANSIENT). On SQLite the transaction takes the write lock at BEGIN,
+        so a read-then-write never fails half-way on a lock upgrade."""
+        for attempt in range(_RETRIES):
+            try:
+                with self._sessions.begin() as session:
+                    session.connection(execution_options={"catalog_write": True})
+                    return fn(session)
+            except sa.exc.DBAPIError as exc:
+                if attempt + 1 < _RETRIES and _transient(exc):
+                    _backoff(attempt)
+                    continue
+                raise CatalogError(f"catalog {self.url!r}: {_reason(exc)}") from None
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         self.engine.dispose()
 
     # -- environments -----------------------------------------------------------------------
     def put_env(self, spec: EnvSpec, stage: str = "manual") -> EnvSummary:
-        """Store `spec` under its name; a changed spec becomes a new version, an unchanged
-        one (same fingerprint as the latest) is left as is."""
+        """Store `spec` under its name. Content already stored under that name (same
+        fingerprint, any version) keeps its version and becomes the latest again; new content
+        becomes a new version. However many writers race, one fingerprint gets one version."""
         fp = spec.fingerprint
-        with self._tx() as s:
+
+        def write(s: Session) -> EnvSummary:
             env = s.get(EnvironmentRow, spec.name)
             if env is not None:
-                latest = s.scalars(sa.select(EnvVersionRow).where(
-                    EnvVersionRow.env_name == spec.name,
-                    EnvVersionRow.version == env.latest_version)).one()
-                if latest.fingerprint == fp:
-                    return self._summary(env, latest)
-                version = env.latest_version + 1
+                same = s.scalars(sa.select(EnvVersionRow).where(
+                    EnvVersionRow.env_name == spec.name, EnvVersionRow.fingerprint == fp)
+                    .order_by(EnvVersionRow.version.desc()).limit(1)).one_or_none()
+                if same is not None:
+                    if env.latest_version != same.version:
+                        env.latest_version = same.version
+                        env.stage = same.stage
+                    return self._summary(env, same)
+                version = (s.scalar(sa.select(sa.func.max(EnvVersionRow.version)).where(
+                    EnvVersionRow.env_name == spec.name)) or 0) + 1
                 env.latest_version = version
                 env.stage = stage
             else:
@@ -233,6 +310,20 @@ class Catalog:
             s.add(row)
             s.flush()
             return self._summary(env, row)
+
+        return self._write(write)
+
+    def remove_env(self, name: str) -> int:
+        """Delete an environment with all its versions; returns how many versions went."""
+        def write(s: Session) -> int:
+            env = s.get(EnvironmentRow, name)
+            if env is None:
+                raise CatalogError(f"no environment named {name!r} in the catalog")
+            n = s.execute(sa.delete(EnvVersionRow).where(EnvVersionRow.env_name == name)).rowcount
+            s.delete(env)
+            return n
+
+        return self._write(write)
 
     def get_env(self, name: str, version: int | None = None) -> EnvSpec:
         with self._tx() as s:
@@ -285,10 +376,11 @@ class Catalog:
     def put_theme(self, theme: Theme, env_name: str | None = None,
                   payload: dict[str, Any] | None = None) -> tuple[int, bool]:
         """Insert or update a theme; returns (id, created). Re-mining the same source updates
-        the existing row instead of adding a duplicate."""
+        the existing row instead of adding a duplicate (and makes it visible again)."""
         key = theme_key(theme)
         tax = theme.taxonomy
-        with self._tx() as s:
+
+        def write(s: Session) -> tuple[int, bool]:
             row = s.scalars(sa.select(ThemeRow).where(ThemeRow.key == key)).one_or_none()
             created = row is None
             if row is None:
@@ -301,13 +393,18 @@ class Catalog:
             s.flush()
             return row.id, created
 
+        return self._write(write)
+
     def merge_theme(self, theme: Theme, into: str) -> None:
         """Mark `theme` a near-duplicate of the theme named `into`; listings hide it."""
-        with self._tx() as s:
-            row = s.scalars(sa.select(ThemeRow).where(ThemeRow.key == theme_key(theme))).one_or_none()
+        def write(s: Session) -> None:
+            row = s.scalars(sa.select(ThemeRow).where(ThemeRow.key == theme_key(theme))
+                            ).one_or_none()
             if row is None:
                 raise CatalogError(f"no theme {theme.name!r} to merge")
             row.payload = {**row.payload, "merged_into": into}
+
+        self._write(write)
 
     def list_themes(self, include_merged: bool = False) -> list[dict[str, Any]]:
         with self._tx() as s:
@@ -321,9 +418,8 @@ class Catalog:
     # -- tasks ------------------------------------------------------------------------------
     def put_task(self, task_id: str, env_fingerprint: str, kind: str,
                  payload: dict[str, Any]) -> None:
-        with self._tx() as s:
-            s.merge(TaskRow(id=task_id, env_fingerprint=env_fingerprint, kind=kind,
-                            payload=payload))
+        self._write(lambda s: s.merge(TaskRow(id=task_id, env_fingerprint=env_fingerprint,
+                                              kind=kind, payload=payload)))
 
     def list_tasks(self, env_fingerprint: str | None = None) -> list[dict[str, Any]]:
         with self._tx() as s:
@@ -337,22 +433,27 @@ class Catalog:
     def start_run(self, kind: str, run_id: str | None = None,
                   summary: dict[str, Any] | None = None) -> str:
         run_id = run_id or uuid.uuid4().hex[:16]
-        with self._tx() as s:
+
+        def write(s: Session) -> None:
             row = s.get(RunRow, run_id)
             if row is None:
                 s.add(RunRow(id=run_id, kind=kind, summary=summary or {}))
             else:  # a resumed run
-                row.status = "running"
+                row.status, row.finished_at = "running", None
+
+        self._write(write)
         return run_id
 
     def finish_run(self, run_id: str, status: str = "done",
                    summary: dict[str, Any] | None = None) -> None:
-        with self._tx() as s:
+        def write(s: Session) -> None:
             row = s.get(RunRow, run_id)
             if row is None:
                 raise CatalogError(f"no run {run_id!r}")
             row.status, row.finished_at = status, _now()
             row.summary = {**row.summary, **(summary or {})}
+
+        self._write(write)
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
         with self._tx() as s:
@@ -361,12 +462,20 @@ class Catalog:
                                            "started_at": r.started_at,
                                            "finished_at": r.finished_at, "summary": r.summary}
 
+    def list_runs(self, kind: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """The most recent runs first."""
+        with self._tx() as s:
+            q = sa.select(RunRow).order_by(RunRow.started_at.desc()).limit(limit)
+            if kind:
+                q = q.where(RunRow.kind == kind)
+            return [{"id": r.id, "kind": r.kind, "status": r.status, "started_at": r.started_at,
+                     "finished_at": r.finished_at, "summary": r.summary} for r in s.scalars(q)]
+
     def record(self, stage: str, subject: str, reason: str, run_id: str | None = None,
                payload: dict[str, Any] | None = None) -> None:
         """Add a ledger entry: something rejected or failed, and why."""
-        with self._tx() as s:
-            s.add(LedgerRow(stage=stage, subject=subject, reason=reason, run_id=run_id,
-                            payload=payload or {}))
+        self._write(lambda s: s.add(LedgerRow(stage=stage, subject=subject, reason=reason,
+                                              run_id=run_id, payload=payload or {})))
 
     def ledger(self, stage: str | None = None, run_id: str | None = None) -> list[LedgerEntry]:
         with self._tx() as s:
