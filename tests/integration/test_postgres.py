@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 import sqlalchemy as sa
 
@@ -10,14 +14,18 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def pg_url(tmp_path_factory):
-    server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+def pg_url():
+    # Not under pytest's tmp dir: run as root, pgserver starts postgres as its own user, who
+    # cannot traverse pytest's private (0700) base directory.
+    tmp = Path(tempfile.mkdtemp(prefix="aw-pg-"))
+    server = pgserver.get_server(tmp / "pg", cleanup_mode="stop")
     try:
         server.psql("CREATE DATABASE arena;")
         host = server.get_uri().split("host=")[1]
         yield f"postgresql+psycopg://postgres@/arena?host={host}"
     finally:
         server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_catalog_on_postgres(pg_url, notes_spec):
