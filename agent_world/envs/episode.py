@@ -36,8 +36,20 @@ from agent_world.envs.database import (
 )
 from agent_world.envs.pool import Launcher, WorkerPool
 from agent_world.envs.spec import EnvSpec
+from agent_world.tools.sandbox.isolation import (
+    SANDBOX_WORKDIR,
+    Limits,
+    check_isolation,
+    confine,
+    unsafe_requested,
+    warn_unsafe,
+)
 
 DEFAULT_TOOL_TIMEOUT_S = 5.0
+# A sandboxed worker: 1 GiB of address space bounds any one call; a worker still holding more
+# than WORKER_RSS_LIMIT after a call is recycled so a call cannot hoard memory for the next.
+WORKER_LIMITS = Limits(memory_bytes=1 << 30, processes=16, file_bytes=1 << 30)
+WORKER_RSS_LIMIT = 256 << 20
 
 # Error kinds an observation can carry. Agent faults: the call itself was wrong.
 AGENT_FAULTS = frozenset({"unknown_tool", "invalid_arguments", "tool_error",
@@ -86,11 +98,29 @@ class EnvRuntime:
 
     def __init__(self, workers: int = 1, workdir: str | Path | None = None,
                  launcher: Launcher | None = None,
-                 tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S):
+                 tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
+                 sandbox: bool | None = None, worker_limits: Limits | None = None):
+        """`sandbox`: run tool workers in the local sandbox (None: yes, unless
+        AGENT_WORLD_UNSAFE_NO_SANDBOX=1; `SandboxUnavailable` where no isolation is possible).
+        `launcher` prefixes the worker's command line (inside the sandbox when there is one).
+        `worker_limits`: memory (per call and per worker), CPU, file size, processes."""
         self._own_dir = workdir is None
         self.workdir = Path(workdir) if workdir else _default_workdir()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.pool = WorkerPool(workers, launcher)
+        limits = worker_limits or WORKER_LIMITS
+        if sandbox is None:
+            sandbox = not unsafe_requested()
+        self.sandboxed = sandbox
+        if sandbox:
+            check_isolation()
+            self.pool = WorkerPool(
+                workers, launcher, slots=self.workdir / "slots", inner_dir=SANDBOX_WORKDIR,
+                confiner=lambda cmd, slot: confine(cmd, workdir=slot, limits=limits,
+                                                   what="tool worker"),
+                rss_limit=WORKER_RSS_LIMIT)
+        else:
+            warn_unsafe("environment tool code")
+            self.pool = WorkerPool(workers, launcher)
         self.tool_timeout_s = tool_timeout_s
         self._templates: dict[str, Path] = {}
         # id(spec) -> (spec, fingerprint): hashing a 1,000-row spec costs ~2 ms, an open 0.05 ms

@@ -4,19 +4,35 @@
 clients to callers (threads may step episodes concurrently). A worker that dies or hangs past
 its hard deadline is killed and restarted; the request it was serving gets an error reply and
 every other request keeps going on the other workers (or on the restarted one).
+
+Isolation (what holds whether or not a sandbox confines the worker process):
+- a worker serves one environment at a time: one that ran environment A's code is killed and
+  started afresh before it serves B (idle workers already holding B are preferred);
+- every request carries a random id the reply must echo; any other reply (a frame forged by
+  tool code) gets the worker killed;
+- a call never sees the episode's file: the pool copies the database into the worker's own
+  slot directory (the only directory a sandboxed worker can write) and, only when a write tool
+  succeeded, moves the copy back over the episode (after checking it is still a plain file).
+  A failed call, a crash, a read tool that wrote anyway: the episode is untouched;
+- a worker whose memory grew past `rss_limit` after a call is recycled.
+With a `confine` function (see `EnvRuntime`) the process itself runs in the local sandbox and
+sees only its slot, mounted at `inner_dir`.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import queue
+import secrets
 import select
+import shutil
+import stat
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from agent_world.envs.worker import read_frame, write_frame
@@ -29,14 +45,24 @@ WORKER_COMMAND = [sys.executable, "-m", "agent_world.envs.worker"]
 HARD_GRACE_S = 2.0
 
 Launcher = Callable[[Sequence[str]], list[str]]
+# (command, slot directory) -> a confined launch: .argv, .env, .attach(pid), .kill(pid),
+# .release() (agent_world.tools.sandbox.isolation.Confined)
+Confiner = Callable[[list[str], Path], Any]
+SLOT_DB = "db.sqlite"
 
 
 class WorkerClient:
-    """One worker process and the environments it has compiled."""
+    """One worker process, its slot directory and the environment it has compiled."""
 
-    def __init__(self, launcher: Launcher | None = None):
+    def __init__(self, launcher: Launcher | None = None, slot: Path | None = None,
+                 confiner: Confiner | None = None, inner_dir: str | None = None):
         self.launcher = launcher
+        self.confiner = confiner
+        self.slot = slot
+        self.inner_db = (f"{inner_dir}/{SLOT_DB}" if confiner is not None and inner_dir
+                         else str(slot / SLOT_DB) if slot is not None else None)
         self.proc: subprocess.Popen[bytes] | None = None
+        self._confined: Any = None
         self.loaded: set[str] = set()
         self.restarts = 0
 
@@ -44,24 +70,47 @@ class WorkerClient:
         cmd = list(WORKER_COMMAND)
         if self.launcher is not None:
             cmd = self.launcher(cmd)
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        confined = None
+        if self.confiner is not None:
+            assert self.slot is not None
+            confined = self.confiner(cmd, self.slot)
+            cmd, env = confined.argv, confined.env
+        else:
+            env = dict(os.environ, PYTHONUNBUFFERED="1")
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, env=env, bufsize=0)
+                                         stderr=subprocess.DEVNULL, env=env, bufsize=0,
+                                         process_group=0)
         except OSError as exc:
+            if confined is not None:
+                confined.release()
             raise WorkerError(f"cannot start tool worker {cmd[0]!r}: {exc}") from exc
+        if confined is not None:
+            confined.attach(self.proc.pid)
+        self._confined = confined
         self.loaded.clear()
 
     def stop(self) -> None:
+        """Kill the worker and everything it started (its process group; in a sandbox, its
+        whole pid namespace and cgroup)."""
         proc, self.proc = self.proc, None
+        confined, self._confined = self._confined, None
         if proc is None:
             return
-        if proc.poll() is None:
-            proc.kill()
+        if confined is not None:
+            confined.kill(proc.pid)
+        elif proc.poll() is None:
+            try:
+                os.killpg(proc.pid, 9)
+            except OSError:
+                proc.kill()
         proc.wait()
         for stream in (proc.stdin, proc.stdout):
             if stream:
                 stream.close()
+        if confined is not None:
+            confined.release()
+        self.loaded.clear()
 
     def restart(self) -> None:
         self.stop()
@@ -78,6 +127,7 @@ class WorkerClient:
         if self.proc is None or self.proc.poll() is not None:
             self.restart() if self.proc is not None else self.start()
         assert self.proc and self.proc.stdin and self.proc.stdout
+        message = dict(message, id=secrets.token_hex(8))
         try:
             write_frame(self.proc.stdin, message)
         except (TypeError, ValueError) as exc:  # checked before anything was written
@@ -105,21 +155,35 @@ class WorkerClient:
             self.restart()
             return {"ok": False, "kind": "worker_crash",
                     "message": f"tool worker died (exit code {code}); restarted"}
+        if reply.get("id") != message["id"]:  # tool code wrote on the protocol channel
+            self.restart()
+            return {"ok": False, "kind": "worker_crash",
+                    "message": "tool worker sent a reply that does not answer the request "
+                               "(forged by tool code?); restarted"}
         return reply
 
 
 class WorkerPool:
-    """A fixed number of warm workers shared by every episode of a runtime."""
+    """A fixed number of warm workers for every episode of a runtime; each serves one
+    environment at a time (see the module docstring)."""
 
-    def __init__(self, size: int = 1, launcher: Launcher | None = None):
+    def __init__(self, size: int = 1, launcher: Launcher | None = None,
+                 slots: Path | None = None, confiner: Confiner | None = None,
+                 inner_dir: str | None = None, rss_limit: int | None = None):
         if size < 1:
             raise ValueError("worker pool size must be at least 1")
         self.size = size
         self.launcher = launcher
-        self._clients = [WorkerClient(launcher) for _ in range(size)]
-        self._idle: queue.SimpleQueue[WorkerClient] = queue.SimpleQueue()
-        for c in self._clients:
-            self._idle.put(c)
+        self.rss_limit = rss_limit
+        self.recycled = 0
+        if slots is not None:
+            for i in range(size):
+                (slots / f"w{i}").mkdir(parents=True, exist_ok=True)
+        self._clients = [WorkerClient(launcher, slots / f"w{i}" if slots else None, confiner,
+                                      inner_dir) for i in range(size)]
+        self._env_of: dict[int, str | None] = {id(c): None for c in self._clients}
+        self._idle: list[WorkerClient] = list(self._clients)  # least recently used first
+        self._cond = threading.Condition()
         self._envs: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -131,25 +195,82 @@ class WorkerPool:
         with self._lock:
             self._envs[fingerprint] = {"tools": tools, "helpers": helpers}
 
+    def _acquire(self, fp: str) -> WorkerClient:
+        with self._cond:
+            while not self._idle:
+                self._cond.wait()
+            pick = next((c for c in self._idle if self._env_of[id(c)] == fp), None)
+            if pick is None:
+                pick = next((c for c in self._idle if self._env_of[id(c)] is None),
+                            self._idle[0])
+            self._idle.remove(pick)
+        held = self._env_of[id(pick)]
+        if held is not None and held != fp:  # it ran another environment's code: recycle
+            pick.stop()
+            self.recycled += 1
+        self._env_of[id(pick)] = fp
+        return pick
+
+    def _release(self, client: WorkerClient) -> None:
+        if client.proc is None:  # stopped (recycled or crashed and not restarted): unbound
+            self._env_of[id(client)] = None
+        with self._cond:
+            self._idle.append(client)
+            self._cond.notify()
+
     def call(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         if self._closed:
             raise WorkerError("worker pool is closed")
-        client = self._idle.get()
+        fp = message["env"]
+        client = self._acquire(fp)
         try:
-            fp = message["env"]
-            if fp not in client.loaded:
-                failed = self._load(client, fp, timeout_s)
-                if failed is not None:
-                    return failed
-            reply = client.request(message, timeout_s + HARD_GRACE_S)
-            if reply.get("kind") == "env_not_loaded":  # worker restarted between load and call
-                failed = self._load(client, fp, timeout_s)
-                if failed is not None:
-                    return failed
-                reply = client.request(message, timeout_s + HARD_GRACE_S)
-            return reply
+            if client.slot is None or message.get("op") != "call":
+                return self._send(client, message, timeout_s)
+            return self._call_in_slot(client, message, timeout_s)
         finally:
-            self._idle.put(client)
+            self._release(client)
+
+    def _send(self, client: WorkerClient, message: dict[str, Any],
+              timeout_s: float) -> dict[str, Any]:
+        fp = message["env"]
+        if fp not in client.loaded:
+            failed = self._load(client, fp, timeout_s)
+            if failed is not None:
+                return failed
+        reply = client.request(message, timeout_s + HARD_GRACE_S)
+        if reply.get("kind") == "env_not_loaded":  # worker restarted between load and call
+            failed = self._load(client, fp, timeout_s)
+            if failed is not None:
+                return failed
+            reply = client.request(message, timeout_s + HARD_GRACE_S)
+        rss = reply.pop("rss", None)
+        if self.rss_limit and isinstance(rss, int) and rss > self.rss_limit:
+            client.stop()  # memory held past the call: start afresh next time
+            self.recycled += 1
+        return reply
+
+    def _call_in_slot(self, client: WorkerClient, message: dict[str, Any],
+                      timeout_s: float) -> dict[str, Any]:
+        assert client.slot is not None and client.inner_db is not None
+        episode_db = Path(message["db"])
+        slot_db = client.slot / SLOT_DB
+        _clear(client.slot)
+        try:
+            shutil.copyfile(episode_db, slot_db)
+            reply = self._send(client, dict(message, db=client.inner_db), timeout_s)
+            tool = self._envs.get(message["env"], {}).get("tools", {}).get(message["tool"], {})
+            if reply.get("ok") and tool.get("mutates", True):
+                info = os.lstat(slot_db)
+                if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                    return {"ok": False, "kind": "tool_exception",
+                            "message": "the tool replaced its database file; call discarded"}
+                os.replace(slot_db, episode_db)
+            return reply
+        except FileNotFoundError as exc:
+            return {"ok": False, "kind": "tool_exception",
+                    "message": f"the episode database went missing during the call: {exc}"}
+        finally:
+            _clear(client.slot)
 
     def _load(self, client: WorkerClient, fp: str, timeout_s: float) -> dict[str, Any] | None:
         """Compile an environment in a worker: None, or the error reply for the pending call
@@ -179,6 +300,19 @@ class WorkerPool:
         self._closed = True
         for c in self._clients:
             c.stop()
+            if c.slot is not None:
+                shutil.rmtree(c.slot, ignore_errors=True)
+
+
+def _clear(slot: Path) -> None:
+    """Empty a worker's slot (normally empty already; tool code may have left files, links or
+    a forged journal there)."""
+    for name in os.listdir(slot):
+        path = slot / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 __all__ = ["WorkerClient", "WorkerPool", "WORKER_COMMAND"]

