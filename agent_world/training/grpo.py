@@ -1,0 +1,389 @@
+"""Embedded GRPO (PyTorch, CPU or CUDA): groups of rollouts per task, group-normalised
+advantages, clipped ratio, k3 KL to a frozen reference, token-level mean over policy tokens.
+
+    trainer = GRPOTrainer(model, tokenizer, tasks, specs, GRPOConfig(group_size=4), out_dir=d)
+    for stats in trainer.train(50): print(stats.step, stats.reward_mean)
+    trainer = GRPOTrainer.resume(d, tasks, specs)   # the same next step as without the stop
+
+One step: sample `tasks_per_step` tasks (seeded by the step number), run `group_size` attempts
+of each in fresh episodes (`rollout.run_rollouts`), score them (`reward.score`), drop
+environment faults, then per group A = (r - mean) / (std + 1e-9) and
+
+    loss = sum_t mask_t * ( -min(ρ_t A, clip(ρ_t, 1-ε, 1+ε) A) + β k3_t ) / sum_t mask_t
+    ρ_t = exp(logπ_t - logπ_old_t),  k3_t = exp(logπ_ref_t - logπ_t) - (logπ_ref_t - logπ_t) - 1
+
+summed over every sequence of the batch (token-level mean; mask = tokens the policy generated,
+prompt and tool observations excluded), gradients clipped to norm 1.0.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.spec import EnvSpec
+from agent_world.errors import AgentWorldError
+from agent_world.tasks.model import Task
+from agent_world.training.policies import HFPolicy
+from agent_world.training.rollout import Rollout, RolloutConfig, run_rollouts
+
+
+@dataclass
+class GRPOConfig:
+    tasks_per_step: int = 4
+    group_size: int = 4
+    lr: float = 1e-5
+    clip_eps: float = 0.2
+    kl_coef: float = 0.04
+    max_grad_norm: float = 1.0
+    updates_per_batch: int = 1  # optimisation passes over one batch of rollouts
+    minibatch_size: int = 8  # sequences per forward pass (memory), gradients accumulated
+    max_turns: int = 4
+    max_new_tokens: int = 64
+    max_total_tokens: int = 1024
+    temperature: float = 1.0
+    compact_tools: bool = False
+    lora: bool = False
+    lora_rank: int = 8
+    seed: int = 0
+    checkpoint_every: int = 0  # 0: only at the end of train()
+    device: str = "auto"
+
+
+@dataclass
+class StepStats:
+    step: int
+    reward_mean: float
+    pass_rate: float
+    loss: float
+    kl: float
+    clip_frac: float
+    grad_norm: float
+    rollouts: int
+    dropped_env_faults: int
+    policy_tokens: int
+    generation_s: float
+    reward_s: float
+    update_s: float
+    components: dict[str, float] = field(default_factory=dict)
+
+
+# ---- numerics (pure functions, unit-tested against hand-computed values) ---------------------
+def group_advantages(rewards: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
+    """(r - mean) / (std + 1e-9) within each group (std: unbiased, as torch.std); a group of
+    one gets advantage 0."""
+    adv = torch.zeros_like(rewards, dtype=torch.float32)
+    for g in torch.unique(groups):
+        idx = groups == g
+        r = rewards[idx].float()
+        if r.numel() > 1:
+            adv[idx] = (r - r.mean()) / (r.std() + 1e-9)
+    return adv
+
+
+def token_logprobs(model: Any, ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+    """log π(ids[:, t] | ids[:, :t]) for t >= 1: shape [B, T-1]."""
+    logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
+    return -F.cross_entropy(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1),
+                            reduction="none").view(ids.size(0), -1)
+
+
+def grpo_token_losses(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None,
+                      advantages: torch.Tensor, clip_eps: float = 0.2,
+                      kl_coef: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per-token loss, k3 KL and whether the ratio was clipped; shapes [B, T]."""
+    a = advantages.view(-1, 1)
+    ratio = torch.exp(logp - old_logp)
+    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
+    loss = -torch.minimum(ratio * a, clipped * a)
+    kl = torch.zeros_like(logp)
+    if ref_logp is not None:
+        d = ref_logp - logp
+        kl = torch.exp(d) - d - 1
+        loss = loss + kl_coef * kl
+    return loss, kl, (ratio != clipped).float()
+
+
+def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None,
+              advantages: torch.Tensor, mask: torch.Tensor, clip_eps: float = 0.2,
+              kl_coef: float = 0.0) -> torch.Tensor:
+    """Token-level mean of the GRPO loss over the masked (policy) tokens of the batch."""
+    loss, _, _ = grpo_token_losses(logp, old_logp, ref_logp, advantages, clip_eps, kl_coef)
+    return (loss * mask).sum() / mask.sum().clamp(min=1)
+
+
+# ---- batches ---------------------------------------------------------------------------------
+@dataclass
+class Batch:
+    ids: torch.Tensor  # [B, T] right-padded
+    attention: torch.Tensor  # [B, T]
+    mask: torch.Tensor  # [B, T-1]: 1 where ids[:, 1:] is a policy token
+    advantages: torch.Tensor  # [B]
+    rewards: torch.Tensor  # [B]
+
+    def slices(self, size: int) -> Iterator[tuple[slice, Batch]]:
+        for start in range(0, self.ids.size(0), size):
+            s = slice(start, start + size)
+            width = int(self.attention[s].sum(1).max())  # trim shared right padding
+            yield s, Batch(self.ids[s, :width], self.attention[s, :width],
+                           self.mask[s, :width - 1], self.advantages[s], self.rewards[s])
+
+
+def make_batch(rollouts: list[Rollout], pad_id: int) -> Batch | None:
+    """Sequences, masks and group advantages of the rollouts that can train (no env fault,
+    at least one policy token)."""
+    usable = [r for r in rollouts if not r.trajectory.env_fault and r.state.trace is not None
+              and sum(r.state.trace.mask) > 0]
+    if not usable:
+        return None
+    width = max(len(r.state.trace.ids) for r in usable)  # type: ignore[union-attr]
+    ids, attn, mask = [], [], []
+    for r in usable:
+        t = r.state.trace
+        assert t is not None
+        n = len(t.ids)
+        ids.append(t.ids + [pad_id] * (width - n))
+        attn.append([1] * n + [0] * (width - n))
+        mask.append(t.mask[1:] + [0] * (width - n))
+    rewards = torch.tensor([r.trajectory.reward for r in usable], dtype=torch.float32)
+    groups = torch.tensor([r.group for r in usable])
+    return Batch(torch.tensor(ids), torch.tensor(attn), torch.tensor(mask, dtype=torch.float32),
+                 group_advantages(rewards, groups), rewards)
+
+
+# ---- the trainer -----------------------------------------------------------------------------
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+class GRPOTrainer:
+    def __init__(self, model: Any, tokenizer: Any, tasks: list[Task],
+                 specs: Mapping[str, EnvSpec], config: GRPOConfig | None = None,
+                 out_dir: str | Path | None = None, reference: Any = None,
+                 reward: Callable[..., None] | None = None, runtime: EnvRuntime | None = None):
+        if not tasks:
+            raise AgentWorldError("GRPO needs at least one task")
+        self.config = config or GRPOConfig()
+        self.device = pick_device(self.config.device)
+        self.tokenizer, self.tasks, self.specs = tokenizer, tasks, specs
+        self.out_dir = Path(out_dir) if out_dir else None
+        self.reward = reward
+        self.runtime = runtime
+        self.step_no = 0
+        self.curve: list[dict[str, Any]] = []
+        model = model.to(self.device)
+        if self.config.lora and not hasattr(model, "disable_adapter"):
+            if self.out_dir is not None:  # resume rebuilds the adapter over this base
+                model.save_pretrained(self.out_dir / "base")
+            model = _with_lora(model, self.config.lora_rank)
+        self.model = model
+        # reference: the frozen policy at the start (LoRA: the base with the adapter disabled)
+        self.reference = None
+        if self.config.kl_coef > 0 and not self.config.lora:
+            self.reference = (reference or copy.deepcopy(model)).to(self.device).eval()
+            for p in self.reference.parameters():
+                p.requires_grad_(False)
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(params, lr=self.config.lr, weight_decay=0.0)
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+
+    # -- one step -----------------------------------------------------------------------------
+    def sample_tasks(self, step: int) -> list[Task]:
+        rng = random.Random(self.config.seed * 1_000_003 + step)
+        k = min(self.config.tasks_per_step, len(self.tasks))
+        return rng.sample(self.tasks, k)
+
+    def policy(self) -> HFPolicy:
+        c = self.config
+        return HFPolicy(self.model, self.tokenizer, name="grpo", max_new_tokens=c.max_new_tokens,
+                        max_total_tokens=c.max_total_tokens, temperature=c.temperature)
+
+    def rollouts(self, tasks: list[Task]) -> tuple[list[Rollout], float, float]:
+        """Rollouts with their generation and reward seconds."""
+        from agent_world.training.reward import score
+
+        reward_fn = self.reward or score
+        spent = [0.0]
+
+        def timed(task: Task, traj: Any, ep: Any) -> None:
+            t = time.perf_counter()
+            reward_fn(task, traj, ep)
+            spent[0] += time.perf_counter() - t
+
+        c = self.config
+        start = time.perf_counter()
+        self.model.eval()
+        out = run_rollouts(self.policy(), tasks, self.specs, RolloutConfig(
+            max_turns=c.max_turns, group_size=c.group_size, compact_tools=c.compact_tools),
+            reward=timed, runtime=self.runtime)
+        return out, time.perf_counter() - start - spent[0], spent[0]
+
+    def step(self) -> StepStats:
+        c = self.config
+        torch.manual_seed(c.seed * 1_000_003 + self.step_no)
+        rollouts, gen_s, reward_s = self.rollouts(self.sample_tasks(self.step_no))
+        start = time.perf_counter()
+        batch = make_batch(rollouts, self.tokenizer.pad_token_id)
+        stats = {"loss": 0.0, "kl": 0.0, "clip": 0.0, "grad": 0.0}
+        tokens = 0
+        if batch is not None:
+            stats, tokens = self.update(batch)
+        update_s = time.perf_counter() - start
+        kept = [r.trajectory for r in rollouts if not r.trajectory.env_fault]
+        comps: dict[str, float] = {}
+        for t in kept:
+            for k, v in t.reward_components.items():
+                comps[k] = comps.get(k, 0.0) + v / len(kept)
+        result = StepStats(
+            step=self.step_no,
+            reward_mean=sum(t.reward for t in kept) / len(kept) if kept else 0.0,
+            pass_rate=(sum(1 for t in kept if t.reward_components.get("check", 0) >= 1)
+                       / len(kept)) if kept else 0.0,
+            loss=stats["loss"], kl=stats["kl"], clip_frac=stats["clip"], grad_norm=stats["grad"],
+            rollouts=len(rollouts), dropped_env_faults=len(rollouts) - len(kept),
+            policy_tokens=tokens, generation_s=gen_s, reward_s=reward_s, update_s=update_s,
+            components=comps)
+        self.step_no += 1
+        self.curve.append(asdict(result))
+        return result
+
+    def update(self, batch: Batch) -> tuple[dict[str, float], int]:
+        c = self.config
+        self.model.train()
+        total = float(batch.mask.sum().clamp(min=1))
+        olds: list[torch.Tensor] = []
+        refs: list[torch.Tensor | None] = []
+        with torch.no_grad():
+            for _, mb in batch.slices(c.minibatch_size):
+                ids, attn = mb.ids.to(self.device), mb.attention.to(self.device)
+                olds.append(token_logprobs(self.model, ids, attn) if c.updates_per_batch > 1
+                            else torch.empty(0))
+                refs.append(self._ref_logprobs(ids, attn))
+        agg = {"loss": 0.0, "kl": 0.0, "clip": 0.0, "grad": 0.0}
+        for _ in range(c.updates_per_batch):
+            self.optimizer.zero_grad(set_to_none=True)
+            for (_, mb), old, ref in zip(batch.slices(c.minibatch_size), olds, refs,
+                                         strict=True):
+                ids, attn = mb.ids.to(self.device), mb.attention.to(self.device)
+                mask, adv = mb.mask.to(self.device), mb.advantages.to(self.device)
+                logp = token_logprobs(self.model, ids, attn)
+                old_lp = old if old.numel() else logp.detach()
+                loss_t, kl_t, clip_t = grpo_token_losses(logp, old_lp, ref, adv, c.clip_eps,
+                                                         c.kl_coef)
+                loss = (loss_t * mask).sum() / total
+                loss.backward()
+                agg["loss"] += float(loss) / c.updates_per_batch
+                agg["kl"] += float((kl_t * mask).sum()) / total / c.updates_per_batch
+                agg["clip"] += float((clip_t * mask).sum()) / total / c.updates_per_batch
+            params = [p for p in self.model.parameters() if p.requires_grad]
+            norm = torch.nn.utils.clip_grad_norm_(params, c.max_grad_norm)
+            agg["grad"] = float(norm)
+            self.optimizer.step()
+        return agg, int(batch.mask.sum())
+
+    def _ref_logprobs(self, ids: torch.Tensor, attn: torch.Tensor) -> torch.Tensor | None:
+        if self.config.kl_coef <= 0:
+            return None
+        if self.config.lora:
+            with self.model.disable_adapter():
+                return token_logprobs(self.model, ids, attn)
+        assert self.reference is not None
+        return token_logprobs(self.reference, ids, attn)
+
+    def train(self, steps: int,
+              on_step: Callable[[StepStats], None] | None = None) -> list[StepStats]:
+        """Run until `steps` steps are done in total (a resumed trainer continues)."""
+        out = []
+        while self.step_no < steps:
+            stats = self.step()
+            out.append(stats)
+            if on_step:
+                on_step(stats)
+            every = self.config.checkpoint_every
+            if self.out_dir and every and self.step_no % every == 0:
+                self.save()
+        if self.out_dir:
+            self.save()
+        return out
+
+    # -- checkpoints --------------------------------------------------------------------------
+    def save(self, path: str | Path | None = None) -> Path:
+        """Policy (or LoRA adapter), optimizer, step and curve; the reference is kept once."""
+        if path is None:
+            if self.out_dir is None:
+                raise AgentWorldError("no output directory for checkpoints")
+            path = self.out_dir / "checkpoints" / f"step-{self.step_no:06d}"
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(path / "model")
+        self.tokenizer.save_pretrained(path / "model")
+        torch.save(self.optimizer.state_dict(), path / "optimizer.pt")
+        if self.reference is not None and self.out_dir is not None:
+            ref_dir = self.out_dir / "reference"
+            if not (ref_dir / "config.json").exists():
+                self.reference.save_pretrained(ref_dir)
+        (path / "trainer.json").write_text(json.dumps(
+            {"step": self.step_no, "config": asdict(self.config), "curve": self.curve},
+            indent=1))
+        return path
+
+    @staticmethod
+    def latest(out_dir: str | Path) -> Path | None:
+        found = sorted((Path(out_dir) / "checkpoints").glob("step-*"))
+        found = [p for p in found if (p / "trainer.json").exists()]
+        return found[-1] if found else None
+
+    @classmethod
+    def resume(cls, out_dir: str | Path, tasks: list[Task], specs: Mapping[str, EnvSpec],
+               checkpoint: str | Path | None = None, **kwargs: Any) -> GRPOTrainer:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        ckpt = Path(checkpoint) if checkpoint else cls.latest(out_dir)
+        if ckpt is None:
+            raise AgentWorldError(f"no checkpoint in {out_dir}")
+        meta = json.loads((ckpt / "trainer.json").read_text())
+        config = GRPOConfig(**meta["config"])
+        tok = AutoTokenizer.from_pretrained(ckpt / "model")
+        if config.lora:
+            from peft import PeftModel
+
+            base = AutoModelForCausalLM.from_pretrained(Path(out_dir) / "base")
+            model = PeftModel.from_pretrained(base, ckpt / "model", is_trainable=True)
+        else:
+            model = AutoModelForCausalLM.from_pretrained(ckpt / "model")
+        reference = None
+        if config.kl_coef > 0 and not config.lora:
+            reference = AutoModelForCausalLM.from_pretrained(Path(out_dir) / "reference")
+        trainer = cls(model, tok, tasks, specs, config, out_dir=out_dir, reference=reference,
+                      **kwargs)
+        trainer.optimizer.load_state_dict(torch.load(ckpt / "optimizer.pt"))
+        trainer.step_no, trainer.curve = meta["step"], meta["curve"]
+        return trainer
+
+
+def _with_lora(model: Any, rank: int) -> Any:
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError as exc:
+        raise AgentWorldError("LoRA needs the peft package (pip install peft)") from exc
+    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
+    targets = [n for n in ("q_proj", "k_proj", "v_proj", "o_proj") if n in names] or ["c_attn"]
+    return get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, target_modules=targets,
+                                            lora_dropout=0.0, task_type="CAUSAL_LM"))
+
+
+__all__ = ["Batch", "GRPOConfig", "GRPOTrainer", "StepStats", "grpo_loss", "grpo_token_losses",
+           "group_advantages", "make_batch", "token_logprobs"]

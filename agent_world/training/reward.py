@@ -1,0 +1,111 @@
+"""Structured verifiable rewards for trajectories, each component logged.
+
+- programmatic tasks: the task's verification script on (initial state, final state, answer),
+  through the one task check (`agent_world.tasks.check.check_task` on the episode);
+- graph tasks: a rubric-conditioned LLM judge (`models.chat_model("judge")`) when one is
+  configured, otherwise the same deterministic check against the reference answer and the
+  final state;
+- a format penalty for malformed tool calls and for not answering at all;
+- environment faults (worker crash, tool exception, timeout) mark the trajectory `env_fault`:
+  it is dropped from training batches instead of being punished for the environment's bug.
+
+reward = task score - format penalty, components in `trajectory.reward_components`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from agent_world.envs.episode import Episode
+from agent_world.tasks.model import Task, Trajectory
+from agent_world.training.prompts import JUDGE_PROMPT
+
+MALFORMED_PENALTY = 0.1  # per malformed tool call
+UNFINISHED_PENALTY = 0.1  # no answer before the turn/token limit
+MAX_FORMAT_PENALTY = 0.3
+
+Checker = Callable[[Task, Episode, Any], Any]
+
+
+def _default_checker() -> Checker:
+    from agent_world.tasks.check import check_episode
+
+    return check_episode
+
+
+def format_penalty(traj: Trajectory) -> float:
+    malformed = sum(1 for s in traj.steps if s.error_kind == "malformed_tool_call")
+    penalty = MALFORMED_PENALTY * malformed + (0.0 if traj.finished else UNFINISHED_PENALTY)
+    return min(MAX_FORMAT_PENALTY, penalty)
+
+
+def _trace_text(traj: Trajectory, limit: int = 4000) -> str:
+    lines = []
+    for s in traj.steps:
+        if s.tool is None and s.error_kind is None:
+            continue
+        outcome = json.dumps(s.result, default=str) if s.ok else f"error {s.error_kind}"
+        lines.append(f"{s.tool}({json.dumps(s.arguments, default=str)}) -> {outcome}")
+    text = "\n".join(lines)
+    return text[:limit]
+
+
+def judge_score(judge: Any, task: Task, traj: Trajectory) -> float:
+    """Ask the judge model for a 0..1 score given the rubric and the reference answer."""
+    prompt = JUDGE_PROMPT.format(
+        instruction=task.instruction, rubric="\n".join(f"- {r}" for r in task.rubric) or "-",
+        reference=json.dumps(task.reference_answer, default=str),
+        answer=json.dumps(traj.final_answer, default=str), trace=_trace_text(traj))
+    reply = judge.invoke(prompt)
+    text = reply.content if hasattr(reply, "content") else str(reply)
+    match = re.search(r"\"?score\"?\s*[:=]\s*([01](?:\.\d+)?)", str(text))
+    if match is None:
+        match = re.search(r"\b([01](?:\.\d+)?)\b", str(text))
+    if match is None:
+        raise ValueError(f"judge reply has no score: {str(text)[:200]!r}")
+    return max(0.0, min(1.0, float(match.group(1))))
+
+
+def _check_components(result: Any) -> tuple[float, dict[str, float]]:
+    score = float(getattr(result, "score", result))
+    parts = getattr(result, "components", None) or {}
+    return score, {f"check.{k}": float(v) for k, v in parts.items()
+                   if isinstance(v, int | float | bool)}
+
+
+def score(task: Task, traj: Trajectory, episode: Episode, checker: Checker | None = None,
+          judge: Any = "auto") -> None:
+    """Fill `traj.reward` and `traj.reward_components` from the episode's final state."""
+    components: dict[str, float] = {}
+    if any(s.fault == "environment" for s in traj.steps):
+        traj.env_fault = True
+    if traj.env_fault:
+        traj.reward, traj.reward_components = 0.0, {"env_fault": 1.0}
+        return
+    if judge == "auto":
+        from agent_world.models import chat_model
+
+        judge = chat_model("judge") if task.kind == "graph" else None
+    task_score: float | None = None
+    if judge is not None and task.kind == "graph":
+        try:
+            task_score = judge_score(judge, task, traj)
+            components["judge"] = task_score
+        except Exception as exc:  # unreachable judge or unreadable verdict: fall back, logged
+            traj.meta["judge_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    if task_score is None:
+        result = (checker or _default_checker())(task, episode, traj.final_answer)
+        task_score, parts = _check_components(result)
+        components.update(parts)
+        components["check"] = task_score
+    penalty = format_penalty(traj)
+    components["format_penalty"] = -penalty
+    traj.reward = task_score - penalty
+    components["total"] = traj.reward
+    traj.reward_components = components
+
+
+__all__ = ["Checker", "format_penalty", "judge_score", "score"]
