@@ -285,7 +285,7 @@ class GRPOTrainer:
                                                          c.kl_coef)
                 loss = (loss_t * mask).sum() / total
                 loss.backward()
-                agg["loss"] += float(loss) / c.updates_per_batch
+                agg["loss"] += loss.item() / c.updates_per_batch
                 agg["kl"] += float((kl_t * mask).sum()) / total / c.updates_per_batch
                 agg["clip"] += float((clip_t * mask).sum()) / total / c.updates_per_batch
             params = [p for p in self.model.parameters() if p.requires_grad]

@@ -55,8 +55,11 @@ def _drop_quantization(model: Any) -> None:
     model.is_quantized = False
 
 
-def tiny_tokenizer(corpus: list[str], vocab_size: int = 1024) -> Any:
-    """A byte-level BPE tokenizer trained on `corpus` (deterministic), ChatML template."""
+def tiny_tokenizer(corpus: list[str], vocab_size: int = 1024,
+                   words: list[str] | None = None) -> Any:
+    """A byte-level BPE tokenizer trained on `corpus` (deterministic), ChatML template.
+    `words` become single tokens (entity keys: a tiny model then copies one token, not a
+    spelling)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -71,6 +74,8 @@ def tiny_tokenizer(corpus: list[str], vocab_size: int = 1024) -> Any:
     tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>",
                                   pad_token="<|endoftext|>", bos_token=None)
     tok.chat_template = CHATML
+    if words:
+        tok.add_tokens(sorted(set(words)))
     return tok
 
 

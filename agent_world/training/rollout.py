@@ -68,15 +68,15 @@ def spec_index(tasks: Iterable[Task], specs: Iterable[EnvSpec] = (),
     return index
 
 
-def _observe(episode: Episode, task: Task, state: EpisodeState, text: str) -> Step:
-    """Parse one reply and, for a call, execute it: the step record (observation inside)."""
+def observe_reply(episode: Episode, task: Task, visible: list[str], text: str) -> Step:
+    """Parse one reply and, for a call by one of the `visible` tool names, execute it: the
+    step record (observation inside)."""
     parsed = parse_reply(text)
     if parsed.kind == "malformed":
         return Step(text=text, tool=parsed.name, ok=False, error_kind="malformed_tool_call",
                     error_message=parsed.error, fault="agent")
     if parsed.kind == "answer":
         return Step(text=text, result=parsed.answer)
-    visible = [t["name"] for t in state.tools]
     real = task.real_tool(parsed.name or "") if parsed.name in visible else None
     if real is None:
         return Step(text=text, tool=parsed.name, arguments=parsed.arguments, ok=False,
@@ -126,6 +126,7 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
                 rollouts.append(Rollout(task, traj, state, g))
                 episodes.append(runtime.open(spec, seed=task.seed))
         live = list(range(len(rollouts)))
+        visible = [[t["name"] for t in r.state.tools] for r in rollouts]
         with ThreadPoolExecutor(config.step_threads) as pool:
             for turn in range(config.max_turns):
                 if not live:
@@ -134,8 +135,8 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
                     on_turn(turn, len(live))
                 texts = policy.act([rollouts[i].state for i in live])
                 steps = list(pool.map(
-                    lambda it: _observe(episodes[it[0]], rollouts[it[0]].task,
-                                        rollouts[it[0]].state, it[1]),
+                    lambda it: observe_reply(episodes[it[0]], rollouts[it[0]].task,
+                                             visible[it[0]], it[1]),
                     zip(live, texts, strict=True)))
                 still = []
                 for i, text, step in zip(live, texts, steps, strict=True):
@@ -174,5 +175,6 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
             runtime.close()
 
 
-__all__ = ["RewardFn", "Rollout", "RolloutConfig", "observation_text", "run_rollouts",
+__all__ = ["RewardFn", "Rollout", "RolloutConfig", "observation_text", "observe_reply",
+           "run_rollouts",
            "spec_index"]

@@ -1,0 +1,118 @@
+"""Small, fully checkable task families over the bundled examples ("drills").
+
+Each drill is one real tool call on one entity of an example database, phrased as an
+instruction, with the gold chain and the state change it must leave (checked by the one task
+check, `agent_world.tasks.check`). They give training code a task set that needs no synthesis
+run: the learning check, the SFT warm start, benchmarks and `agent-world train --drills`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.examples import load_example
+from agent_world.envs.spec import EnvSpec
+from agent_world.tasks.check import mask_volatile, state_changes
+from agent_world.tasks.model import Difficulty, Task, ToolCall
+
+
+@dataclass(frozen=True)
+class Drill:
+    env: str
+    tool: str
+    table: str  # entities come from this table's seed rows
+    key: str  # ... this column, passed as this argument
+    argument: str
+    instruction: str  # "{value}" is replaced
+    view: tuple[str, ...]  # the tools the agent sees
+
+
+DRILLS = {
+    "cancel": Drill("airline", "cancel_reservation", "reservations", "reservation_id",
+                    "reservation_id", "Cancel reservation {value}.",
+                    ("cancel_reservation", "get_reservation", "check_in")),
+    "check_in": Drill("airline", "check_in", "reservations", "reservation_id", "reservation_id",
+                      "Check in reservation {value}.",
+                      ("cancel_reservation", "get_reservation", "check_in")),
+}
+
+
+def rekeyed(spec: EnvSpec, table: str, column: str, seed: int) -> EnvSpec:
+    """A variant of `spec` whose `table.column` keys (text codes) are replaced by fresh random
+    codes of the same shape, references included: the same world under new names, so a
+    policy trained on variants must read keys from the instruction instead of memorising them.
+    """
+    import random
+    import string
+
+    rng = random.Random(seed)
+    alphabet = string.ascii_uppercase + string.digits
+    mapping: dict[str, str] = {}
+    for row in spec.rows[table]:
+        old = row[column]
+        new = "".join(rng.choice(alphabet) for _ in old)
+        while new in mapping.values():
+            new = "".join(rng.choice(alphabet) for _ in old)
+        mapping[old] = new
+    out = spec.model_copy(deep=True)
+    out.name = f"{spec.name}_v{seed}"
+    target = f"{table}.{column}"
+    for t in out.tables:
+        cols = [c.name for c in t.columns
+                if c.foreign_key == target or (t.name == table and c.name == column)]
+        for row in out.rows.get(t.name, []):
+            for c in cols:
+                if row.get(c) in mapping:
+                    row[c] = mapping[row[c]]
+    return out
+
+
+def expected_changes(runtime: EnvRuntime, spec: EnvSpec, chain: list[ToolCall],
+                     seed: int = 0) -> dict | None:
+    """The changes the chain makes; step-dependent values (ids, clock) as wildcards. None if
+    a call of the chain fails."""
+    runs = []
+    for offset in (0, 1):
+        with runtime.open(spec, seed=seed) as ep:
+            for _ in range(offset):  # shift the step counter: the clock and ids move with it
+                ep.step("", {})
+            for call in chain:
+                if not ep.step(call.tool, call.arguments).ok:
+                    return None
+            runs.append(state_changes(ep.template, ep.path))
+    return mask_volatile(runs[0], runs[1])
+
+
+def drill_tasks(name: str, limit: int | None = None, runtime: EnvRuntime | None = None,
+                spec: EnvSpec | None = None) -> list[Task]:
+    """Tasks of one drill, one per entity whose call succeeds on the seed state."""
+    drill = DRILLS[name]
+    spec = spec or load_example(drill.env)
+    own = runtime is None
+    runtime = runtime or EnvRuntime()
+    tasks: list[Task] = []
+    try:
+        fp = spec.fingerprint
+        for row in spec.rows[drill.table]:
+            value = row[drill.key]
+            chain = [ToolCall(tool=drill.tool, arguments={drill.argument: value})]
+            changes = expected_changes(runtime, spec, chain)
+            if changes is None:
+                continue
+            tasks.append(Task(
+                kind="graph", env_name=spec.name, env_fingerprint=fp,
+                instruction=drill.instruction.format(value=value),
+                tool_view={t: t for t in drill.view}, chain=chain, expected_changes=changes,
+                rubric=[f"calls {drill.tool} for {value}"],
+                difficulty=Difficulty(chain_length=1, distractors=len(drill.view) - 1),
+                origin={"drill": name}).with_id())
+            if limit is not None and len(tasks) >= limit:
+                break
+    finally:
+        if own:
+            runtime.close()
+    return tasks
+
+
+__all__ = ["DRILLS", "Drill", "drill_tasks", "expected_changes", "rekeyed"]

@@ -1,0 +1,97 @@
+"""Supervised warm start on gold solutions: the task's chain replayed in an episode, written
+in the policy's own tool-call format and tokenized exactly as a rollout would be (the same
+`HFPolicy` trace building), loss on the policy's tokens only.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+
+from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.spec import EnvSpec
+from agent_world.tasks.model import Task
+from agent_world.training.grpo import pick_device, token_logprobs
+from agent_world.training.policies import EpisodeState, HFPolicy, TokenTrace
+from agent_world.training.rollout import observation_text
+from agent_world.training.toolcall import format_answer, format_call, system_prompt, tool_views
+
+
+def gold_messages(task: Task, spec: EnvSpec, runtime: EnvRuntime,
+                  compact: bool = False) -> list[dict[str, Any]]:
+    """The conversation of the gold solution: calls (by visible name), observations, answer."""
+    from agent_world.tasks.model import Step
+
+    visible = {real: vis for vis, real in task.tool_view.items()}
+    messages = [{"role": "system", "content": system_prompt(task, spec, compact=compact)},
+                {"role": "user", "content": task.instruction}]
+    with runtime.open(spec, seed=task.seed) as ep:
+        for call in task.chain:
+            obs = ep.step(call.tool, call.arguments)
+            step = Step(ok=obs.ok, result=obs.result, error_kind=obs.error.kind if obs.error
+                        else None, error_message=obs.error.message if obs.error else None)
+            messages.append({"role": "assistant",
+                             "content": format_call(visible.get(call.tool, call.tool),
+                                                    call.arguments)})
+            messages.append({"role": "tool", "content": observation_text(step)})
+    answer = task.reference_answer if task.reference_answer is not None else "done"
+    messages.append({"role": "assistant", "content": format_answer(answer)})
+    return messages
+
+
+def gold_trace(policy: HFPolicy, task: Task, spec: EnvSpec,
+               messages: list[dict[str, Any]]) -> TokenTrace:
+    """Token ids + policy mask of a gold conversation, built like a rollout's trace."""
+    state = EpisodeState(task=task, tools=tool_views(task, spec), messages=messages[:2])
+    for m in messages[2:]:
+        if m["role"] == "assistant":
+            policy.sync(state)
+            assert state.trace is not None
+            state.trace.extend(policy.encode(m["content"]) + [policy.eos_id], policy=True)
+            state.trace.synced += 1
+        state.messages.append(m)
+    assert state.trace is not None
+    return state.trace
+
+
+def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSpec],
+        steps: int = 100, batch_size: int = 8, lr: float = 1e-3, seed: int = 0,
+        compact: bool = False, device: str = "auto",
+        on_step: Callable[[int, float], None] | None = None) -> list[float]:
+    """Fine-tune on the gold conversations of `tasks`; returns the loss per step."""
+    dev = pick_device(device)
+    model.to(dev).train()
+    policy = HFPolicy(model, tokenizer)
+    with EnvRuntime() as runtime:
+        traces = [gold_trace(policy, t, specs[t.env_fingerprint],
+                             gold_messages(t, specs[t.env_fingerprint], runtime, compact))
+                  for t in tasks]
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    rng = random.Random(seed)
+    losses = []
+    for step in range(steps):
+        chunk = rng.sample(traces, min(batch_size, len(traces)))
+        width = max(len(t.ids) for t in chunk)
+        pad = tokenizer.pad_token_id
+        ids = torch.tensor([t.ids + [pad] * (width - len(t.ids)) for t in chunk], device=dev)
+        attn = torch.tensor([[1] * len(t.ids) + [0] * (width - len(t.ids)) for t in chunk],
+                            device=dev)
+        mask = torch.tensor([t.mask[1:] + [0] * (width - len(t.ids)) for t in chunk],
+                            dtype=torch.float32, device=dev)
+        logp = token_logprobs(model, ids, attn)
+        loss = -(logp * mask).sum() / mask.sum().clamp(min=1)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+        if on_step:
+            on_step(step, losses[-1])
+    model.eval()
+    return losses
+
+
+__all__ = ["gold_messages", "gold_trace", "sft"]

@@ -1,0 +1,123 @@
+"""GRPO numerics against hand-computed values, masking, checkpoint resume, LoRA."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from agent_world.training.grpo import (
+    GRPOConfig,
+    GRPOTrainer,
+    group_advantages,
+    grpo_loss,
+    grpo_token_losses,
+)
+
+
+def test_group_advantages_hand_values():
+    rewards = torch.tensor([1.0, 0.0, 0.0, 1.0, 0.5, 0.5, 0.3])
+    groups = torch.tensor([0, 0, 0, 0, 1, 1, 2])
+    adv = group_advantages(rewards, groups)
+    # group 0: mean 0.5, unbiased std sqrt(4 * 0.25 / 3) = 0.57735
+    s = math.sqrt(1 / 3)
+    assert adv[:4].tolist() == pytest.approx([0.5 / s, -0.5 / s, -0.5 / s, 0.5 / s], rel=1e-6)
+    assert adv[4:].tolist() == [0.0, 0.0, 0.0]  # equal rewards; a group of one
+
+
+def test_clipped_surrogate_and_k3_hand_values():
+    old = torch.zeros(1, 3)
+    logp = torch.log(torch.tensor([[1.5, 0.5, 1.1]]))
+    ref = logp + torch.log(torch.tensor([[2.0, 1.0, 0.5]]))  # ref/π = 2, 1, 0.5
+    loss, kl, clipped = grpo_token_losses(logp, old, ref, torch.tensor([1.0]), 0.2, 0.0)
+    # A > 0: min(ρA, clip(ρ)A) -> 1.2 (clipped), 0.5 (ρ below 0.8: the unclipped min), 1.1
+    assert loss[0].tolist() == pytest.approx([-1.2, -0.5, -1.1], rel=1e-6)
+    assert clipped[0].tolist() == [1.0, 1.0, 0.0]
+    assert kl[0].tolist() == pytest.approx(
+        [2 - math.log(2) - 1, 0.0, 0.5 - math.log(0.5) - 1], rel=1e-6)
+    neg, _, _ = grpo_token_losses(logp, old, None, torch.tensor([-1.0]), 0.2, 0.0)
+    # A < 0: min(-ρ, -clip(ρ)) -> -1.5, -0.8, -1.1; loss is the negation
+    assert neg[0].tolist() == pytest.approx([1.5, 0.8, 1.1], rel=1e-6)
+    with_kl, _, _ = grpo_token_losses(logp, old, ref, torch.tensor([1.0]), 0.2, 0.1)
+    assert with_kl[0, 0].item() == pytest.approx(-1.2 + 0.1 * (1 - math.log(2)), rel=1e-6)
+
+
+def test_loss_is_a_token_level_mean_over_policy_tokens():
+    old = torch.zeros(2, 3)
+    logp = torch.log(torch.tensor([[1.0, 1.1, 9.0], [0.9, 9.0, 9.0]]))
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])  # 9.0: masked observation tokens
+    adv = torch.tensor([2.0, -1.0])
+    loss = grpo_loss(logp, old, None, adv, mask, clip_eps=0.2)
+    # per token: -2*1.0, -2*1.1, -(-1 * 0.9) -> mean over 3 policy tokens (not per sequence)
+    assert loss.item() == pytest.approx((-2.0 - 2.2 + 0.9) / 3, rel=1e-6)
+
+
+# ---- trainer -----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def setup(runtime):
+    from agent_world.training.drills import drill_tasks
+    from agent_world.training.rollout import spec_index
+
+    tasks = drill_tasks("cancel", limit=4, runtime=runtime)
+    return tasks, spec_index(tasks)
+
+
+def _tiny(tasks):
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+
+    tok = tiny_tokenizer([t.instruction for t in tasks] + ['<tool_call>{"name":'], 300)
+    return tiny_model(tok, seed=1, hidden=32), tok
+
+
+def _config(**kw):
+    base = dict(tasks_per_step=2, group_size=3, lr=1e-2, max_turns=2, max_new_tokens=10,
+                kl_coef=0.1, compact_tools=True, seed=3, device="cpu")
+    base.update(kw)
+    return GRPOConfig(**base)
+
+
+def _forced_rewards(task, traj, ep):
+    # varied rewards so every group has non-zero advantages (the update must move weights)
+    traj.reward = (len(traj.steps[0].text) % 5) / 4 if traj.steps else 0.0
+    traj.reward_components = {"check": traj.reward}
+
+
+def test_resume_gives_the_same_next_step(tmp_path, setup, runtime):
+    tasks, specs = setup
+    model, tok = _tiny(tasks)
+    straight = GRPOTrainer(model, tok, tasks, specs, _config(), out_dir=tmp_path / "a",
+                           reward=_forced_rewards, runtime=runtime)
+    first = straight.step()
+    assert first.policy_tokens > 0 and first.grad_norm > 0
+    straight.save()
+    second = straight.step()
+
+    resumed = GRPOTrainer.resume(tmp_path / "a", tasks, specs, reward=_forced_rewards,
+                                 runtime=runtime)
+    assert resumed.step_no == 1
+    again = resumed.step()
+    assert again.reward_mean == second.reward_mean and again.policy_tokens == second.policy_tokens
+    assert again.loss == pytest.approx(second.loss, rel=1e-5, abs=1e-7)
+    for (n, a), (_, b) in zip(straight.model.named_parameters(),
+                              resumed.model.named_parameters(), strict=True):
+        assert torch.allclose(a, b, atol=1e-6), n
+
+
+def test_lora_trains_only_the_adapter(tmp_path, setup, runtime):
+    pytest.importorskip("peft", reason="LoRA is optional: peft not installed")
+    tasks, specs = setup
+    model, tok = _tiny(tasks)
+    trainer = GRPOTrainer(model, tok, tasks, specs, _config(lora=True, lora_rank=4),
+                          out_dir=tmp_path / "l", reward=_forced_rewards, runtime=runtime)
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    stats = trainer.step()
+    assert stats.policy_tokens > 0
+    changed = {n for n, p in trainer.model.named_parameters() if not torch.equal(p, before[n])}
+    assert changed and all("lora_" in n for n in changed)
+    trainer.save()
+    resumed = GRPOTrainer.resume(tmp_path / "l", tasks, specs, reward=_forced_rewards,
+                                 runtime=runtime)
+    for (n, a), (_, b) in zip(trainer.model.named_parameters(),
+                              resumed.model.named_parameters(), strict=True):
+        assert torch.equal(a, b), n

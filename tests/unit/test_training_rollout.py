@@ -1,0 +1,157 @@
+"""Rollouts: tool-call parsing, malformed calls as error observations, token masks, rewards,
+environment-fault exclusion."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_world.training.drills import drill_tasks
+from agent_world.training.policies import ChatModelPolicy, EpisodeState, HFPolicy
+from agent_world.training.rollout import RolloutConfig, run_rollouts, spec_index
+from agent_world.training.toolcall import format_call, parse_reply
+
+
+class Scripted:
+    """A policy that replies from a fixed script (the same for every episode)."""
+
+    name = "scripted"
+
+    def __init__(self, script: list[str]):
+        self.script = script
+
+    def act(self, states: list[EpisodeState]) -> list[str]:
+        return [self.script[sum(m["role"] == "assistant" for m in s.messages)] for s in states]
+
+
+@pytest.fixture(scope="module")
+def cancel_tasks(runtime):
+    return drill_tasks("cancel", limit=3, runtime=runtime)
+
+
+def test_parse_reply_kinds():
+    assert parse_reply('<tool_call>{"name": "a", "arguments": {"x": 1}}</tool_call>').kind == "call"
+    bad = parse_reply('<tool_call>{"name": "a", "arguments": {x: 1}}</tool_call>')
+    assert bad.kind == "malformed" and "not valid JSON" in bad.error
+    assert parse_reply('<tool_call>{"arguments": {}}</tool_call>').kind == "malformed"
+    assert parse_reply('<tool_call>{"name": "a", "arguments": [1]}</tool_call>').kind == "malformed"
+    as_string = parse_reply('<tool_call>{"name": "a", "arguments": "{\\"x\\": 2}"}</tool_call>')
+    assert as_string.kind == "call" and as_string.arguments == {"x": 2}
+    assert parse_reply("<answer>42</answer>").answer == 42
+    assert parse_reply("the flight is late").answer == "the flight is late"
+
+
+def test_malformed_calls_are_error_observations_and_the_episode_goes_on(runtime, cancel_tasks):
+    task = cancel_tasks[0]
+    rid = task.chain[0].arguments["reservation_id"]
+    script = [
+        '<tool_call>{"name": "cancel_reservation", "arguments": {reservation_id: 1}}</tool_call>',
+        format_call("book_reservation", {"customer_id": 1}),  # exists, but not in the view
+        format_call("cancel_reservation", {"reservation_id": 123456}),  # wrong type
+        format_call("cancel_reservation", {"reservation_id": rid}),
+        "<answer>cancelled</answer>",
+    ]
+    [r] = run_rollouts(Scripted(script), [task], spec_index([task]), runtime=runtime)
+    t = r.trajectory
+    assert [s.error_kind for s in t.steps] == ["malformed_tool_call", "unknown_tool",
+                                               "invalid_arguments", None, None]
+    assert all(s.fault == "agent" for s in t.steps[:3])
+    assert "cancel_reservation" in t.steps[1].error_message  # lists the visible tools
+    assert "book_reservation" not in t.steps[1].error_message.split("available:")[1]
+    assert t.steps[3].ok and t.finished and t.final_answer == "cancelled"
+    tool_msgs = [m["content"] for m in t.messages if m["role"] == "tool"]
+    assert tool_msgs[0].startswith("Error (malformed_tool_call)") and len(tool_msgs) == 4
+    # the state change is right; one malformed call costs the format penalty
+    assert t.reward_components["check.state"] == 1.0
+    assert t.reward_components["format_penalty"] == pytest.approx(-0.1)
+    assert t.reward == pytest.approx(0.9)
+
+
+def test_turn_limit_ends_unfinished_with_penalty(runtime, cancel_tasks):
+    task = cancel_tasks[1]
+    script = [format_call("get_reservation", {"reservation_id": "ZZZZZZ"})] * 3
+    [r] = run_rollouts(Scripted(script), [task], spec_index([task]),
+                       RolloutConfig(max_turns=3), runtime=runtime)
+    t = r.trajectory
+    assert not t.finished and t.meta["stop"] == "max_turns" and len(t.steps) == 3
+    assert t.steps[0].error_kind == "tool_error"
+    assert t.reward == pytest.approx(-0.1)  # nothing changed (state 0), unfinished penalty
+
+
+def test_environment_faults_are_excluded_not_punished(runtime, cancel_tasks):
+    from agent_world.training.grpo import make_batch
+
+    task = cancel_tasks[0]
+    specs = spec_index([task])
+    spec = specs[task.env_fingerprint].model_copy(deep=True)
+    for tool in spec.tools:
+        if tool.name == "get_reservation":
+            tool.source = "def get_reservation(ctx, reservation_id):\n    return 1 / 0\n"
+    broken = task.model_copy(update={"env_fingerprint": spec.fingerprint})
+    script = [format_call("get_reservation", {"reservation_id": "ABCDEF"}), "<answer>x</answer>"]
+    [r] = run_rollouts(Scripted(script), [broken], {spec.fingerprint: spec}, runtime=runtime)
+    assert r.trajectory.steps[0].error_kind == "tool_exception"
+    assert r.trajectory.env_fault and r.trajectory.reward_components == {"env_fault": 1.0}
+    assert make_batch([r], pad_id=0) is None
+
+
+def test_judge_scores_graph_tasks_when_configured(runtime, cancel_tasks):
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from agent_world.training.reward import score
+
+    task = cancel_tasks[0]
+    rid = task.chain[0].arguments["reservation_id"]
+    script = [format_call("cancel_reservation", {"reservation_id": rid}), "<answer>ok</answer>"]
+    judge = FakeListChatModel(responses=['{"score": 0.75}'])
+    [r] = run_rollouts(Scripted(script), [task], spec_index([task]), runtime=runtime,
+                       reward=lambda t, traj, ep: score(t, traj, ep, judge=judge))
+    assert r.trajectory.reward_components["judge"] == 0.75
+    assert "check" not in r.trajectory.reward_components
+    assert r.trajectory.reward == pytest.approx(0.75)
+
+
+def test_chat_model_policy_runs_the_baseline(runtime, cancel_tasks):
+    from agent_world.agents.baseline import BaselineChatModel
+
+    policy = ChatModelPolicy(BaselineChatModel(seed=0), name="baseline")
+    rollouts = run_rollouts(policy, cancel_tasks, spec_index(cancel_tasks),
+                            RolloutConfig(max_turns=4), runtime=runtime)
+    assert len(rollouts) == 3
+    for r in rollouts:
+        calls = [s for s in r.trajectory.steps if s.tool]
+        assert calls and calls[0].tool in r.task.tool_view
+        assert r.trajectory.messages[2]["tool_calls"]  # native call ids kept for the next turn
+
+
+def test_hf_policy_trace_masks_prompt_and_observations(runtime, cancel_tasks):
+    import torch
+
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+
+    corpus = [t.instruction for t in cancel_tasks] + ['<tool_call>{"name": "x"}</tool_call>']
+    tok = tiny_tokenizer(corpus, vocab_size=300)
+    torch.manual_seed(0)
+    policy = HFPolicy(tiny_model(tok), tok, max_new_tokens=12, temperature=1.0)
+    rollouts = run_rollouts(policy, cancel_tasks[:2], spec_index(cancel_tasks),
+                            RolloutConfig(max_turns=3, group_size=2), runtime=runtime)
+    assert len(rollouts) == 4 and [r.group for r in rollouts] == [0, 0, 1, 1]
+    for r in rollouts:
+        trace = r.state.trace
+        assert len(trace.ids) == len(trace.mask)
+        replies = [m["content"] for m in r.trajectory.messages if m["role"] == "assistant"]
+        generated = tok.decode([i for i, m in zip(trace.ids, trace.mask, strict=True) if m],
+                               skip_special_tokens=True)
+        assert generated == "".join(replies)
+        masked = tok.decode([i for i, m in zip(trace.ids, trace.mask, strict=True) if not m])
+        assert r.task.instruction in masked and "<|im_start|>assistant" in masked
+        for m in r.trajectory.messages:
+            if m["role"] == "tool":
+                assert m["content"][:20] in masked  # observations are never policy tokens
+        # the trace is exactly the chat template's rendering of the conversation
+        full = tok.apply_chat_template([{"role": m["role"], "content": m["content"]}
+                                        for m in r.trajectory.messages], tokenize=False)
+        if r.trajectory.finished:
+            assert tok.decode(trace.ids) == full.rstrip("\n")
+    assert json.dumps(rollouts[0].trajectory.model_dump(mode="json"))  # serializable
