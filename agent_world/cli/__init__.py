@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from agent_world import __version__
-from agent_world.cli import env, evolve, mine, run
+from agent_world.cli import env, evolve, mine, run, train
 from agent_world.cli.common import Group, console, resolve_env, state
 from agent_world.config import resolve_home
 
@@ -26,6 +26,9 @@ app.command()(mine.themes)
 app.command()(run.run)
 app.command()(evolve.evolve)
 app.command("report")(evolve.report_cmd)
+app.command()(train.train)
+app.command()(train.evaluate)
+app.add_typer(train.export_app, name="export")
 
 
 @app.callback()

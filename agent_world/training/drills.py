@@ -26,12 +26,16 @@ class Drill:
     argument: str
     instruction: str  # "{value}" is replaced
     view: tuple[str, ...]  # the tools the agent sees
+    answer_field: str | None = None  # the reference answer: this field of the call's result
 
 
 DRILLS = {
     "cancel": Drill("airline", "cancel_reservation", "reservations", "reservation_id",
                     "reservation_id", "Cancel reservation {value}.",
                     ("cancel_reservation", "get_reservation", "check_in")),
+    "lookup": Drill("airline", "get_reservation", "reservations", "reservation_id",
+                    "reservation_id", "Show reservation {value}.",
+                    ("cancel_reservation", "get_reservation", "check_in"), answer_field="status"),
     "check_in": Drill("airline", "check_in", "reservations", "reservation_id", "reservation_id",
                       "Check in reservation {value}.",
                       ("cancel_reservation", "get_reservation", "check_in")),
@@ -100,10 +104,15 @@ def drill_tasks(name: str, limit: int | None = None, runtime: EnvRuntime | None 
             changes = expected_changes(runtime, spec, chain)
             if changes is None:
                 continue
+            answer = None
+            if drill.answer_field:
+                with runtime.open(spec) as ep:
+                    answer = ep.step(drill.tool, chain[0].arguments).result[drill.answer_field]
             tasks.append(Task(
                 kind="graph", env_name=spec.name, env_fingerprint=fp,
                 instruction=drill.instruction.format(value=value),
                 tool_view={t: t for t in drill.view}, chain=chain, expected_changes=changes,
+                reference_answer=answer,
                 rubric=[f"calls {drill.tool} for {value}"],
                 difficulty=Difficulty(chain_length=1, distractors=len(drill.view) - 1),
                 origin={"drill": name}).with_id())

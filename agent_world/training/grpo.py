@@ -50,6 +50,7 @@ class GRPOConfig:
     minibatch_size: int = 8  # sequences per forward pass (memory), gradients accumulated
     max_turns: int = 4
     max_new_tokens: int = 64
+    min_new_tokens: int = 0  # > 0: fixed-length turns (throughput benchmarks)
     max_total_tokens: int = 1024
     temperature: float = 1.0
     compact_tools: bool = False
@@ -209,7 +210,8 @@ class GRPOTrainer:
     def policy(self) -> HFPolicy:
         c = self.config
         return HFPolicy(self.model, self.tokenizer, name="grpo", max_new_tokens=c.max_new_tokens,
-                        max_total_tokens=c.max_total_tokens, temperature=c.temperature)
+                        max_total_tokens=c.max_total_tokens, temperature=c.temperature,
+                        min_new_tokens=c.min_new_tokens)
 
     def rollouts(self, tasks: list[Task]) -> tuple[list[Rollout], float, float]:
         """Rollouts with their generation and reward seconds."""
@@ -286,8 +288,8 @@ class GRPOTrainer:
                 loss = (loss_t * mask).sum() / total
                 loss.backward()
                 agg["loss"] += loss.item() / c.updates_per_batch
-                agg["kl"] += float((kl_t * mask).sum()) / total / c.updates_per_batch
-                agg["clip"] += float((clip_t * mask).sum()) / total / c.updates_per_batch
+                agg["kl"] += (kl_t * mask).sum().item() / total / c.updates_per_batch
+                agg["clip"] += (clip_t * mask).sum().item() / total / c.updates_per_batch
             params = [p for p in self.model.parameters() if p.requires_grad]
             norm = torch.nn.utils.clip_grad_norm_(params, c.max_grad_norm)
             agg["grad"] = float(norm)

@@ -79,15 +79,36 @@ def tiny_tokenizer(corpus: list[str], vocab_size: int = 1024,
     return tok
 
 
+# Model shapes built from a config (no download). "0.5b" is Qwen2.5-0.5B's shape (hidden 896,
+# 24 layers, 14 heads / 2 KV heads, MLP 4864, 151,936-row embedding): ~494M parameters.
+SIZES: dict[str, dict[str, int]] = {
+    "tiny": {"hidden": 64, "layers": 2, "heads": 4, "kv_heads": 4, "mlp": 256, "vocab": 0},
+    "small": {"hidden": 256, "layers": 4, "heads": 4, "kv_heads": 4, "mlp": 1024, "vocab": 0},
+    "0.5b": {"hidden": 896, "layers": 24, "heads": 14, "kv_heads": 2, "mlp": 4864,
+             "vocab": 151936},
+}
+
+
+def sized_model(tokenizer: Any, size: str = "tiny", seed: int = 0) -> Any:
+    """A randomly initialised model of a named shape (see SIZES)."""
+    if size not in SIZES:
+        raise AgentWorldError(f"unknown model size {size!r}; sizes: {', '.join(SIZES)}")
+    s = SIZES[size]
+    return tiny_model(tokenizer, seed=seed, hidden=s["hidden"], layers=s["layers"],
+                      heads=s["heads"], kv_heads=s["kv_heads"], mlp=s["mlp"],
+                      vocab=max(s["vocab"], len(tokenizer)))
+
+
 def tiny_model(tokenizer: Any, seed: int = 0, hidden: int = 64, layers: int = 2,
-               heads: int = 4, max_positions: int = 2048) -> Any:
+               heads: int = 4, max_positions: int = 2048, kv_heads: int | None = None,
+               mlp: int | None = None, vocab: int | None = None) -> Any:
     """A randomly initialised Llama-style model (tests, learning checks, benchmarks)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden,
-                         intermediate_size=hidden * 4, num_hidden_layers=layers,
-                         num_attention_heads=heads, num_key_value_heads=heads,
+    config = LlamaConfig(vocab_size=vocab or len(tokenizer), hidden_size=hidden,
+                         intermediate_size=mlp or hidden * 4, num_hidden_layers=layers,
+                         num_attention_heads=heads, num_key_value_heads=kv_heads or heads,
                          max_position_embeddings=max_positions, tie_word_embeddings=True,
                          pad_token_id=tokenizer.pad_token_id,
                          eos_token_id=tokenizer.eos_token_id, bos_token_id=None)
@@ -115,4 +136,5 @@ def load_lm(ref: str, corpus: list[str] | None = None, seed: int = 0) -> tuple[A
     return model, tok
 
 
-__all__ = ["load_lm", "load_smollm2", "smollm2_dir", "tiny_model", "tiny_tokenizer"]
+__all__ = ["SIZES", "load_lm", "load_smollm2", "sized_model", "smollm2_dir", "tiny_model",
+           "tiny_tokenizer"]

@@ -57,8 +57,9 @@ class HFPolicy:
 
     def __init__(self, model: Any, tokenizer: Any, name: str = "hf", max_new_tokens: int = 96,
                  max_total_tokens: int = 2048, temperature: float = 1.0, top_p: float = 1.0,
-                 batch_size: int = 64):
+                 batch_size: int = 64, min_new_tokens: int = 0):
         self.model, self.tokenizer, self.name = model, tokenizer, name
+        self.min_new_tokens = min_new_tokens  # > 0: fixed-length turns (benchmarks)
         self.max_new_tokens, self.max_total_tokens = max_new_tokens, max_total_tokens
         self.temperature, self.top_p, self.batch_size = temperature, top_p, batch_size
         if tokenizer.pad_token_id is None:
@@ -116,6 +117,7 @@ class HFPolicy:
                     input_ids=ids, attention_mask=attn, max_new_tokens=self.max_new_tokens,
                     do_sample=sample, temperature=self.temperature if sample else None,
                     top_p=self.top_p if sample else None, top_k=0 if sample else None,
+                    min_new_tokens=self.min_new_tokens or None,
                     pad_token_id=pad, eos_token_id=self.eos_id)
             for row, i in zip(out[:, width:].tolist(), chunk, strict=True):
                 gen = row[:row.index(self.eos_id) + 1] if self.eos_id in row else row
