@@ -57,18 +57,26 @@ def gold_trace(policy: HFPolicy, task: Task, spec: EnvSpec,
     return state.trace
 
 
+def gold_traces(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSpec],
+                compact: bool = False) -> list[TokenTrace]:
+    policy = HFPolicy(model, tokenizer)
+    with EnvRuntime() as runtime:
+        return [gold_trace(policy, t, specs[t.env_fingerprint],
+                           gold_messages(t, specs[t.env_fingerprint], runtime, compact))
+                for t in tasks]
+
+
 def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSpec],
         steps: int = 100, batch_size: int = 8, lr: float = 1e-3, seed: int = 0,
         compact: bool = False, device: str = "auto",
-        on_step: Callable[[int, float], None] | None = None) -> list[float]:
-    """Fine-tune on the gold conversations of `tasks`; returns the loss per step."""
+        on_step: Callable[[int, float], None] | None = None,
+        traces: list[TokenTrace] | None = None) -> list[float]:
+    """Fine-tune on the gold conversations of `tasks` (or ready `traces`); returns the loss
+    per step."""
     dev = pick_device(device)
     model.to(dev).train()
-    policy = HFPolicy(model, tokenizer)
-    with EnvRuntime() as runtime:
-        traces = [gold_trace(policy, t, specs[t.env_fingerprint],
-                             gold_messages(t, specs[t.env_fingerprint], runtime, compact))
-                  for t in tasks]
+    if traces is None:
+        traces = gold_traces(model, tokenizer, tasks, specs, compact)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     rng = random.Random(seed)
     losses = []
@@ -94,4 +102,4 @@ def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSp
     return losses
 
 
-__all__ = ["gold_messages", "gold_trace", "sft"]
+__all__ = ["gold_messages", "gold_trace", "gold_traces", "sft"]
