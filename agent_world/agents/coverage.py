@@ -36,8 +36,8 @@ from agent_world.agents.offline_mining.vocabulary import ALIASES, FILTER_ARGS, T
 from agent_world.envs.spec import EnvSpec, TableSpec
 from agent_world.tools.sources.base import SourceDocument, ToolDescription
 
-__all__ = ["CONTROL_ARGS", "coverage_line", "field_hints_from_coverage", "tool_coverage",
-           "uncovered_reasons"]
+__all__ = ["CONTROL_ARGS", "coverage_line", "declared_fidelity", "entity_field_hints",
+           "field_hints_from_coverage", "tool_coverage", "uncovered_reasons"]
 
 # arguments that steer a call (paging, size, output shape) rather than name stored data
 CONTROL_ARGS = FILTER_ARGS | {"max_length", "start_index", "raw", "timeout", "page",
@@ -322,3 +322,99 @@ def field_hints_from_coverage(doc: SourceDocument, coverage: dict[str, Any]
                     have[k] = v
             have.setdefault("from", f"{tname}.{name}")
     return hints
+
+
+def _entity_table(name: str, tables: dict[str, TableSpec]) -> str | None:
+    return _table_for_noun(singular(snake(name)), tables)
+
+
+def entity_field_hints(doc: SourceDocument, spec: EnvSpec
+                       ) -> dict[str, dict[str, dict[str, Any]]]:
+    """What the source's entity schemas declare, keyed by the table and column that hold
+    each field (fields with no column are left out; references are checked as relations)."""
+    tables = _tables(spec)
+    hints: dict[str, dict[str, dict[str, Any]]] = {}
+    for ent in doc.entities:
+        table = _entity_table(ent.name, tables)
+        if table is None:
+            continue
+        cols = {c.name for c in tables[table].columns}
+        for f in ent.field_specs:
+            col = snake(f.name)
+            if f.references or f.type in ("array", "object") or col not in cols or col == "id":
+                continue
+            hint = f.hint()
+            if hint:
+                hints.setdefault(table, {})[col] = {**hint, "from": f"{ent.name}.{f.name}"}
+    return hints
+
+
+def declared_fidelity(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
+    """How much of what the source declares the database keeps: for every declared entity
+    field that a column holds, its type (and date format), its enum (the same set of values)
+    and its uniqueness; for references, a foreign key to the referenced table.
+    ``{"fields": n, "checks": n, "kept": n, "ratio": r, "lost": ["table.col: enum ..."]}``."""
+    from agent_world.agents.semantics import declared_type_ok
+
+    tables = _tables(spec)
+    fields = checks = kept = 0
+    lost: list[str] = []
+
+    def check(ok: bool, what: str) -> None:
+        nonlocal checks, kept
+        checks += 1
+        kept += ok
+        if not ok:
+            lost.append(what)
+
+    for ent in doc.entities:
+        table = _entity_table(ent.name, tables)
+        if table is None:
+            continue
+        cols = {c.name: c for c in tables[table].columns}
+        for f in ent.field_specs:
+            col = snake(f.name)
+            if col == "id":
+                continue
+            if f.references:
+                target = _entity_table(f.references, tables)
+                if target is None:
+                    continue
+                fields += 1
+                linked = any(c.foreign_key and c.foreign_key.split(".")[0] == target
+                             for c in cols.values()) or any(
+                    t.name not in (table, target) and {c.foreign_key.split(".")[0] for c in
+                                                       t.columns if c.foreign_key}
+                    >= {table, target} for t in spec.tables)
+                check(linked, f"{table}.{col}: no relation to {target}")
+                continue
+            if f.type == "array":
+                child = next((t for t in spec.tables if t.name.startswith(f"{singular(table)}_")
+                              and t.name.endswith(col)), None)
+                if child is None and col not in cols:
+                    continue
+                fields += 1
+                if f.enum and child is not None:
+                    vcol = next((c for c in child.columns if c.enum), None)
+                    check(vcol is not None and set(vcol.enum or []) == set(f.enum),
+                          f"{child.name}: enum {f.enum} not kept")
+                else:
+                    check(True, "")
+                continue
+            c = cols.get(col)
+            if c is None and col in ("status", "state"):
+                c = cols.get("status") or cols.get("state")
+            if c is None:
+                continue
+            fields += 1
+            if f.type:
+                check(declared_type_ok({"type": f.type, "format": f.format}, c.type),
+                      f"{table}.{col}: declared {f.format or f.type}, column {c.type}")
+            if f.enum:
+                check(set(c.enum or []) == set(f.enum),
+                      f"{table}.{col}: declared enum {f.enum}, column {c.enum}")
+            if f.unique:
+                check(c.unique or any(g == [col] for g in tables[table].unique_together),
+                      f"{table}.{col}: declared unique, column is not")
+    return {"fields": fields, "checks": checks, "kept": kept,
+            "ratio": round(kept / checks, 3) if checks else 1.0, "lost": lost}

@@ -40,7 +40,12 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent_world.agents import offline_mining as offline
 from agent_world.agents import semantics
-from agent_world.agents.coverage import field_hints_from_coverage, tool_coverage
+from agent_world.agents.coverage import (
+    declared_fidelity,
+    entity_field_hints,
+    field_hints_from_coverage,
+    tool_coverage,
+)
 from agent_world.agents.offline_mining import Evidence, SearchFn
 from agent_world.agents.taxonomy import classify
 from agent_world.envs.database import build_template
@@ -57,7 +62,8 @@ from agent_world.models import chat_model
 from agent_world.tools.sources.base import SourceDocument
 
 __all__ = [
-    "Evidence", "IterationStats", "MinedTheme", "MiningError", "SearchFn", "complexify",
+    "Evidence", "IterationStats", "MinedTheme", "MiningError", "SearchFn", "SemanticRejection",
+    "complexify", "semantic_gate", "source_hints",
     "annotate_fidelity", "database_stats", "draft_database", "gather_evidence", "mine_theme",
     "plan_questions",
     "validate_database",
@@ -516,14 +522,24 @@ def draft_database(doc: SourceDocument, evidence: list[Evidence], seed: int = 0)
         if spec is not None:
             spec.provenance.notes.append(
                 f"iteration 0: drafted by LLM{' after ' + str(len(errors)) + ' retries' if errors else ''}")
-            return _finish(spec, 0, "llm", time.perf_counter() - t0, ["llm draft"])
+            spec, repaired = _gated(spec, doc)
+            return _finish(spec, 0, "llm", time.perf_counter() - t0, ["llm draft", *repaired])
         note = (f"iteration 0: LLM draft failed {len(errors)} times (last error: "
                 f"{_one_line(errors[-1]) if errors else '?'}); used the offline strategy")
-        spec = _draft_offline(doc, evidence, seed, [note])
-        return _finish(spec, 0, "offline-fallback", time.perf_counter() - t0, ["offline draft"])
-    spec = _draft_offline(doc, evidence, seed, [])
+        spec, repaired = _gated(_draft_offline(doc, evidence, seed, [note]), doc)
+        return _finish(spec, 0, "offline-fallback", time.perf_counter() - t0,
+                       ["offline draft", *repaired])
+    spec, repaired = _gated(_draft_offline(doc, evidence, seed, []), doc)
     tables = ", ".join(t.name for t in spec.tables)
-    return _finish(spec, 0, "offline", time.perf_counter() - t0, [f"offline draft: {tables}"])
+    return _finish(spec, 0, "offline", time.perf_counter() - t0,
+                   [f"offline draft: {tables}", *repaired])
+
+
+def _gated(spec: EnvSpec, doc: SourceDocument) -> tuple[EnvSpec, list[str]]:
+    """The draft through the semantic gate; a draft that cannot be repaired fails mining."""
+    spec, repaired = semantic_gate(spec, doc, "iteration 0")
+    spec.provenance.notes.extend(repaired)
+    return spec, repaired
 
 
 def _next_spec(spec: EnvSpec, tables: list[TableSpec], rows: dict[str, list[dict[str, Any]]],
@@ -614,7 +630,8 @@ def _complexify_llm(model: Any, spec: EnvSpec, iteration: int, seed: int
     return _with_retries(model, ComplexifyChange, system, user, accept)
 
 
-def complexify(spec: EnvSpec, iteration: int, seed: int = 0) -> EnvSpec:
+def complexify(spec: EnvSpec, iteration: int, seed: int = 0,
+               doc: SourceDocument | None = None) -> EnvSpec:
     """One complexification iteration (1, 2, ...): more tables/relations, Zipf-skewed parent
     popularity, edge cases, more rows. Validated (build + FK check) and recorded in
     provenance.stats["iterations"]; raises MiningError if tables/rows/constraints decrease."""
@@ -626,13 +643,13 @@ def complexify(spec: EnvSpec, iteration: int, seed: int = 0) -> EnvSpec:
     if model is not None:
         new, errors = _complexify_llm(model, spec, iteration, seed)
         if new is not None:
-            return _finish(new, iteration, "llm", time.perf_counter() - t0,
-                           [new.provenance.notes[-1]])
+            return _gate_iteration(spec, new, doc, iteration, "llm", t0,
+                                   [new.provenance.notes[-1]])
         strategy = "offline-fallback"
         fallback_note = (f"iteration {iteration}: LLM complexification failed {len(errors)} "
                          f"times (last error: {_one_line(errors[-1]) if errors else '?'}); used "
                          f"the offline strategy")
-    res = offline.complexify_offline(spec, iteration, seed)
+    res = offline.complexify_offline(spec, iteration, seed, doc)
     notes = res.notes
     if strategy == "offline-fallback":
         notes = [fallback_note, *notes]
@@ -640,7 +657,27 @@ def complexify(spec: EnvSpec, iteration: int, seed: int = 0) -> EnvSpec:
                      [f"iteration {iteration}: {n}" for n in notes], res.added)
     new = validate_database(new)
     _check_monotonic(spec, new)
-    return _finish(new, iteration, strategy, time.perf_counter() - t0, notes)
+    return _gate_iteration(spec, new, doc, iteration, strategy, t0, notes)
+
+
+def _gate_iteration(before: EnvSpec, new: EnvSpec, doc: SourceDocument | None, iteration: int,
+                    strategy: str, t0: float, notes: list[str]) -> EnvSpec:
+    """A complexified database through the semantic gate: repaired, or rejected (the previous
+    database is kept and the reason recorded in ``provenance.stats["rejected_iterations"]``,
+    which the mine graph writes to the ledger)."""
+    try:
+        new, repaired = semantic_gate(new, doc, f"iteration {iteration}")
+    except SemanticRejection as exc:
+        kept = before.model_copy(deep=True)
+        kept.provenance.notes.append(f"iteration {iteration}: rejected ({exc})")
+        rejected = [*(kept.provenance.stats.get("rejected_iterations") or []),
+                    {"iteration": iteration, "reason": str(exc)}]
+        kept.provenance.stats = {**kept.provenance.stats, "rejected_iterations": rejected}
+        return _finish(kept, iteration, "rejected", time.perf_counter() - t0,
+                       [f"rejected: {str(exc)[:300]}"])
+    _check_monotonic(before, new)
+    new.provenance.notes.extend(repaired)
+    return _finish(new, iteration, strategy, time.perf_counter() - t0, [*notes, *repaired])
 
 
 def summarize_evidence(evidence: list[Evidence]) -> dict[str, Any]:
@@ -659,17 +696,48 @@ def summarize_evidence(evidence: list[Evidence]) -> dict[str, Any]:
                                if e.kind == "argument" and e.data.get("format")})}
 
 
+class SemanticRejection(MiningError):
+    """A database whose rows contradict their source and cannot be repaired."""
+
+
+def semantic_gate(spec: EnvSpec, doc: SourceDocument | None, label: str
+                  ) -> tuple[EnvSpec, list[str]]:
+    """Check a mined database's meaning (`semantics.check_semantics`) against what the source
+    declares; repair what can be repaired (returned notes say what) and raise
+    SemanticRejection naming the violations that remain."""
+    hints = source_hints(doc, spec) if doc is not None else \
+        dict(spec.provenance.stats.get("field_hints") or {})
+    spec.provenance.stats = {**spec.provenance.stats, "field_hints": hints}
+    if not semantics.check_semantics(spec, hints):
+        return spec, []
+    fixed, notes, left = semantics.repair_semantics(spec, hints)
+    if left:
+        counts = {k: n for k, n in semantics.summarize(left).items() if n}
+        raise SemanticRejection(f"{label}: {len(left)} semantic violation(s) {counts} remain "
+                                f"after repair, e.g. {'; '.join(str(v) for v in left[:3])}")
+    fixed = validate_database(fixed)
+    return fixed, [f"{label}: {n}" for n in notes]
+
+
+def source_hints(doc: SourceDocument, spec: EnvSpec) -> dict[str, dict[str, dict[str, Any]]]:
+    """What the source declares about the spec's columns: entity schemas first, then the
+    fields of its tools (``provenance.stats["field_hints"]``)."""
+    hints = entity_field_hints(doc, spec)
+    for table, cols in field_hints_from_coverage(doc, tool_coverage(doc, spec)).items():
+        for col, hint in cols.items():
+            hints.setdefault(table, {}).setdefault(col, hint)
+    return hints
+
+
 def annotate_fidelity(doc: SourceDocument, spec: EnvSpec) -> EnvSpec:
     """Record what the tool designer and the reports read: the tool coverage map
     (``provenance.stats["tool_coverage"]``), the field hints the source declares
-    (``["field_hints"]``) and the semantic violations per rule (``["semantic_violations"]``)."""
-    coverage = tool_coverage(doc, spec)
-    hints = dict(spec.provenance.stats.get("field_hints") or {})
-    for table, cols in field_hints_from_coverage(doc, coverage).items():
-        for col, hint in cols.items():
-            hints.setdefault(table, {}).setdefault(col, hint)
+    (``["field_hints"]``), how much of the declared typing the database keeps
+    (``["declared_fidelity"]``) and the semantic violations per rule
+    (``["semantic_violations"]``)."""
     stats = dict(spec.provenance.stats)
-    stats.update(tool_coverage=coverage, field_hints=hints)
+    stats.update(tool_coverage=tool_coverage(doc, spec), field_hints=source_hints(doc, spec),
+                 declared_fidelity=declared_fidelity(doc, spec))
     spec.provenance.stats = stats
     stats["semantic_violations"] = semantics.summarize(semantics.check_semantics(spec))
     return spec
@@ -683,7 +751,7 @@ def mine_theme(doc: SourceDocument, iterations: int = 3, seed: int = 0,
     evidence = gather_evidence(doc, questions, search)
     spec = draft_database(doc, evidence, seed)
     for i in range(1, iterations + 1):
-        spec = complexify(spec, i, seed)
+        spec = complexify(spec, i, seed, doc)
     spec = annotate_fidelity(doc, spec)
     history = [IterationStats.model_validate(h) for h in spec.provenance.stats["iterations"]]
     return MinedTheme(spec=spec, iterations=history, questions=questions,

@@ -13,7 +13,7 @@ sense. Rules, each reported as a `Violation` with the offending table, column an
 * ``time_order`` - time columns follow one lifecycle: birth before creation; creation before
   every later event (updated, cancelled, started, due, ...); start before end (checked out
   before returned, starts before ends); start before due; records are not created after the
-  episode clock; a child record is not created before its parent.
+  episode clock; a record is not created before a parent it requires.
 * ``lifecycle`` - the status agrees with its timestamps: a row in state S has ``S_at`` set;
   a row whose ``S_at`` is set has reached at least S (a loan with ``returned_at`` set is not
   ``active``) and did not end in another terminal state.
@@ -44,8 +44,9 @@ from urllib.parse import urlparse
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 
 __all__ = [
-    "RULES", "Route", "Violation", "check_semantics", "fk_routes", "lifecycle_columns",
-    "state_rank", "summarize", "time_pairs", "time_stem",
+    "NEGATIVE_ENDS", "RULES", "Route", "Violation", "check_semantics", "fk_routes",
+    "declared_type_ok", "lifecycle_columns", "repair_semantics", "state_rank", "summarize",
+    "time_group", "time_pairs", "time_stem",
 ]
 
 RULES = ("fk_route", "time_order", "lifecycle", "enum", "type", "format", "range", "unique")
@@ -124,8 +125,6 @@ def fk_routes(tables: list[TableSpec]) -> list[Route]:
         fks = [c for c in t.columns if c.foreign_key]
         for via in fks:
             ptable = _fk_target(via)[0]  # type: ignore[index]
-            if via.nullable and ptable != t.name:
-                continue  # an optional link (an actor, a preference) is no route
             parent = by.get(ptable)
             if parent is None:
                 continue
@@ -136,8 +135,9 @@ def fk_routes(tables: list[TableSpec]) -> list[Route]:
                 pc = pcols.get(col.name)
                 if pc is None or pc.foreign_key != col.foreign_key or pc.nullable:
                     continue
-                if ptable == t.name and not _containment(col):
-                    continue  # self reference: only the container must agree
+                if (via.nullable or ptable == t.name) and not _containment(col):
+                    continue  # an optional link (an actor, a preference) only keeps the
+                    # record inside its container (a base branch in its own repository)
                 routes.append(Route("via", t.name, col.name, via.name, col.name))
         # two parents inside the same container
         for i, a in enumerate(fks):
@@ -228,6 +228,11 @@ def time_stem(name: str) -> str:
     return stem or n
 
 
+def time_group(name: str) -> str | None:
+    """The lifecycle group of a time column: birth, create, start, end, due, later or None."""
+    return _group(name)
+
+
 def _group(name: str) -> str | None:
     stem = time_stem(name)
     words = stem.split("_")
@@ -288,8 +293,11 @@ def _check_times(spec: EnvSpec, index: dict[str, dict[Any, dict[str, Any]]]) -> 
         pk = t.primary_key[0]
         pairs = time_pairs(t)
         created = [c.name for c in _time_columns(t) if _group(c.name) == "create"]
+        # required parents exist before the record; optional pointers (a branch's head
+        # commit) may point at newer records
         parents = [(c.name, _fk_target(c)[0]) for c in t.columns  # type: ignore[index]
-                   if c.foreign_key and _fk_target(c)[0] != t.name]  # type: ignore[index]
+                   if c.foreign_key and not c.nullable
+                   and _fk_target(c)[0] != t.name]  # type: ignore[index]
         for row in spec.rows.get(t.name, []):
             times = {c.name: _as_time(row.get(c.name)) for c in _time_columns(t)}
             for a, b in pairs:
@@ -330,6 +338,10 @@ _TERMINAL = {"completed", "returned", "closed", "resolved", "delivered", "collec
              "failed", "succeeded", "retired", "lost", "deleted", "late_cancelled", "done",
              "fulfilled", "declined", "withdrawn", "merged", "written_off", "discharged"}
 _SOFT_END = {"archived", "expired", "deleted"}  # housekeeping ends, after any other end
+# ends that cut the path short: a cancelled appointment was never checked in
+NEGATIVE_ENDS = frozenset({"cancelled", "no_show", "rejected", "failed", "declined",
+                           "withdrawn", "expired", "lost", "late_cancelled", "refunded",
+                           "revoked"})
 
 
 def state_rank(state: str) -> int | None:
@@ -568,3 +580,138 @@ def check_semantics(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]] |
         index[t.name] = {r.get(pk[0]): r for r in spec.rows.get(t.name, [])}
     return [*_check_values(spec, hints), *_check_routes(spec, index),
             *_check_times(spec, index), *_check_lifecycle(spec)]
+
+
+# ============================================================================================
+# repair
+# ============================================================================================
+
+
+def _coerce(ctype: str, v: Any) -> tuple[bool, Any]:
+    """(ok, value) converting a value to a column type where that is unambiguous."""
+    if _type_ok(ctype, v):
+        return True, v
+    try:
+        if ctype == "integer" and isinstance(v, str | float) and float(v) == int(float(v)):
+            return True, int(float(v))
+        if ctype == "real" and isinstance(v, str):
+            return True, float(v)
+        if ctype == "boolean" and isinstance(v, str) and v.lower() in (
+                "true", "false", "yes", "no", "1", "0"):
+            return True, v.lower() in ("true", "yes", "1")
+        if ctype == "date" and isinstance(v, str) and _as_time(v[:10]) is not None:
+            return True, v[:10]
+        if ctype == "datetime" and isinstance(v, str) and len(v) == 10 and _as_time(v):
+            return True, v + "T00:00:00"
+        if ctype == "text" and isinstance(v, int | float | bool):
+            return True, str(v)
+    except (TypeError, ValueError):
+        pass
+    return False, v
+
+
+def _like(value: Any, column: ColumnSpec) -> Any:
+    """A time value in the column's own form (date or datetime)."""
+    if not isinstance(value, str):
+        return value
+    if column.type == "date":
+        return value[:10]
+    return value if len(value) > 10 else value + "T00:00:00"
+
+
+def repair_semantics(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]] | None = None,
+                     passes: int = 4) -> tuple[EnvSpec, list[str], list[Violation]]:
+    """Repair what can be repaired without inventing meaning: route columns take the value
+    their route fixes, later times move up to the earlier ones, missing lifecycle stamps are
+    set and premature ones cleared, values are coerced to their type, out-of-enum, malformed
+    or duplicate values in nullable columns become NULL. Returns (repaired copy, what was
+    done, what is left)."""
+    if hints is None:
+        hints = spec.provenance.stats.get("field_hints") or {}
+    spec = spec.model_copy(deep=True)
+    done: Counter[str] = Counter()
+    by = {t.name: t for t in spec.tables}
+    left = check_semantics(spec, hints)
+    for _ in range(passes):
+        if not left:
+            break
+        index = {t.name: {r.get(t.primary_key[0]): r for r in spec.rows.get(t.name, [])}
+                 for t in spec.tables if len(t.primary_key) == 1}
+        for v in left:
+            t = by[v.table]
+            row = index.get(v.table, {}).get(v.row) if v.row is not None else None
+            if v.rule == "type" and row is None and v.column in {c.name for c in t.columns}:
+                col = t.column(v.column)
+                declared = hints.get(v.table, {}).get(v.column, {})
+                want = {"boolean": "boolean", "integer": "integer", "number": "real"}.get(
+                    declared.get("type"), {"date": "date", "date-time": "datetime"}.get(
+                        declared.get("format")))
+                rows = spec.rows.get(v.table, [])
+                if want and all(_coerce(want, r.get(v.column))[0] or r.get(v.column) is None
+                                for r in rows):
+                    col.type = want  # type: ignore[assignment]
+                    for r in rows:
+                        r[v.column] = _coerce(want, r.get(v.column))[1]
+                    done["type"] += 1
+                continue
+            if row is None:
+                continue
+            col = t.column(v.column) if v.column in {c.name for c in t.columns} else None
+            if v.rule == "fk_route" and col is not None:
+                r = next((r for r in fk_routes(spec.tables) if r.table == v.table
+                          and r.kind == "via" and r.column == v.column), None)
+                if r is not None:
+                    parent = index.get(_fk_target(t.column(r.via))[0], {}).get(  # type: ignore
+                        row.get(r.via))
+                    if parent is not None:
+                        row[v.column] = parent.get(r.parent_column)
+                        done["fk_route"] += 1
+            elif v.rule == "time_order" and col is not None:
+                floor = _time_floor(spec, t, row, v.column, index)
+                if "after the clock" in v.message:
+                    row[v.column] = _like(spec.clock_start, col)
+                    done["time_order"] += 1
+                elif floor is not None:
+                    row[v.column] = _like(floor, col)
+                    done["time_order"] += 1
+            elif v.rule == "lifecycle" and col is not None:
+                if "is not set" in v.message:
+                    times = [row.get(c.name) for c in _time_columns(t)
+                             if isinstance(row.get(c.name), str)]
+                    if times:
+                        row[v.column] = _like(max(times), col)
+                        done["lifecycle"] += 1
+                elif col.nullable:
+                    row[v.column] = None
+                    done["lifecycle"] += 1
+            elif v.rule == "type" and col is not None:
+                ok, value = _coerce(col.type, row.get(v.column))
+                if ok or col.nullable:
+                    row[v.column] = value if ok else None
+                    done["type"] += 1
+            elif v.rule in ("enum", "format", "range") and col is not None and col.nullable:
+                row[v.column] = None
+                done[v.rule] += 1
+            elif v.rule == "unique" and col is not None and col.nullable:
+                row[v.column] = None
+                done["unique"] += 1
+        left = check_semantics(spec, hints)
+    notes = [f"repaired {n} {rule} violation(s)" for rule, n in done.items()]
+    return spec, notes, left
+
+
+def _time_floor(spec: EnvSpec, t: TableSpec, row: dict[str, Any], column: str,
+                index: dict[str, dict[Any, dict[str, Any]]]) -> str | None:
+    """The latest value `column` must not precede: earlier lifecycle columns of the row and the
+    creation of required parents."""
+    vals = [row.get(a) for a, b in time_pairs(t) if b == column and isinstance(row.get(a), str)]
+    if column == "created_at":
+        for c in t.columns:
+            if c.foreign_key and not c.nullable and _fk_target(c)[0] != t.name:  # type: ignore
+                parent = index.get(_fk_target(c)[0], {}).get(row.get(c.name))  # type: ignore
+                if parent and isinstance(parent.get("created_at"), str):
+                    vals.append(parent["created_at"])
+    vals = [v for v in vals if _as_time(v) is not None]
+    if not vals:
+        return None
+    return max(vals, key=lambda v: (v if len(v) > 10 else v + "T00:00:00"))

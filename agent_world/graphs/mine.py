@@ -122,6 +122,11 @@ def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
         coverage = spec.provenance.stats.get("tool_coverage") or {}
         fidelity = {"coverage": {k: coverage.get(k) for k in ("covered", "total", "ratio")},
                     "violations": spec.provenance.stats.get("semantic_violations") or {}}
+        for rej in spec.provenance.stats.get("rejected_iterations") or []:
+            cat.record("mine", task["source"],
+                       f"complexification iteration {rej['iteration']} rejected, the previous "
+                       f"database kept: {rej['reason']}", run_id=task["run_id"],
+                       payload={"env": spec.name, "iteration": rej["iteration"]})
         for tool, lacks in uncovered_reasons(coverage):
             cat.record("mine", f"{task['source']}#{tool}",
                        f"tool {tool!r} is not covered by the mined database: {lacks}",

@@ -4,6 +4,7 @@ complexification (validated, monotonic, deterministic) and the LLM path with a f
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections import Counter
 from typing import Any
@@ -417,8 +418,10 @@ def test_mined_database_is_valid_and_big_enough(mined, key, tmp_path):
     finally:
         conn.close()
     stats = spec.stats()
-    assert stats["tables"] >= 4 and stats["foreign_keys"] >= 3 and stats["rows"] >= 200
+    assert stats["tables"] >= 3 and stats["foreign_keys"] >= 2 and stats["rows"] >= 100
     assert [i.iteration for i in mined[key].iterations] == [0, 1, 2, 3]
+    assert spec.provenance.stats["semantic_violations"] == dict.fromkeys(
+        spec.provenance.stats["semantic_violations"], 0)
     assert spec.tools == []
 
 
@@ -426,8 +429,8 @@ def test_mined_database_is_valid_and_big_enough(mined, key, tmp_path):
 def test_complexification_is_monotonic_and_recorded(mined, key):
     its = mined[key].iterations
     for before, after in zip(its, its[1:], strict=False):
-        assert after.tables > before.tables  # every iteration adds structure
-        assert after.rows > before.rows
+        assert after.tables >= before.tables
+        assert after.rows > before.rows  # more data every iteration, with edge cases
         assert after.constraints >= before.constraints
         assert after.foreign_keys >= before.foreign_keys
         assert after.changes  # what was done is recorded
@@ -435,6 +438,61 @@ def test_complexification_is_monotonic_and_recorded(mined, key):
     assert mined[key].spec.version == 4
     notes = "\n".join(mined[key].spec.provenance.notes)
     assert "iteration 3:" in notes and "edge cases" in notes
+
+
+def test_complexification_follows_the_source_not_a_schedule(mined):
+    """No users/tags/notes/history tables unless the source speaks of them; what an entity
+    implies is added where the source names it."""
+    for key in ("time", "fetch", "calendar"):
+        names = {t.name for t in mined[key].spec.tables}
+        assert not {n for n in names if n in ("users", "tags") or n.endswith(
+            ("_tags", "_notes", "_history", "_attachments"))}, (key, names)
+    git = mined["git"].spec
+    commits = {c.name for c in git.table("commits").columns}
+    assert {"author_name", "author_email", "parent_commit_id"} <= commits
+    assert {"commit_file_changes", "working_tree_changes"} <= {t.name for t in git.tables}
+    by_id = {r["id"]: r for r in git.rows["commits"]}
+    for r in git.rows["commits"]:  # a parent is an older commit of the same repository
+        p = by_id.get(r["parent_commit_id"])
+        if p is not None:
+            assert p["repository_id"] == r["repository_id"]
+            assert p["created_at"] <= r["created_at"]
+    pages = mined["fetch"].spec.rows["pages"]
+    assert pages and {200, 404} & {p["status_code"] for p in pages}
+    assert all(p["body"] for p in pages if p["status_code"] == 200)
+    fetches = mined["fetch"].spec.rows["fetches"]
+    by_page = {p["id"]: p for p in pages}
+    assert all(by_page[f["page_id"]]["url"] == f["url"] for f in fetches if f.get("page_id"))
+
+
+def test_time_conversions_follow_daylight_saving_rules(mined):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    spec = mined["time"].spec
+    zones = {z["id"]: z for z in spec.rows["timezones"]}
+    assert zones and all(z["observes_dst"] == (z["name"] in (
+        "America/New_York", "Europe/London", "Europe/Paris", "Australia/Sydney",
+        "America/Los_Angeles")) for z in zones.values() if z["name"] in (
+        "America/New_York", "Europe/London", "Europe/Paris", "Australia/Sydney",
+        "America/Los_Angeles", "Asia/Kolkata", "Asia/Tokyo", "UTC"))
+    checked = 0
+    for r in spec.rows["time_conversions"]:
+        if not r.get("converted_time"):
+            continue
+        hh, mm = map(int, r["time"].split(":"))
+        d = datetime.fromisoformat(r["on_date"])
+        local = datetime(d.year, d.month, d.day, hh, mm,
+                         tzinfo=ZoneInfo(zones[r["source_timezone_id"]]["name"]))
+        there = local.astimezone(ZoneInfo(zones[r["target_timezone_id"]]["name"]))
+        assert r["converted_time"] == there.strftime("%H:%M")
+        assert r["source_is_dst"] == bool(local.dst())
+        checked += 1
+    assert checked >= 20
+    ny = next(z["id"] for z in zones.values() if z["name"] == "America/New_York")
+    moves = [t for t in spec.rows["dst_transitions"] if t["timezone_id"] == ny]
+    assert {(t["offset_before"], t["offset_after"]) for t in moves} == {
+        ("-05:00", "-04:00"), ("-04:00", "-05:00")}
 
 
 def test_complexification_adds_edge_cases_and_skew(mined):
@@ -445,29 +503,24 @@ def test_complexification_adds_edge_cases_and_skew(mined):
     # duplicate-by-name rows with different ids
     names = Counter(r["name"] for r in rows["doctors"])
     assert names.most_common(1)[0][1] >= 2
-    # cancelled / archived / expired states, and boundary dates
+    # the declared states stay as declared: no terminal state the source did not name
     states = {r["status"] for r in rows["appointments"]}
-    assert "cancelled" in states and ("archived" in states or "expired" in states)
-    assert any(r["start_time"] == "2024-02-29T00:00:00" for r in rows["appointments"])
-    assert any(r.get("created_at") == spec.clock_start for r in rows["appointments"])
-    # Zipf-like popularity: the most used tag is far above a uniform share
-    join = next(t for t in spec.tables if t.name.endswith("_tags"))
-    counts = Counter(r["tag_id"] for r in rows[join.name])
-    assert counts.most_common(1)[0][1] / sum(counts.values()) > 3 / len(rows["tags"])
-    # audit history references real records and records a created event for each
-    hist = rows["appointment_history"]
-    created = {r["appointment_id"] for r in hist if r["action"] == "created"}
-    assert len(created) >= 50 and created <= {r["id"] for r in rows["appointments"]}
-    changed = [r for r in hist if r["field_name"] == "status" and r["old_value"] is not None]
-    assert changed and all(r["old_value"] != r["new_value"] for r in changed)
-    assert all(r["action"] in ("status_changed", "archived") for r in changed)
+    assert "cancelled" in states and states <= {"scheduled", "confirmed", "completed",
+                                                "cancelled"}
+    # boundary dates where a record's lifecycle allows them
+    moved = [int(m) for m in re.findall(r"(\d+) created at boundary",
+                                        " ".join(spec.provenance.notes))]
+    assert len(moved) == 3 and sum(moved) >= 1
+    # Zipf-like popularity of parents
+    counts = Counter(r["doctor_id"] for r in rows["appointments"])
+    assert counts.most_common(1)[0][1] / sum(counts.values()) > 2 / len(rows["doctors"])
 
 
 def test_complexify_never_loses_content(monkeypatch):
     doc = time_doc()
     spec = draft_database(doc, gather_evidence(doc, []), seed=0)
 
-    def lossy(s: EnvSpec, iteration: int, seed: int):  # a valid database with fewer rows
+    def lossy(s: EnvSpec, iteration: int, seed: int, doc=None):  # a valid database with fewer rows
         rows = {**s.rows, "time_conversions": s.rows["time_conversions"][:5]}
         return ComplexifyResult(s.tables, rows, {}, [], ["lossy"])
 
@@ -475,7 +528,7 @@ def test_complexify_never_loses_content(monkeypatch):
     with pytest.raises(MiningError, match="must not remove content: rows 82 -> 47"):
         complexify(spec, 1, seed=0)
 
-    def dropping(s: EnvSpec, iteration: int, seed: int):
+    def dropping(s: EnvSpec, iteration: int, seed: int, doc=None):
         res = _Complexifier(s, iteration, seed).run()
         res.tables = [t for t in res.tables if t.name != "time_conversions"]
         res.rows.pop("time_conversions")
@@ -485,7 +538,7 @@ def test_complexify_never_loses_content(monkeypatch):
         return res
 
     monkeypatch.setattr(offline_mining, "complexify_offline", dropping)
-    with pytest.raises(MiningError, match=r"dropped table\(s\) \['time_conversions'\]"):
+    with pytest.raises(MiningError, match=r"foreign_keys \d -> \d|dropped table\(s\)"):
         complexify(spec, 1, seed=0)
 
 
@@ -494,8 +547,8 @@ def test_complexify_validates_the_database(monkeypatch):
     spec = draft_database(doc, gather_evidence(doc, []), seed=0)
     real = offline_mining.complexify_offline
 
-    def dangling(s: EnvSpec, iteration: int, seed: int):
-        res = real(s, iteration, seed)
+    def dangling(s: EnvSpec, iteration: int, seed: int, doc=None):
+        res = real(s, iteration, seed, doc)
         res.rows["time_conversions"][0]["source_timezone_id"] = 99999
         return res
 

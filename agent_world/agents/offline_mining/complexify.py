@@ -16,8 +16,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
+from agent_world.agents.offline_mining import implied
 from agent_world.agents.offline_mining.naming import identifier, plural, singular
 from agent_world.agents.offline_mining.rows import (
     WINDOW_START,
@@ -29,7 +31,9 @@ from agent_world.agents.offline_mining.rows import (
 )
 from agent_world.agents.offline_mining.tables import table_kinds, table_order
 from agent_world.agents.offline_mining.vocabulary import TERMINAL_FOR
+from agent_world.agents.semantics import check_semantics, fk_routes, lifecycle_columns, time_group
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
+from agent_world.tools.sources.base import SourceDocument
 
 MAIN_KINDS = {"core": 4, "person": 3, "activity": 2, "reference": 1}
 
@@ -69,7 +73,14 @@ def _candidates(tables: list[TableSpec], kinds: dict[str, str], rows: dict[str, 
 
 
 class _Complexifier:
-    def __init__(self, spec: EnvSpec, iteration: int, seed: int) -> None:
+    def __init__(self, spec: EnvSpec, iteration: int, seed: int,
+                 doc: SourceDocument | None = None) -> None:
+        self.doc = doc
+        self.seed = seed
+        self.hints: dict[str, dict[str, dict[str, Any]]] = dict(
+            spec.provenance.stats.get("field_hints") or {})
+        self.source_text = " ".join([spec.theme.description, *spec.theme.raw_descriptions,
+                                     *(doc.text().split("\n") if doc else [])]).lower()
         self.tables = [t.model_copy(deep=True) for t in spec.tables]
         self.kinds = table_kinds(spec)
         self.iteration = iteration
@@ -78,6 +89,10 @@ class _Complexifier:
         self.clock = spec.clock_start
         self.notes: list[str] = []
         self.added: list[str] = list(spec.provenance.stats.get("added_tables") or [])
+
+    def view(self) -> SimpleNamespace:
+        """The current schema, as the coverage map reads it."""
+        return SimpleNamespace(tables=self.tables)
 
     def cands(self, allowed: Iterable[str]) -> list[str]:
         return _candidates(self.tables, self.kinds, self.f.rows, allowed, self.added)
@@ -419,60 +434,126 @@ class _Complexifier:
             else:
                 self.fill(tname, extra, skew=True)
 
+    def _declared_enum(self, table: str, column: str) -> bool:
+        return bool((self.hints.get(table) or {}).get(column, {}).get("enum"))
+
+    def _plain_nullable(self, t: TableSpec) -> dict[str, None]:
+        """Nullable columns no rule ties to another value (lifecycle stamps, routes and the
+        times that order a row stay as generated)."""
+        lc = lifecycle_columns(t)
+        stamps = set(lc[1].values()) if lc else set()
+        routed = {r.column for r in fk_routes(self.tables) if r.table == t.name} | {
+            r.via for r in fk_routes(self.tables) if r.table == t.name}
+        return {c.name: None for c in t.columns
+                if c.nullable and not c.primary_key and c.name not in stamps | routed
+                and c.type not in ("date", "datetime")}
+
+    def _at_boundary(self, t: TableSpec, row: dict[str, Any], boundary: str) -> bool:
+        """Move a new row's creation to a boundary date when its lifecycle allows it."""
+        created = [c for c in t.columns if c.type in ("date", "datetime")
+                   and time_group(c.name) == "create"]
+        if not created:
+            return False
+        moved = {c.name: (boundary[:10] if c.type == "date" else boundary) for c in created}
+        trial = {**row, **moved}
+        parents = {c.foreign_key.split(".")[0] for c in t.columns if c.foreign_key}
+        rows = {p: self.f.rows[p] for p in parents if p in self.f.rows}
+        probe = EnvSpec.model_construct(tables=self.tables, rows={**rows, t.name: [trial]},
+                                        clock_start=self.clock)
+        if any(v.table == t.name for v in check_semantics(probe, self.hints)):
+            return False
+        row.update(moved)
+        return True
+
     def edge_cases(self) -> None:
         boundary = ["2024-02-29T00:00:00", "2025-12-31T23:59:59", self.clock,
                     "2024-01-01T00:00:00"][(self.iteration - 1) % 4]
         added: Counter[str] = Counter()
+        moved = 0
         for t in list(self.tables):
             kind = self.kinds.get(t.name, "core")
             if kind in ("reference", "lookup", "join"):
                 continue
-            # terminal states
+            # terminal states (an enum the source declared is not widened)
             status = next((c for c in t.columns if c.name in ("status", "state") and c.enum),
                           None)
             if status is not None:
                 have = set(status.enum or [])
                 for trigger, terminal in TERMINAL_FOR:
-                    if have & trigger and terminal not in have:
+                    if terminal in have:
+                        if self.f.make(t.name, skew=True, overrides={status.name: terminal}):
+                            added[t.name] += 1
+                        break
+                    if have & trigger and not self._declared_enum(t.name, status.name):
                         status.enum = [*(status.enum or []), terminal]
                         have.add(terminal)
+                        self.f.reindex_column(t.name)
                         self.notes.append(f"edge: {t.name}.status += {terminal}")
                         for _ in range(2):
                             if self.f.make(t.name, skew=True, overrides={status.name: terminal}):
                                 added[t.name] += 1
                         break
-            # every nullable column NULL at once
-            nullable = {c.name: None for c in t.columns
-                        if c.nullable and not c.primary_key}
+            # every free nullable column NULL at once
+            nullable = self._plain_nullable(t)
             if nullable and self.f.make(t.name, skew=True, overrides=nullable):
                 added[t.name] += 1
             # duplicate label with a new id
             label = next((c for c in t.columns if c.name in ("name", "title", "subject")
-                          and not c.unique), None)
+                          and not c.unique and not (self.hints.get(t.name) or {}).get(
+                              c.name, {}).get("unique")), None)
             if label is not None and self.f.rows[t.name]:
                 src = self.f.rows[t.name][self.rng.randrange(len(self.f.rows[t.name]))]
                 if src.get(label.name) is not None and self.f.make(
                         t.name, skew=True, overrides={label.name: src[label.name]}):
                     added[t.name] += 1
-            # boundary dates
-            times = [c for c in t.columns if c.type in ("date", "datetime")]
-            if times:
-                over = {c.name: (boundary[:10] if c.type == "date" else boundary)
-                        for c in times}
-                if self.f.make(t.name, skew=True, overrides=over):
-                    added[t.name] += 1
+            # boundary dates, where the record's lifecycle allows them
+            row = self.f.make(t.name, skew=True)
+            if row is not None:
+                added[t.name] += 1
+                moved += self._at_boundary(t, row, boundary)
         if added:
             self.notes.append(f"edge cases: {sum(added.values())} rows in {len(added)} tables "
-                              f"(NULLs, duplicate names, terminal states, boundary {boundary})")
+                              f"(NULLs, duplicate names, terminal states, {moved} created at "
+                              f"boundary {boundary})")
+
+    # ---- what the source implies ----------------------------------------------------------
+    # generic structure only where the source speaks of it
+    GATED = (("history", ("history", "audit", "changelog", "activity log")),
+             ("tags", ("tag", "label")),
+             ("children", ("note", "comment", "attachment")),
+             ("lookup", ("categor", "taxonom")))
+
+    def source_operations(self) -> list[Callable[[], str | None]]:
+        ops: list[Callable[[], str | None]] = [
+            lambda: implied.uncovered_tool(self, self.doc),
+            lambda: implied.declared_fields(self, self.doc)]
+        entities = {singular(t.name) for t in self.tables} | {
+            singular(k) for k in self.kinds}
+        for nouns, op in implied.IMPLIED:
+            if nouns & entities:
+                ops.append(lambda op=op: op(self))
+        for op, words in self.GATED:
+            if any(w in self.source_text for w in words):
+                ops.append(lambda op=op: self._generic(op))
+        return ops
+
+    def _generic(self, op: str) -> str | None:
+        before = len(self.notes)
+        if getattr(self, f"op_{op}")():
+            return self.notes.pop() if len(self.notes) > before else op
+        return None
 
     def run(self) -> ComplexifyResult:
-        planned = list(self.SCHEDULE[(self.iteration - 1) % len(self.SCHEDULE)])
-        for op in planned:
-            if getattr(self, f"op_{op}")():
-                continue
-            for alt in self.FALLBACK:
-                if alt not in planned and getattr(self, f"op_{alt}")():
-                    break
+        applied = 0
+        for op in self.source_operations():
+            if applied >= 2:
+                break
+            note = op()
+            if note:
+                self.notes.append(note)
+                applied += 1
+        if not applied:
+            self.notes.append("structure: nothing the source implies is missing; data only")
         self.grow(1.3)
         self.edge_cases()
         return ComplexifyResult(self.tables, self.f.rows, self.kinds, self.added, self.notes)
@@ -487,6 +568,9 @@ class ComplexifyResult:
     notes: list[str]
 
 
-def complexify_offline(spec: EnvSpec, iteration: int, seed: int) -> ComplexifyResult:
-    """One offline complexification iteration (not yet validated: the caller does that)."""
-    return _Complexifier(spec, iteration, seed).run()
+def complexify_offline(spec: EnvSpec, iteration: int, seed: int,
+                       doc: SourceDocument | None = None) -> ComplexifyResult:
+    """One offline complexification iteration (not yet validated: the caller does that):
+    structure the source implies (its uncovered tools, declared fields, what its entities
+    imply), then more rows with skew, then edge cases."""
+    return _Complexifier(spec, iteration, seed, doc).run()

@@ -216,11 +216,51 @@ def _apply_argument(m: DomainModel, primary: Entity, shape: ToolShape, info: dic
         _scalar(primary, arg, info, required and (not shape.read or primary.kind == "activity"))
 
 
+def _declared_field(m: DomainModel, ent: Entity, spec: dict[str, Any]) -> None:
+    """A field the source types (OpenAPI property, PRD field line): its declared type, format,
+    enum, uniqueness and requiredness become the column, a reference an FK or join table."""
+    fname = identifier(snake(spec["name"]), "field")
+    if fname == "id":
+        return
+    jtype, fmt = spec.get("type"), spec.get("format")
+    desc = spec.get("description", "")
+    ref = spec.get("references")
+    if ref:
+        target = identifier(singular(snake(ref)), "entity")
+        m.ensure(target)
+        if jtype == "array":
+            m.join(ent.name, target)
+            return
+        col = fname if fname.endswith("_id") else f"{fname}_id"
+        if target == ent.name:
+            ent.add(Col(col, "integer", fk=ent.name))
+        else:
+            m.link(ent, col, target, bool(spec.get("required")), desc)
+        return
+    enum = [str(e) for e in spec.get("enum") or []] or None
+    if jtype == "array":  # a list of values: a child table, one row per value
+        items = {"type": "string", "format": fmt, "properties": {}}
+        _child_table(m, ent, fname, {"items": items, "enum": enum, "description": desc})
+        return
+    if fname in ("status", "state") and enum:
+        ent.declared_states = [state_token(e) for e in enum]
+        return
+    ctype = "text" if enum else column_type(fname, jtype, fmt, desc)
+    ent.add(Col(fname, ctype, nullable=not spec.get("required"), unique=bool(spec.get("unique")),
+                enum=enum, description=desc[:200], declared=bool(jtype or enum)))
+
+
 def _hint_fields(m: DomainModel, hints: list[Evidence]) -> None:
-    """Step 2a continued: an entity hint's fields become columns and foreign keys."""
+    """Step 2a continued: an entity hint's fields become columns and foreign keys (typed as
+    declared where the source types them)."""
     for h in hints:
         ent = m.ensure(h.data["name"])
+        typed = {identifier(snake(f["name"]), "field"): f
+                 for f in h.data.get("field_specs") or []}
         for f in h.data["fields"]:
+            if identifier(snake(f), "field") in typed:
+                _declared_field(m, ent, typed[identifier(snake(f), "field")])
+                continue
             fname = identifier(snake(f), "field")
             if fname == "id":
                 continue
@@ -315,9 +355,11 @@ def _child_table(m: DomainModel, parent: Entity, arg: str, info: dict[str, Any])
     elif word in ("url", "link", "uri"):
         child.add(Col("url", "text", nullable=False))
     else:
-        child.add(Col(identifier(value, "value"), column_type(value, items.get("type"),
-                                                             items.get("format")),
-                      nullable=False))
+        enum = info.get("enum")
+        child.add(Col(identifier(value, "value"), "text" if enum else column_type(
+            value, items.get("type"), items.get("format")), nullable=False, enum=enum,
+            declared=bool(enum)))
+        child.unique_together.append([f"{parent.name}_id", identifier(value, "value")])
 
 
 _LABELS = ("name", "title", "subject", "label", "code", "email", "message", "path", "url",
@@ -343,9 +385,12 @@ def complete_model(m: DomainModel) -> None:
         elif ent.kind == "core" and not any(c in ent.cols for c in _LABELS) and \
                 not ent.parents():  # roots need a label; children are known by their parents
             ent.add(Col("name", "text", nullable=False))
-        if ent.wants_status and not ent.states:
+        if ent.declared_states:
+            ent.add(Col("status", "text", nullable=False, enum=list(dict.fromkeys(
+                ent.declared_states)), declared=True))
+        elif ent.wants_status and not ent.states:
             ent.states = ["active", "inactive", "archived"]
-        if ent.states:
+        if ent.states and not ent.declared_states:
             states = list(dict.fromkeys(state_token(s) for s in ent.states))
             first = next((s for s in STATE_WORDS if s in states and s in (
                 "draft", "pending", "scheduled", "booked", "todo", "open", "new", "active")),

@@ -21,6 +21,7 @@ class Col:
     enum: list[str] | None = None
     fk: str | None = None  # target entity
     description: str = ""
+    declared: bool = False  # typed by the source: name heuristics do not change it
 
 
 @dataclass
@@ -34,12 +35,16 @@ class Entity:
     written: bool = False  # some tool changes it
     wants_status: bool = False  # a status field without known values
     from_hint: bool = False  # documented by an entity hint (its fields are authoritative)
+    declared_states: list[str] | None = None  # a status enum the source declares, as declared
 
     def add(self, col: Col) -> Col:
         have = self.cols.get(col.name)
         if have is None:
             self.cols[col.name] = col
             return col
+        if have.declared:  # the source's declaration wins over what tools suggest
+            have.description = have.description or col.description
+            return have
         have.nullable = have.nullable and col.nullable
         have.unique = have.unique or col.unique
         if col.enum:

@@ -131,7 +131,9 @@ def collect_evidence(doc: SourceDocument, questions: list[str], search: SearchFn
         ev.append(Evidence(kind="entity", ref=f"entity:{hint.name}",
                            text=f"{hint.name}: {', '.join(hint.fields)} {hint.description}".strip(),
                            data={"name": hint.name, "fields": list(hint.fields),
-                                 "description": hint.description}))
+                                 "description": hint.description,
+                                 "field_specs": [f.model_dump(exclude_defaults=True)
+                                                 for f in hint.field_specs]}))
     if search is not None:
         for q in questions[:max_web_queries]:
             try:

@@ -29,9 +29,22 @@ from agent_world.agents.offline_mining.reference_data import (
     TAG_WORDS,
     TIME_ZONES,
 )
+from agent_world.agents.semantics import (
+    NEGATIVE_ENDS,
+    Route,
+    fk_routes,
+    lifecycle_columns,
+    state_rank,
+    time_group,
+    time_stem,
+)
 from agent_world.envs.spec import ColumnSpec, TableSpec
 
 WINDOW_START = datetime(2023, 1, 1, 8, 0, 0)
+
+# rules that derive columns of a new row from the rest of it (registered by the modules that
+# add such columns: a conversion's converted time, a fetch's URL from its page)
+ROW_RULES: list[Callable[[RowFactory, str, dict[str, Any]], None]] = []
 
 
 def to_iso(dt: datetime) -> str:
@@ -212,11 +225,13 @@ class RowFactory:
         self._unique: dict[tuple[str, tuple[str, ...]], set[Any]] = {}
         self._zipf: dict[tuple[str, int], tuple[list[Any], list[float]]] = {}
         self._by_id: dict[str, dict[Any, dict[str, Any]]] = {}
+        self._cache: dict[tuple[str, str], Any] = {}
         for t in tables:
             self._index(t.name)
 
     # ---- bookkeeping -------------------------------------------------------------------
     def add_table(self, table: TableSpec) -> None:
+        self._cache.clear()
         self.tables[table.name] = table
         self.rows.setdefault(table.name, [])
         self._index(table.name)
@@ -234,6 +249,7 @@ class RowFactory:
         self._by_id[tname] = {r.get(pk): r for r in self.rows[tname]}
 
     def reindex_column(self, tname: str) -> None:
+        self._cache.clear()
         self._index(tname)
 
     def next_id(self, tname: str) -> int:
@@ -408,60 +424,177 @@ class RowFactory:
                                 "endpoint", "logging", "types", "dependencies"])
         return f"{verb} {self.fake.word()} {what}"
 
-    def _time_value(self, table: str, col: ColumnSpec, row: dict[str, Any], sem: str) -> Any:
-        kind, role = sem.split(":")
-        r = self.rng
+    # ---- times: one lifecycle per row ------------------------------------------------------
+    _SCHEDULED = {"start", "starts", "begin", "begins", "departure", "departs", "end", "ends",
+                  "arrival", "arrives"}
+
+    def _lifecycle(self, table: str) -> tuple[str, dict[str, str]] | None:
+        key = ("lifecycle", table)
+        if key not in self._cache:
+            self._cache[key] = lifecycle_columns(self.tables[table])
+        return self._cache[key]
+
+    def _floor(self, table: str, row: dict[str, Any]) -> datetime:
+        """A record is created after every parent it belongs to."""
         floor = WINDOW_START
-        tcols = self.tables[table].columns
-        for c in tcols:  # a child is created after its parents
+        for c in self.tables[table].columns:
             if c.foreign_key and row.get(c.name) is not None:
                 parent = self.parent_row(c, row[c.name])
                 if parent:
-                    for k in ("created_at", "created", "joined_at", "registered_at"):
-                        pt = parse_iso(parent.get(k))
-                        if pt and pt > floor:
-                            floor = pt
-        created = next((parse_iso(row.get(c.name)) for c in tcols
-                        if c.name in ("created_at", "created") and row.get(c.name)), None)
-        start = next((parse_iso(row.get(c.name)) for c in tcols
-                      if c.type in ("date", "datetime") and c.name != col.name
-                      and time_role(c.name) == "start" and row.get(c.name)), None)
-        if role == "birth":
+                    pt = parse_iso(parent.get("created_at"))
+                    if pt and pt > floor:
+                        floor = pt
+        return floor
+
+    def _stamp_needed(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> bool | None:
+        """Whether the row's status says this state timestamp is set (None: no opinion)."""
+        lc = self._lifecycle(table)
+        if lc is None:
+            return None
+        scol, stamps = lc
+        state = next((st for st, c in stamps.items() if c == col.name), None)
+        status = row.get(scol)
+        if state is None or status is None:
+            return None
+        if status == state:
+            return True
+        rank, srank = state_rank(status), state_rank(state)
+        if rank is None or srank is None or rank <= srank or srank == 2:
+            return False
+        return status not in NEGATIVE_ENDS  # reached by the normal path
+
+    def _time_value(self, table: str, col: ColumnSpec, row: dict[str, Any], sem: str) -> Any:
+        kind = sem.split(":")[0]
+        r = self.rng
+        group = time_group(col.name)
+        stem = time_stem(col.name)
+        tcols = [c for c in self.tables[table].columns
+                 if c.type in ("date", "datetime") and c.name != col.name]
+        done = {c.name: parse_iso(row.get(c.name)) for c in tcols if row.get(c.name)}
+        by_group: dict[str | None, list[datetime]] = {}
+        for c in tcols:
+            if done.get(c.name) is not None:
+                by_group.setdefault(time_group(c.name), []).append(done[c.name])  # type: ignore
+        created = max(by_group.get("create", []), default=None)
+        starts = max(by_group.get("start", []), default=None)
+        needed = self._stamp_needed(table, col, row)
+        if needed is False and col.nullable:
+            return None
+        floor = max(self._floor(table, row), created or WINDOW_START)
+        clock = self.clock
+        if group == "birth":
             dt = self._rand_time(datetime(1940, 1, 1), datetime(2008, 12, 31))
-        elif role == "updated":
-            base = created or floor
-            dt = self._rand_time(base, min(self.clock, base + timedelta(days=120)))
-        elif role == "deleted":
-            if col.nullable and r.random() < 0.85:
-                return None
-            base = created or floor
-            dt = self._rand_time(base, self.clock)
-        elif role == "end":
-            if start is not None:
-                dt = start + (timedelta(days=r.randint(1, 14)) if kind == "date"
-                              else timedelta(minutes=r.choice([30, 45, 60, 90, 120])))
+        elif group == "create":
+            if created is not None:  # booked_at and created_at of one record: the same moment
+                dt = created
             else:
-                dt = self._rand_time(self.clock - timedelta(days=60),
-                                     self.clock + timedelta(days=90))
-        elif role == "start":
-            lo = max(floor, self.clock - timedelta(days=150))
-            dt = self._rand_time(lo, max(lo, self.clock + timedelta(days=75)))
-            dt = dt.replace(minute=(dt.minute // 15) * 15, second=0)
-        else:
-            dt = self._rand_time(floor, self.clock - timedelta(hours=1))
+                dt = self._rand_time(self._floor(table, row), clock - timedelta(hours=1))
+        elif group == "start":
+            if stem in self._SCHEDULED:  # a scheduled time: past or upcoming
+                dt = self._rand_time(max(floor, clock - timedelta(days=150)),
+                                     max(floor, clock + timedelta(days=75)))
+                dt = dt.replace(minute=(dt.minute // 15) * 15, second=0)
+            else:  # an event that happened
+                dt = self._rand_time(floor, max(floor, clock - timedelta(minutes=5)))
+        elif group == "end":
+            base = starts or floor
+            if stem in self._SCHEDULED:
+                dt = base + (timedelta(days=r.randint(1, 14)) if kind == "date"
+                             else timedelta(minutes=r.choice([30, 45, 60, 90, 120])))
+            else:
+                hi = min(clock, base + timedelta(days=45))
+                dt = self._rand_time(base, max(base, hi))
+        elif group == "due":
+            base = starts or created or floor
+            dt = base + timedelta(days=r.choice([7, 14, 14, 21, 28]))
+        else:  # updated, cancelled, archived, ...: after the record's past events
+            if needed is None and stem.startswith(("deleted", "archived", "revoked")) and \
+                    col.nullable and r.random() < 0.85:
+                return None
+            past = [v for v in done.values() if v is not None and v <= clock]
+            base = max([floor, *past])
+            if stem.startswith(("updated", "modified", "last")):
+                dt = self._rand_time(base, max(base, min(clock, base + timedelta(days=120))))
+            else:
+                dt = self._rand_time(base, max(base, clock))
+        if needed is None and col.nullable and group == "end" and r.random() < (
+                0.1 if stem in self._SCHEDULED else 0.3):
+            return None  # open-ended, or not returned yet
         return dt.date().isoformat() if kind == "date" else to_iso(dt)
 
+    _TIME_ORDER = {"birth": 3, "create": 3, "start": 4, "due": 5, "end": 5, None: 6,
+                   "later": 7}
+
     def _ordered(self, table: TableSpec) -> list[ColumnSpec]:
-        def key(c: ColumnSpec) -> int:
-            if c.foreign_key:
-                return 1
+        vias = {r.via for r in self._routes(table.name)} | {
+            r.column for r in self._routes(table.name) if r.kind == "siblings"}
+
+        def key(c: ColumnSpec) -> tuple[int, int]:
             if c.primary_key:
-                return 0
+                return (0, 0)
+            if c.foreign_key:
+                return (1, 0 if c.name in vias else 1)
             if c.type in ("date", "datetime"):
-                return {"created": 3, "birth": 3, "start": 4, "updated": 5, "deleted": 5,
-                        "end": 6}[time_role(c.name)]
-            return 2
+                return (self._TIME_ORDER[time_group(c.name)], 0)
+            return (2, 0)
         return sorted(table.columns, key=key)
+
+    # ---- foreign keys along routes ---------------------------------------------------------
+    def _routes(self, table: str) -> list[Route]:
+        key = ("routes", table)
+        if key not in self._cache:
+            self._cache[key] = [r for r in fk_routes(list(self.tables.values()))
+                                if r.table == table]
+        return self._cache[key]
+
+    def _implied(self, tname: str, column: str, row: dict[str, Any]) -> Any:
+        """The value a route through an already chosen parent fixes for `column`."""
+        t = self.tables[tname]
+        for r in self._routes(tname):
+            if r.kind == "via" and r.column == column and row.get(r.via) is not None:
+                parent = self.parent_row(t.column(r.via), row[r.via])
+                if parent is not None and parent.get(r.parent_column) is not None:
+                    return parent[r.parent_column]
+        return None
+
+    def route_fk(self, tname: str, c: ColumnSpec, row: dict[str, Any], skew: bool,
+                 own_id: Any) -> tuple[bool, Any]:
+        """(decided, value) for an FK column that a route fixes or narrows."""
+        ptable = c.foreign_key.split(".")[0]  # type: ignore[union-attr]
+        filters = []
+        for r in self._routes(tname):
+            t = self.tables[tname]
+            if r.kind == "via":
+                if r.column == c.name and row.get(r.via) is not None:
+                    parent = self.parent_row(t.column(r.via), row[r.via])
+                    if parent is not None and parent.get(r.parent_column) is not None:
+                        return True, parent[r.parent_column]
+                if r.via == c.name:
+                    want = row.get(r.column)
+                    if want is None:  # another route may already fix the column
+                        want = self._implied(tname, r.column, row)
+                    if want is not None:
+                        pc = r.parent_column
+                        filters.append(lambda p, w=want, pc=pc: p.get(pc) == w)
+            else:
+                for mine, other in ((r.via, r.column), (r.column, r.via)):
+                    if mine == c.name and row.get(other) is not None:
+                        op = self.parent_row(t.column(other), row[other])
+                        if op is not None and op.get(r.parent_column) is not None:
+                            want, pc = op[r.parent_column], r.parent_column
+                            filters.append(lambda p, w=want, pc=pc: p.get(pc) == w)
+        if not filters:
+            return False, None
+        pcol = c.foreign_key.split(".")[1]  # type: ignore[union-attr]
+        cands = [p.get(pcol) for p in self.rows.get(ptable, [])
+                 if all(f(p) for f in filters) and p.get(pcol) is not None
+                 and (ptable != tname or p.get(pcol) != own_id)]
+        if ptable == tname and (not cands or self.rng.random() < 0.5):
+            return True, None
+        if not cands:
+            return True, None
+        return True, (self.zipf_choice(f"{ptable}|{len(cands)}|{cands[0]}", cands) if skew
+                      else self.rng.choice(cands))
 
     def make(self, tname: str, *, skew: bool = False, overrides: dict[str, Any] | None = None,
              nulls: float = 0.05, tries: int = 8) -> dict[str, Any] | None:
@@ -471,28 +604,38 @@ class RowFactory:
         for attempt in range(tries):
             row: dict[str, Any] = {}
             rid = self.next_id(tname)
+            dead_end = False
             for c in self._ordered(table):
                 if c.name in overrides:
                     row[c.name] = overrides[c.name]
                 elif c.primary_key and not c.foreign_key:
                     row[c.name] = rid if c.type == "integer" else self.fake.uuid4()
                 elif c.foreign_key:
-                    v = self.pick_parent(tname, c, skew, own_id=rid)
+                    decided, v = self.route_fk(tname, c, row, skew, rid)
+                    if not decided:
+                        v = self.pick_parent(tname, c, skew, own_id=rid)
                     if v is None and not c.nullable:
-                        return None  # no parent rows to point at
+                        if not decided:
+                            return None  # no parent rows to point at
+                        dead_end = True  # no parent on this route: try other parents
+                        break
                     if v is not None and c.nullable and self.rng.random() < nulls:
                         v = None
                     row[c.name] = v
                 elif c.nullable and not c.unique and self.rng.random() < nulls and \
-                        c.name not in ("name", "title"):
+                        c.name not in ("name", "title") and c.type not in ("date", "datetime"):
                     row[c.name] = None
                 else:
                     row[c.name] = self.value(tname, c, row)
+            if dead_end:
+                continue
+            for rule in ROW_RULES:
+                rule(self, tname, row)
             if not self.ok_unique(tname, row):
                 for c in table.columns:  # make unique text columns unique by suffix
                     if (c.unique or any(c.name in g for g in table.unique_together)) and \
                             c.type == "text" and isinstance(row.get(c.name), str) and \
-                            c.name not in overrides and attempt >= 2:
+                            not c.enum and c.name not in overrides and attempt >= 2:
                         row[c.name] = _suffix(row[c.name], rid, column_semantic(tname, c))
                 if not self.ok_unique(tname, row):
                     continue

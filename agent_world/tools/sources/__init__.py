@@ -37,7 +37,13 @@ from agent_world.tools.sources._io import (
     parse_structured,
     read_text,
 )
-from agent_world.tools.sources.base import EntityHint, SourceDocument, SourceKind, ToolDescription
+from agent_world.tools.sources.base import (
+    EntityHint,
+    FieldSpec,
+    SourceDocument,
+    SourceKind,
+    ToolDescription,
+)
 from agent_world.tools.sources.mcp import (
     DEFAULT_TIMEOUT,
     aread_mcp,
@@ -56,6 +62,7 @@ __all__ = [
     "DEFAULT_SOURCES",
     "DEFAULT_TIMEOUT",
     "EntityHint",
+    "FieldSpec",
     "SourceDocument",
     "SourceKind",
     "SourceRef",

@@ -22,14 +22,52 @@ class ToolDescription(BaseModel):
     tags: list[str] = Field(default_factory=list)
 
 
+class FieldSpec(BaseModel):
+    """One field of an entity as the source declares it (OpenAPI schema property, PRD field
+    line or table row): JSON type, format, allowed values, constraints and references."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    type: str | None = None  # JSON type: string, integer, number, boolean, array, object
+    format: str | None = None  # date, date-time, email, uri, uuid, time, ...
+    enum: list[str] | None = None
+    required: bool = False
+    unique: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    pattern: str | None = None
+    references: str | None = None  # the entity a foreign key points at
+    description: str = ""
+
+    def json_schema(self) -> dict[str, Any]:
+        """The field as a JSON schema (what the miner reads tool arguments as)."""
+        out: dict[str, Any] = {k: v for k, v in (
+            ("type", self.type), ("format", self.format), ("enum", self.enum),
+            ("minimum", self.minimum), ("maximum", self.maximum), ("pattern", self.pattern),
+            ("description", self.description)) if v not in (None, "")}
+        return out
+
+    def hint(self) -> dict[str, Any]:
+        """What semantic validation checks the column against (``field_hints`` entry)."""
+        out = {k: v for k, v in self.json_schema().items() if k != "description"}
+        if self.unique:
+            out["unique"] = True
+        if self.required:
+            out["required"] = True
+        return out
+
+
 class EntityHint(BaseModel):
-    """An entity a product document names, with the fields it mentions."""
+    """An entity a source names, with the fields it mentions (``fields``: names) and, where the
+    source types them, their declarations (``field_specs``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str
     fields: list[str] = Field(default_factory=list)
     description: str = ""
+    field_specs: list[FieldSpec] = Field(default_factory=list)
 
 
 class SourceDocument(BaseModel):

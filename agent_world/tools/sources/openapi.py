@@ -27,7 +27,12 @@ from typing import Any
 
 from agent_world.errors import SourceError
 from agent_world.tools.sources._io import load_structured, name_from_path
-from agent_world.tools.sources.base import EntityHint, SourceDocument, ToolDescription
+from agent_world.tools.sources.base import (
+    EntityHint,
+    FieldSpec,
+    SourceDocument,
+    ToolDescription,
+)
 
 __all__ = ["looks_like_openapi", "parse_openapi", "read_openapi", "RefResolver"]
 
@@ -312,6 +317,73 @@ def _operation_tool(
     return tool, {"method": method.upper(), "path": path, "in": locations, **body_info}
 
 
+_REFERENCES = re.compile(r"\breferences?\s+`?([A-Z][A-Za-z0-9_]*)(?:\.\w+)?", re.I)
+_FIELD_KEYS = ("minimum", "maximum", "pattern")
+
+
+def _ref_name(node: Any) -> str | None:
+    if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        return node["$ref"].rsplit("/", 1)[-1]
+    return None
+
+
+def _raw_properties(raw: Any, resolver: RefResolver) -> dict[str, Any]:
+    """A component's properties before $refs are inlined (so references keep their names)."""
+    if not isinstance(raw, dict):
+        return {}
+    if isinstance(raw.get("$ref"), str):
+        try:
+            return _raw_properties(resolver.lookup(raw["$ref"]), resolver)
+        except SourceError:
+            return {}
+    props: dict[str, Any] = dict(raw.get("properties") or {})
+    for part in _list(raw.get("allOf")):
+        for k, v in _raw_properties(part, resolver).items():
+            props.setdefault(k, v)
+    return props
+
+
+def field_spec(name: str, schema: dict[str, Any], raw: Any, required: bool,
+               schemas: dict[str, Any]) -> FieldSpec:
+    """One property of a component schema as a typed FieldSpec."""
+    jtype = schema.get("type")
+    if isinstance(jtype, list):
+        jtype = next((t for t in jtype if t != "null"), None)
+    if jtype is None:
+        for key in ("anyOf", "oneOf"):
+            for b in _list(schema.get(key)):
+                if isinstance(b, dict) and b.get("type") not in (None, "null"):
+                    schema = {**b, **{k: v for k, v in schema.items() if k != key}}
+                    jtype = b.get("type")
+                    break
+    desc = str(schema.get("description") or "").strip()
+    ref = _ref_name(raw)
+    items_ref = _ref_name(raw.get("items")) if isinstance(raw, dict) else None
+    references = None
+    for cand in (ref, items_ref):  # a $ref to an object schema is a relation
+        target = schemas.get(cand) if cand else None
+        if isinstance(target, dict) and (target.get("type") == "object"
+                                         or target.get("properties") or target.get("allOf")):
+            references = cand
+    if references is None:
+        m = _REFERENCES.search(desc) or (
+            re.search(r"\(([A-Z][A-Za-z0-9_]*)\.id\)", desc))
+        if m and m.group(1) in schemas:
+            references = m.group(1)
+    items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+    enum = schema.get("enum") or (items.get("enum") if jtype == "array" else None)
+    return FieldSpec(
+        name=name, type=str(jtype) if jtype else None,
+        format=schema.get("format") if isinstance(schema.get("format"), str) else None,
+        enum=[str(e) for e in enum] if isinstance(enum, list) and enum else None,
+        required=required, unique=bool(schema.get("x-unique") or schema.get("uniqueItems")
+                                       and jtype != "array"
+                                       or re.search(r"\bunique\b", desc, re.I)),
+        references=references, description=desc,
+        **{k: schema[k] for k in _FIELD_KEYS if isinstance(schema.get(k), int | float | str)
+           and not (k == "pattern" and not isinstance(schema[k], str))})
+
+
 def _entities(document: dict[str, Any], resolver: RefResolver) -> list[EntityHint]:
     schemas = (document.get("components") or {}).get("schemas") or {}
     if not isinstance(schemas, dict):
@@ -325,7 +397,12 @@ def _entities(document: dict[str, Any], resolver: RefResolver) -> list[EntityHin
         if not isinstance(props, dict) or not props:
             continue
         description = str(schema.get("description") or schema.get("title") or "").strip()
-        entities.append(EntityHint(name=str(name), fields=list(props), description=description))
+        required = {r for r in _list(schema.get("required")) if isinstance(r, str)}
+        raw_props = _raw_properties(raw, resolver)
+        specs = [field_spec(str(k), v if isinstance(v, dict) else {}, raw_props.get(k),
+                            k in required, schemas) for k, v in props.items()]
+        entities.append(EntityHint(name=str(name), fields=list(props), description=description,
+                                   field_specs=specs))
     return entities
 
 
