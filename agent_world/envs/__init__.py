@@ -16,7 +16,7 @@ _EXPORTS = {
     "default_runtime": "episode", "open_episode": "episode",
     "ColumnSpec": "spec", "EnvSpec": "spec", "Provenance": "spec", "TableSpec": "spec",
     "TaxonomyPath": "spec", "Theme": "spec", "ToolExpectation": "spec", "ToolSpec": "spec",
-    "ToolTest": "spec",
+    "ToolTest": "spec", "ToolError": "worker", "Row": "worker",
     "load_example": "examples", "example_names": "examples",
 }
 

@@ -18,8 +18,10 @@ from typing import Any
 import sqlalchemy as sa
 from pydantic import BaseModel, Field
 
-from agent_world.envs import worker as _worker  # noqa: F401  (registers the BOOLEAN converter)
 from agent_world.envs.spec import EnvSpec
+
+# the worker module registers the BOOLEAN/JSONTEXT converters and names the bookkeeping tables
+from agent_world.envs.worker import COUNTERS_TABLE, INTERNAL_PREFIX
 from agent_world.errors import SpecError
 
 
@@ -32,6 +34,87 @@ def _full_rows(spec: EnvSpec, table: str) -> list[dict[str, Any]]:
     t = spec.table(table)
     defaults = {c.name: c.default for c in t.columns}
     return [{**defaults, **row} for row in spec.rows.get(table, [])]
+
+
+UNDO_TABLE = f"{INTERNAL_PREFIX}undo"
+
+
+def _old_table(table: str) -> str:
+    return f"{INTERNAL_PREFIX}old_{table}"
+
+
+def _rowid_alias(spec: EnvSpec, table: str) -> bool:
+    """Whether the table's primary key is SQLite's rowid (one INTEGER key column)."""
+    t = spec.table(table)
+    pk = t.primary_key
+    return len(pk) == 1 and t.column(pk[0]).type == "integer"
+
+
+def bookkeeping_ddl(spec: EnvSpec) -> list[str]:
+    """The engine's tables and triggers inside every episode database: id/clock counters, and
+    an undo log that records every row change since reset so that `reset()` costs the number
+    of changes, not the size of the database. Tool code cannot touch any of it."""
+    stmts = [f"CREATE TABLE {COUNTERS_TABLE} (name TEXT PRIMARY KEY, n INTEGER NOT NULL)",
+             f"CREATE TABLE {UNDO_TABLE} (seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL, "
+             "op TEXT NOT NULL, old_rowid INTEGER, new_rowid INTEGER)"]
+    for t in spec.tables:
+        name, old = _q(t.name), _q(_old_table(t.name))
+        cols = [_q(c.name) for c in t.columns]
+        olds = ", ".join(f"old.{c}" for c in cols)
+        tag = _q(t.name)[1:-1].replace("'", "''")
+        stmts.append(f"CREATE TABLE {old} (seq INTEGER PRIMARY KEY, {', '.join(cols)})")
+        stmts.append(
+            f"CREATE TRIGGER {_q(INTERNAL_PREFIX + 'i_' + t.name)} AFTER INSERT ON {name} BEGIN "
+            f"INSERT INTO {UNDO_TABLE} (tbl, op, new_rowid) VALUES ('{tag}', 'I', new.rowid); "
+            "END")
+        for op, kind in (("DELETE", "D"), ("UPDATE", "U")):
+            stmts.append(
+                f"CREATE TRIGGER {_q(INTERNAL_PREFIX + kind.lower() + '_' + t.name)} AFTER {op} "
+                f"ON {name} BEGIN "
+                f"INSERT INTO {UNDO_TABLE} (tbl, op, old_rowid, new_rowid) VALUES "
+                f"('{tag}', '{kind}', old.rowid, {'new.rowid' if kind == 'U' else 'NULL'}); "
+                f"INSERT INTO {old} (seq, {', '.join(cols)}) VALUES (last_insert_rowid(), {olds}); "
+                "END")
+    return stmts
+
+
+def undo_changes(spec: EnvSpec, path: Path) -> int:
+    """Put an episode database back to its template state by undoing its logged changes in
+    reverse order (one transaction). Returns the number of row changes undone."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        # foreign keys stay off here (the default): the log already holds every cascaded change
+        conn.execute("BEGIN IMMEDIATE")
+        entries = conn.execute(f"SELECT seq, tbl, op, old_rowid, new_rowid FROM {UNDO_TABLE} "
+                               "ORDER BY seq DESC").fetchall()
+        touched = set()
+        for seq, tbl, op, old_rowid, new_rowid in entries:
+            name, old = _q(tbl), _q(_old_table(tbl))
+            cols = ", ".join(_q(c.name) for c in spec.table(tbl).columns)
+            alias = _rowid_alias(spec, tbl)
+            touched.add(tbl)
+            if op == "I":
+                conn.execute(f"DELETE FROM {name} WHERE rowid = ?", (new_rowid,))
+            elif op == "D":
+                if alias:
+                    conn.execute(f"INSERT INTO {name} ({cols}) SELECT {cols} FROM {old} "
+                                 "WHERE seq = ?", (seq,))
+                else:
+                    conn.execute(f"INSERT INTO {name} (rowid, {cols}) SELECT ?, {cols} "
+                                 f"FROM {old} WHERE seq = ?", (old_rowid, seq))
+            else:
+                rowid = "" if alias else ", rowid = ?"
+                params = (seq, new_rowid) if alias else (seq, old_rowid, new_rowid)
+                conn.execute(f"UPDATE {name} SET ({cols}) = (SELECT {cols} FROM {old} "
+                             f"WHERE seq = ?){rowid} WHERE rowid = ?", params)
+        conn.execute(f"DELETE FROM {UNDO_TABLE}")
+        for tbl in touched:
+            conn.execute(f"DELETE FROM {_q(_old_table(tbl))}")
+        conn.execute(f"DELETE FROM {COUNTERS_TABLE}")
+        conn.execute("COMMIT")
+        return len(entries)
+    finally:
+        conn.close()
 
 
 def build_template(spec: EnvSpec, path: Path) -> Path:
@@ -67,6 +150,8 @@ def build_template(spec: EnvSpec, path: Path) -> Path:
                                 f"environment {spec.name!r}: rows[{table.name}][{i}] "
                                 f"cannot be inserted: {exc.orig}"
                             ) from None
+            for stmt in bookkeeping_ddl(spec):  # after the seed rows: they are not undone
+                conn.exec_driver_sql(stmt)
     finally:
         engine.dispose()
     try:

@@ -33,6 +33,7 @@ from agent_world.envs.database import (
     diff_databases,
     read_rows,
     state_hash,
+    undo_changes,
 )
 from agent_world.envs.pool import Launcher, WorkerPool
 from agent_world.envs.spec import EnvSpec
@@ -53,9 +54,13 @@ WORKER_RSS_LIMIT = 256 << 20
 
 # Error kinds an observation can carry. Agent faults: the call itself was wrong.
 AGENT_FAULTS = frozenset({"unknown_tool", "invalid_arguments", "tool_error",
-                          "constraint_violation", "permission_denied"})
-# Environment faults: the tool or its worker misbehaved.
-ENV_FAULTS = frozenset({"tool_exception", "timeout", "worker_crash", "worker_error"})
+                          "constraint_violation"})
+# Environment faults: the tool or its worker misbehaved (permission_denied: the tool's code did
+# what its declaration or the engine forbids; no argument makes a correct tool do that).
+ENV_FAULTS = frozenset({"tool_exception", "permission_denied", "timeout", "worker_crash",
+                        "worker_error"})
+# Replies after which the worker's fate is unknown: the episode may hold a rolled-back journal.
+_UNCERTAIN = frozenset({"timeout", "worker_crash", "worker_error"})
 
 
 class ObservationError(BaseModel):
@@ -202,11 +207,19 @@ class Episode:
         self.seed = seed
         self.steps = 0
         self._tools = {t.name for t in spec.tools}
+        self._fresh = False  # the file is a plain copy of the template
+        self._dirty = True  # changes may have been committed since the last reset
 
     def reset(self) -> None:
-        """Back to the seed state: copy the prepared template (no DDL, no inserts)."""
-        Path(f"{self.path}-journal").unlink(missing_ok=True)
-        shutil.copyfile(self.template, self.path)
+        """Back to the seed state. The first reset copies the prepared template; later ones
+        undo the rows changed since (the database keeps an undo log), so a reset costs the
+        number of changes, not the size of the database, and nothing when there were none."""
+        if not self._fresh:
+            shutil.copyfile(self.template, self.path)
+            self._fresh = True
+        elif self._dirty:
+            undo_changes(self.spec, self.path)
+        self._dirty = False
         self.steps = 0
 
     def step(self, tool: str, arguments: Any = None) -> Observation:
@@ -236,8 +249,11 @@ class Episode:
         reply = self.runtime.pool.call(
             {"op": "call", "env": self.fingerprint, "db": str(self.path), "tool": tool,
              "args": arguments, "seed": self.seed, "step": index,
-             "clock": self.spec.clock_start, "timeout": self.runtime.tool_timeout_s},
+             "clock": self.spec.clock_start, "timeout": self.runtime.tool_timeout_s,
+             "persist": True},
             self.runtime.tool_timeout_s)
+        if reply.get("wrote") or reply.get("kind") in _UNCERTAIN:
+            self._dirty = True
         if not reply.get("ok"):
             return error(reply.get("kind", "worker_error"), reply.get("message", ""))
         return Observation(step=index, tool=tool, arguments=arguments, ok=True,
@@ -255,6 +271,7 @@ class Episode:
         return read_rows(self.path, sql, params)
 
     def close(self) -> None:
+        self.runtime.pool.forget(str(self.path))
         self.path.unlink(missing_ok=True)
         Path(f"{self.path}-journal").unlink(missing_ok=True)
 

@@ -65,6 +65,7 @@ class WorkerClient:
         self._confined: Any = None
         self.loaded: set[str] = set()
         self.restarts = 0
+        self.forget: list[str] = []  # closed episode databases to tell the worker about
 
     def start(self) -> None:
         cmd = list(WORKER_COMMAND)
@@ -89,6 +90,7 @@ class WorkerClient:
             confined.attach(self.proc.pid)
         self._confined = confined
         self.loaded.clear()
+        self.forget.clear()
 
     def stop(self) -> None:
         """Kill the worker and everything it started (its process group; in a sandbox, its
@@ -127,6 +129,9 @@ class WorkerClient:
         if self.proc is None or self.proc.poll() is not None:
             self.restart() if self.proc is not None else self.start()
         assert self.proc and self.proc.stdin and self.proc.stdout
+        if self.forget:
+            message = {**message, "forget": self.forget}
+            self.forget = []
         message = dict(message, id=secrets.token_hex(8))
         try:
             write_frame(self.proc.stdin, message)
@@ -257,7 +262,9 @@ class WorkerPool:
         _clear(client.slot)
         try:
             shutil.copyfile(episode_db, slot_db)
-            reply = self._send(client, dict(message, db=client.inner_db), timeout_s)
+            # the slot's file is a fresh copy each call: no connection outlives the call
+            reply = self._send(client, dict(message, db=client.inner_db, persist=False),
+                               timeout_s)
             tool = self._envs.get(message["env"], {}).get("tools", {}).get(message["tool"], {})
             if reply.get("ok") and tool.get("mutates", True):
                 info = os.lstat(slot_db)
@@ -287,6 +294,14 @@ class WorkerPool:
                                f"a tool or of the helpers): {reply.get('message')}"}
         client.loaded.add(fp)
         return None
+
+    def forget(self, db_path: str) -> None:
+        """An episode database is gone: each worker drops its connection with its next
+        request."""
+        with self._lock:
+            for c in self._clients:
+                if c.proc is not None:
+                    c.forget.append(db_path)
 
     @property
     def pids(self) -> list[int | None]:

@@ -37,7 +37,32 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 ColumnType = Literal["integer", "real", "text", "boolean", "date", "datetime", "json"]
 
-_SA_TYPES: dict[str, type[sa.types.TypeEngine]] = {
+class SQLiteJSON(sa.types.UserDefinedType):
+    """JSON on SQLite, declared JSONTEXT: TEXT affinity keeps the text as written (a NUMERIC
+    affinity would turn '2.0' into the integer 2), and the name tells readers to decode it.
+    None is SQL NULL."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return "JSONTEXT"
+
+    def bind_processor(self, dialect: Any) -> Any:
+        def process(value: Any) -> Any:
+            return None if value is None else json.dumps(value, ensure_ascii=False)
+        return process
+
+    def result_processor(self, dialect: Any, coltype: Any) -> Any:
+        def process(value: Any) -> Any:
+            return json.loads(value) if isinstance(value, str | bytes) else value
+        return process
+
+
+def _json_type() -> sa.types.TypeEngine:
+    return sa.JSON(none_as_null=True).with_variant(SQLiteJSON(), "sqlite")
+
+
+_SA_TYPES: dict[str, Any] = {
     "integer": sa.Integer,
     "real": sa.Float,
     "text": sa.Text,
@@ -45,7 +70,7 @@ _SA_TYPES: dict[str, type[sa.types.TypeEngine]] = {
     # dates travel as ISO strings: tools and episodes see the same values SQLite stores
     "date": sa.String,
     "datetime": sa.String,
-    "json": sa.JSON,
+    "json": _json_type,
 }
 
 
@@ -117,8 +142,15 @@ class ColumnSpec(_Model):
         return v
 
 
+def _table_name(value: str) -> str:
+    if value.lower().startswith(("_aw_", "sqlite_")):
+        raise ValueError(f"table name {value!r} is reserved (names starting with _aw_ or "
+                         "sqlite_ belong to the engine and to SQLite)")
+    return value
+
+
 class TableSpec(_Model):
-    name: Identifier
+    name: Annotated[Identifier, AfterValidator(_table_name)]
     description: str = ""
     columns: list[ColumnSpec] = Field(min_length=1)
     unique_together: list[list[str]] = Field(default_factory=list)
@@ -359,6 +391,10 @@ class EnvSpec(_Model):
                                            and len(t.primary_key) == 1),
                     )
                 )
+                if c.type == "json":  # PostgreSQL's json type checks this itself
+                    cols.append(sa.CheckConstraint(
+                        f"{c.name} IS NULL OR json_valid({c.name})",
+                        name=f"ck_{t.name}_{c.name}_json").ddl_if(dialect="sqlite"))
                 if c.enum:
                     values = ", ".join("'" + v.replace("'", "''") + "'" for v in c.enum)
                     cols.append(sa.CheckConstraint(f"{c.name} IN ({values})",

@@ -2,10 +2,11 @@
 
 Tool code is written by agents, not by the project, so it never runs in the caller's process.
 One warm worker serves many episodes: it compiles each environment's tools once, then answers
-`call` requests, each naming the episode's database file. Every call is one transaction that is
-committed only if the tool returns normally; anything else rolls back, so the episode's state is
-exactly as before the call. If the worker dies mid-call, SQLite's hot-journal recovery rolls the
-half-done transaction back the next time anyone opens the file.
+`call` requests, each naming the episode's database file, over a persistent connection per
+episode (warm page and statement caches). Every call is one transaction that is committed only
+if the tool returns normally and changed something; anything else rolls back, so the episode's
+state is exactly as before the call. If the worker dies mid-call, SQLite's hot-journal recovery
+rolls the half-done transaction back the next time anyone opens the file.
 
 Protocol: length-prefixed (4-byte big-endian) JSON frames on the process's original stdin and
 stdout. The worker moves those descriptors aside at start-up so tool code that prints or reads
@@ -16,10 +17,12 @@ Requests:
   {"op": "load", "env": FP, "tools": {name: {"source": str, "mutates": bool}},
    "helpers": str, "timeout": seconds}
   {"op": "call", "env": FP, "db": PATH, "tool": NAME, "args": {...}, "seed": int,
-   "step": int, "clock": ISO, "timeout": seconds}
-  {"op": "ping"}
+   "step": int, "clock": ISO, "timeout": seconds, "persist": bool (keep the connection)}
+  {"op": "ping"} / {"op": "forget"}
+Any request may carry "forget": [PATH, ...]: episodes closed since, whose connections to drop.
 Every request may carry an "id"; the reply echoes it. Call replies also carry "rss" (bytes).
-Replies: {"ok": true, "result": ...} or {"ok": false, "kind": KIND, "message": str}.
+Replies: {"ok": true, "result": ..., "wrote": true (changes committed)} or
+{"ok": false, "kind": KIND, "message": str}.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import struct
 import sys
 import time
 import traceback
+from collections import OrderedDict
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -45,16 +49,22 @@ MAX_FRAME_BYTES = 64 << 20  # any protocol frame (arguments included)
 _RAW_RESULT = "_result_json"  # reply key holding the result already encoded as JSON text
 _HEADER = struct.Struct(">I")
 
-# sqlite3 authorizer action codes (sqlite3.h); denied while tool code runs.
+# sqlite3 authorizer action codes (sqlite3.h)
+_READ, _INSERT, _UPDATE, _DELETE = 20, 18, 23, 9
 _TRANSACTION, _SAVEPOINT, _ATTACH, _DETACH, _PRAGMA = 22, 32, 24, 25, 19
-_WRITES = {
-    18,  # INSERT
-    23,  # UPDATE
-    9,  # DELETE
-    2, 3, 4, 5, 6, 7, 8,  # CREATE index/table/temp.../trigger/view
-    10, 11, 12, 13, 14, 15, 16, 17,  # DROP ...
-    26, 27, 28, 29, 30,  # ALTER, REINDEX, ANALYZE, CREATE/DROP VTABLE
-}
+_CONTROL = {_TRANSACTION, _SAVEPOINT, _ATTACH, _DETACH, _PRAGMA}
+_DDL = {1, 2, 3, 4, 5, 6, 7, 8,  # CREATE index/table/temp index/temp table/.../view
+        10, 11, 12, 13, 14, 15, 16, 17,  # DROP ...
+        26, 27, 28, 29, 30}  # ALTER, REINDEX, ANALYZE, CREATE/DROP VTABLE
+_ROW_WRITES = {_INSERT, _UPDATE, _DELETE}
+_WHAT = {_INSERT: "INSERT INTO", _UPDATE: "UPDATE", _DELETE: "DELETE FROM"}
+
+# The engine's own bookkeeping inside every episode database (built with the template, see
+# agent_world.envs.database): tool code never reads or writes these tables directly.
+INTERNAL_PREFIX = "_aw_"
+COUNTERS_TABLE = "_aw_counters"  # name -> n: id counters per prefix and the write clock
+WRITES_COUNTER = "@writes"  # calls that changed the database; drives ctx.now()
+MAX_OPEN_DATABASES = 128  # persistent episode connections kept per worker (LRU)
 
 
 class ToolError(Exception):
@@ -66,8 +76,44 @@ class ToolTimeout(BaseException):
     tool must not swallow it)."""
 
 
+class Row(dict):
+    """One result row: a dict by column name (JSON-serialisable as an object) that also reads
+    by position (`row[0]`) and unpacks to its values (`a, b = row`), like sqlite3.Row."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, int | slice):
+            return tuple(self.values())[key]
+        return dict.__getitem__(self, key)
+
+    def __iter__(self) -> Any:
+        return iter(self.values())
+
+
+class DuplicateColumnError(Exception):
+    """A result names the same column twice (SELECT * over a join): alias them."""
+
+
+_names_cache: list[Any] = [None, ()]
+
+
+def _row(cursor: sqlite3.Cursor, values: tuple) -> Row:
+    desc = cursor.description
+    if desc is not _names_cache[0]:  # once per statement result, not per row
+        names = tuple(d[0] for d in desc)
+        if len(set(names)) != len(names):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            raise DuplicateColumnError(
+                f"result has duplicate column name(s) {dupes}; select them under distinct "
+                "names (SELECT a.id AS a_id, b.id AS b_id ...)")
+        _names_cache[0], _names_cache[1] = desc, names
+    return Row(zip(_names_cache[1], values, strict=True))
+
+
 class DB:
-    """The database handle tools get as `ctx.db`: statements only, no transaction control."""
+    """The database handle tools get as `ctx.db`: statements only, no transaction control.
+    Rows are `Row`s; JSON columns come back decoded, and dicts/lists bind as JSON text."""
 
     __slots__ = ("_conn",)
 
@@ -80,10 +126,10 @@ class DB:
     def executemany(self, sql: str, seq: Any) -> sqlite3.Cursor:
         return self._conn.executemany(sql, seq)
 
-    def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+    def query(self, sql: str, params: Any = ()) -> list[Row]:
         return self._conn.execute(sql, params).fetchall()
 
-    def one(self, sql: str, params: Any = ()) -> dict[str, Any] | None:
+    def one(self, sql: str, params: Any = ()) -> Row | None:
         return self._conn.execute(sql, params).fetchone()
 
     def scalar(self, sql: str, params: Any = ()) -> Any:
@@ -91,17 +137,37 @@ class DB:
         return None if row is None else next(iter(row.values()))
 
 
-class ToolContext:
-    """What a tool sees besides its arguments: the database, a clock and id/random sources
-    that are deterministic given the episode's seed and step number."""
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
-    def __init__(self, conn: sqlite3.Connection, seed: int, step: int, clock: str):
+
+class ToolContext:
+    """What a tool sees besides its arguments: the database, a clock, and id/random sources.
+
+    The clock and ids depend only on the episode's seed and its committed writes, never on how
+    many reads or failed calls came before: `now()` is `clock_start` plus one minute per call
+    that changed the database (plus one: the moment of the next write); `new_id(prefix)` counts
+    per prefix, and the counters advance only when the call's changes are committed. So two
+    trajectories that make the same writes in the same order end in the same state.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, seed: int, step: int, clock: str,
+                 counters: dict[str, int]):
         self.db = DB(conn)
         self.seed = seed
-        self.step = step
-        self._clock = datetime.fromisoformat(clock) + timedelta(minutes=step)
-        self._ids = 0
-        self.rng = random.Random(f"{seed}:{step}")
+        self.step = step  # index of this call in the episode (informational)
+        self.counters = counters
+        self.writes = counters.get(WRITES_COUNTER, 0)
+        self._clock = datetime.fromisoformat(clock) + timedelta(minutes=self.writes + 1)
+        self._rng: random.Random | None = None
+        self.issued: dict[str, int] = {}  # prefix -> ids issued by this call
+
+    @property
+    def rng(self) -> random.Random:
+        """Random numbers seeded by the episode's seed and its number of committed writes."""
+        if self._rng is None:
+            self._rng = random.Random(f"{self.seed}:{self.writes}")
+        return self._rng
 
     def now(self) -> str:
         return self._clock.isoformat(timespec="seconds")
@@ -110,32 +176,59 @@ class ToolContext:
         return self._clock.date().isoformat()
 
     def new_id(self, prefix: str = "") -> str:
-        self._ids += 1
-        digest = hashlib.sha256(f"{self.seed}:{self.step}:{self._ids}".encode()).hexdigest()
+        n = self.counters.get(prefix, 0) + self.issued.get(prefix, 0) + 1
+        self.issued[prefix] = self.issued.get(prefix, 0) + 1
+        digest = hashlib.sha256(f"{self.seed}:{prefix}:{n}".encode()).hexdigest()
         return f"{prefix}{digest[:8].upper()}"
 
     # Convenience passthroughs: most tools only query.
-    def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+    def query(self, sql: str, params: Any = ()) -> list[Row]:
         return self.db.query(sql, params)
 
-    def one(self, sql: str, params: Any = ()) -> dict[str, Any] | None:
+    def one(self, sql: str, params: Any = ()) -> Row | None:
         return self.db.one(sql, params)
 
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
         return self.db.execute(sql, params)
+
+    def get_or_fail(self, table: str, message: str | None = None, **where: Any) -> Row:
+        """The one row of `table` matching `where` (column=value), or a ToolError the agent
+        sees: `ctx.get_or_fail("users", id=user_id)` -> "no users row with id=7"."""
+        if not where:
+            raise ValueError("get_or_fail needs at least one column=value condition")
+        cond = " AND ".join(f"{_quote(k)} = ?" for k in where)
+        row = self.db.one(f"SELECT * FROM {_quote(table)} WHERE {cond}", tuple(where.values()))
+        if row is None:
+            shown = ", ".join(f"{k}={v!r}" for k, v in where.items())
+            raise ToolError(message or f"no {table} row with {shown}")
+        return row
+
+    def one_or_fail(self, sql: str, params: Any = (), message: str = "not found") -> Row:
+        """Like `one`, but a missing row is a ToolError with `message` (the agent's fault)."""
+        row = self.db.one(sql, params)
+        if row is None:
+            raise ToolError(message)
+        return row
 
 
 def _sql_bool(value: bytes) -> bool:
     return value not in (b"0", b"", b"0.0", b"false", b"False")
 
 
-# Columns declared BOOLEAN (EnvSpec type "boolean") read back as True/False, not 1/0; callers
-# connect with detect_types=sqlite3.PARSE_DECLTYPES to get this.
+def _sql_json(value: bytes) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:  # not JSON after all (written around the CHECK): the text as stored
+        return value.decode(errors="replace")
+
+
+# Columns declared BOOLEAN (EnvSpec type "boolean") read back as True/False, not 1/0, and
+# columns declared JSONTEXT (type "json") as decoded JSON; callers connect with
+# detect_types=sqlite3.PARSE_DECLTYPES to get this. Dicts and lists bind as JSON text.
 sqlite3.register_converter("BOOLEAN", _sql_bool)
-
-
-def _dict_row(cursor: sqlite3.Cursor, row: tuple) -> dict[str, Any]:
-    return {d[0]: v for d, v in zip(cursor.description, row, strict=False)}
+sqlite3.register_converter("JSONTEXT", _sql_json)
+sqlite3.register_adapter(dict, lambda v: json.dumps(v, ensure_ascii=False))
+sqlite3.register_adapter(list, lambda v: json.dumps(v, ensure_ascii=False))
 
 
 class Worker:
@@ -144,20 +237,69 @@ class Worker:
         self.guard = False
         self.read_only = False
         self.deadline = 0.0
+        self.denied: tuple[int, str] | None = None  # the last statement refused, for messages
+        self.databases: OrderedDict[str, sqlite3.Connection] = OrderedDict()
+        # The worker's own statements carry a per-process marker so a tool's identical text
+        # can never reuse them from the statement cache (the authorizer runs at prepare time).
+        tag = f" /* aw {os.urandom(8).hex()} */"
+        self.sql_counters = f"SELECT name, n FROM {COUNTERS_TABLE}{tag}"
+        self.sql_bump = (f"INSERT INTO {COUNTERS_TABLE} (name, n) VALUES (?, ?) ON CONFLICT"
+                         f"(name) DO UPDATE SET n = excluded.n{tag}")
+        self.sql_begin_write = f"BEGIN IMMEDIATE{tag}"
+        self.sql_begin_read = f"BEGIN{tag}"
+        self.sql_query_only = {True: f"PRAGMA query_only=1{tag}",
+                               False: f"PRAGMA query_only=0{tag}"}
 
-    # -- authorizer: the tool may read/write rows, never end the transaction or attach files --
-    def _authorize(self, action: int, *_: Any) -> int:
+    # -- authorizer: rows only; no DDL, no transaction control, no attached files or pragmas,
+    # no writes from read tools, and no access to the engine's bookkeeping tables ------------
+    def _authorize(self, action: int, arg1: Any, arg2: Any, db: Any, trigger: Any) -> int:
         if not self.guard:
             return sqlite3.SQLITE_OK
-        if action in (_TRANSACTION, _SAVEPOINT, _ATTACH, _DETACH, _PRAGMA):
+        if action in _CONTROL or action in _DDL:
+            self.denied = (action, arg1 or "")
             return sqlite3.SQLITE_DENY
-        if self.read_only and action in _WRITES:
-            return sqlite3.SQLITE_DENY
+        if action in _ROW_WRITES or action == _READ:
+            if arg1 and arg1.startswith(INTERNAL_PREFIX) and not (
+                    trigger and trigger.startswith(INTERNAL_PREFIX)):
+                self.denied = (action, arg1)
+                return sqlite3.SQLITE_DENY
+            if self.read_only and action in _ROW_WRITES and not trigger:
+                self.denied = (action, arg1 or "")
+                return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
 
     def _progress(self) -> int:
         # Interrupts a long-running SQL statement once the tool's time is up.
         return 1 if self.guard and time.monotonic() > self.deadline else 0
+
+    def _connection(self, path: str) -> sqlite3.Connection:
+        """The persistent connection to an episode database: its page and statement caches
+        stay warm between calls. A reset by the caller changes the file through SQLite, which
+        the connection notices at its next transaction (SQLite's change counter)."""
+        conn = self.databases.get(path)
+        if conn is not None:
+            self.databases.move_to_end(path)
+            return conn
+        conn = self.databases[path] = self._open(path)
+        while len(self.databases) > MAX_OPEN_DATABASES:
+            self.databases.popitem(last=False)[1].close()
+        return conn
+
+    def _open(self, path: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                               detect_types=sqlite3.PARSE_DECLTYPES, cached_statements=256)
+        conn.row_factory = _row
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA recursive_triggers=ON")  # REPLACE deletes reach the undo log
+        conn.set_authorizer(self._authorize)
+        conn.set_progress_handler(self._progress, 2000)
+        return conn
+
+    def forget(self, paths: list[str]) -> None:
+        for path in paths:
+            conn = self.databases.pop(path, None)
+            if conn is not None:
+                conn.close()
 
     def load(self, req: dict[str, Any]) -> dict[str, Any]:
         """Compile an environment: its helpers once, then each tool in a namespace that starts
@@ -203,40 +345,56 @@ class Worker:
         fn, mutates, signature = entry
         if isinstance(fn, str):  # the tool (or the environment's helpers) failed to load
             return {"ok": False, "kind": "tool_exception", "message": fn}
-        args = req.get("args", {})
+        args = req.get("args") or {}
         if signature is not None:
             try:  # a missing or unexpected argument is the caller's fault, not the tool's
                 signature.bind(None, **args)
             except TypeError as exc:
                 return {"ok": False, "kind": "invalid_arguments", "message": str(exc)}
-        # cached_statements=0: a cached BEGIN/COMMIT would skip the authorizer check
-        conn = sqlite3.connect(req["db"], isolation_level=None, cached_statements=0,
-                               check_same_thread=False, detect_types=sqlite3.PARSE_DECLTYPES)
+        path = req["db"]
+        # persist: the path is the episode's own file for its lifetime (not a per-call copy)
+        persist = bool(req.get("persist"))
+        conn = self._connection(path) if persist else self._open(path)
         try:
-            conn.row_factory = _dict_row
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.set_authorizer(self._authorize)
-            conn.set_progress_handler(self._progress, 2000)
-            conn.execute("BEGIN IMMEDIATE" if mutates else "BEGIN")
+            # query_only also stops a write statement a write tool left in the cache
+            conn.execute(self.sql_query_only[not mutates])
+            conn.execute(self.sql_begin_write if mutates else self.sql_begin_read)
+            counters = dict(tuple(r) for r in conn.execute(self.sql_counters).fetchall())
+            before = conn.total_changes
             ctx = ToolContext(conn, int(req.get("seed", 0)), int(req.get("step", 0)),
-                              req.get("clock", "2026-01-15T09:00:00"))
-            reply = self._run(fn, ctx, req, mutates)
-            if reply["ok"] and conn.in_transaction:
-                conn.execute("COMMIT")
-            elif conn.in_transaction:
-                conn.execute("ROLLBACK")
+                              req.get("clock", "2026-01-15T09:00:00"), counters)
+            reply = self._run(fn, ctx, args, float(req.get("timeout", 5.0)), mutates)
+            if not conn.in_transaction:  # cannot happen through the authorizer; never commit
+                return {"ok": False, "kind": "permission_denied",
+                        "message": "the tool ended the transaction itself"}
+            changed = conn.total_changes != before
+            if reply["ok"] and changed:
+                # ids and the clock advance only with committed changes
+                conn.execute(self.sql_bump, (WRITES_COUNTER, ctx.writes + 1))
+                for prefix, n in ctx.issued.items():
+                    conn.execute(self.sql_bump, (prefix, counters.get(prefix, 0) + n))
+                conn.commit()
+                reply["wrote"] = True
+            else:
+                conn.rollback()
             return reply
+        except BaseException:
+            persist = False  # a connection in an unknown state is not reused
+            raise
         finally:
-            conn.close()
+            if not persist:
+                self.forget([path])
+                conn.close()
 
-    def _run(self, fn: Any, ctx: ToolContext, req: dict[str, Any], mutates: bool) -> dict:
-        timeout = float(req.get("timeout", 5.0))
+    def _run(self, fn: Any, ctx: ToolContext, args: dict[str, Any], timeout: float,
+             mutates: bool) -> dict:
         self.deadline = time.monotonic() + timeout
         self.read_only = not mutates
+        self.denied = None
         self.guard = True
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
-            result = fn(ctx, **req.get("args", {}))
+            result = fn(ctx, **args)
         except ToolTimeout:
             return {"ok": False, "kind": "timeout", "message": f"tool exceeded {timeout:g}s"}
         except ToolError as exc:
@@ -247,14 +405,33 @@ class Worker:
             msg = str(exc)
             if "interrupted" in msg and time.monotonic() > self.deadline:
                 return {"ok": False, "kind": "timeout", "message": f"tool exceeded {timeout:g}s"}
-            kind = "permission_denied" if "not authorized" in msg else "tool_exception"
-            return {"ok": False, "kind": kind, "message": f"{type(exc).__name__}: {msg}"}
+            if "not authorized" in msg or "prohibited" in msg or "readonly database" in msg:
+                return {"ok": False, "kind": "permission_denied",
+                        "message": self._denial(fn.__name__, mutates, msg)}
+            return {"ok": False, "kind": "tool_exception", "message": _describe(exc)}
         except BaseException as exc:  # SystemExit too: a tool must not end the worker
             return {"ok": False, "kind": "tool_exception", "message": _describe(exc)}
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             self.guard = False
         return encode_result(result)
+
+    def _denial(self, tool: str, mutates: bool, msg: str) -> str:
+        """Why a statement was refused, naming the rule (and the declaration) behind it."""
+        action, target = self.denied or (None, "")
+        if action in _DDL:
+            return (f"{msg}: tools may not change the schema (CREATE, DROP, ALTER, ...); "
+                    "the tables are the environment's")
+        if action in _CONTROL:
+            return (f"{msg}: tools may not control transactions, attach databases or run "
+                    "pragmas; each call is one transaction the engine commits or rolls back")
+        if target.startswith(INTERNAL_PREFIX):
+            return f"{msg}: {target} is the engine's own bookkeeping"
+        if not mutates:
+            what = f"{_WHAT[action]} {target}" if action in _WHAT else "a write"
+            return (f"tool {tool!r} is declared read-only (mutates: false) but tried {what}; "
+                    "declare it with mutates: true if it is meant to write")
+        return msg
 
 
 def encode_result(result: Any) -> dict[str, Any]:
@@ -351,6 +528,9 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def main() -> None:
+    # Run as `python -m`, this module is __main__: make `from agent_world.envs import ToolError`
+    # in tool code give the very class the worker catches.
+    sys.modules.setdefault("agent_world.envs.worker", sys.modules[__name__])
     # Keep the protocol streams private; tool code gets /dev/null and stderr instead.
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb")
@@ -367,12 +547,16 @@ def main() -> None:
             return
         op = req.get("op")
         try:
+            if req.get("forget"):  # episodes closed since the last request
+                worker.forget(req["forget"])
             if op == "call":
                 reply = worker.call(req)
             elif op == "load":
                 reply = worker.load(req)
             elif op == "ping":
                 reply = {"ok": True, "pid": os.getpid()}
+            elif op == "forget":
+                reply = {"ok": True}
             else:
                 reply = {"ok": False, "kind": "bad_request", "message": f"unknown op {op!r}"}
         except ToolTimeout:

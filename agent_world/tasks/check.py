@@ -123,8 +123,10 @@ def answer_matches(answer: Any, reference: Any) -> bool:
 def _tables(conn: sqlite3.Connection, schema: str) -> dict[str, tuple[list[str], list[str]]]:
     """table -> (columns, primary-key columns) of one attached database."""
     out = {}
+    # the engine's bookkeeping tables (_aw_*: undo log, id/clock counters) are not state
     for (name,) in conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type='table' "
-                                "AND name NOT LIKE 'sqlite_%' ORDER BY name"):
+                                "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_aw\\_%' "
+                                "ESCAPE '\\' ORDER BY name"):
         info = conn.execute(f'PRAGMA {schema}.table_info("{name}")').fetchall()
         cols = [r[1] for r in info]
         pk = [r[1] for r in sorted(info, key=lambda r: r[5]) if r[5]] or ["rowid"]
