@@ -32,6 +32,7 @@ import re
 import sqlite3
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 LLM_ATTEMPTS = 3  # one answer + two retries with the error in the prompt
+# Each complexification iteration grows the database; past ~10 it adds size, not realism.
+MAX_ITERATIONS = 10
+# A database is drafted from at most this many of a source's tools (an even spread over the
+# list): reading stays linear in the source, the database stays a size an agent can learn.
+MAX_MINED_TOOLS = 100
+MAX_MINED_FEATURES = 200
 CLOCK_START = "2026-01-15T09:00:00"
 
 
@@ -743,15 +750,53 @@ def annotate_fidelity(doc: SourceDocument, spec: EnvSpec) -> EnvSpec:
     return spec
 
 
+def check_iterations(iterations: int) -> int:
+    if not isinstance(iterations, int) or not 0 <= iterations <= MAX_ITERATIONS:
+        raise MiningError(f"iterations must be between 0 and {MAX_ITERATIONS}, got "
+                          f"{iterations!r}")
+    return iterations
+
+
+def _spread(items: list[Any], limit: int) -> list[Any]:
+    """At most `limit` items, evenly spread over the list (first and last kept)."""
+    if len(items) <= limit:
+        return items
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+def bounded_document(doc: SourceDocument) -> SourceDocument:
+    """The part of a source the miner drafts from: at most MAX_MINED_TOOLS tools and
+    MAX_MINED_FEATURES features, noted in the document's metadata when cut."""
+    if len(doc.tools) <= MAX_MINED_TOOLS and len(doc.features) <= MAX_MINED_FEATURES:
+        return doc
+    meta = {**doc.metadata, "mined_tools": f"{min(len(doc.tools), MAX_MINED_TOOLS)} of "
+            f"{len(doc.tools)} (an even spread)"}
+    return doc.model_copy(update={"tools": _spread(doc.tools, MAX_MINED_TOOLS),
+                                  "features": _spread(doc.features, MAX_MINED_FEATURES),
+                                  "metadata": meta})
+
+
+ProgressFn = Callable[[IterationStats], None]
+
+
 def mine_theme(doc: SourceDocument, iterations: int = 3, seed: int = 0,
-               search: SearchFn | None = None) -> MinedTheme:
-    """Plan, gather, draft and complexify `iterations` times; every step validated."""
+               search: SearchFn | None = None, progress: ProgressFn | None = None
+               ) -> MinedTheme:
+    """Plan, gather, draft and complexify `iterations` (0..MAX_ITERATIONS) times; every step
+    validated. `progress` hears about the draft (iteration 0) and each iteration as it ends."""
+    check_iterations(iterations)
     t0 = time.perf_counter()
+    doc = bounded_document(doc)
     questions = plan_questions(doc)
     evidence = gather_evidence(doc, questions, search)
     spec = draft_database(doc, evidence, seed)
+    if progress:
+        progress(IterationStats.model_validate(spec.provenance.stats["iterations"][-1]))
     for i in range(1, iterations + 1):
         spec = complexify(spec, i, seed, doc)
+        if progress:
+            progress(IterationStats.model_validate(spec.provenance.stats["iterations"][-1]))
     spec = annotate_fidelity(doc, spec)
     history = [IterationStats.model_validate(h) for h in spec.provenance.stats["iterations"]]
     return MinedTheme(spec=spec, iterations=history, questions=questions,

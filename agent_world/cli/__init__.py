@@ -1,21 +1,22 @@
 """`agent-world …`: the command line (Typer + Rich).
 
-Every command works on the catalog in the arena home (`--home`, $AGENT_WORLD_HOME, default
-~/.agent_world). Errors the user can fix print as one message, never a traceback. One module per
-command group; this one assembles them.
+Every command works on the catalog in the arena home (`--home` before or after the command,
+$AGENT_WORLD_HOME, default ~/.agent_world). Errors the user can fix print as one message,
+never a traceback (see `common.Group`). One module per command group; this one assembles them.
 """
 
 from __future__ import annotations
 
+import signal
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from agent_world import __version__
-from agent_world.cli import env, evolve, mine, run, train
+from agent_world.cli import env, evolve, ledger, mine, run, train
 from agent_world.cli.common import Group, console, resolve_env, state
-from agent_world.config import resolve_home
 
 app = typer.Typer(cls=Group, no_args_is_help=True, add_completion=False,
                   help="Agent-World arena: mine tool ecosystems into executable environments, "
@@ -29,6 +30,14 @@ app.command("report")(evolve.report_cmd)
 app.command()(train.train)
 app.command()(train.evaluate)
 app.add_typer(train.export_app, name="export")
+app.command("ledger")(ledger.ledger)
+app.command("runs")(ledger.runs)
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"agent-world {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -36,8 +45,10 @@ def _root(
     home: Annotated[Path | None, typer.Option(
         "--home", envvar="AGENT_WORLD_HOME",
         help="Arena home: catalog, checkpoints, runs. Default ~/.agent_world.")] = None,
+    _: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                    help="Print the version and exit.")] = False,
 ) -> None:
-    state.home = resolve_home(home)
+    state.set_home(home)
 
 
 @app.command()
@@ -46,8 +57,34 @@ def version() -> None:
     console.print(f"agent-world {__version__}")
 
 
+def _terminate(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds: runs are closed, temporary files removed
+
+
 def main() -> None:
-    app()
+    signal.signal(signal.SIGTERM, _terminate)
+    app(args=_home_first(sys.argv[1:]))
+
+
+def _home_first(args: list[str]) -> list[str]:
+    """`--home PATH` may come anywhere on the line; the root option takes it."""
+    out, home = [], []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            out += args[i:]
+            break
+        if a == "--home" and i + 1 < len(args):
+            home = ["--home", args[i + 1]]
+            i += 2
+            continue
+        if a.startswith("--home="):
+            home = [a]
+        else:
+            out.append(a)
+        i += 1
+    return [*home, *out]
 
 
 __all__ = ["app", "main", "resolve_env"]

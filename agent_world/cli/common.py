@@ -1,50 +1,200 @@
-"""What every command module shares: consoles, the arena home, error handling, env lookup."""
+"""What every command module shares: consoles, the arena home, error handling, env lookup,
+tables that fit the terminal and `--json` output.
+
+For a new command module:
+
+* raise `agent_world.errors.AgentWorldError` (or `UsageError` here for a bad option value):
+  the CLI prints one `error: ...` line and exits 1 (2 for usage errors), never a traceback;
+* `fit_table(title, columns, numeric=..., keep=..., wrap=...)` gives a table that fits the
+  terminal (80 columns in a pipe): numeric and `keep` columns (names) keep their full width,
+  other text columns are cut with `…` (or wrapped, for `wrap` columns); add rows with
+  `add_row(...)` and `console.print(table)`;
+* `as_json: JsonOption = False` as a parameter and `print_json(data)` for `--json`;
+* `escape(...)` (rich.markup) anything that came from a user, a source or the catalog before
+  putting it inside markup.
+"""
 
 from __future__ import annotations
 
+import difflib
 import json
+import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 from typer.core import TyperGroup
 
 from agent_world.errors import AgentWorldError, SpecError
 
+try:  # Typer ships its own copy of Click; its exceptions are the ones raised
+    from typer._click import exceptions as cx
+except ImportError:  # pragma: no cover - Typer on the installed Click
+    from click import exceptions as cx
+
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
 
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output (JSON).")]
+
+
+class UsageError(AgentWorldError):
+    """A command-line option or argument the user can fix (exit code 2)."""
+
+
+def fail(message: str, code: int = 1) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    raise typer.Exit(code)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """" (did you mean 'x'?)" for the closest known name, or ""."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
 
 class Group(TyperGroup):
-    """Turns the project's own errors into one clean message (exit code 1, no traceback)."""
+    """One-line errors: the project's own errors (exit 1), usage mistakes (exit 2, with the
+    closest command name), and the OS refusing (full disk, permissions): never a traceback."""
+
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            raise cx.UsageError(f"no command {name!r}"
+                                   f"{did_you_mean(name, self.list_commands(ctx))}", ctx)
+        return super().resolve_command(ctx, args)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            rv = super().main(*args, **kwargs)
+        except typer.Exit as exc:
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            err_console.print("aborted")
+            sys.exit(130)
+        except cx.NoArgsIsHelpError as exc:
+            console.print(exc.ctx.get_help() if exc.ctx else exc.format_message(),
+                          highlight=False, markup=False)
+            sys.exit(0)
+        except cx.ClickException as exc:
+            where = f" (see: {exc.ctx.command_path} --help)" if getattr(exc, "ctx", None) else ""
+            err_console.print(f"[bold red]error:[/] {escape(exc.format_message())}"
+                              f"{escape(where)}", highlight=False)
+            sys.exit(exc.exit_code)
+        if isinstance(rv, int) and rv:  # a command returning an exit code (standalone_mode)
+            sys.exit(rv)
+        return rv
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except UsageError as exc:
+            fail(str(exc), 2)
         except AgentWorldError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-            raise typer.Exit(1) from None
+            fail(str(exc))
+        except OSError as exc:  # disk full, permission denied, ...: the OS's reason, one line
+            fail(f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""))
 
 
 class State:
     home: Path | None = None
 
-    def catalog(self):  # noqa: ANN201 - imported lazily: keeps `--help` fast
+    def set_home(self, home: Path | None) -> None:
+        from agent_world.config import resolve_home
+
+        self.home = resolve_home(home)  # an unusable home is one error line (AgentWorldError)
+
+    def resolve(self) -> Path:
+        if self.home is None:
+            self.set_home(None)
+        assert self.home is not None
+        return self.home
+
+    def catalog(self, seed_examples: bool = True):  # noqa: ANN201 - lazy: keeps --help fast
         from agent_world.envs.catalog import Catalog
         from agent_world.envs.examples import example_names, load_example
 
-        cat = Catalog.open(self.home)
-        for name in example_names():  # the bundled examples are always there to try
-            if not cat.has_env(name):
-                cat.put_env(load_example(name), stage="example")
+        home = self.resolve()
+        cat = Catalog.open(home)
+        marker = home / ".examples-stored"
+        if seed_examples and not marker.exists():
+            # the bundled examples are there to try in a new home (once: `env rm` sticks)
+            for name in example_names():
+                if not cat.has_env(name):
+                    cat.put_env(load_example(name), stage="example")
+            marker.touch()
         return cat
 
 
 state = State()
 
+
+def print_json(data: Any) -> None:
+    """`--json` output: one JSON document on stdout (dates and paths as strings)."""
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _width(cell: str) -> int:
+    return max((Text.from_markup(line).cell_len for line in cell.split("\n")), default=0)
+
+
+def fit_table(title: str | None, columns: Sequence[str], numeric: Iterable[str] = (),
+              wrap: Iterable[str] = (), keep: Iterable[str] = ()) -> FitTable:
+    """A table that fits the console: add rows, then print it. Numeric columns (right
+    aligned) and `keep` columns (names a user types) are never cut; the other text columns
+    share the rest (cut with … or, for `wrap` columns, wrapped)."""
+    return FitTable(title, list(columns), set(numeric), set(wrap), set(keep))
+
+
+class FitTable:
+    def __init__(self, title: str | None, columns: list[str], numeric: set[str],
+                 wrap: set[str], keep: set[str]):
+        self.title, self.columns, self.numeric, self.wrap = title, columns, numeric, wrap
+        self.keep = keep | numeric
+        self.rows: list[list[str]] = []
+
+    def add_row(self, *cells: Any) -> None:
+        self.rows.append([str(c) for c in cells])
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+    def __rich__(self) -> Table:
+        return self.render(console.width)
+
+    def render(self, width: int) -> Table:
+        natural = [max([_width(c), *(_width(r[i]) for r in self.rows)])
+                   for i, c in enumerate(self.columns)]
+        overhead = 3 * len(self.columns)  # padding and separators
+        fixed = sum(w for w, c in zip(natural, self.columns, strict=True) if c in self.keep)
+        text = [i for i, c in enumerate(self.columns) if c not in self.keep]
+        room = max(4 * len(text), width - overhead - fixed)
+        widths = list(natural)
+        # water-fill: cap the widest text columns until the text columns fit the room
+        cap = max((natural[i] for i in text), default=0)
+        while text and sum(min(natural[i], cap) for i in text) > room and cap > 4:
+            cap -= 1
+        for i in text:
+            widths[i] = min(natural[i], cap)
+        table = Table(title=self.title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                      title_justify="left")
+        for i, col in enumerate(self.columns):
+            kept = col in self.keep
+            table.add_column(col, justify="right" if col in self.numeric else "left",
+                             width=widths[i], no_wrap=col not in self.wrap,
+                             overflow="fold" if col in self.wrap else "ellipsis",
+                             min_width=widths[i] if kept else None)
+        for r in self.rows:
+            table.add_row(*r)
+        return table
 
 def resolve_env(ref: str):  # noqa: ANN201
     """An environment by catalog name, JSON file path, or bundled example name."""
@@ -60,21 +210,22 @@ def resolve_env(ref: str):  # noqa: ANN201
 
 def print_observations(observations: list[Any]) -> None:
     for o in observations:
-        head = f"[bold]#{o.step} {o.tool}[/]({json.dumps(o.arguments)})"
+        head = f"[bold]#{o.step} {escape(o.tool)}[/]({escape(json.dumps(o.arguments))})"
         if o.ok:
             text = json.dumps(o.result, default=str)
-            console.print(f"{head} → [green]ok[/] {text[:400]}{'…' if len(text) > 400 else ''}")
+            text = f"{text[:400]}{'…' if len(text) > 400 else ''}"
+            console.print(f"{head} → [green]ok[/] {escape(text)}", highlight=False)
         else:
-            console.print(f"{head} → [red]{o.error.kind}[/] ({o.error.fault} fault): "
-                          f"{o.error.message}")
+            console.print(f"{head} → [red]{escape(o.error.kind)}[/] ({o.error.fault} fault): "
+                          f"{escape(o.error.message)}", highlight=False)
 
 
 def print_diff(diff: Any) -> None:
-    table = Table(title="State diff since reset")
-    for col in ("table", "inserted", "updated", "deleted"):
-        table.add_column(col, justify="left" if col == "table" else "right")
+    table = fit_table("State diff since reset", ["table", "inserted", "updated", "deleted"],
+                      numeric={"inserted", "updated", "deleted"})
     for name, c in diff.counts().items():
-        table.add_row(name, str(c["inserted"]), str(c["updated"]), str(c["deleted"]))
+        table.add_row(escape(name), f"{c['inserted']:,}", f"{c['updated']:,}",
+                      f"{c['deleted']:,}")
     if diff.empty:
         table.add_row("(no changes)", "", "", "")
     console.print(table)

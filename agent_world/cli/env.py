@@ -8,13 +8,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 
 from agent_world.cli.common import (
     Group,
+    JsonOption,
     console,
     err_console,
+    fit_table,
     print_diff,
+    print_json,
     print_observations,
     resolve_env,
     state,
@@ -27,17 +30,21 @@ env_app = typer.Typer(cls=Group, no_args_is_help=True,
 
 @env_app.command("list")
 def env_list(stage: Annotated[str | None, typer.Option(help="Only this stage "
-                                                       "(example, mined, built, ...).")] = None
-             ) -> None:
+                                                       "(example, mined, built, ...).")] = None,
+             as_json: JsonOption = False) -> None:
     """List the catalog's environments."""
     envs = state.catalog().list_envs(stage=stage)
-    table = Table(title=f"Environments ({len(envs)})")
-    for col in ("name", "ver", "stage", "taxonomy", "tables", "rows", "tools", "fingerprint"):
-        table.add_column(col, justify="right" if col in ("ver", "tables", "rows", "tools") else "left",
-                         no_wrap=col in ("name", "fingerprint"))
+    if as_json:
+        print_json([e.model_dump(mode="json") for e in envs])
+        return
+    table = fit_table(f"Environments ({len(envs)})",
+                      ["name", "ver", "stage", "tables", "rows", "tools", "taxonomy"],
+                      numeric={"ver", "tables", "rows", "tools"}, keep={"name", "stage"})
     for e in envs:
-        table.add_row(e.name, str(e.version), e.stage, e.taxonomy, str(e.stats.get("tables", "")),
-                      str(e.stats.get("rows", "")), str(e.stats.get("tools", "")), e.fingerprint)
+        num = {k: f"{e.stats[k]:,}" if isinstance(e.stats.get(k), int) else ""
+               for k in ("tables", "rows", "tools")}
+        table.add_row(escape(e.name), str(e.version), escape(e.stage), num["tables"],
+                      num["rows"], num["tools"], escape(e.taxonomy))
     console.print(table)
 
 
@@ -50,28 +57,30 @@ def env_show(env: Annotated[str, typer.Argument(help="Catalog name, example name
     if as_json:
         sys.stdout.write(spec.to_json() + "\n")
         return
-    console.print(f"[bold]{spec.name}[/] v{spec.version}  fingerprint {spec.fingerprint}")
-    console.print(f"theme: {spec.theme.name} — {spec.theme.taxonomy}")
+    console.print(f"[bold]{escape(spec.name)}[/] v{spec.version}  fingerprint "
+                  f"{spec.fingerprint}", highlight=False)
+    console.print(f"theme: {escape(spec.theme.name)} — {escape(str(spec.theme.taxonomy))}",
+                  highlight=False)
     if spec.theme.description:
-        console.print(spec.theme.description)
-    tables = Table(title="Tables")
-    for col in ("table", "columns", "rows", "references"):
-        tables.add_column(col)
+        console.print(escape(spec.theme.description), highlight=False)
+    tables = fit_table("Tables", ["table", "rows", "columns", "references"],
+                       numeric={"rows"}, wrap={"columns"}, keep={"table"})
     for t in spec.tables:
         refs = sorted({c.foreign_key.split(".")[0] for c in t.columns if c.foreign_key})
-        tables.add_row(t.name, ", ".join(c.name for c in t.columns),
-                       str(len(spec.rows.get(t.name, []))), ", ".join(refs))
+        tables.add_row(escape(t.name), f"{len(spec.rows.get(t.name, [])):,}",
+                       escape(", ".join(c.name for c in t.columns)), escape(", ".join(refs)))
     console.print(tables)
-    tools = Table(title="Tools")
-    for col in ("tool", "kind", "arguments", "description"):
-        tools.add_column(col)
+    tools = fit_table("Tools", ["tool", "kind", "arguments", "description"],
+                      wrap={"arguments", "description"}, keep={"tool", "kind"})
     for t in spec.tools:
         args = ", ".join(f"{k}{'' if k in t.parameters.get('required', []) else '?'}"
                          for k in t.parameters.get("properties", {}))
-        tools.add_row(t.name, "write" if t.mutates else "read", args, t.description.split("\n")[0])
+        tools.add_row(escape(t.name), "write" if t.mutates else "read", escape(args),
+                      escape(t.description.split("\n")[0]))
     console.print(tools)
-    console.print(f"{len(spec.tests)} tool tests; provenance: {spec.provenance.created_by} "
-                  f"({spec.provenance.source_kind} {spec.provenance.source_ref})".rstrip())
+    console.print(f"{len(spec.tests)} tool tests; provenance: "
+                  f"{escape(spec.provenance.created_by)} ({escape(spec.provenance.source_kind)} "
+                  f"{escape(spec.provenance.source_ref)})".rstrip(), highlight=False)
 
 
 @env_app.command("import")
@@ -100,8 +109,53 @@ def env_import(files: Annotated[list[Path], typer.Argument(help="EnvSpec JSON fi
                                     f"fail ({shown}); fix them or pass --no-test")
     for f, spec in specs:
         summary = cat.put_env(spec, stage=stage)
-        console.print(f"imported [bold]{summary.name}[/] v{summary.version} "
-                      f"({summary.fingerprint}) from {f}")
+        console.print(f"imported [bold]{escape(summary.name)}[/] v{summary.version} "
+                      f"({summary.fingerprint}) from {escape(str(f))}", highlight=False)
+
+
+@env_app.command("rm")
+def env_rm(names: Annotated[list[str], typer.Argument(help="Catalog names.")],
+           yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False
+           ) -> None:
+    """Remove environments from the catalog, with all their versions."""
+    cat = state.catalog(seed_examples=False)
+    for name in names:
+        cat.get_env(name)  # unknown names fail before anything is removed
+    if not yes and not typer.confirm(f"remove {', '.join(names)} with all versions?"):
+        raise typer.Exit(1)
+    for name in names:
+        n = cat.remove_env(name)
+        console.print(f"removed [bold]{escape(name)}[/] ({n} version{'s' * (n != 1)})",
+                      highlight=False)
+
+
+@env_app.command("test")
+def env_test(env: Annotated[str, typer.Argument(help="Catalog name, example name or JSON file.")],
+             as_json: JsonOption = False) -> None:
+    """Run the environment's tool tests, each on a fresh episode. Exits 1 if any fails."""
+    from agent_world.envs.episode import EnvRuntime
+    from agent_world.envs.testing import run_tool_test
+
+    spec = resolve_env(env)
+    results = []
+    with EnvRuntime() as runtime, runtime.open(spec, seed=0) as episode:
+        for t in spec.tests:
+            ok, why = run_tool_test(episode, t)
+            results.append({"test": t.name, "tool": t.tool, "passed": ok, "reason": why})
+    failed = [r for r in results if not r["passed"]]
+    if as_json:
+        print_json({"env": spec.name, "passed": len(results) - len(failed),
+                    "failed": len(failed), "tests": results})
+    else:
+        table = fit_table(f"Tool tests of {escape(spec.name)}", ["test", "tool", "result"],
+                          wrap={"result"}, keep={"tool"})
+        for r in results:
+            mark = "[green]pass[/]" if r["passed"] else f"[red]FAIL[/] {escape(r['reason'])}"
+            table.add_row(escape(r["test"]), escape(r["tool"]), mark)
+        console.print(table)
+        console.print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    if failed:
+        raise typer.Exit(1)
 
 
 @env_app.command("build")
@@ -163,9 +217,17 @@ def env_serve(
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("must be 'stdio' or 'http'", param_hint="--transport")
     spec = resolve_env(env)
-    if transport == "http":
-        err_console.print(f"serving {spec.name} over MCP at http://{host}:{port}/mcp")
+    where = f"http://{host}:{port}/mcp" if transport == "http" else "stdio"
+    err_console.print(f"serving {escape(spec.name)} ({len(spec.tools)} tools) over MCP at "
+                      f"{where}; Ctrl-C stops", highlight=False)
     serve(spec, transport=transport, host=host, port=port, seed=seed)  # type: ignore[arg-type]
+
+
+def _observation(o: Any) -> dict[str, Any]:
+    data = o.model_dump(mode="json", exclude={"elapsed_ms"})
+    if o.error is not None:
+        data["error"]["fault"] = o.error.fault  # agent or environment
+    return data
 
 
 def read_calls(path: str) -> list[dict[str, Any]]:
@@ -203,8 +265,7 @@ def env_play(
         diff = ep.diff()
         state_hash = ep.state_hash()
     if as_json:
-        out = {"observations": [o.model_dump(mode="json", exclude={"elapsed_ms"})
-                                for o in observations],
+        out = {"observations": [_observation(o) for o in observations],
                "diff": diff.model_dump(mode="json"), "state_hash": state_hash}
         sys.stdout.write(json.dumps(out, indent=2, default=str) + "\n")
         return

@@ -8,6 +8,7 @@ name, fingerprint or id.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import random
@@ -318,8 +319,9 @@ class Catalog:
         def write(s: Session) -> int:
             env = s.get(EnvironmentRow, name)
             if env is None:
-                raise CatalogError(f"no environment named {name!r} in the catalog")
+                raise CatalogError(self._unknown(s, name))
             n = s.execute(sa.delete(EnvVersionRow).where(EnvVersionRow.env_name == name)).rowcount
+            s.execute(sa.update(ThemeRow).where(ThemeRow.env_name == name).values(env_name=None))
             s.delete(env)
             return n
 
@@ -329,14 +331,22 @@ class Catalog:
         with self._tx() as s:
             env = s.get(EnvironmentRow, name)
             if env is None:
-                known = ", ".join(s.scalars(sa.select(EnvironmentRow.name).limit(20))) or "none"
-                raise CatalogError(f"no environment named {name!r} in the catalog (known: {known})")
+                raise CatalogError(self._unknown(s, name))
             v = version or env.latest_version
             row = s.scalars(sa.select(EnvVersionRow).where(
                 EnvVersionRow.env_name == name, EnvVersionRow.version == v)).one_or_none()
             if row is None:
                 raise CatalogError(f"environment {name!r} has no version {v}")
             return EnvSpec.from_json(row.spec_json, origin=f"catalog:{name}@{v}")
+
+    @staticmethod
+    def _unknown(s: Session, name: str) -> str:
+        names = list(s.scalars(sa.select(EnvironmentRow.name).order_by(EnvironmentRow.name)))
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        if close:
+            return f"no environment named {name!r} in the catalog (did you mean {close[0]!r}?)"
+        known = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+        return f"no environment named {name!r} in the catalog (known: {known or 'none'})"
 
     def find_env(self, fingerprint: str) -> EnvSpec | None:
         with self._tx() as s:
@@ -374,10 +384,12 @@ class Catalog:
 
     # -- themes -----------------------------------------------------------------------------
     def put_theme(self, theme: Theme, env_name: str | None = None,
-                  payload: dict[str, Any] | None = None) -> tuple[int, bool]:
-        """Insert or update a theme; returns (id, created). Re-mining the same source updates
-        the existing row instead of adding a duplicate (and makes it visible again)."""
-        key = theme_key(theme)
+                  payload: dict[str, Any] | None = None, key: str | None = None
+                  ) -> tuple[int, bool]:
+        """Insert or update a theme; returns (id, created). `key` identifies it (mining uses
+        the source's content key; default: kind, reference and name). Re-mining the same
+        source updates the existing row instead of adding a duplicate (and shows it again)."""
+        key = key or theme_key(theme)
         tax = theme.taxonomy
 
         def write(s: Session) -> tuple[int, bool]:
@@ -395,10 +407,11 @@ class Catalog:
 
         return self._write(write)
 
-    def merge_theme(self, theme: Theme, into: str) -> None:
-        """Mark `theme` a near-duplicate of the theme named `into`; listings hide it."""
+    def merge_theme(self, theme: Theme, into: str, key: str | None = None) -> None:
+        """Mark `theme` (stored under `key`) a near-duplicate of the theme named `into`;
+        listings hide it."""
         def write(s: Session) -> None:
-            row = s.scalars(sa.select(ThemeRow).where(ThemeRow.key == theme_key(theme))
+            row = s.scalars(sa.select(ThemeRow).where(ThemeRow.key == (key or theme_key(theme)))
                             ).one_or_none()
             if row is None:
                 raise CatalogError(f"no theme {theme.name!r} to merge")
@@ -406,11 +419,51 @@ class Catalog:
 
         self._write(write)
 
+    def claim_env_name(self, base: str, key: str, theme: Theme) -> str:
+        """The environment name for the theme keyed `key`, decided in one write transaction:
+        the name it got before, else `base` or the first free `base_2`, `base_3`, ... (free:
+        no environment and no other theme holds it). Until its first `put_theme` the claimed
+        row is pending and hidden from listings."""
+        def write(s: Session) -> str:
+            row = s.scalars(sa.select(ThemeRow).where(ThemeRow.key == key)).one_or_none()
+            if row is not None and row.env_name:
+                return row.env_name
+            n = 1
+            while True:
+                name = base if n == 1 else f"{base}_{n}"
+                taken = s.get(EnvironmentRow, name) is not None or s.scalar(
+                    sa.select(sa.func.count()).select_from(ThemeRow).where(
+                        ThemeRow.env_name == name, ThemeRow.key != key))
+                if not taken:
+                    break
+                n += 1
+            if row is None:
+                tax = theme.taxonomy
+                row = ThemeRow(key=key, name=theme.name, l1=tax.l1, l2=tax.l2, l3=tax.l3,
+                               source_kind=theme.source_kind, source_ref=theme.source_ref,
+                               payload={"pending": True})
+                s.add(row)
+            row.env_name = name
+            return name
+
+        return self._write(write)
+
+    def find_theme(self, key: str | None = None, env_name: str | None = None
+                   ) -> dict[str, Any] | None:
+        """The theme stored under `key`, or the one whose environment is `env_name`."""
+        with self._tx() as s:
+            q = sa.select(ThemeRow)
+            q = q.where(ThemeRow.key == key) if key else q.where(ThemeRow.env_name == env_name)
+            r = s.scalars(q.limit(1)).one_or_none()
+            return None if r is None else {"id": r.id, "key": r.key, "name": r.name,
+                                           "env_name": r.env_name, "payload": r.payload}
+
     def list_themes(self, include_merged: bool = False) -> list[dict[str, Any]]:
         with self._tx() as s:
             rows = s.scalars(sa.select(ThemeRow).order_by(ThemeRow.l1, ThemeRow.l2, ThemeRow.l3))
             if not include_merged:
                 rows = [r for r in rows if not r.payload.get("merged_into")]
+            rows = [r for r in rows if not r.payload.get("pending")]
             return [{"id": r.id, "name": r.name, "l1": r.l1, "l2": r.l2, "l3": r.l3,
                      "source_kind": r.source_kind, "source_ref": r.source_ref,
                      "env_name": r.env_name, "payload": r.payload} for r in rows]

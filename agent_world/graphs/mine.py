@@ -8,35 +8,81 @@ schema + seed rows, k complexification iterations), classifies the theme and sto
 environment and theme in the catalog; `taxonomy` merges near-duplicate themes and closes the run.
 A source that fails is written to the ledger with its reason; the other branches go on.
 
-State holds identifiers and summaries only; specs live in the catalog. Branch writes are
-idempotent (a spec with an unchanged fingerprint adds no version, themes are keyed by source), so
-a killed run resumed on the same thread (`invoke(None, config)`) re-runs only unfinished
-branches and never duplicates a theme.
+State holds identifiers and summaries only; specs live in the catalog. Writes are keyed on what
+a source says, not where it was read from (`SourceDocument.content_key`): a source named twice,
+the same file in another folder, a thread run again or a killed run resumed on the same thread
+(`invoke(None, config)`) add no version and no theme, and hide none. A run whose sources all
+failed ends in an error (the catalog run is marked failed); one with some failures reports them
+in `status` ("partial") and `summary`.
+
+Studio shows three schemas: the input (`MineInput`: what to mine), the output (`MineOutput`) and
+the configuration (`MineContext`: where the catalog lives, how long a source may take). Nodes
+are sync and run in worker threads under `langgraph dev`; source reading never blocks the
+server's event loop.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
+from agent_world.agents.miner import MAX_ITERATIONS, MiningError, check_iterations
 from agent_world.envs.catalog import Catalog
+from agent_world.tools.sources import DEFAULT_TIMEOUT
+
+
+@dataclass
+class MineContext:
+    """Run configuration (Studio's configuration panel)."""
+
+    home: str | None = None  # arena home (catalog); default $AGENT_WORLD_HOME, ~/.agent_world
+    source_timeout_s: float = DEFAULT_TIMEOUT  # start + read of one source, at most
+
+
+class MineInput(TypedDict, total=False):
+    """What to mine."""
+
+    sources: list[str]  # "mcp:CMD", "mcp-url:URL", "file:PATH"; empty → embedded default
+    iterations: int  # complexification iterations, 0..MAX_ITERATIONS (default 3)
+    seed: int
+    web_search: str | None  # "mcp:CMD#tool" / "mcp-url:URL#tool"; else $AGENT_WORLD_WEB_SEARCH
+
+
+def _results(old: list[dict[str, Any]] | None, new: list[dict[str, Any]] | None
+             ) -> list[dict[str, Any]]:
+    """Branch results add up; `start` sends None to clear those of an earlier run of the
+    thread, so running a thread again never counts a source twice."""
+    return [] if new is None else [*(old or []), *new]
+
+
+class MineOutput(TypedDict, total=False):
+    """What a run produced."""
+
+    run_id: str
+    status: str  # done | partial (some sources failed)
+    results: list[dict[str, Any]]
+    merged: list[list[str]]  # near-duplicate theme pairs merged: [kept, dropped]
+    summary: dict[str, Any]
 
 
 class MineState(TypedDict, total=False):
-    sources: list[str]  # "mcp:CMD", "mcp-url:URL", "file:PATH"; empty → embedded default
+    sources: list[str]
     iterations: int
     seed: int
-    web_search: str | None  # "mcp:CMD#tool" / "mcp-url:URL#tool"; else $AGENT_WORLD_WEB_SEARCH
+    web_search: str | None
     run_id: str
-    results: Annotated[list[dict[str, Any]], operator.add]
-    merged: list[list[str]]  # near-duplicate theme pairs merged: [kept, dropped]
+    status: str
+    results: Annotated[list[dict[str, Any]], _results]
+    merged: list[list[str]]
     summary: dict[str, Any]
 
 
@@ -47,75 +93,91 @@ class SourceTask(TypedDict):
     seed: int
     web_search: str | None
     run_id: str
-    occurrence: int  # >0: another source of this run has the same name; its env gets a suffix
 
 
-def _catalog(config: RunnableConfig | None) -> Catalog:
-    home = ((config or {}).get("configurable") or {}).get("home")
+def _context(runtime: Runtime[MineContext] | None) -> MineContext:
+    ctx = getattr(runtime, "context", None)
+    return ctx if isinstance(ctx, MineContext) else MineContext()
+
+
+def _catalog(config: RunnableConfig | None, runtime: Runtime[MineContext] | None = None
+             ) -> Catalog:
+    home = _context(runtime).home or ((config or {}).get("configurable") or {}).get("home")
     return Catalog.open(home)
 
 
-def start(state: MineState, config: RunnableConfig) -> dict[str, Any]:
+def _normalized(source: str) -> str:
+    from agent_world.errors import AgentWorldError
+    from agent_world.tools.sources import parse_source
+
+    try:
+        return parse_source(source).spec
+    except AgentWorldError:
+        return source.strip()
+
+
+def start(state: MineState, config: RunnableConfig, runtime: Runtime[MineContext]
+          ) -> dict[str, Any]:
     from agent_world.tools.sources import default_sources
+    from agent_world.tools.web_search import configured_search_spec
 
     sources = list(state.get("sources") or [])
     if not sources:
         sources = [ref.spec for ref in default_sources()]
-    cat = _catalog(config)
+    # a source named twice (or by two spellings of one path) is mined once
+    sources = list({_normalized(s): s for s in reversed(sources)}.values())[::-1]
+    iterations = check_iterations(state.get("iterations", 3))
+    cat = _catalog(config, runtime)
     try:
-        run_id = state.get("run_id") or cat.start_run("mine", summary={"sources": sources})
+        run_id = cat.start_run("mine", summary={"sources": sources})
     finally:
         cat.close()
-    from agent_world.tools.web_search import configured_search_spec
-
-    return {"sources": sources, "run_id": run_id, "iterations": state.get("iterations", 3),
-            "seed": state.get("seed", 0),
+    return {"sources": sources, "run_id": run_id, "iterations": iterations,
+            "seed": state.get("seed", 0), "results": None,
             "web_search": configured_search_spec(state.get("web_search"))}
 
 
 def fan_out(state: MineState) -> list[Send]:
-    from agent_world.errors import AgentWorldError
-    from agent_world.tools.sources import parse_source
-
-    seen: dict[str, int] = {}
-    sends = []
-    for i, s in enumerate(state["sources"]):
-        try:
-            name = parse_source(s).name
-        except AgentWorldError:
-            name = s  # the branch itself reports the bad source
-        occurrence = seen.get(name, 0)
-        seen[name] = occurrence + 1
-        sends.append(Send("mine_source", SourceTask(
-            source=s, index=i, iterations=state["iterations"], seed=state["seed"],
-            run_id=state["run_id"], web_search=state.get("web_search"), occurrence=occurrence)))
-    return sends
+    return [Send("mine_source", SourceTask(
+        source=s, index=i, iterations=state["iterations"], seed=state["seed"],
+        run_id=state["run_id"], web_search=state.get("web_search")))
+        for i, s in enumerate(state["sources"])]
 
 
-def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
+def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineContext]
+                ) -> dict[str, Any]:
     """One source, start to finish. Expected failures go to the ledger, not up the graph."""
     from agent_world.agents.coverage import uncovered_reasons
-    from agent_world.agents.miner import mine_theme
+    from agent_world.agents.miner import bounded_document, mine_theme
     from agent_world.agents.taxonomy import classify
     from agent_world.errors import AgentWorldError
     from agent_world.tools.sources import read_source
 
-    cat = _catalog(config)
+    write = get_stream_writer()
+    ctx = _context(runtime)
+    cat = _catalog(config, runtime)
     try:
         try:
-            doc = read_source(task["source"])
+            doc = read_source(task["source"], timeout=ctx.source_timeout_s)
+            write({"source": task["source"], "event": "read", "tools": len(doc.tools)})
             with _web_search(task, cat) as search:
-                mined = mine_theme(doc, iterations=task["iterations"],
-                                   seed=task["seed"] + task["index"], search=search)
+                mined = mine_theme(
+                    doc, iterations=task["iterations"], seed=task["seed"], search=search,
+                    progress=lambda st: write({"source": task["source"], "event": "iteration",
+                                               "iteration": st.iteration,
+                                               "of": task["iterations"], "tables": st.tables,
+                                               "rows": st.rows}))
         except Exception as exc:  # any failure of one source is that source's, not the run's
             reason = str(exc) if isinstance(exc, AgentWorldError) else \
                 f"internal error: {type(exc).__name__}: {exc}"
             cat.record("mine", task["source"], reason, run_id=task["run_id"])
             return {"results": [{"source": task["source"], "status": "failed",
                                  "error": reason}]}
+        key = f"{doc.kind}:{doc.content_key()}"
         spec = mined.spec
-        theme = spec.theme.model_copy(update={"taxonomy": classify(doc)})
-        name = f"{spec.name}_{task['occurrence'] + 1}" if task.get("occurrence") else spec.name
+        theme = spec.theme.model_copy(update={"taxonomy": classify(bounded_document(doc)),
+                                              "source_ref": _portable(doc)})
+        name = cat.claim_env_name(spec.name, key, theme)
         spec = spec.model_copy(update={"theme": theme, "name": name})
         summary = cat.put_env(spec, stage="mined")
         stats = [it.model_dump(exclude={"changes"}) for it in mined.iterations]
@@ -131,17 +193,35 @@ def mine_source(task: SourceTask, config: RunnableConfig) -> dict[str, Any]:
             cat.record("mine", f"{task['source']}#{tool}",
                        f"tool {tool!r} is not covered by the mined database: {lacks}",
                        run_id=task["run_id"], payload={"env": spec.name, "tool": tool})
-        cat.put_theme(theme, env_name=spec.name,
+        cat.put_theme(theme, env_name=spec.name, key=key,
                       payload={"stats": stats, "fingerprint": summary.fingerprint,
                                "questions": mined.questions,
                                "evidence": mined.evidence_summary,
                                "tools": [t.name for t in doc.tools], **fidelity})
         return {"results": [{"source": task["source"], "status": "mined", "env": spec.name,
-                             "theme": theme.name, "taxonomy": str(theme.taxonomy),
+                             "theme": theme.name, "theme_key": key,
+                             "taxonomy": str(theme.taxonomy),
                              "fingerprint": summary.fingerprint, "stats": stats,
                              "seconds": mined.seconds, **fidelity}]}
     finally:
         cat.close()
+
+
+def _portable(doc: Any) -> str:
+    """Where a source came from, without the folder it sat in: the file name, the server
+    command with its program's base name, the URL."""
+    import shlex
+    from pathlib import Path
+
+    if doc.kind in ("openapi", "prd", "tool-list"):
+        return Path(doc.reference).name
+    if doc.kind == "mcp":
+        try:
+            argv = shlex.split(doc.reference)
+        except ValueError:
+            return doc.reference
+        return shlex.join([Path(argv[0]).name, *argv[1:]]) if argv else doc.reference
+    return doc.reference
 
 
 @contextmanager
@@ -168,31 +248,52 @@ def _web_search(task: SourceTask, cat: Catalog) -> Iterator[Any]:
         search.close()
 
 
-def taxonomy(state: MineState, config: RunnableConfig) -> dict[str, Any]:
+def taxonomy(state: MineState, config: RunnableConfig, runtime: Runtime[MineContext]
+             ) -> dict[str, Any]:
     from agent_world.agents.taxonomy import merge_near_duplicates
 
-    cat = _catalog(config)
+    cat = _catalog(config, runtime)
     try:
-        mined = [r for r in state.get("results", []) if r["status"] == "mined"]
-        themes = [cat.get_env(r["env"]).theme for r in mined]
-        kept, merged_pairs = merge_near_duplicates(themes)
-        merged = [[a, b] for a, b, _ in merged_pairs]
-        by_name = {t.name: t for t in themes}
+        results = state.get("results", [])
+        failed = [r for r in results if r["status"] == "failed"]
+        mined = [r for r in results if r["status"] == "mined"]
+        # one theme per stored theme row, however many sources led to it; compared under
+        # their environment names, which are unique where theme names may not be
+        unique = {r["env"]: r for r in mined}
+        themes = {env: cat.get_env(env).theme for env in unique}
+        _, merged_pairs = merge_near_duplicates(
+            t.model_copy(update={"name": env}) for env, t in themes.items())
+        merged = []
         for a, b, similarity in merged_pairs:
-            cat.merge_theme(by_name[b], into=a)
-            cat.record("mine", b, f"near-duplicate of theme {a!r} (similarity {similarity:.2f}); "
-                       "merged", run_id=state["run_id"])
-        failed = [r for r in state.get("results", []) if r["status"] == "failed"]
+            if a == b:
+                continue  # never a duplicate of itself
+            kept_name, dropped = themes[a].name, themes[b]
+            merged.append([kept_name, dropped.name])
+            cat.merge_theme(dropped, into=kept_name, key=unique[b].get("theme_key"))
+            cat.record("mine", dropped.name, f"near-duplicate of theme {kept_name!r} (env "
+                       f"{a}, similarity {similarity:.2f}); merged", run_id=state["run_id"])
         summary = {"sources": len(state["sources"]), "mined": len(mined),
-                   "failed": len(failed), "themes": len(kept), "merged": len(merged)}
-        cat.finish_run(state["run_id"], "done", summary)
-        return {"merged": merged, "summary": summary}
+                   "failed": len(failed), "themes": len(unique) - len(merged),
+                   "merged": len(merged)}
+        if failed and not mined:
+            cat.finish_run(state["run_id"], "failed", summary)
+            raise MiningError(f"all {len(failed)} source(s) failed; first: "
+                              f"{failed[0]['source']}: {failed[0]['error']}")
+        status = "partial" if failed else "done"
+        cat.finish_run(state["run_id"], status, summary)
+        return {"merged": merged, "summary": summary, "status": status}
+    except MiningError:
+        raise
+    except BaseException as exc:
+        cat.finish_run(state["run_id"], "failed", {"error": f"{type(exc).__name__}: {exc}"})
+        raise
     finally:
         cat.close()
 
 
 def build_graph() -> StateGraph:
-    g = StateGraph(MineState)
+    g = StateGraph(MineState, context_schema=MineContext, input_schema=MineInput,
+                   output_schema=MineOutput)
     g.add_node("start", start)
     g.add_node("mine_source", mine_source)
     g.add_node("taxonomy", taxonomy)
@@ -205,3 +306,6 @@ def build_graph() -> StateGraph:
 
 # For `langgraph dev` / LangGraph Platform: compiled without a checkpointer (the server has one).
 graph = build_graph().compile()
+
+__all__ = ["MAX_ITERATIONS", "MineContext", "MineInput", "MineOutput", "MineState",
+           "build_graph", "graph"]

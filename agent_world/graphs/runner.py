@@ -23,7 +23,8 @@ from agent_world.config import resolve_home
 @contextmanager
 def checkpointer(home: str | Path | None = None) -> Iterator[SqliteSaver]:
     path = resolve_home(home) / "checkpoints.sqlite"
-    conn = sqlite3.connect(path, check_same_thread=False)
+    # several runs may share the file: wait for a writer instead of failing at once
+    conn = sqlite3.connect(path, check_same_thread=False, timeout=60)
     try:
         yield SqliteSaver(conn)
     finally:
@@ -36,14 +37,16 @@ def thread_config(thread_id: str | None, home: str | Path | None) -> dict[str, A
 
 
 def stream(builder: StateGraph, inputs: Any, config: dict[str, Any], context: Any = None,
-           ) -> Iterator[dict[str, Any]]:
+           stream_mode: str | list[str] = "updates") -> Iterator[Any]:
     """Run (inputs) or resume (None, or a `Command(resume=...)` after an interrupt) a graph on
     a thread, yielding each node's update; `context` is the run's context (graphs with a
-    context schema). `final_state(builder, config)` gives the state and the nodes still to run."""
+    context schema). With a list of modes it yields LangGraph's `(mode, chunk)` pairs
+    ("custom": what nodes report on the way). `final_state(builder, config)` gives the state
+    and the nodes still to run."""
     with checkpointer(config["configurable"].get("home")) as saver:
         graph = builder.compile(checkpointer=saver)
         try:
-            yield from graph.stream(inputs, config, context=context, stream_mode="updates",
+            yield from graph.stream(inputs, config, context=context, stream_mode=stream_mode,
                                     durability="sync")
         finally:
             flush_traces()

@@ -31,8 +31,8 @@ def test_mine_reports_a_failing_source_and_goes_on(home, tmp_path):
     bad.write_text("")  # an empty PRD says nothing to mine
     result = runner.invoke(app, ["mine", "--source", f"file:{DATA / 'book_lending_prd.md'}",
                                  "--source", f"prd:{bad}", "--iterations", "1"])
-    assert result.exit_code == 0, result.output
-    assert "mined 1, failed 1" in result.stdout
+    assert result.exit_code == 1, result.output  # was 0: a partial failure looked like success
+    assert "mined 1, failed 1" in result.stdout and "agent-world ledger" in result.stdout
 
 
 def test_bad_source_strings_are_one_message(home):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -85,6 +87,14 @@ class SourceDocument(BaseModel):
     features: list[str] = Field(default_factory=list)
     entities: list[EntityHint] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def content_key(self) -> str:
+        """A hash of what the source says (name, tools, features, entities), not of where it
+        was read from: the same file in another folder, or the same server started from
+        another path, has the same key. Mining keys themes on it."""
+        data = self.model_dump(mode="json", exclude={"reference", "metadata"})
+        blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
     def text(self) -> str:
         """Everything the source says, as plain text (for LLM prompts and keyword evidence)."""

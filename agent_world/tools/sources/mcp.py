@@ -24,10 +24,12 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
+
+import httpx
 
 from agent_world.errors import SourceError
 from agent_world.tools.sources.base import SourceDocument, ToolDescription
@@ -43,6 +45,8 @@ __all__ = [
 ]
 
 DEFAULT_TIMEOUT = 30.0  # seconds for start + initialize + tools/list
+MAX_HTTP_BYTES = 32 * 1024 * 1024  # all a streamable-HTTP server may send during one read
+_SH = shutil.which("sh")  # looked up once, at import, never on an event loop
 _MAX_PAGES = 100  # tools/list pagination guard
 _STDERR_TAIL = 1500  # characters of server stderr quoted in an error
 
@@ -254,7 +258,9 @@ async def aread_mcp(
         from mcp.client.stdio import get_default_environment
 
         full_env = {**get_default_environment(), **env}
-    executable = resolve_command(argv[0], full_env)
+    # File-system calls go to a thread: this may run on a server's event loop (langgraph dev
+    # refuses blocking calls there).
+    executable = await asyncio.to_thread(resolve_command, argv[0], full_env)
     if executable is None:
         raise SourceError(
             f"{label}: command {argv[0]!r} not found or not executable (looked on PATH and in {Path(sys.executable).parent})"
@@ -262,12 +268,11 @@ async def aread_mcp(
 
     # Send the server's stderr to a file (exec keeps the process tree unchanged), so a failure
     # can quote it and a healthy server's logging does not flood the caller's terminal.
-    errlog = tempfile.NamedTemporaryFile(prefix="aw-mcp-", suffix=".log", delete=False)
-    errlog.close()
-    sh = shutil.which("sh")
+    errlog = await asyncio.to_thread(_new_errlog)
+    sh = _SH
     if sh and os.name == "posix":
         cmd = sh
-        args = ["-c", f'exec "$@" 2>>{shlex.quote(errlog.name)}', "sh", executable, *argv[1:]]
+        args = ["-c", f'exec "$@" 2>>{shlex.quote(errlog)}', "sh", executable, *argv[1:]]
     else:  # pragma: no cover - non-POSIX: stderr stays inherited
         cmd, args = executable, argv[1:]
     connection: dict[str, Any] = {"transport": "stdio", "command": cmd, "args": args}
@@ -280,20 +285,28 @@ async def aread_mcp(
             name=name, connection=connection, timeout=timeout
         )
     except TimeoutError as exc:
+        tail = await asyncio.to_thread(_stderr_tail, errlog)
         raise SourceError(
-            f"{label}: no answer to initialize/tools/list within {timeout:g} s"
-            + _stderr_tail(errlog.name)
+            f"{label}: no answer to initialize/tools/list within {timeout:g} s" + tail
         ) from exc
     except Exception as exc:  # noqa: BLE001 - anything the transport raises becomes a SourceError
+        tail = await asyncio.to_thread(_stderr_tail, errlog)
         raise SourceError(
             f"{label}: could not be read ({_describe(exc)}); the server may have exited at start"
-            + _stderr_tail(errlog.name)
+            + tail
         ) from exc
     finally:
-        _remove_quietly(errlog.name)
+        await asyncio.to_thread(_remove_quietly, errlog)
     return _document(
         name=name, kind="mcp", reference=reference, init=init, tools=tools, elapsed=elapsed
     )
+
+
+def _new_errlog() -> str:
+    """A file for the server's stderr, in the temp dir (removed after the read)."""
+    errlog = tempfile.NamedTemporaryFile(prefix="aw-mcp-", suffix=".log", delete=False)
+    errlog.close()
+    return errlog.name
 
 
 def _stderr_tail(path: str) -> str:
@@ -321,27 +334,81 @@ async def aread_mcp_url(
     name: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     headers: dict[str, str] | None = None,
+    max_bytes: int = MAX_HTTP_BYTES,
 ) -> SourceDocument:
-    """Connect to an MCP server over streamable HTTP, read ``initialize`` + ``tools/list``."""
+    """Connect to an MCP server over streamable HTTP, read ``initialize`` + ``tools/list``.
+    The read is bounded in time (``timeout``) and in what the server may send (``max_bytes``,
+    all responses together): a server streaming without end is cut off, not buffered."""
     if not re.match(r"^https?://", url, re.I):
         raise SourceError(f"MCP URL {url!r} must start with http:// or https://")
     name = name or mcp_source_name(url)
-    connection: dict[str, Any] = {"transport": "streamable_http", "url": url, "timeout": timeout}
+    budget = _ByteBudget(max_bytes)
+    connection: dict[str, Any] = {"transport": "streamable_http", "url": url, "timeout": timeout,
+                                  "httpx_client_factory": budget.client}
     if headers:
         connection["headers"] = headers
     try:
         init, tools, elapsed = await _read_session(
             name=name, connection=connection, timeout=timeout
         )
-    except TimeoutError as exc:
-        raise SourceError(
-            f"MCP server at {url}: no answer to initialize/tools/list within {timeout:g} s"
-        ) from exc
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - anything the transport raises becomes a SourceError
+        if budget.exceeded:
+            raise SourceError(f"MCP server at {url}: sent more than {max_bytes:,} bytes; "
+                              "stopped reading") from exc
+        if isinstance(exc, TimeoutError):
+            raise SourceError(
+                f"MCP server at {url}: no answer to initialize/tools/list within {timeout:g} s"
+            ) from exc
         raise SourceError(f"MCP server at {url}: could not be read ({_describe(exc)})") from exc
     return _document(
         name=name, kind="mcp-url", reference=url, init=init, tools=tools, elapsed=elapsed
     )
+
+
+class _ByteBudget:
+    """Counts the bytes of every HTTP response body of one read; past the budget the stream
+    raises, so an endless body never accumulates in memory."""
+
+    def __init__(self, max_bytes: int):
+        self.left, self.exceeded = max_bytes, False
+
+    def spend(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            self.exceeded = True
+            raise SourceError("response too large")
+
+    def client(self, headers: dict[str, Any] | None = None, timeout: Any = None,
+               auth: Any = None) -> httpx.AsyncClient:
+        """An `httpx_client_factory` for langchain-mcp-adapters."""
+        return httpx.AsyncClient(headers=headers, timeout=timeout, auth=auth,
+                                 follow_redirects=True, transport=_CappedTransport(self))
+
+
+class _CappedTransport(httpx.AsyncBaseTransport):
+    def __init__(self, budget: _ByteBudget):
+        self._inner, self._budget = httpx.AsyncHTTPTransport(), budget
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        response.stream = _CappedStream(response.stream, self._budget)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _CappedStream(httpx.AsyncByteStream):
+    def __init__(self, inner: Any, budget: _ByteBudget):
+        self._inner, self._budget = inner, budget
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            self._budget.spend(len(chunk))
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 # --------------------------------------------------------------------------- sync wrappers

@@ -1,0 +1,137 @@
+"""The CLI at 80 columns, with hostile names, user mistakes and machine-readable output."""
+
+from __future__ import annotations
+
+import errno
+import json
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from agent_world import __version__
+from agent_world.cli import app
+from agent_world.envs.spec import EnvSpec
+from tests.conftest import FIXTURES
+
+runner = CliRunner()
+NOTES = FIXTURES / "notes_env.json"
+
+
+def invoke(*args: str, input: str | None = None):
+    return runner.invoke(app, list(args), input=input)
+
+
+def _one_line_error(result, code: int = 1) -> str:
+    assert result.exit_code == code, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    return lines[0]
+
+
+def _hostile_spec(tmp_path):
+    raw = json.loads(NOTES.read_text())
+    raw["name"] = "notes_with_a_rather_long_name"
+    raw["theme"]["name"] = "Notes [/x] [bold]app"
+    raw["theme"]["description"] = "Markup [/] everywhere [red"
+    raw["rows"]["users"] += [{"id": 10 + i, "name": f"user [/{i}]"} for i in range(1200)]
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def test_tables_fit_80_columns_and_never_cut_numbers(home, tmp_path):
+    """Was: each row of `env list` wrapped over 8-10 lines and 1,036 rows showed as `10…`."""
+    assert invoke("env", "import", str(_hostile_spec(tmp_path)), "--no-test").exit_code == 0
+    result = invoke("env", "list")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80
+    airline = [line for line in lines if line.startswith("airline ")]
+    assert len(airline) == 1 and "1,036" in airline[0]  # one line per environment
+    rows = EnvSpec.load(_hostile_spec(tmp_path)).stats()["rows"]
+    assert any("notes_with_a_rather_long_name" in line and f"{rows:,}" in line for line in lines)
+
+
+def test_markup_in_names_is_printed_not_interpreted(home, tmp_path):
+    """Was: `[/x]` in a theme name crashed `env show` and `env play`."""
+    path = _hostile_spec(tmp_path)
+    shown = invoke("env", "show", str(path))
+    assert shown.exit_code == 0, shown.output
+    assert "Notes [/x] [bold]app" in shown.stdout and "Markup [/] everywhere [red" in shown.stdout
+    call = json.dumps({"tool": "add_note", "arguments": {"user_id": 1, "body": "[/oops]"}})
+    played = invoke("env", "play", str(path), "-", input=call)
+    assert played.exit_code == 0, played.output
+    assert "[/oops]" in played.stdout
+
+
+def test_user_mistakes_are_one_line_errors(home, tmp_path, monkeypatch):
+    assert "did you mean 'list'" in _one_line_error(invoke("env", "lsit"), 2)
+    assert "did you mean 'env'" in _one_line_error(invoke("evn", "list"), 2)
+    assert "did you mean 'airline'" in _one_line_error(invoke("env", "show", "airlin"))
+    _one_line_error(invoke("env", "play", "airline", str(tmp_path / "none.json")))
+    _one_line_error(invoke("env", "list", "--stagee", "x"), 2)
+    file_home = tmp_path / "a-file"
+    file_home.write_text("")
+    assert "cannot be used" in _one_line_error(invoke("--home", str(file_home), "env", "list"))
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "catalog.sqlite").write_bytes(b"this is not a database" * 100)
+    assert "not a database" in _one_line_error(invoke("--home", str(corrupt), "env", "list"))
+
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("agent_world.envs.catalog.Catalog.put_env", full)
+    assert "No space left" in _one_line_error(invoke("env", "import", str(NOTES), "--no-test"))
+
+
+def test_home_option_anywhere_and_version(tmp_path):
+    home = tmp_path / "late-home"
+    cmd = [sys.executable, "-m", "agent_world.cli", "env", "list", "--home", str(home)]
+    assert subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
+    assert (home / "catalog.sqlite").exists()
+    result = invoke("--version")
+    assert result.exit_code == 0 and __version__ in result.stdout
+
+
+def test_json_outputs(home):
+    envs = json.loads(invoke("env", "list", "--json").stdout)
+    assert {e["name"] for e in envs} >= {"airline", "ecommerce"}
+    call = json.dumps({"tool": "list_notes", "arguments": {"user_id": "not a number"}})
+    played = json.loads(invoke("env", "play", str(NOTES), "-", "--json", input=call).stdout)
+    assert played["observations"][0]["error"]["fault"] == "agent"  # was missing
+    assert json.loads(invoke("themes", "--json").stdout) == []
+    assert json.loads(invoke("runs", "--json").stdout) == []
+
+
+def test_env_test_and_rm(home, tmp_path):
+    result = invoke("env", "test", str(NOTES), "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["failed"] == 0 and out["passed"] == len(EnvSpec.load(NOTES).tests) > 0
+    raw = json.loads(NOTES.read_text())
+    raw["tests"][0]["expect"] = {"equals": ["something else"]}
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(raw))
+    failed = invoke("env", "test", str(broken))
+    assert failed.exit_code == 1 and "FAIL" in failed.stdout
+
+    assert invoke("env", "import", str(NOTES), "--no-test").exit_code == 0
+    assert invoke("env", "rm", "notes", "ecommerce", "-y").exit_code == 0
+    names = {e["name"] for e in json.loads(invoke("env", "list", "--json").stdout)}
+    assert "notes" not in names and "ecommerce" not in names  # removing an example sticks
+    _one_line_error(invoke("env", "rm", "notes", "-y"))
+
+
+def test_ledger_and_runs_read_what_mining_wrote(home, tmp_path):
+    bad = tmp_path / "empty.md"
+    bad.write_text("")
+    assert invoke("mine", "--source", f"prd:{bad}", "--iterations", "0").exit_code == 1
+    ledger = json.loads(invoke("ledger", "--json").stdout)
+    assert ledger and "empty.md" in ledger[-1]["subject"]
+    text = invoke("ledger", "--stage", "mine")
+    assert text.exit_code == 0 and "empty" in text.stdout
+    runs = json.loads(invoke("runs", "--json").stdout)
+    assert [r["status"] for r in runs] == ["failed"]
+    assert "failed" in invoke("runs").stdout
