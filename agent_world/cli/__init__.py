@@ -7,6 +7,7 @@ never a traceback (see `common.Group`). One module per command group; this one a
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ import typer
 from agent_world import __version__
 from agent_world.cli import env, evolve, ledger, mine, run, train
 from agent_world.cli.common import Group, console, resolve_env, state
+from agent_world.tools.sandbox.isolation import UNSAFE_ENV, warn_unsafe
 
 app = typer.Typer(cls=Group, no_args_is_help=True, add_completion=False,
                   help="Agent-World arena: mine tool ecosystems into executable environments, "
@@ -47,8 +49,15 @@ def _root(
         help="Arena home: catalog, checkpoints, runs. Default ~/.agent_world.")] = None,
     _: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                     help="Print the version and exit.")] = False,
+    unsafe_no_sandbox: Annotated[bool, typer.Option(
+        "--unsafe-no-sandbox",
+        help="Run untrusted code (environment tools, tests, solutions) WITHOUT a sandbox; "
+             "same as AGENT_WORLD_UNSAFE_NO_SANDBOX=1. Warned on every run.")] = False,
 ) -> None:
     state.set_home(home)
+    if unsafe_no_sandbox:
+        os.environ[UNSAFE_ENV] = "1"
+        warn_unsafe("this command's untrusted code")
 
 
 @app.command()

@@ -51,6 +51,7 @@ DEFAULT_TOOL_TIMEOUT_S = 5.0
 # than WORKER_RSS_LIMIT after a call is recycled so a call cannot hoard memory for the next.
 WORKER_LIMITS = Limits(memory_bytes=1 << 30, processes=16, file_bytes=1 << 30)
 WORKER_RSS_LIMIT = 256 << 20
+READONLY_DIR = "/readonly"  # where a sandboxed worker sees the episode a read tool gets
 
 # Error kinds an observation can carry. Agent faults: the call itself was wrong.
 AGENT_FAULTS = frozenset({"unknown_tool", "invalid_arguments", "tool_error",
@@ -119,9 +120,11 @@ class EnvRuntime:
         if sandbox:
             check_isolation()
             self.pool = WorkerPool(
-                workers, launcher, slots=self.workdir / "slots", inner_dir=SANDBOX_WORKDIR,
-                confiner=lambda cmd, slot: confine(cmd, workdir=slot, limits=limits,
-                                                   what="tool worker"),
+                workers, launcher, slots=self.workdir / "slots",
+                inner_dirs=(SANDBOX_WORKDIR, READONLY_DIR),
+                confiner=lambda cmd, slot: confine(
+                    cmd, workdir=slot / "rw", ro_binds=[(slot / "ro", READONLY_DIR)],
+                    limits=limits, what="tool worker"),
                 rss_limit=WORKER_RSS_LIMIT)
         else:
             warn_unsafe("environment tool code")

@@ -10,13 +10,16 @@ Isolation (what holds whether or not a sandbox confines the worker process):
   started afresh before it serves B (idle workers already holding B are preferred);
 - every request carries a random id the reply must echo; any other reply (a frame forged by
   tool code) gets the worker killed;
-- a call never sees the episode's file: the pool copies the database into the worker's own
-  slot directory (the only directory a sandboxed worker can write) and, only when a write tool
-  succeeded, moves the copy back over the episode (after checking it is still a plain file).
-  A failed call, a crash, a read tool that wrote anyway: the episode is untouched;
+- a worker sees no episode but the one it serves, and only during the call. Each worker has a
+  slot: `rw/` (the only directory a sandboxed worker can write) and `ro/` (mounted read-only
+  in the sandbox). A write tool gets a copy of the episode database in `rw/`, moved back over
+  the episode only when the call succeeded (and the copy is still a plain file); a read tool
+  gets the episode file itself moved into `ro/` for the call (no copy; it cannot write it even
+  with the SQLite guard lifted). A failed call, a crash, a read tool that tries to write: the
+  episode is untouched;
 - a worker whose memory grew past `rss_limit` after a call is recycled.
-With a `confine` function (see `EnvRuntime`) the process itself runs in the local sandbox and
-sees only its slot, mounted at `inner_dir`.
+With a `confiner` (see `EnvRuntime`) the process runs in the local sandbox and sees its slot's
+two directories at `inner_dirs` (read-write, read-only).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ HARD_GRACE_S = 2.0
 
 Launcher = Callable[[Sequence[str]], list[str]]
 # (command, slot directory) -> a confined launch: .argv, .env, .attach(pid), .kill(pid),
-# .release() (agent_world.tools.sandbox.isolation.Confined)
+# .release() (agent_world.tools.sandbox.isolation.Confined); it binds slot/rw and slot/ro
 Confiner = Callable[[list[str], Path], Any]
 SLOT_DB = "db.sqlite"
 
@@ -55,12 +58,14 @@ class WorkerClient:
     """One worker process, its slot directory and the environment it has compiled."""
 
     def __init__(self, launcher: Launcher | None = None, slot: Path | None = None,
-                 confiner: Confiner | None = None, inner_dir: str | None = None):
+                 confiner: Confiner | None = None, inner_dirs: tuple[str, str] | None = None):
         self.launcher = launcher
         self.confiner = confiner
         self.slot = slot
-        self.inner_db = (f"{inner_dir}/{SLOT_DB}" if confiner is not None and inner_dir
-                         else str(slot / SLOT_DB) if slot is not None else None)
+        if slot is not None:  # where the worker finds the database: (write call, read call)
+            rw, ro = inner_dirs if confiner is not None and inner_dirs else (
+                str(slot / "rw"), str(slot / "ro"))
+            self.inner_db = (f"{rw}/{SLOT_DB}", f"{ro}/{SLOT_DB}")
         self.proc: subprocess.Popen[bytes] | None = None
         self._confined: Any = None
         self.loaded: set[str] = set()
@@ -174,7 +179,7 @@ class WorkerPool:
 
     def __init__(self, size: int = 1, launcher: Launcher | None = None,
                  slots: Path | None = None, confiner: Confiner | None = None,
-                 inner_dir: str | None = None, rss_limit: int | None = None):
+                 inner_dirs: tuple[str, str] | None = None, rss_limit: int | None = None):
         if size < 1:
             raise ValueError("worker pool size must be at least 1")
         self.size = size
@@ -183,9 +188,10 @@ class WorkerPool:
         self.recycled = 0
         if slots is not None:
             for i in range(size):
-                (slots / f"w{i}").mkdir(parents=True, exist_ok=True)
+                for part in ("rw", "ro"):
+                    (slots / f"w{i}" / part).mkdir(parents=True, exist_ok=True)
         self._clients = [WorkerClient(launcher, slots / f"w{i}" if slots else None, confiner,
-                                      inner_dir) for i in range(size)]
+                                      inner_dirs) for i in range(size)]
         self._env_of: dict[int, str | None] = {id(c): None for c in self._clients}
         self._idle: list[WorkerClient] = list(self._clients)  # least recently used first
         self._cond = threading.Condition()
@@ -256,28 +262,36 @@ class WorkerPool:
 
     def _call_in_slot(self, client: WorkerClient, message: dict[str, Any],
                       timeout_s: float) -> dict[str, Any]:
-        assert client.slot is not None and client.inner_db is not None
+        assert client.slot is not None
         episode_db = Path(message["db"])
-        slot_db = client.slot / SLOT_DB
-        _clear(client.slot)
+        tool = self._envs.get(message["env"], {}).get("tools", {}).get(message["tool"], {})
+        rw, ro = client.slot / "rw", client.slot / "ro"
+        _clear(rw)
+        _clear(ro)
         try:
-            shutil.copyfile(episode_db, slot_db)
+            if not tool.get("mutates", True):  # lend the file itself, read-only, for the call
+                os.rename(episode_db, ro / SLOT_DB)
+                try:
+                    return self._send(client, dict(message, db=client.inner_db[1], persist=False),
+                                      timeout_s)
+                finally:
+                    os.rename(ro / SLOT_DB, episode_db)
+            shutil.copyfile(episode_db, rw / SLOT_DB)
             # the slot's file is a fresh copy each call: no connection outlives the call
-            reply = self._send(client, dict(message, db=client.inner_db, persist=False),
+            reply = self._send(client, dict(message, db=client.inner_db[0], persist=False),
                                timeout_s)
-            tool = self._envs.get(message["env"], {}).get("tools", {}).get(message["tool"], {})
-            if reply.get("ok") and tool.get("mutates", True):
-                info = os.lstat(slot_db)
+            if reply.get("ok"):
+                info = os.lstat(rw / SLOT_DB)
                 if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
                     return {"ok": False, "kind": "tool_exception",
                             "message": "the tool replaced its database file; call discarded"}
-                os.replace(slot_db, episode_db)
+                os.replace(rw / SLOT_DB, episode_db)
             return reply
         except FileNotFoundError as exc:
             return {"ok": False, "kind": "tool_exception",
                     "message": f"the episode database went missing during the call: {exc}"}
         finally:
-            _clear(client.slot)
+            _clear(rw)
 
     def _load(self, client: WorkerClient, fp: str, timeout_s: float) -> dict[str, Any] | None:
         """Compile an environment in a worker: None, or the error reply for the pending call

@@ -83,3 +83,18 @@ def test_home_option_decides_where_the_catalog_lives(tmp_path, monkeypatch):
     other = tmp_path / "elsewhere"
     assert invoke("--home", str(other), "env", "list").exit_code == 0
     assert (other / "catalog.sqlite").exists()
+
+
+def test_unsafe_no_sandbox_flag_runs_unconfined_and_warns(home, tmp_path, monkeypatch, caplog):
+    import logging
+
+    from agent_world.tools.sandbox import UNSAFE_ENV
+
+    monkeypatch.setenv(UNSAFE_ENV, "0")  # restored after the test (the flag sets it)
+    calls = tmp_path / "calls.json"
+    calls.write_text(json.dumps({"tool": "list_notes", "arguments": {"user_id": 1}}))
+    with caplog.at_level(logging.WARNING, logger="agent_world"):
+        result = invoke("--unsafe-no-sandbox", "env", "play", NOTES, str(calls), "--json")
+    assert json.loads(result.stdout)["observations"][0]["ok"]
+    warnings = [r.getMessage() for r in caplog.records if "WITHOUT a sandbox" in r.getMessage()]
+    assert len(warnings) >= 2  # the command, and the environment's tool workers

@@ -267,10 +267,11 @@ class Confined:
 
 def confine(cmd: Sequence[str], *, workdir: Path | None = None, limits: Limits | None = None,
             env: dict[str, str] | None = None, ro_paths: Sequence[Path] = (),
-            rw_paths: Sequence[tuple[Path, str]] = (), what: str = "sandboxed code") -> Confined:
+            ro_binds: Sequence[tuple[Path, str]] = (),
+            what: str = "sandboxed code") -> Confined:
     """Wrap `cmd` so it runs confined. `workdir` is bound read-write at /sandbox (None: a private
-    tmpfs there) and is the process's current directory; `rw_paths` are more (host, inside)
-    directories bound read-write; `ro_paths` are bound read-only at the same path."""
+    tmpfs there) and is the process's current directory; `ro_binds` are (host, inside)
+    directories bound read-only; `ro_paths` are bound read-only at the same path."""
     limits = limits or Limits()
     base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": SANDBOX_WORKDIR,
                 "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
@@ -296,8 +297,8 @@ def confine(cmd: Sequence[str], *, workdir: Path | None = None, limits: Limits |
         args += ["--bind", str(workdir), SANDBOX_WORKDIR]
     else:
         args += ["--size", str(limits.tmp_bytes), "--tmpfs", SANDBOX_WORKDIR]
-    for host, inside in rw_paths:
-        args += ["--bind", str(host), inside]
+    for host, inside in ro_binds:
+        args += ["--ro-bind", str(host), inside]
     # A bound directory that contains the arena home or the host home must not show them.
     bound = [Path(a) for a in args[1:] if a.startswith("/")]
     for hidden in _forbidden():

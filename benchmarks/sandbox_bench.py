@@ -1,0 +1,202 @@
+"""Sandbox benchmark: the escape-attempt table, cold vs warm `run_code`, and the environment
+engine with its tool workers sandboxed vs unsandboxed (same run, interleaved rounds).
+
+    .venv/bin/python benchmarks/sandbox_bench.py            # full run (a few minutes on 2 cores)
+    .venv/bin/python benchmarks/sandbox_bench.py --quick    # smoke run
+    .venv/bin/python benchmarks/sandbox_bench.py --json out.json
+
+The security table runs the attempts the test suite runs (tests/integration/escape_attempts.py).
+Engine figures use env_bench's benchmark environment (10 tables, 1,000 rows) and functions;
+each round measures both configurations back to back and the table shows medians over rounds,
+so machine load hits both columns alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+for p in (ROOT, ROOT / "benchmarks"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+import env_bench as eb  # noqa: E402
+
+from agent_world.envs import EnvRuntime  # noqa: E402
+from agent_world.tools.sandbox import LocalSandbox  # noqa: E402
+from tests.integration.escape_attempts import ATTEMPTS, Arena  # noqa: E402
+
+TARGET_WARM_RATIO = 10.0
+TARGET_ENGINE_RATIO = 1.5
+
+
+def security() -> list[dict[str, Any]]:
+    arena = Arena()
+    rows = []
+    try:
+        for name, attempt in ATTEMPTS:
+            t = time.perf_counter()
+            out = attempt(arena)
+            rows.append({"attempt": name, "contained": out.contained, "host_saw": out.host_saw,
+                         "s": time.perf_counter() - t})
+    finally:
+        arena.close()
+    return rows
+
+
+def run_code_figures(n_cold: int, n_warm: int) -> dict[str, Any]:
+    cold = []
+    for _ in range(n_cold):
+        t = time.perf_counter()
+        with LocalSandbox() as sbx:
+            assert sbx.run_code("1 + 1").value == 2
+            cold.append((time.perf_counter() - t) * 1e3)
+    blobs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, n in (("initial.sqlite", 100), ("final.sqlite", 101)):
+            with sqlite3.connect(Path(tmp) / name) as conn:
+                conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+                conn.executemany("INSERT INTO t (v) VALUES (?)", [(str(i),) for i in range(n)])
+            blobs[name] = (Path(tmp) / name).read_bytes()
+    verify = ("import sqlite3\n"
+              "def n(p):\n    return sqlite3.connect(p).execute('SELECT count(*) FROM t')"
+              ".fetchone()[0]\n{'added': n('final.sqlite') - n('initial.sqlite')}")
+    warm, evaluate = [], []
+    with LocalSandbox() as sbx:
+        sbx.run_code("1")
+        for _ in range(n_warm):
+            t = time.perf_counter()
+            sbx.run_code("1 + 1")
+            warm.append((time.perf_counter() - t) * 1e3)
+        for _ in range(max(10, n_warm // 5)):
+            t = time.perf_counter()
+            assert sbx.evaluate(verify, files=blobs) == {"added": 1}
+            evaluate.append((time.perf_counter() - t) * 1e3)
+    return {"cold_p50_ms": statistics.median(cold), "warm_p50_ms": statistics.median(warm),
+            "evaluate_p50_ms": statistics.median(evaluate), "n_cold": n_cold, "n_warm": n_warm,
+            "db_bytes": sum(len(b) for b in blobs.values())}
+
+
+def engine_round(sandbox: bool, args: argparse.Namespace, spec: Any) -> dict[str, Any]:
+    with EnvRuntime(workers=args.workers, sandbox=sandbox) as rt:
+        t = time.perf_counter()
+        eb.bench_cold_open(rt, spec)
+        cold_s = time.perf_counter() - t
+        reset = eb.bench_reset(rt, spec, args.n_reset)
+        step = eb.bench_step(rt, spec, args.n_step)
+        ep = rt.open(spec, seed=9)
+        writes = []
+        for i in range(args.n_step // 2):
+            t = time.perf_counter()
+            eb.check(ep.step("restock", {"id": 1 + i % 150, "quantity": 1}))
+            writes.append((time.perf_counter() - t) * 1e3)
+        ep.close()
+        conc = eb.bench_concurrency(rt, spec, 1024, args.threads, args.target_steps)
+    return {"cold_s": cold_s, "reset_p50_ms": reset["p50_ms"], "step_p50_ms": step["p50_ms"],
+            "write_p50_ms": statistics.median(writes), "conc_steps_per_s": conc["steps_per_s"],
+            "conc_rss_bytes": conc["peak_tree_rss_bytes"],
+            "conc_files_bytes": conc["episode_files_bytes"]}
+
+
+def render(res: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=None if sys.stdout.isatty() else 170)
+    sec = Table(title="Escape attempts against the sandboxed engine (one worker, two "
+                      "environments) and run_code")
+    sec.add_column("Attempt")
+    sec.add_column("Contained?", justify="center")
+    sec.add_column("What the host saw")
+    for row in res["security"]:
+        sec.add_row(row["attempt"], "[green]yes[/]" if row["contained"] else "[red]NO[/]",
+                    row["host_saw"])
+    console.print(sec)
+
+    rc = res["run_code"]
+    ratio = rc["cold_p50_ms"] / rc["warm_p50_ms"]
+    t1 = Table(title="run_code: cold start vs warm sandbox")
+    for col in ("Metric", "Value", "Target", "Met?"):
+        t1.add_column(col, justify="left" if col == "Metric" else "right")
+    t1.add_row("Cold: new sandbox + first run_code (p50)", f"{rc['cold_p50_ms']:.1f} ms", "", "")
+    t1.add_row("Warm run_code (p50)", f"{rc['warm_p50_ms']:.3f} ms", "", "")
+    t1.add_row("Cold / warm", f"{ratio:.0f}x", f">= {TARGET_WARM_RATIO:g}x",
+               "[green]yes[/]" if ratio >= TARGET_WARM_RATIO else "[red]NO[/]")
+    t1.add_row("Warm evaluate: write 2 SQLite files + verify -> JSON (p50)",
+               f"{rc['evaluate_p50_ms']:.2f} ms", "", f"{rc['db_bytes'] >> 10} KiB of files")
+    console.print(t1)
+
+    off, on = res["engine"]["off"], res["engine"]["on"]
+    t2 = Table(title=f"Engine: tool workers unsandboxed vs sandboxed (medians of "
+                     f"{res['config']['rounds']} interleaved rounds; workers="
+                     f"{res['config']['workers']}, threads={res['config']['threads']})")
+    for col in ("Metric", "Unsandboxed", "Sandboxed", "Ratio", "Target", "Met?"):
+        t2.add_column(col, justify="left" if col == "Metric" else "right")
+
+    def row(label: str, key: str, fmt: str, target: float | None = None,
+            lower_is_better: bool = True) -> None:
+        a, b = off[key], on[key]
+        r = b / a if lower_is_better else a / b
+        met = "" if target is None else ("[green]yes[/]" if r <= target else "[red]NO[/]")
+        t2.add_row(label, fmt.format(a), fmt.format(b), f"{r:.2f}x",
+                   "" if target is None else f"<= {target:g}x", met)
+
+    row("Runtime start + warm-up (template, workers)", "cold_s", "{:.2f} s")
+    row("Reset p50", "reset_p50_ms", "{:.3f} ms", TARGET_ENGINE_RATIO)
+    row("Step p50 (read tool)", "step_p50_ms", "{:.3f} ms", TARGET_ENGINE_RATIO)
+    row("Step p50 (write tool)", "write_p50_ms", "{:.3f} ms")
+    row("1,024 episodes: steps/s (slowdown)", "conc_steps_per_s", "{:,.0f}",
+        lower_is_better=False)
+    total_on = on["conc_rss_bytes"] + on["conc_files_bytes"]
+    t2.add_row("1,024 episodes: RSS + episode files", eb.mib(off["conc_rss_bytes"]
+                                                            + off["conc_files_bytes"]),
+               eb.mib(total_on), "", f"<= {eb.mib(eb.TARGET_RSS_BYTES)}",
+               "[green]yes[/]" if total_on <= eb.TARGET_RSS_BYTES else "[red]NO[/]")
+    console.print(t2)
+    console.print(f"wall time {res['wall_s']:.0f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smoke run with smaller counts")
+    ap.add_argument("--json", metavar="PATH", help="also write the raw figures as JSON here")
+    ap.add_argument("--workers", type=int, default=eb.DEFAULT_WORKERS)
+    ap.add_argument("--threads", type=int, default=eb.DEFAULT_THREADS)
+    args = ap.parse_args(argv)
+    args.rounds = 2 if args.quick else 3
+    args.n_reset = 300 if args.quick else 1000
+    args.n_step = 600 if args.quick else 2000
+    args.target_steps = 2048 if args.quick else 4096
+    logging.getLogger("agent_world").setLevel(logging.ERROR)  # the unsandboxed runs warn
+
+    started = time.perf_counter()
+    res: dict[str, Any] = {"config": {"quick": args.quick, "workers": args.workers,
+                                      "threads": args.threads, "rounds": args.rounds}}
+    res["security"] = security()
+    res["run_code"] = run_code_figures(5 if args.quick else 15, 200 if args.quick else 1000)
+    spec = eb.build_spec()
+    rounds: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
+    for _ in range(args.rounds):
+        rounds["off"].append(engine_round(False, args, spec))
+        rounds["on"].append(engine_round(True, args, spec))
+    res["engine"] = {k: {m: statistics.median(r[m] for r in v) for m in v[0]}
+                     for k, v in rounds.items()}
+    res["engine_rounds"] = rounds
+    res["wall_s"] = time.perf_counter() - started
+    render(res)
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=2))
+    return 0 if all(r["contained"] for r in res["security"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""Each escape attempt against the sandboxed engine is contained, and the host, the catalog and
+the other episodes and environments stay intact (attempts in escape_attempts.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_world.errors import SandboxUnavailable
+from agent_world.tools.sandbox import check_isolation
+from agent_world.tools.sandbox.isolation import _tree_pids
+from tests.integration.escape_attempts import ATTEMPTS, Arena
+
+pytestmark = pytest.mark.integration
+
+try:
+    check_isolation()
+except SandboxUnavailable as exc:
+    pytest.skip(f"no local sandbox on this machine: {exc}", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def arena():
+    a = Arena()
+    yield a
+    a.close()
+
+
+@pytest.mark.parametrize("name,attempt", ATTEMPTS, ids=[n for n, _ in ATTEMPTS])
+def test_escape_attempt_is_contained(arena, name, attempt):
+    outcome = attempt(arena)
+    assert outcome.contained, f"{name}: {outcome.host_saw}"
+
+
+def test_kill_9_of_a_sandboxed_worker_mid_step(arena):
+    """Killed mid-call: that step fails, its episode is as before, the others go on."""
+    ep = arena.attacker
+    before = ep.state_hash()
+    result = {}
+
+    def slow_write():
+        result["obs"] = ep.step("run", {"code": (
+            "ctx.db.execute(\"UPDATE users SET name = 'half'\")\n"
+            "import time\ntime.sleep(30)")})
+
+    t = threading.Thread(target=slow_write)
+    t.start()
+    client = arena.runtime.pool._clients[0]
+    deadline = time.monotonic() + 10
+    while (client.slot / "rw" / "db.sqlite-journal").exists() is False:
+        assert time.monotonic() < deadline, "the write never started"
+        time.sleep(0.01)
+    worker = next(p for p in _tree_pids(client.pid)  # the worker process inside the sandbox
+                  if b"agent_world.envs.worker" in Path(f"/proc/{p}/cmdline").read_bytes()
+                  and b"bwrap" not in Path(f"/proc/{p}/cmdline").read_bytes())
+    os.kill(worker, signal.SIGKILL)
+    t.join(20)
+    assert result["obs"].error.kind == "worker_crash"
+    assert ep.state_hash() == before
+    assert ep.step("list_notes", {"user_id": 1}).ok
+    assert arena.victim.step("list_notes", {"user_id": 1}).ok
+    assert arena.intact() == (True, "")
