@@ -212,7 +212,7 @@ def print_observations(observations: list[Any]) -> None:
     for o in observations:
         head = f"[bold]#{o.step} {escape(o.tool)}[/]({escape(json.dumps(o.arguments))})"
         if o.ok:
-            text = json.dumps(o.result, default=str)
+            text = o.to_text()  # plain-text results stay text
             text = f"{text[:400]}{'…' if len(text) > 400 else ''}"
             console.print(f"{head} → [green]ok[/] {escape(text)}", highlight=False)
         else:

@@ -233,18 +233,36 @@ def diff_databases(spec: EnvSpec, current: Path, base: Path) -> StateDiff:
         conn.close()
 
 
-def state_hash(spec: EnvSpec, path: Path) -> str:
-    """One hash of every table's rows in key order: equal hashes, equal database states."""
+def dump_tables(spec: EnvSpec, path: Path,
+                ignore: dict[str, list[str]] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every table of the spec (in spec order) with its rows in primary-key order; JSON
+    columns decoded. `ignore` drops columns per table (e.g. generated ids) and then orders the
+    rows by their remaining values, so states that differ only there compare equal."""
+    ignore = ignore or {}
     conn = read_connection(path)
     try:
-        h = hashlib.sha256()
+        out: dict[str, list[dict[str, Any]]] = {}
         for t in spec.tables:
             order = ", ".join(_q(k) for k in t.primary_key)
-            for row in conn.execute(f"SELECT * FROM {_q(t.name)} ORDER BY {order}"):
-                h.update(json.dumps([t.name, *row], default=str).encode())
-        return h.hexdigest()[:16]
+            rows = _rows(conn.execute(f"SELECT * FROM {_q(t.name)} ORDER BY {order}"))
+            dropped = set(ignore.get(t.name, ()))
+            if dropped:
+                rows = sorted(({k: v for k, v in r.items() if k not in dropped} for r in rows),
+                              key=lambda r: json.dumps(r, sort_keys=True, default=str))
+            out[t.name] = rows
+        return out
     finally:
         conn.close()
+
+
+def state_hash(spec: EnvSpec, path: Path, ignore: dict[str, list[str]] | None = None) -> str:
+    """One hash of every table's rows in key order: equal hashes, equal database states
+    (the engine's bookkeeping excluded). `ignore` as in `dump_tables`."""
+    h = hashlib.sha256()
+    for name, rows in dump_tables(spec, path, ignore).items():
+        for row in rows:
+            h.update(json.dumps([name, *row.values()], default=str).encode())
+    return h.hexdigest()[:16]
 
 
 def read_rows(path: Path, sql: str, params: Any = ()) -> list[dict[str, Any]]:

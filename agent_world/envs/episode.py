@@ -31,6 +31,7 @@ from agent_world.envs.database import (
     StateDiff,
     build_template,
     diff_databases,
+    dump_tables,
     read_rows,
     state_hash,
     undo_changes,
@@ -83,10 +84,13 @@ class Observation(BaseModel):
     elapsed_ms: float = 0.0
 
     def to_text(self) -> str:
-        """What a policy reads back: the JSON result, or the error with its kind."""
+        """What a policy reads back: the result (JSON unless it is plain text), or the error
+        with its kind."""
         import json
 
-        if self.ok:
+        if self.ok:  # plain text stays text (a user id arrives without quotes)
+            if isinstance(self.result, str):
+                return self.result
             return json.dumps(self.result, ensure_ascii=False, default=str)
         assert self.error is not None
         return f"Error ({self.error.kind}): {self.error.message}"
@@ -266,8 +270,14 @@ class Episode:
     def diff(self) -> StateDiff:
         return diff_databases(self.spec, self.path, self.template)
 
-    def state_hash(self) -> str:
-        return state_hash(self.spec, self.path)
+    def state_hash(self, ignore: dict[str, list[str]] | None = None) -> str:
+        """A 16-hex-digit hash of every table's rows: equal hashes, equal states. `ignore`
+        ({table: [column, ...]}) leaves columns out, e.g. generated ids a task does not fix."""
+        return state_hash(self.spec, self.path, ignore)
+
+    def dump(self, ignore: dict[str, list[str]] | None = None) -> dict[str, list[dict[str, Any]]]:
+        """All tables (spec order), rows in primary-key order: the whole state as data."""
+        return dump_tables(self.spec, self.path, ignore)
 
     def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
         """Read-only SQL over the episode's current state (verifiers, reports)."""

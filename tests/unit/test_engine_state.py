@@ -187,3 +187,24 @@ def test_worker_connections_see_resets_and_other_writers(spec, sandbox):
             ep.reset()
             assert len(ep.step("list_notes", {"user_id": 1}).result) == 1
         ep.close()
+
+
+def test_dump_and_a_state_hash_that_ignores_generated_ids(runtime, spec):
+    a, b = runtime.open(spec, seed=1), runtime.open(spec, seed=2)
+    for ep in (a, b):
+        assert ep.step("add_note", {"user_id": 1, "body": "same"}).ok
+    dump = a.dump()
+    assert list(dump) == ["users", "notes"] and [n["id"] for n in dump["notes"]] == [1, 2]
+    assert dump["users"][0]["prefs"] == {"ratio": 2.0, "tags": ["a"], "none": None}
+    assert a.state_hash() != b.state_hash()  # the generated note refs differ by seed
+    assert a.state_hash(ignore={"notes": ["ref"]}) == b.state_hash(ignore={"notes": ["ref"]})
+    assert "ref" not in a.dump(ignore={"notes": ["ref"]})["notes"][0]
+
+
+def test_plain_text_results_stay_text(runtime, spec):
+    obs = runtime.open(spec).step("read_sql", {"q": "SELECT 1 AS one"})
+    assert obs.to_text() == '[{"one": 1}]'
+    raw = json.loads(spec.to_json())
+    raw["tools"].append(_tool("whoami", "return 'U-17'", mutates=False))
+    text = runtime.open(EnvSpec.from_dict(raw)).step("whoami")
+    assert text.result == "U-17" and text.to_text() == "U-17"
