@@ -85,6 +85,36 @@ def _server_default(value: Any) -> Any:
     return str(value)
 
 
+def _value_problem(column: ColumnSpec, value: Any) -> str | None:
+    """Why a seed value does not fit its column's type (None: it fits)."""
+    if value is None:
+        if column.nullable or (column.primary_key and column.type == "integer"):
+            return None
+        return "is None but the column is NOT NULL"
+    kind = column.type
+    ok = {
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "real": isinstance(value, int | float) and not isinstance(value, bool),
+        "text": isinstance(value, str),
+        "boolean": isinstance(value, bool) or value in (0, 1),
+        "date": isinstance(value, str),
+        "datetime": isinstance(value, str),
+        "json": True,
+    }[kind]
+    if not ok:
+        return f"expected {kind}, got {type(value).__name__} {value!r:.60}"
+    if kind in ("date", "datetime"):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return f"expected an ISO {kind} string, got {value!r:.60}"
+        if kind == "date" and (len(value) != 10 or parsed.time() != datetime.min.time()):
+            return f"expected an ISO date (YYYY-MM-DD), got {value!r:.60}"
+    if column.enum and value not in column.enum:
+        return f"{value!r:.60} is not one of {column.enum}"
+    return None
+
+
 def _identifier(value: str) -> str:
     if not _IDENT.match(value) or keyword.iskeyword(value):
         raise ValueError(f"{value!r} is not a valid identifier (letters, digits, '_'; not a keyword)")
@@ -149,11 +179,52 @@ def _table_name(value: str) -> str:
     return value
 
 
+class ForeignKeySpec(_Model):
+    """A (possibly composite) foreign key: `columns` reference `ref_columns` of `table`, which
+    must be that table's primary key or a unique column set."""
+
+    columns: list[Identifier] = Field(min_length=1)
+    table: Identifier
+    ref_columns: list[Identifier] = Field(min_length=1)
+    on_delete: Literal["CASCADE", "SET NULL", "RESTRICT", "NO ACTION"] | None = None
+
+    @model_validator(mode="after")
+    def _arity(self) -> ForeignKeySpec:
+        if len(self.columns) != len(self.ref_columns):
+            raise ValueError(f"columns {self.columns} and ref_columns {self.ref_columns} "
+                             "differ in length")
+        return self
+
+
+class CheckSpec(_Model):
+    """A table-level CHECK constraint: an SQL expression over the table's columns."""
+
+    name: Identifier
+    sql: str = Field(min_length=1)
+
+    @field_validator("sql")
+    @classmethod
+    def _one_expression(cls, v: str) -> str:
+        if ";" in v or "--" in v or "/*" in v:
+            raise ValueError("a CHECK is one SQL expression (no ';' or comments)")
+        return v
+
+
+class IndexSpec(_Model):
+    columns: list[Identifier] = Field(min_length=1)
+    unique: bool = False
+    name: Identifier | None = None
+
+
 class TableSpec(_Model):
     name: Annotated[Identifier, AfterValidator(_table_name)]
     description: str = ""
     columns: list[ColumnSpec] = Field(min_length=1)
     unique_together: list[list[str]] = Field(default_factory=list)
+    # added after the first format (left out of the fingerprint while empty)
+    foreign_keys: list[ForeignKeySpec] = Field(default_factory=list)
+    checks: list[CheckSpec] = Field(default_factory=list)
+    indexes: list[IndexSpec] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _columns_ok(self) -> TableSpec:
@@ -163,11 +234,36 @@ class TableSpec(_Model):
             raise ValueError(f"duplicate column name(s) {sorted(dupes)}")
         if not any(c.primary_key for c in self.columns):
             raise ValueError(f"table {self.name!r} has no primary key column")
-        for group in self.unique_together:
+        groups = [("unique_together", g) for g in self.unique_together]
+        groups += [(f"foreign_keys[{i}].columns", fk.columns)
+                   for i, fk in enumerate(self.foreign_keys)]
+        groups += [(f"indexes[{i}].columns", ix.columns) for i, ix in enumerate(self.indexes)]
+        for where, group in groups:
             missing = [c for c in group if c not in names]
             if missing:
-                raise ValueError(f"unique_together names unknown column(s) {missing}")
+                raise ValueError(f"{where} names unknown column(s) {missing}")
+        checks = [c.name for c in self.checks]
+        if len(set(checks)) != len(checks):
+            raise ValueError(f"checks: duplicate names {checks}")
         return self
+
+    def unique_sets(self) -> list[frozenset[str]]:
+        """Column sets whose values are unique: the primary key, unique columns,
+        unique_together groups and unique indexes (what a foreign key may reference)."""
+        sets = [frozenset(self.primary_key)]
+        sets += [frozenset([c.name]) for c in self.columns if c.unique]
+        sets += [frozenset(g) for g in self.unique_together]
+        sets += [frozenset(ix.columns) for ix in self.indexes if ix.unique]
+        return sets
+
+    def all_foreign_keys(self) -> list[ForeignKeySpec]:
+        """Column-level `foreign_key`s and table-level `foreign_keys` alike."""
+        out = []
+        for c in self.columns:
+            if c.foreign_key:
+                table, col = c.foreign_key.split(".")
+                out.append(ForeignKeySpec(columns=[c.name], table=table, ref_columns=[col]))
+        return out + list(self.foreign_keys)
 
     def column(self, name: str) -> ColumnSpec:
         for c in self.columns:
@@ -312,23 +408,38 @@ class EnvSpec(_Model):
         if len(tables) != len(self.tables):
             raise ValueError("tables: duplicate table names")
         for ti, t in enumerate(self.tables):
-            for ci, c in enumerate(t.columns):
-                if c.foreign_key:
-                    where = f"tables[{ti}].columns[{ci}].foreign_key ({t.name}.{c.name})"
-                    ref_table, ref_col = c.foreign_key.split(".")
-                    if ref_table not in tables:
-                        raise ValueError(f"{where}: references unknown table {ref_table!r}")
-                    if ref_col not in {x.name for x in tables[ref_table].columns}:
-                        raise ValueError(
-                            f"{where}: references unknown column {ref_table}.{ref_col}")
+            fks = [(f"tables[{ti}].columns[{ci}].foreign_key ({t.name}.{c.name})",
+                    ForeignKeySpec(columns=[c.name], table=c.foreign_key.split(".")[0],
+                                   ref_columns=[c.foreign_key.split(".")[1]]))
+                   for ci, c in enumerate(t.columns) if c.foreign_key]
+            fks += [(f"tables[{ti}].foreign_keys[{i}] ({t.name}({', '.join(fk.columns)}))", fk)
+                    for i, fk in enumerate(t.foreign_keys)]
+            for where, fk in fks:
+                ref = tables.get(fk.table)
+                if ref is None:
+                    raise ValueError(f"{where}: references unknown table {fk.table!r}")
+                unknown = [c for c in fk.ref_columns if c not in {x.name for x in ref.columns}]
+                if unknown:
+                    raise ValueError(f"{where}: references unknown column "
+                                     f"{fk.table}.{unknown[0]}")
+                if frozenset(fk.ref_columns) not in ref.unique_sets():
+                    cols = ", ".join(fk.ref_columns)
+                    raise ValueError(
+                        f"{where}: references {fk.table}({cols}), which is neither the primary "
+                        f"key of {fk.table} nor unique (mark it unique, or reference "
+                        f"{fk.table}({', '.join(ref.primary_key)}))")
         for tname, rows in self.rows.items():
             if tname not in tables:
                 raise ValueError(f"rows[{tname}]: rows given for unknown table {tname!r}")
-            cols = {c.name for c in tables[tname].columns}
+            columns = {c.name: c for c in tables[tname].columns}
             for i, row in enumerate(rows):
-                extra = set(row) - cols
+                extra = set(row) - set(columns)
                 if extra:
                     raise ValueError(f"rows[{tname}][{i}]: unknown column(s) {sorted(extra)}")
+                for name, value in row.items():
+                    problem = _value_problem(columns[name], value)
+                    if problem:
+                        raise ValueError(f"rows[{tname}][{i}].{name}: {problem}")
         tool_names = [t.name for t in self.tools]
         dupes = sorted({n for n in tool_names if tool_names.count(n) > 1})
         if dupes:
@@ -348,6 +459,10 @@ class EnvSpec(_Model):
         # of specs that do not use them stay what they were
         if not data["helpers"]:
             data.pop("helpers")
+        for table in data["tables"]:
+            for key in ("foreign_keys", "checks", "indexes"):
+                if not table[key]:
+                    table.pop(key)
         return data
 
     @property
@@ -401,6 +516,15 @@ class EnvSpec(_Model):
                                                    name=f"ck_{t.name}_{c.name}"))
             for group in t.unique_together:
                 cols.append(sa.UniqueConstraint(*group))
+            for fk in t.foreign_keys:
+                cols.append(sa.ForeignKeyConstraint(
+                    fk.columns, [f"{fk.table}.{c}" for c in fk.ref_columns],
+                    ondelete=fk.on_delete))
+            for check in t.checks:
+                cols.append(sa.CheckConstraint(check.sql, name=f"ck_{t.name}_{check.name}"))
+            for i, ix in enumerate(t.indexes):
+                cols.append(sa.Index(ix.name or f"ix_{t.name}_{i}_{'_'.join(ix.columns)}",
+                                     *ix.columns, unique=ix.unique))
             sa.Table(t.name, md, *cols, comment=t.description or None)
         return md
 
@@ -413,15 +537,27 @@ class EnvSpec(_Model):
         md = self.to_metadata()
         return [str(CreateTable(t).compile(dialect=d)).strip() for t in md.sorted_tables]
 
+    def ddl_all(self, dialect: str = "sqlite") -> list[str]:
+        """CREATE TABLE and CREATE INDEX statements for a dialect name."""
+        from sqlalchemy.dialects import postgresql, sqlite
+        from sqlalchemy.schema import CreateIndex
+
+        d = {"sqlite": sqlite.dialect(), "postgresql": postgresql.dialect()}[dialect]
+        indexes = [str(CreateIndex(ix).compile(dialect=d)).strip()
+                   for t in self.to_metadata().sorted_tables for ix in sorted(
+                       t.indexes, key=lambda ix: ix.name or "")]
+        return self.ddl(dialect) + indexes
+
     def row_count(self) -> int:
         return sum(len(r) for r in self.rows.values())
 
     def stats(self) -> dict[str, int]:
-        fks = sum(1 for t in self.tables for c in t.columns if c.foreign_key)
+        fks = sum(len(t.all_foreign_keys()) for t in self.tables)
         constraints = sum(
             1 for t in self.tables for c in t.columns
             if c.foreign_key or c.enum or c.unique or not c.nullable or c.primary_key
-        ) + sum(len(t.unique_together) for t in self.tables)
+        ) + sum(len(t.unique_together) + len(t.foreign_keys) + len(t.checks)
+                for t in self.tables)
         return {"tables": len(self.tables), "rows": self.row_count(), "foreign_keys": fks,
                 "constraints": constraints, "tools": len(self.tools), "tests": len(self.tests)}
 

@@ -564,7 +564,7 @@ def test_validate_database_names_the_problem(mined):
         validate_database(data)
     data = json.loads(mined["git"].spec.to_json())
     data["rows"]["branches"][0]["branch_type"] = "sideways"
-    with pytest.raises(MiningError, match=r"rows\[branches\]\[0\].*CHECK"):
+    with pytest.raises(MiningError, match=r"rows\[branches\]\[0\].*(CHECK|not one of)"):
         validate_database(data)
 
 
