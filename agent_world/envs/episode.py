@@ -109,11 +109,15 @@ class EnvRuntime:
     def __init__(self, workers: int = 1, workdir: str | Path | None = None,
                  launcher: Launcher | None = None,
                  tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
-                 sandbox: bool | None = None, worker_limits: Limits | None = None):
+                 sandbox: bool | None = None, worker_limits: Limits | None = None,
+                 keep_read_connections: bool = False):
         """`sandbox`: run tool workers in the local sandbox (None: yes, unless
         AGENT_WORLD_UNSAFE_NO_SANDBOX=1; `SandboxUnavailable` where no isolation is possible).
         `launcher` prefixes the worker's command line (inside the sandbox when there is one).
-        `worker_limits`: memory (per call and per worker), CPU, file size, processes."""
+        `worker_limits`: memory (per call and per worker), CPU, file size, processes.
+        `keep_read_connections`: a sandboxed worker keeps its read-only connection to each
+        episode between read calls (several times faster reads; tool code could then read,
+        never write, other episodes of the same environment through the worker's memory)."""
         self._own_dir = workdir is None
         self.workdir = Path(workdir) if workdir else _default_workdir()
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -129,7 +133,7 @@ class EnvRuntime:
                 confiner=lambda cmd, slot: confine(
                     cmd, workdir=slot / "rw", ro_binds=[(slot / "ro", READONLY_DIR)],
                     limits=limits, what="tool worker"),
-                rss_limit=WORKER_RSS_LIMIT)
+                rss_limit=WORKER_RSS_LIMIT, keep_read_connections=keep_read_connections)
         else:
             warn_unsafe("environment tool code")
             self.pool = WorkerPool(workers, launcher)

@@ -16,7 +16,10 @@ Isolation (what holds whether or not a sandbox confines the worker process):
   the episode only when the call succeeded (and the copy is still a plain file); a read tool
   gets the episode file itself moved into `ro/` for the call (no copy; it cannot write it even
   with the SQLite guard lifted). A failed call, a crash, a read tool that tries to write: the
-  episode is untouched;
+  episode is untouched. `keep_read_connections` lets a worker keep its read-only connection to
+  each episode between read calls (fast: no schema parse per call), at a price: tool code that
+  digs the worker's connections out of memory can read (not write) the other episodes of the
+  same environment that this worker served;
 - a worker whose memory grew past `rss_limit` after a call is recycled.
 With a `confiner` (see `EnvRuntime`) the process runs in the local sandbox and sees its slot's
 two directories at `inner_dirs` (read-write, read-only).
@@ -179,12 +182,14 @@ class WorkerPool:
 
     def __init__(self, size: int = 1, launcher: Launcher | None = None,
                  slots: Path | None = None, confiner: Confiner | None = None,
-                 inner_dirs: tuple[str, str] | None = None, rss_limit: int | None = None):
+                 inner_dirs: tuple[str, str] | None = None, rss_limit: int | None = None,
+                 keep_read_connections: bool = False):
         if size < 1:
             raise ValueError("worker pool size must be at least 1")
         self.size = size
         self.launcher = launcher
         self.rss_limit = rss_limit
+        self.keep_read_connections = keep_read_connections
         self.recycled = 0
         if slots is not None:
             for i in range(size):
@@ -272,8 +277,9 @@ class WorkerPool:
             if not tool.get("mutates", True):  # lend the file itself, read-only, for the call
                 os.rename(episode_db, ro / SLOT_DB)
                 try:
-                    return self._send(client, dict(message, db=client.inner_db[1], persist=False),
-                                      timeout_s)
+                    return self._send(client, dict(
+                        message, db=client.inner_db[1], persist=self.keep_read_connections,
+                        conn=str(episode_db)), timeout_s)
                 finally:
                     os.rename(ro / SLOT_DB, episode_db)
             shutil.copyfile(episode_db, rw / SLOT_DB)
@@ -286,6 +292,8 @@ class WorkerPool:
                     return {"ok": False, "kind": "tool_exception",
                             "message": "the tool replaced its database file; call discarded"}
                 os.replace(rw / SLOT_DB, episode_db)
+                if self.keep_read_connections:  # a new file: kept connections are stale
+                    self.forget(str(episode_db))
             return reply
         except FileNotFoundError as exc:
             return {"ok": False, "kind": "tool_exception",

@@ -17,7 +17,8 @@ Requests:
   {"op": "load", "env": FP, "tools": {name: {"source": str, "mutates": bool}},
    "helpers": str, "timeout": seconds}
   {"op": "call", "env": FP, "db": PATH, "tool": NAME, "args": {...}, "seed": int,
-   "step": int, "clock": ISO, "timeout": seconds, "persist": bool (keep the connection)}
+   "step": int, "clock": ISO, "timeout": seconds, "persist": bool (keep the connection),
+   "conn": KEY (what the kept connection is filed under; default the path)}
   {"op": "ping"} / {"op": "forget"}
 Any request may carry "forget": [PATH, ...]: episodes closed since, whose connections to drop.
 Every request may carry an "id"; the reply echoes it. Call replies also carry "rss" (bytes).
@@ -272,15 +273,16 @@ class Worker:
         # Interrupts a long-running SQL statement once the tool's time is up.
         return 1 if self.guard and time.monotonic() > self.deadline else 0
 
-    def _connection(self, path: str) -> sqlite3.Connection:
+    def _connection(self, path: str, key: str | None = None) -> sqlite3.Connection:
         """The persistent connection to an episode database: its page and statement caches
         stay warm between calls. A reset by the caller changes the file through SQLite, which
         the connection notices at its next transaction (SQLite's change counter)."""
-        conn = self.databases.get(path)
+        key = key or path
+        conn = self.databases.get(key)
         if conn is not None:
-            self.databases.move_to_end(path)
+            self.databases.move_to_end(key)
             return conn
-        conn = self.databases[path] = self._open(path)
+        conn = self.databases[key] = self._open(path)
         while len(self.databases) > MAX_OPEN_DATABASES:
             self.databases.popitem(last=False)[1].close()
         return conn
@@ -354,7 +356,8 @@ class Worker:
         path = req["db"]
         # persist: the path is the episode's own file for its lifetime (not a per-call copy)
         persist = bool(req.get("persist"))
-        conn = self._connection(path) if persist else self._open(path)
+        key = req.get("conn") or path
+        conn = self._connection(path, key) if persist else self._open(path)
         try:
             # query_only also stops a write statement a write tool left in the cache
             conn.execute(self.sql_query_only[not mutates])
@@ -383,7 +386,7 @@ class Worker:
             raise
         finally:
             if not persist:
-                self.forget([path])
+                self.forget([key])
                 conn.close()
 
     def _run(self, fn: Any, ctx: ToolContext, args: dict[str, Any], timeout: float,

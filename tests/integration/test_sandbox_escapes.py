@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_world.envs.episode import EnvRuntime
 from agent_world.errors import SandboxUnavailable
 from agent_world.tools.sandbox import check_isolation
 from agent_world.tools.sandbox.isolation import _tree_pids
@@ -65,3 +66,22 @@ def test_kill_9_of_a_sandboxed_worker_mid_step(arena):
     assert ep.step("list_notes", {"user_id": 1}).ok
     assert arena.victim.step("list_notes", {"user_id": 1}).ok
     assert arena.intact() == (True, "")
+
+
+def test_kept_read_connections_follow_writes_resets_and_episodes(notes_spec):
+    """keep_read_connections: reads stay correct across writes (the file is replaced), resets
+    and episodes taking turns on one worker."""
+    with EnvRuntime(workers=1, sandbox=True, keep_read_connections=True) as rt:
+        a, b = rt.open(notes_spec, seed=1), rt.open(notes_spec, seed=2)
+
+        def bodies(ep):
+            return [n["body"] for n in ep.step("list_notes", {"user_id": 1}).result]
+
+        assert bodies(a) == bodies(b) == ["hello"]
+        assert a.step("add_note", {"user_id": 1, "body": "only in a"}).ok
+        assert bodies(a) == ["hello", "only in a"] and bodies(b) == ["hello"]
+        assert b.step("add_note", {"user_id": 1, "body": "only in b"}).ok
+        assert bodies(a) == ["hello", "only in a"] and bodies(b) == ["hello", "only in b"]
+        a.reset()
+        assert bodies(a) == ["hello"] and bodies(b) == ["hello", "only in b"]
+        assert a.step("peek").error.kind == "permission_denied"  # still read-only
