@@ -37,8 +37,9 @@ def _missing(stage: str, module: str, exc: ImportError) -> StageUnavailable:
 
 STAGE_MODULES = {"build": ("agent_world.graphs.build", "build_environments"),
                  "synthesize": ("agent_world.graphs.synthesize", "synthesize_tasks"),
-                 "train": ("agent_world.training", "train"),
-                 "evaluate": ("agent_world.training", "evaluate")}
+                 "train": ("agent_world.training.api", "train"),
+                 "evaluate": ("agent_world.training.api", "evaluate")}
+DEFAULT_POLICY = "smollm2"  # SmolLM2-135M-Instruct, trained by the embedded GRPO
 
 
 def missing_stages() -> list[str]:
@@ -77,33 +78,50 @@ def synthesize_tasks(names: list[str], home: str | Path, per_env: int, seed: int
 
 
 def default_policy() -> str:
-    try:
-        from agent_world.training import default_policy as policy
-    except ImportError as exc:
-        raise _missing("train", "agent_world.training.default_policy", exc) from None
-    return policy()
+    return DEFAULT_POLICY
 
 
 def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0
                ) -> list[Trajectory]:
-    """One attempt of `policy` (a checkpoint or model reference) at each task, in order."""
+    """One attempt of `policy` (a checkpoint directory or policy reference) at each task."""
     try:
-        from agent_world.training import evaluate
+        from agent_world.training.api import evaluate
     except ImportError as exc:
-        raise _missing("evaluate", "agent_world.training.evaluate", exc) from None
-    return list(evaluate(policy, tasks, home=home, seed=seed))
+        raise _missing("evaluate", "agent_world.training.api", exc) from None
+    from agent_world.envs.catalog import Catalog
+
+    cat = Catalog.open(home)
+    try:
+        return list(evaluate(tasks, policy=policy, catalog=cat))
+    finally:
+        cat.close()
 
 
 def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int,
                  seed: int = 0, home: str | Path | None = None) -> TrainResult:
-    """Continue training `policy` with GRPO on `tasks`; the checkpoint lands in `out_dir`."""
+    """Continue training `policy` with GRPO on `tasks` for `steps` steps; checkpoints land in
+    `out_dir`, and a killed run resumes from the latest one there."""
+    import time
+
     try:
-        from agent_world.training import train
+        from agent_world.training.api import train
+        from agent_world.training.grpo import GRPOConfig
     except ImportError as exc:
-        raise _missing("train", "agent_world.training.train", exc) from None
-    out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home)
-    return TrainResult(checkpoint=str(out.checkpoint), curve=list(out.curve),
-                       seconds=float(getattr(out, "seconds", 0.0)))
+        raise _missing("train", "agent_world.training.api", exc) from None
+    from agent_world.envs.catalog import Catalog
+
+    started = time.monotonic()
+    cat = Catalog.open(home)
+    try:
+        out = train(tasks, policy=policy, steps=steps, out_dir=out_dir,
+                    config=GRPOConfig(seed=seed), catalog=cat)
+    finally:
+        cat.close()
+    curve = [{"step": float(p.get("step", i)), "reward": float(p.get("reward_mean", 0.0)),
+              **({"loss": float(p["loss"])} if p.get("loss") is not None else {})}
+             for i, p in enumerate(out.curve)]
+    return TrainResult(checkpoint=str(out.checkpoint), curve=curve,
+                       seconds=round(time.monotonic() - started, 2))
 
 
 __all__ = ["STAGE_MODULES", "StageUnavailable", "missing_stages", "TrainResult", "build_environments", "default_policy",
