@@ -78,7 +78,12 @@ def synthesize_tasks(names: list[str], home: str | Path, per_env: int, seed: int
 
 
 def default_policy() -> str:
-    return DEFAULT_POLICY
+    """The policy the main job trains (SmolLM2-135M-Instruct)."""
+    try:
+        from agent_world.training.api import default_policy as policy
+    except ImportError:
+        return DEFAULT_POLICY
+    return policy()
 
 
 def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0
@@ -88,40 +93,20 @@ def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0
         from agent_world.training.api import evaluate
     except ImportError as exc:
         raise _missing("evaluate", "agent_world.training.api", exc) from None
-    from agent_world.envs.catalog import Catalog
-
-    cat = Catalog.open(home)
-    try:
-        return list(evaluate(tasks, policy=policy, catalog=cat))
-    finally:
-        cat.close()
+    return list(evaluate(policy, tasks, home=home, seed=seed))
 
 
 def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int,
                  seed: int = 0, home: str | Path | None = None) -> TrainResult:
     """Continue training `policy` with GRPO on `tasks` for `steps` steps; checkpoints land in
     `out_dir`, and a killed run resumes from the latest one there."""
-    import time
-
     try:
         from agent_world.training.api import train
-        from agent_world.training.grpo import GRPOConfig
     except ImportError as exc:
         raise _missing("train", "agent_world.training.api", exc) from None
-    from agent_world.envs.catalog import Catalog
-
-    started = time.monotonic()
-    cat = Catalog.open(home)
-    try:
-        out = train(tasks, policy=policy, steps=steps, out_dir=out_dir,
-                    config=GRPOConfig(seed=seed), catalog=cat)
-    finally:
-        cat.close()
-    curve = [{"step": float(p.get("step", i)), "reward": float(p.get("reward_mean", 0.0)),
-              **({"loss": float(p["loss"])} if p.get("loss") is not None else {})}
-             for i, p in enumerate(out.curve)]
-    return TrainResult(checkpoint=str(out.checkpoint), curve=curve,
-                       seconds=round(time.monotonic() - started, 2))
+    out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home)
+    return TrainResult(checkpoint=str(out.checkpoint), curve=list(out.curve),
+                       seconds=float(getattr(out, "seconds", 0.0)))
 
 
 __all__ = ["STAGE_MODULES", "StageUnavailable", "missing_stages", "TrainResult", "build_environments", "default_policy",

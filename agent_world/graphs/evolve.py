@@ -169,9 +169,9 @@ def synthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     s = _settings(state)
     home = _home(config)
     train = stages.synthesize_tasks(state["train_envs"], home, s.tasks_per_env, s.seed,
-                                    tag="initial")
+                                    tag=f"{_thread(config)}/initial")
     heldout = stages.synthesize_tasks(state["heldout_envs"], home, s.heldout_tasks_per_env,
-                                      s.seed + 1, tag="heldout")
+                                      s.seed + 1, tag=f"{_thread(config)}/heldout")
     if not heldout:
         raise AgentWorldError("no held-out task passed the trust gates; nothing to evaluate on")
     policy = s.policy or stages.default_policy()
@@ -242,7 +242,8 @@ def resynthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
             cat.close()
     targeted = stages.synthesize_tasks(targets or state["train_envs"], _home(config),
                                        s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
-                                       guidelines=guidelines, tag=f"round-{state['round']}")
+                                       guidelines=guidelines,
+                                       tag=f"{_thread(config)}/round-{state['round']}")
     return {"targeted_tasks": targeted, "complexified": grown,
             "seconds": _timed(state, "resynthesize", started)}
 

@@ -101,8 +101,8 @@ def test_two_rounds_on_one_thread(tmp_path, doubles):
     heldout = set(s2["heldout_tasks"])
     assert all(not heldout & set(ids) for ids in doubles.trained_on)
     # the diagnosis' guidelines reach re-synthesis, tagged per round
-    guided = [c for c in doubles.synth_calls if c["tag"].startswith("round-")]
-    assert [c["tag"] for c in guided] == ["round-1", "round-2"]
+    guided = [c for c in doubles.synth_calls if "/round-" in c["tag"]]
+    assert [c["tag"] for c in guided] == ["th/round-1", "th/round-2"]
     assert all(c["guidelines"] and c["guidelines"]["environments"] for c in guided)
     assert set(guided[0]["names"]) <= set(s1["train_envs"])
     # rounds recorded with before/after, counts, curve, checkpoint
