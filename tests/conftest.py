@@ -1,12 +1,32 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("LANGSMITH_TRACING", "false")
 os.environ.pop("AGENT_WORLD_MODEL", None)
+
+# Everything this session (and the processes it starts, even killed ones) writes outside
+# pytest's tmp_path goes to two folders removed when the session ends: episode work dirs
+# (RAM-backed where /dev/shm is) and temporary files (server logs, ...). Readable by others:
+# pgserver runs postgres as its own user.
+_SHM = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else None
+_SESSION_DIRS = [Path(tempfile.mkdtemp(prefix="aw-tests-", dir=_SHM)),
+                 Path(tempfile.mkdtemp(prefix="aw-tests-tmp-"))]
+for _d in _SESSION_DIRS:
+    _d.chmod(0o755)
+os.environ["AGENT_WORLD_WORKDIR"] = str(_SESSION_DIRS[0])
+os.environ["TMPDIR"] = str(_SESSION_DIRS[1])
+tempfile.tempdir = None  # re-read TMPDIR
+
+
+def pytest_sessionfinish(session, exitstatus):
+    for d in _SESSION_DIRS:
+        shutil.rmtree(d, ignore_errors=True)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

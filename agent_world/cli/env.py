@@ -14,7 +14,6 @@ from agent_world.cli.common import (
     Group,
     JsonOption,
     console,
-    err_console,
     fit_table,
     print_diff,
     print_json,
@@ -210,17 +209,17 @@ def env_serve(
     host: Annotated[str, typer.Option(help="HTTP bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
     seed: Annotated[int, typer.Option(help="Episode seed (clock and ids).")] = 0,
+    workers: Annotated[int, typer.Option(help="Tool workers: calls of this many sessions run "
+                                              "at the same time.", min=1)] = 2,
 ) -> None:
-    """Serve an environment as an MCP server; each client session gets an isolated episode."""
+    """Serve an environment as an MCP server; each client session gets an isolated episode
+    (stateless clients: add ?episode=ID to the URL; tools episode_reset and episode_diff)."""
     from agent_world.envs.mcp_export import serve
 
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("must be 'stdio' or 'http'", param_hint="--transport")
     spec = resolve_env(env)
-    where = f"http://{host}:{port}/mcp" if transport == "http" else "stdio"
-    err_console.print(f"serving {escape(spec.name)} ({len(spec.tools)} tools) over MCP at "
-                      f"{where}; Ctrl-C stops", highlight=False)
-    serve(spec, transport=transport, host=host, port=port, seed=seed)  # type: ignore[arg-type]
+    serve(spec, transport=transport, host=host, port=port, seed=seed, workers=workers)  # type: ignore[arg-type]
 
 
 def _observation(o: Any) -> dict[str, Any]:

@@ -81,7 +81,7 @@ def run_mine(sources: list[str], iterations: int, seed: int, thread: str | None,
         total = len(values.get("sources", []))
         inputs = None
     else:
-        total = len(set(sources)) or len(default_sources())
+        total = len(set(sources)) or len(default_sources(state.home, create=False))
         inputs = {"sources": sources, "iterations": iterations, "seed": seed,
                   "web_search": web_search}
     err_console.print(f"mine: thread [bold]{escape(thread_id)}[/] "

@@ -23,7 +23,7 @@ def run(
     from agent_world.envs.examples import tour_calls
     from agent_world.tools.sources import default_sources
 
-    sources = [ref.spec for ref in default_sources()] + list(source or [])
+    sources = [ref.spec for ref in default_sources(state.home)] + list(source or [])
     console.rule("[bold]1. Mine tool ecosystems")
     run_mine(sources, iterations, seed, None, False)
     console.rule("[bold]2. Theme taxonomy")

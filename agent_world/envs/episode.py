@@ -96,8 +96,16 @@ class Observation(BaseModel):
         return f"Error ({self.error.kind}): {self.error.message}"
 
 
+WORKDIR_ENV = "AGENT_WORLD_WORKDIR"  # where runtimes make their working directories
+
+
 def _default_workdir() -> Path:
     # RAM-backed when available: resets are file copies, so the disk is the hot path.
+    # $AGENT_WORLD_WORKDIR overrides (a test session gathers everything it makes in one place).
+    chosen = os.environ.get(WORKDIR_ENV)
+    if chosen:
+        Path(chosen).mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="agent-world-", dir=chosen))
     shm = Path("/dev/shm")
     base = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
     return Path(tempfile.mkdtemp(prefix="agent-world-", dir=base))

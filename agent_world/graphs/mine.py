@@ -100,10 +100,13 @@ def _context(runtime: Runtime[MineContext] | None) -> MineContext:
     return ctx if isinstance(ctx, MineContext) else MineContext()
 
 
+def _home(config: RunnableConfig | None, runtime: Runtime[MineContext] | None) -> str | None:
+    return _context(runtime).home or ((config or {}).get("configurable") or {}).get("home")
+
+
 def _catalog(config: RunnableConfig | None, runtime: Runtime[MineContext] | None = None
              ) -> Catalog:
-    home = _context(runtime).home or ((config or {}).get("configurable") or {}).get("home")
-    return Catalog.open(home)
+    return Catalog.open(_home(config, runtime))
 
 
 def _normalized(source: str) -> str:
@@ -123,7 +126,7 @@ def start(state: MineState, config: RunnableConfig, runtime: Runtime[MineContext
 
     sources = list(state.get("sources") or [])
     if not sources:
-        sources = [ref.spec for ref in default_sources()]
+        sources = [ref.spec for ref in default_sources(_home(config, runtime))]
     # a source named twice (or by two spellings of one path) is mined once
     sources = list({_normalized(s): s for s in reversed(sources)}.values())[::-1]
     iterations = check_iterations(state.get("iterations", 3))

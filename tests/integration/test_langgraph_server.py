@@ -77,23 +77,59 @@ def server(tmp_path):
 
 
 def test_mine_graph_runs_on_langgraph_dev(server):
+    """Mines a live `mcp:` source on the server (was: `BlockingError: Blocking call to
+    os.access` for every MCP source, and the run still reported success)."""
     from langgraph_sdk import get_sync_client
 
     url, home = server
     client = get_sync_client(url=url)
-    assistants = {a["graph_id"] for a in client.assistants.search()}
+    assistants = {a["graph_id"]: a for a in client.assistants.search()}
     assert "mine" in assistants
     thread = client.threads.create()
     source = f"file:{ROOT / 'agent_world/data/sources/clinic_booking_openapi.yaml'}"
+    live = f"mcp:{Path(sys.executable).parent / 'mcp-server-time'} --local-timezone UTC"
     result = client.runs.wait(thread["thread_id"], "mine",
-                              input={"sources": [source], "iterations": 1})
-    assert result["summary"]["mined"] == 1, result
-    [mined] = result["results"]
-    assert mined["status"] == "mined" and len(mined["stats"]) == 2
+                              input={"sources": [source, live], "iterations": 1})
+    assert result["summary"]["mined"] == 2, result
+    assert result["status"] == "done"
+    for mined in result["results"]:
+        assert mined["status"] == "mined" and len(mined["stats"]) == 2
+    assert set(result) <= {"run_id", "status", "results", "merged", "summary"}  # the output
     # the run wrote to the arena home the server was started with
     from agent_world.envs.catalog import Catalog
 
-    assert Catalog.open(home).has_env(mined["env"])
+    cat = Catalog.open(home)
+    assert all(cat.has_env(m["env"]) for m in result["results"])
     # the thread is persistent: its state is there to inspect afterwards (Studio does this)
     state = client.threads.get_state(thread["thread_id"])
-    assert state["values"]["summary"]["mined"] == 1
+    assert state["values"]["summary"]["mined"] == 2
+
+
+def test_a_run_whose_sources_all_fail_is_a_failed_run(server):
+    from langgraph_sdk import get_sync_client
+
+    url, home = server
+    client = get_sync_client(url=url)
+    thread = client.threads.create()
+    run = client.runs.create(thread["thread_id"], "mine",
+                             input={"sources": ["file:/no/such/api.yaml"], "iterations": 0})
+    client.runs.join(thread["thread_id"], run["run_id"])
+    assert client.runs.get(thread["thread_id"], run["run_id"])["status"] == "error"
+    from agent_world.envs.catalog import Catalog
+
+    assert [r["status"] for r in Catalog.open(home).list_runs(kind="mine")] == ["failed"]
+
+
+def test_studio_sees_what_a_user_sets(server):
+    """Was: the input form showed run_id/results/summary and the configuration was empty."""
+    from langgraph_sdk import get_sync_client
+
+    url, _ = server
+    client = get_sync_client(url=url)
+    [mine] = [a for a in client.assistants.search() if a["graph_id"] == "mine"]
+    schemas = client.assistants.get_schemas(mine["assistant_id"])
+    assert set(schemas["input_schema"]["properties"]) == {"sources", "iterations", "seed",
+                                                          "web_search"}
+    assert {"summary", "results", "status"} <= set(schemas["output_schema"]["properties"])
+    context = schemas.get("context_schema") or schemas.get("config_schema") or {}
+    assert {"home", "source_timeout_s"} <= set(context.get("properties", {}))

@@ -21,7 +21,6 @@ import os
 import shlex
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -324,16 +323,25 @@ def _script(name: str) -> str:
     return shutil.which(name) or name  # a missing server fails at read time, with its name
 
 
-def default_sqlite_db() -> Path:
-    """The scratch database the default mcp-server-sqlite is pointed at (created by it)."""
-    return Path(tempfile.gettempdir()) / "agent-world" / "mcp-server-sqlite.db"
+def default_sqlite_db(home: str | os.PathLike[str] | None = None) -> Path:
+    """The scratch database the default mcp-server-sqlite is pointed at (created by it): in
+    the arena home (`home`, else $AGENT_WORLD_HOME, else ~/.agent_world), never elsewhere."""
+    from agent_world.config import DEFAULT_HOME, HOME_ENV
+
+    base = Path(home or os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
+    return base / "sources" / "mcp-server-sqlite.db"
 
 
-def default_sources() -> list[SourceRef]:
+def default_sources(home: str | os.PathLike[str] | None = None, create: bool = True
+                    ) -> list[SourceRef]:
     """What mining reads when no sources are given: the real MCP servers installed with the
-    project (run from this interpreter's bin directory) and the two bundled documents."""
+    project (run from this interpreter's bin directory) and the two bundled documents.
+    `create`: make the folder of the sqlite server's scratch database (in the home)."""
     refs = []
-    fill = {"sqlite_db": str(default_sqlite_db())}
+    db = default_sqlite_db(home)
+    if create:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    fill = {"sqlite_db": str(db)}
     for script, args in DEFAULT_MCP_SERVERS:
         argv = [_script(script), *(a.format(**fill) for a in args)]
         refs.append(SourceRef(kind="mcp", reference=shlex.join(argv), name=mcp_source_name(script)))
@@ -343,7 +351,7 @@ def default_sources() -> list[SourceRef]:
     return refs
 
 
-DEFAULT_SOURCES: tuple[SourceRef, ...] = tuple(default_sources())
+DEFAULT_SOURCES: tuple[SourceRef, ...] = tuple(default_sources(create=False))
 
 
 def source_specs(refs: Sequence[SourceRef]) -> list[str]:

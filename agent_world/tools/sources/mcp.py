@@ -347,10 +347,18 @@ async def aread_mcp_url(
                                   "httpx_client_factory": budget.client}
     if headers:
         connection["headers"] = headers
+    budget.reader = asyncio.current_task()
     try:
         init, tools, elapsed = await _read_session(
             name=name, connection=connection, timeout=timeout
         )
+    except asyncio.CancelledError as exc:
+        if not budget.exceeded:
+            raise
+        if budget.reader is not None:
+            budget.reader.uncancel()
+        raise SourceError(f"MCP server at {url}: sent more than {max_bytes:,} bytes; "
+                          "stopped reading") from exc
     except Exception as exc:  # noqa: BLE001 - anything the transport raises becomes a SourceError
         if budget.exceeded:
             raise SourceError(f"MCP server at {url}: sent more than {max_bytes:,} bytes; "
@@ -371,10 +379,14 @@ class _ByteBudget:
 
     def __init__(self, max_bytes: int):
         self.left, self.exceeded = max_bytes, False
+        self.reader: asyncio.Task[Any] | None = None  # cancelled when the budget runs out
 
     def spend(self, n: int) -> None:
         self.left -= n
         if self.left < 0:
+            if not self.exceeded and self.reader is not None:
+                # the transport swallows errors of its streams: stop the read itself
+                self.reader.cancel()
             self.exceeded = True
             raise SourceError("response too large")
 
@@ -447,6 +459,8 @@ def read_mcp_url(
     name: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     headers: dict[str, str] | None = None,
+    max_bytes: int = MAX_HTTP_BYTES,
 ) -> SourceDocument:
     """Sync :func:`aread_mcp_url`."""
-    return run_sync(lambda: aread_mcp_url(url, name=name, timeout=timeout, headers=headers))
+    return run_sync(lambda: aread_mcp_url(url, name=name, timeout=timeout, headers=headers,
+                                          max_bytes=max_bytes))
