@@ -51,7 +51,7 @@ WORKER_COMMAND = [sys.executable, "-m", "agent_world.envs.worker"]
 HARD_GRACE_S = 2.0
 
 Launcher = Callable[[Sequence[str]], list[str]]
-# (command, slot directory) -> a confined launch: .argv, .env, .attach(pid), .kill(pid),
+# (command, slot directory) -> a confined launch: .popen(**popen_kwargs), .kill(pid),
 # .release() (agent_world.tools.sandbox.isolation.Confined); it binds slot/rw and slot/ro
 Confiner = Callable[[list[str], Path], Any]
 SLOT_DB = "db.sqlite"
@@ -83,19 +83,16 @@ class WorkerClient:
         if self.confiner is not None:
             assert self.slot is not None
             confined = self.confiner(cmd, self.slot)
-            cmd, env = confined.argv, confined.env
-        else:
-            env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE,
+                 "stderr": subprocess.DEVNULL, "bufsize": 0, "process_group": 0}
         try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, env=env, bufsize=0,
-                                         process_group=0)
+            self.proc = (confined.popen(**pipes) if confined is not None
+                         else subprocess.Popen(cmd, env=env, **pipes))
         except OSError as exc:
             if confined is not None:
                 confined.release()
             raise WorkerError(f"cannot start tool worker {cmd[0]!r}: {exc}") from exc
-        if confined is not None:
-            confined.attach(self.proc.pid)
         self._confined = confined
         self.loaded.clear()
         self.forget.clear()

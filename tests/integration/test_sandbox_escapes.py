@@ -38,8 +38,10 @@ def test_escape_attempt_is_contained(arena, name, attempt):
     assert outcome.contained, f"{name}: {outcome.host_saw}"
 
 
-def test_kill_9_of_a_sandboxed_worker_mid_step(arena):
-    """Killed mid-call: that step fails, its episode is as before, the others go on."""
+@pytest.mark.parametrize("target", ["worker", "sandbox"])
+def test_kill_9_of_a_sandboxed_worker_mid_step(arena, target):
+    """Killed mid-call (the worker process inside, or the sandbox process the host started):
+    that step fails, its episode is as before, the others go on."""
     ep = arena.attacker
     before = ep.state_hash()
     result = {}
@@ -59,9 +61,9 @@ def test_kill_9_of_a_sandboxed_worker_mid_step(arena):
     worker = next(p for p in _tree_pids(client.pid)  # the worker process inside the sandbox
                   if b"agent_world.envs.worker" in Path(f"/proc/{p}/cmdline").read_bytes()
                   and b"bwrap" not in Path(f"/proc/{p}/cmdline").read_bytes())
-    os.kill(worker, signal.SIGKILL)
+    os.kill(worker if target == "worker" else client.pid, signal.SIGKILL)
     t.join(20)
-    assert result["obs"].error.kind == "worker_crash"
+    assert result["obs"].error.kind == "worker_crash"  # seen as a death, not a hang
     assert ep.state_hash() == before
     assert ep.step("list_notes", {"user_id": 1}).ok
     assert arena.victim.step("list_notes", {"user_id": 1}).ok

@@ -33,8 +33,10 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agent_world.config import HOME_ENV
 from agent_world.errors import SandboxUnavailable
@@ -118,7 +120,7 @@ def _probe() -> str:
 
 
 def _base_args(*extra_ro: Path) -> list[str]:
-    args = ["--unshare-all", "--cap-drop", "ALL", "--new-session",
+    args = ["--unshare-all", "--cap-drop", "ALL", "--new-session", "--die-with-parent",
             "--hostname", "sandbox", "--clearenv", "--proc", "/proc", "--dev", "/dev"]
     for name in _ROOT_DIRS:
         host = Path("/") / name
@@ -212,6 +214,14 @@ class Confined:
     limits: Limits
     cgroup: Path | None = None
     _watched: int | None = field(default=None, repr=False)
+
+    def popen(self, **kwargs: Any) -> subprocess.Popen[bytes]:
+        """Start the confined process. bubblewrap's --die-with-parent ties the sandbox to the
+        thread that forked it, so every sandbox is forked by one long-lived thread: the sandbox
+        dies with this process, never with a short-lived caller thread."""
+        proc = _spawner().submit(subprocess.Popen, self.argv, env=self.env, **kwargs).result()
+        self.attach(proc.pid)
+        return proc
 
     def attach(self, pid: int) -> None:
         """Call once the process started; with no cgroup, the watchdog starts watching it."""
@@ -369,9 +379,13 @@ class _Watchdog:
                         pass
 
 
+@functools.cache
+def _spawner() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-spawner")
+
+
 def _tree_pids(pid: int) -> list[int]:
-    """`pid` and its descendants (not a bubblewrap option: --die-with-parent ties the sandbox to
-    the thread that started it, and engine threads come and go)."""
+    """`pid` and its descendants."""
     out, todo = [], [pid]
     while todo and len(out) < 100_000:
         p = todo.pop()

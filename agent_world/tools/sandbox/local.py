@@ -82,14 +82,12 @@ class LocalSandbox(Sandbox):
             confined = confine(cmd, workdir=self._host_dir, limits=self.limits, env=env,
                                what="sandbox code")
             try:
-                proc = subprocess.Popen(confined.argv, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        env=confined.env, cwd=self._host_dir, bufsize=0,
-                                        process_group=0)
+                proc = confined.popen(stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, cwd=self._host_dir, bufsize=0,
+                                      process_group=0)
             except OSError as exc:
                 confined.release()
                 raise SandboxError(f"cannot start the sandbox: {exc}") from exc
-            confined.attach(proc.pid)
             self._proc, self._confined = proc, confined
             self.starts += 1
 
