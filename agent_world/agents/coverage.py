@@ -36,7 +36,8 @@ from agent_world.agents.offline_mining.vocabulary import ALIASES, FILTER_ARGS, T
 from agent_world.envs.spec import EnvSpec, TableSpec
 from agent_world.tools.sources.base import SourceDocument, ToolDescription
 
-__all__ = ["CONTROL_ARGS", "coverage_line", "declared_fidelity", "entity_field_hints",
+__all__ = ["CONTROL_ARGS", "coverage_line", "declared_fidelity", "declared_hints",
+           "entity_field_hints",
            "field_hints_from_coverage", "tool_coverage", "uncovered_reasons"]
 
 # arguments that steer a call (paging, size, output shape) rather than name stored data
@@ -108,6 +109,13 @@ def _primary_table(tool: ToolDescription, ns: str | None, spec: EnvSpec,
         hit = _table_for_noun(VALUE_TABLES.get(w, w), tables)
         if hit:
             return hit
+    # the table whose columns the tool returns (reportBikeIssue -> maintenance_tickets)
+    outputs = {snake(k) for k in _output_fields(tool)} - {"id"}
+    if len(outputs) >= 3:
+        best = max(spec.tables, key=lambda t: (len(outputs & {c.name for c in t.columns}),
+                                               -len(t.columns)))
+        if len(outputs & {c.name for c in best.columns}) >= max(2, len(outputs) // 2):
+            return best.name
     # the most specific table the arguments reference (git_show(repo_path, revision) -> commits)
     refs = [m["table"] for name, prop in fields.items()
             if (m := _map_field(name, argument_info(name, prop, False), None, spec))
@@ -127,8 +135,8 @@ def _primary_table(tool: ToolDescription, ns: str | None, spec: EnvSpec,
     return best
 
 
-def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec
-               ) -> dict[str, Any] | None:
+def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec,
+               output: bool = False) -> dict[str, Any] | None:
     """Where one argument/output field lives; None when nowhere."""
     tables = _tables(spec)
     arg = snake(name) or name
@@ -206,8 +214,10 @@ def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec
                                                                    singular(arg))), None)
                 if col:
                     return {"role": "column", "table": t.name, "column": col}
-    # a column of the same name elsewhere (prefer tables linked to the primary one)
-    hits = [t.name for t in spec.tables if arg in {c.name for c in t.columns}]
+    # a column of the same name elsewhere (prefer tables linked to the primary one); an
+    # output field describes the tool's own record, so it is not looked for elsewhere
+    hits = [t.name for t in spec.tables if arg in {c.name for c in t.columns}
+            and (not output or t.name == table)]
     if hits:
         linked = [h for h in hits if primary is not None and any(
             c.foreign_key and c.foreign_key.split(".")[0] == h for c in primary.columns)]
@@ -251,7 +261,7 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
             for name, prop in fields.items():
                 info = argument_info(name, prop if isinstance(prop, dict) else {},
                                      name in required)
-                where = _map_field(name, info, table, spec)
+                where = _map_field(name, info, table, spec, output=kind == "outputs")
                 typed = {"type": info["type"], "format": info["format"], "enum": info["enum"],
                          "required": bool(info["required"]) if kind == "arguments" else None}
                 typed = {k: v for k, v in typed.items() if v is not None}
@@ -321,6 +331,16 @@ def field_hints_from_coverage(doc: SourceDocument, coverage: dict[str, Any]
                 if k == "enum" or k not in have:
                     have[k] = v
             have.setdefault("from", f"{tname}.{name}")
+    return hints
+
+
+def declared_hints(doc: SourceDocument, spec: EnvSpec) -> dict[str, dict[str, dict[str, Any]]]:
+    """What the source declares about the spec's columns: entity schemas first, then the
+    fields of its tools (``provenance.stats["field_hints"]``)."""
+    hints = entity_field_hints(doc, spec)
+    for table, cols in field_hints_from_coverage(doc, tool_coverage(doc, spec)).items():
+        for col, hint in cols.items():
+            hints.setdefault(table, {}).setdefault(col, hint)
     return hints
 
 
@@ -416,5 +436,33 @@ def declared_fidelity(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
             if f.unique:
                 check(c.unique or any(g == [col] for g in tables[table].unique_together),
                       f"{table}.{col}: declared unique, column is not")
+    # what the tools declare of the fields they read and return
+    coverage = tool_coverage(doc, spec)
+    by_tool = {t.name: t for t in doc.tools}
+    seen: set[tuple[str, str]] = set()
+    for tname, entry in coverage["tools"].items():
+        tool = by_tool[tname]
+        props, _ = tool_arguments(tool)
+        declared = {**{k: ("arguments", v) for k, v in props.items()},
+                    **{k: ("outputs", v) for k, v in _output_fields(tool).items()}}
+        for name, (kind, prop) in declared.items():
+            where = entry[kind].get(name) or {}
+            if where.get("role") != "column" or not isinstance(prop, dict):
+                continue
+            key = (where["table"], where["column"])
+            c = next((c for c in tables[key[0]].columns if c.name == key[1]), None)
+            info = argument_info(name, prop, False)
+            if c is None or key in seen:
+                continue
+            seen.add(key)
+            fields += 1
+            check(declared_type_ok({"type": info["type"], "format": info["format"]}, c.type),
+                  f"{tname}.{name} -> {key[0]}.{key[1]}: declared "
+                  f"{info['format'] or info['type']}, column {c.type}")
+            enum = {e for e in info["enum"] or [] if e.lower() not in _DROP_ENUM}
+            if enum and info.get("enum_from") == "schema":
+                check(enum <= set(c.enum or []),
+                      f"{tname}.{name} -> {key[0]}.{key[1]}: declared enum {sorted(enum)}, "
+                      f"column {c.enum}")
     return {"fields": fields, "checks": checks, "kept": kept,
             "ratio": round(kept / checks, 3) if checks else 1.0, "lost": lost}

@@ -41,12 +41,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent_world.agents import offline_mining as offline
 from agent_world.agents import semantics
-from agent_world.agents.coverage import (
-    declared_fidelity,
-    entity_field_hints,
-    field_hints_from_coverage,
-    tool_coverage,
-)
+from agent_world.agents.coverage import declared_fidelity, declared_hints, tool_coverage
 from agent_world.agents.offline_mining import Evidence, SearchFn
 from agent_world.agents.taxonomy import classify
 from agent_world.envs.database import build_template
@@ -727,13 +722,8 @@ def semantic_gate(spec: EnvSpec, doc: SourceDocument | None, label: str
 
 
 def source_hints(doc: SourceDocument, spec: EnvSpec) -> dict[str, dict[str, dict[str, Any]]]:
-    """What the source declares about the spec's columns: entity schemas first, then the
-    fields of its tools (``provenance.stats["field_hints"]``)."""
-    hints = entity_field_hints(doc, spec)
-    for table, cols in field_hints_from_coverage(doc, tool_coverage(doc, spec)).items():
-        for col, hint in cols.items():
-            hints.setdefault(table, {}).setdefault(col, hint)
-    return hints
+    """What the source declares about the spec's columns (see `coverage.declared_hints`)."""
+    return declared_hints(doc, spec)
 
 
 def annotate_fidelity(doc: SourceDocument, spec: EnvSpec) -> EnvSpec:

@@ -4,7 +4,8 @@
 sense. Rules, each reported as a `Violation` with the offending table, column and row id:
 
 * ``fk_route`` - foreign-key routes agree. When a table reaches the same parent twice, once
-  directly and once through a required parent that carries the same required column
+  directly and once through the parent it belongs to (an FK named after its table) that
+  carries the same column
   (``appointments.clinician_id`` and ``appointments.slot_id -> slots.clinician_id``), both
   routes name the same row; two parents of one row that both belong to a container
   (``branch_commits``: its branch and its commit each have a ``repository_id``) belong to the
@@ -38,6 +39,7 @@ import uuid as _uuid
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlparse
 
@@ -111,10 +113,11 @@ def _fk_target(col: ColumnSpec) -> tuple[str, str] | None:
 
 
 def _containment(col: ColumnSpec) -> bool:
-    """A required FK named after its target (``repository_id`` -> repositories): the record
-    lives inside that parent."""
+    """An FK named after its target (``repository_id`` -> repositories, ``loan_id`` -> loans):
+    the record belongs to that parent. Role-named links (``changed_by_id``,
+    ``home_branch_id``) are associations, not containment."""
     target = _fk_target(col)
-    return bool(target) and not col.nullable and col.name == f"{_singular(target[0])}_id"
+    return bool(target) and col.name == f"{_singular(target[0])}_id"
 
 
 def fk_routes(tables: list[TableSpec]) -> list[Route]:
@@ -133,11 +136,12 @@ def fk_routes(tables: list[TableSpec]) -> list[Route]:
                 if col is via:
                     continue
                 pc = pcols.get(col.name)
-                if pc is None or pc.foreign_key != col.foreign_key or pc.nullable:
+                if pc is None or pc.foreign_key != col.foreign_key:
                     continue
-                if (via.nullable or ptable == t.name) and not _containment(col):
-                    continue  # an optional link (an actor, a preference) only keeps the
-                    # record inside its container (a base branch in its own repository)
+                if ptable == t.name or not _containment(via):
+                    if not (_containment(col) and _containment(pc)):
+                        continue  # a role link (an actor, a base branch) only keeps the
+                        # record inside its container (a base branch in its own repository)
                 routes.append(Route("via", t.name, col.name, via.name, col.name))
         # two parents inside the same container
         for i, a in enumerate(fks):
@@ -221,6 +225,7 @@ LATER = frozenset({
 _STEM_SUFFIX = re.compile(r"_(at|on|date|time|ts|timestamp|datetime|day)$")
 
 
+@lru_cache(maxsize=4096)
 def time_stem(name: str) -> str:
     """``checked_out_at`` -> ``checked_out``; ``starts_at`` -> ``starts``; ``due_on`` -> ``due``."""
     n = name.lower()
@@ -233,6 +238,7 @@ def time_group(name: str) -> str | None:
     return _group(name)
 
 
+@lru_cache(maxsize=4096)
 def _group(name: str) -> str | None:
     stem = time_stem(name)
     words = stem.split("_")
@@ -293,10 +299,10 @@ def _check_times(spec: EnvSpec, index: dict[str, dict[Any, dict[str, Any]]]) -> 
         pk = t.primary_key[0]
         pairs = time_pairs(t)
         created = [c.name for c in _time_columns(t) if _group(c.name) == "create"]
-        # required parents exist before the record; optional pointers (a branch's head
-        # commit) may point at newer records
+        # the parents a record requires or belongs to exist before it; role pointers (a
+        # branch's head commit) may point at newer records
         parents = [(c.name, _fk_target(c)[0]) for c in t.columns  # type: ignore[index]
-                   if c.foreign_key and not c.nullable
+                   if c.foreign_key and (not c.nullable or _containment(c))
                    and _fk_target(c)[0] != t.name]  # type: ignore[index]
         for row in spec.rows.get(t.name, []):
             times = {c.name: _as_time(row.get(c.name)) for c in _time_columns(t)}
@@ -707,7 +713,8 @@ def _time_floor(spec: EnvSpec, t: TableSpec, row: dict[str, Any], column: str,
     vals = [row.get(a) for a, b in time_pairs(t) if b == column and isinstance(row.get(a), str)]
     if column == "created_at":
         for c in t.columns:
-            if c.foreign_key and not c.nullable and _fk_target(c)[0] != t.name:  # type: ignore
+            if c.foreign_key and (not c.nullable or _containment(c)) and \
+                    _fk_target(c)[0] != t.name:  # type: ignore[index]
                 parent = index.get(_fk_target(c)[0], {}).get(row.get(c.name))  # type: ignore
                 if parent and isinstance(parent.get("created_at"), str):
                     vals.append(parent["created_at"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -26,12 +27,11 @@ from agent_world.agents.offline_mining.rows import (
     RowFactory,
     column_semantic,
     parse_iso,
-    time_role,
     to_iso,
 )
 from agent_world.agents.offline_mining.tables import table_kinds, table_order
 from agent_world.agents.offline_mining.vocabulary import TERMINAL_FOR
-from agent_world.agents.semantics import check_semantics, fk_routes, lifecycle_columns, time_group
+from agent_world.agents.semantics import fk_routes, lifecycle_columns, time_group, time_pairs
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.tools.sources.base import SourceDocument
 
@@ -84,7 +84,8 @@ class _Complexifier:
         self.tables = [t.model_copy(deep=True) for t in spec.tables]
         self.kinds = table_kinds(spec)
         self.iteration = iteration
-        self.f = RowFactory(self.tables, spec.rows, f"{seed}:{iteration}", spec.clock_start)
+        self.f = RowFactory(self.tables, spec.rows, f"{seed}:{iteration}", spec.clock_start,
+                            self.hints)
         self.rng = random.Random(f"complexify:{seed}:{iteration}")
         self.clock = spec.clock_start
         self.notes: list[str] = []
@@ -206,7 +207,9 @@ class _Complexifier:
                                          description=f"audit trail of changes to {target}"),
                                "history")
             created = [c.name for c in self.table(target).columns
-                       if c.type in ("datetime", "date") and time_role(c.name) == "created"]
+                       if c.type in ("datetime", "date") and c.name == "created_at"] or [
+                c.name for c in self.table(target).columns
+                if c.type in ("datetime", "date") and time_group(c.name) == "create"]
             for parent in list(self.f.rows[target]):
                 at = parent.get(created[0]) if created else None
                 self.f.make(t.name, overrides={fk: parent[self.pk(target)], "action": "created",
@@ -446,22 +449,27 @@ class _Complexifier:
             r.via for r in fk_routes(self.tables) if r.table == t.name}
         return {c.name: None for c in t.columns
                 if c.nullable and not c.primary_key and c.name not in stamps | routed
-                and c.type not in ("date", "datetime")}
+                and c.type not in ("date", "datetime") and not c.unique
+                and c.name not in ("name", "title", "full_name", "email")}
 
     def _at_boundary(self, t: TableSpec, row: dict[str, Any], boundary: str) -> bool:
-        """Move a new row's creation to a boundary date when its lifecycle allows it."""
+        """Move a new row's creation to a boundary date when its lifecycle allows it: not
+        after the clock, not before a parent's creation, not after the row's later events."""
         created = [c for c in t.columns if c.type in ("date", "datetime")
                    and time_group(c.name) == "create"]
-        if not created:
+        if not created or boundary > self.clock:
             return False
         moved = {c.name: (boundary[:10] if c.type == "date" else boundary) for c in created}
-        trial = {**row, **moved}
-        parents = {c.foreign_key.split(".")[0] for c in t.columns if c.foreign_key}
-        rows = {p: self.f.rows[p] for p in parents if p in self.f.rows}
-        probe = EnvSpec.model_construct(tables=self.tables, rows={**rows, t.name: [trial]},
-                                        clock_start=self.clock)
-        if any(v.table == t.name for v in check_semantics(probe, self.hints)):
-            return False
+        for c in t.columns:
+            if c.foreign_key and row.get(c.name) is not None:
+                parent = self.f.parent_row(c, row[c.name])
+                if parent and str(parent.get("created_at") or "") > boundary:
+                    return False
+        for a, b in time_pairs(t):
+            va, vb = moved.get(a, row.get(a)), moved.get(b, row.get(b))
+            if isinstance(va, str) and isinstance(vb, str) and (a in moved or b in moved) \
+                    and va[:len(min(va, vb, key=len))] > vb[:len(min(va, vb, key=len))]:
+                return False
         row.update(moved)
         return True
 
@@ -518,10 +526,10 @@ class _Complexifier:
 
     # ---- what the source implies ----------------------------------------------------------
     # generic structure only where the source speaks of it
-    GATED = (("history", ("history", "audit", "changelog", "activity log")),
-             ("tags", ("tag", "label")),
-             ("children", ("note", "comment", "attachment")),
-             ("lookup", ("categor", "taxonom")))
+    GATED = (("history", re.compile(r"\b(history|audit|changelog|activity log)\b")),
+             ("tags", re.compile(r"\b(tags?|tagged|tagging|labels)\b")),
+             ("children", re.compile(r"\b(notes?|comments?|attachments?)\b")),
+             ("lookup", re.compile(r"\b(categor(y|ies)|taxonom(y|ies))\b")))
 
     def source_operations(self) -> list[Callable[[], str | None]]:
         ops: list[Callable[[], str | None]] = [
@@ -533,7 +541,7 @@ class _Complexifier:
             if nouns & entities:
                 ops.append(lambda op=op: op(self))
         for op, words in self.GATED:
-            if any(w in self.source_text for w in words):
+            if words.search(self.source_text):
                 ops.append(lambda op=op: self._generic(op))
         return ops
 

@@ -55,6 +55,7 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
     """Steps 2-6 of the algorithm: entities, fields, relations and states from the evidence."""
     m = DomainModel()
     tools = [e for e in evidence if e.kind == "tool"]
+    tool_docs = {t.name: t for t in doc.tools}
     args_by_tool: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in evidence:
         if e.kind == "argument":
@@ -91,6 +92,8 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
             shapes[tname] = ToolShape(shape.verb, None, shape.value_words, shape.read,
                                       shape.creates, shape.context)
             continue  # search_catalogue(), read_graph(): a view, not a stored entity
+        if _returned_entity(m, tool_docs.get(tname), hints) is not None:
+            continue  # reportBikeIssue: its record is the documented entity it returns
         m.ensure(shape.obj, "core", t.data.get("description", ""))
     # (d) hint fields first: the documented structure, which the tools then refine
     _hint_fields(m, hints)
@@ -106,8 +109,11 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
             if r.entity == "@person":
                 r.entity = m.person().name
         primary: Entity | None = None
-        from_obj = bool(shape.obj and shape.obj in m.entities)
-        if from_obj:
+        returned = _returned_entity(m, tool_docs.get(tname), hints)
+        from_obj = bool(shape.obj and shape.obj in m.entities) or returned is not None
+        if returned is not None:  # reportBikeIssue returns a MaintenanceTicket
+            primary = returned
+        elif from_obj:
             primary = m.entities[shape.obj]  # type: ignore[index]
         elif shape.verb in TRANSFORM_VERBS and infos:
             noun = "_".join([*shape.value_words, TRANSFORM_VERBS[shape.verb]])
@@ -138,6 +144,8 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
                     primary.add(Col(w, VALUE_ATTRS[w]))
         for info, r in zip(infos, roles, strict=True):
             _apply_argument(m, primary, shape, info, r, creating, from_obj)
+        if primary.kind != "activity":
+            _output_fields(m, primary, tool_docs.get(tname))
 
     # (e) states attributed to the entity they are said of
     attribute_states(m, evidence)
@@ -248,6 +256,52 @@ def _declared_field(m: DomainModel, ent: Entity, spec: dict[str, Any]) -> None:
     ctype = "text" if enum else column_type(fname, jtype, fmt, desc)
     ent.add(Col(fname, ctype, nullable=not spec.get("required"), unique=bool(spec.get("unique")),
                 enum=enum, description=desc[:200], declared=bool(jtype or enum)))
+
+
+def _returned_entity(m: DomainModel, tool: Any, hints: list[Evidence]) -> Entity | None:
+    """The documented entity a tool returns: the hint whose fields its output repeats."""
+    if tool is None or not tool.output_schema or not hints:
+        return None
+    from agent_world.agents.coverage import _output_fields as fields_of
+
+    out = {snake(k) for k in fields_of(tool)} - {"id"}
+    if len(out) < 3:
+        return None
+    best, score = None, 0
+    for h in hints:
+        fields = {snake(f) for f in h.data["fields"]} - {"id"}
+        overlap = len(out & fields)
+        if overlap > score:
+            best, score = h.data["name"], overlap
+    if best is None or score < max(3, len(out) * 2 // 3):
+        return None
+    name = identifier(singular(best), "entity")
+    return m.entities.get(name)
+
+
+def _output_fields(m: DomainModel, primary: Entity, tool: Any) -> None:
+    """What a tool returns about its record: typed columns of the record (its own id and
+    references to known entities aside)."""
+    if tool is None or not tool.output_schema:
+        return
+    from agent_world.agents.coverage import _output_fields as fields_of
+
+    for name, prop in fields_of(tool).items():
+        fname = identifier(snake(name), "field")
+        if fname in ("id", f"{primary.name}_id") or not isinstance(prop, dict):
+            continue
+        info = argument_info(name, prop, False)
+        if fname.endswith("_id"):
+            target = singular(fname.removesuffix("_id"))
+            if target in m.entities and target != primary.name:
+                m.link(primary, fname, target, False)
+            continue
+        if info["type"] in ("object", "array"):
+            continue
+        _declared_field(m, primary, {"name": name, "type": info["type"],
+                                     "format": info["format"],
+                                     "enum": info["enum"] if info.get("enum_from") == "schema"
+                                     else None, "description": info["description"]})
 
 
 def _hint_fields(m: DomainModel, hints: list[Evidence]) -> None:

@@ -77,6 +77,10 @@ class DomainModel:
         for e in self.entities.values():
             if is_person(e.name):
                 return e
+        for e in self.entities.values():  # a declared entity that looks like people
+            if e.kind == "core" and "email" in e.cols and any(
+                    c in e.cols for c in ("full_name", "name", "first_name", "given_name")):
+                return e
         return self.ensure("user", "core", "people using the system")
 
     def reaches(self, start: str, goal: str) -> bool:

@@ -6,6 +6,7 @@ activity logs 40, joins ~1.5x, reference tables their curated size); `scale_rows
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from agent_world.agents.offline_mining.derivation import complete_model, derive_model
@@ -55,14 +56,18 @@ def draft_tables_and_rows(doc: SourceDocument, evidence: list[Evidence], seed: i
         m.ensure(identifier(singular(doc.name), "item"), "core", doc.description)
         complete_model(m)
     tables, kinds = model_to_tables(m)
-    factory = RowFactory(tables, None, seed, clock)
+    from agent_world.agents.coverage import declared_hints  # what the source declares
+
+    hints = declared_hints(doc, SimpleNamespace(tables=tables))
+    factory = RowFactory(tables, None, seed, clock, hints)
     draft_volumes(tables, kinds, factory)
     return tables, factory.rows, kinds
 
 
 def scale_rows(spec: EnvSpec, seed: int | str, minimum: dict[str, int]) -> dict[str, list]:
     """Top tables up to `minimum` rows with the offline generator (LLM path volumes)."""
-    f = RowFactory(spec.tables, spec.rows, f"scale:{seed}", spec.clock_start)
+    f = RowFactory(spec.tables, spec.rows, f"scale:{seed}", spec.clock_start,
+                   spec.provenance.stats.get("field_hints"))
     kinds = table_kinds(spec)
     for tname in table_order(spec.tables):
         if kinds.get(tname) == "reference" and tname in CURATED_TABLES:

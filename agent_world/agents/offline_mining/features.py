@@ -90,6 +90,8 @@ def feature_relations(m: DomainModel, features: list[str]) -> None:
             what = FEATURE_VERBS[verb]
             person = m.person()
             if what == "assignee":
+                if any(c.declared for c in target.cols.values()):
+                    continue  # the source declares this entity's fields: no guessed FK
                 if not any(c.fk == person.name for c in target.cols.values()) and \
                         target.name != person.name:
                     m.link(target, "assignee_id", person.name, False)

@@ -41,6 +41,11 @@ from agent_world.agents.semantics import (
 from agent_world.envs.spec import ColumnSpec, TableSpec
 
 WINDOW_START = datetime(2023, 1, 1, 8, 0, 0)
+_VISIT_REASONS = [
+    "Annual physical", "Follow-up on blood pressure", "Persistent cough", "Knee pain after "
+    "running", "Medication review", "Skin rash", "Headaches for two weeks", "Prenatal visit",
+    "Diabetes check", "Back pain", "Vaccination", "Test results discussion", "Allergy "
+    "symptoms", "Sleep problems", "Post-surgery check"]
 
 # rules that derive columns of a new row from the rest of it (registered by the modules that
 # add such columns: a conversion's converted time, a fetch's URL from its page)
@@ -76,6 +81,83 @@ def time_role(name: str) -> str:
                  r"from|since|at_time|time|date)(_|$)", n) and n not in ("created_at",):
         return "start"
     return "created"
+
+
+# declared formats decide before names do
+_FORMAT_SEMANTICS = {"email": "email", "uri": "url", "url": "url", "uuid": "uuid",
+                     "ipv4": "ip", "hostname": "domain", "time": "hhmm"}
+# column names whose meaning is unambiguous whatever the table
+_NAMED = {
+    "given_name": "first_name", "first_name": "first_name", "family_name": "last_name",
+    "surname": "last_name", "last_name": "last_name", "middle_name": "first_name",
+    "mrn": "mrn", "medical_record_number": "mrn", "isbn": "isbn", "isbn13": "isbn",
+    "barcode": "barcode", "ean": "barcode", "upc": "barcode",
+    "authors": "people", "author_names": "people", "opening_hours": "opening_hours",
+    "business_hours": "opening_hours", "hours": "opening_hours",
+    "condition": "condition", "sku": "code", "iban": "iban",
+    "license_plate": "license_plate", "ssn": "ssn",
+}
+def _format_of(col: ColumnSpec) -> str | None:
+    m = re.search(r"\bformat[:=]\s*([a-z0-9-]+)", col.description.lower())
+    return m.group(1) if m else None
+
+
+def from_pattern(pattern: str, rng: random.Random) -> str | None:
+    """A string the regular expression matches (literals, classes, repeats, groups,
+    alternatives), or None for what it cannot expand."""
+    import re._constants as C  # noqa: N812
+    import re._parser as P  # noqa: N812
+
+    try:
+        parsed = P.parse(pattern)
+    except (re.error, RecursionError):
+        return None
+    digits, words = "0123456789", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
+    def one_of(items: list[Any]) -> str:
+        pool: list[str] = []
+        for op, av in items:
+            if op == C.LITERAL:
+                pool.append(chr(av))
+            elif op == C.RANGE:
+                pool += [chr(c) for c in range(av[0], av[1] + 1)]
+            elif op == C.CATEGORY:
+                pool += list(digits if av == C.CATEGORY_DIGIT else words)
+            elif op == C.NEGATE:
+                raise ValueError("negated class")
+        return rng.choice(pool)
+
+    def gen(seq: Any) -> str:
+        out = []
+        for op, av in seq:
+            if op == C.LITERAL:
+                out.append(chr(av))
+            elif op == C.IN:
+                out.append(one_of(av))
+            elif op == C.ANY:
+                out.append(rng.choice(words))
+            elif op in (C.MAX_REPEAT, C.MIN_REPEAT):
+                lo, hi, sub = av
+                hi = lo + 3 if hi == C.MAXREPEAT else hi
+                out += [gen(sub) for _ in range(rng.randint(lo, hi))]
+            elif op == C.SUBPATTERN:
+                out.append(gen(av[-1]))
+            elif op == C.BRANCH:
+                out.append(gen(rng.choice(av[1])))
+            elif op == C.AT:
+                continue
+            else:
+                raise ValueError(f"unsupported {op}")
+        return "".join(out)
+
+    for _ in range(5):
+        try:
+            value = gen(parsed)
+        except (ValueError, IndexError):
+            return None
+        if re.search(pattern, value):
+            return value
+    return None
 
 
 def column_semantic(table: str, col: ColumnSpec) -> str:
@@ -123,6 +205,19 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "count"
     d = col.description.lower()
     single = singular(table).split("_")[-1]
+    fmt = _format_of(col)
+    if fmt in _FORMAT_SEMANTICS:
+        return _FORMAT_SEMANTICS[fmt]
+    if n in _NAMED:
+        return _NAMED[n]
+    if single in ("query", "statement") and n in ("content", "sql", "query", "statement"):
+        return "sql"
+    if single == "insight" and n in ("content", "text", "body", "insight"):
+        return "insight"
+    if n == "reason" and single in ("appointment", "visit", "booking", "consultation"):
+        return "visit_reason"
+    if n.endswith("_number") and not n.startswith(("num", "number")):
+        return "digits"
     if "hh:mm" in d or n in ("time", "local_time", "start_hhmm"):
         return "hhmm"
     if "email" in words:
@@ -182,7 +277,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if words & {"description", "details"}:
         return "paragraph"
     if words & {"title", "subject", "headline", "caption"}:
-        return "title"
+        return "book_title" if n == "title" and single in (
+            "title", "book", "album", "novel", "publication", "edition") else "title"
     if words & {"company", "organization", "employer", "vendor", "brand"}:
         return "company"
     if words & {"code", "sku", "reference", "ref", "isbn", "number", "slug", "key"}:
@@ -197,6 +293,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "slug_name"
         if single == "branch":
             return "branch_name"
+        if single in ("book", "title", "album", "novel", "publication", "edition"):
+            return "book_title"
         if single in ("tag", "label", "keyword", "topic"):
             return "tag"
         if single in ("company", "organization", "vendor", "supplier", "clinic", "hospital"):
@@ -214,8 +312,10 @@ class RowFactory:
     unique_together groups stay unique, enums and NOT NULL hold, times are consistent."""
 
     def __init__(self, tables: list[TableSpec], rows: dict[str, list[dict[str, Any]]] | None,
-                 seed: int | str, clock: str = "2026-01-15T09:00:00") -> None:
+                 seed: int | str, clock: str = "2026-01-15T09:00:00",
+                 hints: dict[str, dict[str, dict[str, Any]]] | None = None) -> None:
         self.tables = {t.name: t for t in tables}
+        self.hints = hints or {}  # what the source declares per column (enum, range, format)
         self.rows: dict[str, list[dict[str, Any]]] = {
             t.name: [dict(r) for r in (rows or {}).get(t.name, [])] for t in tables}
         self.rng = random.Random(f"rows:{seed}")
@@ -228,6 +328,7 @@ class RowFactory:
         self._cache: dict[tuple[str, str], Any] = {}
         for t in tables:
             self._index(t.name)
+
 
     # ---- bookkeeping -------------------------------------------------------------------
     def add_table(self, table: TableSpec) -> None:
@@ -318,6 +419,28 @@ class RowFactory:
     def value(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> Any:
         sem = column_semantic(table, col)
         f, r = self.fake, self.rng
+        declared = self.hints.get(table, {}).get(col.name) or {}
+        if declared.get("enum") and not col.enum and col.type == "text":
+            vals = [str(v) for v in declared["enum"]]
+            return r.choices(vals, weights=[1.0 / (i + 1) for i in range(len(vals))], k=1)[0]
+        lo, hi = declared.get("minimum"), declared.get("maximum")
+        if col.type in ("integer", "real") and (lo is not None or hi is not None):
+            lo = lo if lo is not None else 0
+            hi = hi if hi is not None else lo + 100
+            if col.type == "integer":  # skewed towards the low end, as counts are
+                span = int(hi) - int(lo)
+                return int(lo) + min(span, int(r.expovariate(2.0 / max(span, 1))))
+            return round(r.uniform(float(lo), float(hi)), 2)
+        if isinstance(declared.get("pattern"), str) and col.type == "text":
+            value = from_pattern(declared["pattern"], r)
+            if value is not None:
+                return value
+        if declared.get("format") in _FORMAT_SEMANTICS and col.type == "text":
+            sem = _FORMAT_SEMANTICS[declared["format"]]
+        if sem == "branch_name" and not any(  # a branch of a library or a bank, not of git
+                c.foreign_key and singular(c.foreign_key.split(".")[0]) in ("repository", "repo")
+                for c in self.tables[table].columns):
+            sem = "library_branch"
         if sem == "enum":
             vals = col.enum or []
             return r.choices(vals, weights=[1.0 / (i + 1) for i in range(len(vals))], k=1)[0]
@@ -376,6 +499,24 @@ class RowFactory:
                                  else f.sentence(nb_words=r.randint(5, 12))),
             "paragraph": lambda: f.paragraph(nb_sentences=2),
             "title": lambda: f.catch_phrase(),
+            "book_title": lambda: self._book_title(),
+            "library_branch": lambda: f"{f.city()} {r.choice(['Branch', 'Library', 'Branch'])}",
+            "mrn": lambda: f"MRN-{f.numerify('#######')}",
+            "isbn": lambda: f.isbn13(),
+            "barcode": lambda: f.ean13(),
+            "digits": lambda: f.numerify("##########"),
+            "people": lambda: ", ".join(f.name() for _ in range(r.choice([1, 1, 1, 2, 3]))),
+            "opening_hours": lambda: r.choice([
+                "Mon-Fri 09:00-18:00; Sat 10:00-14:00", "Mon-Sat 08:00-20:00",
+                "Tue-Sun 10:00-17:00", "Mon-Fri 08:30-17:30", "Daily 07:00-22:00"]),
+            "condition": lambda: r.choices(["new", "good", "fair", "worn", "damaged"],
+                                           weights=[15, 45, 25, 10, 5], k=1)[0],
+            "iban": lambda: f.iban(),
+            "license_plate": lambda: f.license_plate(),
+            "ssn": lambda: f.ssn(),
+            "sql": lambda: self._sql(),
+            "insight": lambda: self._insight(),
+            "visit_reason": lambda: r.choice(_VISIT_REASONS),
             "company": lambda: f.company(),
             "code": lambda: f.bothify("??-####").upper(),
             "region": lambda: r.choice(["North", "South", "East", "West", "Central"]),
@@ -416,6 +557,42 @@ class RowFactory:
                 if guess:
                     return guess
         return self.rng.choice(MIME_TYPES)[1]
+
+    def _book_title(self) -> str:
+        f, r = self.fake, self.rng
+        noun = f.word().title()
+        return r.choice([f"The {noun} of {f.city()}", f"{noun} and {f.word().title()}",
+                         f"A {f.word()} {noun}", f"The Last {noun}", f"{f.first_name()}'s {noun}",
+                         f"Notes on {noun}"])
+
+    def _data_tables(self) -> list[str]:
+        return [t for t, rows in self.rows.items() if rows and singular(t) not in (
+            "query", "table", "insight") and not t.endswith(("_history", "_changes"))]
+
+    def _sql(self) -> str:
+        """A query over a table of the database itself, so running it returns rows."""
+        tables = self._data_tables()
+        if not tables:
+            return "SELECT 1"
+        t = self.rng.choice(tables)
+        cols = [c.name for c in self.tables[t].columns if c.type != "json"]
+        pick = self.rng.sample(cols, k=min(len(cols), self.rng.randint(1, 3)))
+        text = next((c.name for c in self.tables[t].columns if c.enum), None)
+        if text and self.rng.random() < 0.5:
+            value = self.rng.choice(self.tables[t].column(text).enum or [""])
+            return f"SELECT {', '.join(pick)} FROM {t} WHERE {text} = '{value}'"
+        if self.rng.random() < 0.3:
+            return f"SELECT COUNT(*) AS n FROM {t}"
+        return f"SELECT {', '.join(pick)} FROM {t} ORDER BY id LIMIT {self.rng.choice([5, 10, 20])}"
+
+    def _insight(self) -> str:
+        tables = self._data_tables()
+        what = self.rng.choice(tables).replace("_", " ") if tables else "records"
+        return self.rng.choice([
+            f"{what.capitalize()} grew {self.rng.randint(3, 40)}% month over month.",
+            f"A few {what} account for {self.rng.randint(40, 80)}% of the activity.",
+            f"{what.capitalize()} peak on {self.rng.choice(['Mondays', 'Fridays', 'weekends'])}.",
+            f"{self.rng.randint(2, 15)}% of {what} are missing a value that should be set."])
 
     def _commit_message(self) -> str:
         verb = self.rng.choice(["Fix", "Add", "Update", "Refactor", "Remove", "Improve",
@@ -526,6 +703,12 @@ class RowFactory:
                    "later": 7}
 
     def _ordered(self, table: TableSpec) -> list[ColumnSpec]:
+        key = ("order", table.name)
+        if key not in self._cache or self._cache[key][0] is not table:
+            self._cache[key] = (table, self._order(table))
+        return self._cache[key][1]
+
+    def _order(self, table: TableSpec) -> list[ColumnSpec]:
         vias = {r.via for r in self._routes(table.name)} | {
             r.column for r in self._routes(table.name) if r.kind == "siblings"}
 
@@ -619,7 +802,8 @@ class RowFactory:
                             return None  # no parent rows to point at
                         dead_end = True  # no parent on this route: try other parents
                         break
-                    if v is not None and c.nullable and self.rng.random() < nulls:
+                    if v is not None and c.nullable and not decided and \
+                            self.rng.random() < nulls:
                         v = None
                     row[c.name] = v
                 elif c.nullable and not c.unique and self.rng.random() < nulls and \

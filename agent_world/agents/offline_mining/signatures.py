@@ -247,7 +247,7 @@ def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
 
 _DATETIME_NAMES = re.compile(r"(^|_)(at|timestamp|datetime|time|start|end|starts|ends|"
                              r"begin|until|since|deadline|when)$")
-_DATE_NAMES = re.compile(r"(^|_)(date|dob|birthday|day)$|^date_")
+_DATE_NAMES = re.compile(r"(^|_)(date|dob|birthday|day)$|^date_|_on$")
 _BOOL_NAMES = re.compile(r"^(is|has|can|should|allow|enable|enabled|active|archived|"
                          r"verified|public|private|pinned|paid|done)(_|$)")
 _INT_NAMES = re.compile(r"(^|_)(count|quantity|qty|number|num|age|year|minutes|seconds|"
@@ -258,9 +258,19 @@ _REAL_NAMES = re.compile(r"(^|_)(price|amount|cost|total|balance|fee|salary|subt
                          r"percent|percentage|discount|budget)$")
 
 
+_ID_NUMBERS = re.compile(r"(^|_)(card|account|phone|order|invoice|tracking|serial|member|policy|"
+                         r"license|licence|passport|reference|confirmation|record|ticket|"
+                         r"registration|routing|case)_number$")
+
+
 def column_type(name: str, jtype: str | None, fmt: str | None, desc: str = "") -> str:
     n = name.lower()
     d = desc.lower()
+    if _ID_NUMBERS.search(n) and jtype in (None, "string"):
+        return "text"  # an identifier written with digits, not a quantity
+    if n in ("opening_hours", "business_hours", "hours_of_operation") and jtype in (None,
+                                                                                 "string"):
+        return "text"  # a schedule, not a number of hours
     if fmt in ("date-time", "datetime"):
         return "datetime"
     if fmt == "date":

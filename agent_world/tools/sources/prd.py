@@ -28,11 +28,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from markdown_it import MarkdownIt
+
 from agent_world.errors import SourceError
 from agent_world.tools.sources._io import name_from_path, read_text
-from agent_world.tools.sources.base import EntityHint, SourceDocument, ToolDescription
+from agent_world.tools.sources.base import (
+    EntityHint,
+    FieldSpec,
+    SourceDocument,
+    ToolDescription,
+)
 
-__all__ = ["looks_like_prd", "parse_prd", "read_prd", "feature_tool_name"]
+__all__ = ["declared_field", "feature_tool_name", "looks_like_prd", "parse_prd", "read_prd"]
 
 # --------------------------------------------------------------------------- markdown blocks
 
@@ -48,153 +55,86 @@ class _Block:
     ordered: bool = False
 
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+-]*)")
-_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+(.*)$")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
+_MARKDOWN = MarkdownIt("commonmark").enable("table")
 
 
-def _cells(line: str) -> list[str]:
-    line = line.strip()
-    if line.startswith("|"):
-        line = line[1:]
-    if line.endswith("|") and not line.endswith("\\|"):
-        line = line[:-1]
-    return [c.strip() for c in re.split(r"(?<!\\)\|", line)]
+def _front_matter(text: str) -> tuple[str, dict[str, Any]]:
+    """(text without it, the YAML front matter as a dict)."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return text, {}
+    for end in range(1, min(len(lines), 200)):
+        if lines[end].strip() in ("---", "..."):
+            front: dict[str, Any] = {}
+            try:
+                import yaml
+
+                loaded = yaml.safe_load("\n".join(lines[1:end]))
+                if isinstance(loaded, dict):
+                    front = loaded
+            except Exception:  # noqa: BLE001 - front matter is optional decoration
+                front = {}
+            return "\n".join(lines[end + 1:]), front
+    return text, {}
 
 
 def _blocks(text: str) -> tuple[list[_Block], dict[str, Any]]:
-    """Markdown -> flat list of blocks, each knowing its enclosing headings."""
-    front: dict[str, Any] = {}
+    """Markdown -> flat list of blocks, each knowing its enclosing headings (parsed by
+    markdown-it-py: CommonMark plus GitHub tables)."""
     text = _COMMENT.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    lines = text.split("\n")
-    if lines and lines[0].strip() == "---":  # YAML front matter
-        for end in range(1, min(len(lines), 200)):
-            if lines[end].strip() in ("---", "..."):
-                try:
-                    import yaml
-
-                    loaded = yaml.safe_load("\n".join(lines[1:end]))
-                    if isinstance(loaded, dict):
-                        front = loaded
-                except Exception:  # noqa: BLE001 - front matter is optional decoration
-                    front = {}
-                lines = lines[end + 1 :]
-                break
-
+    text, front = _front_matter(text)
+    tokens = _MARKDOWN.parse(text)
     blocks: list[_Block] = []
     path: list[tuple[int, str]] = []
-    para: list[str] = []
-    item: _Block | None = None
-    item_indents: list[int] = []
+    lists: list[bool] = []  # open lists, ordered or not
+    item: _Block | None = None  # the list item whose first paragraph is being read
     table: _Block | None = None
-    code: _Block | None = None
-    fence = ""
-
-    def flush() -> None:
-        nonlocal para, item, table
-        if para:
-            blocks.append(_Block("para", " ".join(s.strip() for s in para), path=tuple(path)))
-            para = []
-        if item is not None:
+    row: list[str] | None = None
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        kind = tok.type
+        if kind == "heading_open":
+            level = int(tok.tag[1])
+            title = _inline(tokens[i + 1].content)
+            while path and path[-1][0] >= level:
+                path.pop()
+            blocks.append(_Block("heading", title, level=level, path=tuple(path)))
+            path.append((level, title))
+            i += 3
+            continue
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            lists.append(kind == "ordered_list_open")
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            lists.pop()
+        elif kind == "list_item_open":
+            body = re.sub(r"^\[[ xX]\]\s+", "", "")  # filled from the first paragraph
+            item = _Block("item", body, level=len(lists) - 1, path=tuple(path),
+                          ordered=bool(lists and lists[-1]))
+        elif kind == "inline" and item is not None and not item.text:
+            item.text = re.sub(r"^\[[ xX]\]\s+", "", " ".join(tok.content.split()))
             blocks.append(item)
+        elif kind == "list_item_close":
             item = None
-        if table is not None:
+        elif kind == "inline" and table is not None and row is not None:
+            row.append(tok.content.strip())
+        elif kind == "inline" and tokens[i - 1].type == "paragraph_open":
+            blocks.append(_Block("para", " ".join(tok.content.split()), path=tuple(path)))
+        elif kind == "table_open":
+            table = _Block("table", path=tuple(path))
+        elif kind == "tr_open":
+            row = []
+        elif kind == "tr_close" and table is not None and row is not None:
+            table.rows.append(row)
+            row = None
+        elif kind == "table_close" and table is not None:
             blocks.append(table)
             table = None
-
-    for line in lines:
-        if code is not None:
-            if line.strip().startswith(fence):
-                blocks.append(code)
-                code = None
-            else:
-                code.text += line + "\n"
-            continue
-        m = _FENCE.match(line)
-        if m:
-            flush()
-            item_indents = []
-            fence = m.group(1)[0] * 3
-            code = _Block("code", lang=m.group(2).lower(), path=tuple(path))
-            continue
-        stripped = line.strip()
-        if not stripped:
-            if para or table is not None:
-                flush()
-            elif item is not None:
-                blocks.append(item)
-                item = None
-            continue
-        m = _HEADING.match(line)
-        if m:
-            flush()
-            item_indents = []
-            level, title = len(m.group(1)), _inline(m.group(2))
-            while path and path[-1][0] >= level:
-                path.pop()
-            path.append((level, title))
-            blocks.append(_Block("heading", title, level=level, path=tuple(path[:-1])))
-            continue
-        # setext headings: "Title\n=====" / "Section\n-------"
-        if para and len(para) == 1 and re.fullmatch(r"=+|-+", stripped) and item is None:
-            level = 1 if stripped[0] == "=" else 2
-            title = _inline(para[0])
-            para = []
-            while path and path[-1][0] >= level:
-                path.pop()
-            path.append((level, title))
-            blocks.append(_Block("heading", title, level=level, path=tuple(path[:-1])))
-            continue
-        if _RULE.match(line):
-            flush()
-            item_indents = []
-            continue
-        if table is not None:
-            if "|" in line:
-                table.rows.append(_cells(line))
-                continue
-            flush()
-        if _TABLE_SEP.match(line) and "|" in line and para and "|" in para[-1] and item is None:
-            header = para.pop()
-            flush()
-            table = _Block("table", rows=[_cells(header)], path=tuple(path))
-            continue
-        m = _ITEM.match(line)
-        if m:
-            indent = len(m.group(1).expandtabs(4))
-            if para:
-                flush()
-            if item is not None:
-                blocks.append(item)
-            while item_indents and item_indents[-1] > indent:
-                item_indents.pop()
-            if not item_indents or item_indents[-1] < indent:
-                item_indents.append(indent)
-            depth = len(item_indents) - 1
-            body = re.sub(r"^\[[ xX]\]\s+", "", m.group(3))  # task-list checkbox
-            item = _Block(
-                "item",
-                body.strip(),
-                level=depth,
-                path=tuple(path),
-                ordered=m.group(2)[0].isdigit(),
-            )
-            continue
-        if item is not None:  # continuation of a list item (indented or lazy)
-            item.text += " " + stripped
-            continue
-        if stripped.startswith(">"):
-            stripped = stripped.lstrip(">").strip()
-            if not stripped:
-                continue
-        item_indents = []
-        para.append(stripped)
-    if code is not None:
-        blocks.append(code)
-    flush()
+        elif kind in ("fence", "code_block"):
+            blocks.append(_Block("code", tok.content, lang=(tok.info or "").strip().lower(),
+                                 path=tuple(path)))
+        i += 1
     return blocks, front
 
 
@@ -358,10 +298,11 @@ class _EntityDraft:
     fields: list[str] = field(default_factory=list)
     description: str = ""
     notes: list[str] = field(default_factory=list)  # "status: one of active, suspended"
+    specs: dict[str, FieldSpec] = field(default_factory=dict)
 
     def add_field(self, text: str) -> None:
         """A field bullet: its name, and what the document says of it (types, allowed
-        values, references) as a note the miner reads for enums and relations."""
+        values, references) as a note and as a typed declaration."""
         name = _field_name(text)
         if not name:
             return
@@ -370,6 +311,81 @@ class _EntityDraft:
         note = rest[1].strip(" .:-—–*`_") if len(rest) > 1 else ""
         if note:
             self.notes.append(f"{name}: {note}")
+        self.specs[name] = declared_field(name, note)
+
+    def add_row(self, name: str, type_text: str, note: str) -> None:
+        """A row of a field table (Field | Type | Notes)."""
+        self.fields.append(name)
+        if note or type_text:
+            self.notes.append(f"{name}: {', '.join(p for p in (type_text, note) if p)}")
+        self.specs[name] = declared_field(name, note, type_text)
+
+
+# what a PRD says of a field: "text, unique", "one of active, suspended", "references Branch",
+# "integer, 0 to 2", "datetime, empty while on loan"
+_TYPE_WORDS: dict[str, tuple[str, str | None]] = {
+    "integer": ("integer", None), "int": ("integer", None), "count": ("integer", None),
+    "number": ("number", None), "decimal": ("number", None), "float": ("number", None),
+    "real": ("number", None), "money": ("number", None), "amount": ("number", None),
+    "currency amount": ("number", None), "numeric": ("number", None),
+    "text": ("string", None), "string": ("string", None), "varchar": ("string", None),
+    "char": ("string", None), "enum": ("string", None),
+    "boolean": ("boolean", None), "bool": ("boolean", None), "flag": ("boolean", None),
+    "yes/no": ("boolean", None),
+    "date": ("string", "date"), "datetime": ("string", "date-time"),
+    "date-time": ("string", "date-time"), "timestamp": ("string", "date-time"),
+    "date and time": ("string", "date-time"), "time": ("string", "time"),
+    "email": ("string", "email"), "e-mail": ("string", "email"), "url": ("string", "uri"),
+    "uri": ("string", "uri"), "link": ("string", "uri"), "uuid": ("string", "uuid"),
+    "json": ("object", None), "object": ("object", None), "list": ("array", None),
+    "array": ("array", None),
+}
+_REF = re.compile(r"\b(?:references?|refers to|foreign key to|fk to|points to|→|->)\s+"
+                  r"`?([A-Z][A-Za-z0-9_]*|[a-z][a-z0-9_]*)`?", re.I)
+_RANGE = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:to|-|–|\.\.)\s*(-?\d+(?:\.\d+)?)")
+_IDENT_WORD = re.compile(r"^[a-z][a-z0-9_]*$")
+_KEYWORDS = {"unique", "optional", "nullable", "required", "mandatory", "primary key",
+             "not null", "indexed", "pk"}
+
+
+def declared_field(name: str, note: str, type_text: str = "") -> FieldSpec:
+    """A field declaration from its PRD note (and type cell)."""
+    text = _inline(note)
+    low = text.lower()
+    jtype = fmt = None
+    for part in [type_text, *re.split(r"[,;]", text)]:
+        key = _inline(part).strip().lower().rstrip(".")
+        if key in _TYPE_WORDS:
+            jtype, fmt = _TYPE_WORDS[key]
+            break
+    ref = _REF.search(text)
+    references = ref.group(1) if ref else None
+    enum = None
+    m = re.search(r"\bone of[:\s]+(.+?)(?:[.;(]|$)", text, re.I)
+    if m:
+        candidates = [p.strip(" `'\"") for p in re.split(r",|\bor\b", m.group(1))]
+    else:
+        candidates = [p.strip(" `'\"") for p in text.split(",")
+                      if p.strip().lower() not in _KEYWORDS and p.strip().lower() not in
+                      _TYPE_WORDS]
+    candidates = [c for c in candidates if c]
+    if len(candidates) >= 2 and all(_IDENT_WORD.match(c) for c in candidates) and not references:
+        enum = list(dict.fromkeys(candidates))
+        jtype = jtype or "string"
+    minimum = maximum = None
+    r = _RANGE.search(low)
+    if r and jtype in ("integer", "number", None) and not references:
+        minimum, maximum = float(r.group(1)), float(r.group(2))
+        if jtype == "integer" or (jtype is None and "." not in r.group(0)):
+            minimum, maximum = int(minimum), int(maximum)
+    if references and jtype is None:
+        jtype = "integer"
+    return FieldSpec(
+        name=name, type=jtype, format=fmt, enum=enum, references=references,
+        unique=bool(re.search(r"\bunique\b", low)) and "primary key" not in low,
+        required=bool(re.search(r"\b(required|mandatory|not null)\b", low))
+        and not re.search(r"\b(optional|nullable|empty)\b", low),
+        minimum=minimum, maximum=maximum, description=text[:200])
 
 
 _CREATE_TABLE = re.compile(
@@ -400,6 +416,10 @@ def _sql_entities(code: str) -> list[_EntityDraft]:
                 fields.append(col.split()[0].strip('`"[]'))
         drafts.append(_EntityDraft(m.group(1), fields))
     return drafts
+
+
+def _cell(row: list[str], k: int | None) -> str:
+    return _inline(row[k]) if k is not None and k < len(row) else ""
 
 
 def _entities_from_sections(blocks: list[_Block]) -> tuple[list[_EntityDraft], bool]:
@@ -447,11 +467,15 @@ def _entities_from_sections(blocks: list[_Block]) -> tuple[list[_EntityDraft], b
             elif block.kind == "table" and len(block.rows) > 1:
                 header = [h.lower() for h in block.rows[0]]
                 col = next((i for i, h in enumerate(header) if _FIELD_HEADER.search(h)), 0)
+                tcol = next((i for i, h in enumerate(header) if re.search(r"\btype\b", h)),
+                            None)
+                ncol = next((i for i, h in enumerate(header) if re.search(
+                    r"note|descr|constraint|detail|comment|values|rule", h)), None)
                 for row in block.rows[1:]:
                     if col < len(row):
                         name = _field_name(row[col])
                         if name:
-                            owner.fields.append(name)
+                            owner.add_row(name, _cell(row, tcol), _cell(row, ncol))
             elif block.kind == "para":
                 text = _inline(block.text)
                 m = re.match(r"^(?:fields|attributes|columns|properties)\s*:\s*(.+)$", text, re.I)
@@ -734,7 +758,9 @@ def parse_prd(text: str, *, reference: str, name: str | None = None) -> SourceDo
     drafts, has_model = _entities_from_sections(blocks)
     entities = [EntityHint(name=d.name, fields=d.fields,
                            description=" ".join(filter(None, [d.description, *(
-                               [f"Fields: {'; '.join(d.notes)}."] if d.notes else [])])))
+                               [f"Fields: {'; '.join(d.notes)}."] if d.notes else [])])),
+                           field_specs=[d.specs[f] for f in dict.fromkeys(d.fields)
+                                        if f in d.specs])
                 for d in drafts]
     known = {e.name.lower() for e in entities} | {_singular(e.name).lower() for e in entities}
     for noun, count in sorted(_mentioned_nouns(blocks).items(), key=lambda kv: (-kv[1], kv[0])):

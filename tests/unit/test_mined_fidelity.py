@@ -1,0 +1,204 @@
+"""Mined data that means what its source says: typed fields from OpenAPI, PRD (bullets and
+Markdown tables) and MCP schemas kept in columns and values; sources in domains the rules were
+not written for; the semantic gate repairing or rejecting an iteration (into the ledger)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agent_world.agents import offline_mining
+from agent_world.agents.miner import (
+    MinedTheme,
+    SemanticRejection,
+    complexify,
+    draft_database,
+    gather_evidence,
+    mine_theme,
+    semantic_gate,
+)
+from agent_world.agents.offline_mining.complexify import _Complexifier
+from agent_world.agents.semantics import check_semantics
+from agent_world.tools.sources import DATA_DIR, read_source
+
+UNSEEN = Path(__file__).resolve().parents[1] / "fixtures" / "sources" / "unseen"
+SOURCES = ["bikeshare_openapi.yaml", "garden_prd.md", "podcast_tools.json",
+           "ev_charging_tools.json"]
+
+
+@pytest.fixture(scope="module")
+def unseen() -> dict[str, MinedTheme]:
+    return {f: mine_theme(read_source(f"file:{UNSEEN / f}"), iterations=2, seed=3)
+            for f in SOURCES}
+
+
+def _col(spec, table, name):
+    return spec.table(table).column(name)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_unseen_sources_keep_declared_typing_and_mean_it(unseen, source):
+    spec = unseen[source].spec
+    assert check_semantics(spec) == []
+    fidelity = spec.provenance.stats["declared_fidelity"]
+    assert fidelity["checks"] >= 10 and fidelity["ratio"] >= 0.95, fidelity["lost"]
+    assert spec.provenance.stats["tool_coverage"]["ratio"] >= 0.9
+
+
+def test_openapi_types_enums_uniqueness_ranges_and_patterns(unseen):
+    spec = unseen["bikeshare_openapi.yaml"].spec
+    bikes = spec.rows["bikes"]
+    assert _col(spec, "bikes", "serial_number").unique
+    assert all(re.fullmatch(r"CR-\d{6}", b["serial_number"]) for b in bikes)
+    assert set(_col(spec, "bikes", "bike_type").enum) == {"classic", "electric", "cargo"}
+    assert set(_col(spec, "bikes", "status").enum) == {"available", "in_use", "maintenance",
+                                                        "retired"}
+    assert all(0 <= b["battery_level"] <= 100 for b in bikes if b["battery_level"] is not None)
+    assert _col(spec, "stations", "opened_on").type == "date"
+    assert _col(spec, "riders", "email").unique
+    assert all("@" in r["email"] for r in spec.rows["riders"] if r["email"])
+    # a tool that returns a documented entity acts on it (no table per operation)
+    assert "report_bike_issues" not in {t.name for t in spec.tables}
+    cov = spec.provenance.stats["tool_coverage"]["tools"]
+    assert cov["reportBikeIssue"]["table"] == "maintenance_tickets"
+    # trips: a trip ends after it starts; a completed trip has its end time
+    for t in spec.rows["trips"]:
+        if t["ended_at"] and t["started_at"]:
+            assert t["ended_at"] >= t["started_at"]
+
+
+def test_prd_markdown_tables_and_bullets_are_typed():
+    garden = read_source(f"file:{UNSEEN / 'garden_prd.md'}")
+    plot = next(e for e in garden.entities if e.name == "Plot")
+    specs = {f.name: f for f in plot.field_specs}
+    assert specs["garden_id"].references == "Garden"
+    assert specs["code"].unique and specs["code"].type == "string"
+    assert (specs["area_m2"].type, specs["area_m2"].minimum, specs["area_m2"].maximum) == (
+        "number", 2, 40)
+    assert specs["sun_exposure"].enum == ["full_sun", "partial_shade", "shade"]
+    assert specs["raised_bed"].type == "boolean"
+    library = read_source(f"file:{DATA_DIR / 'book_lending_prd.md'}")
+    member = {f.name: f for f in next(e for e in library.entities
+                                      if e.name == "Member").field_specs}
+    assert member["card_number"].type == "string" and member["card_number"].unique
+    assert member["status"].enum == ["active", "suspended", "expired"]
+    assert member["joined_on"].format == "date"
+    assert member["home_branch_id"].references == "Branch"
+
+
+def test_prd_declarations_reach_the_database():
+    spec = mine_theme(read_source(f"file:{DATA_DIR / 'book_lending_prd.md'}"), iterations=1,
+                      seed=0).spec
+    card = _col(spec, "members", "card_number")
+    assert card.type == "text" and card.unique
+    assert len({m["card_number"] for m in spec.rows["members"]}) == len(spec.rows["members"])
+    assert _col(spec, "members", "status").enum == ["active", "suspended", "expired"]
+    assert set(_col(spec, "copies", "status").enum) == {
+        "available", "on_loan", "on_hold_shelf", "in_transit", "retired"}
+    assert all(0 <= r["renewal_count"] <= 2 for r in spec.rows["loans"]
+               if r["renewal_count"] is not None)
+    assert all(re.fullmatch(r"97[89]-[\d-]+", t["isbn"]) for t in spec.rows["titles"]
+               if t["isbn"])
+    assert not any("/" in (b["name"] or "") for b in spec.rows["branches"])  # not git names
+    # fines belong to their loan's member; a returned loan was checked out before
+    loans = {r["id"]: r for r in spec.rows["loans"]}
+    assert all(f["member_id"] == loans[f["loan_id"]]["member_id"] for f in spec.rows["fines"]
+               if f["loan_id"] is not None and f["member_id"] is not None)
+    for r in spec.rows["loans"]:
+        if r["returned_at"] and r["checked_out_at"]:
+            assert r["returned_at"] >= r["checked_out_at"]
+        if r["status"] == "returned":
+            assert r["returned_at"] is not None
+
+
+def test_mcp_schemas_give_columns_and_values():
+    spec = mine_theme(read_source(f"file:{UNSEEN / 'podcast_tools.json'}"), iterations=2,
+                      seed=0).spec
+    episodes = spec.rows["episodes"]
+    assert _col(spec, "episodes", "explicit").type == "boolean"
+    assert set(_col(spec, "episodes", "status").enum) >= {"draft", "scheduled", "published",
+                                                          "archived"}
+    assert all(1 <= e["duration_seconds"] <= 14400 for e in episodes
+               if e["duration_seconds"] is not None)
+    assert all(re.match(r"https?://", s["feed_url"]) for s in spec.rows["shows"]
+               if s.get("feed_url"))
+    hints = spec.provenance.stats["field_hints"]
+    assert hints["episodes"]["duration_seconds"]["maximum"] == 14400
+    ev = mine_theme(read_source(f"file:{UNSEEN / 'ev_charging_tools.json'}"), iterations=1,
+                    seed=0).spec
+    assert set(_col(ev, "chargers", "status").enum) == {"available", "charging", "faulted",
+                                                         "offline"}
+    assert all(re.fullmatch(r"[A-HJ-NPR-Z0-9]{17}", s["vehicle_vin"])
+               for s in ev.rows["sessions"] if s["vehicle_vin"])
+
+
+def test_semantic_gate_repairs_routes_and_times():
+    doc = read_source(f"file:{DATA_DIR / 'clinic_booking_openapi.yaml'}")
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    slots = {s["id"]: s for s in spec.rows["slots"]}
+    appt = spec.rows["appointments"][0]
+    appt["clinician_id"] = next(c["id"] for c in spec.rows["clinicians"]
+                                if c["id"] != slots[appt["slot_id"]]["clinician_id"])
+    appt["updated_at"] = "2020-01-01T00:00:00"  # before it was created
+    assert {v.rule for v in check_semantics(spec)} == {"fk_route", "time_order"}
+    fixed, notes = semantic_gate(spec, doc, "test")
+    assert check_semantics(fixed) == []
+    assert fixed.rows["appointments"][0]["clinician_id"] == slots[appt["slot_id"]][
+        "clinician_id"]
+    assert any("fk_route" in n for n in notes) and any("time_order" in n for n in notes)
+
+
+def test_unrepairable_iteration_is_rejected_and_recorded(monkeypatch):
+    doc = read_source(f"file:{DATA_DIR / 'clinic_booking_openapi.yaml'}")
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+
+    def nonsense(s, iteration, seed, d=None):  # a required enum column out of its enum
+        res = _Complexifier(s, iteration, seed, d).run()
+        for r in res.rows["appointments"][:3]:
+            r["visit_type"] = "home_visit"
+        t = next(t for t in res.tables if t.name == "appointments")
+        t.column("visit_type").enum = [*t.column("visit_type").enum, "home_visit"]
+        return res
+
+    monkeypatch.setattr(offline_mining, "complexify_offline", nonsense)
+    after = complexify(spec, 1, seed=0, doc=doc)
+    assert after.fingerprint == spec.fingerprint  # the previous database is kept
+    [rej] = after.provenance.stats["rejected_iterations"]
+    assert rej["iteration"] == 1 and "enum" in rej["reason"] and "home_visit" in rej["reason"]
+    assert after.provenance.stats["iterations"][-1]["strategy"] == "rejected"
+    with pytest.raises(SemanticRejection):
+        semantic_gate(offline_mining.complexify_offline(spec, 1, 0, doc).rows and
+                      _rebuilt(spec, nonsense(spec, 1, 0, doc)), doc, "x")
+
+
+def _rebuilt(spec, res):
+    from agent_world.agents.miner import _next_spec
+
+    return _next_spec(spec, res.tables, res.rows, res.kinds, [], res.added)
+
+
+def test_rejection_goes_to_the_ledger(tmp_path, monkeypatch):
+    from agent_world.envs.catalog import Catalog
+    from agent_world.graphs import mine as mine_graph
+    from agent_world.graphs.runner import invoke
+
+    real = offline_mining.complexify_offline
+
+    def nonsense(s, iteration, seed, d=None):
+        res = real(s, iteration, seed, d)
+        if iteration == 2:
+            t = next(t for t in res.tables if t.name == "appointments")
+            t.column("visit_type").enum = [*t.column("visit_type").enum, "home_visit"]
+            res.rows["appointments"][0]["visit_type"] = "home_visit"
+        return res
+
+    monkeypatch.setattr(offline_mining, "complexify_offline", nonsense)
+    state = invoke(mine_graph.build_graph(),
+                   {"sources": [f"file:{DATA_DIR / 'clinic_booking_openapi.yaml'}"],
+                    "iterations": 2}, thread_id="rej", home=tmp_path)
+    assert state["results"][0]["status"] == "mined"
+    entries = [e for e in Catalog.open(tmp_path).ledger(stage="mine")
+               if "iteration 2 rejected" in e.reason]
+    assert entries and "home_visit" in entries[0].reason
