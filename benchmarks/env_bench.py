@@ -41,6 +41,8 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a plain script from anywhere
     sys.path.insert(0, str(ROOT))
+if str(ROOT / "benchmarks") not in sys.path:  # the large environment lives next to this file
+    sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from agent_world.envs import EnvRuntime, EnvSpec  # noqa: E402
 
@@ -59,6 +61,9 @@ DEFAULT_THREADS = 4
 TARGET_RESET_P50_MS = 5.0
 TARGET_STEP_P50_MS = 2.0
 TARGET_RSS_BYTES = 4 * 1024**3
+TARGET_LARGE_RATIO = 3.0  # large env: engine step p50 / same tool code in-process
+TARGET_LARGE_P95_MS = 1.0
+TARGET_LARGE_RESET_P50_MS = 0.3
 
 ROW_COUNTS = {  # 1,000 seed rows over 10 tables
     "categories": 20, "suppliers": 30, "warehouses": 10, "customers": 150, "products": 150,
@@ -422,6 +427,64 @@ def bench_concurrency(runtime: EnvRuntime, spec: EnvSpec, level: int, threads: i
 
 
 # ---------------------------------------------------------------------------------------------
+# A realistic large environment (benchmarks/large_env.py), against the same tool code in-process
+# ---------------------------------------------------------------------------------------------
+
+def bench_large(spec: EnvSpec, sandbox: bool, n: int, gap_s: float) -> dict[str, Any]:
+    """Alternate a 4-query read tool and a 5-statement write tool with `gap_s` sleeps between
+    steps (as an agent steps), through the engine and through `InProcess` on the same calls;
+    then resets after one write each."""
+    from large_env import InProcess
+
+    rng = random.Random(7)
+    calls = []
+    for i in range(n):
+        if i % 2:
+            calls.append(("book", {"customer_id": rng.randint(1, 6000),
+                                   "flight_id": rng.randint(1, 9000), "passengers": 1}))
+        else:
+            calls.append(("reservation_details", {"reservation_id": rng.randint(1, 8000)}))
+    with EnvRuntime(sandbox=sandbox) as runtime:
+        ep = runtime.open(spec, seed=0)
+        baseline = InProcess(spec, ep.template, runtime.workdir)
+        for tool, args in calls[:20]:  # warm-up: compiled tools, warm caches
+            check(ep.step(tool, args))
+            baseline.step(tool, args)
+        ep.reset()
+        engine, inproc = [], []
+        for tool, args in calls:
+            time.sleep(gap_s)
+            t = time.perf_counter()
+            obs = ep.step(tool, args)
+            engine.append((time.perf_counter() - t) * 1e3)
+            check(obs)
+            time.sleep(gap_s)
+            t = time.perf_counter()
+            baseline.step(tool, args)
+            inproc.append((time.perf_counter() - t) * 1e3)
+        resets, clean = [], []
+        for i in range(max(50, n // 2)):
+            check(ep.step("book", {"customer_id": 1 + i, "flight_id": 1 + i, "passengers": 1}))
+            t = time.perf_counter()
+            ep.reset()
+            resets.append((time.perf_counter() - t) * 1e3)
+            t = time.perf_counter()
+            ep.reset()
+            clean.append((time.perf_counter() - t) * 1e3)
+        assert ep.diff().empty, "reset did not restore the seed state"
+        size = ep.template.stat().st_size
+        baseline.close()
+        ep.close()
+    return {"sandbox": sandbox, "n": n, "gap_ms": gap_s * 1e3, "db_bytes": size,
+            "tables": len(spec.tables), "rows": spec.row_count(),
+            "engine_p50_ms": pct(engine, 50), "engine_p95_ms": pct(engine, 95),
+            "inprocess_p50_ms": pct(inproc, 50), "inprocess_p95_ms": pct(inproc, 95),
+            "ratio_p50": pct(engine, 50) / pct(inproc, 50),
+            "reset_p50_ms": pct(resets, 50), "reset_p95_ms": pct(resets, 95),
+            "clean_reset_p50_ms": pct(clean, 50)}
+
+
+# ---------------------------------------------------------------------------------------------
 # Contrast: one FastAPI/uvicorn process per environment instance
 # ---------------------------------------------------------------------------------------------
 
@@ -584,9 +647,49 @@ def render(res: dict[str, Any]) -> None:
                   "web server / (open_episode + 1 step)")
     table.add_row("Ratio: memory per instance", f"{res['ratio_memory']:,.0f}x", "", "",
                   "web server RSS / memory per episode")
+    for lg in res.get("large", []):
+        mode = "sandboxed" if lg["sandbox"] else "no sandbox"
+        where = (f"{lg['tables']} tables, {lg['rows']:,} rows, {mib(lg['db_bytes'])}; "
+                 f"{lg['gap_ms']:.0f} ms between steps; {mode}")
+        table.add_row(f"Large env step p50 ({mode})",
+                      f"{lg['engine_p50_ms']:.3f} ms = {lg['ratio_p50']:.1f}x in-process",
+                      f"<= {TARGET_LARGE_RATIO:g}x", met(lg["ratio_p50"] <= TARGET_LARGE_RATIO),
+                      f"in-process {lg['inprocess_p50_ms']:.3f} ms; {where}")
+        table.add_row(f"Large env step p95 ({mode})", f"{lg['engine_p95_ms']:.3f} ms",
+                      f"<= {TARGET_LARGE_P95_MS:g} ms",
+                      met(lg["engine_p95_ms"] <= TARGET_LARGE_P95_MS),
+                      f"in-process {lg['inprocess_p95_ms']:.3f} ms")
+        table.add_row(f"Large env reset p50 ({mode})", f"{lg['reset_p50_ms']:.3f} ms",
+                      f"<= {TARGET_LARGE_RESET_P50_MS:g} ms",
+                      met(lg["reset_p50_ms"] <= TARGET_LARGE_RESET_P50_MS),
+                      f"after one write; p95 {lg['reset_p95_ms']:.3f} ms; with no changes "
+                      f"{lg['clean_reset_p50_ms']:.3f} ms")
     table.add_row("Benchmark wall time", f"{res['wall_s']:.1f} s", "", "", "")
     # a pipe or a log gets a wide table too (Rich assumes 80 columns when not on a terminal)
     Console(width=None if sys.stdout.isatty() else 160).print(table)
+
+
+def render_large(res: dict[str, Any]) -> None:
+    """The large-environment rows only (--large-only)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"agent_world env engine: large environment, {res['config']['cpus']} CPUs")
+    for col in ("Mode", "Step p50", "In-process p50", "Ratio", "Step p95", "Reset p50",
+                "Reset p95", "Clean reset p50"):
+        table.add_column(col, justify="left" if col == "Mode" else "right")
+    for lg in res["large"]:
+        table.add_row("sandboxed" if lg["sandbox"] else "no sandbox",
+                      f"{lg['engine_p50_ms']:.3f} ms", f"{lg['inprocess_p50_ms']:.3f} ms",
+                      f"{lg['ratio_p50']:.1f}x", f"{lg['engine_p95_ms']:.3f} ms",
+                      f"{lg['reset_p50_ms']:.3f} ms", f"{lg['reset_p95_ms']:.3f} ms",
+                      f"{lg['clean_reset_p50_ms']:.3f} ms")
+    lg = res["large"][0]
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
+    print(f"{lg['tables']} tables, {lg['rows']:,} rows, {mib(lg['db_bytes'])}; {lg['n']} steps "
+          f"each way, {lg['gap_ms']:.0f} ms between steps; targets: ratio <= "
+          f"{TARGET_LARGE_RATIO:g}x, p95 <= {TARGET_LARGE_P95_MS:g} ms, reset p50 <= "
+          f"{TARGET_LARGE_RESET_P50_MS:g} ms")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -597,6 +700,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="stepping threads")
     ap.add_argument("--servers", type=int, default=None,
                     help="web-server instances in the contrast (default 8, 3 with --quick)")
+    ap.add_argument("--large-only", action="store_true",
+                    help="only the large-environment case (both sandbox modes)")
     args = ap.parse_args(argv)
 
     q = args.quick
@@ -610,6 +715,28 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     spec = build_spec()
     res: dict[str, Any] = {}
+    from large_env import build_spec as build_large_spec
+
+    large_spec = build_large_spec()
+    n_large = 200 if q else 600
+    res["large"] = [bench_large(large_spec, sandbox, n_large, 0.02) for sandbox in (False, True)]
+    large_targets = {
+        f"large_{'sandboxed' if lg['sandbox'] else 'unsandboxed'}_{key}": {
+            "target": target, "value": lg[key], "met": lg[key] <= target}
+        for lg in res["large"]
+        for key, target in (("ratio_p50", TARGET_LARGE_RATIO),
+                            ("engine_p95_ms", TARGET_LARGE_P95_MS),
+                            ("reset_p50_ms", TARGET_LARGE_RESET_P50_MS))}
+    if args.large_only:
+        res["config"] = {"quick": q, "workers": 1, "threads": 1, "cpus": os.cpu_count(),
+                         "spec_tables": len(large_spec.tables),
+                         "spec_rows": large_spec.row_count()}
+        res["targets"] = large_targets
+        res["wall_s"] = time.perf_counter() - started
+        render_large(res)
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=2))
+        return 0 if all(t["met"] for t in res["targets"].values()) else 1
     with EnvRuntime(workers=args.workers) as runtime:
         mounts = [m for m in psutil.disk_partitions(all=True)
                   if str(runtime.workdir).startswith(m.mountpoint.rstrip("/") + "/")]
@@ -644,6 +771,7 @@ def main(argv: list[str] | None = None) -> int:
                         "met": res["step"]["p50_ms"] <= TARGET_STEP_P50_MS},
         "rss_1024_bytes": {"target": TARGET_RSS_BYTES, "value": big["peak_tree_rss_bytes"],
                            "met": big["peak_tree_rss_bytes"] <= TARGET_RSS_BYTES},
+        **large_targets,
     }
     res["wall_s"] = time.perf_counter() - started
     render(res)

@@ -78,10 +78,17 @@ def bookkeeping_ddl(spec: EnvSpec) -> list[str]:
     return stmts
 
 
-def undo_changes(spec: EnvSpec, path: Path) -> int:
+def undo_connection(path: Path) -> sqlite3.Connection:
+    """A connection for `undo_changes` (keep it per episode: its parsed schema and statements
+    make the next reset cheaper)."""
+    return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+
+
+def undo_changes(spec: EnvSpec, path: Path, conn: sqlite3.Connection | None = None) -> int:
     """Put an episode database back to its template state by undoing its logged changes in
     reverse order (one transaction). Returns the number of row changes undone."""
-    conn = sqlite3.connect(path, isolation_level=None)
+    own = conn is None
+    conn = conn or undo_connection(path)
     try:
         # foreign keys stay off here (the default): the log already holds every cascaded change
         conn.execute("BEGIN IMMEDIATE")
@@ -113,8 +120,13 @@ def undo_changes(spec: EnvSpec, path: Path) -> int:
         conn.execute(f"DELETE FROM {COUNTERS_TABLE}")
         conn.execute("COMMIT")
         return len(entries)
+    except BaseException:
+        if conn.in_transaction:
+            conn.rollback()
+        raise
     finally:
-        conn.close()
+        if own:
+            conn.close()
 
 
 def build_template(spec: EnvSpec, path: Path) -> Path:

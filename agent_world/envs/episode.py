@@ -35,6 +35,7 @@ from agent_world.envs.database import (
     read_rows,
     state_hash,
     undo_changes,
+    undo_connection,
 )
 from agent_world.envs.pool import Launcher, WorkerPool
 from agent_world.envs.spec import EnvSpec
@@ -228,6 +229,8 @@ class Episode:
         self._tools = {t.name for t in spec.tools}
         self._fresh = False  # the file is a plain copy of the template
         self._dirty = True  # changes may have been committed since the last reset
+        self._undo: Any = None  # kept open: a warm schema makes the next reset cheaper
+        self._undo_inode = 0
 
     def reset(self) -> None:
         """Back to the seed state. The first reset copies the prepared template; later ones
@@ -237,7 +240,14 @@ class Episode:
             shutil.copyfile(self.template, self.path)
             self._fresh = True
         elif self._dirty:
-            undo_changes(self.spec, self.path)
+            inode = os.stat(self.path).st_ino
+            if self._undo is not None and self._undo_inode != inode:
+                # a sandboxed write replaced the file: this connection holds the old one
+                self._undo.close()
+                self._undo = None
+            if self._undo is None:
+                self._undo, self._undo_inode = undo_connection(self.path), inode
+            undo_changes(self.spec, self.path, self._undo)
         self._dirty = False
         self.steps = 0
 
@@ -296,6 +306,9 @@ class Episode:
         return read_rows(self.path, sql, params)
 
     def close(self) -> None:
+        if self._undo is not None:
+            self._undo.close()
+            self._undo = None
         self.runtime.pool.forget(str(self.path))
         self.path.unlink(missing_ok=True)
         Path(f"{self.path}-journal").unlink(missing_ok=True)

@@ -66,6 +66,7 @@ INTERNAL_PREFIX = "_aw_"
 COUNTERS_TABLE = "_aw_counters"  # name -> n: id counters per prefix and the write clock
 WRITES_COUNTER = "@writes"  # calls that changed the database; drives ctx.now()
 MAX_OPEN_DATABASES = 128  # persistent episode connections kept per worker (LRU)
+_READ_MARK = "\n-- read-only call"
 
 
 class ToolError(Exception):
@@ -116,25 +117,29 @@ class DB:
     """The database handle tools get as `ctx.db`: statements only, no transaction control.
     Rows are `Row`s; JSON columns come back decoded, and dicts/lists bind as JSON text."""
 
-    __slots__ = ("_conn",)
+    __slots__ = ("_conn", "_mark")
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, read_only: bool = False):
         self._conn = conn
+        # The authorizer runs when a statement is prepared, and prepared statements are cached
+        # by their text: a read tool's statements carry a mark so they are never one that a
+        # write tool prepared (and they are refused any write when prepared).
+        self._mark = _READ_MARK if read_only else ""
 
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        return self._conn.execute(sql, params)
+        return self._conn.execute(sql + self._mark, params)
 
     def executemany(self, sql: str, seq: Any) -> sqlite3.Cursor:
-        return self._conn.executemany(sql, seq)
+        return self._conn.executemany(sql + self._mark, seq)
 
     def query(self, sql: str, params: Any = ()) -> list[Row]:
-        return self._conn.execute(sql, params).fetchall()
+        return self._conn.execute(sql + self._mark, params).fetchall()
 
     def one(self, sql: str, params: Any = ()) -> Row | None:
-        return self._conn.execute(sql, params).fetchone()
+        return self._conn.execute(sql + self._mark, params).fetchone()
 
     def scalar(self, sql: str, params: Any = ()) -> Any:
-        row = self._conn.execute(sql, params).fetchone()
+        row = self._conn.execute(sql + self._mark, params).fetchone()
         return None if row is None else next(iter(row.values()))
 
 
@@ -153,8 +158,8 @@ class ToolContext:
     """
 
     def __init__(self, conn: sqlite3.Connection, seed: int, step: int, clock: str,
-                 counters: dict[str, int]):
-        self.db = DB(conn)
+                 counters: dict[str, int], read_only: bool = False):
+        self.db = DB(conn, read_only)
         self.seed = seed
         self.step = step  # index of this call in the episode (informational)
         self.counters = counters
@@ -248,8 +253,6 @@ class Worker:
                          f"(name) DO UPDATE SET n = excluded.n{tag}")
         self.sql_begin_write = f"BEGIN IMMEDIATE{tag}"
         self.sql_begin_read = f"BEGIN{tag}"
-        self.sql_query_only = {True: f"PRAGMA query_only=1{tag}",
-                               False: f"PRAGMA query_only=0{tag}"}
 
     # -- authorizer: rows only; no DDL, no transaction control, no attached files or pragmas,
     # no writes from read tools, and no access to the engine's bookkeeping tables ------------
@@ -294,7 +297,7 @@ class Worker:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA recursive_triggers=ON")  # REPLACE deletes reach the undo log
         conn.set_authorizer(self._authorize)
-        conn.set_progress_handler(self._progress, 2000)
+        conn.set_progress_handler(self._progress, 10000)  # ~0.1 ms of SQL between checks
         return conn
 
     def forget(self, paths: list[str]) -> None:
@@ -359,13 +362,12 @@ class Worker:
         key = req.get("conn") or path
         conn = self._connection(path, key) if persist else self._open(path)
         try:
-            # query_only also stops a write statement a write tool left in the cache
-            conn.execute(self.sql_query_only[not mutates])
             conn.execute(self.sql_begin_write if mutates else self.sql_begin_read)
             counters = dict(tuple(r) for r in conn.execute(self.sql_counters).fetchall())
             before = conn.total_changes
             ctx = ToolContext(conn, int(req.get("seed", 0)), int(req.get("step", 0)),
-                              req.get("clock", "2026-01-15T09:00:00"), counters)
+                              req.get("clock", "2026-01-15T09:00:00"), counters,
+                              read_only=not mutates)
             reply = self._run(fn, ctx, args, float(req.get("timeout", 5.0)), mutates)
             if not conn.in_transaction:  # cannot happen through the authorizer; never commit
                 return {"ok": False, "kind": "permission_denied",
@@ -408,7 +410,7 @@ class Worker:
             msg = str(exc)
             if "interrupted" in msg and time.monotonic() > self.deadline:
                 return {"ok": False, "kind": "timeout", "message": f"tool exceeded {timeout:g}s"}
-            if "not authorized" in msg or "prohibited" in msg or "readonly database" in msg:
+            if "not authorized" in msg or "prohibited" in msg:
                 return {"ok": False, "kind": "permission_denied",
                         "message": self._denial(fn.__name__, mutates, msg)}
             return {"ok": False, "kind": "tool_exception", "message": _describe(exc)}
