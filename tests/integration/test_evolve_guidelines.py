@@ -1,0 +1,64 @@
+"""Guidelines from a diagnosis change the synthesized mix in the expected direction: a held-out
+failure set dominated by `state_not_tracked` on a travel environment makes re-synthesis target
+the similar training environment with longer, aggregating chains."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_world.agents.diagnoser import EnvMeta, diagnose
+from agent_world.envs.catalog import Catalog
+from agent_world.envs.examples import load_example
+from agent_world.evolution import stages
+from agent_world.tasks.evaluation import attempt
+from agent_world.tasks.model import Difficulty, Step, Task, ToolCall, Trajectory
+
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(any(m.startswith("synthesize") for m in stages.missing_stages()),
+                                 reason="the synthesize stage is not installed")]
+
+
+def _failures(spec, n: int):
+    tools = [t.name for t in spec.tools if not t.mutates][:2]
+    out = []
+    for i in range(n):
+        task = Task(kind="graph", env_name="travel_eval", env_fingerprint="fp", seed=i,
+                    instruction=f"held-out question {i}", reference_answer=i,
+                    chain=[ToolCall(tool=t) for t in tools],
+                    difficulty=Difficulty(chain_length=len(tools), level=2)).with_id()
+        traj = Trajectory(task_id=task.id, finished=True, final_answer="wrong",
+                          steps=[Step(tool=t, arguments={}, ok=True) for t in tools])
+        out.append(attempt(task, traj, f"e/{i}"))
+    return out
+
+
+def _mix(cat: Catalog, ids: list[str]) -> list[Task]:
+    wanted = set(ids)
+    return [Task.model_validate(r["payload"]) for r in cat.list_tasks() if r["id"] in wanted]
+
+
+def test_guidelines_shift_the_synthesized_mix(tmp_path):
+    cat = Catalog.open(tmp_path)
+    airline, shop = load_example("airline"), load_example("ecommerce")
+    for spec in (airline, shop):
+        cat.put_env(spec, stage="built")
+    envs = [EnvMeta.from_spec(airline, "train"), EnvMeta.from_spec(shop, "train"),
+            EnvMeta(name="travel_eval", split="heldout", taxonomy=str(airline.theme.taxonomy),
+                    tools=[t.name for t in airline.tools])]
+    d = diagnose(_failures(airline, 5), envs)
+    g = d.guidelines
+    assert d.target_error == "state_not_tracked" and g.environments[0] == "airline"
+
+    plain = _mix(cat, stages.synthesize_tasks(["airline", "ecommerce"], tmp_path, 4, seed=0,
+                                              tag="plain"))
+    targets = [e for e in g.environments if e in ("airline", "ecommerce")][:1]
+    guided = _mix(cat, stages.synthesize_tasks(targets, tmp_path, 4, seed=0,
+                                               guidelines=g.model_dump(mode="json"),
+                                               tag="guided"))
+    assert plain and guided
+    assert {t.env_name for t in guided} == {"airline"}
+    mean = lambda ts, f: sum(f(t) for t in ts) / len(ts)  # noqa: E731
+    assert mean(guided, lambda t: t.difficulty.chain_length) >= \
+        mean(plain, lambda t: t.difficulty.chain_length)
+    assert mean(guided, lambda t: t.difficulty.aggregation or t.kind == "programmatic") > \
+        mean(plain, lambda t: t.difficulty.aggregation or t.kind == "programmatic")
