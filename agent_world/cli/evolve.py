@@ -65,20 +65,29 @@ def round_table(history: list[dict[str, Any]], title: str = "Self-evolution roun
 
 def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, first: bool,
                progress: Any, round_no: int) -> list[Any]:
-    """Stream one invocation; returns the interrupts it stopped at (review before training)."""
+    """Stream one invocation; returns the interrupts it stopped at (review before training).
+    One bar per round (its stages) and one for the stage in flight (turns, training steps)."""
     from agent_world.graphs.runner import stream
 
     plan = FIRST_ROUND if first else LATER_ROUND
     bar = progress.add_task(f"round {round_no}", total=len(plan))
+    inner: int | None = None
     interrupts: list[Any] = []
     started = time.monotonic()
-    for update in stream(builder, inputs, config, context=context):
-        for node, out in update.items():
+    for mode, chunk in stream(builder, inputs, config, context=context,
+                              stream_mode=["updates", "custom"]):
+        if mode == "custom":
+            inner = _inner_progress(progress, inner, chunk)
+            continue
+        for node, out in chunk.items():
             if node == "__interrupt__":
                 interrupts.extend(out)
                 continue
-            if node == "__metadata__" or node not in STAGE_LABEL:
+            if node not in STAGE_LABEL:
                 continue
+            if inner is not None:
+                progress.remove_task(inner)
+                inner = None
             progress.advance(bar)
             note = _describe(node, out or {})
             progress.console.print(f"  [green]✓[/] round {round_no} · {STAGE_LABEL[node]} "
@@ -87,7 +96,24 @@ def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, 
             nxt = plan.index(node) + 1 if node in plan else len(plan)
             if nxt < len(plan):
                 progress.update(bar, description=f"round {round_no}: {STAGE_LABEL[plan[nxt]]}…")
+    if inner is not None:
+        progress.remove_task(inner)
     return interrupts
+
+
+def _inner_progress(progress: Any, inner: int | None, event: dict[str, Any]) -> int:
+    """Show a stage's own progress: evaluation turns (episodes still running) or GRPO steps."""
+    if event.get("stage") == "train":
+        desc = f"  train: step {event['step']}/{event['steps']}, reward {event['reward']:.2f}"
+        total, done = event["steps"], event["step"]
+    else:
+        total = event.get("tasks") or 1
+        done = total - event.get("live", 0)
+        desc = f"  evaluate: turn {event.get('turn')}, {event.get('live')} episodes running"
+    if inner is None:
+        return progress.add_task(desc, total=total, completed=done)
+    progress.update(inner, description=desc, total=total, completed=done)
+    return inner
 
 
 def evolve(

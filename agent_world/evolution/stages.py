@@ -12,12 +12,15 @@ Each imports its stage module when called; a stage module that is not installed 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task, Trajectory
+
+Progress = Callable[[dict[str, Any]], None]  # a stage reports how far it is
 
 
 class StageUnavailable(AgentWorldError):
@@ -86,25 +89,32 @@ def default_policy() -> str:
     return policy()
 
 
-def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0
-               ) -> list[Trajectory]:
-    """One attempt of `policy` (a checkpoint directory or policy reference) at each task."""
+def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0,
+               progress: Progress | None = None) -> list[Trajectory]:
+    """One attempt of `policy` (a checkpoint directory or policy reference) at each task;
+    `progress` hears {"turn", "live"} after every turn."""
     try:
         from agent_world.training.api import evaluate
     except ImportError as exc:
         raise _missing("evaluate", "agent_world.training.api", exc) from None
-    return list(evaluate(policy, tasks, home=home, seed=seed))
+    on_turn = (lambda turn, live: progress({"turn": turn, "live": live})) if progress else None
+    return list(evaluate(policy, tasks, home=home, seed=seed, on_turn=on_turn))
 
 
 def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int,
-                 seed: int = 0, home: str | Path | None = None) -> TrainResult:
+                 seed: int = 0, home: str | Path | None = None,
+                 progress: Progress | None = None) -> TrainResult:
     """Continue training `policy` with GRPO on `tasks` for `steps` steps; checkpoints land in
-    `out_dir`, and a killed run resumes from the latest one there."""
+    `out_dir`, and a killed run resumes from the latest one there. `progress` hears
+    {"step", "steps", "reward"} after every step."""
     try:
         from agent_world.training.api import train
     except ImportError as exc:
         raise _missing("train", "agent_world.training.api", exc) from None
-    out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home)
+    on_step = (lambda st: progress({"step": st.step, "steps": steps,
+                                    "reward": st.reward_mean})) if progress else None
+    out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home,
+                on_step=on_step)
     return TrainResult(checkpoint=str(out.checkpoint), curve=list(out.curve),
                        seconds=float(getattr(out, "seconds", 0.0)))
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -116,6 +117,16 @@ def _tasks(cat: Catalog, ids: list[str]) -> list[Task]:
     return [Task.model_validate(rows[i]["payload"]) for i in ids]
 
 
+def _reporter(stage: str, tasks: int) -> stages.Progress:
+    """Forward a stage's progress to the graph's custom stream (the CLI's progress bars); a
+    no-op outside a streaming run."""
+    try:
+        write = get_stream_writer()
+    except RuntimeError:
+        return lambda _event: None
+    return lambda event: write({"stage": stage, "tasks": tasks, **event})
+
+
 # -- nodes -----------------------------------------------------------------------------------------
 def begin(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, Any]:
     ctx = runtime.context or EvolveContext()
@@ -189,7 +200,9 @@ def evaluate(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     cat = Catalog.open(home)
     try:
         tasks = _tasks(cat, state["heldout_tasks"])
-        trajectories = stages.run_policy(state["policy"], tasks, home, seed=s.seed)
+        report_turn = _reporter("evaluate", len(tasks))
+        trajectories = stages.run_policy(state["policy"], tasks, home, seed=s.seed,
+                                         progress=report_turn)
         report = record_evaluation(cat, eval_id, tasks, trajectories,
                                    label=f"round {state['round']} {phase}",
                                    policy=state["policy"])
@@ -278,7 +291,8 @@ def train(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCon
         cat.close()
     out_dir = home / "policies" / _thread(config).replace("/", "_") / f"round-{state['round']}"
     result = stages.train_policy(state["policy"], tasks, out_dir, s.train_steps,
-                                 seed=s.seed + state["round"], home=home)
+                                 seed=s.seed + state["round"], home=home,
+                                 progress=_reporter("train", len(tasks)))
     return {"phase": "after", "policy": result.checkpoint,
             "train_tasks": list(dict.fromkeys([*state["train_tasks"], *targeted])),
             "training": {"checkpoint": result.checkpoint, "curve": result.curve,

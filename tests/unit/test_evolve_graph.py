@@ -51,8 +51,10 @@ class Doubles:
         return ids
 
     @staticmethod
-    def run(policy, tasks, home, seed=0):  # noqa: ARG004
+    def run(policy, tasks, home, seed=0, progress=None):  # noqa: ARG004
         skill = float(policy.rsplit("-", 1)[-1])
+        if progress:
+            progress({"turn": 1, "live": 0})
         out = []
         for t in tasks:
             h = int(hashlib.sha256(t.id.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
@@ -63,8 +65,11 @@ class Doubles:
                                   reward=1.0 if ok else 0.0))
         return out
 
-    def train(self, policy, tasks, out_dir, steps, seed=0, home=None):  # noqa: ARG002
+    def train(self, policy, tasks, out_dir, steps, seed=0, home=None, progress=None):  # noqa: ARG002
         self.trained_on.append([t.id for t in tasks])
+        for i in range(steps):
+            if progress:
+                progress({"step": i + 1, "steps": steps, "reward": 0.5})
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         skill = min(1.0, float(policy.rsplit("-", 1)[-1]) + 0.25)
         ckpt = Path(out_dir) / f"skill-{skill:.2f}"
@@ -164,3 +169,34 @@ def test_complexify_weak_training_env_once_per_round(tmp_path, monkeypatch):
     out = complexify_environments(cat, ["airline"], "evolve t/round-1", seed=1)
     assert out["airline"] != "complexified" and len(cat.versions("airline")) == 1
     assert cat.ledger(stage="evolve")[0].subject == "airline"
+
+
+def test_cli_evolve_rounds_table_resume_guard_and_report(tmp_path, doubles, monkeypatch):
+    from typer.testing import CliRunner
+
+    from agent_world.cli import app
+
+    monkeypatch.setattr(evolve.EvolveContext, "__init__", _patched_init(), raising=True)
+    runner = CliRunner()
+    home = ["--home", str(tmp_path)]
+    res = runner.invoke(app, [*home, "evolve", "--rounds", "2", "--thread", "c",
+                              "--heldout-tasks", "8", "--tasks-per-env", "4"])
+    assert res.exit_code == 0, res.output
+    assert "Self-evolution rounds" in res.output and "evaluate on held-out" in res.output
+    assert (tmp_path / "report.html").exists()
+    res = runner.invoke(app, [*home, "evolve", "--resume", "--thread", "nothing"])
+    assert res.exit_code != 0 and "nothing to resume" in res.output
+    res = runner.invoke(app, [*home, "report", "--thread", "c", "-o", str(tmp_path / "r.html")])
+    assert res.exit_code == 0 and (tmp_path / "r.html").stat().st_size > 10_000
+
+
+def _patched_init():
+    """EvolveContext built by the CLI, with the small PRD source instead of the default ones."""
+    original = evolve.EvolveContext.__init__
+
+    def init(self, *args, **kw):
+        original(self, *args, **kw)
+        self.sources = self.sources or [f"file:{PRD}"]
+        self.iterations = 1
+
+    return init
