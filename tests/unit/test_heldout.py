@@ -1,0 +1,36 @@
+"""The held-out split: seeded, at least one environment on each side, and never moved once
+assigned (held-out environments stay out of training whatever joins later)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_world.envs.catalog import Catalog
+from agent_world.errors import AgentWorldError, CatalogError
+from agent_world.evolution.heldout import split_environments
+
+
+def test_split_is_seeded_sticky_and_two_sided(tmp_path):
+    names = [f"env{i}" for i in range(6)]
+    a = split_environments(Catalog.open(tmp_path / "a"), names, 0.34, seed=1)
+    b = split_environments(Catalog.open(tmp_path / "b"), names, 0.34, seed=1)
+    assert a == b and len(a[1]) == 2 and len(a[0]) == 4
+    cat = Catalog.open(tmp_path / "a")
+    # new environments join; earlier assignments never move
+    train, held = split_environments(cat, [*names, "env6", "env7", "env8"], 0.34, seed=1)
+    assert set(a[1]) <= set(held) and set(a[0]) <= set(train)
+    assert len(held) == 3
+    assert cat.splits()["env0"] in ("train", "heldout")
+    # two environments: one each; one environment: nothing held out
+    t2, h2 = split_environments(Catalog.open(tmp_path / "c"), ["x", "y"], 0.34)
+    assert len(t2) == 1 and len(h2) == 1
+    t1, h1 = split_environments(Catalog.open(tmp_path / "d"), ["solo"], 0.34)
+    assert t1 == ["solo"] and h1 == []
+
+
+def test_bad_split_inputs(tmp_path):
+    cat = Catalog.open(tmp_path)
+    with pytest.raises(AgentWorldError, match="between 0 and 1"):
+        split_environments(cat, ["a", "b"], 1.5)
+    with pytest.raises(CatalogError, match="unknown split"):
+        cat.assign_split({"a": "test"})
