@@ -195,3 +195,15 @@ def test_unsafe_opt_out_runs_unconfined_and_warns_every_time(monkeypatch, caplog
             assert box.run_code("2").value == 2
     warnings = [r for r in caplog.records if "WITHOUT a sandbox" in r.getMessage()]
     assert len(warnings) >= 3  # the start and each of the two runs
+
+
+@needs_bwrap
+def test_process_limit_without_a_pids_cgroup_falls_to_the_watchdog(monkeypatch):
+    """Where no pids cgroup is writable, the watchdog kills a sandbox whose process tree grows
+    past the limit (RLIMIT_NPROC would not bind root)."""
+    monkeypatch.setattr(isolation, "_new_cgroup", lambda processes: None)
+    with sb.LocalSandbox(limits=sb.Limits(processes=8), timeout=20) as box:
+        ex = box.run_code("import os, time\nfor _ in range(40):\n    if os.fork() == 0:\n"
+                          "        time.sleep(60)\n        os._exit(0)\ntime.sleep(60)")
+        assert ex.error is not None and ex.error.name == "SandboxKilled"
+        assert box.run_code("'back'").value == "back"  # a fresh kernel

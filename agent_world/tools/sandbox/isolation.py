@@ -199,10 +199,26 @@ def _pids_cgroup_root() -> Path | None:
             probe.rmdir()
             if (base / "cgroup.controllers").exists():  # v2: children need the controller on
                 (root / "cgroup.subtree_control").write_text("+pids")
+            _remove_stale(root)
             return root
         except OSError:
             continue
     return None
+
+
+def _remove_stale(root: Path) -> None:
+    """Empty cgroups left by arena processes that died without cleaning up."""
+    for child in root.glob("sbx-*"):
+        try:
+            owner = int(child.name.split("-")[1])
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            try:
+                child.rmdir()
+            except OSError:
+                pass
+        except (ValueError, IndexError, PermissionError):
+            pass
 
 
 @dataclass
