@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -24,9 +25,16 @@ os.environ["TMPDIR"] = str(_SESSION_DIRS[1])
 tempfile.tempdir = None  # re-read TMPDIR
 
 
-def pytest_sessionfinish(session, exitstatus):
+def _remove_session_dirs() -> None:
     for d in _SESSION_DIRS:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _remove_session_dirs()
+
+
+atexit.register(_remove_session_dirs)  # again at exit: late writers (platformdirs' runtime dir)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

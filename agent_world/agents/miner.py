@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sqlite3
 import tempfile
@@ -136,6 +137,16 @@ def database_stats(spec: EnvSpec) -> dict[str, Any]:
     return s
 
 
+def _scratch_dir() -> str | None:
+    """Where validation builds go: RAM-backed where possible (a build commits once per table;
+    on a disk each commit waits for it), else the temp dir. $AGENT_WORLD_WORKDIR overrides."""
+    chosen = os.environ.get("AGENT_WORLD_WORKDIR")
+    if chosen:
+        Path(chosen).mkdir(parents=True, exist_ok=True)
+        return chosen
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
 def validate_database(spec: EnvSpec | dict[str, Any]) -> EnvSpec:
     """Re-validate the spec model, build its template database, check FKs and integrity.
 
@@ -146,7 +157,7 @@ def validate_database(spec: EnvSpec | dict[str, Any]) -> EnvSpec:
         checked = EnvSpec.model_validate(data)
     except ValidationError as exc:
         raise MiningError(format_validation_error(exc, "mined database")) from None
-    with tempfile.TemporaryDirectory(prefix="aw-mine-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="aw-mine-", dir=_scratch_dir()) as tmp:
         path = Path(tmp) / "template.sqlite"
         try:
             build_template(checked, path)
