@@ -36,14 +36,24 @@ class FakeE2BClient:
         self.files = self
         self.commands = self
         self.killed = False
+        self.contexts: list[str] = []  # removed code contexts
 
     @staticmethod
     def _local(path: str) -> str:
         assert path.startswith("/home/user/"), path  # the backend hands E2B absolute paths
         return path.removeprefix("/home/user/")
 
-    def run_code(self, code, timeout=None):
-        ex = self.inner.run_code(code, timeout=timeout)
+    def create_code_context(self, cwd=None):
+        assert cwd == "/home/user"
+        return e2b_models.Context(context_id=f"ctx{len(self.contexts)}", language="python",
+                                  cwd=cwd)
+
+    def remove_code_context(self, context):
+        self.contexts.append(context.id)
+
+    def run_code(self, code, timeout=None, context=None):
+        # a fresh context is emulated by a fresh run underneath
+        ex = self.inner.run_code(code, timeout=timeout, fresh=context is not None)
         if ex.error is not None and ex.error.name == "TimeoutError":
             from e2b import TimeoutException
 
@@ -118,6 +128,20 @@ def test_contract_files_and_evaluate_over_two_databases(sandbox, tmp_path):
     assert sandbox.files.read("initial.sqlite", format="bytes") == blobs["initial.sqlite"]
     with pytest.raises(sb.SandboxExecutionFailed, match="NameError"):
         sandbox.evaluate("undefined_name")
+
+
+def test_contract_fresh_runs_share_nothing_but_files(sandbox):
+    sandbox.run_code("kept = 'warm state'")
+    patch = "import json\njson.dumps = lambda *a, **k: 'PATCHED'\nleaked = 1\n'patched'"
+    assert sandbox.run_code(patch, fresh=True).value == "patched"
+    after = sandbox.run_code("import json\n[json.dumps(1), 'leaked' in globals(), kept]")
+    assert after.value == ["1", False, "warm state"]
+    assert sandbox.evaluate("kept", fresh=True) == "warm state"  # a copy of the warm state
+    sandbox.run_code("open('shared.txt', 'w').write('from a fresh run')", fresh=True)
+    assert sandbox.files.read("shared.txt") == "from a fresh run"
+    died = sandbox.run_code("import os\nos._exit(3)", fresh=True)
+    assert died.error is not None
+    assert sandbox.run_code("kept").value == "warm state"  # the warm kernel never died
 
 
 def test_contract_commands_report_exit_codes(sandbox):

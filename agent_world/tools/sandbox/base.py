@@ -118,19 +118,24 @@ class Sandbox(ABC):
     commands: Commands
 
     @abstractmethod
-    def run_code(self, code: str, timeout: float | None = None) -> Execution: ...
+    def run_code(self, code: str, timeout: float | None = None,
+                 fresh: bool = False) -> Execution:
+        """Run Python code. `fresh`: in a clean copy of the interpreter (local: a fork of the
+        warm kernel; E2B: a new code context), so nothing earlier runs defined or patched is
+        seen and nothing this run does is kept; files in the work dir are shared either way."""
 
     @abstractmethod
     def kill(self) -> None: ...
 
     def evaluate(self, code: str, files: dict[str, str | bytes] | None = None,
-                 timeout: float | None = None) -> Any:
-        """Write `files`, run `code`, return its trailing expression's JSON value; raise
+                 timeout: float | None = None, fresh: bool = True) -> Any:
+        """Write `files`, run `code` (by default `fresh`: one untrusted script cannot tamper
+        with the next), return its trailing expression's JSON value; raise
         `SandboxExecutionFailed` if the code raised or timed out. The quick path for
         verification scripts over database files."""
         for path, data in (files or {}).items():
             self.files.write(path, data)
-        execution = self.run_code(code, timeout=timeout)
+        execution = self.run_code(code, timeout=timeout, fresh=fresh)
         if execution.error is not None:
             raise SandboxExecutionFailed(execution.error)
         return execution.value

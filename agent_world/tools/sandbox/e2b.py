@@ -31,15 +31,20 @@ class E2BSandbox(Sandbox):
         self.files: Files = _E2BFiles(client)
         self.commands: Commands = _E2BCommands(client)
 
-    def run_code(self, code: str, timeout: float | None = None) -> Execution:
+    def run_code(self, code: str, timeout: float | None = None,
+                 fresh: bool = False) -> Execution:
         timeout = self.default_timeout if timeout is None else float(timeout)
+        context = self.client.create_code_context(cwd=E2B_WORKDIR) if fresh else None
         try:
-            raw = self.client.run_code(code, timeout=timeout)
+            raw = self.client.run_code(code, timeout=timeout, context=context)
         except Exception as exc:  # e2b raises TimeoutException when the cell runs too long
             if type(exc).__name__ == "TimeoutException":
                 return Execution(error=ExecutionError("TimeoutError",
                                                       f"code exceeded {timeout:g}s"))
             raise
+        finally:
+            if context is not None:
+                self.client.remove_code_context(context)
         results = []
         for r in raw.results or []:
             value = getattr(r, "json", None)

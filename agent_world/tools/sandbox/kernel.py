@@ -7,7 +7,7 @@ it runs cannot pass for the answer to a later request (the host kills a sandbox 
 does not match). Everything here runs confined: the file system, network and process limits
 come from the sandbox around this process, not from this module.
 
-Requests: {"id", "op": "run", "code", "timeout", "cpu"} | {"id", "op": "write", "path", "data"}
+Requests: {"id", "op": "run", "code", "timeout", "cpu", "fresh"} | {"id", "op": "write", "path", "data"}
 | {"id", "op": "read", "path"} | {"id", "op": "command", "cmd", "timeout"} | {"id", "op": "ping"}
 """
 
@@ -177,6 +177,32 @@ class Kernel:
                 "exit_code": -9 if error else code, "error": error}
 
 
+def run_forked(kernel: Kernel, req: dict[str, Any]) -> dict[str, Any]:
+    """Run in a forked copy of the kernel: nothing the code defines, imports or patches
+    survives the run. The child hands its reply back over a pipe of its own."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(json.dumps(kernel.run(req), default=str).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as src:
+        data = src.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        return json.loads(data)
+    except ValueError:
+        how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+               else f"exit code {os.waitstatus_to_exitcode(status)}")
+        return {"ok": True, "results": [], "stdout": "", "stderr": "",
+                "error": {"name": "SandboxKilled", "value": f"the run's process died ({how})",
+                          "traceback": ""}}
+
+
 def main() -> None:
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb")
@@ -192,7 +218,9 @@ def main() -> None:
             return
         op = req.get("op")
         try:
-            if op == "run":
+            if op == "run" and req.get("fresh"):
+                reply = run_forked(kernel, req)
+            elif op == "run":
                 reply = kernel.run(req)
             elif op == "write":
                 data = base64.b64decode(req["data"])

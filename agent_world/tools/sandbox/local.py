@@ -145,14 +145,15 @@ class LocalSandbox(Sandbox):
             return reply
 
     # -- the interface ---------------------------------------------------------------------------
-    def run_code(self, code: str, timeout: float | None = None) -> Execution:
+    def run_code(self, code: str, timeout: float | None = None,
+                 fresh: bool = False) -> Execution:
         timeout = self.default_timeout if timeout is None else float(timeout)
         if self.unsafe:
             from agent_world.tools.sandbox.isolation import warn_unsafe
 
             warn_unsafe("run_code")
         start = time.monotonic()
-        reply = self.request({"op": "run", "code": code, "timeout": timeout,
+        reply = self.request({"op": "run", "code": code, "timeout": timeout, "fresh": fresh,
                               "cpu": max(1, int(timeout) + 1)}, timeout + HARD_GRACE_S)
         if reply is None:
             if time.monotonic() - start >= timeout:
