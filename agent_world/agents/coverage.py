@@ -262,6 +262,12 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
                 info = argument_info(name, prop if isinstance(prop, dict) else {},
                                      name in required)
                 where = _map_field(name, info, table, spec, output=kind == "outputs")
+                if where is None and kind == "arguments" and info["type"] == "string":
+                    # git_diff(target): "differences between branches or commits"
+                    where = _map_field(name, {**info, "description": tool.description},
+                                       table, spec)
+                    if where is not None and where.get("role") != "reference":
+                        where = None
                 typed = {"type": info["type"], "format": info["format"], "enum": info["enum"],
                          "required": bool(info["required"]) if kind == "arguments" else None}
                 typed = {k: v for k, v in typed.items() if v is not None}

@@ -42,7 +42,12 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent_world.agents import offline_mining as offline
 from agent_world.agents import semantics
-from agent_world.agents.coverage import declared_fidelity, declared_hints, tool_coverage
+from agent_world.agents.coverage import (
+    declared_fidelity,
+    declared_hints,
+    tool_coverage,
+    uncovered_reasons,
+)
 from agent_world.agents.offline_mining import Evidence, SearchFn
 from agent_world.agents.taxonomy import classify
 from agent_world.envs.database import build_template
@@ -573,18 +578,39 @@ def _next_spec(spec: EnvSpec, tables: list[TableSpec], rows: dict[str, list[dict
     return EnvSpec.from_dict(data, origin=f"{spec.name} (complexified)")
 
 
-def _complexify_llm(model: Any, spec: EnvSpec, iteration: int, seed: int
-                    ) -> tuple[EnvSpec | None, list[str]]:
+def _source_gaps(doc: SourceDocument | None, spec: EnvSpec) -> str:
+    """What the source implies and the database lacks, for the LLM's enrichment proposal."""
+    if doc is None:
+        return ""
+    gaps = [f"- {tool}: {lacks}" for tool, lacks in uncovered_reasons(tool_coverage(doc, spec))]
+    declared = [f"- {e.name}.{f.name}: {f.type or ''} {f.format or ''} "
+                f"{'enum ' + '|'.join(f.enum) if f.enum else ''}".rstrip()
+                for e in doc.entities for f in e.field_specs][:60]
+    out = ""
+    if gaps:
+        out += "Source tools the database cannot serve yet:\n" + "\n".join(gaps[:30]) + "\n"
+    if declared:
+        out += "Fields the source declares (keep their types and enums):\n" + \
+            "\n".join(declared) + "\n"
+    return out
+
+
+def _complexify_llm(model: Any, spec: EnvSpec, iteration: int, seed: int,
+                    doc: SourceDocument | None = None) -> tuple[EnvSpec | None, list[str]]:
     system = ("You are a database architect making an environment database more realistic and "
-              "harder: add tables and relations (audit/history tables, join tables for "
-              "many-to-many, child records, lookup tables), skewed data and edge cases "
-              "(NULLs, duplicate names with different ids, cancelled/expired/archived states, "
-              "boundary dates). Never remove or rename anything. " + SCHEMA_RULES)
+              "harder: add the tables, columns and relations that the source's tools and "
+              "entities imply and the database still lacks (no generic users/tags/notes "
+              "tables the source does not speak of), skewed data and edge cases (NULLs, "
+              "duplicate names with different ids, terminal states the source names, boundary "
+              "dates) that keep every row consistent: foreign-key routes agree, timestamps "
+              "follow each record's lifecycle, values stay within declared enums and types. "
+              "Never remove or rename anything. " + SCHEMA_RULES)
     samples = {t.name: spec.rows.get(t.name, [])[:2] for t in spec.tables}
     user = (f"Theme: {spec.theme.name} - {spec.theme.description}\nIteration {iteration}.\n"
             f"Current tables:\n{json.dumps([t.model_dump(exclude_defaults=True) for t in spec.tables])[:12000]}\n"
             f"Row counts: {json.dumps({k: len(v) for k, v in spec.rows.items()})}\n"
-            f"Sample rows: {json.dumps(samples, default=str)[:4000]}\n\n"
+            f"Sample rows: {json.dumps(samples, default=str)[:4000]}\n"
+            f"{_source_gaps(doc, spec)}\n"
             "Answer with JSON {\"summary\", \"new_tables\": [TableSpec...], \"new_columns\": "
             "[{\"table\", \"column\": ColumnSpec}], \"widen_enums\": [{\"table\", \"column\", "
             "\"add_values\"}], \"new_rows\": [{\"table\", \"columns\", \"values\"}]}. New "
@@ -654,7 +680,7 @@ def complexify(spec: EnvSpec, iteration: int, seed: int = 0,
     model = chat_model("miner")
     strategy = "offline"
     if model is not None:
-        new, errors = _complexify_llm(model, spec, iteration, seed)
+        new, errors = _complexify_llm(model, spec, iteration, seed, doc)
         if new is not None:
             return _gate_iteration(spec, new, doc, iteration, "llm", t0,
                                    [new.provenance.notes[-1]])

@@ -74,15 +74,25 @@ Algorithm
    and unique_together) and enums respected. Volumes by role: roots 15-20, children ~3 per
    parent, activity logs 40, joins ~1.5x, reference tables their curated size.
 
-Complexification (`complexify_offline`) applies, per iteration, two structural operations from
-a rotating schedule (actors: a users table and an ownership FK; audit history; tags
-many-to-many; status lifecycle; lookup table extracted from a low-cardinality column, or a
-self-referencing category tree; notes/attachments child records), each on the most central
-drafted table it has not been applied to; then grows every table by ~30% with Zipf-skewed
-parent popularity (weight 1/rank^1.1 over a seeded ranking), and adds edge cases: rows with
-every nullable column NULL, duplicate-by-name rows with new ids, terminal states (cancelled/
-expired/archived widen the status enum), boundary dates (leap day, year end, the episode clock
-start). History entries record real old -> new values.
+Rows follow the source's meaning: foreign keys are picked along routes (an appointment takes its
+slot's clinician; a branch's commits and base branch are in its own repository), each row's
+status is chosen first and its timestamps follow one lifecycle (created <= started <= ended,
+a state's ``X_at`` set exactly when the status has reached X), declared enums, ranges, formats
+and patterns (field hints) drive values, and values fit the column's meaning (ISBN-13,
+barcodes, MRNs, IANA zones with their real offsets from ``zoneinfo``, SQL over the database
+itself, ...).
+
+Complexification (`complexify_offline`) adds, per iteration, at most two pieces of structure the
+source implies and the database still lacks (`implied`): columns for the fields of tools the
+coverage map leaves uncovered, fields an entity schema declares, and what a named entity
+implies (commit authors, parents and file changes; a working tree with staged changes; pages
+with status code, content type, body and links; a business dataset for a database-of-tables
+server; DST transitions and conversions computed with ``zoneinfo``). Generic structure (audit
+history, tags, notes, lookup tables) is added only where the source speaks of it. Then every
+table grows by ~30% with Zipf-skewed parent popularity, and edge cases are added without
+breaking meaning: a row with its free nullable columns NULL, duplicate-by-name rows, terminal
+states (a status enum the source declares is never widened), creation at boundary dates (leap
+day, year end, the episode clock) where the record's lifecycle allows it.
 
 Modules
 =======
@@ -93,8 +103,9 @@ Modules
 and arguments read as shapes and roles, column types), ``lifecycle`` (step 5), ``features``
 (what feature sentences add), ``derivation`` (steps 2-6: `derive_model`), ``tables``
 (TableSpecs, FK order, table kinds), ``rows`` (step 7: `RowFactory`), ``drafting`` (volumes,
-the offline draft, LLM-path top-ups), ``complexify`` (`complexify_offline`), ``questions``
-(offline research questions). Each module imports only from those listed before it.
+the offline draft, LLM-path top-ups), ``implied`` (source-driven structure), ``complexify``
+(`complexify_offline`), ``questions`` (offline research questions). Each module imports only
+from those listed before it (plus `agents.semantics` and, lazily, `agents.coverage`).
 """
 
 from __future__ import annotations

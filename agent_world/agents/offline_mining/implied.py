@@ -389,10 +389,23 @@ def business_dataset(cx: Any) -> str | None:
                                                 "quantity": rng.choice([1, 1, 1, 2, 3]),
                                                 "unit_price": prices[pid]})
     names = ["customers", "products", "orders", "order_items"]
-    have = {r.get("name") for r in cx.f.rows["tables"]}
-    for n in names:  # the catalogue of tables lists the tables that exist
+    # the catalogue of tables lists the tables that exist: drafted rows take their names
+    listed = cx.f.rows["tables"]
+    for row, n in zip(listed, names, strict=False):
+        row["name"] = n
+    have = {r.get("name") for r in listed}
+    for n in names:
         if n not in have:
             cx.f.make("tables", overrides={"name": n})
+    referenced = any(c.foreign_key and c.foreign_key.startswith("tables.")
+                     for t in cx.tables for c in t.columns)
+    if not referenced:  # names of tables that do not exist would mislead describe_table
+        cx.f.rows["tables"] = [r for r in listed if r.get("name") in names]
+    cx.f.reindex_column("tables")
+    for q in cx.f.rows.get("queries", []):  # the saved queries run on the dataset
+        for col in ("content", "sql", "query"):
+            if col in q:
+                q[col] = cx.f._sql()
     return ("implied by a database of tables: customers, products, orders, order_items "
             f"({sum(len(cx.f.rows[n]) for n in names)} rows) for queries to run on")
 

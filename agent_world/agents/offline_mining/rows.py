@@ -212,6 +212,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return _NAMED[n]
     if single in ("query", "statement") and n in ("content", "sql", "query", "statement"):
         return "sql"
+    if single == "table" and n in ("name", "table_name"):
+        return "table_name"
     if single == "insight" and n in ("content", "text", "body", "insight"):
         return "insight"
     if n == "reason" and single in ("appointment", "visit", "booking", "consultation"):
@@ -515,6 +517,7 @@ class RowFactory:
             "license_plate": lambda: f.license_plate(),
             "ssn": lambda: f.ssn(),
             "sql": lambda: self._sql(),
+            "table_name": lambda: self._table_name(table),
             "insight": lambda: self._insight(),
             "visit_reason": lambda: r.choice(_VISIT_REASONS),
             "company": lambda: f.company(),
@@ -584,6 +587,13 @@ class RowFactory:
         if self.rng.random() < 0.3:
             return f"SELECT COUNT(*) AS n FROM {t}"
         return f"SELECT {', '.join(pick)} FROM {t} ORDER BY id LIMIT {self.rng.choice([5, 10, 20])}"
+
+    def _table_name(self, table: str) -> str:
+        """A table of the database itself (a catalogue of tables lists real ones)."""
+        listed = {r.get("name") for r in self.rows.get(table, [])}
+        free = [t for t in self._data_tables() if t not in listed]
+        return self.rng.choice(free) if free else self.rng.choice(self._data_tables() or
+                                                                   [table])
 
     def _insight(self) -> str:
         tables = self._data_tables()
@@ -819,7 +829,8 @@ class RowFactory:
                 for c in table.columns:  # make unique text columns unique by suffix
                     if (c.unique or any(c.name in g for g in table.unique_together)) and \
                             c.type == "text" and isinstance(row.get(c.name), str) and \
-                            not c.enum and c.name not in overrides and attempt >= 2:
+                            not c.enum and c.name not in overrides and attempt >= 2 and \
+                            column_semantic(tname, c) not in ("table_name", "isbn", "barcode"):
                         row[c.name] = _suffix(row[c.name], rid, column_semantic(tname, c))
                 if not self.ok_unique(tname, row):
                     continue
