@@ -74,6 +74,7 @@ def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, 
     inner: int | None = None
     interrupts: list[Any] = []
     started = time.monotonic()
+    at = 0  # position in the plan (evaluate appears twice in the first round)
     for mode, chunk in stream(builder, inputs, config, context=context,
                               stream_mode=["updates", "custom"]):
         if mode == "custom":
@@ -93,9 +94,9 @@ def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, 
             progress.console.print(f"  [green]✓[/] round {round_no} · {STAGE_LABEL[node]} "
                                    f"[dim]({time.monotonic() - started:.0f}s)[/] "
                                    f"{escape(note[:160])}")
-            nxt = plan.index(node) + 1 if node in plan else len(plan)
-            if nxt < len(plan):
-                progress.update(bar, description=f"round {round_no}: {STAGE_LABEL[plan[nxt]]}…")
+            at = plan.index(node, at) + 1 if node in plan[at:] else at
+            desc = STAGE_LABEL[plan[at]] + "…" if at < len(plan) else "done"
+            progress.update(bar, description=f"round {round_no}: {desc}")
     if inner is not None:
         progress.remove_task(inner)
     return interrupts
@@ -125,10 +126,14 @@ def evolve(
         "--source", "-s", help="Sources to mine (first round). None: the embedded default.")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
-    tasks_per_env: Annotated[int, typer.Option(help="Initial tasks per training env.")] = 6,
-    heldout_tasks: Annotated[int, typer.Option(help="Evaluation tasks per held-out env.")] = 6,
-    targeted_tasks: Annotated[int, typer.Option(help="Targeted tasks per env per round.")] = 6,
-    train_steps: Annotated[int, typer.Option(help="GRPO steps per round.")] = 6,
+    tasks_per_env: Annotated[int | None, typer.Option(
+        help="Initial tasks per training env (default 3).")] = None,
+    heldout_tasks: Annotated[int | None, typer.Option(
+        help="Evaluation tasks per held-out env (default 3).")] = None,
+    targeted_tasks: Annotated[int | None, typer.Option(
+        help="Targeted tasks per env per round (default 3).")] = None,
+    train_steps: Annotated[int | None, typer.Option(
+        help="GRPO steps per round (default 3).")] = None,
     policy: Annotated[str, typer.Option(help="Starting policy; empty: the default.")] = "",
     review: Annotated[bool, typer.Option(
         help="Pause before training to review the diagnosis.")] = False,
@@ -153,10 +158,11 @@ def evolve(
                                  f"{values.get('round')}; continue it with --resume")
     if resume and not values:
         raise typer.BadParameter(f"thread {thread!r} has nothing to resume")
+    sizes = {"tasks_per_env": tasks_per_env, "heldout_tasks_per_env": heldout_tasks,
+             "targeted_tasks_per_env": targeted_tasks, "train_steps": train_steps}
     context = evolve_graph.EvolveContext(
-        sources=list(source or []), seed=seed, tasks_per_env=tasks_per_env,
-        heldout_tasks_per_env=heldout_tasks, targeted_tasks_per_env=targeted_tasks,
-        train_steps=train_steps, policy=policy, review_before_train=review)
+        sources=list(source or []), seed=seed, policy=policy, review_before_train=review,
+        **{k: v for k, v in sizes.items() if v is not None})
     done = values.get("rounds_done", 0)
     goal = (values.get("goal_rounds") or done) if resume else done + rounds
     err_console.print(f"evolve: thread [bold]{thread}[/], home {state.home}; "

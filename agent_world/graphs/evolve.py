@@ -57,11 +57,11 @@ class EvolveContext:
     iterations: int = 2  # database complexification iterations when mining
     seed: int = 0
     heldout_fraction: float = 0.34  # share of environments never trained on
-    tasks_per_env: int = 6  # initial training tasks per training environment
-    heldout_tasks_per_env: int = 6  # evaluation tasks per held-out environment
-    targeted_tasks_per_env: int = 6  # tasks per targeted environment each round
-    replay: int = 16  # earlier training tasks replayed each round
-    train_steps: int = 6  # GRPO steps per round
+    tasks_per_env: int = 3  # initial training tasks per training environment
+    heldout_tasks_per_env: int = 3  # evaluation tasks per held-out environment
+    targeted_tasks_per_env: int = 3  # tasks per targeted environment each round
+    replay: int = 8  # earlier training tasks replayed each round
+    train_steps: int = 3  # GRPO steps per round
     policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy
     review_before_train: bool = False  # pause before training for a person to review
     complexify: bool = True  # grow the databases the diagnosis names (complexify_databases)
