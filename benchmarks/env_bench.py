@@ -462,6 +462,14 @@ def bench_large(spec: EnvSpec, sandbox: bool, n: int, gap_s: float) -> dict[str,
             t = time.perf_counter()
             baseline.step(tool, args)
             inproc.append((time.perf_counter() - t) * 1e3)
+        ep.reset()
+        tight = []  # the same calls back to back: what idle gaps add shows in the ratio
+        for tool, args in calls:
+            t = time.perf_counter()
+            obs = ep.step(tool, args)
+            tight.append((time.perf_counter() - t) * 1e3)
+            check(obs)
+        ep.reset()
         resets, clean = [], []
         for i in range(max(50, n // 2)):
             check(ep.step("book", {"customer_id": 1 + i, "flight_id": 1 + i, "passengers": 1}))
@@ -480,6 +488,7 @@ def bench_large(spec: EnvSpec, sandbox: bool, n: int, gap_s: float) -> dict[str,
             "engine_p50_ms": pct(engine, 50), "engine_p95_ms": pct(engine, 95),
             "inprocess_p50_ms": pct(inproc, 50), "inprocess_p95_ms": pct(inproc, 95),
             "ratio_p50": pct(engine, 50) / pct(inproc, 50),
+            "engine_tight_p50_ms": pct(tight, 50),
             "reset_p50_ms": pct(resets, 50), "reset_p95_ms": pct(resets, 95),
             "clean_reset_p50_ms": pct(clean, 50)}
 
@@ -654,7 +663,8 @@ def render(res: dict[str, Any]) -> None:
         table.add_row(f"Large env step p50 ({mode})",
                       f"{lg['engine_p50_ms']:.3f} ms = {lg['ratio_p50']:.1f}x in-process",
                       f"<= {TARGET_LARGE_RATIO:g}x", met(lg["ratio_p50"] <= TARGET_LARGE_RATIO),
-                      f"in-process {lg['inprocess_p50_ms']:.3f} ms; {where}")
+                      f"in-process {lg['inprocess_p50_ms']:.3f} ms; back to back "
+                      f"{lg['engine_tight_p50_ms']:.3f} ms; {where}")
         table.add_row(f"Large env step p95 ({mode})", f"{lg['engine_p95_ms']:.3f} ms",
                       f"<= {TARGET_LARGE_P95_MS:g} ms",
                       met(lg["engine_p95_ms"] <= TARGET_LARGE_P95_MS),
@@ -675,14 +685,14 @@ def render_large(res: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=f"agent_world env engine: large environment, {res['config']['cpus']} CPUs")
-    for col in ("Mode", "Step p50", "In-process p50", "Ratio", "Step p95", "Reset p50",
-                "Reset p95", "Clean reset p50"):
+    for col in ("Mode", "Step p50", "In-process p50", "Ratio", "Step p95", "No-gap p50",
+                "Reset p50", "Reset p95", "Clean reset p50"):
         table.add_column(col, justify="left" if col == "Mode" else "right")
     for lg in res["large"]:
         table.add_row("sandboxed" if lg["sandbox"] else "no sandbox",
                       f"{lg['engine_p50_ms']:.3f} ms", f"{lg['inprocess_p50_ms']:.3f} ms",
                       f"{lg['ratio_p50']:.1f}x", f"{lg['engine_p95_ms']:.3f} ms",
-                      f"{lg['reset_p50_ms']:.3f} ms", f"{lg['reset_p95_ms']:.3f} ms",
+                      f"{lg['engine_tight_p50_ms']:.3f} ms", f"{lg['reset_p50_ms']:.3f} ms", f"{lg['reset_p95_ms']:.3f} ms",
                       f"{lg['clean_reset_p50_ms']:.3f} ms")
     lg = res["large"][0]
     Console(width=None if sys.stdout.isatty() else 160).print(table)

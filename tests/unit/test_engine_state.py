@@ -208,3 +208,20 @@ def test_plain_text_results_stay_text(runtime, spec):
     raw["tools"].append(_tool("whoami", "return 'U-17'", mutates=False))
     text = runtime.open(EnvSpec.from_dict(raw)).step("whoami")
     assert text.result == "U-17" and text.to_text() == "U-17"
+
+
+def test_plain_text_reaches_mcp_clients_unquoted(runtime, spec):
+    import anyio
+
+    from agent_world.envs.mcp_export import EnvironmentServer
+
+    raw = json.loads(spec.to_json())
+    raw["tools"].append(_tool("whoami", "return 'U-17'", mutates=False))
+    server = EnvironmentServer(EnvSpec.from_dict(raw), runtime=runtime)
+    try:
+        [content] = anyio.run(server.call_tool, "whoami", {})
+        assert content.text == "U-17"
+        [content] = anyio.run(server.call_tool, "lookup", {"id": 2})
+        assert json.loads(content.text)["name"] == "Bo"
+    finally:
+        server.close()
