@@ -15,19 +15,26 @@ os.environ.pop("AGENT_WORLD_MODEL", None)
 # pytest's tmp_path goes to two folders removed when the session ends: episode work dirs
 # (RAM-backed where /dev/shm is) and temporary files (server logs, ...). Readable by others:
 # pgserver runs postgres as its own user.
-_SHM = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else None
-_SESSION_DIRS = [Path(tempfile.mkdtemp(prefix="aw-tests-", dir=_SHM)),
-                 Path(tempfile.mkdtemp(prefix="aw-tests-tmp-"))]
-for _d in _SESSION_DIRS:
-    _d.chmod(0o755)
+_SESSION_ENV = "AGENT_WORLD_TEST_SESSION_DIRS"
+_OWNER = _SESSION_ENV not in os.environ  # a process a test started reuses its parent's dirs
+if _OWNER:
+    _SHM = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else None
+    _SESSION_DIRS = [Path(tempfile.mkdtemp(prefix="aw-tests-", dir=_SHM)),
+                     Path(tempfile.mkdtemp(prefix="aw-tests-tmp-"))]
+    for _d in _SESSION_DIRS:
+        _d.chmod(0o755)
+    os.environ[_SESSION_ENV] = os.pathsep.join(map(str, _SESSION_DIRS))
+else:
+    _SESSION_DIRS = [Path(p) for p in os.environ[_SESSION_ENV].split(os.pathsep)]
 os.environ["AGENT_WORLD_WORKDIR"] = str(_SESSION_DIRS[0])
 os.environ["TMPDIR"] = str(_SESSION_DIRS[1])
 tempfile.tempdir = None  # re-read TMPDIR
 
 
 def _remove_session_dirs() -> None:
-    for d in _SESSION_DIRS:
-        shutil.rmtree(d, ignore_errors=True)
+    if _OWNER:
+        for d in _SESSION_DIRS:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -35,6 +42,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 atexit.register(_remove_session_dirs)  # again at exit: late writers (platformdirs' runtime dir)
+
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
