@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from agent_world import __version__
-from agent_world.cli import env, evolve, ledger, mine, run, train
+from agent_world.cli import env, evolve, ledger, mine, run, synthesize, train
 from agent_world.cli.common import Group, console, resolve_env, state
 from agent_world.tools.sandbox.isolation import UNSAFE_ENV, warn_unsafe
 
@@ -32,6 +32,9 @@ app.command("report")(evolve.report_cmd)
 app.command()(train.train)
 app.command()(train.evaluate)
 app.add_typer(train.export_app, name="export")
+app.command()(synthesize.synthesize)
+app.add_typer(synthesize.tasks_app, name="tasks")
+env.env_app.command("graph")(synthesize.env_graph)
 app.command("ledger")(ledger.ledger)
 app.command("runs")(ledger.runs)
 

@@ -482,6 +482,17 @@ class Catalog:
             return [{"id": r.id, "env_fingerprint": r.env_fingerprint, "kind": r.kind,
                      "payload": r.payload} for r in s.scalars(q)]
 
+    def get_task(self, task_id: str) -> dict[str, Any] | None:
+        """One task by id, or by a unique id prefix (None: no such task)."""
+        with self._tx() as s:
+            row = s.get(TaskRow, task_id)
+            if row is None and task_id:
+                rows = list(s.scalars(sa.select(TaskRow).where(
+                    TaskRow.id.startswith(task_id, autoescape=True)).limit(2)))
+                row = rows[0] if len(rows) == 1 else None
+            return None if row is None else {"id": row.id, "env_fingerprint": row.env_fingerprint,
+                                             "kind": row.kind, "payload": row.payload}
+
     # -- runs and the ledger ----------------------------------------------------------------
     def start_run(self, kind: str, run_id: str | None = None,
                   summary: dict[str, Any] | None = None) -> str:

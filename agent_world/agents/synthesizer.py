@@ -1,0 +1,440 @@
+"""The task synthesizer: turns executed walks into tasks (instruction, reference, rubric, code).
+
+Two kinds of candidates, both grown from a weighted random walk on the tool-dependency graph
+(`agent_world.tasks.walks`) and grounded by executing it (`agent_world.tasks.truth`):
+
+- **graph** tasks: the answer is one field of the chain's last observation (or nothing, when
+  the chain ends in a write and is checked on the state); checked by `check_task` against the
+  reference answer and the expected changes.
+- **programmatic** tasks: the chain ends in a list and the answer aggregates it (how many match
+  a value, a total, a maximum or minimum); they carry a Python solution (`solve(env)`, tool
+  calls plus logic) and a verification script (`verify(initial_db, final_db, answer)`), both
+  run isolated.
+
+The instruction and rubric come from the "synthesizer" chat model when one is configured
+(`models.chat_model("synthesizer")`, prompts in `synthesizer_prompts`); offline — or when the
+model's text breaks a rule (names a tool, drops a stated value) — from templates with varied
+phrasing built from the tools' descriptions and the walk's data. A task never names its tools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from typing import Any
+
+from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.spec import EnvSpec
+from agent_world.tasks.check import normalise
+from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
+from agent_world.tasks.model import Task
+from agent_world.tasks.truth import Truth, ground_truth, run_plan
+from agent_world.tasks.walks import (
+    Plan,
+    ValueSampler,
+    _selector,
+    field_value,
+    random_walk,
+    scalar_fields,
+)
+
+# ---- phrasing ---------------------------------------------------------------------------------
+_VERB_START = re.compile(
+    r"^(list|search|find|look|get|book|cancel|move|add|correct|choose|check|upgrade|place|"
+    r"start|save|edit|apply|ship|show|create|update|delete|remove|set|mark|send|open|close|"
+    r"return|redeem|transfer|register|record|assign|issue|refund|change|read|fetch|compute|"
+    r"count|validate|verify|enroll|schedule|submit|pay|post|write|make|give)\b", re.I)
+_OPEN = ["", "Hi. ", "Hello! ", "Hi there. ", "Good morning. ", ""]
+_THEN = ["Then {a}.", "After that, {a}.", "Next, {a}.", "Once that's done, {a}."]
+_FIRST = ["Please {a}.", "I need you to {a}.", "Could you {a}?", "First, {a}.", "{A}."]
+_GIVEN = ["The {noun} is {value}.", "Use {noun} {value}.", "It's about {noun} {value}.",
+          "This concerns {noun} {value}.", "Take {noun} {value}."]
+_ASK_FIELD = ["What is the {f}?", "Tell me the {f}.", "Reply with the {f}.",
+              "I need to know the {f}.", "Let me know the {f}."]
+_ASK_COUNT = ["How many of them have {w}?", "How many of those have {w}? Just the number.",
+              "Count the ones with {w} and tell me how many there are."]
+_ASK_COUNT_ALL = ["How many are there in total?", "How many of them are there?"]
+_ASK_AGG = {"sum": ["What is the total {f}{w}?", "Add up the {f}{w} and tell me the total."],
+            "max": ["What is the highest {f}{w}?", "Which is the largest {f}{w}?"],
+            "min": ["What is the lowest {f}{w}?", "What is the smallest {f}{w}?"]}
+_ASK_NONE = ["Let me know once it's done.", "Confirm when that's done.", "Thanks!"]
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ").strip()
+
+
+def _noun(param: str) -> str:
+    """How a user names an argument: 'customer_id' -> 'customer', 'flight_number' kept."""
+    words = param.split("_")
+    if len(words) > 1 and words[-1] == "id":
+        return " ".join(words[:-1]) + " id"
+    return " ".join(words)
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return normalise(value)
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    text = str(value)
+    if re.fullmatch(r"[\w.+-]+@[\w-]+(\.[\w-]+)+|\d{4}-\d{2}-\d{2}(T[\d:]+)?|[A-Z0-9][A-Z0-9_-]*"
+                    r"\d[A-Z0-9_-]*|[A-Z]{2,}\d*", text):
+        return text
+    return f"'{text}'"
+
+
+def action_phrase(spec: EnvSpec, tool: str) -> str:
+    """What a tool does, from its description's first clause, without any tool name."""
+    desc = spec.tool(tool).description.strip()
+    clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(", desc, maxsplit=1)[0].strip()
+    for t in spec.tools:
+        clause = re.sub(rf"\b{re.escape(t.name)}\b", "the right tool", clause)
+    clause = clause.rstrip(" .,;:")
+    if not clause:
+        clause = "look it up"
+    phrase = clause[0].lower() + clause[1:]
+    if not _VERB_START.match(phrase):
+        phrase = "look at " + phrase
+    return phrase
+
+
+def offline_text(spec: EnvSpec, plan: Plan, answer: dict[str, Any],
+                 rng: random.Random) -> tuple[str, list[str]]:
+    """Template instruction and rubric (varied phrasing) from the walk's data."""
+    parts = [rng.choice(_OPEN)]
+    for i, step in enumerate(plan.steps):
+        for param, value in step.given.items():
+            parts.append(rng.choice(_GIVEN).format(noun=_noun(param), value=_value_text(value)))
+        a = action_phrase(spec, step.tool)
+        if step.bound:
+            fields = list(dict.fromkeys(_words(b.field) for b in step.bound.values()))
+            a += rng.choice([" for it", " using its " + " and ".join(fields),
+                             " with the " + " and ".join(fields) + " found so far"])
+        if step.select and i < len(plan.steps) - 1:
+            (k, v), = step.select.items()
+            a += rng.choice([f", the one whose {_words(k)} is {_value_text(v)}",
+                             f" and pick the one with {_words(k)} {_value_text(v)}"])
+        template = rng.choice(_FIRST if i == 0 else _THEN)
+        parts.append(template.format(a=a, A=a[0].upper() + a[1:]))
+    kind = answer.get("kind", "none")
+    where = answer.get("where") or {}
+    w = " and ".join(f"{_words(k)} {_value_text(v)}" for k, v in where.items())
+    if kind == "field":
+        last = plan.steps[answer["step"]]
+        if last.select and answer["step"] == len(plan.steps) - 1:
+            (k, v), = last.select.items()
+            parts.append(f"I mean the one with {_words(k)} {_value_text(v)}.")
+        parts.append(rng.choice(_ASK_FIELD).format(f=_words(answer["field"])))
+    elif kind == "count":
+        parts.append(rng.choice(_ASK_COUNT).format(w=w) if w else rng.choice(_ASK_COUNT_ALL))
+    elif kind in _ASK_AGG:
+        parts.append(rng.choice(_ASK_AGG[kind]).format(
+            f=_words(answer["field"]), w=f" of the ones with {w}" if w else ""))
+    else:
+        parts.append(rng.choice(_ASK_NONE))
+    text = " ".join(p.strip() for p in parts if p.strip())
+    return text, []
+
+
+def rubric_for(spec: EnvSpec, plan: Plan, answer: dict[str, Any], truth: Truth) -> list[str]:
+    out = []
+    kind = answer.get("kind", "none")
+    if kind == "field":
+        out.append(f"The reply states the {_words(answer['field'])}: {_value_text(truth.answer)}.")
+    elif kind != "none":
+        what = "number of matching items" if kind == "count" else \
+            f"{kind} of the {_words(answer['field'])}"
+        out.append(f"The reply states the {what}: {_value_text(truth.answer)}.")
+    for step in plan.steps:
+        for param, value in step.given.items():
+            out.append(f"Works with the {_noun(param)} {_value_text(value)} the user gave.")
+    if truth.expected_changes:
+        changed = ", ".join(f"{t} ({sum(len(v) for v in d.values())} row change(s))"
+                            for t, d in truth.expected_changes.items())
+        out.append(f"Makes the requested change and nothing else: {changed}.")
+    else:
+        out.append("Changes nothing in the system.")
+    return out
+
+
+def llm_text(model: Any, spec: EnvSpec, plan: Plan, answer: dict[str, Any],
+             truth: Truth) -> tuple[str, list[str]] | None:
+    """Instruction and rubric from a chat model; None when its reply breaks a rule."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from agent_world.agents.synthesizer_prompts import WRITE_TASK_SYSTEM, WRITE_TASK_USER
+
+    facts = {
+        "environment": spec.theme.name,
+        "user_states": [{"what": _noun(k), "value": v} for s in plan.steps
+                        for k, v in s.given.items()],
+        "steps": [{"does": action_phrase(spec, s.tool),
+                   "choose_item_with": s.select} for s in plan.steps],
+        "final_answer": {"kind": answer.get("kind"), "field": answer.get("field"),
+                         "where": answer.get("where")},
+    }
+    try:
+        reply = model.invoke([SystemMessage(WRITE_TASK_SYSTEM), HumanMessage(
+            WRITE_TASK_USER.format(facts=json.dumps(facts, default=str),
+                                   forbidden=", ".join(t.name for t in spec.tools)))])
+        text = str(reply.content)
+        data = json.loads(text[text.index("{"): text.rindex("}") + 1])
+        instruction, rubric = str(data["instruction"]), [str(r) for r in data.get("rubric", [])]
+    except Exception:  # any malformed reply: the caller falls back to templates
+        return None
+    if names_a_tool(instruction, spec, {}):
+        return None
+    for s in plan.steps:
+        for v in s.given.values():
+            if isinstance(v, str | int) and str(v).lower() not in instruction.lower():
+                return None
+    return instruction, rubric
+
+
+def names_a_tool(text: str, spec: EnvSpec, view: dict[str, str]) -> bool:
+    names = {t.name for t in spec.tools} | set(view)
+    return any(re.search(rf"\b{re.escape(n)}\b", text) for n in names)
+
+
+# ---- answers ----------------------------------------------------------------------------------
+def _echoed(plan: Plan) -> set[str]:
+    return {normalise(v) for s in plan.steps for v in s.given.values()}
+
+
+def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool) -> list[dict]:
+    """Answer specs worth asking about the last observation, best first."""
+    i = len(plan.steps) - 1
+    echo = _echoed(plan)
+    if isinstance(last, list):
+        items = [x for x in last if isinstance(x, dict)]
+        if len(items) < 2:
+            return []
+        if aggregate:
+            return _aggregations(i, items, rng)
+        step = plan.steps[i]
+        item = rng.choice(items)
+        step.select = _selector(items, item, set(), rng) or None
+        if step.select is None:
+            return []
+        last = item
+    if not isinstance(last, dict):
+        return []
+    fields = [(k, v) for k, v in scalar_fields(last).items()
+              if v is not None and not isinstance(v, bool) and normalise(v) not in echo
+              and len(str(v)) <= 60 and str(v).strip() and k not in (plan.steps[i].select or {})]
+    rng.shuffle(fields)
+    # readable fields first; identifiers are fair answers but less interesting
+    fields.sort(key=lambda kv: kv[0].endswith("_id") or kv[0] == "id")
+    return [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
+
+
+def _aggregations(i: int, items: list[dict], rng: random.Random) -> list[dict]:
+    options = []
+    cats, nums = {}, []
+    for k in scalar_fields(items[0]):
+        values = [field_value(x, k) for x in items]
+        if all(isinstance(x, str) for x in values) and 2 <= len(set(values)) <= 6 \
+                and len(set(values)) < len(values):
+            cats[k] = sorted(set(values))
+        if all(isinstance(x, int | float) and not isinstance(x, bool) for x in values) and \
+                not k.endswith("id") and len(set(values)) > 1:
+            nums.append(k)
+    for k, values in cats.items():
+        options.append({"kind": "count", "step": i, "where": {k: rng.choice(values)}})
+    for k in nums:
+        where = {}
+        if cats and rng.random() < 0.5:
+            c = rng.choice(sorted(cats))
+            where = {c: rng.choice(cats[c])}
+        options.append({"kind": rng.choice(["sum", "max", "min"]), "step": i, "field": k,
+                        "where": where})
+    rng.shuffle(options)
+    return options[:4]
+
+
+# ---- tool views -----------------------------------------------------------------------------
+def tool_view(spec: EnvSpec, plan: Plan, recipe: Recipe, rng: random.Random,
+              salt: str) -> dict[str, str]:
+    """The tools the agent sees: the chain's tools plus distractors, maybe under opaque names."""
+    needed = list(dict.fromkeys(s.tool for s in plan.steps))
+    others = [t.name for t in spec.tools if t.name not in needed]
+    if recipe.many_distractors:
+        k = len(others) if len(others) < MANY_DISTRACTORS else \
+            rng.randint(MANY_DISTRACTORS, len(others))
+    else:
+        k = rng.randint(0, min(MANY_DISTRACTORS - 1, len(others), 4))
+    names = needed + rng.sample(others, k)
+    rng.shuffle(names)
+    if not recipe.obscured:
+        return {n: n for n in names}
+    view: dict[str, str] = {}
+    for n in names:
+        opaque = "tool_" + hashlib.sha256(f"{salt}:{n}".encode()).hexdigest()[:6]
+        view[opaque] = n
+    return view
+
+
+# ---- candidates -------------------------------------------------------------------------------
+def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.Random,
+                    recipe: Recipe, kind: str, seed: int, sampler: ValueSampler,
+                    model: Any = None, start: str | None = None,
+                    origin: dict[str, Any] | None = None) -> Task | str:
+    """One candidate task (not yet gated or verified), or why none came out of this walk."""
+    ep = runtime.open(spec, seed=seed)
+    try:
+        plan = random_walk(spec, graph, ep, rng, recipe.length, start=start, sampler=sampler,
+                           writes=kind == "graph")
+    finally:
+        ep.close()
+    if plan is None:
+        return "the walk's first call failed"
+    observations, _ = run_plan(spec, runtime, plan, seed)
+    results = [o.result if o is not None and o.ok else None for o in observations]
+    if kind == "programmatic":
+        last_list = max((i for i, r in enumerate(results)
+                         if isinstance(r, list) and len(r) >= 2), default=None)
+        if last_list is None:
+            return "no list to aggregate in the walk"
+        plan = Plan(steps=plan.steps[: last_list + 1])
+        results = results[: last_list + 1]
+    last_tool = spec.tool(plan.steps[-1].tool)
+    options = answer_options(plan, results[-1], rng, aggregate=kind == "programmatic")
+    if last_tool.mutates:
+        options.append({"kind": "none"})
+    if not options:
+        return "nothing to ask about the walk's last observation"
+    truth: Truth | str = "no answer option"
+    answer: dict[str, Any] = {}
+    for answer in options:
+        truth = ground_truth(spec, runtime, plan, answer, seed)
+        if isinstance(truth, Truth):
+            break
+    if isinstance(truth, str):
+        return truth
+    view = tool_view(spec, plan, recipe, rng, salt=f"{seed}:{rng.random()}")
+    text = llm_text(model, spec, plan, answer, truth) if model is not None else None
+    writer = "offline" if text is None else getattr(model, "model_name", type(model).__name__)
+    instruction, rubric = text or offline_text(spec, plan, answer, rng)
+    if names_a_tool(instruction, spec, view):
+        return "the instruction names a tool"
+    needed = len(set(s.tool for s in plan.steps))
+    diff = difficulty(chain_length=len(plan.steps), branching=plan.branching,
+                      aggregation=answer.get("kind") in ("count", "sum", "max", "min"),
+                      distractors=len(view) - needed, obscured=recipe.obscured)
+    task = Task(
+        kind=kind, env_name=spec.name, env_fingerprint=spec.fingerprint, seed=seed,
+        instruction=instruction, tool_view=view, chain=truth.chain,
+        reference_answer=truth.answer, rubric=rubric or rubric_for(spec, plan, answer, truth),
+        expected_changes=truth.expected_changes, difficulty=diff,
+        origin={**(origin or {}), "plan": plan.model_dump(mode="json"), "answer": answer,
+                "writer": writer, "recipe": recipe.__dict__})
+    if kind == "programmatic":
+        task = task.model_copy(update={"solution": solution_source(plan, answer),
+                                       "verify": verify_source(truth)})
+    ep = runtime.open(spec, seed=seed)
+    try:
+        for c in truth.chain:
+            ep.step(c.tool, c.arguments)
+        task.expected_state_hash = ep.state_hash()
+    finally:
+        ep.close()
+    return task.with_id()
+
+
+# ---- programmatic code ------------------------------------------------------------------------
+_SOLUTION_HELPERS = '''
+def field(obj, name):
+    """A field of a result: top level first, then nested objects."""
+    if not isinstance(obj, dict):
+        return None
+    if name in obj:
+        return obj[name]
+    for v in obj.values():
+        if isinstance(v, dict) and field(v, name) is not None:
+            return field(v, name)
+    return None
+
+
+def pick(result, where):
+    """The element of a list result whose fields have the given values."""
+    if not isinstance(result, list):
+        return result
+    for item in result:
+        if all(field(item, k) == v for k, v in where.items()):
+            return item
+    raise LookupError(f"no item with {where}")
+'''
+
+
+def solution_source(plan: Plan, answer: dict[str, Any]) -> str:
+    """`solve(env)`: the plan's tool calls plus the aggregation, as Python."""
+    lines = ["def solve(env):"]
+    for i, step in enumerate(plan.steps):
+        args = [f"{k}={v!r}" for k, v in step.given.items()]
+        for param, b in step.bound.items():
+            src = f"r{b.step}"
+            sel = plan.steps[b.step].select
+            if sel:
+                src = f"pick(r{b.step}, {sel!r})"
+            args.append(f"{param}=field({src}, {b.field!r})")
+        lines.append(f"    r{i} = env.call({step.tool!r}, {', '.join(args)})")
+    i = answer["step"]
+    where = answer.get("where") or {}
+    lines.append(f"    items = [x for x in r{i} if all(field(x, k) == v for k, v in "
+                 f"{where!r}.items())]")
+    if answer["kind"] == "count":
+        lines.append("    return len(items)")
+    else:
+        lines.append(f"    values = [field(x, {answer['field']!r}) for x in items]")
+        lines.append("    values = [v for v in values if isinstance(v, (int, float))]")
+        agg = {"sum": "round(sum(values), 2)", "max": "max(values)", "min": "min(values)"}
+        lines.append(f"    return {agg[answer['kind']]}")
+    return _SOLUTION_HELPERS.lstrip() + "\n\n" + "\n".join(lines) + "\n"
+
+
+_VERIFY_TEMPLATE = '''EXPECTED = {expected!r}
+
+
+def _numbers(text):
+    import re
+    return [float(m.replace(",", "")) for m in re.findall(r"-?\\d[\\d,]*(?:\\.\\d+)?", text)]
+
+
+def _states_expected(answer):
+    """The answer gives EXPECTED: as a number, or within a short reply."""
+    if isinstance(answer, (int, float)) and not isinstance(answer, bool):
+        return abs(float(answer) - EXPECTED) <= 5e-3
+    text = str(answer or "").strip()
+    if not text or len(text) > 400:
+        return False
+    return any(abs(n - EXPECTED) <= 5e-3 for n in _numbers(text))
+
+
+def _unchanged(initial_db, final_db):
+    """Every table holds the same rows before and after (the task only reads)."""
+    tables = [r["name"] for r in initial_db.query(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+    for t in tables:
+        q = f'SELECT * FROM "{{t}}" ORDER BY rowid'
+        if initial_db.query(q) != final_db.query(q):
+            return False
+    return True
+
+
+def verify(initial_db, final_db, answer):
+    return _states_expected(answer) and _unchanged(initial_db, final_db)
+'''
+
+
+def verify_source(truth: Truth) -> str:
+    """`verify(initial_db, final_db, answer)`: the aggregate is stated, nothing was written."""
+    return _VERIFY_TEMPLATE.format(expected=float(truth.answer))
+
+
+__all__ = ["action_phrase", "answer_options", "build_candidate", "llm_text", "names_a_tool",
+           "offline_text", "rubric_for", "solution_source", "tool_view", "verify_source"]

@@ -1,0 +1,243 @@
+"""`agent-world synthesize` and `agent-world tasks list|show|export`: verified tasks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from agent_world.cli.common import console, err_console, state
+from agent_world.errors import AgentWorldError
+
+tasks_app = typer.Typer(no_args_is_help=True, help="Synthesized tasks in the catalog.")
+
+
+def _levels(text: str) -> list[int]:
+    try:
+        levels = sorted({int(x) for x in text.replace(" ", "").split(",") if x})
+    except ValueError:
+        raise typer.BadParameter(
+            f"--levels takes numbers 1-5 separated by commas, got {text!r}") from None
+    if not levels or any(lv < 1 or lv > 5 for lv in levels):
+        raise typer.BadParameter(f"--levels takes numbers 1-5, got {text!r}")
+    return levels
+
+
+def synthesize(
+    env: Annotated[list[str] | None, typer.Option(
+        "--env", "-e", help="Environment name (repeatable). None: every environment with tools.")
+    ] = None,
+    per_env: Annotated[int, typer.Option(help="Tasks to emit per environment.")] = 10,
+    levels: Annotated[str, typer.Option(help="Difficulty levels to target, e.g. 1,2,3.")]
+    = "1,2,3,4,5",
+    runs: Annotated[int, typer.Option(help="Verifier runs per task.")] = 5,
+    threshold: Annotated[float, typer.Option(
+        help="Keep a task when more than this share of verifier runs pass.")] = 0.5,
+    seed: Annotated[int, typer.Option(help="Seed for walks and phrasing.")] = 0,
+    guidelines: Annotated[Path | None, typer.Option(
+        help="JSON file: {environments, tools, error_kinds, levels} to target.")] = None,
+    thread: Annotated[str | None, typer.Option(
+        help="Graph thread id; reuse it with --resume to continue a killed run.")] = None,
+    resume: Annotated[bool, typer.Option(help="Continue the thread where it stopped.")] = False,
+) -> None:
+    """Synthesize verified tasks: tool-graph walks, programmatic tasks, gates, ReAct verifier."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from agent_world.graphs import synthesize as graph_module
+    from agent_world.graphs.runner import final_state, stream, thread_config
+
+    if per_env < 1:
+        raise typer.BadParameter("--per-env must be at least 1")
+    if runs < 1 or not 0 <= threshold < 1:
+        raise typer.BadParameter("--runs must be >= 1 and --threshold in [0, 1)")
+    wanted = _levels(levels)
+    guide = None
+    if guidelines is not None:
+        try:
+            guide = json.loads(guidelines.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise AgentWorldError(f"{guidelines}: cannot read guidelines: {exc}") from None
+        if not isinstance(guide, dict):
+            raise AgentWorldError(f"{guidelines}: guidelines must be a JSON object")
+    cat = state.catalog()
+    for name in env or []:
+        cat.get_env(name)  # an unknown name fails here, before anything runs
+    config = thread_config(thread, state.home)
+    builder = graph_module.build_graph()
+    if resume:
+        if not thread:
+            raise typer.BadParameter("--resume needs the --thread of the run to continue")
+        values, _ = final_state(builder, config)
+        if not values:
+            raise typer.BadParameter(f"thread {thread!r} has no run to resume")
+        inputs, total = None, len(values.get("envs", []))
+    else:
+        inputs = {"envs": env or [], "per_env": per_env, "levels": wanted, "seed": seed,
+                  "guidelines": guide}
+        total = len(env or []) or sum(1 for e in cat.list_envs() if e.stats.get("tools"))
+    context = {"runs": runs, "threshold": threshold}
+    err_console.print(f"synthesize: thread [bold]{config['configurable']['thread_id']}[/] "
+                      "(resume with --thread ... --resume)")
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=err_console) as progress:
+        bar = progress.add_task("environments", total=total)
+        done = 0
+        for update in stream(builder, inputs, config, context):
+            for r in (update.get("synthesize_env") or {}).get("results", []):
+                done += 1
+                if r["status"] == "done":
+                    progress.console.print(f"  [green]✓[/] {r['env']}: {r['kept']} task(s)")
+                else:
+                    progress.console.print(f"  [red]✗[/] {r['env']}: {escape(r['error'])}")
+                progress.update(bar, completed=done)
+    values, _ = final_state(builder, config)
+    print_gate_stats(values.get("results", []))
+
+
+def print_gate_stats(results: list[dict[str, Any]]) -> None:
+    from agent_world.tasks.gates import GATES
+
+    gates = [*GATES, "verifier"]
+    table = Table(title="Task synthesis: candidates, rejected per gate, kept")
+    for col in ["environment", "candidates", *gates, "kept", "levels", "kinds", "s"]:
+        table.add_column(col, justify="left" if col in ("environment", "levels", "kinds")
+                         else "right")
+    for r in results:
+        if r["status"] != "done":
+            table.add_row(r["env"], "failed", *[""] * (len(gates) + 4))
+            continue
+        table.add_row(r["env"], str(r["candidates"]),
+                      *[str(r["rejected"].get(g, 0)) for g in gates], str(r["kept"]),
+                      " ".join(f"L{k}:{v}" for k, v in r["levels"].items()),
+                      " ".join(f"{k[0]}:{v}" for k, v in r["kinds"].items()),
+                      f"{r['seconds']:.0f}")
+    console.print(table)
+
+
+def _tasks(env: str | None, kind: str | None, level: int | None) -> list[dict[str, Any]]:
+    cat = state.catalog()
+    fp = cat.get_env(env).fingerprint if env else None
+    rows = cat.list_tasks(fp)
+    if kind:
+        rows = [r for r in rows if r["kind"] == kind]
+    if level:
+        rows = [r for r in rows if r["payload"]["difficulty"]["level"] == level]
+    return rows
+
+
+@tasks_app.command("list")
+def list_tasks(
+    env: Annotated[str | None, typer.Option("--env", "-e", help="Only this environment.")] = None,
+    kind: Annotated[str | None, typer.Option(help="graph or programmatic.")] = None,
+    level: Annotated[int | None, typer.Option(help="Only this difficulty level.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Tasks in the catalog."""
+    rows = _tasks(env, kind, level)
+    if as_json:
+        console.print_json(json.dumps([r["payload"] for r in rows], default=str))
+        return
+    table = Table(title=f"Tasks ({len(rows)})")
+    for col in ("id", "env", "kind", "level", "pass rate", "instruction"):
+        table.add_column(col)
+    for r in rows:
+        p = r["payload"]
+        text = p["instruction"]
+        table.add_row(r["id"], p["env_name"], r["kind"], str(p["difficulty"]["level"]),
+                      "" if p.get("pass_rate") is None else f"{p['pass_rate']:.2f}",
+                      escape(text[:90] + ("…" if len(text) > 90 else "")))
+    console.print(table)
+
+
+@tasks_app.command("show")
+def show_task(
+    task_id: Annotated[str, typer.Argument(help="Task id (or a unique prefix).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole record.")] = False,
+) -> None:
+    """One task: instruction, tool view, checks, difficulty, gates."""
+    row = state.catalog().get_task(task_id)
+    if row is None:
+        raise AgentWorldError(f"no task {task_id!r} in the catalog (see `agent-world tasks list`)")
+    p = row["payload"]
+    if as_json:
+        console.print_json(json.dumps(p, default=str))
+        return
+    d = p["difficulty"]
+    console.print(f"[bold]{p['id']}[/] {p['kind']} task on [cyan]{p['env_name']}[/] "
+                  f"(level {d['level']}: chain {d['chain_length']}, branching {d['branching']}, "
+                  f"aggregation {d['aggregation']}, distractors {d['distractors']}, "
+                  f"obscured {d['obscured']})")
+    console.print(f"\n{escape(p['instruction'])}\n")
+    console.print("[bold]tools the agent sees:[/] " + ", ".join(
+        v if k == v else f"{k} ({v})" for k, v in p["tool_view"].items()))
+    console.print("[bold]gold chain:[/]")
+    for c in p["chain"]:
+        console.print(f"  {c['tool']}({escape(json.dumps(c['arguments'], default=str))})")
+    console.print(f"[bold]reference answer:[/] {escape(str(p['reference_answer']))}")
+    for line in p.get("rubric", []):
+        console.print(f"  • {escape(line)}")
+    if p.get("expected_changes"):
+        console.print(f"[bold]expected changes:[/] {', '.join(p['expected_changes'])}")
+    if p["kind"] == "programmatic":
+        console.print("[bold]solution:[/]")
+        console.print(escape(p["solution"] or ""))
+    rate = p.get("pass_rate")
+    console.print(f"[bold]verifier pass rate:[/] {'' if rate is None else f'{rate:.2f}'}")
+    for g in p.get("gates", []):
+        mark = "[green]✓[/]" if g["passed"] else "[red]✗[/]"
+        console.print(f"  {mark} {g['name']}: {escape(g['detail'])}")
+
+
+@tasks_app.command("export")
+def export_tasks(
+    out: Annotated[Path, typer.Argument(help="JSONL file to write (one task per line).")],
+    env: Annotated[str | None, typer.Option("--env", "-e", help="Only this environment.")] = None,
+    kind: Annotated[str | None, typer.Option(help="graph or programmatic.")] = None,
+    level: Annotated[int | None, typer.Option(help="Only this difficulty level.")] = None,
+) -> None:
+    """Export tasks as JSONL (the records training reads)."""
+    rows = _tasks(env, kind, level)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w") as f:
+            for r in rows:
+                f.write(json.dumps(r["payload"], default=str, sort_keys=True) + "\n")
+    except OSError as exc:
+        raise AgentWorldError(f"{out}: cannot write: {exc.strerror}") from None
+    console.print(f"wrote {len(rows)} task(s) to {out}")
+
+
+def env_graph(
+    env: Annotated[str, typer.Argument(help="Catalog name, example name or JSON file.")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Picture to write (.png/.svg/.pdf). Default ENV-toolgraph.png")]
+    = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the edges as JSON too.")] = False,
+) -> None:
+    """Build the tool-dependency graph (saved in the arena home) and draw it."""
+    from agent_world.cli.common import resolve_env
+    from agent_world.tasks.toolgraph import draw_graph, save_graph, tool_graph
+
+    spec = resolve_env(env)
+    g = tool_graph(spec, home=state.home)
+    saved = save_graph(g, state.home)
+    path = draw_graph(g, out or Path(f"{spec.name}-toolgraph.png"))
+    if as_json:
+        console.print_json(json.dumps([{"from": a, "to": b, "weight": d["weight"],
+                                        "bindings": d["bindings"]}
+                                       for a, b, d in g.edges(data=True)]))
+    table = Table(title=f"{spec.name}: strongest dependencies")
+    for col in ("from", "to", "weight", "field → argument"):
+        table.add_column(col)
+    edges = sorted(g.edges(data=True), key=lambda e: -e[2]["weight"])
+    for a, b, d in edges[:15]:
+        table.add_row(a, b, f"{d['weight']:.2f}", ", ".join(
+            f"{x['field']} → {x['param']}" for x in d["bindings"][:3]))
+    console.print(table)
+    console.print(f"{len(g)} tools, {g.number_of_edges()} edges; graph saved to {saved}; "
+                  f"picture written to {path}")

@@ -1,0 +1,157 @@
+"""The `synthesize` graph: environments → verified tasks in the catalog.
+
+    start ──Send per environment──▶ synthesize_env ──▶ report ──▶ END
+
+`start` resolves the environments (the names given, else every catalog environment that has
+tools, the bundled examples included) and opens a run; each `synthesize_env` branch builds
+candidates for one environment, gates them, runs the ReAct verifier and stores the survivors
+(`agent_world.agents.task_synthesis`); `report` totals the gate statistics and closes the run.
+
+Input: `envs`, `per_env`, `levels`, `seed`, and optional `guidelines` (self-evolution's
+conditioning: `environments`, `tools`, `error_kinds`, `levels`). The context (what Studio
+shows as configuration) sets the verifier's `runs` and `threshold`, the programmatic share
+and the attempt budget. State holds names and statistics only; tasks live in the catalog.
+A killed run resumed on its thread re-runs only unfinished branches, and a re-run branch
+continues from the tasks its run already stored (seeded attempts, content-hash ids).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+from typing_extensions import TypedDict
+
+from agent_world.envs.catalog import Catalog
+
+
+class SynthesizeContext(TypedDict, total=False):
+    runs: int  # verifier runs per task (default 5)
+    threshold: float  # keep a task when more than this share of runs pass (default 0.5)
+    programmatic_share: float  # share of programmatic tasks (default 0.3)
+    attempts_per_task: int  # candidate budget per requested task (default 40)
+
+
+class SynthesizeState(TypedDict, total=False):
+    envs: list[str]  # environment names; empty → every environment with tools
+    per_env: int
+    levels: list[int]
+    seed: int
+    guidelines: dict[str, Any] | None
+    run_id: str
+    results: Annotated[list[dict[str, Any]], operator.add]
+    summary: dict[str, Any]
+
+
+class EnvJob(TypedDict):
+    env: str
+    per_env: int
+    levels: list[int]
+    seed: int
+    guidelines: dict[str, Any] | None
+    run_id: str
+
+
+def _catalog(config: RunnableConfig | None) -> Catalog:
+    home = ((config or {}).get("configurable") or {}).get("home")
+    return Catalog.open(home)
+
+
+def start(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
+    from agent_world.envs.examples import example_names, load_example
+
+    cat = _catalog(config)
+    try:
+        for name in example_names():  # the bundled examples are always there
+            if not cat.has_env(name):
+                cat.put_env(load_example(name), stage="example")
+        guidelines = state.get("guidelines") or None
+        envs = list(state.get("envs") or (guidelines or {}).get("environments") or [])
+        if not envs:
+            envs = [e.name for e in cat.list_envs() if e.stats.get("tools", 0) > 0]
+        run_id = state.get("run_id") or cat.start_run(
+            "synthesize", summary={"envs": envs, "guidelines": guidelines})
+    finally:
+        cat.close()
+    return {"envs": envs, "run_id": run_id, "per_env": state.get("per_env", 10),
+            "levels": state.get("levels") or [1, 2, 3, 4, 5], "seed": state.get("seed", 0),
+            "guidelines": guidelines}
+
+
+def fan_out(state: SynthesizeState) -> list[Send]:
+    return [Send("synthesize_env", EnvJob(
+        env=name, per_env=state["per_env"], levels=state["levels"], seed=state["seed"],
+        guidelines=state.get("guidelines"), run_id=state["run_id"])) for name in state["envs"]]
+
+
+def synthesize_env(job: EnvJob, config: RunnableConfig,
+                   runtime: Runtime[SynthesizeContext]) -> dict[str, Any]:
+    """One environment, start to finish; a failure is that environment's, not the run's."""
+    from agent_world.agents.task_synthesis import STAGE, SynthesisConfig
+    from agent_world.agents.task_synthesis import synthesize_env as synthesize
+    from agent_world.envs.episode import EnvRuntime
+    from agent_world.errors import AgentWorldError
+    from agent_world.models import chat_model
+
+    ctx = dict(runtime.context or {}) if runtime is not None else {}
+    settings = SynthesisConfig(per_env=job["per_env"], levels=job["levels"], seed=job["seed"])
+    for key in ("runs", "threshold", "programmatic_share", "attempts_per_task"):
+        if ctx.get(key) is not None:
+            setattr(settings, key, ctx[key])
+    cat = _catalog(config)
+    try:
+        try:
+            spec = cat.get_env(job["env"])
+            if not spec.tools:
+                raise AgentWorldError(f"environment {job['env']!r} has no tools yet")
+            with EnvRuntime() as env_runtime:
+                stats = synthesize(spec, settings, cat, env_runtime, run_id=job["run_id"],
+                                   guidelines=job.get("guidelines"),
+                                   model=chat_model("synthesizer"))
+        except Exception as exc:  # one environment's failure is recorded, the others go on
+            reason = str(exc) if isinstance(exc, AgentWorldError) else \
+                f"internal error: {type(exc).__name__}: {exc}"
+            cat.record(STAGE, job["env"], reason, run_id=job["run_id"])
+            return {"results": [{"env": job["env"], "status": "failed", "error": reason}]}
+        return {"results": [{**stats, "status": "done"}]}
+    finally:
+        cat.close()
+
+
+def report(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
+    results = state.get("results", [])
+    done = [r for r in results if r["status"] == "done"]
+    rejected: dict[str, int] = {}
+    for r in done:
+        for gate, n in r["rejected"].items():
+            rejected[gate] = rejected.get(gate, 0) + n
+    summary = {"envs": len(state.get("envs", [])), "failed": len(results) - len(done),
+               "candidates": sum(r["candidates"] for r in done),
+               "kept": sum(r["kept"] for r in done), "rejected": rejected,
+               "seconds": round(sum(r["seconds"] for r in done), 2)}
+    cat = _catalog(config)
+    try:
+        cat.finish_run(state["run_id"], "done", summary)
+    finally:
+        cat.close()
+    return {"summary": summary}
+
+
+def build_graph() -> StateGraph:
+    g = StateGraph(SynthesizeState, context_schema=SynthesizeContext)
+    g.add_node("start", start)
+    g.add_node("synthesize_env", synthesize_env)
+    g.add_node("report", report)
+    g.add_edge(START, "start")
+    g.add_conditional_edges("start", fan_out, ["synthesize_env"])
+    g.add_edge("synthesize_env", "report")
+    g.add_edge("report", END)
+    return g
+
+
+# For `langgraph dev` / LangGraph Platform: compiled without a checkpointer (the server has one).
+graph = build_graph().compile()

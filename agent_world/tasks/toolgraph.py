@@ -1,0 +1,234 @@
+"""The tool-dependency graph of an environment (networkx).
+
+An edge A → B means an output field of tool A can feed an argument of tool B. Inputs come from
+the tools' argument schemas; outputs from observation: every tool test that is expected to
+succeed is run in a fresh episode and the fields of its result (nested objects and list
+elements included) are recorded with their value types and sample values. A field feeds an
+argument when
+
+- names are equal (`customer_id` → `customer_id`): strength 1.0;
+- the argument name ends with the field name (`flight_id` → `new_flight_id`): 0.8;
+- the field is a bare `id`/`code` and the argument names the producing tool's entity
+  (`id` of `get_order` → `order_id`): 0.6;
+- and the value types are compatible; observed values that also appear among the argument's
+  tested values add 0.2 (capped at 1.0).
+
+The edge weight is the strongest binding (halved for an optional argument: a filter fed by a
+field is a weak dependency); `bindings` lists every (field, argument, required, strength).
+Graphs are saved per environment version as node-link JSON in `<home>/toolgraphs/` and drawn
+with matplotlib (`agent-world env graph ENV`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from agent_world.envs.episode import EnvRuntime, default_runtime
+from agent_world.envs.spec import EnvSpec, ToolSpec
+
+_BARE = {"id", "code", "key", "number", "uuid"}
+_MAX_SAMPLES = 40
+
+
+def observe_outputs(spec: EnvSpec, runtime: EnvRuntime | None = None) -> dict[str, dict]:
+    """tool -> {"fields": {field: {"types": [...], "samples": [...]}}, "returns": kind}
+    from running the tool tests that should succeed (each in a freshly reset episode)."""
+    runtime = runtime or default_runtime()
+    out: dict[str, dict] = {t.name: {"fields": {}, "returns": None} for t in spec.tools}
+    episode = runtime.open(spec)
+    try:
+        for test in spec.tests:
+            if not test.expect.ok or test.expect.error_kind is not None:
+                continue
+            episode.reset()
+            obs = episode.step(test.tool, test.arguments)
+            if obs.ok:
+                _record(out[test.tool], obs.result)
+    finally:
+        episode.close()
+    return out
+
+
+def _record(entry: dict[str, Any], result: Any) -> None:
+    entry["returns"] = entry["returns"] or ("list" if isinstance(result, list) else
+                                            "object" if isinstance(result, dict) else "scalar")
+    for name, value in _fields(result):
+        f = entry["fields"].setdefault(name, {"types": [], "samples": []})
+        kind = _kind(value)
+        if kind not in f["types"]:
+            f["types"].append(kind)
+        if len(f["samples"]) < _MAX_SAMPLES and value not in f["samples"]:
+            f["samples"].append(value)
+
+
+def _fields(value: Any, depth: int = 0) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    if depth > 3:
+        return out
+    if isinstance(value, list):
+        for item in value[:20]:
+            out += _fields(item, depth + 1)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, dict | list):
+                out += _fields(v, depth + 1)
+            elif v is not None:
+                out.append((k, v))
+    return out
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string"
+
+
+def _param_types(schema: dict[str, Any]) -> set[str]:
+    t = schema.get("type", "string")
+    types = set(t) if isinstance(t, list) else {t}
+    if "number" in types:
+        types.add("integer")
+    return types
+
+
+def _entity_words(tool: ToolSpec) -> set[str]:
+    parts = tool.name.lower().split("_")
+    words = set(parts[1:] if len(parts) > 1 else parts)
+    return words | {w[:-1] for w in words if w.endswith("s")}
+
+
+def tested_values(spec: EnvSpec) -> dict[tuple[str, str], list[Any]]:
+    """(tool, argument) -> values its successful tests pass."""
+    out: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for test in spec.tests:
+        if test.expect.ok and test.expect.error_kind is None:
+            for k, v in test.arguments.items():
+                out[(test.tool, k)].append(v)
+    return out
+
+
+def binding_strength(field: str, field_info: dict[str, Any], producer: ToolSpec, param: str,
+                     schema: dict[str, Any], tested: list[Any]) -> float:
+    """How strongly an output field of `producer` matches argument `param` (0: not at all)."""
+    if not set(field_info.get("types", [])) & _param_types(schema) and \
+            "string" not in _param_types(schema):
+        return 0.0
+    if "array" in _param_types(schema) or "object" in _param_types(schema):
+        return 0.0
+    if field == param:
+        strength = 1.0
+    elif param.endswith("_" + field) and len(field) > 2:
+        strength = 0.8
+    elif field in _BARE and param.rsplit("_", 1)[0] in _entity_words(producer):
+        strength = 0.6
+    else:
+        return 0.0
+    if "enum" in schema and not set(map(str, field_info.get("samples", []))) & \
+            set(map(str, schema["enum"])):
+        return 0.0
+    if tested and set(map(str, field_info.get("samples", []))) & set(map(str, tested)):
+        strength += 0.2
+    return min(1.0, strength)
+
+
+def build_tool_graph(spec: EnvSpec, outputs: dict[str, dict] | None = None,
+                     runtime: EnvRuntime | None = None) -> nx.DiGraph:
+    """The weighted tool-dependency graph of `spec` (see the module docstring)."""
+    outputs = outputs if outputs is not None else observe_outputs(spec, runtime)
+    tested = tested_values(spec)
+    g = nx.DiGraph(env=spec.name, fingerprint=spec.fingerprint)
+    for t in spec.tools:
+        params = t.parameters.get("properties", {})
+        g.add_node(t.name, mutates=t.mutates, description=t.description,
+                   required=list(t.parameters.get("required", [])),
+                   params=sorted(params), returns=outputs.get(t.name, {}).get("returns"),
+                   outputs=sorted(outputs.get(t.name, {}).get("fields", {})))
+    for a in spec.tools:
+        fields = outputs.get(a.name, {}).get("fields", {})
+        if not fields:
+            continue
+        for b in spec.tools:
+            if a.name == b.name:
+                continue
+            bindings = []
+            required = set(b.parameters.get("required", []))
+            for param, schema in b.parameters.get("properties", {}).items():
+                best = max(((binding_strength(f, info, a, param, schema,
+                                              tested.get((b.name, param), [])), f)
+                            for f, info in fields.items()), default=(0.0, ""))
+                if best[0] > 0:
+                    bindings.append({"field": best[1], "param": param,
+                                     "required": param in required,
+                                     "strength": round(best[0], 3)})
+            if bindings:
+                # an optional filter fed by a field is a weak dependency: half weight
+                weight = max(x["strength"] * (1.0 if x["required"] else 0.5) for x in bindings)
+                g.add_edge(a.name, b.name, weight=round(weight, 3), bindings=bindings)
+    return g
+
+
+def save_graph(g: nx.DiGraph, home: str | Path | None = None) -> Path:
+    from agent_world.config import resolve_home
+
+    path = resolve_home(home) / "toolgraphs" / f"{g.graph['env']}-{g.graph['fingerprint']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(nx.node_link_data(g, edges="edges"), indent=1, default=str))
+    return path
+
+
+def load_graph(spec: EnvSpec, home: str | Path | None = None) -> nx.DiGraph | None:
+    from agent_world.config import resolve_home
+
+    path = resolve_home(home) / "toolgraphs" / f"{spec.name}-{spec.fingerprint}.json"
+    if not path.is_file():
+        return None
+    return nx.node_link_graph(json.loads(path.read_text()), edges="edges")
+
+
+def tool_graph(spec: EnvSpec, home: str | Path | None = None,
+               runtime: EnvRuntime | None = None) -> nx.DiGraph:
+    """The saved graph of this environment version, built and saved on first use."""
+    g = load_graph(spec, home)
+    if g is None:
+        g = build_tool_graph(spec, runtime=runtime)
+        save_graph(g, home)
+    return g
+
+
+def draw_graph(g: nx.DiGraph, path: str | Path) -> Path:
+    """A picture of the graph: write tools in orange, edge width by weight."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = max(len(g), 1)
+    fig, ax = plt.subplots(figsize=(6 + n * 0.35, 5 + n * 0.3))
+    pos = nx.spring_layout(g, seed=7, k=2.2 / max(n, 1) ** 0.5)
+    colors = ["#f4a261" if g.nodes[v].get("mutates") else "#8ecae6" for v in g]
+    nx.draw_networkx_nodes(g, pos, node_color=colors, node_size=900, ax=ax)
+    nx.draw_networkx_labels(g, pos, font_size=7, ax=ax)
+    widths = [0.5 + 2.5 * d.get("weight", 0.5) for _, _, d in g.edges(data=True)]
+    nx.draw_networkx_edges(g, pos, width=widths, alpha=0.55, arrowsize=12,
+                           connectionstyle="arc3,rad=0.08", node_size=900, ax=ax)
+    ax.set_title(f"{g.graph.get('env', '')}: {len(g)} tools, {g.number_of_edges()} edges "
+                 "(orange: writes)")
+    ax.axis("off")
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return out
+
+
+__all__ = ["binding_strength", "build_tool_graph", "draw_graph", "load_graph",
+           "observe_outputs", "save_graph", "tested_values", "tool_graph"]

@@ -1,0 +1,317 @@
+"""Weighted random walks on the tool-dependency graph, executed as tool-call chains.
+
+A walk is a **plan**: steps that each name a tool, the argument values the user states
+(`given`) and the arguments that come from an earlier step's observation (`bound`: step index
+and field). When an earlier observation is a list, the step that produced it carries a
+`select` — field values that identify one element (e.g. the reservation whose flight number
+is NW102) — and every later binding reads from that element. `execute_plan` resolves a plan
+against a live episode, so the same plan replays in a fresh episode (gold solution), with a
+perturbed argument or without its writes (known-wrong solutions).
+
+`random_walk` grows a plan step by step while executing it: the next tool is drawn along the
+graph's edges with probability proportional to the edge weight (mostly from the last step;
+with `branch_p` from any earlier step, which gives branching chains), its bound arguments are
+taken from the observations, its other required arguments sampled (from the tool's own tests,
+from database columns of the same name, from enums), and a call that fails ends the walk.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from typing import Any
+
+import networkx as nx
+from pydantic import BaseModel, Field
+
+from agent_world.envs.episode import Episode, Observation
+from agent_world.envs.spec import EnvSpec
+from agent_world.tasks.toolgraph import tested_values
+
+
+class Binding(BaseModel):
+    step: int
+    field: str
+
+
+class PlanStep(BaseModel):
+    tool: str
+    given: dict[str, Any] = Field(default_factory=dict)
+    bound: dict[str, Binding] = Field(default_factory=dict)
+    select: dict[str, Any] | None = None  # identifies one element when this step returns a list
+
+
+class Plan(BaseModel):
+    steps: list[PlanStep] = Field(default_factory=list)
+
+    @property
+    def branching(self) -> int:
+        """Steps whose bound inputs come from more than one earlier step."""
+        return sum(1 for s in self.steps if len({b.step for b in s.bound.values()}) > 1)
+
+    def writes(self, spec: EnvSpec) -> list[int]:
+        return [i for i, s in enumerate(self.steps) if spec.tool(s.tool).mutates]
+
+
+# ---- reading observations -----------------------------------------------------------------
+def field_value(obj: Any, name: str) -> Any:
+    """A field of an observation: top level first, then nested objects (not lists)."""
+    if not isinstance(obj, dict):
+        return None
+    if name in obj:
+        return obj[name]
+    for v in obj.values():
+        if isinstance(v, dict):
+            found = field_value(v, name)
+            if found is not None:
+                return found
+    return None
+
+
+def scalar_fields(obj: Any) -> dict[str, Any]:
+    """Scalar fields of an observation object, nested objects flattened (first name wins)."""
+    out: dict[str, Any] = {}
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if isinstance(v, dict):
+                for k2, v2 in scalar_fields(v).items():
+                    out.setdefault(k2, v2)
+            elif not isinstance(v, list):
+                out.setdefault(k, v)
+    return out
+
+
+def selected(result: Any, select: dict[str, Any] | None) -> Any:
+    """The element of a list observation a plan step selected (the object itself if not a
+    list; None when no element matches)."""
+    if not isinstance(result, list):
+        return result
+    for item in result:
+        if isinstance(item, dict) and all(field_value(item, k) == v
+                                          for k, v in (select or {}).items()):
+            return item
+    return None
+
+
+# ---- executing ----------------------------------------------------------------------------
+def resolve(step: PlanStep, results: list[Any], plan: Plan) -> dict[str, Any] | None:
+    """Concrete arguments of a step given earlier results (None: a binding cannot resolve)."""
+    args = dict(step.given)
+    for param, b in step.bound.items():
+        if b.step >= len(results):
+            return None
+        value = field_value(selected(results[b.step], plan.steps[b.step].select), b.field)
+        if value is None:
+            return None
+        args[param] = value
+    return args
+
+
+def execute_plan(plan: Plan, episode: Episode, overrides: dict[tuple[int, str], Any] | None
+                 = None, skip: set[int] | None = None) -> list[Observation | None]:
+    """Run a plan in `episode`; one entry per step (None: skipped or unresolvable). Stops at
+    the first failing call. `overrides` replaces given values, `skip` leaves steps out."""
+    results: list[Any] = []
+    out: list[Observation | None] = []
+    for i, step in enumerate(plan.steps):
+        if skip and i in skip:
+            results.append(None)
+            out.append(None)
+            continue
+        patched = step
+        if overrides:
+            given = {k: overrides.get((i, k), v) for k, v in step.given.items()}
+            patched = step.model_copy(update={"given": given})
+        args = resolve(patched, results, plan)
+        if args is None:
+            out.append(None)
+            break
+        obs = episode.step(step.tool, args)
+        out.append(obs)
+        if not obs.ok:
+            break
+        results.append(obs.result)
+    return out
+
+
+# ---- sampling argument values -------------------------------------------------------------
+class ValueSampler:
+    """Valid-looking values for a tool argument: its tests' values, database columns of the
+    same name (or the key of the table it names), enum members."""
+
+    def __init__(self, spec: EnvSpec):
+        self.spec = spec
+        self.tested = tested_values(spec)
+        self.columns: dict[str, list[Any]] = defaultdict(list)
+        for t in spec.tables:
+            rows = spec.rows.get(t.name, [])
+            for c in t.columns:
+                values = [r[c.name] for r in rows if r.get(c.name) is not None]
+                self.columns[c.name].extend(values)
+                if c.primary_key:
+                    singular = t.name[:-1] if t.name.endswith("s") else t.name
+                    self.columns[f"{singular}_{c.name}" if c.name == "id" else c.name] \
+                        .extend(values)
+
+    def candidates(self, tool: str, param: str, schema: dict[str, Any]) -> list[Any]:
+        if "enum" in schema:
+            return list(schema["enum"])
+        types = schema.get("type", "string")
+        types = set(types) if isinstance(types, list) else {types}
+        if types & {"array", "object"}:
+            return [v for v in self.tested.get((tool, param), []) if v is not None]
+        pool = list(self.tested.get((tool, param), [])) + list(self.columns.get(param, []))
+        ok = []
+        for v in pool:
+            if isinstance(v, bool) and "boolean" not in types:
+                continue
+            if isinstance(v, int | float) and not isinstance(v, bool) and \
+                    not types & {"integer", "number"} and "string" not in types:
+                continue
+            if isinstance(v, str) and "string" not in types:
+                continue
+            ok.append(v)
+        return ok
+
+    def sample(self, tool: str, param: str, schema: dict[str, Any], rng: random.Random,
+               avoid: Any = None) -> Any:
+        pool = [v for v in self.candidates(tool, param, schema) if v != avoid]
+        return rng.choice(pool) if pool else None
+
+    def start_args(self, tool: str, rng: random.Random) -> dict[str, Any] | None:
+        """Arguments for a first call: a successful test's, or sampled per required argument."""
+        spec_tool = self.spec.tool(tool)
+        tests = [t.arguments for t in self.spec.tests if t.tool == tool and t.expect.ok
+                 and t.expect.error_kind is None]
+        if tests and rng.random() < 0.4:
+            return dict(rng.choice(tests))
+        args = {}
+        props = spec_tool.parameters.get("properties", {})
+        for param in spec_tool.parameters.get("required", []):
+            value = self.sample(tool, param, props.get(param, {}), rng)
+            if value is None:
+                return dict(rng.choice(tests)) if tests else None
+            args[param] = value
+        return args
+
+
+# ---- walking --------------------------------------------------------------------------------
+_IDENTIFYING_SKIP = ("_id", "id")
+
+
+def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
+              rng: random.Random) -> dict[str, Any]:
+    """Field values that single out `item` among `items`, preferring readable fields."""
+    fields = scalar_fields(item)
+    unique = []
+    for k, v in fields.items():
+        if v is None or isinstance(v, bool) or isinstance(v, float):
+            continue
+        if sum(1 for i in items if isinstance(i, dict) and field_value(i, k) == v) == 1:
+            unique.append(k)
+    readable = [k for k in unique if not k.endswith(_IDENTIFYING_SKIP) and k not in avoid]
+    pool = readable or unique
+    if not pool:
+        return {}
+    key = rng.choice(sorted(pool))
+    return {key: fields[key]}
+
+
+def _next_tools(graph: nx.DiGraph, plan: Plan, rng: random.Random, branch_p: float,
+                spec: EnvSpec) -> list[tuple[str, float, int]]:
+    used = {s.tool for s in plan.steps}
+    sources = [len(plan.steps) - 1]
+    if len(plan.steps) > 1 and rng.random() < branch_p:
+        sources = list(range(len(plan.steps)))
+    out = []
+    for i in sources:
+        src = plan.steps[i].tool
+        for _, dst, data in graph.out_edges(src, data=True):
+            if dst in used:
+                continue
+            w = sum(b["strength"] for b in data.get("bindings", []) if b.get("required"))
+            if w > 0:
+                out.append((dst, w, i))
+    return out
+
+
+def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.Random,
+                length: int, start: str | None = None, branch_p: float = 0.25,
+                sampler: ValueSampler | None = None, writes: bool = True) -> Plan | None:
+    """A plan of up to `length` successful calls, executed in `episode` (reset first)."""
+    sampler = sampler or ValueSampler(spec)
+    episode.reset()
+    tools = [t.name for t in spec.tools if writes or not t.mutates]
+    if start is None:
+        weights = [1.0 + graph.out_degree(t, weight="weight") for t in tools]
+        start = rng.choices(tools, weights=weights)[0]
+    args = sampler.start_args(start, rng)
+    if args is None:
+        return None
+    obs = episode.step(start, args)
+    if not obs.ok:
+        return None
+    plan = Plan(steps=[PlanStep(tool=start, given=args)])
+    results: list[Any] = [obs.result]
+    while len(plan.steps) < length:
+        options = [o for o in _next_tools(graph, plan, rng, branch_p, spec)
+                   if writes or not spec.tool(o[0]).mutates]
+        if not options:
+            break
+        dst = rng.choices([o[0] for o in options], weights=[o[1] for o in options])[0]
+        step = _bind_step(spec, graph, plan, results, dst, sampler, rng)
+        if step is None:
+            break
+        args = resolve(step, results, plan)
+        if args is None:
+            break
+        obs = episode.step(dst, args)
+        if not obs.ok:
+            # undo the selection a failed step introduced, keep the walk so far
+            break
+        plan.steps.append(step)
+        results.append(obs.result)
+    return plan
+
+
+def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any], dst: str,
+               sampler: ValueSampler, rng: random.Random) -> PlanStep | None:
+    tool = spec.tool(dst)
+    props = tool.parameters.get("properties", {})
+    required = tool.parameters.get("required", [])
+    step = PlanStep(tool=dst)
+    for param in required:
+        sources = []
+        for i in reversed(range(len(plan.steps))):
+            data = graph.get_edge_data(plan.steps[i].tool, dst)
+            for b in (data or {}).get("bindings", []):
+                if b["param"] == param:
+                    sources.append((i, b["field"], b["strength"]))
+        if sources:
+            i, field, _ = max(sources, key=lambda s: (s[2], s[0]))
+            src = plan.steps[i]
+            if isinstance(results[i], list) and src.select is None:
+                items = [x for x in results[i] if isinstance(x, dict)
+                         and field_value(x, field) is not None]
+                if not items:
+                    return None
+                item = rng.choice(items)
+                src.select = _selector(results[i], item, {field}, rng) or None
+                if src.select is None and len(items) > 1:
+                    return None
+            value = field_value(selected(results[i], src.select), field)
+            if value is None:
+                return None
+            step.bound[param] = Binding(step=i, field=field)
+        else:
+            value = sampler.sample(dst, param, props.get(param, {}), rng)
+            if value is None:
+                return None
+            step.given[param] = value
+    if not step.bound:
+        return None
+    return step
+
+
+__all__ = ["Binding", "Plan", "PlanStep", "ValueSampler", "execute_plan", "field_value",
+           "random_walk", "resolve", "scalar_fields", "selected"]

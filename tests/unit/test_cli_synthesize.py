@@ -1,0 +1,82 @@
+"""`agent-world synthesize`, `tasks list|show|export`, `env graph`; the synthesize graph resumes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_world.cli import app
+from agent_world.envs.catalog import Catalog
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def test_synthesize_then_list_show_export(home, tmp_path):
+    result = invoke("synthesize", "--env", "airline", "--per-env", "3", "--levels", "1,2",
+                    "--runs", "3", "--thread", "cli")
+    assert result.exit_code == 0, result.output
+    assert "airline" in result.output and "kept" in result.output
+    listed = json.loads(invoke("tasks", "list", "--json").stdout)
+    assert len(listed) == 3 and all(t["env_name"] == "airline" for t in listed)
+    shown = invoke("tasks", "show", listed[0]["id"][:8])
+    assert shown.exit_code == 0 and "gold chain" in shown.stdout and "verifier" in shown.stdout
+    out = tmp_path / "tasks.jsonl"
+    assert "wrote 3 task(s)" in invoke("tasks", "export", str(out)).stdout
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {t["id"] for t in lines} == {t["id"] for t in listed}
+    assert all(t["format"] == "agent-world/task@1" for t in lines)
+    # resuming a finished thread does not synthesize again
+    again = invoke("synthesize", "--thread", "cli", "--resume")
+    assert again.exit_code == 0 and len(Catalog.open(home).list_tasks()) == 3
+
+
+def test_bad_input_is_one_clear_error(home):
+    assert "no task" in runner.invoke(app, ["tasks", "show", "nope"]).output
+    bad = runner.invoke(app, ["synthesize", "--env", "no_such_env"])
+    assert bad.exit_code == 1 and "no environment named" in bad.output
+    assert runner.invoke(app, ["synthesize", "--levels", "7"]).exit_code != 0
+
+
+def test_env_graph_writes_a_picture(home, tmp_path):
+    out = tmp_path / "g.png"
+    result = invoke("env", "graph", "ecommerce", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes()[:4] == b"\x89PNG" and "edges" in result.stdout
+    assert list((home / "toolgraphs").glob("ecommerce-*.json"))
+
+
+class _Crash(BaseException):
+    """Stands in for the process being killed in the middle of one branch."""
+
+
+def test_synthesize_graph_resumes_only_the_unfinished_branch(home, monkeypatch):
+    from agent_world.agents import task_synthesis
+    from agent_world.graphs import synthesize as graph_module
+    from agent_world.graphs.runner import invoke as run_graph
+
+    real = task_synthesis.synthesize_env
+    calls: list[str] = []
+
+    def flaky(spec, *args, **kwargs):
+        calls.append(spec.name)
+        if spec.name == "ecommerce" and calls.count("ecommerce") == 1:
+            raise _Crash()
+        return real(spec, *args, **kwargs)
+
+    monkeypatch.setattr(task_synthesis, "synthesize_env", flaky)
+    inputs = {"envs": ["airline", "ecommerce"], "per_env": 2, "levels": [1, 2]}
+    with pytest.raises(_Crash):
+        run_graph(graph_module.build_graph(), inputs, thread_id="t1", home=home,
+                  context={"runs": 3})
+    assert calls.count("airline") == 1
+    state = run_graph(graph_module.build_graph(), None, thread_id="t1", home=home,
+                      context={"runs": 3})
+    assert calls.count("airline") == 1 and calls.count("ecommerce") == 2
+    assert state["summary"]["kept"] == 4 and state["summary"]["envs"] == 2
+    assert len(Catalog.open(home).list_tasks()) == 4

@@ -1,0 +1,324 @@
+"""Task synthesis: tool graph, walks, trust gates, verifier threshold, obscured names, dedup,
+the synthesize graph (resume) and a re-check of every emitted task."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import networkx as nx
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from agent_world.agents.baseline import BaselineChatModel
+from agent_world.agents.synthesizer import build_candidate
+from agent_world.agents.task_synthesis import SynthesisConfig, stored_tasks, synthesize_env
+from agent_world.agents.verifier import verify_task
+from agent_world.envs import EnvRuntime, load_example
+from agent_world.envs.catalog import Catalog
+from agent_world.envs.spec import EnvSpec
+from agent_world.tasks.check import check_task
+from agent_world.tasks.difficulty import Recipe, level_of, level_quotas
+from agent_world.tasks.gates import gate_gold_replay, gate_initial_state, gate_known_wrong, gold_run
+from agent_world.tasks.model import Task
+from agent_world.tasks.toolgraph import build_tool_graph, observe_outputs
+from agent_world.tasks.truth import ground_truth
+from agent_world.tasks.walks import Plan, PlanStep, ValueSampler, random_walk
+
+# ---- a hand-made environment ------------------------------------------------------------------
+_TOOLS = {
+    "find_user": ("Look up a user by email: id, name and country.", False,
+                  {"email": {"type": "string"}}, ["email"],
+                  "def find_user(ctx, email):\n"
+                  "    row = ctx.one('SELECT user_id, name, country FROM users WHERE email = ?',"
+                  " (email,))\n"
+                  "    if row is None:\n        raise ToolError('no such user')\n    return row\n"),
+    "list_orders": ("A user's orders with status and total.", False,
+                    {"user_id": {"type": "integer"}}, ["user_id"],
+                    "def list_orders(ctx, user_id):\n"
+                    "    return ctx.query('SELECT order_id, status, total FROM orders "
+                    "WHERE user_id = ? ORDER BY order_id', (user_id,))\n"),
+    "get_order": ("Full details of one order.", False, {"order_id": {"type": "string"}},
+                  ["order_id"],
+                  "def get_order(ctx, order_id):\n"
+                  "    row = ctx.one('SELECT * FROM orders WHERE order_id = ?', (order_id,))\n"
+                  "    if row is None:\n        raise ToolError('no such order')\n    return row\n"),
+    "cancel_order": ("Cancel a pending order.", True, {"order_id": {"type": "string"}},
+                     ["order_id"],
+                     "def cancel_order(ctx, order_id):\n"
+                     "    row = ctx.one('SELECT status FROM orders WHERE order_id = ?', "
+                     "(order_id,))\n"
+                     "    if row is None or row['status'] != 'pending':\n"
+                     "        raise ToolError('only pending orders can be cancelled')\n"
+                     "    ctx.execute(\"UPDATE orders SET status = 'cancelled' WHERE order_id = ?"
+                     "\", (order_id,))\n    return {'order_id': order_id, 'status': 'cancelled'}\n"),
+    "lucky_number": ("A lucky number for a user.", False, {"user_id": {"type": "integer"}},
+                     ["user_id"],
+                     "def lucky_number(ctx, user_id):\n    import os\n"
+                     "    return {'user_id': user_id, 'lucky': int.from_bytes(os.urandom(4))}\n"),
+    "server_time": ("The server's clock.", False, {}, [],
+                    "def server_time(ctx):\n    return {'now': ctx.now()}\n"),
+}
+
+
+def _shop() -> EnvSpec:
+    users = [{"user_id": i, "name": n, "email": f"{n.lower()}@example.com", "country": "NL"}
+             for i, n in enumerate(["Ann", "Bob", "Cem", "Dia"], start=1)]
+    orders = [{"order_id": f"O-{u}{k}", "user_id": u, "status": s, "total": 10.0 * u + k}
+              for u in range(1, 5) for k, s in enumerate(["pending", "shipped", "pending"])]
+    tools, tests = [], []
+    for name, (desc, mutates, props, req, src) in _TOOLS.items():
+        tools.append({"name": name, "description": desc, "mutates": mutates, "source": src,
+                      "parameters": {"type": "object", "properties": props, "required": req}})
+    tests = [{"name": "u", "tool": "find_user", "arguments": {"email": "ann@example.com"}},
+             {"name": "l", "tool": "list_orders", "arguments": {"user_id": 1}},
+             {"name": "g", "tool": "get_order", "arguments": {"order_id": "O-10"}},
+             {"name": "c", "tool": "cancel_order", "arguments": {"order_id": "O-10"}},
+             {"name": "n", "tool": "lucky_number", "arguments": {"user_id": 1}},
+             {"name": "t", "tool": "server_time", "arguments": {}}]
+    return EnvSpec.from_dict({
+        "name": "shop", "theme": {"name": "Shop", "taxonomy": {"l3": "shop"}},
+        "tables": [
+            {"name": "users", "columns": [
+                {"name": "user_id", "type": "integer", "primary_key": True},
+                {"name": "name", "type": "text"}, {"name": "email", "type": "text"},
+                {"name": "country", "type": "text"}]},
+            {"name": "orders", "columns": [
+                {"name": "order_id", "type": "text", "primary_key": True},
+                {"name": "user_id", "type": "integer", "foreign_key": "users.user_id"},
+                {"name": "status", "type": "text"}, {"name": "total", "type": "real"}]}],
+        "rows": {"users": users, "orders": orders}, "tools": tools, "tests": tests})
+
+
+@pytest.fixture(scope="module")
+def shop() -> EnvSpec:
+    return _shop()
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    with EnvRuntime() as rt:
+        yield rt
+
+
+def _task(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, answer: dict[str, Any],
+          instruction: str = "do it") -> Task:
+    truth = ground_truth(spec, runtime, plan, answer, seed=0)
+    assert not isinstance(truth, str), truth
+    return Task(kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint,
+                instruction=instruction, chain=truth.chain, reference_answer=truth.answer,
+                expected_changes=truth.expected_changes,
+                origin={"plan": plan.model_dump(mode="json"), "answer": answer}).with_id()
+
+
+# ---- graph and walks --------------------------------------------------------------------------
+def test_graph_edges_follow_outputs_to_arguments(shop, runtime):
+    outputs = observe_outputs(shop, runtime)
+    assert outputs["list_orders"]["returns"] == "list"
+    assert {"order_id", "status", "total"} <= set(outputs["list_orders"]["fields"])
+    g = build_tool_graph(shop, outputs)
+    assert g.has_edge("find_user", "list_orders")
+    assert g["find_user"]["list_orders"]["bindings"][0]["field"] == "user_id"
+    assert g.has_edge("list_orders", "get_order") and g.has_edge("list_orders", "cancel_order")
+    assert not g.has_edge("find_user", "get_order")  # no output feeds order_id
+    assert g.in_degree("server_time") == 0 and g.out_degree("server_time") == 0
+    assert g["get_order"]["cancel_order"]["weight"] == 1.0
+
+
+def test_walks_follow_edge_weights(shop, runtime):
+    g = nx.DiGraph()
+    g.add_nodes_from(t.name for t in shop.tools)
+    for dst, w in (("list_orders", 0.75), ("lucky_number", 0.25)):
+        g.add_edge("find_user", dst, weight=w, bindings=[
+            {"field": "user_id", "param": "user_id", "required": True, "strength": w}])
+    ep = runtime.open(shop)
+    counts = {"list_orders": 0, "lucky_number": 0}
+    sampler = ValueSampler(shop)
+    for i in range(300):
+        plan = random_walk(shop, g, ep, random.Random(i), 2, start="find_user", sampler=sampler)
+        counts[plan.steps[1].tool] += 1
+    ep.close()
+    share = counts["list_orders"] / 300
+    assert 0.67 < share < 0.83, counts  # expected 0.75; 3 sigma is about 0.075
+
+
+def test_difficulty_levels_and_quotas():
+    assert level_of(1) == 1 and level_of(3) == 3 and level_of(2, obscured=True) == 3
+    assert level_of(5, branching=2, aggregation=True, distractors=9, obscured=True) == 5
+    assert level_quotas(10, [1, 2, 3]) == {1: 4, 2: 3, 3: 3}
+
+
+# ---- trust gates --------------------------------------------------------------------------------
+def test_gate_initial_state_rejects_a_free_reward(shop, runtime):
+    plan = Plan(steps=[PlanStep(tool="find_user", given={"email": "bob@example.com"})])
+    good = _task(shop, runtime, plan, {"kind": "field", "step": 0, "field": "name"})
+    assert gate_initial_state(good, shop, runtime).passed
+    free = _task(shop, runtime, plan, {"kind": "none"})  # read-only, nothing to answer
+    result = gate_initial_state(free, shop, runtime)
+    assert not result.passed and "initial state passes" in result.detail
+
+
+def test_gate_gold_replay_rejects_wrong_and_nondeterministic_truth(shop, runtime):
+    plan = Plan(steps=[PlanStep(tool="find_user", given={"email": "bob@example.com"}),
+                       PlanStep(tool="list_orders", bound={"user_id": {"step": 0,
+                                                                       "field": "user_id"}})])
+    task = _task(shop, runtime, plan, {"kind": "count", "step": 1, "where": {"status": "pending"}})
+    assert task.reference_answer == 2 and gate_gold_replay(task, shop, runtime).passed
+    wrong = task.model_copy(update={"reference_answer": 3})
+    assert not gate_gold_replay(wrong, shop, runtime).passed
+    lucky = Plan(steps=[PlanStep(tool="lucky_number", given={"user_id": 1})])
+    truth = ground_truth(shop, runtime, lucky, {"kind": "field", "step": 0, "field": "lucky"}, 0)
+    assert isinstance(truth, str)  # two executions disagree already at synthesis
+    nondet = Task(kind="graph", env_name="shop", env_fingerprint=shop.fingerprint,
+                  instruction="lucky?", chain=[{"tool": "lucky_number",
+                                                "arguments": {"user_id": 1}}],
+                  reference_answer=1, origin={"plan": lucky.model_dump(mode="json"),
+                                              "answer": {"kind": "field", "step": 0,
+                                                         "field": "lucky"}})
+    result = gate_gold_replay(nondet, shop, runtime)
+    assert not result.passed
+
+
+def test_gate_known_wrong_rejects_an_answer_any_input_gives(shop, runtime):
+    plan = Plan(steps=[PlanStep(tool="find_user", given={"email": "bob@example.com"})])
+    same_for_all = _task(shop, runtime, plan, {"kind": "field", "step": 0, "field": "country"})
+    result = gate_known_wrong(same_for_all, shop, runtime)
+    assert not result.passed and "perturbed" in result.detail
+    specific = _task(shop, runtime, plan, {"kind": "field", "step": 0, "field": "name"})
+    assert gate_known_wrong(specific, shop, runtime).passed
+
+
+def test_write_task_state_check_and_read_only_variant_fails(shop, runtime):
+    plan = Plan(steps=[PlanStep(tool="get_order", given={"order_id": "O-22"}),
+                       PlanStep(tool="cancel_order", bound={"order_id": {"step": 0,
+                                                                         "field": "order_id"}})])
+    task = _task(shop, runtime, plan, {"kind": "none"})
+    assert task.expected_changes["orders"]["updated"][0]["after"] == {"status": "cancelled"}
+    assert gate_initial_state(task, shop, runtime).passed
+    assert gate_gold_replay(task, shop, runtime).passed
+    result = gate_known_wrong(task, shop, runtime)
+    assert result.passed and "read-only" in result.detail
+
+
+# ---- verifier -------------------------------------------------------------------------------
+class _Shrug(BaseChatModel):
+    """An agent that answers at once without looking anything up."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "shrug"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> _Shrug:
+        return self
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage("no idea"))])
+
+
+def test_verifier_majority_threshold(shop, runtime):
+    plan = Plan(steps=[PlanStep(tool="find_user", given={"email": "cem@example.com"})])
+    task = _task(shop, runtime, plan, {"kind": "field", "step": 0, "field": "name"},
+                 instruction="The email is cem@example.com. Look up the user by email. "
+                             "What is the name?")
+    models = lambda i: BaselineChatModel(seed=i) if i < 2 else _Shrug()  # noqa: E731
+    verdict = verify_task(task, shop, runtime, runs=5, threshold=0.5, models=models)
+    assert (verdict.passes, verdict.ran, verdict.kept) == (2, 5, False)
+    assert verify_task(task, shop, runtime, runs=5, threshold=0.3, models=models).kept
+    all_good = verify_task(task, shop, runtime, runs=5, threshold=0.5)
+    assert all_good.kept and all_good.pass_rate == 1.0
+
+
+# ---- obscured names, dedup -----------------------------------------------------------------
+def test_obscured_names_consistent_between_instruction_view_and_check(runtime):
+    spec = load_example("airline")
+    g = build_tool_graph(spec, runtime=runtime)
+    sampler = ValueSampler(spec)
+    task = None
+    for i in range(40):
+        cand = build_candidate(spec, g, runtime, random.Random(i), Recipe(2, True, False),
+                               "graph", seed=i, sampler=sampler)
+        if isinstance(cand, Task) and cand.reference_answer is not None:
+            task = cand
+            break
+    assert task is not None
+    assert task.difficulty.obscured and all(k.startswith("tool_") for k in task.tool_view)
+    real = {t.name for t in spec.tools}
+    assert set(task.tool_view.values()) <= real
+    assert {c.tool for c in task.chain} <= set(task.tool_view.values())
+    for name in real | set(task.tool_view):
+        assert name not in task.instruction
+    passed, answer, _, detail = gold_run(task, spec, runtime)
+    assert passed, detail
+    from agent_world.agents.attempt import run_attempt
+
+    traj = run_attempt(task, BaselineChatModel(seed=0), spec=spec, runtime=runtime)
+    assert all(s.tool in task.tool_view for s in traj.steps)
+    assert all(not s.error_message or not any(r in s.error_message for r in real)
+               for s in traj.steps)
+
+
+def test_dedup_ids_ignore_case_and_spacing(shop):
+    base = dict(kind="graph", env_name="shop", env_fingerprint=shop.fingerprint,
+                reference_answer="Bob")
+    a = Task(instruction="What is  the name of Bob?", **base).with_id()
+    b = Task(instruction="what is the name of bob?", **base).with_id()
+    c = Task(instruction="what is the name of bob?", **{**base, "reference_answer": "Cem"})
+    assert a.id == b.id != c.with_id().id
+
+
+# ---- the whole loop -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory):
+    home = tmp_path_factory.mktemp("synth")
+    cat = Catalog.open(home)
+    stats = {}
+    with EnvRuntime() as rt:
+        for name in ("airline", "ecommerce"):
+            spec = load_example(name)
+            cat.put_env(spec, stage="example")
+            stats[name] = synthesize_env(spec, SynthesisConfig(per_env=10), cat, rt,
+                                         run_id="run-1")
+    yield cat, stats
+    cat.close()
+
+
+def test_every_emitted_task_rechecks(synthesized, runtime):
+    """Per example: >= 10 tasks over >= 3 levels, both kinds; each one's gold passes in a
+    fresh episode and its check fails on the initial state."""
+    cat, stats = synthesized
+    for name in ("airline", "ecommerce"):
+        spec = load_example(name)
+        tasks = stored_tasks(cat, spec.fingerprint)
+        assert len(tasks) >= 10, stats[name]
+        assert len({t.difficulty.level for t in tasks}) >= 3
+        assert {t.kind for t in tasks} == {"graph", "programmatic"}
+        for t in tasks:
+            assert [g.name for g in t.gates] == ["initial_state_fails", "gold_replay",
+                                                 "known_wrong", "verifier"]
+            assert t.pass_rate is not None and t.pass_rate > 0.5
+            passed, _, _, detail = gold_run(t, spec, runtime)
+            assert passed, (t.id, detail)
+            ep = runtime.open(spec, seed=t.seed)
+            assert not check_task(t, ep.template, ep.path, None).passed
+            ep.close()
+            assert not any(tool in t.instruction for tool in
+                           {x.name for x in spec.tools} | set(t.tool_view))
+        rejected = cat.ledger("synthesize")
+        assert all(e.payload.get("gate") for e in rejected)
+
+
+def test_rerun_of_a_run_continues_and_dedups(synthesized):
+    cat, stats = synthesized
+    spec = load_example("airline")
+    before = {t.id for t in stored_tasks(cat, spec.fingerprint)}
+    with EnvRuntime() as rt:
+        again = synthesize_env(spec, SynthesisConfig(per_env=10), cat, rt, run_id="run-1")
+        assert again["kept"] == 0 and again["candidates"] == 0  # the run was complete
+        fresh = synthesize_env(spec, SynthesisConfig(per_env=2, levels=[1]), cat, rt,
+                               run_id="run-2")
+    after = {t.id for t in stored_tasks(cat, spec.fingerprint)}
+    assert before <= after and len(after) == len(before) + fresh["kept"]
+    assert fresh["duplicates"] >= 1  # same seed, same walks: already stored tasks are skipped
