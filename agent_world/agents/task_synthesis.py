@@ -15,10 +15,13 @@ candidate reaches lends its quota to the nearest level that candidates do reach.
 Attempts are seeded by (config seed, environment fingerprint, attempt number), and tasks already
 stored by the same run count toward the quotas, so re-running a killed branch continues it.
 
-Guidelines (from self-evolution) steer the loop: `tools` (walks start at these tools more
-often), `error_kinds` (tool_error / constraint_violation / permission_denied favour write tools,
-invalid_arguments favours tools with many required arguments, unknown_tool favours opaque tool
-names) and `levels` (the difficulty levels to target).
+Guidelines (from self-evolution, `agent_world.agents.diagnoser.Guidelines` or a plain dict)
+steer the loop: `tools` ("tool" or "env/tool": walks start there more often), error kinds or
+diagnosed error classes (`error_kinds` / `error_classes`: tool_error, constraint_violation and
+permission_denied favour write tools; invalid_arguments and wrong_arguments favour tools with
+many required arguments; unknown_tool and wrong_tool favour opaque names and distractors;
+state_not_tracked raises the share of aggregating programmatic tasks), and `levels` or
+`difficulty` (a level, or features a level is computed from; its neighbours are targeted too).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from agent_world.agents.verifier import DEFAULT_RUNS, DEFAULT_THRESHOLD, verify_
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.difficulty import level_quotas, recipe_for
+from agent_world.tasks.difficulty import level_of, level_quotas, recipe_for
 from agent_world.tasks.gates import run_gates
 from agent_world.tasks.model import GateResult, Task
 from agent_world.tasks.toolgraph import tool_graph
@@ -61,17 +64,47 @@ def _kind_quotas(n: int, share: float) -> dict[str, int]:
     return {"graph": n - prog, "programmatic": prog}
 
 
+def _guided_tools(spec: EnvSpec, guidelines: dict[str, Any]) -> list[str]:
+    """Guideline tools of this environment ("tool" or "env/tool")."""
+    names = {t.name for t in spec.tools}
+    out = []
+    for ref in guidelines.get("tools") or []:
+        env, _, tool = str(ref).rpartition("/")
+        if tool in names and env in ("", spec.name):
+            out.append(tool)
+    return out
+
+
+def _error_targets(guidelines: dict[str, Any]) -> set[str]:
+    """Observation error kinds and diagnosed error classes the guidelines name."""
+    return set(guidelines.get("error_kinds") or []) | set(guidelines.get("error_classes") or [])
+
+
+def guided_levels(guidelines: dict[str, Any], default: list[int]) -> list[int]:
+    """Levels to target: `levels`, else around `difficulty.level` (or one computed from the
+    difficulty's features), else the default."""
+    if guidelines.get("levels"):
+        return sorted({int(x) for x in guidelines["levels"]})
+    target = guidelines.get("difficulty") or {}
+    if not target:
+        return default
+    level = target.get("level") or level_of(
+        target.get("chain_length", 1), target.get("branching", 0),
+        bool(target.get("aggregation")), target.get("distractors", 0),
+        bool(target.get("obscured")))
+    return sorted({max(1, min(5, int(level) + d)) for d in (-1, 0, 1)})
+
+
 def _start_tool(spec: EnvSpec, rng: random.Random, guidelines: dict[str, Any]) -> str | None:
-    names = [t.name for t in spec.tools]
-    wanted = [t for t in guidelines.get("tools") or [] if t in names]
+    wanted = _guided_tools(spec, guidelines)
     if wanted and rng.random() < 0.7:
         return rng.choice(wanted)
-    kinds = set(guidelines.get("error_kinds") or [])
+    kinds = _error_targets(guidelines)
     if kinds & {"tool_error", "constraint_violation", "permission_denied"} and rng.random() < .5:
         writes = [t.name for t in spec.tools if t.mutates]
         if writes:
             return rng.choice(writes)
-    if "invalid_arguments" in kinds and rng.random() < 0.5:
+    if kinds & {"invalid_arguments", "wrong_arguments"} and rng.random() < 0.5:
         return max(spec.tools, key=lambda t: len(t.parameters.get("required", []))).name
     return None
 
@@ -82,10 +115,16 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
                    progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Emit up to `config.per_env` verified tasks for `spec`; returns the gate statistics."""
     started = time.perf_counter()
+    if hasattr(guidelines, "model_dump"):  # a diagnoser Guidelines record
+        guidelines = guidelines.model_dump(mode="json")
     guidelines = guidelines or {}
-    levels = [int(x) for x in guidelines.get("levels") or config.levels]
+    levels = guided_levels(guidelines, config.levels)
     level_left = level_quotas(config.per_env, levels)
-    kind_left = _kind_quotas(config.per_env, config.programmatic_share)
+    share = config.programmatic_share
+    targets = _error_targets(guidelines)
+    if "state_not_tracked" in targets or (guidelines.get("difficulty") or {}).get("aggregation"):
+        share = max(share, 0.5)  # aggregating answers train tracking state across calls
+    kind_left = _kind_quotas(config.per_env, share)
     fp = spec.fingerprint
     known = {t["id"]: t for t in catalog.list_tasks(fp)}
     for t in known.values():  # a resumed run keeps what it already stored
@@ -100,7 +139,10 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
                              "verifier_runs": 0, "verifier_seconds": 0.0}
     graph = tool_graph(spec, home=_home(catalog), runtime=runtime)
     sampler = ValueSampler(spec)
-    obscure_bias = "unknown_tool" in (guidelines.get("error_kinds") or [])
+    obscure_bias = bool(targets & {"unknown_tool", "wrong_tool"}) or \
+        bool((guidelines.get("difficulty") or {}).get("obscured"))
+    distract_bias = "wrong_tool" in targets or \
+        (guidelines.get("difficulty") or {}).get("distractors", 0) >= 3
     budget = config.attempts_per_task * max(config.per_env, 1)
     for attempt in range(budget):
         if sum(max(v, 0) for v in kind_left.values()) == 0 or \
@@ -114,9 +156,8 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
             wanted = [lv for lv in wanted if lv >= 2] or wanted
         target = rng.choice(wanted)
         # the aggregation of a programmatic task is one level by itself
-        recipe = recipe_for(max(1, target - 1) if kind == "programmatic" else target, rng)
-        if obscure_bias and rng.random() < 0.5:
-            recipe.obscured = True
+        recipe = recipe_for(max(1, target - 1) if kind == "programmatic" else target, rng,
+                            obscured=obscure_bias, distractors=distract_bias)
         origin = {"run_id": run_id, "attempt": attempt, "guidelines": guidelines or None}
         task = build_candidate(spec, graph, runtime, rng, recipe, kind,
                                seed=config.seed * 100_000 + attempt, sampler=sampler,

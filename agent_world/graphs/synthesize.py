@@ -13,11 +13,14 @@ shows as configuration) sets the verifier's `runs` and `threshold`, the programm
 and the attempt budget. State holds names and statistics only; tasks live in the catalog.
 A killed run resumed on its thread re-runs only unfinished branches, and a re-run branch
 continues from the tasks its run already stored (seeded attempts, content-hash ids).
+`synthesize_tasks(names, home, per_env, seed, guidelines, tag)` runs it from Python and returns
+the emitted task ids (what self-evolution calls).
 """
 
 from __future__ import annotations
 
 import operator
+from pathlib import Path
 from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -151,6 +154,40 @@ def build_graph() -> StateGraph:
     g.add_edge("synthesize_env", "report")
     g.add_edge("report", END)
     return g
+
+
+def synthesize_tasks(names: list[str], home: str | Path | None = None, per_env: int = 10,
+                     seed: int = 0, guidelines: dict[str, Any] | Any = None, tag: str = "",
+                     levels: list[int] | None = None,
+                     context: dict[str, Any] | None = None) -> list[str]:
+    """Run the graph for `names` and return the ids of the tasks this run emitted.
+
+    With a `tag` the run lives on thread `synthesize-<tag>`: calling again with the same tag
+    resumes an unfinished run or returns a finished run's tasks instead of synthesizing anew.
+    """
+    from agent_world.graphs.runner import final_state, invoke, thread_config
+
+    if hasattr(guidelines, "model_dump"):
+        guidelines = guidelines.model_dump(mode="json")
+    builder = build_graph()
+    thread = f"synthesize-{tag}" if tag else None
+    inputs = {"envs": list(names), "per_env": per_env, "seed": seed, "guidelines": guidelines,
+              "levels": levels or [1, 2, 3, 4, 5]}
+    values: dict[str, Any] = {}
+    pending: list[str] = []
+    if thread:
+        values, pending = final_state(builder, thread_config(thread, home))
+    if values and not pending:
+        state = values
+    else:
+        state = invoke(builder, None if values else inputs, thread_id=thread, home=home,
+                       context=context)
+    cat = Catalog.open(home)
+    try:
+        return [t["id"] for t in cat.list_tasks()
+                if (t["payload"].get("origin") or {}).get("run_id") == state["run_id"]]
+    finally:
+        cat.close()
 
 
 # For `langgraph dev` / LangGraph Platform: compiled without a checkpointer (the server has one).

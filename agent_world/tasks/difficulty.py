@@ -41,8 +41,10 @@ class Recipe:
     many_distractors: bool
 
 
-def recipe_for(level: int, rng: random.Random, max_length: int = 5) -> Recipe:
-    """A random way to reach `level` from chain length, opaque names and distractors."""
+def recipe_for(level: int, rng: random.Random, max_length: int = 5, obscured: bool = False,
+               distractors: bool = False) -> Recipe:
+    """A random way to reach `level` from chain length, opaque names and distractors;
+    `obscured` / `distractors` favour recipes with that feature (guidelines ask for it)."""
     options = []
     for length in range(1, max_length + 1):
         for obscured in (False, True):
@@ -52,7 +54,8 @@ def recipe_for(level: int, rng: random.Random, max_length: int = 5) -> Recipe:
     if not options:
         return Recipe(max_length, True, True)
     # favour longer chains over cosmetic features: the chain is the substance
-    weights = [1.0 + r.length for r in options]
+    weights = [(1.0 + r.length) * (4 if obscured and r.obscured else 1)
+               * (4 if distractors and r.many_distractors else 1) for r in options]
     return rng.choices(options, weights=weights)[0]
 
 

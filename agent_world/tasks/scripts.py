@@ -1,9 +1,9 @@
 """Running a programmatic task's generated code (verification scripts, solutions) isolated.
 
 Generated code is not the project's own, so it never runs in the caller's process. Everything
-starts through `_spawn()`, the one seam where the sandbox (`agent_world.tools.sandbox`) plugs
-in: today a separate isolated interpreter (`python -I`, no inherited environment, CPU, memory
-and file-size limits, a wall-clock timeout).
+starts through `_spawn()`: an isolated interpreter (`python -I`) confined by the project
+sandbox (`agent_world.tools.sandbox.confine`: bubblewrap, no network, a read-only system, its
+work dir the only writable place, rlimits, a process limit) under a wall-clock timeout.
 
 Two shapes of script:
 - a verification script defines `verify(initial_db, final_db, answer) -> bool | float`; the two
@@ -16,18 +16,24 @@ Two shapes of script:
 from __future__ import annotations
 
 import json
-import os
+import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from agent_world.errors import AgentWorldError
 
 DEFAULT_TIMEOUT_S = 20.0
-_MEMORY_BYTES = 512 * 1024 * 1024
+
+
+def _limits() -> Any:
+    from agent_world.tools.sandbox import Limits
+
+    return Limits(memory_bytes=1 << 30, cpu_s=60, file_bytes=64 << 20, processes=16)
 
 
 class ScriptError(AgentWorldError):
@@ -93,34 +99,42 @@ _out.flush()
 '''
 
 
-def _limits() -> None:  # runs in the child before exec
-    import resource
+@contextmanager
+def _spawn(program: str, workdir: Path) -> Iterator[subprocess.Popen[str]]:
+    """The script's interpreter, confined by the project sandbox (bubblewrap: no network,
+    read-only system, `workdir` its only writable directory, rlimits, a process limit)."""
+    from agent_world.tools.sandbox import confine
 
-    resource.setrlimit(resource.RLIMIT_AS, (_MEMORY_BYTES, _MEMORY_BYTES))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
-    resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
-
-
-def _spawn(program: str, workdir: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-I", "-c", program], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, cwd=workdir, preexec_fn=_limits,
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(workdir)})
+    confined = confine([sys.executable, "-I", "-c", program], workdir=workdir,
+                       limits=_limits(), what="a task script")
+    proc = subprocess.Popen(confined.argv, env=confined.env, cwd=workdir, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    confined.attach(proc.pid)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            confined.kill(proc.pid)
+        proc.communicate()
+        confined.release()
 
 
 def run_verify(source: str, initial_db: str | Path, final_db: str | Path, answer: Any,
                timeout_s: float = DEFAULT_TIMEOUT_S) -> float:
     """Run a verification script; its result as a float (True = 1.0). ScriptError if it fails."""
-    request = {"source": source, "initial_db": str(Path(initial_db).resolve()),
-               "final_db": str(Path(final_db).resolve()), "answer": answer}
+    # the sandbox sees copies of the two states in its work dir, nothing else of the host
+    request = {"source": source, "initial_db": "initial.sqlite", "final_db": "final.sqlite",
+               "answer": answer}
     with tempfile.TemporaryDirectory(prefix="aw-verify-") as tmp:
-        proc = _spawn(_DB_PRELUDE + _VERIFY_MAIN, Path(tmp))
-        try:
-            out, err = proc.communicate(json.dumps(request, default=str) + "\n", timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise ScriptError(f"verification script exceeded {timeout_s:g}s") from None
+        shutil.copyfile(initial_db, Path(tmp) / "initial.sqlite")
+        shutil.copyfile(final_db, Path(tmp) / "final.sqlite")
+        with _spawn(_DB_PRELUDE + _VERIFY_MAIN, Path(tmp)) as proc:
+            try:
+                out, err = proc.communicate(json.dumps(request, default=str) + "\n",
+                                            timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                raise ScriptError(f"verification script exceeded {timeout_s:g}s") from None
     if proc.returncode != 0:
         raise ScriptError(f"verification script failed: {_last_line(err)}")
     try:
@@ -137,8 +151,8 @@ def run_solution(source: str, call: Callable[[str, dict[str, Any]], dict[str, An
     import time
 
     deadline = time.monotonic() + timeout_s
-    with tempfile.TemporaryDirectory(prefix="aw-solve-") as tmp:
-        proc = _spawn(_DB_PRELUDE + _SOLVE_MAIN, Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="aw-solve-") as tmp, \
+            _spawn(_DB_PRELUDE + _SOLVE_MAIN, Path(tmp)) as proc:
         assert proc.stdin and proc.stdout and proc.stderr
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ)
@@ -165,9 +179,6 @@ def run_solution(source: str, call: Callable[[str, dict[str, Any]], dict[str, An
                 proc.stdin.flush()
         finally:
             sel.close()
-            if proc.poll() is None:
-                proc.kill()
-            proc.communicate()
 
 
 def _last_line(text: str) -> str:

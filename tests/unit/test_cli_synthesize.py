@@ -80,3 +80,20 @@ def test_synthesize_graph_resumes_only_the_unfinished_branch(home, monkeypatch):
     assert calls.count("airline") == 1 and calls.count("ecommerce") == 2
     assert state["summary"]["kept"] == 4 and state["summary"]["envs"] == 2
     assert len(Catalog.open(home).list_tasks()) == 4
+
+
+def test_synthesize_tasks_with_guidelines_and_a_tag(home):
+    from agent_world.graphs.synthesize import synthesize_tasks
+
+    guidelines = {"environments": ["airline"], "tools": ["airline/get_customer"],
+                  "error_classes": ["wrong_tool"], "difficulty": {"level": 2}}
+    ids = synthesize_tasks(["airline"], home=home, per_env=2, guidelines=guidelines, tag="r1",
+                           context={"runs": 3})
+    assert len(ids) == 2
+    cat = Catalog.open(home)
+    tasks = [cat.get_task(i)["payload"] for i in ids]
+    assert all(t["difficulty"]["level"] in (1, 2, 3) for t in tasks)
+    assert all(t["origin"]["guidelines"]["tools"] == ["airline/get_customer"] for t in tasks)
+    # the same tag returns the finished run's tasks instead of synthesizing again
+    assert synthesize_tasks(["airline"], home=home, per_env=2, tag="r1") == ids
+    assert len(cat.list_tasks()) == 2
