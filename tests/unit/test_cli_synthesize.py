@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from typer.testing import CliRunner
@@ -62,12 +63,18 @@ def test_synthesize_graph_resumes_only_the_unfinished_branch(home, monkeypatch):
 
     real = task_synthesis.synthesize_env
     calls: list[str] = []
+    airline_done = threading.Event()
 
     def flaky(spec, *args, **kwargs):
         calls.append(spec.name)
         if spec.name == "ecommerce" and calls.count("ecommerce") == 1:
+            airline_done.wait(120)  # the branches run in parallel: crash once the other is done
             raise _Crash()
-        return real(spec, *args, **kwargs)
+        try:
+            return real(spec, *args, **kwargs)
+        finally:
+            if spec.name == "airline":
+                airline_done.set()
 
     monkeypatch.setattr(task_synthesis, "synthesize_env", flaky)
     inputs = {"envs": ["airline", "ecommerce"], "per_env": 2, "levels": [1, 2]}
