@@ -412,7 +412,9 @@ def _states_expected(answer):
     text = str(answer or "").strip()
     if not text or len(text) > 400:
         return False
-    return any(abs(n - EXPECTED) <= 5e-3 for n in _numbers(text))
+    numbers = _numbers(text)
+    # a short reply that states the value; a list of candidate numbers is not an answer
+    return len(numbers) <= 4 and any(abs(n - EXPECTED) <= 5e-3 for n in numbers)
 
 
 def _unchanged(initial_db, final_db):

@@ -15,9 +15,11 @@ Graph tasks have up to two components, each 0 or 1:
   `MAX_ANSWER_CHARS` characters matches when it contains every reference value as a whole
   word/number — a long dump of everything does not count);
 - `state`: the change from the initial to the final state equals what the gold chain produced
-  (`task.expected_changes`, values that depend on the step number — generated ids, clock
-  times — stored as the wildcard `"*"`); a task whose gold chain writes nothing requires the
-  state to be unchanged.
+  (`task.expected_changes`; a value the synthesizer found to vary between executions is the
+  wildcard `"*"`). The engine derives generated ids and the clock from the seed and the
+  committed writes only, so an attempt that makes the gold writes in the gold order — with any
+  reads or failed calls in between — leaves exactly the gold state. A task whose gold chain
+  writes nothing requires the state to be unchanged.
 Programmatic tasks run their verification script (isolated, see `agent_world.tasks.scripts`),
 component `verify` in [0, 1]. `score` is the mean of the components; `passed` needs all of
 them at 1.

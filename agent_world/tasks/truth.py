@@ -7,9 +7,10 @@ An **answer spec** says which value of a plan's observations answers the task:
   {"kind": "none"}                                    the task is checked on the state only
 
 `ground_truth` executes the plan twice in fresh episodes, the second time starting later in the
-episode's step count: the answer must be identical (an answer that depends on the step — a
-generated id, the clock — cannot be checked), and the two change sets merged with
-`mask_volatile` give the expected changes with step-dependent values as wildcards.
+episode's step count (as an agent that reads first would): the answer must be identical (one
+that depends on the step cannot be checked), and the two change sets merged with
+`mask_volatile` give the expected changes, any value that varied as a wildcard. With the
+engine's ids and clock driven by committed writes only, they normally agree exactly.
 """
 
 from __future__ import annotations

@@ -323,3 +323,45 @@ def test_rerun_of_a_run_continues_and_dedups(synthesized):
     after = {t.id for t in stored_tasks(cat, spec.fingerprint)}
     assert before <= after and len(after) == len(before) + fresh["kept"]
     assert fresh["duplicates"] >= 1
+
+
+class _Writer(BaseChatModel):
+    """A synthesizer model that writes from the facts it is given (or breaks a rule)."""
+
+    name_a_tool: bool = False
+
+    @property
+    def _llm_type(self) -> str:
+        return "writer"
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        import json as _json
+
+        facts = _json.loads(str(messages[-1].content).split("Task facts:\n", 1)[1]
+                            .split("\n\nTool names", 1)[0])
+        values = " and ".join(f"{v['what']} {v['value']}" for v in facts["user_states"])
+        steps = "; ".join(s["does"] for s in facts["steps"])
+        text = f"For {values}: {steps}. What is the {facts['final_answer'].get('field')}?"
+        if self.name_a_tool:
+            text += " Use find_user."
+        reply = {"instruction": text, "rubric": ["states the value"]}
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(_json.dumps(reply)))])
+
+
+def test_llm_writer_is_used_and_falls_back_when_it_names_a_tool(shop, runtime):
+    g = build_tool_graph(shop, runtime=runtime)
+    sampler = ValueSampler(shop)
+    for model, expect in ((_Writer(), "_Writer"), (_Writer(name_a_tool=True), "offline")):
+        task = None
+        for i in range(30):
+            cand = build_candidate(shop, g, runtime, random.Random(i), Recipe(1, False, False),
+                                   "graph", seed=i, sampler=sampler, model=model,
+                                   start="find_user")
+            if isinstance(cand, Task):
+                task = cand
+                break
+        assert task is not None and task.origin["writer"] == expect
+        assert "find_user" not in task.instruction
+        if expect != "offline":
+            assert task.instruction.startswith("For email") and task.rubric == ["states the value"]
