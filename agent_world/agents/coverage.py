@@ -340,11 +340,13 @@ def field_hints_from_coverage(doc: SourceDocument, coverage: dict[str, Any]
     return hints
 
 
-def declared_hints(doc: SourceDocument, spec: EnvSpec) -> dict[str, dict[str, dict[str, Any]]]:
+def declared_hints(doc: SourceDocument, spec: EnvSpec, coverage: dict[str, Any] | None = None
+                   ) -> dict[str, dict[str, dict[str, Any]]]:
     """What the source declares about the spec's columns: entity schemas first, then the
     fields of its tools (``provenance.stats["field_hints"]``)."""
     hints = entity_field_hints(doc, spec)
-    for table, cols in field_hints_from_coverage(doc, tool_coverage(doc, spec)).items():
+    coverage = coverage if coverage is not None else tool_coverage(doc, spec)
+    for table, cols in field_hints_from_coverage(doc, coverage).items():
         for col, hint in cols.items():
             hints.setdefault(table, {}).setdefault(col, hint)
     return hints
@@ -375,7 +377,8 @@ def entity_field_hints(doc: SourceDocument, spec: EnvSpec
     return hints
 
 
-def declared_fidelity(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
+def declared_fidelity(doc: SourceDocument, spec: EnvSpec,
+                      coverage: dict[str, Any] | None = None) -> dict[str, Any]:
     """How much of what the source declares the database keeps: for every declared entity
     field that a column holds, its type (and date format), its enum (the same set of values)
     and its uniqueness; for references, a foreign key to the referenced table.
@@ -443,7 +446,7 @@ def declared_fidelity(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
                 check(c.unique or any(g == [col] for g in tables[table].unique_together),
                       f"{table}.{col}: declared unique, column is not")
     # what the tools declare of the fields they read and return
-    coverage = tool_coverage(doc, spec)
+    coverage = coverage if coverage is not None else tool_coverage(doc, spec)
     by_tool = {t.name: t for t in doc.tools}
     seen: set[tuple[str, str]] = set()
     for tname, entry in coverage["tools"].items():

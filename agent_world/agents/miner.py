@@ -514,7 +514,11 @@ def _draft_llm(model: Any, doc: SourceDocument, evidence: list[Evidence], seed: 
         spec.provenance.stats["table_kinds"] = kinds
         if d.notes:
             spec.provenance.notes.append(f"llm: {d.notes[:300]}")
-        return validate_database(spec)
+        spec = validate_database(spec)
+        # the meaning of the rows: repaired, or the violations go back to the model
+        spec, repaired = semantic_gate(spec, doc, "iteration 0")
+        spec.provenance.notes.extend(repaired)
+        return spec
 
     return _with_retries(model, SchemaDraft, system, user, accept)
 
@@ -664,6 +668,8 @@ def _complexify_llm(model: Any, spec: EnvSpec, iteration: int, seed: int,
         new.provenance.notes.append(f"iteration {iteration}: llm: {ch.summary[:300]}")
         new = validate_database(new)
         _check_monotonic(spec, new)
+        if doc is not None:  # violations that cannot be repaired go back to the model
+            semantic_gate(new.model_copy(deep=True), doc, f"iteration {iteration}")
         return new
 
     return _with_retries(model, ComplexifyChange, system, user, accept)
@@ -770,8 +776,9 @@ def annotate_fidelity(doc: SourceDocument, spec: EnvSpec) -> EnvSpec:
     (``["declared_fidelity"]``) and the semantic violations per rule
     (``["semantic_violations"]``)."""
     stats = dict(spec.provenance.stats)
-    stats.update(tool_coverage=tool_coverage(doc, spec), field_hints=source_hints(doc, spec),
-                 declared_fidelity=declared_fidelity(doc, spec))
+    coverage = tool_coverage(doc, spec)
+    stats.update(tool_coverage=coverage, field_hints=declared_hints(doc, spec, coverage),
+                 declared_fidelity=declared_fidelity(doc, spec, coverage))
     spec.provenance.stats = stats
     stats["semantic_violations"] = semantics.summarize(semantics.check_semantics(spec))
     return spec

@@ -202,3 +202,66 @@ def test_rejection_goes_to_the_ledger(tmp_path, monkeypatch):
     entries = [e for e in Catalog.open(tmp_path).ledger(stage="mine")
                if "iteration 2 rejected" in e.reason]
     assert entries and "home_visit" in entries[0].reason
+
+
+LLM_DRAFT = {
+    "tables": [
+        {"name": "clinicians", "columns": [
+            {"name": "id", "type": "integer", "primary_key": True},
+            {"name": "full_name", "type": "text", "nullable": False}]},
+        {"name": "slots", "columns": [
+            {"name": "id", "type": "integer", "primary_key": True},
+            {"name": "clinician_id", "type": "integer", "nullable": False,
+             "foreign_key": "clinicians.id"},
+            {"name": "starts_at", "type": "datetime", "nullable": False}]},
+        {"name": "appointments", "columns": [
+            {"name": "id", "type": "integer", "primary_key": True},
+            {"name": "slot_id", "type": "integer", "nullable": False, "foreign_key": "slots.id"},
+            {"name": "clinician_id", "type": "integer", "nullable": False,
+             "foreign_key": "clinicians.id"},
+            {"name": "booked_at", "type": "datetime", "nullable": False},
+            {"name": "checked_in_at", "type": "datetime"},
+            {"name": "status", "type": "text", "nullable": False,
+             "enum": ["scheduled", "confirmed"]}]},
+    ],
+    "rows": [
+        {"table": "clinicians", "columns": ["id", "full_name"],
+         "values": [[1, "Ada Park"], [2, "Ben Cho"]]},
+        {"table": "slots", "columns": ["id", "clinician_id", "starts_at"],
+         "values": [[1, 1, "2026-01-20T10:00:00"], [2, 2, "2026-01-21T10:00:00"]]},
+        {"table": "appointments",
+         "columns": ["slot_id", "clinician_id", "booked_at", "checked_in_at", "status"],
+         "values": [[1, 2, "2026-01-05T10:00:00", "2026-01-04T09:00:00", "confirmed"],
+                    [2, 2, "2026-01-06T10:00:00", None, "scheduled"]]},
+    ],
+}
+
+
+def test_llm_draft_passes_the_same_semantic_gate():
+    """An LLM draft whose states the source does not declare goes back to the model with the
+    violations; its next answer's rows (the clinician of another slot, a check-in before the
+    booking) are repaired like the offline path's; the stored database has no violation."""
+    import copy
+    import json
+
+    from agent_world.models import set_chat_model
+    from tests.unit.test_miner import ScriptedChat, clinic_doc
+
+    undeclared = copy.deepcopy(LLM_DRAFT)
+    undeclared["tables"][2]["columns"][-1]["enum"] = ["booked", "checked_in"]
+    for row in undeclared["rows"][2]["values"]:
+        row[-1] = "booked"
+    model = ScriptedChat(script={"draft": [json.dumps(undeclared), json.dumps(LLM_DRAFT)]})
+    set_chat_model("miner", model)
+    try:
+        doc = clinic_doc()
+        spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    finally:
+        set_chat_model("miner", None)
+    assert spec.provenance.stats["iterations"][0]["strategy"] == "llm"
+    assert model.seen.count("draft") == 2  # the undeclared states were sent back
+    assert check_semantics(spec) == []
+    first = spec.rows["appointments"][0]
+    assert first["clinician_id"] == 1  # its slot's clinician
+    assert first["checked_in_at"] >= first["booked_at"]
+    assert any("repaired" in n and "fk_route" in n for n in spec.provenance.notes)
