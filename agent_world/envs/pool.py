@@ -135,8 +135,10 @@ class WorkerClient:
             self.restart() if self.proc is not None else self.start()
         assert self.proc and self.proc.stdin and self.proc.stdout
         if self.forget:
-            message = {**message, "forget": self.forget}
-            self.forget = []
+            # swap, then send the old list; a path appended at the very instant of the swap can
+            # be missed, and then the worker's bounded LRU of connections closes it later
+            pending, self.forget = self.forget, []
+            message = {**message, "forget": list(pending)}
         message = dict(message, id=secrets.token_hex(8))
         try:
             write_frame(self.proc.stdin, message)
