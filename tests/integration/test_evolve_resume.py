@@ -1,7 +1,8 @@
 """Crash safety of self-evolution, with real processes: `agent-world evolve --rounds 2` is killed
 with SIGKILL during round 2's targeted synthesis and again during its training; `agent-world
 evolve --resume` finishes the round with no task, environment version, evaluation, round record
-or policy checkpoint duplicated or lost."""
+or policy checkpoint duplicated or lost. A tiny random policy keeps it fast; the stages are the
+real ones (mine, build, synthesize, GRPO)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ pytestmark = [pytest.mark.integration,
                                  reason=f"pipeline stages not installed: {missing_stages()}")]
 
 THREAD = "crash"
-ARGS = ["--thread", THREAD, "--tasks-per-env", "2", "--heldout-tasks", "3",
+ARGS = ["--thread", THREAD, "--policy", "tiny", "--tasks-per-env", "2", "--heldout-tasks", "3",
         "--targeted-tasks", "2", "--train-steps", "2"]
 
 
