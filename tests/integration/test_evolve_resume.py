@@ -26,14 +26,23 @@ pytestmark = [pytest.mark.integration,
                                  reason=f"pipeline stages not installed: {missing_stages()}")]
 
 THREAD = "crash"
+DATA = Path(evolve.__file__).parents[1] / "data" / "sources"
+# two bundled documents (one environment to train on, one held out) keep the run short
 ARGS = ["--thread", THREAD, "--policy", "tiny", "--tasks-per-env", "2", "--heldout-tasks", "3",
-        "--targeted-tasks", "2", "--train-steps", "2"]
+        "--targeted-tasks", "2", "--train-steps", "2",
+        "--source", f"file:{DATA / 'book_lending_prd.md'}",
+        "--source", f"file:{DATA / 'clinic_booking_openapi.yaml'}"]
 
 
 def _cli(home: Path, *args: str) -> subprocess.Popen:
     env = {**os.environ, "AGENT_WORLD_HOME": str(home), "LANGSMITH_TRACING": "false"}
+    log = (home / "evolve.log").open("a")  # a file, not a pipe: output never blocks the child
     return subprocess.Popen([sys.executable, "-m", "agent_world.cli", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=log, stderr=subprocess.STDOUT, text=True)
+
+
+def _log(home: Path) -> str:
+    return (home / "evolve.log").read_text()[-3000:]
 
 
 def _state(home: Path) -> tuple[dict, list[str]]:
@@ -51,9 +60,8 @@ def _kill_when(proc: subprocess.Popen, home: Path, node: str, round_no: int,
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            out = proc.stdout.read() if proc.stdout else ""
             raise AssertionError(f"evolve exited ({proc.returncode}) before {node} of round "
-                                 f"{round_no}:\n{out[-3000:]}")
+                                 f"{round_no}:\n{_log(home)}")
         if (home / "checkpoints.sqlite").exists():
             values, nxt = _state(home)
             if nxt == [node] and values.get("round") == round_no:
@@ -67,12 +75,13 @@ def _kill_when(proc: subprocess.Popen, home: Path, node: str, round_no: int,
     raise AssertionError(f"{node} of round {round_no} never started")
 
 
-def _finish(proc: subprocess.Popen, timeout: float = 900) -> str:
-    out, _ = proc.communicate(timeout=timeout)
-    assert proc.returncode == 0, out[-3000:]
-    return out
+def _finish(proc: subprocess.Popen, home: Path, timeout: float = 900) -> str:
+    proc.wait(timeout=timeout)
+    assert proc.returncode == 0, _log(home)
+    return _log(home)
 
 
+@pytest.mark.timeout(1800)  # two real rounds (mine, build, synthesize, GRPO) plus two resumes
 def test_kill_during_round_two_synthesis_and_training_then_resume(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -82,7 +91,7 @@ def test_kill_during_round_two_synthesis_and_training_then_resume(tmp_path):
     assert [r["round"] for r in cat.list_rounds(THREAD)] == [1]
 
     _kill_when(_cli(home, "evolve", "--resume", *ARGS), home, "train", 2)
-    out = _finish(_cli(home, "evolve", "--resume", *ARGS))
+    out = _finish(_cli(home, "evolve", "--resume", *ARGS), home)
     assert "Self-evolution rounds" in out
 
     values, nxt = _state(home)
