@@ -90,7 +90,7 @@ def default_policy() -> str:
 
 
 def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0,
-               progress: Progress | None = None) -> list[Trajectory]:
+               max_turns: int = 8, progress: Progress | None = None) -> list[Trajectory]:
     """One attempt of `policy` (a checkpoint directory or policy reference) at each task;
     `progress` hears {"turn", "live"} after every turn."""
     try:
@@ -98,7 +98,8 @@ def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0,
     except ImportError as exc:
         raise _missing("evaluate", "agent_world.training.api", exc) from None
     on_turn = (lambda turn, live: progress({"turn": turn, "live": live})) if progress else None
-    return list(evaluate(policy, tasks, home=home, seed=seed, on_turn=on_turn))
+    return list(evaluate(policy, tasks, home=home, seed=seed, max_turns=max_turns,
+                         on_turn=on_turn))
 
 
 def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int,

@@ -62,6 +62,7 @@ class EvolveContext:
     targeted_tasks_per_env: int = 3  # tasks per targeted environment each round
     replay: int = 8  # earlier training tasks replayed each round
     train_steps: int = 3  # GRPO steps per round
+    max_turns: int = 4  # turns a policy gets per held-out task
     policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy
     review_before_train: bool = False  # pause before training for a person to review
     complexify: bool = True  # grow the databases the diagnosis names (complexify_databases)
@@ -102,7 +103,8 @@ def _thread(config: RunnableConfig) -> str:
 
 
 def _settings(state: EvolveState) -> EvolveContext:
-    return EvolveContext(**state["settings"])
+    known = {f for f in EvolveContext.__dataclass_fields__}
+    return EvolveContext(**{k: v for k, v in state["settings"].items() if k in known})
 
 
 def _timed(state: EvolveState, stage: str, started: float) -> dict[str, float]:
@@ -202,7 +204,7 @@ def evaluate(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
         tasks = _tasks(cat, state["heldout_tasks"])
         report_turn = _reporter("evaluate", len(tasks))
         trajectories = stages.run_policy(state["policy"], tasks, home, seed=s.seed,
-                                         progress=report_turn)
+                                         max_turns=s.max_turns, progress=report_turn)
         report = record_evaluation(cat, eval_id, tasks, trajectories,
                                    label=f"round {state['round']} {phase}",
                                    policy=state["policy"])

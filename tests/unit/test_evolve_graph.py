@@ -51,7 +51,7 @@ class Doubles:
         return ids
 
     @staticmethod
-    def run(policy, tasks, home, seed=0, progress=None):  # noqa: ARG004
+    def run(policy, tasks, home, seed=0, max_turns=8, progress=None):  # noqa: ARG004
         skill = float(policy.rsplit("-", 1)[-1])
         if progress:
             progress({"turn": 1, "live": 0})
