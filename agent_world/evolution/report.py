@@ -104,6 +104,15 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _short(checkpoint: str) -> str:
+    """A checkpoint path from its round folder on (`round-2/checkpoints/step-000003/model`)."""
+    if not checkpoint:
+        return "-"
+    parts = Path(checkpoint).parts
+    at = next((i for i, p in enumerate(parts) if p.startswith("round-")), len(parts) - 1)
+    return "/".join(parts[at:])
+
+
 def _pct(v: Any) -> str:
     return "-" if v is None else f"{float(v):.0%}"
 
@@ -145,8 +154,8 @@ def render(rounds: list[RoundRecord], title: str = "Agent-World self-evolution")
          "targeted tasks", "training tasks", "train steps", "checkpoint"],
         [[r.round, _pct(r.before.get("pass_rate")), _pct(r.after.get("pass_rate")),
           r.target_error or "-", f"{row['target_before']} → {row['target_after']}",
-          row["targeted_tasks"], row["train_tasks"], row["steps"], Path(r.checkpoint).name
-          if r.checkpoint else "-"] for r in rounds for row in [r.row()]])
+          row["targeted_tasks"], row["train_tasks"], row["steps"], _short(r.checkpoint)]
+         for r in rounds for row in [r.row()]])
     count_keys = sorted({k for r in rounds for k in r.counts})
     counts = _table(["round", *count_keys],
                     [[r.round, *[r.counts.get(k, 0) for k in count_keys]] for r in rounds])

@@ -41,7 +41,8 @@ def test_report_is_self_contained_with_every_section(tmp_path):
     page = render(_rounds())
     assert len(re.findall(r'src="data:image/png;base64,', page)) == 5
     assert "http://" not in page and "https://" not in page  # nothing fetched
-    for text in ("20% → 50%", "gave_up", "3 → 1", "round two", "&lt;b&gt;", "train_envs"):
+    for text in ("20% → 50%", "gave_up", "3 → 1", "round two", "&lt;b&gt;", "train_envs",
+                 "<td>round-1</td>"):  # the checkpoint from its round folder on
         assert text in page
 
 
