@@ -181,20 +181,13 @@ def env_build(
                   f"{stats['rows']} rows, {stats['tools']} tools ({writes} write), "
                   f"{stats['tests']} tests; fingerprint {spec.fingerprint}")
     if verify:
-        from agent_world.envs.episode import EnvRuntime
-        from agent_world.envs.testing import run_tool_test
+        from agent_world.envs.testing import verify_spec
 
-        failed = 0
-        with EnvRuntime() as runtime:
-            episode = runtime.open(spec)
-            for test in spec.tests:
-                ok, reason = run_tool_test(episode, test)
-                if not ok:
-                    failed += 1
-                    console.print(f"  [red]FAIL[/] {test.tool} / {test.name}: {reason}")
-            episode.close()
-        console.print(f"{len(spec.tests) - failed}/{len(spec.tests)} tool tests pass")
-        if failed:
+        failures = verify_spec(spec)
+        for line in failures:
+            console.print(f"  [red]FAIL[/] {line}")
+        console.print(f"{len(spec.tests) - len(failures)}/{len(spec.tests)} tool tests pass")
+        if failures:
             raise typer.Exit(1)
     if store:
         summary = state.catalog().put_env(spec, stage="manual")

@@ -27,6 +27,7 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -346,12 +347,37 @@ class ToolSpec(_Model):
         return self
 
 
+class RowChange(_Model):
+    """One expected change of the database by a tool call, e.g. one row inserted in `loans`
+    with these values, or the row with this key updated to these values."""
+
+    table: str
+    op: Literal["insert", "update", "delete"]
+    count: int = Field(default=1, ge=1)
+    key: dict[str, Any] | None = None  # update/delete: the row's primary key
+    values: dict[str, Any] = Field(default_factory=dict)  # insert/update: the row has these after
+
+
 class ToolExpectation(_Model):
     ok: bool = True  # False: the call must give an error observation
     error_kind: str | None = None
     equals: Any = None  # the whole result equals this (when not None)
     contains: dict[str, Any] | None = None  # result (a dict) has these key/values
     min_items: int | None = None  # result (a list) has at least this many items
+    # with `equals`: compare [item[pluck] for item in result] instead of the whole result list
+    pluck: str | None = None
+    # the database changes the call makes, exactly (None: not checked; [] : no change at all)
+    changes: list[RowChange] | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unused(self, handler: Any) -> dict[str, Any]:
+        # fields added after the first format stay out of the JSON (and the fingerprint) while
+        # unused, so specs that do not use them keep their bytes and fingerprints
+        data = handler(self)
+        for key in ("pluck", "changes"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class ToolTest(_Model):

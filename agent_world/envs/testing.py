@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from agent_world.envs.episode import EnvRuntime, Episode, Observation
-from agent_world.envs.spec import EnvSpec, ToolExpectation, ToolTest
+from agent_world.envs.spec import EnvSpec, RowChange, ToolExpectation, ToolTest
 
 _MAX_SHOWN = 300
 
@@ -42,7 +42,16 @@ def check_observation(obs: Observation, expect: ToolExpectation) -> tuple[bool, 
         assert obs.error is not None
         return False, f"expected success, got {obs.error.kind}: {obs.error.message}"
     result = obs.result
-    if expect.equals is not None and result != expect.equals:
+    if expect.pluck is not None and expect.equals is not None:
+        if not isinstance(result, list) or not all(isinstance(r, dict) for r in result):
+            return False, f"expected a list of objects, got {_show(result)}"
+        missing = [r for r in result if expect.pluck not in r]
+        if missing:
+            return False, f"a result item has no key {expect.pluck!r}: {_show(missing[0])}"
+        got = [r[expect.pluck] for r in result]
+        if not _same(got, expect.equals):
+            return False, f"{expect.pluck} of the results {_show(got)} != expected {_show(expect.equals)}"
+    elif expect.equals is not None and not _same(result, expect.equals):
         return False, f"result {_show(result)} != expected {_show(expect.equals)}"
     if expect.contains is not None:
         if not isinstance(result, dict):
@@ -50,7 +59,7 @@ def check_observation(obs: Observation, expect: ToolExpectation) -> tuple[bool, 
         for key, want in expect.contains.items():
             if key not in result:
                 return False, f"result has no key {key!r} (keys: {sorted(result)})"
-            if result[key] != want:
+            if not _same(result[key], want):
                 return False, f"result[{key!r}] is {_show(result[key])}, expected {_show(want)}"
     if expect.min_items is not None:
         if not isinstance(result, list):
@@ -60,12 +69,68 @@ def check_observation(obs: Observation, expect: ToolExpectation) -> tuple[bool, 
     return True, "ok"
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal, with numbers compared as numbers (1 == 1.0; floats to 1e-6) and booleans apart
+    from numbers."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b or (isinstance(a, bool) and isinstance(b, bool) and a == b)
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def check_changes(episode: Episode, changes: list[RowChange]) -> tuple[bool, str]:
+    """Whether the episode's state differs from its reset state by exactly `changes`: the
+    number of rows inserted/updated/deleted per table, and the listed rows' values."""
+    diff = episode.diff()
+    ops = {"insert": "inserted", "update": "updated", "delete": "deleted"}
+    tables = set(diff.tables) | {c.table for c in changes}
+    for table in sorted(tables):
+        got = diff.tables.get(table)
+        for op, attr in ops.items():
+            want = sum(c.count for c in changes if c.table == table and c.op == op)
+            have = len(getattr(got, attr)) if got is not None else 0
+            if want != have:
+                return False, f"{table}: {have} row(s) {attr}, expected {want}"
+    for c in changes:
+        got = diff.tables[c.table]
+        if c.op == "insert" and c.values:
+            if not any(all(k in r and _same(r[k], v) for k, v in c.values.items())
+                       for r in got.inserted):
+                return False, (f"{c.table}: no inserted row has {_show(c.values)} "
+                               f"(inserted: {_show(got.inserted)})")
+        elif c.op in ("update", "delete") and c.key is not None:
+            rows = got.updated if c.op == "update" else got.deleted
+            keyed = [r for r in rows if all(_same((r.get("key") or r).get(k), v)
+                                            for k, v in c.key.items())]
+            if not keyed:
+                return False, f"{c.table}: row {_show(c.key)} was not {ops[c.op]}"
+            if c.op == "update" and c.values:
+                where = " AND ".join(f'"{k}" = ?' for k in c.key)
+                row = episode.query(f'SELECT * FROM "{c.table}" WHERE {where}',
+                                    tuple(c.key.values()))
+                for k, v in c.values.items():
+                    if not row or k not in row[0] or not _same(row[0][k], v):
+                        found = row[0].get(k) if row else None
+                        return False, (f"{c.table} {_show(c.key)}: {k} is {_show(found)}, "
+                                       f"expected {_show(v)}")
+    return True, "ok"
+
+
 def run_tool_test(episode: Episode, test: ToolTest, *, reset: bool = True) -> tuple[bool, str]:
-    """Run one tool test on `episode` (reset first unless `reset=False`): (passed, reason)."""
+    """Run one tool test on `episode` (reset first unless `reset=False`): (passed, reason).
+    A test with expected `changes` also checks the state diff since the reset."""
     if reset:
         episode.reset()
     obs = episode.step(test.tool, test.arguments)
-    return check_observation(obs, test.expect)
+    ok, reason = check_observation(obs, test.expect)
+    if ok and test.expect.changes is not None:
+        ok, reason = check_changes(episode, test.expect.changes)
+    return ok, reason
 
 
 def verify_spec(spec: EnvSpec, runtime: EnvRuntime | None = None) -> list[str]:
@@ -87,4 +152,4 @@ def verify_spec(spec: EnvSpec, runtime: EnvRuntime | None = None) -> list[str]:
             rt.close()
 
 
-__all__ = ["check_observation", "run_tool_test", "verify_spec"]
+__all__ = ["check_changes", "check_observation", "run_tool_test", "verify_spec"]
