@@ -1,0 +1,236 @@
+"""The tool designer: a mined environment (schema, seed rows, coverage map of the source's
+tools) → candidate tools in the toolkit form plus unit tests for them.
+
+    design = design_tools(spec)                  # LLM when a designer model is configured
+    design.module                                # a toolkit-form Python module (untrusted)
+    design.tests                                 # ToolTest dicts, expectations from seed rows
+    repaired = repair_tool(spec, design, "renew_loan", "TypeError: ...")
+
+LLM path: the `designer` chat model (agent_world.models) writes the module and the tests with
+structured output; an answer that does not parse or validate is sent back with the error, up
+to `retries` times. Offline strategy (agent_world.agents.offline_design): plans every covered
+source tool under its own name and arguments, then lookups, filters, aggregates and actions
+from the schema, renders them, and derives the tests from the seed rows in Python.
+
+Nothing here runs the designed code: compiling and testing it is cross-validation's job, in the
+sandbox (agent_world.agents.cross_validation).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agent_world import models
+from agent_world.agents import tool_designer_prompts as prompts
+from agent_world.agents.offline_design import design_offline
+from agent_world.envs.spec import EnvSpec, ToolTest
+from agent_world.errors import BuildError
+
+DEFAULT_TOOLS = 40
+
+
+class Design(BaseModel):
+    """Candidate tools of one environment, before cross-validation."""
+
+    env: str
+    strategy: Literal["offline", "llm"]
+    module: str  # toolkit-form source: helpers + @tool functions
+    tests: list[dict[str, Any]] = Field(default_factory=list)
+    source_tools: list[str] = Field(default_factory=list)  # source tools it implements
+    not_implemented: dict[str, str] = Field(default_factory=dict)  # source tool -> why
+
+    def tool_names(self) -> list[str]:
+        """Names of the @tool functions in the module (by reading it, not running it)."""
+        try:
+            tree = ast.parse(self.module)
+        except SyntaxError:
+            return []
+        return [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+                and any(_is_tool_decorator(d) for d in n.decorator_list)]
+
+
+def _is_tool_decorator(node: ast.expr) -> bool:
+    target = node.func if isinstance(node, ast.Call) else node
+    return isinstance(target, ast.Name) and target.id == "tool"
+
+
+# ---- structured output of the LLM path ---------------------------------------------------------
+class LLMTest(BaseModel):
+    name: str
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    expect: dict[str, Any] = Field(default_factory=dict)
+
+
+class LLMDesign(BaseModel):
+    """The designed environment: one toolkit-form module and the tool tests."""
+
+    module: str = Field(description="The whole Python module in the toolkit form.")
+    tests: list[LLMTest] = Field(description="Tool tests with expectations from seed rows.")
+
+
+class LLMRepair(BaseModel):
+    """A repaired tool."""
+
+    source: str = Field(description="Python source of the repaired @tool function and any "
+                                    "helper functions it needs.")
+
+
+def _source_tools(spec: EnvSpec) -> dict[str, Any]:
+    coverage = (spec.provenance.stats or {}).get("tool_coverage") or {}
+    return {k: v for k, v in (coverage.get("tools") or {}).items() if v.get("covered", True)}
+
+
+def _schema_text(spec: EnvSpec) -> str:
+    lines = []
+    for t in spec.tables:
+        cols = []
+        for c in t.columns:
+            flags = [c.type] + (["pk"] if c.primary_key else []) + \
+                (["not null"] if not c.nullable and not c.primary_key else []) + \
+                (["unique"] if c.unique else []) + \
+                ([f"-> {c.foreign_key}"] if c.foreign_key else []) + \
+                ([f"one of {c.enum}"] if c.enum else [])
+            cols.append(f"{c.name} ({', '.join(flags)})")
+        lines.append(f"- {t.name}: " + "; ".join(cols))
+    return "\n".join(lines)
+
+
+def _rows_text(spec: EnvSpec, per_table: int = 3) -> str:
+    return "\n".join(f"- {t}: {json.dumps(rows[:per_table], default=str)}"
+                     for t, rows in spec.rows.items())
+
+
+def _validate_llm(answer: Any) -> tuple[str, list[dict[str, Any]]]:
+    if isinstance(answer, dict):
+        answer = LLMDesign.model_validate(answer)
+    if not isinstance(answer, LLMDesign):
+        raise ValueError(f"expected an LLMDesign, got {type(answer).__name__}")
+    try:
+        ast.parse(answer.module)
+    except SyntaxError as exc:
+        raise ValueError(f"the module does not parse: {exc.msg} (line {exc.lineno})") from None
+    tests = []
+    for t in answer.tests:
+        data = t.model_dump()
+        ToolTest.model_validate(data)  # raises with the field at fault
+        tests.append(data)
+    if not tests:
+        raise ValueError("no tests")
+    return answer.module, tests
+
+
+def _llm_design(spec: EnvSpec, model: Any, count: int, retries: int) -> Design:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    sources = _source_tools(spec)
+    coverage = "\n".join(
+        f"- {name} (table {e.get('table')}, {'read' if e.get('read_only') else 'write'}): "
+        f"{e.get('description', '')[:160]} args {json.dumps(e.get('arguments') or {})[:300]}"
+        for name, e in sources.items()) or "(none)"
+    messages: list[Any] = [
+        SystemMessage(prompts.SYSTEM.replace("{clock}", spec.clock_start)),
+        HumanMessage(prompts.DESIGN.format(
+            name=spec.name, theme=spec.theme.name, description=spec.theme.description,
+            schema=_schema_text(spec), rows=_rows_text(spec), coverage=coverage, count=count))]
+    structured = model.with_structured_output(LLMDesign)
+    error = "no answer"
+    for _ in range(retries + 1):
+        try:
+            answer = structured.invoke(messages)
+            module, tests = _validate_llm(answer)
+        except (ValidationError, ValueError) as exc:
+            error = str(exc)[:1500]
+            messages += [AIMessage(content=str(locals().get("answer", ""))[:4000]),
+                         HumanMessage(prompts.RETRY.format(error=error))]
+            continue
+        design = Design(env=spec.name, strategy="llm", module=module, tests=tests)
+        names = set(design.tool_names())
+        design.source_tools = [s for s in sources if s in names]
+        design.not_implemented = {s: "the designer did not write it" for s in sources
+                                  if s not in names}
+        return design
+    raise BuildError(f"{spec.name}: the designer model gave no usable design after "
+                     f"{retries + 1} attempts: {error}")
+
+
+def design_tools(spec: EnvSpec, *, model: Any | None = None, max_tools: int = DEFAULT_TOOLS,
+                 retries: int = 2) -> Design:
+    """Candidate tools and tests for a mined environment. `model`: a chat model (default:
+    the configured `designer` role; None → the offline strategy)."""
+    model = model if model is not None else models.chat_model("designer")
+    if model is not None:
+        return _llm_design(spec, model, max_tools, retries)
+    module, tests, skipped, plans = design_offline(spec, max_tools=max_tools)
+    return Design(env=spec.name, strategy="offline", module=module, tests=tests,
+                  source_tools=[p.source_tool for p in plans if p.source_tool],
+                  not_implemented=skipped)
+
+
+# ---- repair ------------------------------------------------------------------------------------
+def function_source(module: str, name: str) -> str | None:
+    """The text of the top-level function `name` (decorators included) in `module`."""
+    try:
+        tree = ast.parse(module)
+    except SyntaxError:
+        return None
+    lines = module.splitlines(keepends=True)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            return "".join(lines[start - 1:node.end_lineno])
+    return None
+
+
+def replace_functions(module: str, source: str) -> str:
+    """`module` with every top-level function defined in `source` replaced (or appended)."""
+    new = ast.parse(source)
+    out = module
+    for node in new.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        lines = source.splitlines(keepends=True)
+        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        text = "".join(lines[start - 1:node.end_lineno]).rstrip() + "\n"
+        old = function_source(out, node.name)
+        out = out.replace(old, text) if old else out.rstrip() + "\n\n\n" + text
+    return out
+
+
+def repair_tool(spec: EnvSpec, design: Design, tool: str, error: str, *,
+                model: Any | None = None, retries: int = 1) -> Design | None:
+    """A new design with `tool` rewritten given its error, or None when the strategy has no
+    repair. The offline strategy has none: its tools are derived, not guessed, so one that
+    fails is rejected (and the failure ledgered) rather than patched."""
+    model = model if model is not None else models.chat_model("designer")
+    if model is None:
+        return None
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    tests = [t for t in design.tests if t.get("tool") == tool]
+    messages: list[Any] = [
+        SystemMessage(prompts.SYSTEM.replace("{clock}", spec.clock_start)),
+        HumanMessage(prompts.REPAIR.format(tool=tool, error=error,
+                                           source=function_source(design.module, tool) or "",
+                                           tests=json.dumps(tests, default=str)[:4000]))]
+    structured = model.with_structured_output(LLMRepair)
+    for _ in range(retries + 1):
+        try:
+            answer = structured.invoke(messages)
+            if isinstance(answer, dict):
+                answer = LLMRepair.model_validate(answer)
+            module = replace_functions(design.module, answer.source)
+            ast.parse(module)
+        except (ValidationError, ValueError, SyntaxError, AttributeError) as exc:
+            messages.append(HumanMessage(prompts.RETRY.format(error=str(exc)[:1000])))
+            continue
+        return design.model_copy(update={"module": module})
+    return None
+
+
+__all__ = ["DEFAULT_TOOLS", "Design", "LLMDesign", "LLMRepair", "design_tools",
+           "function_source", "repair_tool", "replace_functions"]
