@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from agent_world import __version__
-from agent_world.cli import env, evolve, ledger, mine, run, synthesize, train
+from agent_world.cli import build, env, evolve, ledger, mine, run, synthesize, train
 from agent_world.cli.common import Group, console, resolve_env, state
 from agent_world.tools.sandbox.isolation import UNSAFE_ENV, warn_unsafe
 
@@ -26,6 +26,7 @@ app = typer.Typer(cls=Group, no_args_is_help=True, add_completion=False,
 app.add_typer(env.env_app, name="env")
 app.command()(mine.mine)
 app.command()(mine.themes)
+app.command()(build.build)
 app.command()(run.run)
 app.command()(evolve.evolve)
 app.command("report")(evolve.report_cmd)

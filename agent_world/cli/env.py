@@ -69,14 +69,26 @@ def env_show(env: Annotated[str, typer.Argument(help="Catalog name, example name
         tables.add_row(escape(t.name), f"{len(spec.rows.get(t.name, [])):,}",
                        escape(", ".join(c.name for c in t.columns)), escape(", ".join(refs)))
     console.print(tables)
-    tools = fit_table("Tools", ["tool", "kind", "arguments", "description"],
-                      wrap={"arguments", "description"}, keep={"tool", "kind"})
+    validation = (spec.provenance.stats or {}).get("validation") or {}
+    tools = fit_table("Tools", ["tool", "kind", "arguments",
+                                *(("validated",) if validation else ()), "description"],
+                      wrap={"arguments", "description"}, keep={"tool", "kind", "validated"})
     for t in spec.tools:
         args = ", ".join(f"{k}{'' if k in t.parameters.get('required', []) else '?'}"
                          for k in t.parameters.get("properties", {}))
+        v = validation.get(t.name)
+        checked = (f"{v['passed']}/{v['total']} tests" + (f", {v['repairs']} repairs"
+                                                          if v.get("repairs") else "")
+                   if v else "-")
         tools.add_row(escape(t.name), "write" if t.mutates else "read", escape(args),
+                      *((checked,) if validation else ()),
                       escape(t.description.split("\n")[0]))
     console.print(tools)
+    rejected = {k: v for k, v in validation.items() if not v.get("kept")}
+    if rejected:
+        console.print(f"{len(rejected)} candidate tool(s) rejected by cross-validation: "
+                      + escape("; ".join(f"{k} ({v['reason'][:80]})"
+                                         for k, v in rejected.items())), highlight=False)
     console.print(f"{len(spec.tests)} tool tests; provenance: "
                   f"{escape(spec.provenance.created_by)} ({escape(spec.provenance.source_kind)} "
                   f"{escape(spec.provenance.source_ref)})".rstrip(), highlight=False)

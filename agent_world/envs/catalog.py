@@ -348,6 +348,16 @@ class Catalog:
         known = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
         return f"no environment named {name!r} in the catalog (known: {known or 'none'})"
 
+    def get_env_at_stage(self, name: str, stage: str) -> EnvSpec | None:
+        """The latest version of `name` stored with `stage` (e.g. the `mined` version the
+        build stage designs tools for), or None."""
+        with self._tx() as s:
+            row = s.scalars(sa.select(EnvVersionRow).where(
+                EnvVersionRow.env_name == name, EnvVersionRow.stage == stage)
+                .order_by(EnvVersionRow.version.desc()).limit(1)).one_or_none()
+            return EnvSpec.from_json(row.spec_json, origin=f"catalog:{name}@{row.version}") \
+                if row else None
+
     def find_env(self, fingerprint: str) -> EnvSpec | None:
         with self._tx() as s:
             row = s.scalars(sa.select(EnvVersionRow).where(
