@@ -102,7 +102,7 @@ def test_offline_design_implements_source_tools_writes_and_refusals(spec):
     assert inserts[0]["expect"]["changes"][0] == {
         "table": "loans", "op": "insert",
         "values": {"book_id": 1, "member": "ann", "status": "open",
-                   "created_at": "2026-01-15T09:00:00", "updated_at": "2026-01-15T09:00:00"}}
+                   "created_at": "2026-01-15T09:01:00", "updated_at": "2026-01-15T09:01:00"}}
     # an expectation computed from the seed rows, not recorded from the tool
     search = next(t for t in tests if t["tool"] == "find_books" and t["arguments"])
     want = [b["id"] for b in SPEC["rows"]["books"]

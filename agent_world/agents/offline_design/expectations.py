@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from agent_world.agents.offline_design.plans import (
@@ -59,7 +59,10 @@ class Rows:
 
 
 def _now(spec: EnvSpec) -> str:
-    return datetime.fromisoformat(spec.clock_start).isoformat(timespec="seconds")
+    """`ctx.now()` during the first write of a freshly reset episode (the episode clock is
+    `clock_start` plus one minute per committed write, this one included)."""
+    return (datetime.fromisoformat(spec.clock_start) + timedelta(minutes=1)
+            ).isoformat(timespec="seconds")
 
 
 def _unknown(spec: EnvSpec, table: str, column: str, py_type: str) -> Any:
