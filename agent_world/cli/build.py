@@ -6,9 +6,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
-from agent_world.cli.common import console, err_console, state
+from agent_world.cli.common import console, err_console, fit_table, state
 
 
 def build(
@@ -80,19 +79,19 @@ def run_build(envs: list[str], max_repairs: int, max_tools: int, thread: str | N
 
 def print_build_report(values: dict[str, Any]) -> None:
     results = values.get("results", [])
-    table = Table(title="Built environments")
-    cols = ("environment", "status", "candidates", "kept", "write", "rejected (by reason)",
-            "tests", "source tools", "repairs", "s")
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("environment", "status",
-                                                        "rejected (by reason)") else "right")
+    # src: source tools implemented and validated / source tools the database covers
+    table = fit_table("Built environments", ["env", "cand", "kept", "write", "tests", "src",
+                                             "fixed", "rejected"],
+                      numeric={"cand", "kept", "write", "tests", "src", "fixed"},
+                      wrap={"rejected"}, keep={"env"})
     for r in results:
         rejected = ", ".join(f"{k} {v}" for k, v in sorted((r.get("rejected") or {}).items()))
-        src = f"{r.get('source_covered', 0)}/{r.get('source_tools', 0)}"
-        table.add_row(r["env"], r["status"], str(r.get("candidates", 0)), str(r.get("kept", 0)),
-                      str(r.get("writes", 0)), rejected or "-",
-                      f"{r.get('tests', 0)}/{r.get('tests_total', 0)}", src,
-                      str(r.get("repairs", 0)), f"{r.get('seconds', 0):.1f}")
+        if r["status"] != "built":
+            rejected = f"{r['status']}: {r.get('error')}"
+        table.add_row(escape(r["env"]), str(r.get("candidates", 0)), str(r.get("kept", 0)),
+                      str(r.get("writes", 0)), str(r.get("tests", 0)),
+                      f"{r.get('source_covered', 0)}/{r.get('source_tools', 0)}",
+                      str(r.get("repairs", 0)), escape(rejected) or "-")
     console.print(table)
     s = values.get("summary") or {}
     if s:
