@@ -42,6 +42,63 @@ DRILLS = {
 }
 
 
+ROOMS = ("kitchen", "bedroom", "bathroom", "garage", "office", "hallway", "attic", "cellar")
+
+_SWITCH_SOURCE = """def {name}(ctx, room):
+    if ctx.one("SELECT room FROM lights WHERE room = ?", (room,)) is None:
+        raise ToolError(f"no light in the {{room}}")
+    ctx.execute("UPDATE lights SET is_on = ?, switches = switches + 1 WHERE room = ?",
+                ({value}, room))
+    return {{"room": room, "on": {value} == 1}}
+"""
+
+
+def switchboard_spec() -> EnvSpec:
+    """A very small home-automation environment: one light per room, two write tools. Its
+    tasks are short enough for a tiny policy to learn in a few hundred CPU steps."""
+    room = {"type": "string", "enum": list(ROOMS), "description": "The room."}
+    params = {"type": "object", "properties": {"room": room}, "required": ["room"],
+              "additionalProperties": False}
+    return EnvSpec.model_validate({
+        "name": "switchboard",
+        "theme": {"name": "Home lights", "description": "Lights of a house, one per room.",
+                  "taxonomy": {"l1": "Smart Home", "l2": "Lighting", "l3": "switchboard"}},
+        "clock_start": "2026-03-01T08:00:00",
+        "tables": [{"name": "lights", "columns": [
+            {"name": "room", "type": "text", "primary_key": True},
+            {"name": "is_on", "type": "integer", "nullable": False, "default": 0},
+            {"name": "switches", "type": "integer", "nullable": False, "default": 0}]}],
+        "rows": {"lights": [{"room": r, "is_on": 0, "switches": 0} for r in ROOMS]},
+        "tools": [{"name": name, "description": f"Switch the light of a room {word}.",
+                   "mutates": True, "parameters": params,
+                   "source": _SWITCH_SOURCE.format(name=name, value=value)}
+                  for name, word, value in (("turn_on", "on", 1), ("turn_off", "off", 0))],
+    })
+
+
+def switch_tasks(runtime: EnvRuntime | None = None) -> list[Task]:
+    """"Turn on/off the ROOM light." for every room: 16 tasks, each checked on the state."""
+    spec = switchboard_spec()
+    own = runtime is None
+    runtime = runtime or EnvRuntime()
+    tasks = []
+    try:
+        for r in ROOMS:
+            for tool, word in (("turn_on", "on"), ("turn_off", "off")):
+                chain = [ToolCall(tool=tool, arguments={"room": r})]
+                tasks.append(Task(
+                    kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint,
+                    instruction=f"Turn {word} the {r} light.",
+                    tool_view={"turn_on": "turn_on", "turn_off": "turn_off"}, chain=chain,
+                    expected_changes=expected_changes(runtime, spec, chain),
+                    difficulty=Difficulty(chain_length=1, distractors=1),
+                    origin={"drill": "switch"}).with_id())
+    finally:
+        if own:
+            runtime.close()
+    return tasks
+
+
 def rekeyed(spec: EnvSpec, table: str, column: str, seed: int) -> EnvSpec:
     """A variant of `spec` whose `table.column` keys (text codes) are replaced by fresh random
     codes of the same shape, references included: the same world under new names, so a
@@ -124,4 +181,5 @@ def drill_tasks(name: str, limit: int | None = None, runtime: EnvRuntime | None 
     return tasks
 
 
-__all__ = ["DRILLS", "Drill", "drill_tasks", "expected_changes", "rekeyed"]
+__all__ = ["DRILLS", "Drill", "ROOMS", "drill_tasks", "expected_changes", "rekeyed",
+           "switch_tasks", "switchboard_spec"]

@@ -28,6 +28,9 @@ Tools (JSON schemas):
 </tools>
 Call one tool per reply: <tool_call>{{"name": "NAME", "arguments": {{...}}}}</tool_call>
 When done, reply <answer>ANSWER</answer>."""
+COMPACT_TEMPLATE = """Tools:
+{tools}
+Reply <tool_call>{{"name":..,"arguments":{{..}}}}</tool_call> or <answer>..</answer>."""
 
 
 @dataclass(frozen=True)
@@ -59,9 +62,8 @@ def system_prompt(task: Task, spec: EnvSpec, compact: bool = False) -> str:
     descriptions (small models with short contexts)."""
     views = tool_views(task, spec)
     if compact:
-        views = [{"name": v["name"], "parameters": {
-            k: p.get("type", "any") for k, p in v["parameters"].get("properties", {}).items()}}
-            for v in views]
+        return COMPACT_TEMPLATE.format(tools="\n".join(
+            f"{v['name']}({', '.join(v['parameters'].get('properties', {}))})" for v in views))
     tools = "\n".join(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in views)
     return SYSTEM_TEMPLATE.format(tools=tools)
 
