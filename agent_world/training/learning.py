@@ -43,7 +43,8 @@ def mean_reward(policy: HFPolicy, tasks: list[Task], specs: dict, runtime: EnvRu
 
 def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
                  group_size: int = 16, lr: float | None = None, device: str = "cpu",
-                 seed: int = 0, eval_every: int = 10,
+                 seed: int = 0, eval_every: int = 10, temperature: float = 1.0,
+                 both: int = 3, kl_coef: float = 0.0,
                  on_step: Callable[[dict[str, Any]], None] | None = None
                  ) -> list[dict[str, Any]]:
     """Warm start on one part, GRPO on the held-out part; the curve (one dict per step,
@@ -58,7 +59,7 @@ def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
         spec = switchboard_spec()
         tasks = switch_tasks(runtime)
         specs = spec_index(tasks, [spec])
-        warm, held_out = learning_split(tasks)
+        warm, held_out = learning_split(tasks, both)
         if policy == "tiny":
             corpus = [m["content"] for t in tasks
                       for m in gold_messages(t, spec, runtime, compact=True)]
@@ -74,8 +75,8 @@ def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
         sft(model, tok, warm, specs, steps=sft_steps, batch_size=8, lr=sft_lr, compact=True,
             seed=seed, device=device)
         trainer = GRPOTrainer(model, tok, held_out, specs, GRPOConfig(
-            tasks_per_step=len(held_out), group_size=group_size, lr=lr, kl_coef=0.0,
-            max_turns=3,
+            tasks_per_step=len(held_out), group_size=group_size, lr=lr, kl_coef=kl_coef,
+            max_turns=3, minibatch_size=32, temperature=temperature,
             max_new_tokens=max_new, compact_tools=True, device=device, seed=seed),
             runtime=runtime)
         probe = HFPolicy(trainer.model, tok, max_new_tokens=max_new)
