@@ -47,14 +47,12 @@ class InstantPolicy:
 
 
 def bench_rollouts(tasks, specs, episodes: int, threads: int, workers: int) -> dict:
-    group = max(1, episodes // len(tasks))
-    picked = tasks[:max(1, episodes // group)]
+    picked = [tasks[i % len(tasks)] for i in range(episodes)]  # one episode each
     marks: list[float] = []
     with EnvRuntime(workers=workers) as runtime:
         start = time.perf_counter()
         rollouts = run_rollouts(InstantPolicy(), picked, specs,
-                                RolloutConfig(max_turns=4, group_size=group,
-                                              step_threads=threads),
+                                RolloutConfig(max_turns=4, step_threads=threads),
                                 runtime=runtime,
                                 on_turn=lambda turn, live: marks.append(time.perf_counter()))
         total = time.perf_counter() - start
@@ -97,11 +95,16 @@ def bench_trl(tasks, specs, size, device, steps, group, new_tokens) -> dict | No
     except ImportError as exc:
         print(f"(TRL not installed: {exc})")
         return None
+    import tempfile
+
     from agent_world.tasks.model import Trajectory
     from agent_world.training.reward import score
     from agent_world.training.rollout import observe_reply
 
     model, tok = make_model(tasks, specs, size, device)
+    saved = tempfile.mkdtemp(prefix="trl-bench-model-")
+    model.save_pretrained(saved)  # TRL builds its reference model from a path
+    tok.save_pretrained(saved)
     by_prompt = {}
     rows = []
     for t in tasks:
@@ -139,7 +142,7 @@ def bench_trl(tasks, specs, size, device, steps, group, new_tokens) -> dict | No
                      use_cpu=device == "cpu", bf16=False, temperature=1.0,
                      loss_type="dapo", seed=0, dataloader_num_workers=0,
                      generation_kwargs={"min_new_tokens": new_tokens})
-    trainer = Count(model=model, processing_class=tok, reward_funcs=arena_reward,
+    trainer = Count(model=saved, processing_class=tok, reward_funcs=arena_reward,
                     args=args, train_dataset=Dataset.from_list(rows * 64))
     times: list[float] = []
 
