@@ -21,7 +21,7 @@ from agent_world.training.rollout import RolloutConfig, run_rollouts, spec_index
 from agent_world.training.sft import gold_messages, sft
 
 
-def learning_split(tasks: list[Task], both: int = 2) -> tuple[list[Task], list[Task]]:
+def learning_split(tasks: list[Task], both: int = 3) -> tuple[list[Task], list[Task]]:
     """(warm-start tasks, held-out tasks) of the switchboard drill."""
     def warm(t: Task) -> bool:
         i = ROOMS.index(t.chain[0].arguments["room"])
