@@ -104,7 +104,7 @@ def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0,
 
 def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int,
                  seed: int = 0, home: str | Path | None = None,
-                 progress: Progress | None = None) -> TrainResult:
+                 progress: Progress | None = None, warm_start_steps: int = 0) -> TrainResult:
     """Continue training `policy` with GRPO on `tasks` for `steps` steps; checkpoints land in
     `out_dir`, and a killed run resumes from the latest one there. `progress` hears
     {"step", "steps", "reward"} after every step."""
@@ -115,7 +115,7 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
     on_step = (lambda st: progress({"step": st.step, "steps": steps,
                                     "reward": st.reward_mean})) if progress else None
     out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home,
-                on_step=on_step)
+                on_step=on_step, warm_start_steps=warm_start_steps)
     return TrainResult(checkpoint=str(out.checkpoint), curve=list(out.curve),
                        seconds=float(getattr(out, "seconds", 0.0)))
 

@@ -62,6 +62,9 @@ class EvolveContext:
     targeted_tasks_per_env: int = 3  # tasks per targeted environment each round
     replay: int = 8  # earlier training tasks replayed each round
     train_steps: int = 3  # GRPO steps per round
+    # supervised steps on the gold solutions of round 1's training tasks before its GRPO (a
+    # base model learns the tool-call format); never on held-out environments' tasks
+    warm_start_steps: int = 8
     max_turns: int = 4  # turns a policy gets per held-out task
     policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy
     review_before_train: bool = False  # pause before training for a person to review
@@ -294,7 +297,9 @@ def train(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCon
     out_dir = home / "policies" / _thread(config).replace("/", "_") / f"round-{state['round']}"
     result = stages.train_policy(state["policy"], tasks, out_dir, s.train_steps,
                                  seed=s.seed + state["round"], home=home,
-                                 progress=_reporter("train", len(tasks)))
+                                 progress=_reporter("train", len(tasks)),
+                                 warm_start_steps=s.warm_start_steps if state["round"] == 1
+                                 else 0)
     return {"phase": "after", "policy": result.checkpoint,
             "train_tasks": list(dict.fromkeys([*state["train_tasks"], *targeted])),
             "training": {"checkpoint": result.checkpoint, "curve": result.curve,

@@ -124,9 +124,13 @@ def pass_rates(trajectories: list[Trajectory]) -> dict[str, float]:
 def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, seed: int = 0,
           home: str | Path | None = None, config: GRPOConfig | None = None,
           specs: Iterable[EnvSpec] = (), resume: bool = True,
-          on_step: Callable[[StepStats], None] | None = None) -> TrainResult:
+          on_step: Callable[[StepStats], None] | None = None,
+          warm_start_steps: int = 0) -> TrainResult:
     """GRPO on `tasks` from `policy` (smollm2, tiny or a checkpoint directory) for `steps`
-    steps in total; resumes from the latest checkpoint in `out_dir` when there is one."""
+    steps in total; resumes from the latest checkpoint in `out_dir` when there is one.
+
+    `warm_start_steps` > 0: a fresh (not resumed) run first fine-tunes on the gold solutions
+    of `tasks` (supervised), so a base model learns the tool-call format before GRPO."""
     import time
 
     from agent_world.training.grpo import GRPOConfig, GRPOTrainer
@@ -142,6 +146,12 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
     else:
         corpus = _corpus(tasks, index) if policy == "tiny" else None
         model, tok = load_lm(str(policy), corpus=corpus, seed=config.seed)
+        if warm_start_steps > 0:
+            from agent_world.training.sft import sft
+
+            sft(model, tok, tasks, index, steps=warm_start_steps, batch_size=4,
+                lr=3e-3 if policy == "tiny" else 3e-5, seed=config.seed,
+                compact=config.compact_tools, device=config.device)
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)
     trainer.train(steps, on_step=on_step)
     ckpt = GRPOTrainer.latest(out)

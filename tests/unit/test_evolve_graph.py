@@ -65,7 +65,7 @@ class Doubles:
                                   reward=1.0 if ok else 0.0))
         return out
 
-    def train(self, policy, tasks, out_dir, steps, seed=0, home=None, progress=None):  # noqa: ARG002
+    def train(self, policy, tasks, out_dir, steps, seed=0, home=None, progress=None, warm_start_steps=0):  # noqa: ARG002
         self.trained_on.append([t.id for t in tasks])
         for i in range(steps):
             if progress:
