@@ -67,8 +67,10 @@ def task_tools(task: Task, spec: EnvSpec, episode: Episode,
 
 def run_attempt(task: Task, model: Any, spec: EnvSpec | None = None,
                 runtime: EnvRuntime | None = None, seed: int | None = None,
-                max_turns: int = DEFAULT_MAX_TURNS, policy: str = "") -> Trajectory:
-    """Run `model` on `task` in a fresh episode and check the outcome."""
+                max_turns: int = DEFAULT_MAX_TURNS, policy: str = "",
+                role: str = "policy") -> Trajectory:
+    """Run `model` on `task` in a fresh episode and check the outcome. `role` (policy,
+    verifier, ...) names the run in traces (LangSmith), with the task and environment."""
     if spec is None:
         from agent_world.envs.catalog import Catalog
 
@@ -88,7 +90,8 @@ def run_attempt(task: Task, model: Any, spec: EnvSpec | None = None,
         finished = True
         try:
             state = agent.invoke({"messages": [HumanMessage(task.instruction)]},
-                                 {"recursion_limit": 2 * max_turns + 1})
+                                 {"recursion_limit": 2 * max_turns + 1,
+                                  **trace_config(task, spec, model, role, policy)})
             messages = state["messages"]
         except GraphRecursionError:
             finished, messages = False, []
@@ -113,6 +116,28 @@ def run_attempt(task: Task, model: Any, spec: EnvSpec | None = None,
         episode.close()
 
 
+def model_name(model: Any) -> str:
+    """The model's id as providers name it (`model_name`/`model`), else its class name."""
+    for attr in ("model_name", "model", "model_id"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
+
+
+def trace_config(task: Task, spec: EnvSpec, model: Any, role: str,
+                 policy: str = "") -> dict[str, Any]:
+    """Run name, tags and metadata of one attempt: what a LangSmith trace is filtered by."""
+    model_id = model_name(model)
+    return {
+        "run_name": f"{role}:{task.id}",
+        "tags": [f"role:{role}", f"env:{spec.name}", f"task:{task.id}"],
+        "metadata": {"role": role, "task_id": task.id, "env_name": spec.name,
+                     "env_fingerprint": task.env_fingerprint, "model": model_id,
+                     "policy": policy or model_id},
+    }
+
+
 def _text(content: Any) -> str:
     if isinstance(content, list):  # content blocks
         return " ".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
@@ -132,4 +157,4 @@ def _with_unknown_calls(messages: list[Any], steps: list[Step]) -> list[Step]:
                          fault="agent") for m in errors]
 
 
-__all__ = ["run_attempt", "task_tools", "visible_text"]
+__all__ = ["model_name", "run_attempt", "task_tools", "trace_config", "visible_text"]

@@ -62,7 +62,8 @@ def verify_task(task: Task, spec: EnvSpec, runtime: EnvRuntime, runs: int = DEFA
     models = models or verifier_models(runs)
     verdict = Verdict(passes=0, runs=runs, threshold=threshold)
     for i in range(runs):
-        traj = run_attempt(task, models(i), spec=spec, runtime=runtime, policy="verifier")
+        traj = run_attempt(task, models(i), spec=spec, runtime=runtime, policy="verifier",
+                           role="verifier")
         verdict.trajectories.append(traj)
         verdict.passes += bool(traj.meta.get("passed"))
         left = runs - i - 1

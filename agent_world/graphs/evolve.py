@@ -366,5 +366,18 @@ def build_graph() -> StateGraph:
 STAGES = ("mine", "build", "split", "synthesize", "evaluate", "diagnose", "resynthesize",
           "train", "record")
 
+def evolve_round(thread: str = "evolve", home: str | Path | None = None,
+                 context: EvolveContext | None = None) -> dict[str, Any]:
+    """Run one self-evolution round on a durable thread (the embedding entry; the CLI's
+    `evolve` adds progress bars and review prompts) and return the thread's final state.
+    An unfinished round on the thread is finished instead of starting a new one."""
+    from agent_world.graphs.runner import final_state, invoke, thread_config
+
+    builder = build_graph()
+    values, pending = final_state(builder, thread_config(thread, home))
+    inputs = None if pending else {"goal_rounds": values.get("rounds_done", 0) + 1}
+    return invoke(builder, inputs, thread_id=thread, home=home, context=context)
+
+
 # For `langgraph dev` / LangGraph Platform: compiled without a checkpointer (the server has one).
 graph = build_graph().compile()

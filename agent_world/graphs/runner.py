@@ -43,13 +43,30 @@ def stream(builder: StateGraph, inputs: Any, config: dict[str, Any], context: An
     context schema). With a list of modes it yields LangGraph's `(mode, chunk)` pairs
     ("custom": what nodes report on the way). `final_state(builder, config)` gives the state
     and the nodes still to run."""
+    config = traced(builder, config)
     with checkpointer(config["configurable"].get("home")) as saver:
-        graph = builder.compile(checkpointer=saver)
+        graph = builder.compile(checkpointer=saver, name=config["run_name"])
         try:
             yield from graph.stream(inputs, config, context=context, stream_mode=stream_mode,
                                     durability="sync")
         finally:
             flush_traces()
+
+
+def graph_name(builder: StateGraph) -> str:
+    """The graph's name: its module's (`agent_world.graphs.evolve` -> "evolve")."""
+    module = getattr(getattr(builder, "state_schema", None), "__module__", "") or ""
+    return module.rsplit(".", 1)[-1] if module.startswith("agent_world.") else "graph"
+
+
+def traced(builder: StateGraph, config: dict[str, Any]) -> dict[str, Any]:
+    """`config` with the run name, tags and metadata (graph, thread) a LangSmith trace of the
+    run carries; the caller's own values win."""
+    name = graph_name(builder)
+    thread = config["configurable"].get("thread_id")
+    return {**config, "run_name": config.get("run_name") or name,
+            "tags": [*config.get("tags", []), f"graph:{name}"],
+            "metadata": {"graph": name, "thread_id": thread, **config.get("metadata", {})}}
 
 
 def flush_traces() -> None:

@@ -50,10 +50,21 @@ class _Recorder(BaseHTTPRequestHandler):
             if ctype.startswith("multipart/"):
                 message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
                     f"Content-Type: {ctype}\r\n\r\n".encode() + raw)
+                by_id: dict[str, dict] = {}
                 for part in message.iter_parts():
                     field = part.get_param("name", header="content-disposition") or ""
-                    if field.count(".") == 1:  # "post.<run id>": the run itself
-                        runs.append(json.loads(part.get_payload(decode=True)))
+                    kind, _, rest = field.partition(".")
+                    run_id, _, key = rest.partition(".")
+                    if kind not in ("post", "patch") or not run_id:
+                        continue
+                    run = by_id.setdefault(f"{kind}.{run_id}", {"id": run_id})
+                    value = json.loads(part.get_payload(decode=True))
+                    # "post.<run id>" is the run itself, "post.<run id>.extra" etc. its fields
+                    if key:
+                        run[key] = value
+                    else:
+                        run.update(value)
+                runs = list(by_id.values())
             else:
                 body = json.loads(raw)
                 runs = body.get("post", []) + body.get("patch", [])
@@ -85,3 +96,52 @@ def test_mine_graph_is_traced_to_langsmith(tmp_path):
     assert "'mined': 1" in done.stdout
     names = {run.get("name") for req in _Recorder.received for run in req.get("runs", [])}
     assert {"start", "mine_source", "taxonomy"} <= names, (names, _Recorder.received[:3])
+
+
+def test_attempt_and_graph_runs_carry_metadata(tmp_path):
+    """An embedded app synthesizes tasks (graph run + verifier attempts) and runs the baseline
+    policy on one; each run arrives named and with its task, environment, role and model."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Recorder.received = []
+    code = (
+        "from agent_world import BaselineChatModel, Catalog, Task, load_example, run_attempt, "
+        "synthesize_tasks\n"
+        "from agent_world.graphs.runner import flush_traces\n"
+        "spec = load_example('airline'); cat = Catalog.open(); cat.put_env(spec)\n"
+        "ids = synthesize_tasks(['airline'], per_env=1, seed=0)\n"
+        "task = Task.model_validate(cat.get_task(ids[0])['payload'])\n"
+        "run_attempt(task, BaselineChatModel(seed=0), spec=spec)\n"
+        "print(task.id, task.env_fingerprint); flush_traces()\n")
+    env = dict(os.environ, LANGSMITH_TRACING="true", AGENT_WORLD_HOME=str(tmp_path),
+               LANGSMITH_ENDPOINT=f"http://127.0.0.1:{server.server_port}",
+               LANGSMITH_API_KEY="test-key", LANGSMITH_PROJECT="agent-world-tests")
+    try:
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=120, cwd=ROOT)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr[-2000:]
+    task_id, fingerprint = done.stdout.split()[-2:]
+    merged: dict[str, dict] = {}  # a run's post and later patch, by run id
+    for req in _Recorder.received:
+        for run in req.get("runs", []):
+            merged.setdefault(run["id"], {}).update(run)
+    runs = {run["name"]: run for run in merged.values() if run.get("name")}
+
+    policy = runs.get(f"policy:{task_id}")
+    assert policy is not None, sorted(runs)
+    meta = policy["extra"]["metadata"]
+    assert {k: meta.get(k) for k in ("role", "task_id", "env_name", "env_fingerprint", "model")
+            } == {"role": "policy", "task_id": task_id, "env_name": "airline",
+                  "env_fingerprint": fingerprint, "model": "BaselineChatModel"}
+    assert {"role:policy", "env:airline", f"task:{task_id}"} <= set(policy["tags"])
+
+    verifier = [r for name, r in runs.items() if name.startswith("verifier:")]
+    assert verifier and all(r["extra"]["metadata"]["role"] == "verifier" for r in verifier)
+
+    graph = runs.get("synthesize")
+    assert graph is not None, sorted(runs)
+    assert graph["extra"]["metadata"]["graph"] == "synthesize"
+    assert graph["extra"]["metadata"]["thread_id"]
+    assert "graph:synthesize" in graph["tags"]
