@@ -149,7 +149,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
         if warm_start_steps > 0:
             from agent_world.training.sft import sft
 
-            sft(model, tok, tasks, index, steps=warm_start_steps, batch_size=4,
+            sft(model, tok, tasks, index, steps=warm_start_steps, batch_size=1,
                 lr=3e-3 if policy == "tiny" else 3e-5, seed=config.seed,
                 compact=config.compact_tools, device=config.device)
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)
