@@ -294,15 +294,20 @@ class Designer:
                                  ok=False, error_kind="tool_error"))
         return out
 
+    def _scopes(self, plan: ToolPlan, rows: list[dict[str, Any]], every: str,
+                one: str) -> list[tuple[str, dict[str, Any]]]:
+        """An aggregate's test scopes: every record, and the first row's filter when it has one."""
+        scopes: list[tuple[str, dict[str, Any]]] = [(every, {})]
+        args = self.args_from(plan, rows[0], optional=True) if rows else None
+        if args:
+            scopes.append((one, args))
+        return scopes
+
     def _count_by(self, plan: ToolPlan) -> list[Test]:
         rows = self.rows(plan.table)
         g = plan.group_by or ""
         out = []
-        for name, args in (("counts every record", {}),
-                           ("counts one scope", self.args_from(plan, rows[0], optional=True)
-                            if rows else None)):
-            if args is None or (name != "counts every record" and not args):
-                continue
+        for name, args in self._scopes(plan, rows, "counts every record", "counts one scope"):
             hits = [r for r in rows if self.matches(plan, r, args) and r.get(g) is not None]
             counts = Counter(str(r[g]) for r in hits)
             out.append(self.test(plan, name, args, equals=dict(sorted(counts.items()))))
@@ -312,11 +317,8 @@ class Designer:
         rows = self.rows(plan.table)
         m = plan.measure or ""
         out = []
-        for name, args in (("summarizes every record", {}),
-                           ("summarizes one scope", self.args_from(plan, rows[0], optional=True)
-                            if rows else None)):
-            if args is None or (name != "summarizes every record" and not args):
-                continue
+        for name, args in self._scopes(plan, rows, "summarizes every record",
+                                       "summarizes one scope"):
             vals = [r[m] for r in rows if self.matches(plan, r, args) and r.get(m) is not None]
             vals = [v for v in vals if isinstance(v, int | float) and not isinstance(v, bool)]
             expect = {"count": len(vals), "total": round(float(sum(vals)), 2),
