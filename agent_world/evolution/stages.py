@@ -6,8 +6,8 @@
     train_policy(policy, tasks, out_dir, steps, seed, home)   GRPO → checkpoint + reward curve
     default_policy()                                          the embedded default policy reference
 
-Each imports its stage module when called; a stage module that is not installed raises
-`StageUnavailable` naming it, so the graph fails with one clear message and resumes once it is.
+Each imports its stage module when called, so importing the evolve graph stays light (the
+training stage brings torch and transformers).
 """
 
 from __future__ import annotations
@@ -17,14 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task, Trajectory
 
 Progress = Callable[[dict[str, Any]], None]  # a stage reports how far it is
-
-
-class StageUnavailable(AgentWorldError):
-    """A pipeline stage whose module is not available in this installation."""
 
 
 @dataclass
@@ -34,37 +29,10 @@ class TrainResult:
     seconds: float = 0.0
 
 
-def _missing(stage: str, module: str, exc: ImportError) -> StageUnavailable:
-    return StageUnavailable(f"the {stage} stage needs {module}, which is not available ({exc})")
-
-
-STAGE_MODULES = {"build": ("agent_world.graphs.build", "build_environments"),
-                 "synthesize": ("agent_world.graphs.synthesize", "synthesize_tasks"),
-                 "train": ("agent_world.training.api", "train"),
-                 "evaluate": ("agent_world.training.api", "evaluate")}
-DEFAULT_POLICY = "smollm2"  # SmolLM2-135M-Instruct, trained by the embedded GRPO
-
-
-def missing_stages() -> list[str]:
-    """Stages whose module is not available here ("build: agent_world.graphs.build ...")."""
-    import importlib
-
-    out = []
-    for stage, (module, attr) in STAGE_MODULES.items():
-        try:
-            getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError):
-            out.append(f"{stage}: {module}.{attr}")
-    return out
-
-
 def build_environments(names: list[str], home: str | Path, seed: int = 0) -> list[str]:
     """Build (tool designer + cross-validation) the mined environments `names`; returns the
     names of those that now have a `built` version with at least one tool."""
-    try:
-        from agent_world.graphs.build import build_environments as build
-    except ImportError as exc:
-        raise _missing("build", "agent_world.graphs.build", exc) from None
+    from agent_world.graphs.build import build_environments as build
     return list(build(names, home=home, seed=seed))
 
 
@@ -72,20 +40,14 @@ def synthesize_tasks(names: list[str], home: str | Path, per_env: int, seed: int
                      guidelines: dict[str, Any] | None = None, tag: str = "") -> list[str]:
     """Synthesize up to `per_env` gated tasks per environment (guided by a diagnosis'
     `guidelines` when given), store them in the catalog, return their ids."""
-    try:
-        from agent_world.graphs.synthesize import synthesize_tasks as synthesize
-    except ImportError as exc:
-        raise _missing("synthesize", "agent_world.graphs.synthesize", exc) from None
+    from agent_world.graphs.synthesize import synthesize_tasks as synthesize
     return list(synthesize(names, home=home, per_env=per_env, seed=seed, guidelines=guidelines,
                            tag=tag))
 
 
 def default_policy() -> str:
     """The policy the main job trains (SmolLM2-135M-Instruct)."""
-    try:
-        from agent_world.training.api import default_policy as policy
-    except ImportError:
-        return DEFAULT_POLICY
+    from agent_world.training.api import default_policy as policy
     return policy()
 
 
@@ -93,10 +55,7 @@ def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0,
                max_turns: int = 8, progress: Progress | None = None) -> list[Trajectory]:
     """One attempt of `policy` (a checkpoint directory or policy reference) at each task;
     `progress` hears {"turn", "live"} after every turn."""
-    try:
-        from agent_world.training.api import evaluate
-    except ImportError as exc:
-        raise _missing("evaluate", "agent_world.training.api", exc) from None
+    from agent_world.training.api import evaluate
     on_turn = (lambda turn, live: progress({"turn": turn, "live": live})) if progress else None
     return list(evaluate(policy, tasks, home=home, seed=seed, max_turns=max_turns,
                          on_turn=on_turn))
@@ -108,10 +67,7 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
     """Continue training `policy` with GRPO on `tasks` for `steps` steps; checkpoints land in
     `out_dir`, and a killed run resumes from the latest one there. `progress` hears
     {"step", "steps", "reward"} after every step."""
-    try:
-        from agent_world.training.api import train
-    except ImportError as exc:
-        raise _missing("train", "agent_world.training.api", exc) from None
+    from agent_world.training.api import train
     on_step = (lambda st: progress({"step": st.step, "steps": steps,
                                     "reward": st.reward_mean})) if progress else None
     out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home,
@@ -120,5 +76,5 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
                        seconds=float(getattr(out, "seconds", 0.0)))
 
 
-__all__ = ["STAGE_MODULES", "StageUnavailable", "missing_stages", "TrainResult", "build_environments", "default_policy",
-           "run_policy", "synthesize_tasks", "train_policy"]
+__all__ = ["TrainResult", "build_environments", "default_policy", "run_policy",
+           "synthesize_tasks", "train_policy"]

@@ -13,9 +13,7 @@ from agent_world.evolution import stages
 from agent_world.tasks.evaluation import attempt
 from agent_world.tasks.model import Difficulty, Step, Task, ToolCall, Trajectory
 
-pytestmark = [pytest.mark.integration,
-              pytest.mark.skipif(any(m.startswith("synthesize") for m in stages.missing_stages()),
-                                 reason="the synthesize stage is not installed")]
+pytestmark = pytest.mark.integration
 
 
 def _failures(spec, n: int):

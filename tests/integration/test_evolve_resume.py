@@ -17,13 +17,10 @@ from pathlib import Path
 import pytest
 
 from agent_world.envs.catalog import Catalog
-from agent_world.evolution.stages import missing_stages
 from agent_world.graphs import evolve
 from agent_world.graphs.runner import final_state, thread_config
 
-pytestmark = [pytest.mark.integration,
-              pytest.mark.skipif(bool(missing_stages()),
-                                 reason=f"pipeline stages not installed: {missing_stages()}")]
+pytestmark = pytest.mark.integration
 
 THREAD = "crash"
 DATA = Path(evolve.__file__).parents[1] / "data" / "sources"
