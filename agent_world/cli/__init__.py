@@ -16,7 +16,18 @@ from typing import Annotated
 import typer
 
 from agent_world import __version__
-from agent_world.cli import build, env, evolve, ledger, mine, run, synthesize, train
+from agent_world.cli import (
+    build,
+    env,
+    evolve,
+    export_openenv,
+    ledger,
+    mine,
+    run,
+    serve_graphs,
+    synthesize,
+    train,
+)
 from agent_world.cli.common import Group, console, resolve_env, state
 from agent_world.tools.sandbox.isolation import UNSAFE_ENV, warn_unsafe
 
@@ -33,6 +44,8 @@ app.command("report")(evolve.report_cmd)
 app.command()(train.train)
 app.command()(train.evaluate)
 app.add_typer(train.export_app, name="export")
+train.export_app.command("openenv")(export_openenv.export_openenv_cmd)
+app.command("serve-graphs")(serve_graphs.serve_graphs)
 app.command()(synthesize.synthesize)
 app.add_typer(synthesize.tasks_app, name="tasks")
 env.env_app.command("graph")(synthesize.env_graph)

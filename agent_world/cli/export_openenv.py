@@ -1,0 +1,59 @@
+"""`agent-world export openenv DIR`: one environment and its tasks as an OpenEnv environment
+directory (openenv.yaml, pyproject.toml, server/app.py, client.py, run recipe)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agent_world.cli.common import console, state
+from agent_world.cli.train import DrillOpt, LimitOpt, TasksOpt, load_tasks
+from agent_world.errors import AgentWorldError
+
+
+def export_openenv_cmd(
+    out: Annotated[Path, typer.Argument(help="Directory to write the environment to.")],
+    env: Annotated[str | None, typer.Option(
+        "--env", help="The environment (catalog name); default: the one the tasks are on.")
+    ] = None,
+    port: Annotated[int, typer.Option(help="Port the server listens on by default.")] = 8000,
+    max_concurrent: Annotated[int, typer.Option(
+        help="OpenEnv sessions (episodes) served at once.", min=1)] = 64,
+    max_steps: Annotated[int | None, typer.Option(
+        help="Tool calls per episode before it ends unanswered.", min=1)] = None,
+    tasks_file: TasksOpt = None, drill: DrillOpt = None, limit: LimitOpt = None,
+) -> None:
+    """Export an environment and its tasks for Hugging Face OpenEnv (MCP tool actions,
+    reset/step/state, the task check as the rubric)."""
+    from agent_world.adapters.openenv import export_openenv
+    from agent_world.training.api import _specs
+
+    tasks = load_tasks(tasks_file, [env] if env else None, drill, None)
+    if env:
+        tasks = [t for t in tasks if t.env_name == env]
+    names = sorted({t.env_name for t in tasks})
+    if not tasks:
+        raise AgentWorldError(f"no tasks on environment {env!r}")
+    if len(names) > 1:
+        raise AgentWorldError(f"tasks span {len(names)} environments ({', '.join(names)}): "
+                              "one OpenEnv environment per directory, pick one with --env")
+    specs = _specs(tasks, (), state.home)
+    fps = sorted({t.env_fingerprint for t in tasks})
+    if len(fps) > 1:  # tasks of several versions of one environment: keep the newest's
+        newest = state.catalog().get_env(names[0]).fingerprint
+        tasks = [t for t in tasks if t.env_fingerprint == newest] or tasks
+        fps = sorted({t.env_fingerprint for t in tasks})
+        if len(fps) > 1:
+            raise AgentWorldError(f"tasks of {len(fps)} versions of {names[0]}; none is the "
+                                  "catalog's current version")
+    if limit is not None:
+        tasks = tasks[:limit]
+    path = export_openenv(specs[fps[0]], tasks, out, port=port,
+                          max_concurrent_envs=max_concurrent, max_steps=max_steps)
+    console.print(f"exported {names[0]} with {len(tasks)} tasks to {path}; serve it with "
+                  f"`cd {path} && python -m server.app --port {port}`")
+
+
+__all__ = ["export_openenv_cmd"]

@@ -1,0 +1,302 @@
+"""The arena's graphs and agents as MCP tools (`agent-world serve-graphs`).
+
+Every graph of `langgraph.json` (mine, build, synthesize, evolve, ... and each agent graph) is
+one MCP tool of the same name. Its arguments are the graph's input schema, plus:
+
+* `thread_id`: the durable thread to run on (default: a new one); with `resume: true` an
+  unfinished run on that thread continues where it stopped instead of starting anew;
+* `context`: the graph's run configuration (its context schema: what Studio shows).
+
+A call runs the graph through `graphs.runner` on the server's arena home, so every step is
+checkpointed exactly as from the CLI, and returns `{"thread_id", "state", "pending"}` (the final
+state: identifiers and summaries; big artefacts are in the catalog). Each finished node is
+reported as an MCP progress notification when the client asks for progress. Three read-only
+tools show what the runs stored: `list_environments`, `list_tasks`, `list_runs`.
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    params = StdioServerParameters(command="agent-world", args=["serve-graphs"])
+    async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+        await s.initialize()
+        await s.call_tool("synthesize", {"envs": ["airline"], "per_env": 2})
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import pkgutil
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, get_type_hints
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.types import TextContent, ToolAnnotations
+from mcp.types import Tool as MCPTool
+from pydantic import TypeAdapter, ValidationError
+
+from agent_world.config import resolve_home
+from agent_world.errors import AgentWorldError
+
+RESULT_LIMIT = 200_000  # characters of final state a tool call returns
+RESERVED_ARGS = ("thread_id", "resume", "context")
+
+
+@dataclasses.dataclass(frozen=True)
+class GraphEntry:
+    name: str
+    module: str
+    attr: str = "graph"
+
+    def compiled(self) -> Any:
+        return getattr(importlib.import_module(self.module), self.attr)
+
+    def description(self) -> str:
+        doc = (importlib.import_module(self.module).__doc__ or "").strip()
+        first = doc.split("\n\n")[0].replace("\n", " ").strip()
+        return first or f"the {self.name} graph"
+
+
+def _manifest() -> Path:
+    import agent_world
+
+    return Path(agent_world.__file__).resolve().parent.parent / "langgraph.json"
+
+
+@lru_cache(maxsize=1)
+def graph_entries() -> tuple[GraphEntry, ...]:
+    """The graphs of `langgraph.json`; an install without it (a wheel) finds every module
+    under `agent_world.graphs` that defines a compiled `graph`."""
+    manifest = _manifest()
+    if manifest.is_file():
+        out = []
+        for name, ref in json.loads(manifest.read_text())["graphs"].items():
+            path, _, attr = ref.partition(":")
+            module = path.removeprefix("./").removesuffix(".py").replace("/", ".")
+            out.append(GraphEntry(name, module, attr or "graph"))
+        return tuple(out)
+    import agent_world.graphs as pkg
+
+    out = []
+    for info in pkgutil.walk_packages(pkg.__path__, "agent_world.graphs."):
+        if info.ispkg:
+            continue
+        module = importlib.import_module(info.name)
+        if hasattr(getattr(module, "graph", None), "builder"):
+            out.append(GraphEntry(info.name.rsplit(".", 1)[-1], info.name))
+    return tuple(out)
+
+
+def _context(builder: Any, raw: dict[str, Any] | None) -> Any:
+    """The run context a graph's context schema describes (a dataclass or TypedDict), from the
+    tool's `context` object, type-checked; unknown keys are refused."""
+    schema = getattr(builder, "context_schema", None)
+    if schema is None:
+        if raw:
+            raise ToolError("this graph takes no context")
+        return None
+    raw = dict(raw or {})
+    known = ({f.name for f in dataclasses.fields(schema)} if dataclasses.is_dataclass(schema)
+             else set(get_type_hints(schema)))
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ToolError(f"unknown context keys {unknown}; known: {sorted(known)}")
+    try:
+        return TypeAdapter(schema).validate_python(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ToolError(f"context.{where}: {first['msg']}") from None
+
+
+class GraphServer(FastMCP):
+    """A FastMCP server whose tools run the arena's graphs on durable threads."""
+
+    def __init__(self, home: str | Path | None = None, graphs: Sequence[str] | None = None,
+                 **settings: Any):
+        super().__init__(name="agent-world-graphs", instructions=(
+            "The Agent-World arena's graphs and agents: mine sources, build tools, synthesize "
+            "tasks, evaluate, run self-evolution rounds. Each call runs on a durable thread."),
+            **settings)
+        self.home = resolve_home(home)
+        entries = graph_entries()
+        if graphs:
+            known = {e.name for e in entries}
+            unknown = sorted(set(graphs) - known)
+            if unknown:
+                raise AgentWorldError(f"unknown graphs {unknown}; graphs: {sorted(known)}")
+            entries = tuple(e for e in entries if e.name in graphs)
+        self.entries = {e.name: e for e in entries}
+
+    # -- tools/list ----------------------------------------------------------------------------
+    def _graph_tool(self, entry: GraphEntry) -> MCPTool:
+        compiled = entry.compiled()
+        schema = compiled.get_input_jsonschema()
+        props = {k: v for k, v in schema.get("properties", {}).items()
+                 if k not in RESERVED_ARGS}
+        props["thread_id"] = {"type": "string", "description": "Durable thread to run on "
+                              "(default: a new thread)."}
+        props["resume"] = {"type": "boolean", "default": False, "description": (
+            "Continue the unfinished run on thread_id instead of starting a new one.")}
+        ctx_schema = compiled.get_context_jsonschema()
+        if ctx_schema:
+            props["context"] = {**ctx_schema, "description": "Run configuration: "
+                                + (ctx_schema.get("description") or ctx_schema.get("title", ""))}
+        return MCPTool(name=entry.name, description=entry.description() + (
+            " Runs checkpointed on a durable thread; returns thread_id, final state and "
+            "pending nodes."), inputSchema={"type": "object", "properties": props},
+            annotations=ToolAnnotations(readOnlyHint=False, openWorldHint=entry.name in (
+                "mine", "miner", "evolve")))
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = [self._graph_tool(e) for e in self.entries.values()]
+        ro = ToolAnnotations(readOnlyHint=True)
+        tools += [
+            MCPTool(name="list_environments", annotations=ro,
+                    description="Environments in the catalog: name, stage, tool count.",
+                    inputSchema={"type": "object", "properties": {
+                        "stage": {"type": "string", "description": "Only this stage."}}}),
+            MCPTool(name="list_tasks", annotations=ro,
+                    description="Tasks in the catalog: id, environment, kind, level, "
+                                "instruction.",
+                    inputSchema={"type": "object", "properties": {
+                        "env": {"type": "string", "description": "Only this environment."},
+                        "limit": {"type": "integer", "default": 50}}}),
+            MCPTool(name="list_runs", annotations=ro,
+                    description="Recent graph runs: id, kind, status, summary.",
+                    inputSchema={"type": "object", "properties": {
+                        "kind": {"type": "string"}, "limit": {"type": "integer",
+                                                              "default": 20}}}),
+        ]
+        return tools
+
+    # -- tools/call ----------------------------------------------------------------------------
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Sequence[TextContent]:
+        arguments = dict(arguments or {})
+        try:
+            if name in self.entries:
+                result = await self._run_graph(self.entries[name], arguments)
+            elif name in ("list_environments", "list_tasks", "list_runs"):
+                result = await anyio.to_thread.run_sync(self._read_catalog, name, arguments)
+            else:
+                raise ToolError(f"unknown tool {name!r}; tools: "
+                                f"{sorted(self.entries) + ['list_environments', 'list_tasks', 'list_runs']}")
+        except AgentWorldError as exc:  # a bad input: one clear message to the client
+            raise ToolError(f"{type(exc).__name__}: {exc}") from None
+        text = json.dumps(result, default=str, ensure_ascii=False)
+        if len(text) > RESULT_LIMIT:
+            text = json.dumps({"truncated": True, "thread_id": result.get("thread_id"),
+                               "pending": result.get("pending"), "head": text[:RESULT_LIMIT]})
+        return [TextContent(type="text", text=text)]
+
+    async def _run_graph(self, entry: GraphEntry, args: dict[str, Any]) -> dict[str, Any]:
+        from agent_world.graphs.runner import final_state, stream, thread_config
+
+        compiled = entry.compiled()
+        builder = compiled.builder
+        context = _context(builder, args.pop("context", None))
+        thread_id, resume = args.pop("thread_id", None), bool(args.pop("resume", False))
+        known = set(compiled.get_input_jsonschema().get("properties", {}))
+        unknown = sorted(set(args) - known)
+        if unknown:
+            raise ToolError(f"unknown arguments {unknown} for {entry.name}; arguments: "
+                            f"{sorted(known | set(RESERVED_ARGS))}")
+        if resume and args:
+            raise ToolError("resume continues a run as it was: give only thread_id")
+        if resume and not thread_id:
+            raise ToolError("resume needs the thread_id of the run to continue")
+        config = thread_config(thread_id, self.home)
+        progress = self._progress_reporter()
+
+        def run() -> dict[str, Any]:
+            if resume:
+                _, pending = final_state(builder, config)
+                if not pending:
+                    raise ToolError(f"thread {config['configurable']['thread_id']!r} has "
+                                    "nothing left to run")
+            done = 0
+            for update in stream(builder, None if resume else args, config, context=context):
+                done += 1
+                if progress is not None:
+                    anyio.from_thread.run(progress, done, ", ".join(update))
+            values, pending = final_state(builder, config)
+            return {"thread_id": config["configurable"]["thread_id"], "graph": entry.name,
+                    "state": values, "pending": pending}
+
+        return await anyio.to_thread.run_sync(run)
+
+    def _progress_reporter(self) -> Any:
+        """An async callable reporting one finished node, or None when the client did not
+        ask for progress (no progress token)."""
+        try:
+            ctx = self.get_context()
+            meta = ctx.request_context.meta
+        except (ValueError, LookupError):
+            return None
+        if meta is None or getattr(meta, "progressToken", None) is None:
+            return None
+
+        async def report(done: int, nodes: str) -> None:
+            await ctx.report_progress(done, None, f"{nodes} done")
+
+        return report
+
+    def _read_catalog(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        from agent_world.envs.catalog import Catalog
+
+        cat = Catalog.open(self.home)
+        try:
+            if name == "list_environments":
+                envs = cat.list_envs(stage=args.get("stage"))
+                return {"environments": [{"name": e.name, "stage": e.stage,
+                                          "tools": e.stats.get("tools", 0),
+                                          "fingerprint": e.fingerprint} for e in envs]}
+            if name == "list_tasks":
+                rows = cat.list_tasks()
+                tasks = [r["payload"] for r in rows]
+                if args.get("env"):
+                    tasks = [t for t in tasks if t.get("env_name") == args["env"]]
+                limit = int(args.get("limit") or 50)
+                return {"count": len(tasks), "tasks": [
+                    {"id": t.get("id"), "env": t.get("env_name"), "kind": t.get("kind"),
+                     "level": (t.get("difficulty") or {}).get("level"),
+                     "instruction": t.get("instruction")} for t in tasks[:limit]]}
+            runs = cat.list_runs(kind=args.get("kind"), limit=int(args.get("limit") or 20))
+            return {"runs": runs}
+        finally:
+            cat.close()
+
+
+def serve(home: str | Path | None = None, transport: Literal["stdio", "http"] = "stdio",
+          host: str = "127.0.0.1", port: int = 8766, graphs: Sequence[str] | None = None) -> None:
+    """Serve the graphs until the client disconnects (stdio) or the process is stopped."""
+    server = GraphServer(home, graphs=graphs, host=host, port=port, log_level="WARNING")
+
+    def stop(signum: int, _frame: Any) -> None:
+        print(f"stopped ({signal.Signals(signum).name})", file=sys.stderr, flush=True)
+        os._exit(128 + signum)
+
+    where = f"http://{host}:{port}/mcp" if transport == "http" else "stdio"
+    print(f"serving {len(server.entries)} graphs ({', '.join(server.entries)}) over MCP at "
+          f"{where}; arena home {server.home}; Ctrl-C stops", file=sys.stderr, flush=True)
+    main = threading.current_thread() is threading.main_thread()
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)} if main \
+        else {}
+    try:
+        server.run(transport="stdio" if transport == "stdio" else "streamable-http")
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+__all__ = ["GraphEntry", "GraphServer", "graph_entries", "serve"]

@@ -1,0 +1,139 @@
+"""The arena's graphs as MCP tools (`agent-world serve-graphs`) under real MCP clients: the
+`mcp` SDK client over stdio (synthesize on the airline example, with progress) and
+langchain-mcp-adapters over streamable HTTP (mine a bundled source); the runs are checkpointed
+on their threads and their results land in the catalog."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from langchain_mcp_adapters.client import MultiServerMCPClient
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from agent_world.envs.catalog import Catalog
+from agent_world.graphs import synthesize
+from agent_world.graphs.mcp_tools import graph_entries
+from agent_world.graphs.runner import final_state, thread_config
+
+pytestmark = pytest.mark.integration
+SOURCES = Path(__file__).resolve().parents[2] / "agent_world" / "data" / "sources"
+
+
+def _json(result) -> dict:
+    return json.loads(result.content[0].text)
+
+
+def test_graph_tools_over_stdio(tmp_path):
+    home = tmp_path / "home"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "agent_world.cli", "--home", str(home),
+                                      "serve-graphs"], env=dict(os.environ))
+
+    async def session() -> tuple:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            progress: list[tuple[float, str]] = []
+
+            async def on_progress(done: float, total: float | None, message: str | None):
+                progress.append((done, message or ""))
+
+            ran = await s.call_tool("synthesize", {
+                "envs": ["airline"], "per_env": 1, "levels": [1], "thread_id": "mcp-synth",
+                "context": {"runs": 3}}, progress_callback=on_progress)
+            listed = await s.call_tool("list_tasks", {"env": "airline"})
+            bad = await s.call_tool("synthesize", {"envs": ["airline"],
+                                                   "context": {"nope": 1}})
+            typo = await s.call_tool("synthesize", {"env": ["airline"]})
+            no_thread = await s.call_tool("build", {"resume": True})
+            finished = await s.call_tool("synthesize", {"thread_id": "mcp-synth",
+                                                        "resume": True})
+            return tools, ran, progress, listed, bad, typo, no_thread, finished
+
+    tools, ran, progress, listed, bad, typo, no_thread, finished = asyncio.run(session())
+    assert {e.name for e in graph_entries()} | {"list_environments", "list_tasks",
+                                                "list_runs"} == set(tools)
+    props = tools["synthesize"].inputSchema["properties"]
+    assert {"envs", "per_env", "levels", "thread_id", "resume", "context"} <= set(props)
+    assert "runs" in props["context"]["properties"]  # the graph's context schema
+    assert not ran.isError, ran.content
+    out = _json(ran)
+    assert out["thread_id"] == "mcp-synth" and out["pending"] == []
+    assert out["state"]["summary"]["kept"] >= 1
+    assert [m for _, m in progress][-1].startswith("report")  # one notification per node
+    # checkpointed on its thread, and the tasks are in the catalog
+    values, pending = final_state(synthesize.build_graph(), thread_config("mcp-synth", home))
+    assert pending == [] and values["run_id"] == out["state"]["run_id"]
+    cat = Catalog.open(home)
+    try:
+        stored = [r for r in cat.list_tasks() if r["payload"]["env_name"] == "airline"]
+        run = cat.get_run(out["state"]["run_id"])
+    finally:
+        cat.close()
+    assert len(stored) == out["state"]["summary"]["kept"] and run["status"] == "done"
+    assert {t["id"] for t in _json(listed)["tasks"]} == {r["payload"]["id"] for r in stored}
+    assert bad.isError and "unknown context keys ['nope']" in bad.content[0].text
+    assert typo.isError and "unknown arguments ['env']" in typo.content[0].text
+    assert no_thread.isError and "thread_id" in no_thread.content[0].text
+    assert finished.isError and "nothing left to run" in finished.content[0].text
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_graph_tools_over_streamable_http(tmp_path):
+    home, port = tmp_path / "home", _port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "agent_world.cli", "--home", str(home),
+                                 "serve-graphs", "--transport", "http", "--port", str(port),
+                                 "--graph", "mine"], start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=err)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(url, timeout=0.5)
+                break
+            except httpx.HTTPError:
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+
+        async def run() -> tuple:
+            client = MultiServerMCPClient({"arena": {"transport": "streamable_http",
+                                                     "url": url}})
+            tools = {t.name: t for t in await client.get_tools()}
+            out = await tools["mine"].ainvoke({
+                "sources": [f"file:{SOURCES / 'book_lending_prd.md'}"], "iterations": 0,
+                "thread_id": "mcp-mine"})
+            envs = await tools["list_environments"].ainvoke({})
+            return set(tools), out, envs
+
+        names, out, envs = asyncio.run(run())
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+    assert names == {"mine", "list_environments", "list_tasks", "list_runs"}  # --graph mine
+    text = out if isinstance(out, str) else out[0]["text"]
+    state = json.loads(text)
+    assert state["thread_id"] == "mcp-mine" and state["pending"] == []
+    mined = [r["env"] for r in state["state"]["results"] if r.get("env")]
+    assert mined, state["state"]["results"]
+    env_text = envs if isinstance(envs, str) else envs[0]["text"]
+    assert set(mined) <= {e["name"] for e in json.loads(env_text)["environments"]}
