@@ -119,6 +119,15 @@ def _context(builder: Any, raw: dict[str, Any] | None) -> Any:
         raise ToolError(f"context.{where}: {first['msg']}") from None
 
 
+def _input_properties(compiled: Any) -> dict[str, Any]:
+    """A graph's input fields as JSON schema properties ({} when its input schema cannot be
+    expressed: the tool then takes any arguments and the graph checks them)."""
+    try:
+        return dict(compiled.get_input_jsonschema().get("properties", {}))
+    except Exception:
+        return {}
+
+
 class GraphServer(FastMCP):
     """A FastMCP server whose tools run the arena's graphs on durable threads."""
 
@@ -141,14 +150,15 @@ class GraphServer(FastMCP):
     # -- tools/list ----------------------------------------------------------------------------
     def _graph_tool(self, entry: GraphEntry) -> MCPTool:
         compiled = entry.compiled()
-        schema = compiled.get_input_jsonschema()
-        props = {k: v for k, v in schema.get("properties", {}).items()
-                 if k not in RESERVED_ARGS}
+        props = {k: v for k, v in _input_properties(compiled).items() if k not in RESERVED_ARGS}
         props["thread_id"] = {"type": "string", "description": "Durable thread to run on "
                               "(default: a new thread)."}
         props["resume"] = {"type": "boolean", "default": False, "description": (
             "Continue the unfinished run on thread_id instead of starting a new one.")}
-        ctx_schema = compiled.get_context_jsonschema()
+        try:
+            ctx_schema = compiled.get_context_jsonschema()
+        except Exception:  # a schema pydantic cannot express: the context stays a free object
+            ctx_schema = {"type": "object"}
         if ctx_schema:
             props["context"] = {**ctx_schema, "description": "Run configuration: "
                                 + (ctx_schema.get("description") or ctx_schema.get("title", ""))}
@@ -206,9 +216,9 @@ class GraphServer(FastMCP):
         builder = compiled.builder
         context = _context(builder, args.pop("context", None))
         thread_id, resume = args.pop("thread_id", None), bool(args.pop("resume", False))
-        known = set(compiled.get_input_jsonschema().get("properties", {}))
+        known = set(_input_properties(compiled))
         unknown = sorted(set(args) - known)
-        if unknown:
+        if known and unknown:
             raise ToolError(f"unknown arguments {unknown} for {entry.name}; arguments: "
                             f"{sorted(known | set(RESERVED_ARGS))}")
         if resume and args:
