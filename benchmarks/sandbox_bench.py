@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sqlite3
 import statistics
 import sys
@@ -94,7 +95,6 @@ def run_code_figures(n_cold: int, n_warm: int) -> dict[str, Any]:
 CONFIGS = {  # column -> EnvRuntime options
     "off": {"sandbox": False},
     "on": {"sandbox": True},
-    "keep": {"sandbox": True, "keep_read_connections": True},
 }
 
 
@@ -149,23 +149,21 @@ def render(res: dict[str, Any]) -> None:
                f"{rc['evaluate_p50_ms']:.2f} ms", "", f"{rc['db_bytes'] >> 10} KiB of files")
     console.print(t1)
 
-    off, on, keep = (res["engine"][k] for k in ("off", "on", "keep"))
+    off, on = (res["engine"][k] for k in ("off", "on"))
     t2 = Table(title=f"Engine: tool workers unsandboxed vs sandboxed (medians of "
                      f"{res['config']['rounds']} interleaved rounds; workers="
-                     f"{res['config']['workers']}, threads={res['config']['threads']}). "
-                     "'kept': keep_read_connections=True")
-    for col in ("Metric", "Unsandboxed", "Sandboxed", "Ratio", "Sandboxed, kept", "Ratio ",
-                "Target", "Met? (sandboxed / kept)"):
+                     f"{res['config']['workers']}, threads={res['config']['threads']}; "
+                     f"load average {res['config']['load']})")
+    for col in ("Metric", "Unsandboxed", "Sandboxed", "Ratio", "Target", "Met?"):
         t2.add_column(col, justify="left" if col == "Metric" else "right")
 
     def row(label: str, key: str, fmt: str, target: float | None = None,
             lower_is_better: bool = True) -> None:
-        a, b, c = off[key], on[key], keep[key]
-        r1, r2 = (b / a, c / a) if lower_is_better else (a / b, a / c)
-        met = "" if target is None else " / ".join(
-            "[green]yes[/]" if r <= target else "[red]NO[/]" for r in (r1, r2))
-        t2.add_row(label, fmt.format(a), fmt.format(b), f"{r1:.2f}x", fmt.format(c),
-                   f"{r2:.2f}x", "" if target is None else f"<= {target:g}x", met)
+        a, b = off[key], on[key]
+        r = b / a if lower_is_better else a / b
+        met = "" if target is None else ("[green]yes[/]" if r <= target else "[red]NO[/]")
+        t2.add_row(label, fmt.format(a), fmt.format(b), f"{r:.2f}x",
+                   "" if target is None else f"<= {target:g}x", met)
 
     row("Runtime start + warm-up (template, workers)", "cold_s", "{:.2f} s")
     row("Reset p50", "reset_p50_ms", "{:.4f} ms", TARGET_ENGINE_RATIO)
@@ -173,11 +171,10 @@ def render(res: dict[str, Any]) -> None:
     row("Step p50 (write tool)", "write_p50_ms", "{:.3f} ms")
     row("1,024 episodes: steps/s (slowdown)", "conc_steps_per_s", "{:,.0f}",
         lower_is_better=False)
-    totals = [r["conc_rss_bytes"] + r["conc_files_bytes"] for r in (off, on, keep)]
+    totals = [r["conc_rss_bytes"] + r["conc_files_bytes"] for r in (off, on)]
     t2.add_row("1,024 episodes: RSS + episode files", eb.mib(totals[0]), eb.mib(totals[1]), "",
-               eb.mib(totals[2]), "", f"<= {eb.mib(eb.TARGET_RSS_BYTES)}", " / ".join(
-                   "[green]yes[/]" if t <= eb.TARGET_RSS_BYTES else "[red]NO[/]"
-                   for t in totals[1:]))
+               f"<= {eb.mib(eb.TARGET_RSS_BYTES)}",
+               "[green]yes[/]" if totals[1] <= eb.TARGET_RSS_BYTES else "[red]NO[/]")
     console.print(t2)
     console.print(f"wall time {res['wall_s']:.0f} s")
 
@@ -208,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     res["engine"] = {k: {m: statistics.median(r[m] for r in v) for m in v[0]}
                      for k, v in rounds.items()}
     res["engine_rounds"] = rounds
+    res["config"]["load"] = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     res["wall_s"] = time.perf_counter() - started
     render(res)
     if args.json:

@@ -34,13 +34,11 @@ from agent_world.envs.database import (
     dump_tables,
     read_rows,
     state_hash,
-    undo_changes,
-    undo_connection,
 )
+from agent_world.envs.hostdb import EpisodeDB
 from agent_world.envs.pool import Launcher, WorkerPool
 from agent_world.envs.spec import EnvSpec
 from agent_world.tools.sandbox.isolation import (
-    SANDBOX_WORKDIR,
     Limits,
     check_isolation,
     confine,
@@ -53,7 +51,6 @@ DEFAULT_TOOL_TIMEOUT_S = 5.0
 # than WORKER_RSS_LIMIT after a call is recycled so a call cannot hoard memory for the next.
 WORKER_LIMITS = Limits(memory_bytes=1 << 30, processes=16, file_bytes=1 << 30)
 WORKER_RSS_LIMIT = 256 << 20
-READONLY_DIR = "/readonly"  # where a sandboxed worker sees the episode a read tool gets
 
 # Error kinds an observation can carry. Agent faults: the call itself was wrong.
 AGENT_FAULTS = frozenset({"unknown_tool", "invalid_arguments", "tool_error",
@@ -124,9 +121,9 @@ class EnvRuntime:
         AGENT_WORLD_UNSAFE_NO_SANDBOX=1; `SandboxUnavailable` where no isolation is possible).
         `launcher` prefixes the worker's command line (inside the sandbox when there is one).
         `worker_limits`: memory (per call and per worker), CPU, file size, processes.
-        `keep_read_connections`: a sandboxed worker keeps its read-only connection to each
-        episode between read calls (several times faster reads; tool code could then read,
-        never write, other episodes of the same environment through the worker's memory)."""
+        `keep_read_connections`: no longer has an effect (kept for compatibility): a
+        sandboxed runtime always keeps each episode's connection, in this process, and the
+        worker sends it the tool's statements (see `agent_world.envs.hostdb`)."""
         self._own_dir = workdir is None
         self.workdir = Path(workdir) if workdir else _default_workdir()
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -136,13 +133,11 @@ class EnvRuntime:
         self.sandboxed = sandbox
         if sandbox:
             check_isolation()
+            # the worker gets a private tmpfs and no episode file: it sends statements here
             self.pool = WorkerPool(
-                workers, launcher, slots=self.workdir / "slots",
-                inner_dirs=(SANDBOX_WORKDIR, READONLY_DIR),
-                confiner=lambda cmd, slot: confine(
-                    cmd, workdir=slot / "rw", ro_binds=[(slot / "ro", READONLY_DIR)],
-                    limits=limits, what="tool worker"),
-                rss_limit=WORKER_RSS_LIMIT, keep_read_connections=keep_read_connections)
+                workers, launcher,
+                confiner=lambda cmd: confine(cmd, limits=limits, what="tool worker"),
+                rss_limit=WORKER_RSS_LIMIT)
         else:
             warn_unsafe("environment tool code")
             self.pool = WorkerPool(workers, launcher)
@@ -227,10 +222,12 @@ class Episode:
         self.seed = seed
         self.steps = 0
         self._tools = {t.name for t in spec.tools}
+        self._mutates = {t.name: t.mutates for t in spec.tools}
         self._fresh = False  # the file is a plain copy of the template
         self._dirty = True  # changes may have been committed since the last reset
-        self._undo: Any = None  # kept open: a warm schema makes the next reset cheaper
-        self._undo_inode = 0
+        # this process's connection, kept open (warm schema and pages): reset's undo log, and
+        # in a sandboxed runtime every statement of every tool call
+        self._db: EpisodeDB | None = None
 
     def reset(self) -> None:
         """Back to the seed state. The first reset copies the prepared template; later ones
@@ -240,14 +237,7 @@ class Episode:
             shutil.copyfile(self.template, self.path)
             self._fresh = True
         elif self._dirty:
-            inode = os.stat(self.path).st_ino
-            if self._undo is not None and self._undo_inode != inode:
-                # a sandboxed write replaced the file: this connection holds the old one
-                self._undo.close()
-                self._undo = None
-            if self._undo is None:
-                self._undo, self._undo_inode = undo_connection(self.path), inode
-            undo_changes(self.spec, self.path, self._undo)
+            self._database().undo(self.spec, self.path)
         self._dirty = False
         self.steps = 0
 
@@ -275,12 +265,22 @@ class Episode:
         problem = argument_problem(self.runtime.validator(self.fingerprint, tool), arguments)
         if problem is not None:
             return error("invalid_arguments", problem)
-        reply = self.runtime.pool.call(
-            {"op": "call", "env": self.fingerprint, "db": str(self.path), "tool": tool,
-             "args": arguments, "seed": self.seed, "step": index,
-             "clock": self.spec.clock_start, "timeout": self.runtime.tool_timeout_s,
-             "persist": True},
-            self.runtime.tool_timeout_s)
+        runtime = self.runtime
+        message = {"op": "call", "env": self.fingerprint, "tool": tool, "args": arguments,
+                   "seed": self.seed, "step": index, "clock": self.spec.clock_start,
+                   "timeout": runtime.tool_timeout_s}
+        if runtime.sandboxed:  # the worker sends the tool's statements to this process
+            db = self._database()
+            message["counters"] = db.begin(self._mutates[tool], runtime.tool_timeout_s)
+            message["remote"] = True
+            reply: dict[str, Any] = {}
+            try:
+                reply = runtime.pool.call(message, runtime.tool_timeout_s, serve=db.serve)
+            finally:
+                reply = db.finish(reply)
+        else:
+            reply = runtime.pool.call(dict(message, db=str(self.path), persist=True),
+                                      runtime.tool_timeout_s)
         if reply.get("wrote") or reply.get("kind") in _UNCERTAIN:
             self._dirty = True
         if not reply.get("ok"):
@@ -305,11 +305,17 @@ class Episode:
         """Read-only SQL over the episode's current state (verifiers, reports)."""
         return read_rows(self.path, sql, params)
 
+    def _database(self) -> EpisodeDB:
+        if self._db is None:
+            self._db = EpisodeDB(self.path)
+        return self._db
+
     def close(self) -> None:
-        if self._undo is not None:
-            self._undo.close()
-            self._undo = None
-        self.runtime.pool.forget(str(self.path))
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        if not self.runtime.sandboxed:  # the worker's own connection to it
+            self.runtime.pool.forget(str(self.path))
         self.path.unlink(missing_ok=True)
         Path(f"{self.path}-journal").unlink(missing_ok=True)
 

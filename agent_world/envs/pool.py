@@ -10,19 +10,11 @@ Isolation (what holds whether or not a sandbox confines the worker process):
   started afresh before it serves B (idle workers already holding B are preferred);
 - every request carries a random id the reply must echo; any other reply (a frame forged by
   tool code) gets the worker killed;
-- a worker sees no episode but the one it serves, and only during the call. Each worker has a
-  slot: `rw/` (the only directory a sandboxed worker can write) and `ro/` (mounted read-only
-  in the sandbox). A write tool gets a copy of the episode database in `rw/`, moved back over
-  the episode only when the call succeeded (and the copy is still a plain file); a read tool
-  gets the episode file itself moved into `ro/` for the call (no copy; it cannot write it even
-  with the SQLite guard lifted). A failed call, a crash, a read tool that tries to write: the
-  episode is untouched. `keep_read_connections` lets a worker keep its read-only connection to
-  each episode between read calls (fast: no schema parse per call), at a price: tool code that
-  digs the worker's connections out of memory can read (not write) the other episodes of the
-  same environment that this worker served;
+- in a sandboxed runtime a worker holds no database and sees no episode file: the caller keeps
+  each episode's connection (`agent_world.envs.hostdb`) and answers the statements a call
+  sends (`call(..., serve=...)`), so tool code reaches nothing but its own call's statements;
 - a worker whose memory grew past `rss_limit` after a call is recycled.
-With a `confiner` (see `EnvRuntime`) the process runs in the local sandbox and sees its slot's
-two directories at `inner_dirs` (read-write, read-only).
+With a `confiner` (see `EnvRuntime`) the process runs in the local sandbox.
 """
 
 from __future__ import annotations
@@ -31,17 +23,14 @@ import logging
 import os
 import secrets
 import select
-import shutil
-import stat
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from agent_world.envs.worker import read_frame, write_frame
+from agent_world.envs.worker import read_frame, write_frame, write_packed
 from agent_world.errors import WorkerError
 
 log = logging.getLogger(__name__)
@@ -51,24 +40,19 @@ WORKER_COMMAND = [sys.executable, "-m", "agent_world.envs.worker"]
 HARD_GRACE_S = 2.0
 
 Launcher = Callable[[Sequence[str]], list[str]]
-# (command, slot directory) -> a confined launch: .popen(**popen_kwargs), .kill(pid),
-# .release() (agent_world.tools.sandbox.isolation.Confined); it binds slot/rw and slot/ro
-Confiner = Callable[[list[str], Path], Any]
-SLOT_DB = "db.sqlite"
+# command -> a confined launch: .popen(**popen_kwargs), .kill(pid), .release()
+# (agent_world.tools.sandbox.isolation.Confined)
+Confiner = Callable[[list[str]], Any]
+# answers one statement frame of a call whose database the caller holds
+Serve = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class WorkerClient:
-    """One worker process, its slot directory and the environment it has compiled."""
+    """One worker process and the environment it has compiled."""
 
-    def __init__(self, launcher: Launcher | None = None, slot: Path | None = None,
-                 confiner: Confiner | None = None, inner_dirs: tuple[str, str] | None = None):
+    def __init__(self, launcher: Launcher | None = None, confiner: Confiner | None = None):
         self.launcher = launcher
         self.confiner = confiner
-        self.slot = slot
-        if slot is not None:  # where the worker finds the database: (write call, read call)
-            rw, ro = inner_dirs if confiner is not None and inner_dirs else (
-                str(slot / "rw"), str(slot / "ro"))
-            self.inner_db = (f"{rw}/{SLOT_DB}", f"{ro}/{SLOT_DB}")
         self.proc: subprocess.Popen[bytes] | None = None
         self._confined: Any = None
         self.loaded: set[str] = set()
@@ -81,8 +65,7 @@ class WorkerClient:
             cmd = self.launcher(cmd)
         confined = None
         if self.confiner is not None:
-            assert self.slot is not None
-            confined = self.confiner(cmd, self.slot)
+            confined = self.confiner(cmd)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE,
                  "stderr": subprocess.DEVNULL, "bufsize": 0, "process_group": 0}
@@ -128,9 +111,11 @@ class WorkerClient:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
-    def request(self, message: dict[str, Any], deadline_s: float) -> dict[str, Any]:
+    def request(self, message: dict[str, Any], deadline_s: float,
+                serve: Serve | None = None) -> dict[str, Any]:
         """Send one request and wait for its reply; a dead or hung worker is restarted and the
-        reply says so (kind 'worker_crash' or 'timeout')."""
+        reply says so (kind 'worker_crash' or 'timeout'). With `serve`, statement frames the
+        call sends first are answered by it (all within the same deadline)."""
         if self.proc is None or self.proc.poll() is not None:
             self.restart() if self.proc is not None else self.start()
         assert self.proc and self.proc.stdin and self.proc.stdout
@@ -156,23 +141,33 @@ class WorkerClient:
                 return {"ok": False, "kind": "timeout",
                         "message": f"tool worker hung for {deadline_s:g}s; killed and restarted"}
             ready, _, _ = select.select([fd], [], [], left)
-            if ready:
-                break
-        reply = read_frame(self.proc.stdout)
-        if reply is None:
+            if not ready:
+                continue
+            reply = read_frame(self.proc.stdout)
+            if reply is None:  # end of stream, or a frame that is not one (tool code wrote)
+                code = self.proc.poll()
+                self.restart()
+                said = f"exit code {code}" if code is not None else "or broke the protocol"
+                return {"ok": False, "kind": "worker_crash",
+                        "message": f"tool worker died ({said}); restarted"}
+            if reply.get("id") != message["id"]:  # tool code wrote on the protocol channel
+                self.restart()
+                return {"ok": False, "kind": "worker_crash",
+                        "message": "tool worker sent a reply that does not answer the request "
+                                   "(forged by tool code?); restarted"}
+            if reply.get("op") != "sql":
+                return reply
+            if serve is None:
+                self.restart()
+                return {"ok": False, "kind": "worker_crash",
+                        "message": "tool worker sent a statement outside a call; restarted"}
             try:
-                code = self.proc.wait(timeout=1.0)
-            except subprocess.TimeoutExpired:
-                code = None
-            self.restart()
-            return {"ok": False, "kind": "worker_crash",
-                    "message": f"tool worker died (exit code {code}); restarted"}
-        if reply.get("id") != message["id"]:  # tool code wrote on the protocol channel
-            self.restart()
-            return {"ok": False, "kind": "worker_crash",
-                    "message": "tool worker sent a reply that does not answer the request "
-                               "(forged by tool code?); restarted"}
-        return reply
+                write_packed(self.proc.stdin, serve(reply))
+            except (BrokenPipeError, OSError):
+                continue  # it died: the next read says so
+            except ValueError as exc:  # the answer cannot travel (too large)
+                write_packed(self.proc.stdin, {"error": "OperationalError",
+                                               "message": str(exc), "denied": None})
 
 
 class WorkerPool:
@@ -180,22 +175,14 @@ class WorkerPool:
     environment at a time (see the module docstring)."""
 
     def __init__(self, size: int = 1, launcher: Launcher | None = None,
-                 slots: Path | None = None, confiner: Confiner | None = None,
-                 inner_dirs: tuple[str, str] | None = None, rss_limit: int | None = None,
-                 keep_read_connections: bool = False):
+                 confiner: Confiner | None = None, rss_limit: int | None = None):
         if size < 1:
             raise ValueError("worker pool size must be at least 1")
         self.size = size
         self.launcher = launcher
         self.rss_limit = rss_limit
-        self.keep_read_connections = keep_read_connections
         self.recycled = 0
-        if slots is not None:
-            for i in range(size):
-                for part in ("rw", "ro"):
-                    (slots / f"w{i}" / part).mkdir(parents=True, exist_ok=True)
-        self._clients = [WorkerClient(launcher, slots / f"w{i}" if slots else None, confiner,
-                                      inner_dirs) for i in range(size)]
+        self._clients = [WorkerClient(launcher, confiner) for _ in range(size)]
         self._env_of: dict[int, str | None] = {id(c): None for c in self._clients}
         self._idle: list[WorkerClient] = list(self._clients)  # least recently used first
         self._cond = threading.Condition()
@@ -233,72 +220,32 @@ class WorkerPool:
             self._idle.append(client)
             self._cond.notify()
 
-    def call(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    def call(self, message: dict[str, Any], timeout_s: float,
+             serve: Serve | None = None) -> dict[str, Any]:
+        """One request on a worker that holds (or is given) the message's environment;
+        `serve` answers the statements of a call whose database the caller holds."""
         if self._closed:
             raise WorkerError("worker pool is closed")
         fp = message["env"]
         client = self._acquire(fp)
         try:
-            if client.slot is None or message.get("op") != "call":
-                return self._send(client, message, timeout_s)
-            return self._call_in_slot(client, message, timeout_s)
+            if fp not in client.loaded:
+                failed = self._load(client, fp, timeout_s)
+                if failed is not None:
+                    return failed
+            reply = client.request(message, timeout_s + HARD_GRACE_S, serve)
+            if reply.get("kind") == "env_not_loaded":  # worker restarted between load and call
+                failed = self._load(client, fp, timeout_s)
+                if failed is not None:
+                    return failed
+                reply = client.request(message, timeout_s + HARD_GRACE_S, serve)
+            rss = reply.pop("rss", None)
+            if self.rss_limit and isinstance(rss, int) and rss > self.rss_limit:
+                client.stop()  # memory held past the call: start afresh next time
+                self.recycled += 1
+            return reply
         finally:
             self._release(client)
-
-    def _send(self, client: WorkerClient, message: dict[str, Any],
-              timeout_s: float) -> dict[str, Any]:
-        fp = message["env"]
-        if fp not in client.loaded:
-            failed = self._load(client, fp, timeout_s)
-            if failed is not None:
-                return failed
-        reply = client.request(message, timeout_s + HARD_GRACE_S)
-        if reply.get("kind") == "env_not_loaded":  # worker restarted between load and call
-            failed = self._load(client, fp, timeout_s)
-            if failed is not None:
-                return failed
-            reply = client.request(message, timeout_s + HARD_GRACE_S)
-        rss = reply.pop("rss", None)
-        if self.rss_limit and isinstance(rss, int) and rss > self.rss_limit:
-            client.stop()  # memory held past the call: start afresh next time
-            self.recycled += 1
-        return reply
-
-    def _call_in_slot(self, client: WorkerClient, message: dict[str, Any],
-                      timeout_s: float) -> dict[str, Any]:
-        assert client.slot is not None
-        episode_db = Path(message["db"])
-        tool = self._envs.get(message["env"], {}).get("tools", {}).get(message["tool"], {})
-        rw, ro = client.slot / "rw", client.slot / "ro"
-        _clear(rw)
-        _clear(ro)
-        try:
-            if not tool.get("mutates", True):  # lend the file itself, read-only, for the call
-                os.rename(episode_db, ro / SLOT_DB)
-                try:
-                    return self._send(client, dict(
-                        message, db=client.inner_db[1], persist=self.keep_read_connections,
-                        conn=str(episode_db)), timeout_s)
-                finally:
-                    os.rename(ro / SLOT_DB, episode_db)
-            shutil.copyfile(episode_db, rw / SLOT_DB)
-            # the slot's file is a fresh copy each call: no connection outlives the call
-            reply = self._send(client, dict(message, db=client.inner_db[0], persist=False),
-                               timeout_s)
-            if reply.get("ok"):
-                info = os.lstat(rw / SLOT_DB)
-                if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-                    return {"ok": False, "kind": "tool_exception",
-                            "message": "the tool replaced its database file; call discarded"}
-                os.replace(rw / SLOT_DB, episode_db)
-                if self.keep_read_connections:  # a new file: kept connections are stale
-                    self.forget(str(episode_db))
-            return reply
-        except FileNotFoundError as exc:
-            return {"ok": False, "kind": "tool_exception",
-                    "message": f"the episode database went missing during the call: {exc}"}
-        finally:
-            _clear(rw)
 
     def _load(self, client: WorkerClient, fp: str, timeout_s: float) -> dict[str, Any] | None:
         """Compile an environment in a worker: None, or the error reply for the pending call
@@ -336,19 +283,6 @@ class WorkerPool:
         self._closed = True
         for c in self._clients:
             c.stop()
-            if c.slot is not None:
-                shutil.rmtree(c.slot, ignore_errors=True)
-
-
-def _clear(slot: Path) -> None:
-    """Empty a worker's slot (normally empty already; tool code may have left files, links or
-    a forged journal there)."""
-    for name in os.listdir(slot):
-        path = slot / name
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
 
 
 __all__ = ["WorkerClient", "WorkerPool", "WORKER_COMMAND"]

@@ -8,8 +8,14 @@ if the tool returns normally and changed something; anything else rolls back, so
 state is exactly as before the call. If the worker dies mid-call, SQLite's hot-journal recovery
 rolls the half-done transaction back the next time anyone opens the file.
 
+In a sandboxed runtime the worker holds no database at all: the caller keeps each episode's
+connection and begins the call's transaction; the call says "remote", and each statement the
+tool runs travels to the caller as a frame, is checked by the caller's guard and answered with
+its rows; the caller commits or rolls back after the reply. Tool code there can reach no file
+and no connection, only statements of its own call.
+
 Protocol: length-prefixed (4-byte big-endian) JSON frames on the process's original stdin and
-stdout. The worker moves those descriptors aside at start-up so tool code that prints or reads
+stdout (answers to statements: marshal frames, flagged in the header, caller to worker only). The worker moves those descriptors aside at start-up so tool code that prints or reads
 cannot corrupt the stream. A sandbox wraps this process by prefixing its command line
 (`python -m agent_world.envs.worker`); nothing here assumes it runs unconfined.
 
@@ -19,6 +25,11 @@ Requests:
   {"op": "call", "env": FP, "db": PATH, "tool": NAME, "args": {...}, "seed": int,
    "step": int, "clock": ISO, "timeout": seconds, "persist": bool (keep the connection),
    "conn": KEY (what the kept connection is filed under; default the path)}
+  {"op": "call", ..., "remote": true, "counters": {name: n}} (no "db": the caller holds it;
+   while it runs the worker sends {"op": "sql", "id": ID, "sql": str, "params": [...] | {...},
+   "many": bool} and reads {"names": [...] | None, "chunks": [marshal rows], "rowcount": n,
+   "lastrowid": n} or {"error": EXCEPTION NAME, "message": str, "denied": [action, target]};
+   the reply carries "issued": {prefix: n} for the caller's id counters)
   {"op": "ping"} / {"op": "forget"}
 Any request may carry "forget": [PATH, ...]: episodes closed since, whose connections to drop.
 Every request may carry an "id"; the reply echoes it. Call replies also carry "rss" (bytes).
@@ -28,27 +39,32 @@ Replies: {"ok": true, "result": ..., "wrote": true (changes committed)} or
 
 from __future__ import annotations
 
+import base64
 import builtins
 import hashlib
 import inspect
 import io
 import json
+import marshal
 import os
 import random
 import signal
 import sqlite3
 import struct
 import sys
+import threading
 import time
 import traceback
 from collections import OrderedDict
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 MAX_RESULT_BYTES = 1 << 20  # a tool's JSON result; larger is an error and rolls back
 MAX_FRAME_BYTES = 64 << 20  # any protocol frame (arguments included)
 _RAW_RESULT = "_result_json"  # reply key holding the result already encoded as JSON text
 _HEADER = struct.Struct(">I")
+_MARSHAL_FLAG = 1 << 31  # header bit: the body is marshal, not JSON
+BYTES_KEY = "$bytes"  # a bytes parameter on the wire: {BYTES_KEY: base64}
 
 # sqlite3 authorizer action codes (sqlite3.h)
 _READ, _INSERT, _UPDATE, _DELETE = 20, 18, 23, 9
@@ -157,9 +173,9 @@ class ToolContext:
     trajectories that make the same writes in the same order end in the same state.
     """
 
-    def __init__(self, conn: sqlite3.Connection, seed: int, step: int, clock: str,
+    def __init__(self, conn: sqlite3.Connection | RemoteDB, seed: int, step: int, clock: str,
                  counters: dict[str, int], read_only: bool = False):
-        self.db = DB(conn, read_only)
+        self.db = conn if isinstance(conn, RemoteDB) else DB(conn, read_only)
         self.seed = seed
         self.step = step  # index of this call in the episode (informational)
         self.counters = counters
@@ -217,6 +233,157 @@ class ToolContext:
         return row
 
 
+# ---------------------------------------------------------------------------------------------
+# Calls whose database the caller holds (the sandboxed engine): each statement is one frame to
+# the caller, which runs it on the episode's connection under its own Guard. Tool code then has
+# no file, no connection and no guard within reach: only statements, checked by the caller.
+# ---------------------------------------------------------------------------------------------
+
+def _wire_param(value: Any, where: str) -> Any:
+    """A statement parameter as JSON: what sqlite3's adapters would bind, computed here."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {BYTES_KEY: base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, datetime):
+        return value.isoformat(" ")
+    if isinstance(value, date):
+        return value.isoformat()
+    raise sqlite3.ProgrammingError(
+        f"Error binding parameter {where}: type '{type(value).__name__}' is not supported")
+
+
+def _wire_params(params: Any) -> Any:
+    if isinstance(params, dict):
+        return {str(k): _wire_param(v, f":{k}") for k, v in params.items()}
+    if isinstance(params, str | bytes) or not hasattr(params, "__iter__"):
+        raise sqlite3.ProgrammingError("parameters are of unsupported type")
+    return [_wire_param(v, str(i)) for i, v in enumerate(params, start=1)]
+
+
+class RemoteCursor:
+    """What `ctx.db.execute` returns when the caller ran the statement: the rows, rowcount,
+    lastrowid and description, read like a sqlite3 cursor."""
+
+    __slots__ = ("_rows", "_pos", "rowcount", "lastrowid", "description", "arraysize")
+
+    def __init__(self, rows: list[Row], rowcount: int, lastrowid: int | None,
+                 description: tuple | None):
+        self._rows, self._pos = rows, 0
+        self.rowcount, self.lastrowid, self.description = rowcount, lastrowid, description
+        self.arraysize = 1
+
+    def fetchone(self) -> Row | None:
+        if self._pos >= len(self._rows):
+            return None
+        self._pos += 1
+        return self._rows[self._pos - 1]
+
+    def fetchmany(self, size: int | None = None) -> list[Row]:
+        n = self.arraysize if size is None else size
+        out = self._rows[self._pos:self._pos + n]
+        self._pos += len(out)
+        return out
+
+    def fetchall(self) -> list[Row]:
+        out = self._rows[self._pos:]
+        self._pos = len(self._rows)
+        return out
+
+    def __iter__(self) -> RemoteCursor:
+        return self
+
+    def __next__(self) -> Row:
+        row = self.fetchone()
+        if row is None:
+            raise StopIteration
+        return row
+
+    def close(self) -> None:
+        self._rows, self._pos = [], 0
+
+
+class HostChannel:
+    """The worker's side of statement frames: send one, wait for its answer. SIGALRM is held
+    back during the exchange (the caller bounds the statement by the same deadline), so a
+    timeout never leaves an answer unread in the stream."""
+
+    def __init__(self, inp: Any, out: Any, guard: Guard):
+        self.inp, self.out, self.guard = inp, out, guard
+        self.call_id: str | None = None
+        self.lock = threading.Lock()
+
+    def statement(self, sql: Any, params: Any, many: bool) -> RemoteCursor:
+        if not isinstance(sql, str):
+            raise TypeError(f"execute() argument 1 must be str, not {type(sql).__name__}")
+        wire = [_wire_params(p) for p in params] if many else _wire_params(params)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        try:
+            with self.lock:
+                if self.call_id is None:
+                    raise sqlite3.ProgrammingError("the call this database belonged to is over")
+                write_frame(self.out, {"op": "sql", "id": self.call_id, "sql": sql,
+                                       "params": wire, "many": many})
+                reply = read_frame(self.inp, trusted=True)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if reply is None:  # the caller is gone: nothing left to serve
+            os._exit(0)
+        if "error" in reply:
+            if reply.get("denied"):
+                self.guard.denied = tuple(reply["denied"])
+            kind = reply["error"]
+            exc = getattr(sqlite3, kind, None) if kind in _SQLITE_ERRORS else None
+            if kind == "DuplicateColumnError":
+                raise DuplicateColumnError(reply["message"])
+            raise (exc or sqlite3.DatabaseError)(reply["message"])
+        names = reply["names"]
+        rows: list[Row] = []
+        if names is not None:
+            if len(set(names)) != len(names):
+                dupes = sorted({n for n in names if names.count(n) > 1})
+                raise DuplicateColumnError(
+                    f"result has duplicate column name(s) {dupes}; select them under distinct "
+                    "names (SELECT a.id AS a_id, b.id AS b_id ...)")
+            for chunk in reply["chunks"]:
+                rows.extend(Row(zip(names, values, strict=True)) for values in
+                            marshal.loads(chunk))
+        description = None if names is None else tuple((n, *(None,) * 6) for n in names)
+        return RemoteCursor(rows, reply["rowcount"], reply["lastrowid"], description)
+
+
+_SQLITE_ERRORS = frozenset({"Warning", "Error", "InterfaceError", "DatabaseError", "DataError",
+                            "OperationalError", "IntegrityError", "InternalError",
+                            "ProgrammingError", "NotSupportedError"})
+
+
+class RemoteDB:
+    """`ctx.db` in a call whose database the caller holds: the same methods as `DB`."""
+
+    __slots__ = ("_channel",)
+
+    def __init__(self, channel: HostChannel):
+        self._channel = channel
+
+    def execute(self, sql: str, params: Any = ()) -> RemoteCursor:
+        return self._channel.statement(sql, params, False)
+
+    def executemany(self, sql: str, seq: Any) -> RemoteCursor:
+        return self._channel.statement(sql, list(seq), True)
+
+    def query(self, sql: str, params: Any = ()) -> list[Row]:
+        return self._channel.statement(sql, params, False).fetchall()
+
+    def one(self, sql: str, params: Any = ()) -> Row | None:
+        return self._channel.statement(sql, params, False).fetchone()
+
+    def scalar(self, sql: str, params: Any = ()) -> Any:
+        row = self._channel.statement(sql, params, False).fetchone()
+        return None if row is None else next(iter(row.values()))
+
+
 def _sql_bool(value: bytes) -> bool:
     return value not in (b"0", b"", b"0.0", b"false", b"False")
 
@@ -237,27 +404,26 @@ sqlite3.register_adapter(dict, lambda v: json.dumps(v, ensure_ascii=False))
 sqlite3.register_adapter(list, lambda v: json.dumps(v, ensure_ascii=False))
 
 
-class Worker:
+class Guard:
+    """The SQLite authorizer and progress handler of a connection that runs tool SQL: rows
+    only; no DDL, no transaction control, no attached files or pragmas, no writes from read
+    tools, no access to the engine's bookkeeping tables, and no statement past the deadline.
+    Inactive (everything allowed) while the engine runs its own statements."""
+
+    __slots__ = ("active", "read_only", "deadline", "denied")
+
     def __init__(self) -> None:
-        self.envs: dict[str, dict[str, tuple[Any, bool, inspect.Signature | None]]] = {}
-        self.guard = False
+        self.active = False
         self.read_only = False
         self.deadline = 0.0
         self.denied: tuple[int, str] | None = None  # the last statement refused, for messages
-        self.databases: OrderedDict[str, sqlite3.Connection] = OrderedDict()
-        # The worker's own statements carry a per-process marker so a tool's identical text
-        # can never reuse them from the statement cache (the authorizer runs at prepare time).
-        tag = f" /* aw {os.urandom(8).hex()} */"
-        self.sql_counters = f"SELECT name, n FROM {COUNTERS_TABLE}{tag}"
-        self.sql_bump = (f"INSERT INTO {COUNTERS_TABLE} (name, n) VALUES (?, ?) ON CONFLICT"
-                         f"(name) DO UPDATE SET n = excluded.n{tag}")
-        self.sql_begin_write = f"BEGIN IMMEDIATE{tag}"
-        self.sql_begin_read = f"BEGIN{tag}"
 
-    # -- authorizer: rows only; no DDL, no transaction control, no attached files or pragmas,
-    # no writes from read tools, and no access to the engine's bookkeeping tables ------------
-    def _authorize(self, action: int, arg1: Any, arg2: Any, db: Any, trigger: Any) -> int:
-        if not self.guard:
+    def install(self, conn: sqlite3.Connection) -> None:
+        conn.set_authorizer(self.authorize)
+        conn.set_progress_handler(self.progress, 10000)  # ~0.1 ms of SQL between checks
+
+    def authorize(self, action: int, arg1: Any, arg2: Any, db: Any, trigger: Any) -> int:
+        if not self.active:
             return sqlite3.SQLITE_OK
         if action in _CONTROL or action in _DDL:
             self.denied = (action, arg1 or "")
@@ -272,9 +438,25 @@ class Worker:
                 return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
 
-    def _progress(self) -> int:
+    def progress(self) -> int:
         # Interrupts a long-running SQL statement once the tool's time is up.
-        return 1 if self.guard and time.monotonic() > self.deadline else 0
+        return 1 if self.active and time.monotonic() > self.deadline else 0
+
+
+class Worker:
+    def __init__(self, channel: HostChannel | None = None) -> None:
+        self.envs: dict[str, dict[str, tuple[Any, bool, inspect.Signature | None]]] = {}
+        self.guard = Guard()
+        self.channel = channel  # to the caller, for calls whose database it holds ("remote")
+        self.databases: OrderedDict[str, sqlite3.Connection] = OrderedDict()
+        # The worker's own statements carry a per-process marker so a tool's identical text
+        # can never reuse them from the statement cache (the authorizer runs at prepare time).
+        tag = f" /* aw {os.urandom(8).hex()} */"
+        self.sql_counters = f"SELECT name, n FROM {COUNTERS_TABLE}{tag}"
+        self.sql_bump = (f"INSERT INTO {COUNTERS_TABLE} (name, n) VALUES (?, ?) ON CONFLICT"
+                         f"(name) DO UPDATE SET n = excluded.n{tag}")
+        self.sql_begin_write = f"BEGIN IMMEDIATE{tag}"
+        self.sql_begin_read = f"BEGIN{tag}"
 
     def _connection(self, path: str, key: str | None = None) -> sqlite3.Connection:
         """The persistent connection to an episode database: its page and statement caches
@@ -296,8 +478,7 @@ class Worker:
         conn.row_factory = _row
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA recursive_triggers=ON")  # REPLACE deletes reach the undo log
-        conn.set_authorizer(self._authorize)
-        conn.set_progress_handler(self._progress, 10000)  # ~0.1 ms of SQL between checks
+        self.guard.install(conn)
         return conn
 
     def forget(self, paths: list[str]) -> None:
@@ -356,6 +537,8 @@ class Worker:
                 signature.bind(None, **args)
             except TypeError as exc:
                 return {"ok": False, "kind": "invalid_arguments", "message": str(exc)}
+        if req.get("remote"):
+            return self._call_remote(req, fn, mutates, args)
         path = req["db"]
         # persist: the path is the episode's own file for its lifetime (not a per-call copy)
         persist = bool(req.get("persist"))
@@ -391,12 +574,33 @@ class Worker:
                 self.forget([key])
                 conn.close()
 
+    def _call_remote(self, req: dict[str, Any], fn: Any, mutates: bool,
+                     args: dict[str, Any]) -> dict[str, Any]:
+        """A call whose database the caller holds (and has begun a transaction on): statements
+        travel as frames; the caller commits or rolls back after the reply, which carries the
+        ids this call issued."""
+        if self.channel is None:
+            return {"ok": False, "kind": "worker_error", "message": "no channel to the caller"}
+        counters = req.get("counters") or {}
+        ctx = ToolContext(RemoteDB(self.channel), int(req.get("seed", 0)),
+                          int(req.get("step", 0)), req.get("clock", "2026-01-15T09:00:00"),
+                          counters, read_only=not mutates)
+        self.channel.call_id = req.get("id")
+        try:
+            reply = self._run(fn, ctx, args, float(req.get("timeout", 5.0)), mutates)
+        finally:
+            self.channel.call_id = None
+        if reply["ok"]:
+            reply["issued"] = ctx.issued
+        return reply
+
     def _run(self, fn: Any, ctx: ToolContext, args: dict[str, Any], timeout: float,
              mutates: bool) -> dict:
-        self.deadline = time.monotonic() + timeout
-        self.read_only = not mutates
-        self.denied = None
-        self.guard = True
+        guard = self.guard
+        guard.deadline = time.monotonic() + timeout
+        guard.read_only = not mutates
+        guard.denied = None
+        guard.active = True
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
             result = fn(ctx, **args)
@@ -408,7 +612,7 @@ class Worker:
             return {"ok": False, "kind": "constraint_violation", "message": str(exc)}
         except sqlite3.DatabaseError as exc:
             msg = str(exc)
-            if "interrupted" in msg and time.monotonic() > self.deadline:
+            if "interrupted" in msg and time.monotonic() > guard.deadline:
                 return {"ok": False, "kind": "timeout", "message": f"tool exceeded {timeout:g}s"}
             if "not authorized" in msg or "prohibited" in msg:
                 return {"ok": False, "kind": "permission_denied",
@@ -418,12 +622,12 @@ class Worker:
             return {"ok": False, "kind": "tool_exception", "message": _describe(exc)}
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            self.guard = False
+            guard.active = False
         return encode_result(result)
 
     def _denial(self, tool: str, mutates: bool, msg: str) -> str:
         """Why a statement was refused, naming the rule (and the declaration) behind it."""
-        action, target = self.denied or (None, "")
+        action, target = self.guard.denied or (None, "")
         if action in _DDL:
             return (f"{msg}: tools may not change the schema (CREATE, DROP, ALTER, ...); "
                     "the tables are the environment's")
@@ -495,16 +699,35 @@ def _read_exact(stream: Any, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def read_frame(stream: Any) -> dict[str, Any] | None:
-    """One frame, or None at end of stream (or when the frame is cut short or oversized)."""
+def read_frame(stream: Any, trusted: bool = False) -> dict[str, Any] | None:
+    """One frame, or None at end of stream (or when the frame is cut short, oversized or not a
+    JSON object). Only a `trusted` reader (the worker, reading its caller) accepts marshal
+    frames: marshal is fast and carries bytes, but must never read what tool code wrote."""
     header = _read_exact(stream, _HEADER.size)
     if header is None:
         return None
     (size,) = _HEADER.unpack(header)
-    if size > MAX_FRAME_BYTES:
+    packed = bool(size & _MARSHAL_FLAG)
+    size &= ~_MARSHAL_FLAG
+    if size > MAX_FRAME_BYTES or (packed and not trusted):
         return None
     body = _read_exact(stream, size)
-    return None if body is None else json.loads(body)
+    if body is None:
+        return None
+    try:
+        message = marshal.loads(body) if packed else json.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def write_packed(stream: Any, message: dict[str, Any]) -> None:
+    """A marshal frame (caller -> worker: statement answers)."""
+    data = marshal.dumps(message)
+    if len(data) > MAX_FRAME_BYTES:
+        raise ValueError(f"message too large ({len(data):,} bytes)")
+    stream.write(_HEADER.pack(len(data) | _MARSHAL_FLAG) + data)
+    stream.flush()
 
 
 def write_frame(stream: Any, message: dict[str, Any]) -> None:
@@ -544,10 +767,11 @@ def main() -> None:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     signal.signal(signal.SIGALRM, _on_alarm)
-    worker = Worker()
     buffered_in = io.BufferedReader(proto_in)
+    worker = Worker()
+    worker.channel = HostChannel(buffered_in, proto_out, worker.guard)
     while True:
-        req = read_frame(buffered_in)
+        req = read_frame(buffered_in, trusted=True)
         if req is None:
             return
         op = req.get("op")

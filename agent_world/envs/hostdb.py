@@ -1,0 +1,197 @@
+"""Episode databases held by the caller's process, for sandboxed tool workers.
+
+In a sandboxed runtime the worker that runs an environment's tool code holds no database and
+sees no episode file. Each episode keeps one persistent connection here (warm page and
+statement caches, reused by `reset()`'s undo log); a call begins its transaction here, the
+worker sends each statement the tool runs as a frame, `serve` runs it under a `Guard` (the
+same rules the unsandboxed worker applies to itself) and answers with the rows, and `finish`
+commits or rolls back when the reply comes. So tool code cannot open another episode, lift the
+guard, commit half a call or touch the engine's bookkeeping: it has statements, nothing else.
+
+Every tool statement gets a suffix with a per-process random tag and the call's mode: prepared
+statements are cached by their text, and the authorizer only runs when a statement is
+prepared, so a tool's statement must never be one the engine prepared with the guard off, nor
+one a write call prepared when a read call runs it.
+"""
+
+from __future__ import annotations
+
+import base64
+import marshal
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from agent_world.envs.database import undo_changes
+from agent_world.envs.spec import EnvSpec
+from agent_world.envs.worker import (
+    BYTES_KEY,
+    COUNTERS_TABLE,
+    MAX_FRAME_BYTES,
+    WRITES_COUNTER,
+    Guard,
+)
+
+_TAG = os.urandom(8).hex()
+_TOOL_MARK = {True: f"\n-- aw tool write {_TAG}", False: f"\n-- aw tool read {_TAG}"}
+_BEGIN = {True: f"BEGIN IMMEDIATE /* {_TAG} */", False: f"BEGIN /* {_TAG} */"}
+_COUNTERS = f"SELECT name, n FROM {COUNTERS_TABLE} /* {_TAG} */"
+_BUMP = (f"INSERT INTO {COUNTERS_TABLE} (name, n) VALUES (?, ?) ON CONFLICT(name) "
+         f"DO UPDATE SET n = excluded.n /* {_TAG} */")
+CHUNK_ROWS = 512  # rows per marshal chunk of an answer
+MAX_ANSWER_BYTES = MAX_FRAME_BYTES // 2  # one statement's rows; more is an error of the tool
+MAX_VALUE_BYTES = 32 << 20  # longest string or blob a statement may build (SQLITE_LIMIT_LENGTH)
+_MAX_ISSUED = 1_000_000
+
+
+class AnswerTooLarge(Exception):
+    pass
+
+
+def _from_wire(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) != {BYTES_KEY} or not isinstance(value[BYTES_KEY], str):
+            raise ValueError("parameters must be numbers, strings, null or bytes")
+        return base64.b64decode(value[BYTES_KEY], validate=True)
+    if isinstance(value, list):
+        raise ValueError("a parameter cannot be a list (bind JSON as text)")
+    return value
+
+
+def _params(raw: Any, many: bool) -> Any:
+    def one(p: Any) -> Any:
+        if isinstance(p, dict):
+            return {k: _from_wire(v) for k, v in p.items()}
+        if isinstance(p, list):
+            return [_from_wire(v) for v in p]
+        raise ValueError("parameters must be a list or an object")
+    if many:
+        if not isinstance(raw, list):
+            raise ValueError("executemany needs a list of parameter sets")
+        return [one(p) for p in raw]
+    return one(raw)
+
+
+class EpisodeDB:
+    """One episode's connection in the caller's process; not thread-safe (one call at a time,
+    like the episode itself)."""
+
+    def __init__(self, path: Path):
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                               detect_types=sqlite3.PARSE_DECLTYPES, cached_statements=256)
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA recursive_triggers=ON")  # REPLACE deletes reach the undo log
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        self.guard = Guard()
+        self.guard.install(conn)
+        self.conn = conn
+        self._mutates = False
+        self._before = 0
+        # the id/clock counters as last committed: only this connection writes the episode
+        self._counters: dict[str, int] | None = None
+        self._mark = _TOOL_MARK[False]
+
+    def begin(self, mutates: bool, timeout_s: float) -> dict[str, int]:
+        """Open the call's transaction; the id/clock counters the call starts from."""
+        conn = self.conn
+        conn.execute(_BEGIN[mutates])
+        if self._counters is None:
+            self._counters = dict(conn.execute(_COUNTERS).fetchall())
+        self._before = conn.total_changes
+        self._mutates = mutates
+        self._mark = _TOOL_MARK[mutates]
+        guard = self.guard
+        guard.read_only = not mutates
+        guard.deadline = time.monotonic() + timeout_s
+        guard.denied = None
+        return self._counters
+
+    def serve(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """Run one statement the tool sent; the answer frame (rows or the error)."""
+        sql = frame.get("sql")
+        many = bool(frame.get("many"))
+        guard = self.guard
+        try:
+            if not isinstance(sql, str):
+                raise sqlite3.ProgrammingError("the statement must be a string")
+            try:
+                params = _params(frame.get("params"), many)
+            except (ValueError, TypeError) as exc:
+                raise sqlite3.ProgrammingError(str(exc)) from None
+            guard.denied = None
+            guard.active = True
+            try:
+                cur = (self.conn.executemany(sql + self._mark, params) if many
+                       else self.conn.execute(sql + self._mark, params))
+                names = None if cur.description is None else [d[0] for d in cur.description]
+                chunks: list[bytes] = []
+                size = 0
+                if names is not None:
+                    while rows := cur.fetchmany(CHUNK_ROWS):
+                        chunk = marshal.dumps(rows)
+                        size += len(chunk)
+                        if size > MAX_ANSWER_BYTES:
+                            raise AnswerTooLarge(
+                                f"the statement's rows exceed {MAX_ANSWER_BYTES:,} bytes; "
+                                "select fewer rows or columns")
+                        chunks.append(chunk)
+            finally:
+                guard.active = False
+            return {"names": names, "chunks": chunks, "rowcount": cur.rowcount,
+                    "lastrowid": cur.lastrowid}
+        except sqlite3.Error as exc:
+            return {"error": type(exc).__name__, "message": str(exc),
+                    "denied": list(guard.denied) if guard.denied else None}
+        except AnswerTooLarge as exc:
+            return {"error": "OperationalError", "message": str(exc), "denied": None}
+        except (ValueError, TypeError, OverflowError, MemoryError) as exc:
+            return {"error": "DatabaseError", "message": f"{type(exc).__name__}: {exc}",
+                    "denied": None}
+
+    def finish(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """Commit the call's changes if the tool returned normally and changed something (the
+        id counters and the write clock advance with them); otherwise roll back."""
+        issued = reply.pop("issued", None)
+        conn = self.conn
+        if not (reply.get("ok") and self._mutates and conn.total_changes != self._before):
+            self.rollback()
+            return reply
+        if not isinstance(issued, dict) or not all(
+                isinstance(k, str) and len(k) <= 200 and type(v) is int and 0 < v <= _MAX_ISSUED
+                for k, v in issued.items()) or len(issued) > 1000:
+            self.rollback()
+            return {"ok": False, "kind": "worker_error",
+                    "message": "the worker's reply carried malformed id counters"}
+        counters = dict(self._counters or {})
+        counters[WRITES_COUNTER] = counters.get(WRITES_COUNTER, 0) + 1
+        for prefix, n in issued.items():
+            counters[prefix] = counters.get(prefix, 0) + n
+        try:
+            for name in (WRITES_COUNTER, *issued):
+                conn.execute(_BUMP, (name, counters[name]))
+            conn.commit()
+        except sqlite3.IntegrityError as exc:  # a deferred constraint, checked at commit
+            self.rollback()
+            return {"ok": False, "kind": "constraint_violation", "message": str(exc)}
+        self._counters = counters
+        reply["wrote"] = True
+        return reply
+
+    def undo(self, spec: EnvSpec, path: Path) -> int:
+        """Back to the template state through the undo log (`undo_changes`), with foreign
+        keys off as that needs: the log already holds every cascaded change."""
+        self.conn.execute("PRAGMA foreign_keys=OFF")
+        self._counters = None  # the undo clears them; read again at the next call
+        try:
+            return undo_changes(spec, path, self.conn)
+        finally:
+            self.conn.execute("PRAGMA foreign_keys=ON")
+
+    def rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.rollback()
+
+    def close(self) -> None:
+        self.conn.close()

@@ -1,0 +1,109 @@
+"""A sandboxed runtime runs each tool statement on the episode connection this process holds
+(agent_world.envs.hostdb): tool code must see exactly what it sees when the worker holds the
+database itself (unsandboxed), down to cursors, errors, ids and the resulting state."""
+
+from __future__ import annotations
+
+import logging
+
+from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.hostdb import MAX_ANSWER_BYTES
+from tests.integration.escape_attempts import attacker_spec
+
+SNIPPETS = [
+    # cursor surface: rowcount, lastrowid, description, fetchone/fetchmany/iteration
+    ("write", "cur = ctx.execute(\"INSERT INTO notes (ref, user_id, body) VALUES ('X', 1, 'b')\")\n"
+              "result = [cur.rowcount, cur.lastrowid, cur.description]"),
+    ("read", "cur = ctx.db.execute('SELECT id, name FROM users ORDER BY id')\n"
+             "first = cur.fetchone()\nrest = [dict(r) for r in cur]\n"
+             "result = [dict(first), rest, cur.fetchone(), [d[0] for d in cur.description]]"),
+    ("read", "cur = ctx.db.execute('SELECT id FROM users ORDER BY id')\n"
+             "result = [cur.fetchmany(1), cur.fetchmany(5), cur.fetchall()]"),
+    ("read", "a, b = ctx.one('SELECT id, name FROM users WHERE id = 1')\n"
+             "row = ctx.one('SELECT id, name FROM users WHERE id = 2')\n"
+             "result = [a, b, row[0], row['name'], ctx.db.scalar('SELECT count(*) FROM notes')]"),
+    ("read", "result = ctx.query('SELECT id FROM users WHERE name = :n OR id = :i', "
+             "{'n': 'nobody', 'i': 2})"),
+    # parameters: JSON values bind as text, bytes as blobs, dates as ISO text
+    ("read", "import datetime\n"
+             "result = ctx.one('SELECT ? AS j, ? AS l, typeof(?) AS b, length(?) AS n, ? AS d', "
+             "({'a': [1, 2.0]}, [1, None], b'\\x00\\xff', b'abc', datetime.date(2026, 1, 2)))"),
+    ("write", "ctx.db.executemany('INSERT INTO users (name) VALUES (?)', [('p',), ('q',)])\n"
+              "result = ctx.query('SELECT name, role FROM users ORDER BY id')"),
+    # errors the tool can catch, and the kinds the engine reports
+    ("write", "import sqlite3\ntry:\n    ctx.execute('INSERT INTO notes (ref, user_id, body) "
+              "VALUES (?, 999, ?)', ('Z', 'x'))\nexcept sqlite3.IntegrityError as e:\n"
+              "    result = 'caught ' + type(e).__name__"),
+    ("write", "ctx.execute(\"INSERT INTO notes (ref, user_id, body) VALUES ('Y', 999, 'x')\")"),
+    ("read", "ctx.query('SELECT nope FROM users')"),
+    ("read", "ctx.query('SELECT u.id, n.id FROM users u JOIN notes n ON n.user_id = u.id')"),
+    ("read", "ctx.query('SELECT 1; SELECT 2')"),
+    ("read", "ctx.query('SELECT * FROM _aw_counters')"),
+    ("read", "ctx.execute(\"UPDATE users SET name = 'r'\")"),
+    ("write", "ctx.execute('DROP TABLE notes')"),
+    ("write", "ctx.execute('COMMIT')"),
+    ("read", "ctx.query('SELECT ?', (object(),))"),
+    # ids and the clock advance with committed writes only
+    ("write", "result = [ctx.new_id('N'), ctx.now()]\n"
+              "ctx.execute(\"UPDATE users SET role = 'admin' WHERE id = 2\")"),
+    ("write", "result = [ctx.new_id('N'), ctx.new_id('N'), ctx.now()]\nraise ToolError('no')"),
+    ("write", "result = [ctx.new_id('N'), ctx.now()]\n"
+              "ctx.execute(\"UPDATE users SET role = 'member' WHERE id = 2\")"),
+]
+
+
+def _observe(sandbox: bool) -> tuple[list[str], str]:
+    spec = attacker_spec()
+    with EnvRuntime(workers=1, sandbox=sandbox, tool_timeout_s=5.0) as rt:
+        ep = rt.open(spec, seed=4)
+        seen = []
+        for mode, code in SNIPPETS:
+            obs = ep.step("run" if mode == "write" else "run_read", {"code": code})
+            seen.append(obs.to_text() if obs.ok else f"{obs.error.kind}: {obs.error.message}")
+        return seen, ep.state_hash()
+
+
+def test_tool_code_sees_the_same_database_sandboxed_or_not(caplog):
+    caplog.set_level(logging.ERROR)  # the unsandboxed runtime warns
+    unconfined, confined = _observe(False), _observe(True)
+    for (mode, code), a, b in zip(SNIPPETS, unconfined[0], confined[0], strict=True):
+        assert a == b, f"{mode} call\n{code}\nunsandboxed: {a}\nsandboxed:   {b}"
+    assert unconfined[1] == confined[1]
+    # and the snippets did what they say (not two identical failures)
+    assert confined[0][0].startswith("[1, ") and confined[0][7] == "caught IntegrityError"
+    assert confined[0][8].startswith("constraint_violation")
+    assert confined[0][13].startswith("permission_denied") and "read-only" in confined[0][13]
+
+
+def test_large_answers_travel_in_chunks_and_oversized_ones_fail_cleanly():
+    spec = attacker_spec()
+    with EnvRuntime(workers=1, sandbox=True) as rt:
+        ep = rt.open(spec, seed=1)
+        many = ep.step("run_read", {"code": (
+            "rows = ctx.query('WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r "
+            "WHERE x < 5000) SELECT x, printf(\"%0100d\", x) AS pad FROM r')\n"
+            "result = [len(rows), rows[0]['x'], rows[-1][0]]")})
+        assert many.ok and many.result == [5000, 1, 5000]
+        before = ep.state_hash()
+        huge = ep.step("run", {"code": (
+            "ctx.execute(\"UPDATE users SET name = 'big'\")\n"
+            f"ctx.query('WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r "
+            f"WHERE x < {MAX_ANSWER_BYTES // 1000 + 10}) SELECT printf(\"%01000d\", x) FROM r')")})
+        assert not huge.ok and huge.error.kind == "tool_exception"
+        assert "exceed" in huge.error.message
+        assert ep.state_hash() == before  # the call rolled back
+        assert ep.step("list_notes", {"user_id": 1}).ok  # and the worker goes on
+
+
+def test_a_sandboxed_worker_holds_no_episode_file():
+    spec = attacker_spec()
+    with EnvRuntime(workers=1, sandbox=True) as rt:
+        ep = rt.open(spec, seed=1)
+        obs = ep.step("run_read", {"code": (
+            "import os\nfound = []\nfor top in ('/sandbox', '/tmp', '/readonly', '/dev/shm'):\n"
+            "    for root, dirs, files in os.walk(top):\n"
+            "        found += [f for f in files if 'sqlite' in f or f.startswith('ep')]\n"
+            "fds = [os.readlink(f'/proc/self/fd/{fd}') for fd in os.listdir('/proc/self/fd')\n"
+            "       if os.path.exists(f'/proc/self/fd/{fd}')]\n"
+            "result = [found, [f for f in fds if 'sqlite' in f]]")})
+        assert obs.ok and obs.result == [[], []]
