@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agent_world.envs.arguments import ArgumentValidator, argument_problem, clip
+from agent_world.envs.arguments import CompiledArguments, argument_problem, clip
 from agent_world.envs.database import (
     StateDiff,
     build_template,
@@ -172,7 +172,7 @@ class EnvRuntime:
                 self.pool.register(fp, {t.name: {"source": t.source, "mutates": t.mutates}
                                         for t in spec.tools}, spec.helpers)
                 for t in spec.tools:
-                    self._validators[(fp, t.name)] = ArgumentValidator(t.arguments_schema)
+                    self._validators[(fp, t.name)] = CompiledArguments(t.arguments_schema)
                 self._templates[fp] = path
         return path
 

@@ -107,3 +107,45 @@ def test_a_sandboxed_worker_holds_no_episode_file():
             "       if os.path.exists(f'/proc/self/fd/{fd}')]\n"
             "result = [found, [f for f in fds if 'sqlite' in f]]")})
         assert obs.ok and obs.result == [[], []]
+
+
+def test_fast_argument_check_never_accepts_what_the_validator_refuses():
+    """The fast path (flat scalar schemas) may only say "valid" when the full validator
+    agrees; it must say so for ordinary valid calls (else it is never used)."""
+    import itertools
+    import random
+
+    from agent_world.envs.arguments import ArgumentValidator, fast_accept
+
+    schemas = [
+        {"type": "object", "properties": {"id": {"type": "integer", "minimum": 1}},
+         "required": ["id"], "additionalProperties": False},
+        {"type": "object", "properties": {
+            "q": {"type": "string", "minLength": 2, "maxLength": 5, "description": "query"},
+            "n": {"type": "number", "exclusiveMaximum": 10},
+            "kind": {"type": "string", "enum": ["a", "b"]},
+            "flag": {"type": ["boolean", "null"]}}, "required": ["q"]},
+        {"type": "object", "properties": {"x": {"type": "integer", "enum": [1, 2, 3]}},
+         "additionalProperties": False},
+    ]
+    values = [None, True, False, 0, 1, 2, 3, -5, 9.5, 10, 10.0, 1.0, float("nan"), "", "a", "ab",
+              "abcde", "abcdef", "é" * 3, [], {}, [1], {"a": 1}]
+    rng = random.Random(0)
+    for schema in schemas:
+        fast, full = fast_accept(schema), ArgumentValidator(schema)
+        assert fast is not None
+        names = [*schema["properties"], "other"]
+        accepted = 0
+        for size in range(0, 4):
+            for keys in itertools.combinations(names, size):
+                for _ in range(30):
+                    args = {k: rng.choice(values) for k in keys}
+                    if fast(args):
+                        accepted += 1
+                        assert full.is_valid(args), (schema, args)
+        assert accepted >= 5
+    assert fast_accept(schemas[0])({"id": 7}) and not fast_accept(schemas[0])({"id": 0})
+    # anything richer goes to the full validator
+    assert fast_accept({"type": "object", "properties": {"s": {"type": "string",
+                                                               "pattern": "^a"}}}) is None
+    assert fast_accept({"type": "object", "properties": {"l": {"type": "array"}}}) is None
