@@ -13,7 +13,12 @@ Isolation (what holds whether or not a sandbox confines the worker process):
 - in a sandboxed runtime a worker holds no database and sees no episode file: the caller keeps
   each episode's connection (`agent_world.envs.hostdb`) and answers the statements a call
   sends (`call(..., serve=...)`), so tool code reaches nothing but its own call's statements;
-- a worker whose memory grew past `rss_limit` after a call is recycled.
+- a worker whose memory grew past `rss_limit` after a call is recycled, and so is a sandboxed
+  worker that runs more processes or threads after a call (or a load) than when it started:
+  what tool code leaves running could act during a later call of another episode. Episodes of
+  one environment still share its worker process: code of that environment that rewrites the
+  worker's own objects can act in its later calls; the boundary against hostile code is the
+  environment (a worker never serves two).
 With a `confiner` (see `EnvRuntime`) the process runs in the local sandbox.
 """
 
@@ -58,6 +63,9 @@ class WorkerClient:
         self.loaded: set[str] = set()
         self.restarts = 0
         self.forget: list[str] = []  # closed episode databases to tell the worker about
+        # processes + threads of the idle sandbox (counted once after start): more after a
+        # call means tool code left something running that could act during the next call
+        self.idle_tasks: int | None = None
 
     def start(self) -> None:
         cmd = list(WORKER_COMMAND)
@@ -77,6 +85,7 @@ class WorkerClient:
                 confined.release()
             raise WorkerError(f"cannot start tool worker {cmd[0]!r}: {exc}") from exc
         self._confined = confined
+        self.idle_tasks = None
         self.loaded.clear()
         self.forget.clear()
 
@@ -101,6 +110,18 @@ class WorkerClient:
         if confined is not None:
             confined.release()
         self.loaded.clear()
+
+    def left_running(self, timeout_s: float) -> bool:
+        """Whether a confined worker runs more processes or threads than when it was idle and
+        fresh (counted after a ping, before it ever ran tool code). Unconfined: never checked."""
+        if self._confined is None or self.proc is None:
+            return False
+        if self.idle_tasks is None:
+            if not self.request({"op": "ping"}, timeout_s).get("ok"):
+                return False  # restarted: counted next time
+            self.idle_tasks = self._confined.tasks(self.proc.pid)
+            return False
+        return self._confined.tasks(self.proc.pid) > self.idle_tasks
 
     def restart(self) -> None:
         self.stop()
@@ -229,6 +250,9 @@ class WorkerPool:
         fp = message["env"]
         client = self._acquire(fp)
         try:
+            if client.proc is None:
+                client.start()
+            client.left_running(timeout_s)  # counts the fresh worker once
             if fp not in client.loaded:
                 failed = self._load(client, fp, timeout_s)
                 if failed is not None:
@@ -242,6 +266,11 @@ class WorkerPool:
             rss = reply.pop("rss", None)
             if self.rss_limit and isinstance(rss, int) and rss > self.rss_limit:
                 client.stop()  # memory held past the call: start afresh next time
+                self.recycled += 1
+            elif client.left_running(timeout_s):
+                # a thread or process the tool left behind could send statements into a
+                # later call of another episode: that worker is not used again
+                client.stop()
                 self.recycled += 1
             return reply
         finally:
@@ -260,6 +289,13 @@ class WorkerPool:
             return {"ok": False, "kind": reply.get("kind", "worker_error"),
                     "message": "loading the environment's tools failed (module-level code of "
                                f"a tool or of the helpers): {reply.get('message')}"}
+        if client.left_running(timeout_s):
+            client.stop()
+            self.recycled += 1
+            return {"ok": False, "kind": "tool_exception",
+                    "message": "loading the environment's tools left a thread or process "
+                               "running (module-level code of a tool or of the helpers); "
+                               "the worker was recycled"}
         client.loaded.add(fp)
         return None
 

@@ -231,6 +231,34 @@ def monkeypatch_worker(a: Arena) -> Outcome:
                    f"workers recycled so far {a.runtime.pool.recycled}")
 
 
+def lingering_thread(a: Arena) -> Outcome:
+    """A thread the tool leaves running waits for a later call of another episode of the same
+    environment and sends its own statement into that call."""
+    a.run("import gc, threading, time\n"
+          "ch = next(o for o in gc.get_objects() if type(o).__name__ == 'HostChannel')\n"
+          "mine = ch.call_id\n"
+          "def loop():\n"
+          "    end = time.time() + 3\n"
+          "    while time.time() < end:\n"
+          "        if ch.call_id not in (None, mine):\n"
+          "            try:\n"
+          "                ch.statement(\"UPDATE notes SET body = 'pwned'\", [], False)\n"
+          "            except Exception:\n"
+          "                pass\n"
+          "        time.sleep(0.0002)\n"
+          "threading.Thread(target=loop, daemon=True).start()\nresult = 'planted'")
+    later = []
+    for i in range(20):  # the other episode's own write calls, each a chance for the thread
+        later.append(a.other.step("add_note", {"user_id": 2, "body": f"later {i}"}).ok)
+    bodies = [n["body"] for n in a.other.step("list_notes", {"user_id": 2}).result]
+    a.other.reset()  # back to what the arena expects of it
+    assert a.other.step("add_note", {"user_id": 2, "body": "other's note"}).ok
+    a.other_hash = a.other.state_hash()
+    return _finish(a, all(later) and "pwned" not in bodies,
+                   f"other episode's notes afterwards: {'PWNED' if 'pwned' in bodies else 'own'}"
+                   f"; workers recycled so far {a.runtime.pool.recycled}")
+
+
 def fork_bomb(a: Arena) -> Outcome:
     t = time.perf_counter()
     o = a.run("import os\nkids = 0\nfor _ in range(10000):\n    try:\n"
@@ -322,6 +350,7 @@ ATTEMPTS: list[tuple[str, Callable[[Arena], Outcome]]] = [
     ("forge a reply frame", forge_reply_frame),
     ("signal the parent / pid 1 / everyone", signal_parent),
     ("monkeypatch the worker, attack a second environment", monkeypatch_worker),
+    ("a thread left behind writes into another episode's call", lingering_thread),
     ("fork bomb", fork_bomb),
     ("memory bomb (8 GiB)", memory_bomb),
     ("memory hoarding across calls", memory_hoarding),

@@ -260,6 +260,18 @@ class Confined:
                 pass
         self._kill_cgroup()
 
+    def tasks(self, pid: int) -> int:
+        """Processes and threads in the sandbox now (its cgroup's count, or its process tree's):
+        a caller compares it with the count of an idle sandbox to find what tool code left
+        running between calls."""
+        if self.cgroup is not None:
+            try:
+                with open(self.cgroup / "pids.current", "rb") as fh:
+                    return int(fh.read())
+            except (OSError, ValueError):
+                pass
+        return _tree_size(pid, 100_000)
+
     def release(self) -> None:
         """After the process was reaped: drop the cgroup (killing stragglers) and the watch."""
         if self._watched is not None:
