@@ -134,6 +134,9 @@ def evolve(
         help="Targeted tasks per env per round (default 3).")] = None,
     train_steps: Annotated[int | None, typer.Option(
         help="GRPO steps per round (default 3).")] = None,
+    warm_start_steps: Annotated[int | None, typer.Option(
+        help="Supervised steps on round 1's gold solutions before GRPO (default 32; 0: none).")
+    ] = None,
     policy: Annotated[str, typer.Option(help="Starting policy; empty: the default.")] = "",
     review: Annotated[bool, typer.Option(
         help="Pause before training to review the diagnosis.")] = False,
@@ -159,7 +162,8 @@ def evolve(
     if resume and not values:
         raise typer.BadParameter(f"thread {thread!r} has nothing to resume")
     sizes = {"tasks_per_env": tasks_per_env, "heldout_tasks_per_env": heldout_tasks,
-             "targeted_tasks_per_env": targeted_tasks, "train_steps": train_steps}
+             "targeted_tasks_per_env": targeted_tasks, "train_steps": train_steps,
+             "warm_start_steps": warm_start_steps}
     context = evolve_graph.EvolveContext(
         sources=list(source or []), seed=seed, policy=policy, review_before_train=review,
         **{k: v for k, v in sizes.items() if v is not None})

@@ -64,7 +64,7 @@ class EvolveContext:
     train_steps: int = 3  # GRPO steps per round
     # supervised steps on the gold solutions of round 1's training tasks before its GRPO (a
     # base model learns the tool-call format); never on held-out environments' tasks
-    warm_start_steps: int = 0
+    warm_start_steps: int = 32
     max_turns: int = 4  # turns a policy gets per held-out task
     policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy
     review_before_train: bool = False  # pause before training for a person to review

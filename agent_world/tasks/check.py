@@ -20,9 +20,10 @@ Graph tasks have up to two components, each 0 or 1:
   committed writes only, so an attempt that makes the gold writes in the gold order — with any
   reads or failed calls in between — leaves exactly the gold state. A task whose gold chain
   writes nothing requires the state to be unchanged.
+`score` is the mean of the components, except for a read-only task with a reference answer:
+there the unchanged state is a condition (score = answer × state), so doing nothing earns 0.
 Programmatic tasks run their verification script (isolated, see `agent_world.tasks.scripts`),
-component `verify` in [0, 1]. `score` is the mean of the components; `passed` needs all of
-them at 1.
+component `verify` in [0, 1]. `passed` needs all components at 1.
 """
 
 from __future__ import annotations
@@ -251,7 +252,12 @@ def check_task(task: Task, initial_db: str | Path, final_db: str | Path,
     else:
         notes.append(f"state differs: expected changes in {sorted(expected) or 'nothing'}, "
                      f"got changes in {sorted(actual) or 'nothing'}")
-    score = sum(components.values()) / len(components)
+    if not expected and "answer" in components:
+        # a read-only task: leaving the state alone is a condition, not an achievement (doing
+        # nothing must not earn half the reward)
+        score = components["answer"] * components["state"]
+    else:
+        score = sum(components.values()) / len(components)
     return CheckResult(score, all(v == 1.0 for v in components.values()), components,
                        "; ".join(notes))
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task, Trajectory
-from agent_world.training.policies import ChatModelPolicy, HFPolicy, Policy
+from agent_world.training.policies import ChatModelPolicy, HFPolicy, Policy, read_policy_settings
 from agent_world.training.rollout import RolloutConfig, run_rollouts, spec_index
 from agent_world.training.toolcall import system_prompt
 
@@ -42,6 +42,9 @@ class TrainResult:
     @property
     def final_reward(self) -> float:
         return self.curve[-1]["reward_mean"] if self.curve else 0.0
+
+
+WARM_START_BATCH = 4  # gold conversations per supervised step (compact prompts: ~1k tokens each)
 
 
 def _corpus(tasks: list[Task], specs: dict[str, EnvSpec]) -> list[str]:
@@ -63,8 +66,11 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
 
         corpus = _corpus(tasks or [], specs or {}) if ref == "tiny" else None
         model, tok = load_lm(ref, corpus=corpus, seed=seed)
+        trained = read_policy_settings(ref) if Path(ref).is_dir() else {}
         return HFPolicy(model.eval(), tok, name=ref, temperature=temperature,
-                        max_new_tokens=max_new_tokens)
+                        max_new_tokens=trained.get("max_new_tokens", max_new_tokens),
+                        max_total_tokens=trained.get("max_total_tokens", 2048),
+                        compact_tools=trained.get("compact_tools", True))
     if ":" in ref:
         from langchain.chat_models import init_chat_model
 
@@ -104,9 +110,9 @@ def evaluate(policy: str | Policy, tasks: list[Task], home: str | Path | None = 
     index = _specs(tasks, specs, home)
     pol = load_policy(str(policy), tasks, index, seed=seed) if isinstance(policy, str | Path) \
         else policy
-    rollouts = run_rollouts(pol, tasks, index, RolloutConfig(max_turns=max_turns,
-                                                             group_size=attempts),
-                            on_turn=on_turn)
+    rollouts = run_rollouts(pol, tasks, index, RolloutConfig(
+        max_turns=max_turns, group_size=attempts,
+        compact_tools=getattr(pol, "compact_tools", False)), on_turn=on_turn)
     return [r.trajectory for r in rollouts]
 
 
@@ -149,7 +155,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
         if warm_start_steps > 0:
             from agent_world.training.sft import sft
 
-            sft(model, tok, tasks, index, steps=warm_start_steps, batch_size=1,
+            sft(model, tok, tasks, index, steps=warm_start_steps, batch_size=WARM_START_BATCH,
                 lr=3e-3 if policy == "tiny" else 3e-5, seed=config.seed,
                 compact=config.compact_tools, device=config.device)
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)

@@ -34,7 +34,7 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task
-from agent_world.training.policies import HFPolicy
+from agent_world.training.policies import HFPolicy, write_policy_settings
 from agent_world.training.rollout import Rollout, RolloutConfig, run_rollouts
 
 
@@ -51,9 +51,9 @@ class GRPOConfig:
     max_turns: int = 4
     max_new_tokens: int = 64
     min_new_tokens: int = 0  # > 0: fixed-length turns (throughput benchmarks)
-    max_total_tokens: int = 1024
+    max_total_tokens: int = 2048  # prompt + turns; a longer conversation stops (gave up)
     temperature: float = 1.0
-    compact_tools: bool = False
+    compact_tools: bool = True  # the compact tool listing small models train with
     lora: bool = False
     lora_rank: int = 8
     seed: int = 0
@@ -211,7 +211,7 @@ class GRPOTrainer:
         c = self.config
         return HFPolicy(self.model, self.tokenizer, name="grpo", max_new_tokens=c.max_new_tokens,
                         max_total_tokens=c.max_total_tokens, temperature=c.temperature,
-                        min_new_tokens=c.min_new_tokens)
+                        min_new_tokens=c.min_new_tokens, compact_tools=c.compact_tools)
 
     def rollouts(self, tasks: list[Task]) -> tuple[list[Rollout], float, float]:
         """Rollouts with their generation and reward seconds."""
@@ -332,6 +332,9 @@ class GRPOTrainer:
         path.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(path / "model")
         self.tokenizer.save_pretrained(path / "model")
+        write_policy_settings(path / "model", compact_tools=self.config.compact_tools,
+                              max_new_tokens=self.config.max_new_tokens,
+                              max_total_tokens=self.config.max_total_tokens)
         torch.save(self.optimizer.state_dict(), path / "optimizer.pt")
         if self.reference is not None and self.out_dir is not None:
             ref_dir = self.out_dir / "reference"

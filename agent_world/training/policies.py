@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from agent_world.tasks.model import Task
@@ -57,8 +58,10 @@ class HFPolicy:
 
     def __init__(self, model: Any, tokenizer: Any, name: str = "hf", max_new_tokens: int = 96,
                  max_total_tokens: int = 2048, temperature: float = 1.0, top_p: float = 1.0,
-                 batch_size: int = 64, min_new_tokens: int = 0):
+                 batch_size: int = 64, min_new_tokens: int = 0, compact_tools: bool = True):
         self.model, self.tokenizer, self.name = model, tokenizer, name
+        # small models see the compact tool listing (`toolcall.system_prompt`)
+        self.compact_tools = compact_tools
         self.min_new_tokens = min_new_tokens  # > 0: fixed-length turns (benchmarks)
         self.max_new_tokens, self.max_total_tokens = max_new_tokens, max_total_tokens
         self.temperature, self.top_p, self.batch_size = temperature, top_p, batch_size
@@ -133,6 +136,20 @@ class HFPolicy:
         return replies
 
 
+POLICY_SETTINGS = "agent_world_policy.json"  # next to a trained model's weights
+
+
+def write_policy_settings(model_dir: str | Path, **settings: Any) -> None:
+    """Record how a trained model was prompted and sampled (tool listing, token limits), so
+    whoever loads the checkpoint evaluates it the way it was trained."""
+    Path(model_dir, POLICY_SETTINGS).write_text(json.dumps(settings, indent=1))
+
+
+def read_policy_settings(model_dir: str | Path) -> dict[str, Any]:
+    path = Path(model_dir, POLICY_SETTINGS)
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
 class ChatModelPolicy:
     """Any LangChain chat model as a policy. Models with native tool calling get the task's
     tools bound; their calls are written back in the text format so one parser validates every
@@ -143,6 +160,7 @@ class ChatModelPolicy:
         self.model, self.name = model, name
         self.native_tools = native_tools and hasattr(model, "bind_tools")
         self.max_concurrency = max_concurrency
+        self.compact_tools = False  # chat models read the full JSON schemas
 
     @staticmethod
     def to_langchain(messages: list[dict[str, Any]]) -> list[Any]:
@@ -190,4 +208,5 @@ class ChatModelPolicy:
             return list(pool.map(self._one, states))
 
 
-__all__ = ["ChatModelPolicy", "EpisodeState", "HFPolicy", "Policy", "TokenTrace"]
+__all__ = ["POLICY_SETTINGS", "ChatModelPolicy", "EpisodeState", "HFPolicy", "Policy",
+           "TokenTrace", "read_policy_settings", "write_policy_settings"]

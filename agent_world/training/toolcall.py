@@ -28,6 +28,7 @@ Tools (JSON schemas):
 </tools>
 Call one tool per reply: <tool_call>{{"name": "NAME", "arguments": {{...}}}}</tool_call>
 When done, reply <answer>ANSWER</answer>."""
+COMPACT_DESCRIPTION_CHARS = 60
 COMPACT_TEMPLATE = """Tools:
 {tools}
 Reply <tool_call>{{"name":..,"arguments":{{..}}}}</tool_call> or <answer>..</answer>."""
@@ -57,13 +58,21 @@ def tool_views(task: Task, spec: EnvSpec) -> list[dict[str, Any]]:
     return out
 
 
+def short_description(text: str, limit: int = COMPACT_DESCRIPTION_CHARS) -> str:
+    """The first sentence of a tool description, at most `limit` characters."""
+    first = re.split(r"(?<=[.!?])\s|:\s", (text or "").strip(), maxsplit=1)[0].rstrip(".")
+    return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"
+
+
 def system_prompt(task: Task, spec: EnvSpec, compact: bool = False) -> str:
-    """The system prompt: tool schemas in the chat template's tool format. `compact` drops
-    descriptions (small models with short contexts)."""
+    """The system prompt: tool schemas in the chat template's tool format. `compact` lists
+    each tool as `name(arguments): first sentence of its description` (small models with
+    short contexts; the description stays because an obscured name says nothing)."""
     views = tool_views(task, spec)
     if compact:
         return COMPACT_TEMPLATE.format(tools="\n".join(
-            f"{v['name']}({', '.join(v['parameters'].get('properties', {}))})" for v in views))
+            f"{v['name']}({', '.join(v['parameters'].get('properties', {}))}): "
+            f"{short_description(v['description'])}" for v in views))
     tools = "\n".join(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in views)
     return SYSTEM_TEMPLATE.format(tools=tools)
 
@@ -119,4 +128,4 @@ def parse_reply(text: str) -> ParsedReply:
 
 
 __all__ = ["ParsedReply", "SYSTEM_TEMPLATE", "format_answer", "format_call", "parse_reply",
-           "system_prompt", "tool_views"]
+           "short_description", "system_prompt", "tool_views"]

@@ -128,3 +128,19 @@ def _open_reservation(spec):
                 f["scheduled_departure"] > "2026-02-01":
             return r["reservation_id"]
     raise AssertionError("no open reservation in the example")
+
+
+def test_read_only_task_gives_nothing_for_doing_nothing(airline, runtime):
+    """A lookup's unchanged state is a condition: a no-op earns 0, a write spoils the answer."""
+    rid = _open_reservation(airline)
+    task = Task(kind="graph", env_name="airline", env_fingerprint=airline.fingerprint,
+                instruction=f"status of {rid}?", reference_answer="confirmed",
+                expected_changes={})
+    ep = runtime.open(airline)
+    idle = check_episode(task, ep, None)
+    assert idle.components == {"answer": 0.0, "state": 1.0} and idle.score == 0.0
+    assert check_episode(task, ep, "confirmed").score == 1.0
+    assert ep.step("cancel_reservation", {"reservation_id": rid}).ok
+    spoiled = check_episode(task, ep, "confirmed")
+    assert spoiled.score == 0.0 and not spoiled.passed
+    ep.close()

@@ -155,3 +155,23 @@ def test_hf_policy_trace_masks_prompt_and_observations(runtime, cancel_tasks):
         if r.trajectory.finished:
             assert tok.decode(trace.ids) == full.rstrip("\n")
     assert json.dumps(rollouts[0].trajectory.model_dump(mode="json"))  # serializable
+
+
+def test_compact_tool_listing_keeps_a_short_description(cancel_tasks):
+    from agent_world.envs.examples import load_example
+    from agent_world.training.toolcall import system_prompt
+
+    spec = load_example("airline")
+    task = cancel_tasks[0]
+    compact = system_prompt(task, spec, compact=True)
+    full = system_prompt(task, spec)
+    line = next(x for x in compact.splitlines() if x.startswith("cancel_reservation("))
+    head, description = line.split(": ", 1)
+    assert head == "cancel_reservation(reservation_id, reason)"
+    assert description.startswith("Cancel a confirmed reservation") and len(description) <= 60
+    assert "Full details of one reservation" in compact  # short ones whole, without the dot
+    assert len(compact) < len(full) / 2
+    # an obscured name still comes with what the tool does
+    hidden = task.model_copy(update={"tool_view": {"tool_1a2b3c": "cancel_reservation"}})
+    assert "tool_1a2b3c(reservation_id, reason): Cancel a" in system_prompt(hidden, spec,
+                                                                            compact=True)

@@ -28,3 +28,7 @@ def test_warm_start_fits_gold_solutions_before_grpo(tmp_path, runtime, monkeypat
     # a resumed run does not warm-start again
     api.train("tiny", tasks, tmp_path / "run", steps=2, config=config, warm_start_steps=12)
     assert len(losses) == 1
+    # the checkpoint says how the policy was prompted: evaluation loads it the same way
+    policy = api.load_policy(str(out.checkpoint))
+    assert policy.compact_tools is True and policy.max_new_tokens == 8
+    assert policy.max_total_tokens == config.max_total_tokens
