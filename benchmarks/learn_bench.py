@@ -30,12 +30,15 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=None)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--kl", type=float, default=0.02, help="KL coefficient")
+    ap.add_argument("--eval-every", type=int, default=10)
     ap.add_argument("--out", default="benchmarks/results")
     args = ap.parse_args()
     torch.set_num_threads(max(1, torch.get_num_threads()))
     started = time.perf_counter()
     curve = learning_run(args.policy, steps=args.steps, sft_steps=args.sft_steps,
                          group_size=args.group, lr=args.lr, device=args.device, seed=args.seed,
+                         kl_coef=args.kl, eval_every=args.eval_every,
                          on_step=lambda p: print(
                              f"step {p['step']:>4}  reward {p['reward']:+.3f}  "
                              f"held-out eval {p.get('eval', float('nan')):+.3f}", flush=True))

@@ -26,7 +26,7 @@ THREAD = "crash"
 DATA = Path(evolve.__file__).parents[1] / "data" / "sources"
 # two bundled documents (one environment to train on, one held out) keep the run short
 ARGS = ["--thread", THREAD, "--policy", "tiny", "--tasks-per-env", "2", "--heldout-tasks", "3",
-        "--targeted-tasks", "2", "--train-steps", "2",
+        "--targeted-tasks", "2", "--train-steps", "2", "--warm-start-steps", "4",
         "--source", f"file:{DATA / 'book_lending_prd.md'}",
         "--source", f"file:{DATA / 'clinic_booking_openapi.yaml'}"]
 
