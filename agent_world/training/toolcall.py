@@ -66,13 +66,15 @@ def short_description(text: str, limit: int = COMPACT_DESCRIPTION_CHARS) -> str:
 
 def system_prompt(task: Task, spec: EnvSpec, compact: bool = False) -> str:
     """The system prompt: tool schemas in the chat template's tool format. `compact` lists
-    each tool as `name(arguments): first sentence of its description` (small models with
-    short contexts; the description stays because an obscured name says nothing)."""
+    each tool as `name(arguments)` (small models with short contexts); a tool shown under an
+    obscured name adds the first sentence of its description, since its name says nothing."""
     views = tool_views(task, spec)
     if compact:
+        real = task.tool_view or {}
         return COMPACT_TEMPLATE.format(tools="\n".join(
-            f"{v['name']}({', '.join(v['parameters'].get('properties', {}))}): "
-            f"{short_description(v['description'])}" for v in views))
+            f"{v['name']}({', '.join(v['parameters'].get('properties', {}))})"
+            + (f": {short_description(v['description'])}"
+               if real.get(v["name"], v["name"]) != v["name"] else "") for v in views))
     tools = "\n".join(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in views)
     return SYSTEM_TEMPLATE.format(tools=tools)
 
