@@ -55,7 +55,7 @@ def main() -> None:
     ax.plot([p["step"] for p in curve], [p["reward"] for p in curve], label="batch reward")
     evals = [p for p in curve if "eval" in p]
     ax.plot([p["step"] for p in evals], [p["eval"] for p in evals], "o-",
-            label="held-out tasks (greedy)")
+            label="held-out tasks (4 samples each)")
     ax.set_xlabel("GRPO step")
     ax.set_ylabel("mean reward")
     ax.set_title(f"GRPO, {args.policy} policy, switchboard drill")
