@@ -30,7 +30,7 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=None)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kl", type=float, default=0.02, help="KL coefficient")
+    ap.add_argument("--kl", type=float, default=0.1, help="KL coefficient")
     ap.add_argument("--eval-every", type=int, default=10)
     ap.add_argument("--out", default="benchmarks/results")
     args = ap.parse_args()

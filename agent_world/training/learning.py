@@ -46,7 +46,7 @@ def mean_reward(policy: HFPolicy, tasks: list[Task], specs: dict, runtime: EnvRu
 def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
                  group_size: int = 16, lr: float | None = None, device: str = "cpu",
                  seed: int = 0, eval_every: int = 10, temperature: float = 1.0,
-                 both: int = 3, kl_coef: float = 0.02,
+                 both: int = 3, kl_coef: float = 0.1,
                  on_step: Callable[[dict[str, Any]], None] | None = None
                  ) -> list[dict[str, Any]]:
     """Warm start on one part, GRPO on the held-out part; the curve (one dict per step,
