@@ -50,9 +50,10 @@ def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
                  on_step: Callable[[dict[str, Any]], None] | None = None
                  ) -> list[dict[str, Any]]:
     """Warm start on one part, GRPO on the held-out part; the curve (one dict per step,
-    "eval" every `eval_every` steps: the mean reward of 4 sampled attempts per held-out task). The
-    KL anchor is light: the reference is the warm-started policy, biased on exactly these
-    tasks, and a strong pull back to it is a pull back to the mistake."""
+    "eval" every `eval_every` steps: the mean reward of 4 sampled attempts per held-out
+    task). The KL anchor (0.1) matters: at 0.02 the policy collapsed within 30 steps into
+    answering without a call (reward 0 beats a malformed attempt's penalty while successes
+    are rare)."""
     import torch
 
     from agent_world.training.lm import load_lm, tiny_model, tiny_tokenizer
