@@ -18,6 +18,7 @@ import typer
 from agent_world import __version__
 from agent_world.cli import (
     build,
+    ecosystem,
     env,
     evolve,
     export_openenv,
@@ -45,6 +46,7 @@ app.command()(train.train)
 app.command()(train.evaluate)
 app.add_typer(train.export_app, name="export")
 train.export_app.command("openenv")(export_openenv.export_openenv_cmd)
+train.export_app.command("trl")(ecosystem.export_trl_cmd)
 app.command("serve-graphs")(serve_graphs.serve_graphs)
 app.command()(synthesize.synthesize)
 app.add_typer(synthesize.tasks_app, name="tasks")

@@ -77,14 +77,21 @@ def observe_reply(episode: Episode, task: Task, visible: list[str], text: str) -
                     error_message=parsed.error, fault="agent")
     if parsed.kind == "answer":
         return Step(text=text, result=parsed.answer)
-    real = task.real_tool(parsed.name or "") if parsed.name in visible else None
+    return observe_call(episode, task, visible, parsed.name, parsed.arguments, text)
+
+
+def observe_call(episode: Episode, task: Task, visible: list[str], name: str | None,
+                 arguments: Any, text: str = "") -> Step:
+    """Execute one call by a `visible` tool name (already parsed, e.g. a native tool call of
+    another library): the step record (observation inside). A name outside the task's view
+    is an `unknown_tool` error observation."""
+    real = task.real_tool(name or "") if name in visible else None
     if real is None:
-        return Step(text=text, tool=parsed.name, arguments=parsed.arguments, ok=False,
+        return Step(text=text, tool=name, arguments=arguments, ok=False,
                     error_kind="unknown_tool", fault="agent",
-                    error_message=f"unknown tool {parsed.name!r}; available: "
-                                  f"{', '.join(visible)}")
-    obs = episode.step(real, parsed.arguments)
-    return Step(text=text, tool=parsed.name, arguments=parsed.arguments, ok=obs.ok,
+                    error_message=f"unknown tool {name!r}; available: {', '.join(visible)}")
+    obs = episode.step(real, arguments)
+    return Step(text=text, tool=name, arguments=arguments, ok=obs.ok,
                 result=obs.result if obs.ok else None,
                 error_kind=obs.error.kind if obs.error else None,
                 error_message=obs.error.message if obs.error else None,
@@ -175,6 +182,5 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
             runtime.close()
 
 
-__all__ = ["RewardFn", "Rollout", "RolloutConfig", "observation_text", "observe_reply",
-           "run_rollouts",
-           "spec_index"]
+__all__ = ["RewardFn", "Rollout", "RolloutConfig", "observation_text", "observe_call",
+           "observe_reply", "run_rollouts", "spec_index"]
