@@ -1,14 +1,16 @@
 """Episodes per second through each ecosystem adapter's own client vs the project's direct API,
 side by side in one run.
 
-    python benchmarks/adapter_bench.py [--episodes 200] [--concurrency 8] [--only openenv]
+    python benchmarks/adapter_bench.py [--episodes 200] [--concurrency 8] [--only openenv|trl|verifiers]
 
 An episode is the same work on both sides: open a fresh episode for a task (the airline
 example's look-up drill: one read, then the answer), make the task's gold tool calls, submit
 the answer and run the task check. "direct" is `EnvRuntime.open` / `Episode.step` /
 `check_episode` in this process; the peer column goes through the adapter and the peer's own
 client (for OpenEnv: an exported environment served by `python -m server.app`, driven by
-OpenEnv's `MCPToolClient` over its WebSocket protocol). Each row runs one episode at a time
+OpenEnv's `MCPToolClient` over its WebSocket protocol; for TRL: the environment_factory
+protocol as `GRPOTrainer` calls it; for verifiers: its own `evaluate` with an OpenAI client whose
+model replays the gold chains in-process). Each row runs one episode at a time
 (1 client) and `--concurrency` at once (clients or threads).
 
 Adding a row: write `def bench_NAME(args, tasks, spec) -> list[Row]` and decorate it with
@@ -180,6 +182,96 @@ def bench_openenv(args: argparse.Namespace, tasks: list, spec) -> list[Row]:
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+# -- TRL ---------------------------------------------------------------------------------------
+@adapter_row("trl")
+def bench_trl(args: argparse.Namespace, tasks: list, spec) -> list[Row]:
+    """TRL's environment_factory protocol as GRPOTrainer drives it: instances from the factory
+    (pooled and reused across batches), `reset(**row)`, the tool methods called with the
+    parsed arguments from the trainer's threads, then the reward function with
+    `environments=` (the arena check). No model: the calls are the gold chain."""
+    from agent_world.adapters.trl import trl_setup
+
+    by_id = {t.id: t for t in tasks}
+
+    def rollout(env, row: dict) -> list[dict]:
+        env.reset(**row)
+        task = by_id[row["task_id"]]
+        completion = []
+        for call in task.chain:
+            result = getattr(env, call.tool)(**call.arguments)
+            completion.append({"role": "tool", "name": call.tool, "content": result})
+        completion.append({"role": "assistant", "content": json.dumps(task.reference_answer)})
+        return completion
+
+    def run(episodes: int, batch: int) -> float:
+        with EnvRuntime(workers=2) as runtime:
+            setup = trl_setup(tasks, [spec], runtime=lambda: runtime)
+            envs = [setup.environment_factory() for _ in range(batch)]
+            rows = [setup.rows[i % len(setup.rows)] for i in range(episodes)]
+            rewards: list = []
+            with ThreadPoolExecutor(batch) as pool:
+                for i, env in enumerate(envs):  # warm: template, worker
+                    rollout(env, setup.rows[i % len(setup.rows)])
+                start = time.perf_counter()
+                for at in range(0, episodes, batch):
+                    part = rows[at:at + batch]
+                    completions = list(pool.map(rollout, envs[:len(part)], part))
+                    rewards += setup.reward_funcs[0](completions=completions,
+                                                     environments=envs[:len(part)])
+                elapsed = time.perf_counter() - start
+            for env in envs:
+                env._close()
+        assert rewards and all(r == 1.0 for r in rewards), rewards
+        return episodes / elapsed
+
+    rows = []
+    for conc in sorted({1, args.concurrency}):
+        peer, direct = side_by_side(lambda c=conc: run(args.episodes, c),
+                                    lambda c=conc: direct_rate(spec, tasks, args.episodes, c),
+                                    args.repeats)
+        rows.append(Row("trl", "env factory", conc, args.episodes, peer, direct))
+    return rows
+
+
+# -- verifiers ---------------------------------------------------------------------------------
+@adapter_row("verifiers")
+def bench_verifiers(args: argparse.Namespace, tasks: list, spec) -> list[Row]:
+    """verifiers' own `evaluate` (its rollout loop, tool calls through its OpenAI chat client,
+    rubric scoring) on `load_environment()`; the model replays the gold chains behind an
+    in-process OpenAI-compatible transport (no server, no network)."""
+    import logging
+
+    import verifiers as vf
+
+    from agent_world.adapters.replay import replay_openai_client
+    from agent_world.adapters.verifiers import load_environment
+
+    logging.getLogger("verifiers").setLevel(logging.WARNING)
+
+    def run(episodes: int, concurrency: int) -> float:
+        with EnvRuntime(workers=2) as runtime:
+            # one row per episode (tasks cycled), one rollout each: verifiers runs a group's
+            # rollouts together, so only single-rollout groups keep `max_concurrent` exact
+            env = load_environment([tasks[i % len(tasks)] for i in range(episodes)], [spec],
+                                   runtime=runtime)
+            client = vf.OpenAIChatCompletionsClient(replay_openai_client(tasks))
+            env.evaluate_sync(client, model="replay", num_examples=2)  # warm
+            start = time.perf_counter()
+            out = env.evaluate_sync(client, model="replay", max_concurrent=concurrency)[
+                "outputs"]
+            elapsed = time.perf_counter() - start
+        assert out and all(o["reward"] == 1.0 for o in out), [o["reward"] for o in out]
+        return len(out) / elapsed
+
+    rows = []
+    for conc in sorted({1, args.concurrency}):
+        peer, direct = side_by_side(lambda c=conc: run(args.episodes, c),
+                                    lambda c=conc: direct_rate(spec, tasks, args.episodes, c),
+                                    args.repeats)
+        rows.append(Row("verifiers", "vf evaluate", conc, args.episodes, peer, direct))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=200)
@@ -194,7 +286,10 @@ def main() -> None:
     for name, bench in ROWS.items():
         if args.only and name not in args.only:
             continue
-        rows += bench(args, tasks, spec)
+        try:
+            rows += bench(args, tasks, spec)
+        except ImportError as exc:
+            Console().print(f"[yellow]{name}: skipped ({exc.name or exc} is not installed)")
     table = Table(title=f"Episodes/s: peer client vs direct API ({args.episodes} episodes, "
                         f"{len(tasks)} look-up tasks, airline)")
     for col in ("adapter", "client", "at once", "peer ep/s", "direct ep/s", "peer/direct"):

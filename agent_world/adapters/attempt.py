@@ -19,7 +19,7 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime, Episode
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.model import Task, Trajectory
+from agent_world.tasks.model import Step, Task, Trajectory
 from agent_world.training.rollout import observation_text, observe_call
 from agent_world.training.toolcall import parse_reply, tool_views
 
@@ -49,6 +49,15 @@ class TaskAttempt:
             if step.fault == "environment":
                 self.trajectory.env_fault = True
             return observation_text(step)
+
+    def malformed(self, name: str | None, error: str) -> str:
+        """Record a call the library could not read (bad JSON arguments): an agent fault that
+        costs the format penalty, as in the arena's own rollouts."""
+        step = Step(tool=name, ok=False, error_kind="malformed_tool_call", error_message=error,
+                    fault="agent")
+        with self._lock:
+            self.trajectory.steps.append(step)
+        return observation_text(step)
 
     def finish(self, final_text: str | None) -> Trajectory:
         """Score the attempt once: `final_text` is the agent's last message (None or a text

@@ -34,3 +34,19 @@ def export_trl_cmd(
                       group_size=group_size, max_turns=max_turns, kl_coef=kl)
     console.print(f"exported {len(tasks)} tasks to {path}; import {path / 'arena_trl.py'} "
                   f"or run {path / 'train_grpo.py'}")
+
+
+def export_verifiers_cmd(
+    out: OutArg,
+    max_turns: TurnsOpt = 8,
+    tasks_file: TasksOpt = None, env: EnvOpt = None, drill: DrillOpt = None,
+    limit: LimitOpt = None,
+) -> None:
+    """Export tasks as a verifiers environment package (load_environment)."""
+    from agent_world.adapters.verifiers import ENV_ID, export_verifiers
+    from agent_world.training.api import _specs
+
+    tasks = load_tasks(tasks_file, env, drill, limit)
+    path = export_verifiers(tasks, _specs(tasks, (), state.home), out, max_turns=max_turns)
+    console.print(f"exported {len(tasks)} tasks to {path}; `pip install {path}` (or put it on "
+                  f"sys.path), then vf.load_environment({ENV_ID!r})")
