@@ -27,8 +27,6 @@ LimitOpt = Annotated[int | None, typer.Option(help="At most this many tasks.")]
 def load_tasks(tasks_file: Path | None, envs: list[str] | None, drill: str | None,
                limit: int | None) -> list[Any]:
     """Tasks from a JSONL file, a drill, or the catalog; a clear error when there are none."""
-    from pydantic import ValidationError
-
     from agent_world.tasks.model import Task
 
     if drill:
@@ -38,17 +36,11 @@ def load_tasks(tasks_file: Path | None, envs: list[str] | None, drill: str | Non
             raise AgentWorldError(f"unknown drill {drill!r}; drills: {', '.join(DRILLS)}")
         tasks = drill_tasks(drill, limit=limit)
     elif tasks_file is not None:
+        from agent_world.adapters.taskfiles import read_jsonl_tasks
+
         if not tasks_file.is_file():
             raise AgentWorldError(f"{tasks_file}: no such file")
-        tasks = []
-        for n, line in enumerate(tasks_file.read_text().splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                tasks.append(Task.model_validate_json(line))
-            except ValidationError as exc:
-                raise AgentWorldError(f"{tasks_file}:{n}: not a task ({exc.errors()[0]['msg']})"
-                                      ) from None
+        tasks = read_jsonl_tasks(tasks_file)
     else:
         cat = state.catalog()
         try:
