@@ -80,7 +80,7 @@ def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
 
 # Keywords the fast check understands; annotations change nothing about validity.
 _FAST_VALUE_KEYS = {"type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-                    "minLength", "maxLength"}
+                    "minLength", "maxLength", "pattern"}
 _ANNOTATIONS = {"description", "title", "default", "examples", "deprecated", "readOnly",
                 "writeOnly", "$comment"}
 _FAST_TYPES = {"integer": lambda v: type(v) is int, "string": lambda v: type(v) is str,
@@ -112,6 +112,9 @@ def _fast_value(schema: Any) -> Callable[[Any], bool] | None:
     lengths = (schema.get("minLength"), schema.get("maxLength"))
     if any(n is not None and type(n) is not int for n in lengths):
         return None
+    pattern = schema.get("pattern")
+    if pattern is not None and not isinstance(pattern, str):
+        return None
 
     def check(value: Any) -> bool:
         if not any(t(value) for t in tests):
@@ -129,6 +132,11 @@ def _fast_value(schema: Any) -> Callable[[Any], bool] | None:
                 return False
             if lengths[1] is not None and len(value) > lengths[1]:
                 return False
+        if pattern is not None and type(value) is str:
+            try:  # the same bounded search the full validator uses
+                return _search(pattern, value)
+            except (PatternTimeout, regex.error):
+                return False  # the full validator words it
         return True
     return check
 

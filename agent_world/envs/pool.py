@@ -111,15 +111,18 @@ class WorkerClient:
             confined.release()
         self.loaded.clear()
 
-    def left_running(self, timeout_s: float) -> bool:
-        """Whether a confined worker runs more processes or threads than when it was idle and
-        fresh (counted after a ping, before it ever ran tool code). Unconfined: never checked."""
-        if self._confined is None or self.proc is None:
-            return False
-        if self.idle_tasks is None:
-            if not self.request({"op": "ping"}, timeout_s).get("ok"):
-                return False  # restarted: counted next time
+    def count_idle(self, timeout_s: float) -> None:
+        """Count a fresh confined worker's processes and threads once (after a ping, before it
+        ever ran tool code): `left_running` compares with this."""
+        if self._confined is None or self.proc is None or self.idle_tasks is not None:
+            return
+        if self.request({"op": "ping"}, timeout_s).get("ok") and self._confined is not None:
             self.idle_tasks = self._confined.tasks(self.proc.pid)
+
+    def left_running(self) -> bool:
+        """Whether a confined worker runs more processes or threads than when it was fresh and
+        idle. Unconfined (or not counted yet): never."""
+        if self._confined is None or self.proc is None or self.idle_tasks is None:
             return False
         return self._confined.tasks(self.proc.pid) > self.idle_tasks
 
@@ -252,7 +255,7 @@ class WorkerPool:
         try:
             if client.proc is None:
                 client.start()
-            client.left_running(timeout_s)  # counts the fresh worker once
+            client.count_idle(timeout_s)
             if fp not in client.loaded:
                 failed = self._load(client, fp, timeout_s)
                 if failed is not None:
@@ -267,7 +270,7 @@ class WorkerPool:
             if self.rss_limit and isinstance(rss, int) and rss > self.rss_limit:
                 client.stop()  # memory held past the call: start afresh next time
                 self.recycled += 1
-            elif client.left_running(timeout_s):
+            elif client.left_running():
                 # a thread or process the tool left behind could send statements into a
                 # later call of another episode: that worker is not used again
                 client.stop()
@@ -289,7 +292,7 @@ class WorkerPool:
             return {"ok": False, "kind": reply.get("kind", "worker_error"),
                     "message": "loading the environment's tools failed (module-level code of "
                                f"a tool or of the helpers): {reply.get('message')}"}
-        if client.left_running(timeout_s):
+        if client.left_running():
             client.stop()
             self.recycled += 1
             return {"ok": False, "kind": "tool_exception",
