@@ -6,9 +6,10 @@
         ep.diff()   # rows inserted/updated/deleted since reset
 
 An `EnvRuntime` owns the shared pieces: a warm worker pool, a working directory for episode
-databases and one template database per spec fingerprint. Each episode is one SQLite file;
-`reset()` copies the template over it. Argument checks happen here (fast, trusted); tool code
-runs only in the worker.
+databases and one template database per spec fingerprint. Each episode is one SQLite file,
+copied from the template when it opens; `reset()` then undoes the logged changes on the
+episode's own connection. Argument checks happen here (fast, trusted); tool code runs only in
+the worker, which in a sandboxed runtime sends every statement back here (`hostdb`).
 """
 
 from __future__ import annotations
