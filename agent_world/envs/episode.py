@@ -98,6 +98,19 @@ class Observation(BaseModel):
 WORKDIR_ENV = "AGENT_WORLD_WORKDIR"  # where runtimes make their working directories
 
 
+def _raise_open_file_limit() -> None:
+    """Every stepped episode keeps a connection (an open file) in this process: lift the soft
+    limit on open files to the hard one (1,024 on many systems would stop ~1,000 episodes)."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY or hard > soft:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 def _default_workdir() -> Path:
     # RAM-backed when available: resets are file copies, so the disk is the hot path.
     # $AGENT_WORLD_WORKDIR overrides (a test session gathers everything it makes in one place).
@@ -128,6 +141,7 @@ class EnvRuntime:
         self._own_dir = workdir is None
         self.workdir = Path(workdir) if workdir else _default_workdir()
         self.workdir.mkdir(parents=True, exist_ok=True)
+        _raise_open_file_limit()
         limits = worker_limits or WORKER_LIMITS
         if sandbox is None:
             sandbox = not unsafe_requested()
