@@ -83,6 +83,10 @@ class EpisodeDB:
                                detect_types=sqlite3.PARSE_DECLTYPES, cached_statements=256)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA recursive_triggers=ON")  # REPLACE deletes reach the undo log
+        # Only this process writes through this connection, and the episode file lives and
+        # dies with it: no journal file to create and delete, no fsync, per committed call.
+        conn.execute("PRAGMA journal_mode=MEMORY")
+        conn.execute("PRAGMA synchronous=OFF")
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         self.guard = Guard()
         self.guard.install(conn)

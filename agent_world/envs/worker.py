@@ -715,7 +715,7 @@ def read_frame(stream: Any, trusted: bool = False) -> dict[str, Any] | None:
     if body is None:
         return None
     try:
-        message = marshal.loads(body) if packed else json.loads(body)
+        message = marshal.loads(body) if packed else json.loads(body.decode())
     except (ValueError, EOFError, TypeError):
         return None
     return message if isinstance(message, dict) else None

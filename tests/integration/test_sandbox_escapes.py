@@ -51,12 +51,13 @@ def test_kill_9_of_a_sandboxed_worker_mid_step(arena, target):
             "ctx.db.execute(\"UPDATE users SET name = 'half'\")\n"
             "import time\ntime.sleep(30)")})
 
+    conn = ep._database().conn  # the episode's connection lives in this process
+    changes = conn.total_changes
     t = threading.Thread(target=slow_write)
     t.start()
     client = arena.runtime.pool._clients[0]
     deadline = time.monotonic() + 10
-    # the episode's connection is in this process: its journal shows the write is under way
-    while Path(f"{ep.path}-journal").exists() is False:
+    while conn.total_changes == changes:  # the tool's UPDATE ran: the write is under way
         assert time.monotonic() < deadline, "the write never started"
         time.sleep(0.01)
     worker = next(p for p in _tree_pids(client.pid)  # the worker process inside the sandbox

@@ -230,6 +230,7 @@ class Confined:
     limits: Limits
     cgroup: Path | None = None
     _watched: int | None = field(default=None, repr=False)
+    _count_fd: int | None = field(default=None, repr=False)
 
     def popen(self, **kwargs: Any) -> subprocess.Popen[bytes]:
         """Start the confined process. bubblewrap's --die-with-parent ties the sandbox to the
@@ -263,11 +264,12 @@ class Confined:
     def tasks(self, pid: int) -> int:
         """Processes and threads in the sandbox now (its cgroup's count, or its process tree's):
         a caller compares it with the count of an idle sandbox to find what tool code left
-        running between calls."""
+        running between calls. The cgroup file stays open: one pread per count."""
         if self.cgroup is not None:
             try:
-                with open(self.cgroup / "pids.current", "rb") as fh:
-                    return int(fh.read())
+                if self._count_fd is None:
+                    self._count_fd = os.open(self.cgroup / "pids.current", os.O_RDONLY)
+                return int(os.pread(self._count_fd, 32, 0))
             except (OSError, ValueError):
                 pass
         return _tree_size(pid, 100_000)
@@ -277,6 +279,9 @@ class Confined:
         if self._watched is not None:
             _watchdog().unwatch(self._watched)
             self._watched = None
+        if self._count_fd is not None:
+            os.close(self._count_fd)
+            self._count_fd = None
         if self.cgroup is not None:
             self._kill_cgroup()
             for _ in range(50):
