@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.hostdb import MAX_ANSWER_BYTES
+from agent_world.tools.sandbox.isolation import unsafe_requested
 from tests.integration.escape_attempts import attacker_spec
 
 SNIPPETS = [
@@ -95,6 +98,7 @@ def test_large_answers_travel_in_chunks_and_oversized_ones_fail_cleanly():
         assert ep.step("list_notes", {"user_id": 1}).ok  # and the worker goes on
 
 
+@pytest.mark.skipif(unsafe_requested(), reason="AGENT_WORLD_UNSAFE_NO_SANDBOX=1: no isolation")
 def test_a_sandboxed_worker_holds_no_episode_file():
     spec = attacker_spec()
     with EnvRuntime(workers=1, sandbox=True) as rt:
