@@ -35,7 +35,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent_world.envs.worker import read_frame, write_frame, write_packed
+from agent_world.envs.worker import (
+    MAX_FRAME_BYTES,
+    decode_body,
+    encode_frame,
+    encode_packed,
+    frame_size,
+)
 from agent_world.errors import WorkerError
 
 log = logging.getLogger(__name__)
@@ -63,6 +69,7 @@ class WorkerClient:
         self.loaded: set[str] = set()
         self.restarts = 0
         self.forget: list[str] = []  # closed episode databases to tell the worker about
+        self._inbox = bytearray()  # bytes read from the worker, not yet a whole frame
         # processes + threads of the idle sandbox (counted once after start): more after a
         # call means tool code left something running that could act during the next call
         self.idle_tasks: int | None = None
@@ -85,6 +92,12 @@ class WorkerClient:
                 confined.release()
             raise WorkerError(f"cannot start tool worker {cmd[0]!r}: {exc}") from exc
         self._confined = confined
+        # both pipes non-blocking: every read and write of a request runs under its deadline
+        # (tool code that stops reading, or sends half a frame, cannot hang this thread)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        os.set_blocking(self.proc.stdout.fileno(), False)
+        self._inbox = bytearray()
         self.idle_tasks = None
         self.loaded.clear()
         self.forget.clear()
@@ -150,30 +163,31 @@ class WorkerClient:
             message = {**message, "forget": list(pending)}
         message = dict(message, id=secrets.token_hex(8))
         try:
-            write_frame(self.proc.stdin, message)
+            data = encode_frame(message)
         except (TypeError, ValueError) as exc:  # checked before anything was written
             return {"ok": False, "kind": "invalid_arguments", "message": f"cannot send: {exc}"}
-        except (BrokenPipeError, OSError):
+        end = time.monotonic() + deadline_s
+        hung = {"ok": False, "kind": "timeout",
+                "message": f"tool worker hung for {deadline_s:g}s; killed and restarted"}
+        try:
+            if not self._send(data, end):
+                self.restart()
+                return hung
+        except OSError:
             self.restart()
             return {"ok": False, "kind": "worker_crash", "message": "tool worker died; restarted"}
-        fd = self.proc.stdout.fileno()
-        end = time.monotonic() + deadline_s
         while True:
-            left = end - time.monotonic()
-            if left <= 0:
+            reply = self._receive(end)
+            if reply is _TIMED_OUT:
                 self.restart()
-                return {"ok": False, "kind": "timeout",
-                        "message": f"tool worker hung for {deadline_s:g}s; killed and restarted"}
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
-                continue
-            reply = read_frame(self.proc.stdout)
+                return hung
             if reply is None:  # end of stream, or a frame that is not one (tool code wrote)
                 code = self.proc.poll()
                 self.restart()
                 said = f"exit code {code}" if code is not None else "or broke the protocol"
                 return {"ok": False, "kind": "worker_crash",
                         "message": f"tool worker died ({said}); restarted"}
+            assert isinstance(reply, dict)
             if reply.get("id") != message["id"]:  # tool code wrote on the protocol channel
                 self.restart()
                 return {"ok": False, "kind": "worker_crash",
@@ -186,12 +200,65 @@ class WorkerClient:
                 return {"ok": False, "kind": "worker_crash",
                         "message": "tool worker sent a statement outside a call; restarted"}
             try:
-                write_packed(self.proc.stdin, serve(reply))
-            except (BrokenPipeError, OSError):
-                continue  # it died: the next read says so
+                data = encode_packed(serve(reply))
             except ValueError as exc:  # the answer cannot travel (too large)
-                write_packed(self.proc.stdin, {"error": "OperationalError",
-                                               "message": str(exc), "denied": None})
+                data = encode_packed({"error": "OperationalError", "message": str(exc),
+                                      "denied": None})
+            try:
+                if not self._send(data, end):
+                    self.restart()
+                    return hung
+            except OSError:
+                pass  # it died: the next read says so
+
+    def _send(self, data: bytes, end: float) -> bool:
+        """Write all of `data` to the worker before `end` (False: it did not read in time)."""
+        assert self.proc and self.proc.stdin
+        fd = self.proc.stdin.fileno()
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(fd, view):]
+                continue
+            except BlockingIOError:
+                pass
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            select.select([], [fd], [], left)
+        return True
+
+    def _receive(self, end: float) -> dict[str, Any] | None | object:
+        """The next frame from the worker: a dict, None (end of stream or not a frame), or
+        _TIMED_OUT when none came whole before `end`."""
+        assert self.proc and self.proc.stdout
+        fd = self.proc.stdout.fileno()
+        inbox = self._inbox
+        while True:
+            want = 1 << 16
+            if len(inbox) >= 4:
+                size, packed = frame_size(bytes(inbox[:4]))
+                if packed or size > MAX_FRAME_BYTES:  # marshal is never read from a worker
+                    return None
+                if len(inbox) >= 4 + size:
+                    body = bytes(inbox[4:4 + size])
+                    del inbox[:4 + size]
+                    return decode_body(body)
+                want = max(want, 4 + size - len(inbox))
+            try:
+                chunk = os.read(fd, want)
+            except BlockingIOError:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return _TIMED_OUT
+                select.select([fd], [], [], left)
+                continue
+            if not chunk:
+                return None
+            inbox += chunk
+
+
+_TIMED_OUT = object()
 
 
 class WorkerPool:

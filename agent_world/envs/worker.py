@@ -706,14 +706,20 @@ def read_frame(stream: Any, trusted: bool = False) -> dict[str, Any] | None:
     header = _read_exact(stream, _HEADER.size)
     if header is None:
         return None
-    (size,) = _HEADER.unpack(header)
-    packed = bool(size & _MARSHAL_FLAG)
-    size &= ~_MARSHAL_FLAG
+    size, packed = frame_size(header)
     if size > MAX_FRAME_BYTES or (packed and not trusted):
         return None
     body = _read_exact(stream, size)
-    if body is None:
-        return None
+    return None if body is None else decode_body(body, packed)
+
+
+def frame_size(header: bytes) -> tuple[int, bool]:
+    """(body size, whether the body is marshal) from a frame's 4-byte header."""
+    (size,) = _HEADER.unpack(header)
+    return size & ~_MARSHAL_FLAG, bool(size & _MARSHAL_FLAG)
+
+
+def decode_body(body: bytes, packed: bool = False) -> dict[str, Any] | None:
     try:
         message = marshal.loads(body) if packed else json.loads(body.decode())
     except (ValueError, EOFError, TypeError):
@@ -721,16 +727,15 @@ def read_frame(stream: Any, trusted: bool = False) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
-def write_packed(stream: Any, message: dict[str, Any]) -> None:
+def encode_packed(message: dict[str, Any]) -> bytes:
     """A marshal frame (caller -> worker: statement answers)."""
     data = marshal.dumps(message)
     if len(data) > MAX_FRAME_BYTES:
         raise ValueError(f"message too large ({len(data):,} bytes)")
-    stream.write(_HEADER.pack(len(data) | _MARSHAL_FLAG) + data)
-    stream.flush()
+    return _HEADER.pack(len(data) | _MARSHAL_FLAG) + data
 
 
-def write_frame(stream: Any, message: dict[str, Any]) -> None:
+def encode_frame(message: dict[str, Any]) -> bytes:
     raw = message.pop(_RAW_RESULT, None)
     body = json.dumps(message, ensure_ascii=False)
     if raw is not None:  # splice the already-encoded result in instead of encoding it twice
@@ -739,7 +744,11 @@ def write_frame(stream: Any, message: dict[str, Any]) -> None:
     if len(data) > MAX_FRAME_BYTES:
         raise ValueError(f"message too large ({len(data):,} bytes; the limit is "
                          f"{MAX_FRAME_BYTES:,})")
-    stream.write(_HEADER.pack(len(data)) + data)
+    return _HEADER.pack(len(data)) + data
+
+
+def write_frame(stream: Any, message: dict[str, Any]) -> None:
+    stream.write(encode_frame(message))
     stream.flush()
 
 

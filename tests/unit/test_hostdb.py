@@ -156,3 +156,39 @@ def test_fast_argument_check_never_accepts_what_the_validator_refuses():
     assert fast_accept({"type": "object", "properties": {"s": {"type": "string",
                                                                "format": "date"}}}) is None
     assert fast_accept({"type": "object", "properties": {"l": {"type": "array"}}}) is None
+
+
+STALL_CHANNEL = """
+import gc, json, signal, time
+signal.signal(signal.SIGALRM, signal.SIG_IGN)
+ch = next(o for o in gc.get_objects() if type(o).__name__ == 'HostChannel')
+{body}
+time.sleep(30)
+"""
+# a statement whose answer (~2 MB) cannot fit the pipe, sent and never read
+BIG_UNREAD = """frame = json.dumps({'op': 'sql', 'id': ch.call_id, 'many': False, 'params': [],
+    'sql': "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 20000) "
+           "SELECT printf('%0100d', x) FROM r"}).encode()
+ch.out.write(len(frame).to_bytes(4, 'big') + frame)
+ch.out.flush()"""
+# half a frame: a header announcing 1,000 bytes, then 10
+HALF_FRAME = """ch.out.write((1000).to_bytes(4, 'big') + b'{"op": "sq')
+ch.out.flush()"""
+
+
+@pytest.mark.parametrize("body", [BIG_UNREAD, HALF_FRAME], ids=["answer-never-read",
+                                                                 "half-a-frame"])
+def test_tool_code_cannot_hang_the_caller_on_the_channel(body):
+    """Every read and write on the worker's pipes runs under the call's deadline."""
+    import time
+
+    with EnvRuntime(workers=1, sandbox=True, tool_timeout_s=1.0) as rt:
+        ep = rt.open(attacker_spec(), seed=1)
+        before = ep.state_hash()
+        t = time.monotonic()
+        obs = ep.step("run", {"code": STALL_CHANNEL.format(body=body)})
+        took = time.monotonic() - t
+        assert not obs.ok and obs.error.kind in ("timeout", "worker_crash"), obs
+        assert took < 15, f"the step took {took:.1f}s"
+        assert ep.state_hash() == before
+        assert ep.step("list_notes", {"user_id": 1}).ok  # a fresh worker serves the next call
