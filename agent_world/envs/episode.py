@@ -251,6 +251,8 @@ class Episode:
         if not self._fresh:
             shutil.copyfile(self.template, self.path)
             self._fresh = True
+            if self.runtime.sandboxed:  # every call needs it: parse the schema now, not mid-step
+                self._database()
         elif self._dirty:
             self._database().undo(self.spec, self.path)
         self._dirty = False

@@ -192,3 +192,28 @@ def test_tool_code_cannot_hang_the_caller_on_the_channel(body):
         assert took < 15, f"the step took {took:.1f}s"
         assert ep.state_hash() == before
         assert ep.step("list_notes", {"user_id": 1}).ok  # a fresh worker serves the next call
+
+
+def test_works_with_more_than_1024_open_files(notes_spec):
+    """A thousand open episodes hold a thousand files: pipes opened after them have numbers
+    past select()'s limit, and the engine and the code sandbox must still wait on them."""
+    import os
+    import resource
+
+    from agent_world.tools.sandbox import LocalSandbox
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.skip(f"open-file hard limit {hard} < 2048")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 2048), hard))
+    filler = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with EnvRuntime(workers=1, sandbox=True) as rt:
+            ep = rt.open(notes_spec, seed=1)
+            assert ep.step("add_note", {"user_id": 1, "body": "late"}).ok
+            assert ep.step("list_notes", {"user_id": 1}).ok
+        with LocalSandbox(timeout=10) as sbx:
+            assert sbx.run_code("1 + 1").value == 2
+    finally:
+        for fd in filler:
+            os.close(fd)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import math
 import secrets
 import select
 import shutil
@@ -134,8 +135,10 @@ class LocalSandbox(Sandbox):
                 if left <= 0:
                     self._stop_process()
                     return None
-                ready, _, _ = select.select([fd], [], [], left)
-                if ready:
+                # poll, not select: the caller may hold more than 1,024 file descriptors
+                poller = select.poll()
+                poller.register(fd, select.POLLIN)
+                if poller.poll(max(1, math.ceil(left * 1000))):
                     break
             reply = _read_frame(proc.stdout)
             if reply is None or reply.get("id") != message["id"]:
