@@ -34,6 +34,7 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task
+from agent_world.training.lm import cpu_threads
 from agent_world.training.policies import HFPolicy, write_policy_settings
 from agent_world.training.rollout import Rollout, RolloutConfig, run_rollouts
 
@@ -234,6 +235,10 @@ class GRPOTrainer:
         return out, time.perf_counter() - start - spent[0], spent[0]
 
     def step(self) -> StepStats:
+        with cpu_threads(self.model):
+            return self._step()
+
+    def _step(self) -> StepStats:
         c = self.config
         torch.manual_seed(c.seed * 1_000_003 + self.step_no)
         rollouts, gen_s, reward_s = self.rollouts(self.sample_tasks(self.step_no))

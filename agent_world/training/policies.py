@@ -94,6 +94,12 @@ class HFPolicy:
 
     # -- sampling -----------------------------------------------------------------------------
     def act(self, states: list[EpisodeState]) -> list[str]:
+        from agent_world.training.lm import cpu_threads
+
+        with cpu_threads(self.model):
+            return self._act(states)
+
+    def _act(self, states: list[EpisodeState]) -> list[str]:
         import torch
 
         replies = [""] * len(states)

@@ -15,6 +15,7 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.model import Task
 from agent_world.training.grpo import pick_device, token_logprobs
+from agent_world.training.lm import cpu_threads
 from agent_world.training.policies import EpisodeState, HFPolicy, TokenTrace
 from agent_world.training.rollout import observation_text
 from agent_world.training.toolcall import format_answer, format_call, system_prompt, tool_views
@@ -77,6 +78,13 @@ def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSp
     model.to(dev).train()
     if traces is None:
         traces = gold_traces(model, tokenizer, tasks, specs, compact)
+    with cpu_threads(model):
+        return _fit(model, tokenizer, traces, steps, batch_size, lr, seed, dev, on_step)
+
+
+def _fit(model: Any, tokenizer: Any, traces: list[TokenTrace], steps: int, batch_size: int,
+         lr: float, seed: int, dev: torch.device,
+         on_step: Callable[[int, float], None] | None) -> list[float]:
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     rng = random.Random(seed)
     losses = []
