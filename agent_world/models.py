@@ -16,6 +16,9 @@ type-driven generation, templates) through the same graph, validation and gates 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from agent_world.errors import AgentWorldError
@@ -27,12 +30,15 @@ OFFLINE = "offline"
 
 # Models injected by code (tests pin behaviour with fake chat models; apps embed their own).
 _overrides: dict[str, Any] = {}
+# Model names chosen for one run (a graph's configuration in Studio): per thread or task, so
+# two runs on one server never see each other's choice.
+_scoped: ContextVar[dict[str, str] | None] = ContextVar("agent_world_models", default=None)
 
 
 def model_name(role: Role) -> str:
     if role not in ROLES:
         raise AgentWorldError(f"unknown model role {role!r}; roles: {', '.join(ROLES)}")
-    return (os.environ.get(f"AGENT_WORLD_MODEL_{role.upper()}")
+    return ((_scoped.get() or {}).get(role) or os.environ.get(f"AGENT_WORLD_MODEL_{role.upper()}")
             or os.environ.get("AGENT_WORLD_MODEL") or OFFLINE)
 
 
@@ -42,6 +48,20 @@ def set_chat_model(role: Role, model: Any | None) -> None:
         _overrides.pop(role, None)
     else:
         _overrides[role] = model
+
+
+@contextmanager
+def models_for(**names: str | None) -> Iterator[None]:
+    """Within the block (this thread or task only), `chat_model(role)` uses the model named
+    for `role` (an `init_chat_model` string or "offline"); empty names keep the configured
+    one. Graphs apply their configuration's `model` this way."""
+    for role in names:
+        model_name(role)  # type: ignore[arg-type]  # unknown roles are an error
+    token = _scoped.set({**(_scoped.get() or {}), **{r: n for r, n in names.items() if n}})
+    try:
+        yield
+    finally:
+        _scoped.reset(token)
 
 
 def chat_model(role: Role) -> Any | None:

@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from agent_world.agents import miner_prompts as prompts
 from agent_world.agents import offline_mining as offline
 from agent_world.agents import semantics
 from agent_world.agents.coverage import (
@@ -370,14 +371,6 @@ def _assign_ids(spec_tables: list[TableSpec], rows: dict[str, list[dict[str, Any
                 nxt += 1
 
 
-SCHEMA_RULES = (
-    "Rules: snake_case identifiers; table names plural; every table has a primary key (prefer "
-    "an integer column 'id'); foreign_key is 'table.column' naming an existing table; column "
-    "types are integer, real, text, boolean, date (YYYY-MM-DD), datetime (YYYY-MM-DDTHH:MM:SS) "
-    "or json; 'enum' lists the allowed values of a status-like column (a CHECK); use "
-    "nullable=false, unique and unique_together where the domain requires them. Rows must "
-    "satisfy every constraint, and foreign keys must point at rows that exist."
-)
 
 
 def _doc_brief(doc: SourceDocument, limit: int = 6000) -> str:
@@ -398,12 +391,8 @@ def plan_questions(doc: SourceDocument) -> list[str]:
     """Research questions about the theme: entities, relations, lifecycles, volumes."""
     model = chat_model("miner")
     if model is not None:
-        system = ("You are a deep-research agent preparing to model a tool ecosystem as a "
-                  "relational database. Plan research questions.")
-        user = (f"Source '{doc.name}' ({doc.kind}):\n{_doc_brief(doc)}\n\nList 6-15 research "
-                "questions: which entities exist, their attributes and identifiers, how they "
-                "relate (one-to-many, many-to-many), which states/lifecycles they go through, "
-                'realistic volumes and edge cases. Answer as JSON {"questions": [...]}.')
+        system = prompts.PLAN_SYSTEM
+        user = prompts.PLAN_USER.format(name=doc.name, kind=doc.kind, brief=_doc_brief(doc))
 
         def accept(p: QuestionPlan) -> list[str]:
             qs = [q.strip() for q in p.questions if q and q.strip()]
@@ -486,18 +475,12 @@ def _draft_offline(doc: SourceDocument, evidence: list[Evidence], seed: int,
 
 def _draft_llm(model: Any, doc: SourceDocument, evidence: list[Evidence], seed: int
                ) -> tuple[EnvSpec | None, list[str]]:
-    system = ("You are a database architect. From research evidence about a tool ecosystem, "
-              "design the relational database its tools would operate on, with realistic "
-              "seed rows. " + SCHEMA_RULES)
     questions = list(dict.fromkeys(e.question for e in evidence if e.question))
-    user = (f"Source '{doc.name}' ({doc.kind}):\n{_doc_brief(doc)}\n\nResearch questions:\n"
-            + "\n".join(f"- {q}" for q in questions[:15])
-            + f"\n\nEvidence:\n{_evidence_brief(evidence)}\n\n"
-            "Answer with JSON {\"tables\": [TableSpec...], \"rows\": [{\"table\": ..., "
-            "\"columns\": [...], \"values\": [[...], ...]}], \"notes\": \"...\"}. "
-            "A TableSpec is {name, description, columns: [{name, type, primary_key, nullable, "
-            "unique, foreign_key, enum, description}], unique_together}. Give 3-8 tables and "
-            "a few realistic rows per table.")
+    system = prompts.DRAFT_SYSTEM
+    user = prompts.DRAFT_USER.format(
+        name=doc.name, kind=doc.kind, brief=_doc_brief(doc),
+        questions="\n".join(f"- {q}" for q in questions[:15]),
+        evidence=_evidence_brief(evidence))
 
     def accept(d: SchemaDraft) -> EnvSpec:
         rows = _rows_from_blocks(d.rows, d.tables)
@@ -601,25 +584,13 @@ def _source_gaps(doc: SourceDocument | None, spec: EnvSpec) -> str:
 
 def _complexify_llm(model: Any, spec: EnvSpec, iteration: int, seed: int,
                     doc: SourceDocument | None = None) -> tuple[EnvSpec | None, list[str]]:
-    system = ("You are a database architect making an environment database more realistic and "
-              "harder: add the tables, columns and relations that the source's tools and "
-              "entities imply and the database still lacks (no generic users/tags/notes "
-              "tables the source does not speak of), skewed data and edge cases (NULLs, "
-              "duplicate names with different ids, terminal states the source names, boundary "
-              "dates) that keep every row consistent: foreign-key routes agree, timestamps "
-              "follow each record's lifecycle, values stay within declared enums and types. "
-              "Never remove or rename anything. " + SCHEMA_RULES)
+    system = prompts.COMPLEXIFY_SYSTEM
     samples = {t.name: spec.rows.get(t.name, [])[:2] for t in spec.tables}
-    user = (f"Theme: {spec.theme.name} - {spec.theme.description}\nIteration {iteration}.\n"
-            f"Current tables:\n{json.dumps([t.model_dump(exclude_defaults=True) for t in spec.tables])[:12000]}\n"
-            f"Row counts: {json.dumps({k: len(v) for k, v in spec.rows.items()})}\n"
-            f"Sample rows: {json.dumps(samples, default=str)[:4000]}\n"
-            f"{_source_gaps(doc, spec)}\n"
-            "Answer with JSON {\"summary\", \"new_tables\": [TableSpec...], \"new_columns\": "
-            "[{\"table\", \"column\": ColumnSpec}], \"widen_enums\": [{\"table\", \"column\", "
-            "\"add_values\"}], \"new_rows\": [{\"table\", \"columns\", \"values\"}]}. New "
-            "columns on existing tables must be nullable or have a default. Add at least one "
-            "table with a foreign key.")
+    user = prompts.COMPLEXIFY_USER.format(
+        theme=spec.theme.name, description=spec.theme.description, iteration=iteration,
+        tables=json.dumps([t.model_dump(exclude_defaults=True) for t in spec.tables])[:12000],
+        counts=json.dumps({k: len(v) for k, v in spec.rows.items()}),
+        samples=json.dumps(samples, default=str)[:4000], gaps=_source_gaps(doc, spec))
 
     def accept(ch: ComplexifyChange) -> EnvSpec:
         tables = [t.model_copy(deep=True) for t in spec.tables]

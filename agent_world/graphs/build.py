@@ -42,15 +42,17 @@ from agent_world.agents.cross_validation import (
     validation_runtime,
 )
 from agent_world.agents.tool_designer import DEFAULT_TOOLS, Design, design_tools, repair_tool
-from agent_world.config import resolve_home
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
+from agent_world.graphs.context import arena_home, with_models
 
 
 @dataclass
 class BuildContext:
     """Settings of a build run (what LangGraph Studio shows)."""
 
+    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
+    designer_model: str = ""  # "provider:model" or "offline"; empty: the configured one
     max_repairs: int = DEFAULT_REPAIRS  # repair rounds for rejected tools
     max_tools: int = DEFAULT_TOOLS  # candidate tools designed per environment
 
@@ -111,7 +113,7 @@ def _shared_compiler() -> SandboxCompiler:
 
 
 def _home(config: RunnableConfig | None) -> Path:
-    return resolve_home(((config or {}).get("configurable") or {}).get("home"))
+    return arena_home(config)
 
 
 def _catalog(config: RunnableConfig | None) -> Catalog:
@@ -319,9 +321,9 @@ def _with_provenance(built: Any, mined: Any, d: Design, v: Validation) -> Any:
 
 def build_designer() -> StateGraph:
     g = StateGraph(DesignState, output_schema=DesignOutput)
-    g.add_node("design", design)
+    g.add_node("design", with_models(design))
     g.add_node("validate", validate)
-    g.add_node("repair", repair)
+    g.add_node("repair", with_models(repair))
     g.add_node("store", store)
     g.add_edge(START, "design")
     g.add_edge("design", "validate")

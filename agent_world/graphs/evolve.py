@@ -37,7 +37,6 @@ from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
 from agent_world.agents.diagnoser import Diagnosis, EnvMeta, diagnose
-from agent_world.config import resolve_home
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.evolution import stages
@@ -46,6 +45,7 @@ from agent_world.evolution.evaluation import load_evaluation, record_evaluation
 from agent_world.evolution.heldout import split_environments
 from agent_world.evolution.rounds import CurvePoint, RoundRecord
 from agent_world.graphs import mine as mine_graph
+from agent_world.graphs.context import arena_home, with_models
 from agent_world.tasks.model import Task
 
 
@@ -69,6 +69,14 @@ class EvolveContext:
     policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy
     review_before_train: bool = False  # pause before training for a person to review
     complexify: bool = True  # grow the databases the diagnosis names (complexify_databases)
+    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
+    # chat model per role ("provider:model" or "offline"); empty: the configured one
+    miner_model: str = ""
+    designer_model: str = ""
+    synthesizer_model: str = ""
+    verifier_model: str = ""
+    diagnoser_model: str = ""
+    judge_model: str = ""
 
 
 class EvolveState(TypedDict, total=False):
@@ -98,7 +106,7 @@ class EvolveState(TypedDict, total=False):
 
 
 def _home(config: RunnableConfig) -> Path:
-    return resolve_home((config.get("configurable") or {}).get("home"))
+    return arena_home(config)
 
 
 def _thread(config: RunnableConfig) -> str:
@@ -340,14 +348,14 @@ def record(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
 def build_graph() -> StateGraph:
     g = StateGraph(EvolveState, context_schema=EvolveContext)
     g.add_node("begin", begin)
-    g.add_node("mine", mine)
-    g.add_node("build", build)
+    g.add_node("mine", with_models(mine))
+    g.add_node("build", with_models(build))
     g.add_node("split", split)
-    g.add_node("synthesize", synthesize)
-    g.add_node("evaluate", evaluate)
-    g.add_node("diagnose", diagnose_node)
-    g.add_node("resynthesize", resynthesize)
-    g.add_node("train", train)
+    g.add_node("synthesize", with_models(synthesize))
+    g.add_node("evaluate", with_models(evaluate))
+    g.add_node("diagnose", with_models(diagnose_node))
+    g.add_node("resynthesize", with_models(resynthesize))
+    g.add_node("train", with_models(train))
     g.add_node("record", record)
     g.add_edge(START, "begin")
     g.add_conditional_edges("begin", route_begin, ["mine", "diagnose"])

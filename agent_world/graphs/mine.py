@@ -37,6 +37,7 @@ from typing_extensions import TypedDict
 
 from agent_world.agents.miner import MAX_ITERATIONS, MiningError, check_iterations
 from agent_world.envs.catalog import Catalog
+from agent_world.graphs.context import with_models
 from agent_world.tools.sources import DEFAULT_TIMEOUT
 
 
@@ -45,6 +46,7 @@ class MineContext:
     """Run configuration (Studio's configuration panel)."""
 
     home: str | None = None  # arena home (catalog); default $AGENT_WORLD_HOME, ~/.agent_world
+    miner_model: str = ""  # "provider:model" or "offline"; empty: the configured one
     source_timeout_s: float = DEFAULT_TIMEOUT  # start + read of one source, at most
 
 
@@ -298,7 +300,7 @@ def build_graph() -> StateGraph:
     g = StateGraph(MineState, context_schema=MineContext, input_schema=MineInput,
                    output_schema=MineOutput)
     g.add_node("start", start)
-    g.add_node("mine_source", mine_source)
+    g.add_node("mine_source", with_models(mine_source))
     g.add_node("taxonomy", taxonomy)
     g.add_edge(START, "start")
     g.add_conditional_edges("start", fan_out, ["mine_source"])

@@ -30,9 +30,13 @@ from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from agent_world.envs.catalog import Catalog
+from agent_world.graphs.context import arena_home, with_models
 
 
 class SynthesizeContext(TypedDict, total=False):
+    home: str  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
+    synthesizer_model: str  # "provider:model" or "offline"; empty: the configured one
+    verifier_model: str  # the ReAct verifier's chat model; empty: the configured one
     runs: int  # verifier runs per task (default 5)
     threshold: float  # keep a task when more than this share of runs pass (default 0.5)
     programmatic_share: float  # share of programmatic tasks (default 0.3)
@@ -60,8 +64,7 @@ class EnvJob(TypedDict):
 
 
 def _catalog(config: RunnableConfig | None) -> Catalog:
-    home = ((config or {}).get("configurable") or {}).get("home")
-    return Catalog.open(home)
+    return Catalog.open(arena_home(config))
 
 
 def start(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
@@ -147,7 +150,7 @@ def report(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
 def build_graph() -> StateGraph:
     g = StateGraph(SynthesizeState, context_schema=SynthesizeContext)
     g.add_node("start", start)
-    g.add_node("synthesize_env", synthesize_env)
+    g.add_node("synthesize_env", with_models(synthesize_env))
     g.add_node("report", report)
     g.add_edge(START, "start")
     g.add_conditional_edges("start", fan_out, ["synthesize_env"])

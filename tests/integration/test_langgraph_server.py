@@ -133,3 +133,88 @@ def test_studio_sees_what_a_user_sets(server):
     assert {"summary", "results", "status"} <= set(schemas["output_schema"]["properties"])
     context = schemas.get("context_schema") or schemas.get("config_schema") or {}
     assert {"home", "source_timeout_s"} <= set(context.get("properties", {}))
+
+
+def test_every_graph_is_served_with_its_configuration(server):
+    """Studio lists every graph and agent and shows each one's configuration."""
+    from langgraph_sdk import get_sync_client
+
+    url, _ = server
+    client = get_sync_client(url=url)
+    assistants = {a["graph_id"]: a for a in client.assistants.search(limit=50)}
+    graphs = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+    assert set(graphs) <= set(assistants)
+    for name in graphs:
+        schemas = client.assistants.get_schemas(assistants[name]["assistant_id"])
+        context = schemas.get("context_schema") or {}
+        assert "home" in context.get("properties", {}), name
+        models = {p for p in context["properties"] if p == "model" or p.endswith("_model")}
+        assert models, f"{name}: no model in its configuration"
+    evolve = client.assistants.get_schemas(assistants["evolve"]["assistant_id"])
+    assert {"policy", "train_steps", "diagnoser_model", "judge_model"} <= set(
+        evolve["context_schema"]["properties"])
+
+
+# a cheap self-evolution round: two bundled documents (one environment to train on, one held
+# out), a tiny random policy, one task per environment, one GRPO step
+DATA = ROOT / "agent_world" / "data" / "sources"
+TINY_ROUND = {"sources": [f"file:{DATA / 'book_lending_prd.md'}",
+                          f"file:{DATA / 'clinic_booking_openapi.yaml'}"],
+              "iterations": 0, "policy": "tiny", "tasks_per_env": 1, "heldout_tasks_per_env": 2,
+              "targeted_tasks_per_env": 1, "replay": 1, "train_steps": 1, "max_turns": 2,
+              "complexify": False}
+
+
+@pytest.mark.timeout(600)
+def test_evolution_rounds_through_the_sdk_on_one_thread(server):
+    """Two rounds of the `evolve` graph as two runs on one server thread: events stream, the
+    state persists between them, and the second run continues the first."""
+    from langgraph_sdk import get_sync_client
+
+    url, home = server
+    client = get_sync_client(url=url)
+    thread = client.threads.create(metadata={"purpose": "evolve"})["thread_id"]
+    nodes, progress = [], set()
+    for part in client.runs.stream(thread, "evolve", input={"goal_rounds": 1},
+                                   context=TINY_ROUND, stream_mode=["updates", "custom"]):
+        assert part.event != "error", part.data
+        if part.event == "updates":
+            nodes += list(part.data)
+        elif part.event == "custom":
+            progress.add(part.data.get("stage"))
+    assert nodes == ["begin", "mine", "build", "split", "synthesize", "evaluate", "diagnose",
+                     "resynthesize", "train", "evaluate", "record"]
+    assert {"evaluate", "train"} <= progress  # the stages report as they go
+    first = client.threads.get_state(thread)
+    values = first["values"]
+    assert first["next"] == [] and values["round"] == values["rounds_done"] == 1
+    assert values["settings"]["policy"] == "tiny"  # the configuration stays with the thread
+    assert len(values["history"]) == 1 and values["heldout_tasks"]
+    checkpoint_1 = values["policy"]
+
+    result = client.runs.wait(thread, "evolve", input={"goal_rounds": 2}, context=TINY_ROUND)
+    assert result["rounds_done"] == 2 and result["round"] == 2
+    assert [h["round"] for h in result["history"]] == [1, 2]
+    assert result["policy_before"] == checkpoint_1 != result["policy"]
+    assert result["heldout_tasks"] == values["heldout_tasks"]  # same held-out set, no re-mining
+    history = client.threads.get_history(thread, limit=100)
+    assert len(history) > len(nodes)  # both runs' checkpoints are on the thread
+    # the rounds were recorded in the catalog of the server's arena home
+    from agent_world.envs.catalog import Catalog
+
+    cat = Catalog.open(home)
+    try:
+        assert [r["round"] for r in cat.list_rounds(thread)] == [1, 2]
+    finally:
+        cat.close()
+
+
+def test_remote_graph_example_against_the_server(server):
+    url, home = server
+    env = dict(os.environ, AGENT_WORLD_HOME=str(home), LANGSMITH_TRACING="false")
+    done = subprocess.run([sys.executable, "examples/remote_graph.py", url], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "draft: 2 candidate(s)" in done.stdout and "gate: 2 candidate(s)" in done.stdout
+    assert done.stdout.count(" level 2: ") == 2 and "initial_state_fails=ok" in done.stdout
+    assert "local graph, remote node: 1 candidate(s) for ecommerce" in done.stdout

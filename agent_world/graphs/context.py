@@ -1,0 +1,85 @@
+"""What every graph reads from its run's configuration: the arena home and the chat models.
+
+A graph's context schema (what LangGraph Studio shows as its configuration) may name
+
+* `home`: the arena home (catalog, checkpoints, artefacts); else the `home` of the run's
+  `configurable` (what `agent_world.graphs.runner` sets), else `$AGENT_WORLD_HOME`, else
+  `~/.agent_world`;
+* `<role>_model` (pipeline graphs: `miner_model`, `designer_model`, ...) or `model` (an agent's
+  own graph, for its `ROLE`): an `init_chat_model` string or "offline"; empty keeps the role's
+  configured model (`AGENT_WORLD_MODEL_<ROLE>`, `AGENT_WORLD_MODEL`, else offline).
+
+`arena_home(config)` resolves the home inside a node; `with_models(node)` wraps a node so that
+`agent_world.models.chat_model(role)` returns the models the run's context names, for that
+run only (other runs on the same server keep theirs).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import get_runtime
+
+from agent_world.config import resolve_home
+from agent_world.models import ROLES, models_for
+
+T = TypeVar("T")
+
+
+def run_context() -> Any:
+    """The current run's context object (None outside a graph run or without one)."""
+    try:
+        return get_runtime().context
+    except (RuntimeError, KeyError):
+        return None
+
+
+def context_as(cls: type[T]) -> T:
+    """The current run's context as a `cls` instance (defaults where the run gave none)."""
+    ctx = run_context()
+    if isinstance(ctx, cls):
+        return ctx
+    if isinstance(ctx, dict):
+        return cls(**{k: v for k, v in ctx.items() if k in cls.__dataclass_fields__})  # type: ignore[attr-defined]
+    return cls()
+
+
+def _field(ctx: Any, name: str) -> Any:
+    return ctx.get(name) if isinstance(ctx, dict) else getattr(ctx, name, None)
+
+
+def arena_home(config: RunnableConfig | None = None) -> Path:
+    """The run's arena home (see the module docstring); created if missing."""
+    home = _field(run_context(), "home") or ((config or {}).get("configurable") or {}).get("home")
+    return resolve_home(home)
+
+
+def context_models(ctx: Any) -> dict[str, str]:
+    """role → model name chosen by a context: its `<role>_model` fields and, for an agent's
+    context, `model` for the context's `ROLE`."""
+    if ctx is None:
+        return {}
+    chosen = {role: _field(ctx, f"{role}_model") for role in ROLES}
+    role = getattr(ctx, "ROLE", None)
+    if role and _field(ctx, "model"):
+        chosen[role] = _field(ctx, "model")
+    return {r: str(m) for r, m in chosen.items() if m}
+
+
+def with_models(node: Callable[..., Any]) -> Callable[..., Any]:
+    """`node` run with the chat models its run's context names (signature kept: LangGraph
+    still passes `config` / `runtime` to it)."""
+
+    @functools.wraps(node)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with models_for(**context_models(run_context())):
+            return node(*args, **kwargs)
+
+    return run
+
+
+__all__ = ["arena_home", "context_as", "context_models", "run_context", "with_models"]
