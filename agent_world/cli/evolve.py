@@ -67,6 +67,7 @@ def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, 
                progress: Any, round_no: int) -> list[Any]:
     """Stream one invocation; returns the interrupts it stopped at (review before training).
     One bar per round (its stages) and one for the stage in flight (turns, training steps)."""
+    from agent_world.graphs.evolve import round_trace
     from agent_world.graphs.runner import stream
 
     plan = FIRST_ROUND if first else LATER_ROUND
@@ -75,8 +76,8 @@ def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, 
     interrupts: list[Any] = []
     started = time.monotonic()
     at = 0  # position in the plan (evaluate appears twice in the first round)
-    for mode, chunk in stream(builder, inputs, config, context=context,
-                              stream_mode=["updates", "custom"]):
+    for mode, chunk in stream(builder, inputs, round_trace(config, context),
+                              context=context, stream_mode=["updates", "custom"]):
         if mode == "custom":
             inner = _inner_progress(progress, inner, chunk)
             continue

@@ -374,6 +374,20 @@ def build_graph() -> StateGraph:
 STAGES = ("mine", "build", "split", "synthesize", "evaluate", "diagnose", "resynthesize",
           "train", "record")
 
+def round_trace(config: dict[str, Any], context: EvolveContext | None = None
+                ) -> dict[str, Any]:
+    """`config` with what a LangSmith trace of the thread's next (or unfinished) round is
+    filtered by: metadata `round` and `policy` (the runner adds `graph` and `thread_id`), tag
+    `round:<n>`."""
+    from agent_world.graphs.runner import final_state
+
+    values, pending = final_state(build_graph(), config)
+    round_no = values.get("round", 1) if pending else values.get("rounds_done", 0) + 1
+    policy = values.get("policy") or (context.policy if context else "") or "default"
+    return {**config, "tags": [*config.get("tags", []), f"round:{round_no}"],
+            "metadata": {**config.get("metadata", {}), "round": round_no, "policy": policy}}
+
+
 def evolve_round(thread: str = "evolve", home: str | Path | None = None,
                  context: EvolveContext | None = None) -> dict[str, Any]:
     """Run one self-evolution round on a durable thread (the embedding entry; the CLI's
@@ -384,7 +398,9 @@ def evolve_round(thread: str = "evolve", home: str | Path | None = None,
     builder = build_graph()
     values, pending = final_state(builder, thread_config(thread, home))
     inputs = None if pending else {"goal_rounds": values.get("rounds_done", 0) + 1}
-    return invoke(builder, inputs, thread_id=thread, home=home, context=context)
+    config = round_trace(thread_config(thread, home), context)
+    return invoke(builder, inputs, thread_id=thread, home=home, context=context,
+                  metadata=config["metadata"], tags=config["tags"])
 
 
 # For `langgraph dev` / LangGraph Platform: compiled without a checkpointer (the server has one).

@@ -1,34 +1,99 @@
-"""Running graphs outside a LangGraph server: a persistent checkpointer in the arena home.
+"""Running graphs outside a LangGraph server: a persistent checkpointer.
 
 Threads are durable: every step is checkpointed synchronously (`durability="sync"`), so a
-killed process resumes with `resume(...)` on the same thread id and re-runs only what had not
-finished. `langgraph dev` / LangGraph Platform bring their own checkpointer instead.
+killed process resumes with `invoke(builder, None, thread_id=...)` on the same thread id and
+re-runs only what had not finished. `langgraph dev` / LangGraph Platform bring their own
+checkpointer instead.
+
+Where threads live (`checkpoint_url`): `$AGENT_WORLD_CHECKPOINT_URL` (`postgresql://...` or
+`sqlite:///PATH`); else, when the catalog is on PostgreSQL (`$AGENT_WORLD_CATALOG_URL`), the
+same database (LangGraph's `PostgresSaver` tables beside the catalog's), so every process of a
+shared deployment sees every thread; else `<home>/checkpoints.sqlite`.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import uuid
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import StateGraph
 
-from agent_world.config import resolve_home
+from agent_world.config import catalog_url, resolve_home
+from agent_world.errors import AgentWorldError
+
+CHECKPOINT_URL_ENV = "AGENT_WORLD_CHECKPOINT_URL"
+
+
+def checkpoint_url(home: str | Path | None = None) -> str:
+    """Where the threads of `home` are checkpointed (see the module docstring)."""
+    url = os.environ.get(CHECKPOINT_URL_ENV)
+    if url:
+        return url
+    path = resolve_home(home)
+    catalog = catalog_url(path)
+    if catalog.startswith(("postgresql", "postgres:")):
+        return catalog
+    return f"sqlite:///{path / 'checkpoints.sqlite'}"
 
 
 @contextmanager
-def checkpointer(home: str | Path | None = None) -> Iterator[SqliteSaver]:
-    path = resolve_home(home) / "checkpoints.sqlite"
+def checkpointer(home: str | Path | None = None) -> Iterator[BaseCheckpointSaver]:
+    url = checkpoint_url(home)
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:
+        raise AgentWorldError(f"{CHECKPOINT_URL_ENV}: {url!r} is not a database URL "
+                              "(postgresql://... or sqlite:///PATH)") from None
+    if parsed.get_backend_name() == "postgresql":
+        with _postgres_saver(parsed) as saver:
+            yield saver
+        return
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        raise AgentWorldError(f"{CHECKPOINT_URL_ENV}: {url!r}: checkpoints go to PostgreSQL "
+                              "or a SQLite file")
     # several runs may share the file: wait for a writer instead of failing at once
-    conn = sqlite3.connect(path, check_same_thread=False, timeout=60)
+    conn = sqlite3.connect(parsed.database, check_same_thread=False, timeout=60)
     try:
         yield SqliteSaver(conn)
     finally:
         conn.close()
+
+
+@contextmanager
+def _postgres_saver(url: sa.engine.URL) -> Iterator[BaseCheckpointSaver]:
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver  # the `postgres` extra
+        from psycopg import Connection
+        from psycopg.rows import dict_row
+    except ImportError:
+        raise AgentWorldError("checkpoints on PostgreSQL need the `postgres` extra "
+                              "(pip install 'agent-world[postgres]')") from None
+    dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    try:
+        conn = Connection.connect(dsn, autocommit=True, prepare_threshold=0,
+                                  row_factory=dict_row)
+    except Exception as exc:  # psycopg.OperationalError: unreachable, refused, bad password
+        raise AgentWorldError(f"checkpoint database {url.render_as_string()!r}: "
+                              f"{str(exc).strip().splitlines()[0]}") from None
+    with conn:
+        saver = PostgresSaver(conn)
+        # processes starting at once would race on the migrations table: one at a time
+        key = zlib.crc32(b"agent_world.checkpoints")
+        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+        try:
+            saver.setup()
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        yield saver
 
 
 def thread_config(thread_id: str | None, home: str | Path | None) -> dict[str, Any]:
@@ -86,10 +151,13 @@ def final_state(builder: StateGraph, config: dict[str, Any]) -> tuple[dict[str, 
 
 
 def invoke(builder: StateGraph, inputs: Any, thread_id: str | None = None,
-           home: str | Path | None = None, context: Any = None) -> dict[str, Any]:
+           home: str | Path | None = None, context: Any = None,
+           metadata: dict[str, Any] | None = None,
+           tags: list[str] | None = None) -> dict[str, Any]:
     """Run a graph to the end on a durable thread and return its final state; `inputs=None`
-    resumes the thread where it stopped."""
-    config = thread_config(thread_id, home)
+    resumes the thread where it stopped. `metadata` and `tags` go on the run's trace."""
+    config = {**thread_config(thread_id, home), "metadata": dict(metadata or {}),
+              "tags": list(tags or [])}
     for _ in stream(builder, inputs, config, context=context):
         pass
     values, _ = final_state(builder, config)

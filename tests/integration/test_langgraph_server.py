@@ -156,13 +156,13 @@ def test_every_graph_is_served_with_its_configuration(server):
 
 
 # a cheap self-evolution round: two bundled documents (one environment to train on, one held
-# out), a tiny random policy, one task per environment, one GRPO step
+# out), a tiny random policy, one task per environment, one GRPO step, no warm start
 DATA = ROOT / "agent_world" / "data" / "sources"
 TINY_ROUND = {"sources": [f"file:{DATA / 'book_lending_prd.md'}",
                           f"file:{DATA / 'clinic_booking_openapi.yaml'}"],
               "iterations": 0, "policy": "tiny", "tasks_per_env": 1, "heldout_tasks_per_env": 2,
               "targeted_tasks_per_env": 1, "replay": 1, "train_steps": 1, "max_turns": 2,
-              "complexify": False}
+              "warm_start_steps": 0, "complexify": False}
 
 
 @pytest.mark.timeout(600)

@@ -145,3 +145,43 @@ def test_attempt_and_graph_runs_carry_metadata(tmp_path):
     assert graph["extra"]["metadata"]["graph"] == "synthesize"
     assert graph["extra"]["metadata"]["thread_id"]
     assert "graph:synthesize" in graph["tags"]
+
+
+def test_evolve_round_runs_carry_round_policy_and_thread(tmp_path):
+    """An embedded app runs one self-evolution round (paused for review before training, so
+    no model is trained here): the round's graph run arrives with its round, policy, thread."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _Recorder.received = []
+    data = ROOT / "agent_world" / "data" / "sources"
+    code = (
+        "from agent_world import EvolveContext, evolve_round\n"
+        "from agent_world.graphs.runner import flush_traces\n"
+        f"ctx = EvolveContext(sources=['file:{data / 'book_lending_prd.md'}', "
+        f"'file:{data / 'clinic_booking_openapi.yaml'}'], iterations=0, policy='baseline', "
+        "tasks_per_env=1, heldout_tasks_per_env=1, targeted_tasks_per_env=1, max_turns=2, "
+        "review_before_train=True, complexify=False)\n"
+        "out = evolve_round('traced', context=ctx)\n"
+        "print(out['round'], out['rounds_done']); flush_traces()\n")
+    env = dict(os.environ, LANGSMITH_TRACING="true", AGENT_WORLD_HOME=str(tmp_path),
+               LANGSMITH_ENDPOINT=f"http://127.0.0.1:{server.server_port}",
+               LANGSMITH_API_KEY="test-key", LANGSMITH_PROJECT="agent-world-tests")
+    try:
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=240, cwd=ROOT)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-2:] == ["1", "0"]  # round 1 paused before training
+    merged: dict[str, dict] = {}
+    for req in _Recorder.received:
+        for run in req.get("runs", []):
+            merged.setdefault(run["id"], {}).update(run)
+    [evolve] = [r for r in merged.values() if r.get("name") == "evolve"]
+    meta = evolve["extra"]["metadata"]
+    assert {k: meta.get(k) for k in ("graph", "thread_id", "round", "policy")} == {
+        "graph": "evolve", "thread_id": "traced", "round": 1, "policy": "baseline"}
+    assert {"graph:evolve", "round:1"} <= set(evolve["tags"])
+    # the round's nodes are its children in the trace, with the round's metadata
+    diagnose = [r for r in merged.values() if r.get("name") == "diagnose"]
+    assert diagnose and diagnose[0]["extra"]["metadata"]["round"] == 1
