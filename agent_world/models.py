@@ -3,6 +3,7 @@
 Roles: miner, designer, synthesizer, verifier, diagnoser, judge, policy.
 
 Selection, first match wins:
+  a graph run's configuration   `model` / `<role>_model` (applied with `models_for`)
   AGENT_WORLD_MODEL_<ROLE>   e.g. AGENT_WORLD_MODEL_MINER="openai:gpt-4.1-mini"
   AGENT_WORLD_MODEL          one model for every role
   (neither)                  "offline"
