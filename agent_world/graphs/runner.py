@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 import uuid
 import zlib
 from collections.abc import Iterator
@@ -86,14 +87,36 @@ def _postgres_saver(url: sa.engine.URL) -> Iterator[BaseCheckpointSaver]:
                               f"{str(exc).strip().splitlines()[0]}") from None
     with conn:
         saver = PostgresSaver(conn)
-        # processes starting at once would race on the migrations table: one at a time
-        key = zlib.crc32(b"agent_world.checkpoints")
-        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
-        try:
-            saver.setup()
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        if not _migrated(conn, len(saver.MIGRATIONS)):
+            _setup_once(conn, saver)
         yield saver
+
+
+def _migrated(conn: Any, migrations: int) -> bool:
+    """Whether LangGraph's checkpoint tables are there and up to date."""
+    try:
+        row = conn.execute("SELECT max(v) AS v FROM checkpoint_migrations").fetchone()
+    except Exception:  # noqa: BLE001 - no table yet (autocommit: nothing to roll back)
+        return False
+    return row is not None and row["v"] == migrations - 1
+
+
+def _setup_once(conn: Any, saver: Any) -> None:
+    """Create or migrate the checkpoint tables, one process at a time. The lock is polled,
+    never waited on: a migration builds indexes CONCURRENTLY, which waits for every open
+    transaction, a blocked lock request included (a deadlock)."""
+    key = zlib.crc32(b"agent_world.checkpoints")
+    deadline = time.monotonic() + 120
+    while not conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (key,)).fetchone()["ok"]:
+        if time.monotonic() > deadline:
+            raise AgentWorldError("checkpoint database: another process held the setup lock "
+                                  "for 120 s")
+        time.sleep(0.05)
+    try:
+        if not _migrated(conn, len(saver.MIGRATIONS)):
+            saver.setup()
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
 
 def thread_config(thread_id: str | None, home: str | Path | None) -> dict[str, Any]:
