@@ -1,7 +1,8 @@
 """Learning check: a policy's mean reward on held-out arena tasks before and during GRPO.
 
     python benchmarks/learn_bench.py                    # tiny random model, CPU, 200 steps
-    python benchmarks/learn_bench.py --policy smollm2 --steps 10 --sft-steps 20
+    python benchmarks/learn_bench.py --policy smollm2 --steps 10 --sft-steps 20 --group 4 \
+        --eval-every 5                                 # SmolLM2 short run (~30 min, 1 core)
 
 Tasks: the switchboard drill (16 tasks, "Turn on/off the ROOM light.", checked on the final
 state). The policy is warm-started by supervised fine-tuning on the gold solutions of one part
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -32,13 +34,22 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--kl", type=float, default=0.1, help="KL coefficient")
     ap.add_argument("--eval-every", type=int, default=10)
+    ap.add_argument("--temperature", type=float, default=1.0)
+    ap.add_argument("--both", type=int, default=3,
+                    help="rooms whose two actions are both in the warm start (more: fewer "
+                         "held-out tasks per GRPO step)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch CPU threads (1: a shared machine; more threads than free "
+                         "cores makes every op many times slower)")
     ap.add_argument("--out", default="benchmarks/results")
     args = ap.parse_args()
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     started = time.perf_counter()
     curve = learning_run(args.policy, steps=args.steps, sft_steps=args.sft_steps,
                          group_size=args.group, lr=args.lr, device=args.device, seed=args.seed,
                          kl_coef=args.kl, eval_every=args.eval_every,
+                         temperature=args.temperature, both=args.both,
                          on_step=lambda p: print(
                              f"step {p['step']:>4}  reward {p['reward']:+.3f}  "
                              f"held-out eval {p.get('eval', float('nan')):+.3f}", flush=True))
@@ -51,6 +62,7 @@ def main() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot([p["step"] for p in curve], [p["reward"] for p in curve], label="batch reward")
     evals = [p for p in curve if "eval" in p]

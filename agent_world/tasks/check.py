@@ -148,10 +148,12 @@ def state_changes(initial_db: str | Path, final_db: str | Path) -> dict[str, Any
         for name, (cols, pk) in _tables(conn, "main").items():
             q = f'"{name}"'
             key = ", ".join(f'"{k}"' for k in pk)
+            # only rows that differ leave SQLite: an unchanged row is in neither EXCEPT
+            main_rows, base_rows = f"SELECT {key}, * FROM main.{q}", f"SELECT {key}, * FROM base.{q}"
             rows = {tuple(r[: len(pk)]): dict(zip(cols, r[len(pk):], strict=True)) for r in
-                    conn.execute(f"SELECT {key}, * FROM main.{q}")}
+                    conn.execute(f"{main_rows} EXCEPT {base_rows}")}
             base = {tuple(r[: len(pk)]): dict(zip(cols, r[len(pk):], strict=True)) for r in
-                    conn.execute(f"SELECT {key}, * FROM base.{q}")}
+                    conn.execute(f"{base_rows} EXCEPT {main_rows}")}
             inserted = [rows[k] for k in rows.keys() - base.keys()]
             deleted = [dict(zip(pk, k, strict=True)) for k in base.keys() - rows.keys()]
             updated = []

@@ -49,6 +49,7 @@ class GRPOConfig:
     max_grad_norm: float = 1.0
     updates_per_batch: int = 1  # optimisation passes over one batch of rollouts
     minibatch_size: int = 8  # sequences per forward pass (memory), gradients accumulated
+    share_prefix: bool = True  # a group's shared prompt runs once per minibatch (update)
     max_turns: int = 4
     max_new_tokens: int = 64
     min_new_tokens: int = 0  # > 0: fixed-length turns (throughput benchmarks)
@@ -93,11 +94,51 @@ def group_advantages(rewards: torch.Tensor, groups: torch.Tensor) -> torch.Tenso
     return adv
 
 
-def token_logprobs(model: Any, ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
-    """log π(ids[:, t] | ids[:, :t]) for t >= 1: shape [B, T-1]."""
-    logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
-    return -F.cross_entropy(logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1),
-                            reduction="none").view(ids.size(0), -1)
+def token_logprobs(model: Any, ids: torch.Tensor, attention: torch.Tensor, start: int = 0,
+                   share_prefix: bool = False) -> torch.Tensor:
+    """log π(ids[:, t] | ids[:, :t]) for t >= 1: shape [B, T-1].
+
+    Only columns from `start` on are computed (the rest hold 0): a prompt needs hidden states
+    but no logits, and the logits are the largest tensor of the pass ([B, T, vocab]). With
+    `share_prefix`, rows whose first `start` tokens are equal (the attempts of one task share
+    their prompt) run that prefix once and continue from its key/value cache, in the forward
+    and the backward pass alike; the values equal the plain pass up to float rounding.
+    """
+    n, width = ids.shape
+    start = max(0, min(start, width - 1))
+    if share_prefix and start > 0 and bool(attention[:, :start].all()):
+        prefix, inverse = torch.unique(ids[:, :start], dim=0, return_inverse=True)
+        if prefix.size(0) < n:
+            cache = model(input_ids=prefix, attention_mask=torch.ones_like(prefix),
+                          use_cache=True).past_key_values
+            cache.batch_select_indices(inverse)
+            positions = torch.arange(start, width, device=ids.device).expand(n, -1)
+            logits = model(input_ids=ids[:, start:], attention_mask=attention,
+                           past_key_values=cache, position_ids=positions,
+                           use_cache=True).logits[:, :-1]
+            return _pad_left(_picked_logprobs(logits, ids[:, start + 1:]), start)
+    kwargs = {"logits_to_keep": width - start} if start > 0 else {}
+    logits = model(input_ids=ids, attention_mask=attention, **kwargs).logits[:, :-1]
+    return _pad_left(_picked_logprobs(logits, ids[:, start + 1:]), start)
+
+
+def _picked_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    logits = logits.float()  # bf16 logits: the softmax in fp32
+    return -F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1),
+                            reduction="none").view(targets.shape)
+
+
+def _pad_left(values: torch.Tensor, start: int) -> torch.Tensor:
+    if start == 0:
+        return values
+    return torch.cat([values.new_zeros(values.size(0), start), values], dim=1)
+
+
+def first_policy_column(mask: torch.Tensor) -> int:
+    """The first column of a [B, T-1] policy mask where any row has a policy token (rows
+    without one do not count); 0 for an all-zero mask."""
+    cols = mask.any(0).nonzero()
+    return int(cols[0]) if cols.numel() else 0
 
 
 def grpo_token_losses(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None,
@@ -271,44 +312,57 @@ class GRPOTrainer:
         c = self.config
         self.model.train()
         total = float(batch.mask.sum().clamp(min=1))
-        olds: list[torch.Tensor] = []
+        # per minibatch: tensors on the device and the first column that needs logits
+        parts = []
+        for _, mb in batch.slices(c.minibatch_size):
+            parts.append((mb.ids.to(self.device), mb.attention.to(self.device),
+                          mb.mask.to(self.device), mb.advantages.to(self.device),
+                          first_policy_column(mb.mask)))
+        olds: list[torch.Tensor | None] = []
         refs: list[torch.Tensor | None] = []
         with torch.no_grad():
-            for _, mb in batch.slices(c.minibatch_size):
-                ids, attn = mb.ids.to(self.device), mb.attention.to(self.device)
-                olds.append(token_logprobs(self.model, ids, attn) if c.updates_per_batch > 1
-                            else torch.empty(0))
-                refs.append(self._ref_logprobs(ids, attn))
-        agg = {"loss": 0.0, "kl": 0.0, "clip": 0.0, "grad": 0.0}
+            for ids, attn, _, _, start in parts:
+                olds.append(self._logprobs(self.model, ids, attn, start)
+                            if c.updates_per_batch > 1 else None)
+                refs.append(self._ref_logprobs(ids, attn, start))
+        zero = torch.zeros((), device=self.device)
+        loss_sum, kl_sum, clip_sum = zero.clone(), zero.clone(), zero.clone()
+        norm = zero
         for _ in range(c.updates_per_batch):
             self.optimizer.zero_grad(set_to_none=True)
-            for (_, mb), old, ref in zip(batch.slices(c.minibatch_size), olds, refs,
-                                         strict=True):
-                ids, attn = mb.ids.to(self.device), mb.attention.to(self.device)
-                mask, adv = mb.mask.to(self.device), mb.advantages.to(self.device)
-                logp = token_logprobs(self.model, ids, attn)
-                old_lp = old if old.numel() else logp.detach()
+            for (ids, attn, mask, adv, start), old, ref in zip(parts, olds, refs, strict=True):
+                logp = self._logprobs(self.model, ids, attn, start)
+                old_lp = old if old is not None else logp.detach()
                 loss_t, kl_t, clip_t = grpo_token_losses(logp, old_lp, ref, adv, c.clip_eps,
                                                          c.kl_coef)
                 loss = (loss_t * mask).sum() / total
                 loss.backward()
-                agg["loss"] += loss.item() / c.updates_per_batch
-                agg["kl"] += (kl_t * mask).sum().item() / total / c.updates_per_batch
-                agg["clip"] += (clip_t * mask).sum().item() / total / c.updates_per_batch
+                # accumulated on the device: one host sync per step, not per minibatch
+                loss_sum += loss.detach()
+                kl_sum += (kl_t.detach() * mask).sum() / total
+                clip_sum += (clip_t * mask).sum() / total
             params = [p for p in self.model.parameters() if p.requires_grad]
             norm = torch.nn.utils.clip_grad_norm_(params, c.max_grad_norm)
-            agg["grad"] = float(norm)
             self.optimizer.step()
+        k = c.updates_per_batch
+        agg = {"loss": float(loss_sum) / k, "kl": float(kl_sum) / k, "clip": float(clip_sum) / k,
+               "grad": float(norm)}
         return agg, int(batch.mask.sum())
 
-    def _ref_logprobs(self, ids: torch.Tensor, attn: torch.Tensor) -> torch.Tensor | None:
+    def _logprobs(self, model: Any, ids: torch.Tensor, attn: torch.Tensor,
+                  start: int) -> torch.Tensor:
+        return token_logprobs(model, ids, attn, start=start,
+                              share_prefix=self.config.share_prefix)
+
+    def _ref_logprobs(self, ids: torch.Tensor, attn: torch.Tensor,
+                      start: int = 0) -> torch.Tensor | None:
         if self.config.kl_coef <= 0:
             return None
         if self.config.lora:
             with self.model.disable_adapter():
-                return token_logprobs(self.model, ids, attn)
+                return self._logprobs(self.model, ids, attn, start)
         assert self.reference is not None
-        return token_logprobs(self.reference, ids, attn)
+        return self._logprobs(self.reference, ids, attn, start)
 
     def train(self, steps: int,
               on_step: Callable[[StepStats], None] | None = None) -> list[StepStats]:
@@ -396,4 +450,4 @@ def _with_lora(model: Any, rank: int) -> Any:
 
 
 __all__ = ["Batch", "GRPOConfig", "GRPOTrainer", "StepStats", "grpo_loss", "grpo_token_losses",
-           "group_advantages", "make_batch", "token_logprobs"]
+           "first_policy_column", "group_advantages", "make_batch", "token_logprobs"]

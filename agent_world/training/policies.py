@@ -50,7 +50,8 @@ class Policy(Protocol):
 
 
 class HFPolicy:
-    """A causal LM from transformers, sampling in batches (left padding, no cross-turn cache).
+    """A causal LM from transformers, sampling in batches (left padding, no cross-turn cache;
+    rows that repeat, such as the attempts of one task on their first turn, share one prefill).
 
     Observations are appended as the chat template renders them, so the trace equals what the
     model would see in one conversation, without re-tokenizing what it generated.
@@ -58,10 +59,12 @@ class HFPolicy:
 
     def __init__(self, model: Any, tokenizer: Any, name: str = "hf", max_new_tokens: int = 96,
                  max_total_tokens: int = 2048, temperature: float = 1.0, top_p: float = 1.0,
-                 batch_size: int = 64, min_new_tokens: int = 0, compact_tools: bool = True):
+                 batch_size: int = 64, min_new_tokens: int = 0, compact_tools: bool = True,
+                 share_prefill: bool = True):
         self.model, self.tokenizer, self.name = model, tokenizer, name
         # small models see the compact tool listing (`toolcall.system_prompt`)
         self.compact_tools = compact_tools
+        self.share_prefill = share_prefill  # one prefill per distinct prompt (see act)
         self.min_new_tokens = min_new_tokens  # > 0: fixed-length turns (benchmarks)
         self.max_new_tokens, self.max_total_tokens = max_new_tokens, max_total_tokens
         self.temperature, self.top_p, self.batch_size = temperature, top_p, batch_size
@@ -93,6 +96,25 @@ class HFPolicy:
         state.trace.synced = len(state.messages)
 
     # -- sampling -----------------------------------------------------------------------------
+    def shared_prefill(self, ids: Any, attn: Any) -> Any:
+        """The key/value cache of every row but its last token, computed once per distinct row
+        (the attempts of one task start from the same prompt), or None when no row repeats.
+        `generate` then continues from it as from its own prefill."""
+        import torch
+
+        if ids.size(1) < 2:
+            return None
+        width = ids.size(1)
+        uniq, inverse = torch.unique(torch.cat([ids, attn], dim=1), dim=0, return_inverse=True)
+        if uniq.size(0) == ids.size(0):
+            return None
+        u_ids, u_attn = uniq[:, :width - 1], uniq[:, width:2 * width - 1]
+        positions = (u_attn.long().cumsum(-1) - 1).masked_fill(u_attn == 0, 0)
+        cache = self.model(input_ids=u_ids, attention_mask=u_attn, position_ids=positions,
+                           use_cache=True).past_key_values
+        cache.batch_select_indices(inverse)
+        return cache
+
     def act(self, states: list[EpisodeState]) -> list[str]:
         from agent_world.training.lm import cpu_threads
 
@@ -121,9 +143,11 @@ class HFPolicy:
             attn = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in seqs],
                                 device=device)
             sample = self.temperature > 0
-            with torch.no_grad():
+            with torch.inference_mode():
+                cache = self.shared_prefill(ids, attn) if self.share_prefill else None
                 out = self.model.generate(
-                    input_ids=ids, attention_mask=attn, max_new_tokens=self.max_new_tokens,
+                    input_ids=ids, attention_mask=attn, past_key_values=cache,
+                    max_new_tokens=self.max_new_tokens,
                     do_sample=sample, temperature=self.temperature if sample else None,
                     top_p=self.top_p if sample else None, top_k=0 if sample else None,
                     min_new_tokens=self.min_new_tokens or None,

@@ -121,3 +121,44 @@ def test_lora_trains_only_the_adapter(tmp_path, setup, runtime):
     for (n, a), (_, b) in zip(trainer.model.named_parameters(),
                               resumed.model.named_parameters(), strict=True):
         assert torch.equal(a, b), n
+
+
+# ---- log-probs fast paths --------------------------------------------------------------------
+def test_shared_prefix_and_late_logits_equal_the_plain_pass():
+    from agent_world.training.grpo import first_policy_column, token_logprobs
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+
+    tok = tiny_tokenizer(["turn the kitchen light on please", "cancel reservation ABC"], 300)
+    model = tiny_model(tok, seed=2, hidden=32)
+    gen = torch.Generator().manual_seed(0)
+    prompt_a = torch.randint(3, len(tok), (9,), generator=gen)
+    prompt_b = torch.randint(3, len(tok), (9,), generator=gen)
+    rows, attn = [], []
+    for i, prompt in enumerate([prompt_a] * 3 + [prompt_b] * 2):
+        n = 4 + i  # right padding: completions of different lengths
+        tail = torch.randint(3, len(tok), (n,), generator=gen)
+        pad = torch.full((8 - n,), tok.pad_token_id)
+        rows.append(torch.cat([prompt, tail, pad]))
+        attn.append(torch.tensor([1] * (9 + n) + [0] * (8 - n)))
+    ids, attention = torch.stack(rows), torch.stack(attn)
+    mask = torch.zeros(ids.size(0), ids.size(1) - 1)
+    mask[:, 8:] = attention[:, 9:].float()  # policy tokens: everything after the prompt
+    start = first_policy_column(mask)
+    assert start == 8
+
+    plain = token_logprobs(model, ids, attention)
+    late = token_logprobs(model, ids, attention, start=start)
+    shared = token_logprobs(model, ids, attention, start=start, share_prefix=True)
+    assert torch.allclose(late[:, start:], plain[:, start:], atol=1e-5)
+    assert torch.allclose(shared[:, start:], plain[:, start:], atol=1e-5)
+    assert torch.all(shared[:, :start] == 0)
+
+    def grads(values):
+        model.zero_grad()
+        (values * mask).sum().backward()
+        return [p.grad.clone() for p in model.parameters()]
+
+    for a, b in zip(grads(token_logprobs(model, ids, attention)),
+                    grads(token_logprobs(model, ids, attention, start, share_prefix=True)),
+                    strict=True):
+        assert torch.allclose(a, b, atol=1e-5)

@@ -175,3 +175,31 @@ def test_compact_tool_listing_describes_only_obscured_tools(cancel_tasks):
     assert head == "tool_1a2b3c(reservation_id, reason)"
     assert description.startswith("Cancel a confirmed reservation") and len(description) <= 60
     assert "get_reservation(reservation_id)" in lines
+
+
+def test_shared_prefill_generates_what_separate_prefills_do(cancel_tasks):
+    import torch
+
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+
+    corpus = [t.instruction for t in cancel_tasks] + ['<tool_call>{"name": "x"}</tool_call>']
+    tok = tiny_tokenizer(corpus, vocab_size=300)
+    model = tiny_model(tok, seed=4)
+
+    def replies(share: bool) -> list[str]:
+        policy = HFPolicy(model, tok, max_new_tokens=10, temperature=0.0, share_prefill=share)
+        # two tasks x two attempts, prompts of different lengths (left padding)
+        states = [EpisodeState(task=t, tools=[], messages=[
+            {"role": "system", "content": "Tools: cancel_reservation" * (1 + i)},
+            {"role": "user", "content": t.instruction}])
+            for i, t in enumerate(cancel_tasks[:2]) for _ in range(2)]
+        out = policy.act(states)
+        assert all(s.trace is not None and sum(s.trace.mask) > 0 for s in states)
+        return out
+
+    seqs = torch.tensor([[5, 6, 7], [5, 6, 7], [0, 8, 9]])
+    attn = torch.tensor([[1, 1, 1], [1, 1, 1], [0, 1, 1]])
+    cache = HFPolicy(model, tok).shared_prefill(seqs, attn)
+    assert cache is not None and cache.get_seq_length() == 2
+    assert HFPolicy(model, tok).shared_prefill(seqs[1:], attn[1:]) is None  # nothing repeats
+    assert replies(True) == replies(False)
