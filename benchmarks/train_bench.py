@@ -9,12 +9,20 @@ Sections:
    (three tool calls and an answer each): tool steps/s of the environment side alone.
 2. GRPO step: generation / reward / update seconds of the embedded trainer.
 3. tokens/s: embedded GRPO vs trl.GRPOTrainer, single-turn (the tool call is the completion,
-   rewarded by the same arena check), policy tokens generated and trained per second.
+   rewarded by the same arena check), policy tokens generated and trained per second. Both run
+   in this process with the same torch thread count, model weights, tasks, group size, batch,
+   fixed completion length (min = max new tokens), temperature 1 / top-p 1 / no top-k, β and ε;
+   `--warmup` steps of each are not measured, `--steps` are. Split per trainer: generation
+   (embedded: sampling + tool step; TRL: `generate`), reward (the arena check; TRL's also opens
+   the episode and runs the call), update (reference log-probs, forward, backward, optimizer).
+   On a shared machine the absolute figures move with the load (printed next to them); the
+   ratio, measured in one run, is the figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import torch
@@ -71,29 +79,36 @@ def make_model(tasks, specs, size: str, device: str):
     return sized_model(tok, size=size, seed=0).to(device), tok
 
 
-def bench_grpo(tasks, specs, size, device, steps, group, new_tokens) -> dict:
+def load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def bench_grpo(tasks, specs, size, device, steps, group, new_tokens, warmup=1) -> dict:
     model, tok = make_model(tasks, specs, size, device)
     trainer = GRPOTrainer(model, tok, tasks, specs, GRPOConfig(
         tasks_per_step=4, group_size=group, max_turns=1, max_new_tokens=new_tokens,
         min_new_tokens=new_tokens, compact_tools=True, kl_coef=0.04, lr=1e-5, device=device,
-        minibatch_size=16))
-    trainer.step()  # warm-up (allocations, worker start)
+        minibatch_size=4 * group, temperature=1.0))
+    for _ in range(warmup):  # allocations, worker start
+        trainer.step()
     stats = [trainer.step() for _ in range(steps)]
     gen = sum(s.generation_s for s in stats)
     rew = sum(s.reward_s for s in stats)
     upd = sum(s.update_s for s in stats)
     tokens = sum(s.policy_tokens for s in stats)
     return {"generation_s": gen / steps, "reward_s": rew / steps, "update_s": upd / steps,
-            "tokens": tokens, "tokens_per_s": tokens / (gen + rew + upd)}
+            "step_s": (gen + rew + upd) / steps, "tokens": tokens,
+            "tokens_per_s": tokens / (gen + rew + upd), "load": load()}
 
 
-def bench_trl(tasks, specs, size, device, steps, group, new_tokens) -> dict | None:
+def bench_trl(tasks, specs, size, device, steps, group, new_tokens, warmup=1) -> dict | None:
     try:
         from datasets import Dataset
+        from transformers import TrainerCallback
         from trl import GRPOConfig as TRLConfig
         from trl import GRPOTrainer as TRLTrainer
     except ImportError as exc:
-        print(f"(TRL not installed: {exc})")
+        print(f"(TRL not installed: {exc}; pip install -e '.[bench]')")
         return None
     import tempfile
 
@@ -115,6 +130,8 @@ def bench_trl(tasks, specs, size, device, steps, group, new_tokens) -> dict | No
         by_prompt[key] = t
         rows.append({"prompt": key})
     runtime = EnvRuntime(workers=2)
+    # per optimizer step: [generation s, reward s, step s, policy tokens]
+    marks: list[list[float]] = []
 
     def arena_reward(prompts, completions, **_):
         out = []
@@ -127,84 +144,102 @@ def bench_trl(tasks, specs, size, device, steps, group, new_tokens) -> dict | No
             out.append(traj.reward)
         return out
 
-    tokens = [0]
-
-    class Count(TRLTrainer):
-        def _generate_and_score_completions(self, inputs):
-            out = super()._generate_and_score_completions(inputs)
-            tokens[0] += int(out["completion_mask"].sum())
+    class Timed(TRLTrainer):
+        def _generate(self, prompts):
+            t = time.perf_counter()
+            out = super()._generate(prompts)
+            marks[-1][0] += time.perf_counter() - t
             return out
 
-    args = TRLConfig(output_dir="/tmp/trl-bench", per_device_train_batch_size=4 * group,
-                     num_generations=group, max_completion_length=new_tokens,
-                     beta=0.04, epsilon=0.2, learning_rate=1e-5, max_steps=steps + 1,
-                     logging_steps=1000, save_strategy="no", report_to="none",
-                     use_cpu=device == "cpu", bf16=False, temperature=1.0,
-                     loss_type="dapo", seed=0, dataloader_num_workers=0,
-                     generation_kwargs={"min_new_tokens": new_tokens})
-    trainer = Count(model=saved, processing_class=tok, reward_funcs=arena_reward,
-                    args=args, train_dataset=Dataset.from_list(rows * 64))
-    times: list[float] = []
+        def _calculate_rewards(self, *args, **kwargs):
+            t = time.perf_counter()
+            out = super()._calculate_rewards(*args, **kwargs)
+            marks[-1][1] += time.perf_counter() - t
+            return out
 
-    from transformers import TrainerCallback
+        def _generate_and_score_completions(self, inputs):
+            out = super()._generate_and_score_completions(inputs)
+            marks[-1][3] += int(out["completion_mask"].sum())
+            return out
 
     class Clock(TrainerCallback):
         def on_step_begin(self, *a, **k):
-            times.append(time.perf_counter())
+            marks.append([0.0, 0.0, time.perf_counter(), 0])
 
         def on_step_end(self, *a, **k):
-            times.append(time.perf_counter())
+            marks[-1][2] = time.perf_counter() - marks[-1][2]
 
+    args = TRLConfig(output_dir=tempfile.mkdtemp(prefix="trl-bench-"),
+                     per_device_train_batch_size=4 * group, num_generations=group,
+                     max_completion_length=new_tokens, beta=0.04, epsilon=0.2,
+                     learning_rate=1e-5, max_steps=warmup + steps, logging_steps=1000,
+                     save_strategy="no", report_to="none", use_cpu=device == "cpu",
+                     bf16=device != "cpu",  # as the embedded trainer's precision="auto" temperature=1.0, top_p=1.0, top_k=0,
+                     loss_type="dapo", seed=0, dataloader_num_workers=0,
+                     generation_kwargs={"min_new_tokens": new_tokens},
+                     disable_tqdm=True)
+    trainer = Timed(model=saved, processing_class=tok, reward_funcs=arena_reward,
+                    args=args, train_dataset=Dataset.from_list(rows * 64))
     trainer.add_callback(Clock())
     trainer.train()
     runtime.close()
-    measured = sum(times[i + 1] - times[i] for i in range(2, len(times) - 1, 2))  # skip warm-up
-    per_step = tokens[0] / (steps + 1)
-    return {"tokens": per_step * steps, "tokens_per_s": per_step * steps / measured}
+    measured = marks[warmup:]
+    gen = sum(m[0] for m in measured)
+    rew = sum(m[1] for m in measured)
+    total = sum(m[2] for m in measured)
+    tokens = sum(m[3] for m in measured)
+    n = len(measured)
+    return {"generation_s": gen / n, "reward_s": rew / n, "update_s": (total - gen - rew) / n,
+            "step_s": total / n, "tokens": tokens, "tokens_per_s": tokens / total,
+            "load": load()}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--episodes", type=int, default=1024)
-    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--threads", type=int, default=4, help="tool-stepping threads (section 1)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--size", default="tiny", help="tiny | small | 0.5b (from config)")
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=2, help="unmeasured steps per trainer")
+    ap.add_argument("--steps", type=int, default=5, help="measured steps per trainer")
     ap.add_argument("--group", type=int, default=8)
     ap.add_argument("--new-tokens", type=int, default=32)
+    ap.add_argument("--torch-threads", type=int, default=1,
+                    help="torch CPU threads for both trainers (0: torch's default); on a "
+                         "shared machine more threads than free cores slow every op down")
+    ap.add_argument("--skip-rollouts", action="store_true")
     ap.add_argument("--skip-trl", action="store_true")
     args = ap.parse_args()
-    if args.device == "cpu":
-        torch.set_num_threads(max(1, torch.get_num_threads()))
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
 
     spec = load_example("airline")
     tasks = drill_tasks("cancel", spec=spec)
     specs = spec_index(tasks, [spec])
 
-    r = bench_rollouts(tasks, specs, args.episodes, args.threads, args.workers)
-    print("\n1. rollouts (scripted instant policy, environment side)")
-    print(f"{'episodes':>9} {'tool steps':>11} {'steps/s':>9} {'wall s':>8} {'passed':>7}")
-    print(f"{r['episodes']:>9} {r['tool_steps']:>11} {r['steps_per_s']:>9.0f} "
-          f"{r['wall_s']:>8.2f} {r['passed']:>7}")
+    if not args.skip_rollouts:
+        r = bench_rollouts(tasks, specs, args.episodes, args.threads, args.workers)
+        print("\n1. rollouts (scripted instant policy, environment side)")
+        print(f"{'episodes':>9} {'tool steps':>11} {'steps/s':>9} {'wall s':>8} {'passed':>7}")
+        print(f"{r['episodes']:>9} {r['tool_steps']:>11} {r['steps_per_s']:>9.0f} "
+              f"{r['wall_s']:>8.2f} {r['passed']:>7}")
 
-    g = bench_grpo(tasks, specs, args.size, args.device, args.steps, args.group,
-                   args.new_tokens)
-    print(f"\n2. GRPO step ({args.size} model, {args.device}, 4 tasks x {args.group}, "
-          f"{args.new_tokens} new tokens)")
-    print(f"{'generation s':>13} {'reward s':>9} {'update s':>9} {'tokens/s':>9}")
-    print(f"{g['generation_s']:>13.2f} {g['reward_s']:>9.2f} {g['update_s']:>9.2f} "
-          f"{g['tokens_per_s']:>9.0f}")
-
-    t = None if args.skip_trl else bench_trl(tasks, specs, args.size, args.device, args.steps,
-                                             args.group, args.new_tokens)
-    print("\n3. policy tokens/s, same model/tasks/group/lengths")
-    print(f"{'embedded':>9} {'TRL':>9} {'ratio':>7}")
-    if t:
-        print(f"{g['tokens_per_s']:>9.0f} {t['tokens_per_s']:>9.0f} "
-              f"{g['tokens_per_s'] / t['tokens_per_s']:>6.2f}x")
-    else:
-        print(f"{g['tokens_per_s']:>9.0f} {'-':>9} {'-':>7}")
+    run = (args.size, args.device, args.steps, args.group, args.new_tokens, args.warmup)
+    g = bench_grpo(tasks, specs, *run)
+    t = None if args.skip_trl else bench_trl(tasks, specs, *run)
+    print(f"\n2./3. GRPO step, {args.size} model on {args.device}, 4 tasks x {args.group}, "
+          f"{args.new_tokens} new tokens, {torch.get_num_threads()} torch thread(s), "
+          f"{args.warmup} warm-up + {args.steps} measured steps each")
+    print(f"{'trainer':>9} {'generation s':>13} {'reward s':>9} {'update s':>9} {'step s':>7} "
+          f"{'tokens':>7} {'tokens/s':>9}  load average after")
+    for name, x in (("embedded", g), ("TRL", t)):
+        if x:
+            print(f"{name:>9} {x['generation_s']:>13.2f} {x['reward_s']:>9.2f} "
+                  f"{x['update_s']:>9.2f} {x['step_s']:>7.2f} {x['tokens']:>7} "
+                  f"{x['tokens_per_s']:>9.0f}  {x['load']}")
+    ratio = f"{g['tokens_per_s'] / t['tokens_per_s']:.2f}x" if t else "- (TRL skipped)"
+    print(f"policy tokens/s, embedded / TRL: {ratio}")
 
 
 if __name__ == "__main__":

@@ -159,7 +159,8 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
                 lr=3e-3 if policy == "tiny" else 3e-5, seed=config.seed,
                 compact=config.compact_tools, device=config.device)
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)
-    trainer.train(steps, on_step=on_step)
+    with trainer:
+        trainer.train(steps, on_step=on_step)
     ckpt = GRPOTrainer.latest(out)
     assert ckpt is not None
     curve = [{"step": p["step"], "reward": p["reward_mean"], "loss": p["loss"],

@@ -18,6 +18,7 @@ prompt and tool observations excluded), gradients clipped to norm 1.0.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import random
@@ -61,6 +62,9 @@ class GRPOConfig:
     seed: int = 0
     checkpoint_every: int = 0  # 0: only at the end of train()
     device: str = "auto"
+    # "bf16": forward passes autocast to bfloat16, weights and optimizer stay fp32;
+    # "auto": bf16 on a CUDA device that supports it, fp32 elsewhere
+    precision: str = "auto"
 
 
 @dataclass
@@ -223,7 +227,10 @@ class GRPOTrainer:
         self.tokenizer, self.tasks, self.specs = tokenizer, tasks, specs
         self.out_dir = Path(out_dir) if out_dir else None
         self.reward = reward
+        # episodes run in the given runtime, else in one the trainer starts on its first step
+        # and keeps (workers and environment templates outlive a step); close() ends it
         self.runtime = runtime
+        self._own_runtime = False
         self.step_no = 0
         self.curve: list[dict[str, Any]] = []
         model = model.to(self.device)
@@ -242,6 +249,36 @@ class GRPOTrainer:
         self.optimizer = torch.optim.AdamW(params, lr=self.config.lr, weight_decay=0.0)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
+        precision = self.config.precision
+        if precision not in ("auto", "bf16", "fp32"):
+            raise AgentWorldError(f"unknown precision {precision!r}: auto, bf16 or fp32")
+        if precision == "auto":
+            precision = ("bf16" if self.device.type == "cuda" and torch.cuda.is_bf16_supported()
+                         else "fp32")
+        self.precision = precision
+
+    def autocast(self) -> contextlib.AbstractContextManager[Any]:
+        """The context forward passes run in (generation and the update)."""
+        if self.precision == "bf16":
+            return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def env_runtime(self) -> EnvRuntime:
+        if self.runtime is None:
+            self.runtime, self._own_runtime = EnvRuntime(workers=2), True
+        return self.runtime
+
+    def close(self) -> None:
+        """End the runtime the trainer started (a given one stays open)."""
+        if self._own_runtime and self.runtime is not None:
+            self.runtime.close()
+            self.runtime, self._own_runtime = None, False
+
+    def __enter__(self) -> GRPOTrainer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     # -- one step -----------------------------------------------------------------------------
     def sample_tasks(self, step: int) -> list[Task]:
@@ -270,9 +307,10 @@ class GRPOTrainer:
         c = self.config
         start = time.perf_counter()
         self.model.eval()
-        out = run_rollouts(self.policy(), tasks, self.specs, RolloutConfig(
-            max_turns=c.max_turns, group_size=c.group_size, compact_tools=c.compact_tools),
-            reward=timed, runtime=self.runtime)
+        with self.autocast():
+            out = run_rollouts(self.policy(), tasks, self.specs, RolloutConfig(
+                max_turns=c.max_turns, group_size=c.group_size,
+                compact_tools=c.compact_tools), reward=timed, runtime=self.env_runtime())
         return out, time.perf_counter() - start - spent[0], spent[0]
 
     def step(self) -> StepStats:
@@ -351,8 +389,9 @@ class GRPOTrainer:
 
     def _logprobs(self, model: Any, ids: torch.Tensor, attn: torch.Tensor,
                   start: int) -> torch.Tensor:
-        return token_logprobs(model, ids, attn, start=start,
-                              share_prefix=self.config.share_prefix)
+        with self.autocast():
+            return token_logprobs(model, ids, attn, start=start,
+                                  share_prefix=self.config.share_prefix)
 
     def _ref_logprobs(self, ids: torch.Tensor, attn: torch.Tensor,
                       start: int = 0) -> torch.Tensor | None:

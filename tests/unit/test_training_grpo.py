@@ -162,3 +162,19 @@ def test_shared_prefix_and_late_logits_equal_the_plain_pass():
                     grads(token_logprobs(model, ids, attention, start, share_prefix=True)),
                     strict=True):
         assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_bf16_autocast_step_trains_fp32_weights(setup, runtime):
+    # the CUDA default (precision="auto" there), exercised on CPU autocast
+    from agent_world.errors import AgentWorldError
+
+    tasks, specs = setup
+    model, tok = _tiny(tasks)
+    with pytest.raises(AgentWorldError, match="precision"):
+        GRPOTrainer(model, tok, tasks, specs, _config(precision="fp8"), runtime=runtime)
+    trainer = GRPOTrainer(model, tok, tasks, specs, _config(precision="bf16"),
+                          reward=_forced_rewards, runtime=runtime)
+    assert GRPOTrainer(model, tok, tasks, specs, _config(), runtime=runtime).precision == "fp32"
+    stats = trainer.step()
+    assert stats.policy_tokens > 0 and stats.grad_norm > 0 and math.isfinite(stats.loss)
+    assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
