@@ -46,40 +46,56 @@ def main() -> None:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     started = time.perf_counter()
-    curve = learning_run(args.policy, steps=args.steps, sft_steps=args.sft_steps,
-                         group_size=args.group, lr=args.lr, device=args.device, seed=args.seed,
-                         kl_coef=args.kl, eval_every=args.eval_every,
-                         temperature=args.temperature, both=args.both,
-                         on_step=lambda p: print(
-                             f"step {p['step']:>4}  reward {p['reward']:+.3f}  "
-                             f"held-out eval {p.get('eval', float('nan')):+.3f}", flush=True))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     name = f"learning_{args.policy}"
-    (out / f"{name}.json").write_text(json.dumps(curve, indent=1))
+    curve: list[dict] = []
+
+    def on_step(point: dict) -> None:
+        print(f"step {point['step']:>4}  reward {point['reward']:+.3f}  "
+              f"held-out eval {point.get('eval', float('nan')):+.3f}  "
+              f"({(time.perf_counter() - started) / 60:.1f} min)", flush=True)
+        curve.append(point)
+        save(curve, out, name, args)  # a long run leaves its curve so far
+
+    learning_run(args.policy, steps=args.steps, sft_steps=args.sft_steps,
+                 group_size=args.group, lr=args.lr, device=args.device, seed=args.seed,
+                 eval_every=args.eval_every, temperature=args.temperature, both=args.both,
+                 kl_coef=args.kl, on_step=on_step)
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    evals = [p for p in curve if "eval" in p]
+    print(f"\n{'policy':>8} {'steps':>6} {'reward before':>14} {'reward after':>13} "
+          f"{'minutes':>8}")
+    print(f"{args.policy:>8} {len(curve) - 1:>6} {evals[0]['eval']:>14.3f} "
+          f"{evals[-1]['eval']:>13.3f} {(time.perf_counter() - started) / 60:>8.1f}")
+    print(f"plot: {out / f'{name}.png'}")
+
+
+def save(curve: list[dict], out: Path, name: str, args: argparse.Namespace) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    (out / f"{name}.json").write_text(json.dumps(curve, indent=1))
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot([p["step"] for p in curve], [p["reward"] for p in curve], label="batch reward")
+    trained = [p for p in curve if "loss" in p]  # points with a GRPO step
+    ax.plot([p["step"] for p in trained], [p["reward"] for p in trained], label="batch reward")
     evals = [p for p in curve if "eval" in p]
     ax.plot([p["step"] for p in evals], [p["eval"] for p in evals], "o-",
-            label="held-out tasks (4 samples each)")
+            label="held-out tasks (4 sampled attempts each)")
     ax.set_xlabel("GRPO step")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("mean reward")
-    ax.set_title(f"GRPO, {args.policy} policy, switchboard drill")
-    ax.legend()
+    ax.set_ylim(-0.35, 1.05)
+    ax.set_title(f"GRPO, {args.policy} policy, switchboard drill\n"
+                 f"group {args.group}, warm start {args.sft_steps} steps, "
+                 f"lr {args.lr or 'default'}, KL {args.kl}", fontsize=10)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / f"{name}.png", dpi=120)
-    first = next(p for p in curve if "eval" in p)
-    print(f"\n{'policy':>8} {'steps':>6} {'reward before':>14} {'reward after':>13} "
-          f"{'minutes':>8}")
-    print(f"{args.policy:>8} {len(curve) - 1:>6} {first['eval']:>14.3f} "
-          f"{evals[-1]['eval']:>13.3f} {(time.perf_counter() - started) / 60:>8.1f}")
-    print(f"plot: {out / f'{name}.png'}")
+    plt.close(fig)
 
 
 if __name__ == "__main__":

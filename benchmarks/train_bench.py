@@ -16,7 +16,10 @@ Sections:
    (embedded: sampling + tool step; TRL: `generate`), reward (the arena check; TRL's also opens
    the episode and runs the call), update (reference log-probs, forward, backward, optimizer).
    On a shared machine the absolute figures move with the load (printed next to them); the
-   ratio, measured in one run, is the figure.
+   ratio, measured in one run, is the figure, and CPU seconds of this process (torch runs on
+   one thread here; tool workers are separate processes for both trainers) are steadier than
+   wall seconds when other jobs share the cores. `--plain` adds the embedded trainer with
+   prompt-prefix sharing off (what the sharing is worth).
 """
 
 from __future__ import annotations
@@ -83,22 +86,26 @@ def load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def bench_grpo(tasks, specs, size, device, steps, group, new_tokens, warmup=1) -> dict:
+def bench_grpo(tasks, specs, size, device, steps, group, new_tokens, warmup=1,
+               share_prefix=True) -> dict:
     model, tok = make_model(tasks, specs, size, device)
     trainer = GRPOTrainer(model, tok, tasks, specs, GRPOConfig(
         tasks_per_step=4, group_size=group, max_turns=1, max_new_tokens=new_tokens,
         min_new_tokens=new_tokens, compact_tools=True, kl_coef=0.04, lr=1e-5, device=device,
-        minibatch_size=4 * group, temperature=1.0))
+        minibatch_size=4 * group, temperature=1.0, share_prefix=share_prefix))
     for _ in range(warmup):  # allocations, worker start
         trainer.step()
+    cpu = time.process_time()
     stats = [trainer.step() for _ in range(steps)]
+    cpu = time.process_time() - cpu
     gen = sum(s.generation_s for s in stats)
     rew = sum(s.reward_s for s in stats)
     upd = sum(s.update_s for s in stats)
     tokens = sum(s.policy_tokens for s in stats)
     return {"generation_s": gen / steps, "reward_s": rew / steps, "update_s": upd / steps,
             "step_s": (gen + rew + upd) / steps, "tokens": tokens,
-            "tokens_per_s": tokens / (gen + rew + upd), "load": load()}
+            "tokens_per_s": tokens / (gen + rew + upd), "tokens_per_cpu_s": tokens / cpu,
+            "load": load()}
 
 
 def bench_trl(tasks, specs, size, device, steps, group, new_tokens, warmup=1) -> dict | None:
@@ -130,7 +137,7 @@ def bench_trl(tasks, specs, size, device, steps, group, new_tokens, warmup=1) ->
         by_prompt[key] = t
         rows.append({"prompt": key})
     runtime = EnvRuntime(workers=2)
-    # per optimizer step: [generation s, reward s, step s, policy tokens]
+    # per optimizer step: [generation s, reward s, step s, policy tokens, CPU s]
     marks: list[list[float]] = []
 
     def arena_reward(prompts, completions, **_):
@@ -164,10 +171,11 @@ def bench_trl(tasks, specs, size, device, steps, group, new_tokens, warmup=1) ->
 
     class Clock(TrainerCallback):
         def on_step_begin(self, *a, **k):
-            marks.append([0.0, 0.0, time.perf_counter(), 0])
+            marks.append([0.0, 0.0, time.perf_counter(), 0, time.process_time()])
 
         def on_step_end(self, *a, **k):
             marks[-1][2] = time.perf_counter() - marks[-1][2]
+            marks[-1][4] = time.process_time() - marks[-1][4]
 
     args = TRLConfig(output_dir=tempfile.mkdtemp(prefix="trl-bench-"),
                      per_device_train_batch_size=4 * group, num_generations=group,
@@ -191,7 +199,7 @@ def bench_trl(tasks, specs, size, device, steps, group, new_tokens, warmup=1) ->
     n = len(measured)
     return {"generation_s": gen / n, "reward_s": rew / n, "update_s": (total - gen - rew) / n,
             "step_s": total / n, "tokens": tokens, "tokens_per_s": tokens / total,
-            "load": load()}
+            "tokens_per_cpu_s": tokens / sum(m[4] for m in measured), "load": load()}
 
 
 def main() -> None:
@@ -208,6 +216,8 @@ def main() -> None:
     ap.add_argument("--torch-threads", type=int, default=1,
                     help="torch CPU threads for both trainers (0: torch's default); on a "
                          "shared machine more threads than free cores slow every op down")
+    ap.add_argument("--plain", action="store_true",
+                    help="also time the embedded trainer without prompt-prefix sharing")
     ap.add_argument("--skip-rollouts", action="store_true")
     ap.add_argument("--skip-trl", action="store_true")
     args = ap.parse_args()
@@ -227,19 +237,23 @@ def main() -> None:
 
     run = (args.size, args.device, args.steps, args.group, args.new_tokens, args.warmup)
     g = bench_grpo(tasks, specs, *run)
+    plain = bench_grpo(tasks, specs, *run, share_prefix=False) if args.plain else None
     t = None if args.skip_trl else bench_trl(tasks, specs, *run)
     print(f"\n2./3. GRPO step, {args.size} model on {args.device}, 4 tasks x {args.group}, "
           f"{args.new_tokens} new tokens, {torch.get_num_threads()} torch thread(s), "
           f"{args.warmup} warm-up + {args.steps} measured steps each")
     print(f"{'trainer':>9} {'generation s':>13} {'reward s':>9} {'update s':>9} {'step s':>7} "
-          f"{'tokens':>7} {'tokens/s':>9}  load average after")
-    for name, x in (("embedded", g), ("TRL", t)):
+          f"{'tokens':>7} {'tokens/s':>9} {'tokens/CPU-s':>13}  load average after")
+    for name, x in (("embedded", g), ("unshared", plain), ("TRL", t)):
         if x:
             print(f"{name:>9} {x['generation_s']:>13.2f} {x['reward_s']:>9.2f} "
                   f"{x['update_s']:>9.2f} {x['step_s']:>7.2f} {x['tokens']:>7} "
-                  f"{x['tokens_per_s']:>9.0f}  {x['load']}")
-    ratio = f"{g['tokens_per_s'] / t['tokens_per_s']:.2f}x" if t else "- (TRL skipped)"
-    print(f"policy tokens/s, embedded / TRL: {ratio}")
+                  f"{x['tokens_per_s']:>9.0f} {x['tokens_per_cpu_s']:>13.0f}  {x['load']}")
+    for key, what in (("tokens_per_s", "policy tokens/s (wall)"),
+                      ("tokens_per_cpu_s", "policy tokens per CPU-second of this process")):
+        ratio = f"{g[key] / t[key]:.2f}x" if t else "- (TRL skipped)"
+        print(f"{what}, embedded / TRL: {ratio}"
+              + (f"; embedded / unshared: {g[key] / plain[key]:.2f}x" if plain else ""))
 
 
 if __name__ == "__main__":

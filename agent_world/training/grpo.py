@@ -50,7 +50,8 @@ class GRPOConfig:
     max_grad_norm: float = 1.0
     updates_per_batch: int = 1  # optimisation passes over one batch of rollouts
     minibatch_size: int = 8  # sequences per forward pass (memory), gradients accumulated
-    share_prefix: bool = True  # a group's shared prompt runs once per minibatch (update)
+    # a group's shared prompt runs once: one prefill when sampling, one forward in the update
+    share_prefix: bool = True
     max_turns: int = 4
     max_new_tokens: int = 64
     min_new_tokens: int = 0  # > 0: fixed-length turns (throughput benchmarks)
@@ -290,7 +291,8 @@ class GRPOTrainer:
         c = self.config
         return HFPolicy(self.model, self.tokenizer, name="grpo", max_new_tokens=c.max_new_tokens,
                         max_total_tokens=c.max_total_tokens, temperature=c.temperature,
-                        min_new_tokens=c.min_new_tokens, compact_tools=c.compact_tools)
+                        min_new_tokens=c.min_new_tokens, compact_tools=c.compact_tools,
+                        share_prefill=c.share_prefix)
 
     def rollouts(self, tasks: list[Task]) -> tuple[list[Rollout], float, float]:
         """Rollouts with their generation and reward seconds."""
