@@ -347,6 +347,8 @@ def create_openenv_app(spec: EnvSpec, tasks: Sequence[Task] = (),
     app = create_app(factory, CallToolAction, ArenaToolObservation, env_name=spec.name,
                      max_concurrent_envs=max_concurrent_envs)
     app.state.arena_runtime = factory.runtime  # type: ignore[attr-defined]
+    if runtime is None:  # the app's own workers and episode files go with the server
+        app.router.on_shutdown.append(factory.runtime.close)  # type: ignore[attr-defined]
     return app
 
 

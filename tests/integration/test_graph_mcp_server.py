@@ -22,7 +22,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from agent_world.envs.catalog import Catalog
-from agent_world.graphs import synthesize
+from agent_world.graphs import mcp_tools, synthesize
 from agent_world.graphs.mcp_tools import graph_entries
 from agent_world.graphs.runner import final_state, thread_config
 
@@ -137,3 +137,16 @@ def test_graph_tools_over_streamable_http(tmp_path):
     assert mined, state["state"]["results"]
     env_text = envs if isinstance(envs, str) else envs[0]["text"]
     assert set(mined) <= {e["name"] for e in json.loads(env_text)["environments"]}
+
+
+def test_graphs_found_without_langgraph_json(monkeypatch, tmp_path):
+    """An install without the manifest (a wheel) finds the graph modules by themselves."""
+    listed = {e.name: e.module for e in graph_entries()}
+    monkeypatch.setattr(mcp_tools, "_manifest", lambda: tmp_path / "langgraph.json")
+    graph_entries.cache_clear()
+    try:
+        found = {e.name: e.module for e in graph_entries()}
+    finally:
+        graph_entries.cache_clear()
+    assert {"mine", "build", "synthesize", "evolve"} <= set(found)
+    assert all(found[name] == module for name, module in listed.items() if name in found)
