@@ -119,13 +119,16 @@ def _context(builder: Any, raw: dict[str, Any] | None) -> Any:
         raise ToolError(f"context.{where}: {first['msg']}") from None
 
 
-def _input_properties(compiled: Any) -> dict[str, Any]:
-    """A graph's input fields as JSON schema properties ({} when its input schema cannot be
-    expressed: the tool then takes any arguments and the graph checks them)."""
+def _input_schema(compiled: Any) -> tuple[dict[str, Any], list[str]]:
+    """A graph's input fields as JSON schema properties and the required ones (({}, []) when
+    its input schema cannot be expressed: the tool then takes any arguments and the graph
+    checks them)."""
     try:
-        return dict(compiled.get_input_jsonschema().get("properties", {}))
+        schema = compiled.get_input_jsonschema()
     except Exception:
-        return {}
+        return {}, []
+    props = {k: v for k, v in schema.get("properties", {}).items() if k not in RESERVED_ARGS}
+    return props, [r for r in schema.get("required", []) if r in props]
 
 
 class GraphServer(FastMCP):
@@ -150,7 +153,7 @@ class GraphServer(FastMCP):
     # -- tools/list ----------------------------------------------------------------------------
     def _graph_tool(self, entry: GraphEntry) -> MCPTool:
         compiled = entry.compiled()
-        props = {k: v for k, v in _input_properties(compiled).items() if k not in RESERVED_ARGS}
+        props, required = _input_schema(compiled)
         props["thread_id"] = {"type": "string", "description": "Durable thread to run on "
                               "(default: a new thread)."}
         props["resume"] = {"type": "boolean", "default": False, "description": (
@@ -162,9 +165,12 @@ class GraphServer(FastMCP):
         if ctx_schema:
             props["context"] = {**ctx_schema, "description": "Run configuration: "
                                 + (ctx_schema.get("description") or ctx_schema.get("title", ""))}
+        # `required` stays out of the schema (a resumed run takes only thread_id); the call
+        # checks it and the description names it
+        needs = f" Required unless resuming: {', '.join(required)}." if required else ""
         return MCPTool(name=entry.name, description=entry.description() + (
             " Runs checkpointed on a durable thread; returns thread_id, final state and "
-            "pending nodes."), inputSchema={"type": "object", "properties": props},
+            "pending nodes.") + needs, inputSchema={"type": "object", "properties": props},
             annotations=ToolAnnotations(readOnlyHint=False, openWorldHint=entry.name in (
                 "mine", "miner", "evolve")))
 
@@ -216,13 +222,16 @@ class GraphServer(FastMCP):
         builder = compiled.builder
         context = _context(builder, args.pop("context", None))
         thread_id, resume = args.pop("thread_id", None), bool(args.pop("resume", False))
-        known = set(_input_properties(compiled))
-        unknown = sorted(set(args) - known)
-        if known and unknown:
+        props, required = _input_schema(compiled)
+        unknown = sorted(set(args) - set(props))
+        if props and unknown:
             raise ToolError(f"unknown arguments {unknown} for {entry.name}; arguments: "
-                            f"{sorted(known | set(RESERVED_ARGS))}")
+                            f"{sorted(set(props) | set(RESERVED_ARGS))}")
         if resume and args:
             raise ToolError("resume continues a run as it was: give only thread_id")
+        missing = [r for r in required if r not in args]
+        if not resume and missing:
+            raise ToolError(f"missing arguments {missing} for {entry.name}")
         if resume and not thread_id:
             raise ToolError("resume needs the thread_id of the run to continue")
         config = thread_config(thread_id, self.home)

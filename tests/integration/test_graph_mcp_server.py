@@ -13,17 +13,22 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.server.fastmcp.exceptions import ToolError
+from typing_extensions import TypedDict
 
 from agent_world.envs.catalog import Catalog
 from agent_world.graphs import mcp_tools, synthesize
-from agent_world.graphs.mcp_tools import graph_entries
+from agent_world.graphs.mcp_tools import GraphEntry, GraphServer, graph_entries
 from agent_world.graphs.runner import final_state, thread_config
 
 pytestmark = pytest.mark.integration
@@ -150,3 +155,55 @@ def test_graphs_found_without_langgraph_json(monkeypatch, tmp_path):
         graph_entries.cache_clear()
     assert {"mine", "build", "synthesize", "evolve"} <= set(found)
     assert all(found[name] == module for name, module in listed.items() if name in found)
+
+
+class _EchoIn(TypedDict):
+    word: str
+
+
+class _EchoState(TypedDict, total=False):
+    word: str
+    echoed: str
+
+
+@dataclass
+class _EchoContext:
+    times: int = 2
+
+
+def _echo(state: _EchoState, runtime: Runtime[_EchoContext]) -> dict:
+    return {"echoed": state["word"] * runtime.context.times}
+
+
+def _echo_builder() -> StateGraph:
+    g = StateGraph(_EchoState, context_schema=_EchoContext, input_schema=_EchoIn)
+    g.add_node("echo", _echo)
+    g.add_edge(START, "echo")
+    g.add_edge("echo", END)
+    return g
+
+
+echo_graph = _echo_builder().compile()
+
+
+def test_required_input_and_typed_context(tmp_path):
+    """Any graph: required inputs are checked, the context is typed, the run is checkpointed."""
+    server = GraphServer(tmp_path)
+    server.entries = {"echo": GraphEntry("echo", __name__, "echo_graph")}
+
+    async def calls() -> tuple:
+        tool = next(t for t in await server.list_tools() if t.name == "echo")
+        with pytest.raises(ToolError, match=r"missing arguments \['word'\]"):
+            await server.call_tool("echo", {"context": {"times": 3}})
+        with pytest.raises(ToolError, match="context.times"):
+            await server.call_tool("echo", {"word": "ab", "context": {"times": "many"}})
+        out = await server.call_tool("echo", {"word": "ab", "context": {"times": 3},
+                                              "thread_id": "echo-1"})
+        return tool, json.loads(out[0].text)
+
+    tool, out = asyncio.run(calls())
+    assert "Required unless resuming: word" in tool.description
+    assert tool.inputSchema["properties"]["context"]["properties"]["times"]["type"] == "integer"
+    assert out["state"]["echoed"] == "ababab" and out["thread_id"] == "echo-1"
+    values, pending = final_state(_echo_builder(), thread_config("echo-1", tmp_path))
+    assert values["echoed"] == "ababab" and pending == []
