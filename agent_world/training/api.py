@@ -157,7 +157,8 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
 
             sft(model, tok, tasks, index, steps=warm_start_steps, batch_size=WARM_START_BATCH,
                 lr=3e-3 if policy == "tiny" else 3e-5, seed=config.seed,
-                compact=config.compact_tools, device=config.device)
+                compact=config.compact_tools, device=config.device,
+                max_tokens=config.max_total_tokens)
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)
     with trainer:
         trainer.train(steps, on_step=on_step)

@@ -13,6 +13,7 @@ import torch
 
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
+from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task
 from agent_world.training.grpo import pick_device, token_logprobs
 from agent_world.training.lm import cpu_threads
@@ -71,13 +72,22 @@ def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSp
         steps: int = 100, batch_size: int = 8, lr: float = 1e-3, seed: int = 0,
         compact: bool = False, device: str = "auto",
         on_step: Callable[[int, float], None] | None = None,
-        traces: list[TokenTrace] | None = None) -> list[float]:
+        traces: list[TokenTrace] | None = None,
+        max_tokens: int | None = None) -> list[float]:
     """Fine-tune on the gold conversations of `tasks` (or ready `traces`); returns the loss
-    per step."""
+    per step. `max_tokens`: conversations longer than the policy's token budget are left out
+    (a rollout could never reproduce them, and one 7k-token conversation padded a batch of
+    four into ten times the work)."""
     dev = pick_device(device)
     model.to(dev).train()
     if traces is None:
         traces = gold_traces(model, tokenizer, tasks, specs, compact)
+    if max_tokens is not None:
+        fitting = [t for t in traces if len(t.ids) <= max_tokens]
+        if not fitting:
+            raise AgentWorldError(f"no gold conversation fits in {max_tokens} tokens "
+                                  f"(shortest: {min(len(t.ids) for t in traces)})")
+        traces = fitting
     with cpu_threads(model):
         return _fit(model, tokenizer, traces, steps, batch_size, lr, seed, dev, on_step)
 

@@ -32,3 +32,28 @@ def test_warm_start_fits_gold_solutions_before_grpo(tmp_path, runtime, monkeypat
     policy = api.load_policy(str(out.checkpoint))
     assert policy.compact_tools is True and policy.max_new_tokens == 8
     assert policy.max_total_tokens == config.max_total_tokens
+
+
+def test_warm_start_leaves_out_conversations_over_the_token_budget(runtime):
+    import pytest
+
+    from agent_world.errors import AgentWorldError
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+    from agent_world.training.rollout import spec_index
+
+    tasks = drill_tasks("cancel", limit=3, runtime=runtime)
+    specs = spec_index(tasks)
+    tok = tiny_tokenizer([t.instruction for t in tasks] * 4, vocab_size=300)
+    model = tiny_model(tok)
+    traces = sft.gold_traces(model, tok, tasks, specs, compact=True)
+    lengths = sorted(len(t.ids) for t in traces)
+    with pytest.raises(AgentWorldError, match="fits in"):
+        sft.sft(model, tok, tasks, specs, steps=1, traces=traces, max_tokens=lengths[0] - 1)
+    seen: list[int] = []
+    real = sft._fit
+    sft._fit = lambda m, t, kept, *a: seen.append(len(kept)) or real(m, t, kept, *a)
+    try:
+        sft.sft(model, tok, tasks, specs, steps=1, traces=traces, max_tokens=lengths[-1] - 1)
+    finally:
+        sft._fit = real
+    assert seen == [sum(n <= lengths[-1] - 1 for n in lengths)]
