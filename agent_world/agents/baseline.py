@@ -133,8 +133,11 @@ class BaselineChatModel(BaseChatModel):
         history = _history(messages)
         rng = random.Random(f"{self.seed}:{len(history)}:{instruction}")
         call = None
-        if len(history) < self.max_calls:
-            call = self._next_call(instruction, history, rng)
+        bulk = _BULK.search(instruction) is not None
+        if len(history) < self.max_calls + (MAX_BULK if bulk else 0):
+            call = self._bulk_call(instruction, history) if bulk else None
+            if call is None and not (bulk and _latest_list(history) is not None):
+                call = self._next_call(instruction, history, rng, writes=not bulk)
         if call is None:
             msg = AIMessage(content=_answer(instruction, history, rng))
         else:
@@ -144,8 +147,47 @@ class BaselineChatModel(BaseChatModel):
                 "type": "tool_call"}])
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
+    def _bulk_call(self, instruction: str, history: list[dict[str, Any]]
+                   ) -> tuple[str, dict[str, Any]] | None:
+        """"... every one whose status is 'pending' ...": once a list is observed, the write
+        the instruction's verbs name, once per element the instruction's values single out
+        (the element's bare `id` stands for `<entity>_id`)."""
+        found = _latest_list(history)
+        if found is None:
+            return None
+        list_tool, items = found
+        items = _filter_items(items, instruction)
+        want = set(words(instruction))
+        # a write by its verbs (opaque names hide them: the description's first words count)
+        writes = [t for t in self.tools if t["name"] != list_tool and
+                  (set(words(t["name"])) | set(words(t.get("description", ""))[:4]))
+                  & _WRITE_VERBS & want and not
+                  set(words(t["name"])[:1] + words(t.get("description", ""))[:1]) & _READS]
+        writes.sort(key=lambda t: -len(want & (set(words(t["name"])) |
+                                                set(words(t.get("description", ""))))))
+        tried = {(h["tool"], json.dumps(h["args"], sort_keys=True)) for h in history}
+        lits = literals(instruction)
+        # what the listed things are called: the list tool's name and description words
+        about = next((words(t["name"]) + words(t.get("description", ""))[:6]
+                      for t in self.tools if t["name"] == list_tool), [])
+        aliases = {f"{w}_id" for w in about}
+        for tool in writes[:1]:
+            required = (tool.get("parameters") or {}).get("required") or []
+            for item in items:
+                seen = dict(item)
+                if "id" in item:
+                    for alias in aliases:
+                        seen.setdefault(alias, item["id"])
+                args, _ = _fill(tool, lits, [], {"ok": True, "value": seen}, instruction)
+                # the element must feed the write (its key), not a value of the instruction
+                if args is not None and any(p in seen and args.get(p) == seen[p]
+                                            for p in required) and \
+                        (tool["name"], json.dumps(args, sort_keys=True)) not in tried:
+                    return tool["name"], args
+        return None
+
     def _next_call(self, instruction: str, history: list[dict[str, Any]],
-                   rng: random.Random) -> tuple[str, dict[str, Any]] | None:
+                   rng: random.Random, writes: bool = True) -> tuple[str, dict[str, Any]] | None:
         if not self.tools:
             return None
         want = Counter(words(instruction))
@@ -166,12 +208,14 @@ class BaselineChatModel(BaseChatModel):
             relevance /= math.sqrt(1 + len(doc)) ** 0.5
             if relevance <= 0:
                 continue
-            writes = _is_write(tool)
-            if writes and not (set(want) & set(words(tool["name"])) & _WRITE_VERBS):
+            if not writes and _is_write(tool):
+                continue  # a bulk request writes only once it has the list
+            writes_ = _is_write(tool)
+            if writes_ and not (set(want) & set(words(tool["name"])) & _WRITE_VERBS):
                 verbs = set(words(tool.get("description", ""))[:4]) & _WRITE_VERBS
                 if not verbs & set(want):
                     continue
-            if writes and used[name]:
+            if writes_ and used[name]:
                 continue
             args, from_latest = _fill(tool, lits, history, latest, instruction)
             if args is None:
@@ -197,6 +241,21 @@ class BaselineChatModel(BaseChatModel):
         n = len(docs)
         return max(sum(math.log(1 + n / df[w]) for w in want if w in d)
                    / math.sqrt(1 + len(d)) ** 0.5 for d in docs.values())
+
+
+_READS = frozenset({"list", "search", "get", "find", "count", "view", "show", "look",
+                    "summarize", "statistic"})
+_BULK = re.compile(r"\b(every|all)\b[^.?!]*\b(whose|with)\b", re.I)
+MAX_BULK = 6  # extra calls a bulk request may take (one write per element)
+
+
+def _latest_list(history: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]] | None:
+    """The latest successful list observation (tool, its dict elements)."""
+    for h in reversed(history):
+        if h["ok"] and isinstance(h["value"], list):
+            items = [i for i in h["value"] if isinstance(i, dict)]
+            return (h["tool"], items) if items else None
+    return None
 
 
 def _is_write(tool: dict[str, Any]) -> bool:
@@ -299,7 +358,11 @@ def _value_for(pname: str, schema: dict[str, Any], lits: list[dict[str, Any]],
                 and re.search(rf"(?<![a-z0-9]){re.escape(e.lower().replace('_', ' '))}(?![a-z])",
                               text.replace("_", " "))]
         if hits:
-            return max(hits, key=len), "instruction"
+            # "status 'active'" names the argument right before its value: that one first
+            def named(e: str) -> int:
+                at = text.replace("_", " ").find(e.lower().replace("_", " "))
+                return len(set(words(text[max(0, at - 30): at])[-3:]) & pwords)
+            return max(hits, key=lambda e: (named(e), len(e))), "instruction"
         return None, ""
     if "array" in types or "object" in types:
         return None, ""  # structured arguments come only from a more capable agent
@@ -325,6 +388,8 @@ def _fit(pname: str, pwords: set[str], types: set[str], lit: dict[str, Any]) -> 
     kind = lit["kind"]
     context = set(lit["context"])
     score = 1.0 * len(context & pwords)
+    if lit["context"] and lit["context"][-1] in pwords:
+        score += 0.5  # "holds of member 48", "reason 'late'": the word right before names it
     if kind == "email":
         return score + (2.0 if "email" in pwords else -5.0)
     if kind == "date":

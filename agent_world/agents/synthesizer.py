@@ -25,14 +25,24 @@ import random
 import re
 from typing import Any
 
+from agent_world.agents import phrasing
+from agent_world.agents.phrasing import field_words, noun, value_text
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.check import normalise
 from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
 from agent_world.tasks.model import Task
+from agent_world.tasks.programs import (
+    SOLUTION_HELPERS,
+    bulk_solution_source,
+    bulk_verify_source,
+    call_lines,
+    find_bulk,
+)
 from agent_world.tasks.truth import Truth, ground_truth, run_plan
 from agent_world.tasks.walks import (
     Plan,
+    PlanStep,
     ValueSampler,
     _selector,
     field_value,
@@ -40,105 +50,39 @@ from agent_world.tasks.walks import (
     scalar_fields,
 )
 
-# ---- phrasing ---------------------------------------------------------------------------------
-_VERB_START = re.compile(
-    r"^(list|search|find|look|get|book|cancel|move|add|correct|choose|check|upgrade|place|"
-    r"start|save|edit|apply|ship|show|create|update|delete|remove|set|mark|send|open|close|"
-    r"return|redeem|transfer|register|record|assign|issue|refund|change|read|fetch|compute|"
-    r"count|validate|verify|enroll|schedule|submit|pay|post|write|make|give)\b", re.I)
-_OPEN = ["", "Hi. ", "Hello! ", "Hi there. ", "Good morning. ", ""]
-_THEN = ["Then {a}.", "After that, {a}.", "Next, {a}.", "Once that's done, {a}."]
-_FIRST = ["Please {a}.", "I need you to {a}.", "Could you {a}?", "First, {a}.", "{A}."]
-_GIVEN = ["The {noun} is {value}.", "Use {noun} {value}.", "It's about {noun} {value}.",
-          "This concerns {noun} {value}.", "Take {noun} {value}."]
-_ASK_FIELD = ["What is the {f}?", "Tell me the {f}.", "Reply with the {f}.",
-              "I need to know the {f}.", "Let me know the {f}."]
-_ASK_COUNT = ["How many of them have {w}?", "How many of those have {w}? Just the number.",
-              "Count the ones with {w} and tell me how many there are."]
-_ASK_COUNT_ALL = ["How many are there in total?", "How many of them are there?"]
-_ASK_AGG = {"sum": ["What is the total {f}{w}?", "Add up the {f}{w} and tell me the total."],
-            "max": ["What is the highest {f}{w}?", "Which is the largest {f}{w}?"],
-            "min": ["What is the lowest {f}{w}?", "What is the smallest {f}{w}?"]}
-_ASK_NONE = ["Let me know once it's done.", "Confirm when that's done.", "Thanks!"]
 
-
+# ---- phrasing (agent_world.agents.phrasing writes the offline text) -------------------------
 def _words(name: str) -> str:
-    return name.replace("_", " ").strip()
+    return field_words(name)
 
 
 def _noun(param: str) -> str:
-    """How a user names an argument: 'customer_id' -> 'customer', 'flight_number' kept."""
-    words = param.split("_")
-    if len(words) > 1 and words[-1] == "id":
-        return " ".join(words[:-1]) + " id"
-    return " ".join(words)
+    return noun(param)
 
 
 def _value_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int | float):
-        return normalise(value)
-    if isinstance(value, dict | list):
-        return json.dumps(value)
-    text = str(value)
-    if re.fullmatch(r"[\w.+-]+@[\w-]+(\.[\w-]+)+|\d{4}-\d{2}-\d{2}(T[\d:]+)?|[A-Z0-9][A-Z0-9_-]*"
-                    r"\d[A-Z0-9_-]*|[A-Z]{2,}\d*", text):
-        return text
-    return f"'{text}'"
-
-
-def action_phrase(spec: EnvSpec, tool: str) -> str:
-    """What a tool does, from its description's first clause, without any tool name."""
-    desc = spec.tool(tool).description.strip()
-    clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(", desc, maxsplit=1)[0].strip()
-    for t in spec.tools:
-        clause = re.sub(rf"\b{re.escape(t.name)}\b", "the right tool", clause)
-    clause = clause.rstrip(" .,;:")
-    if not clause:
-        clause = "look it up"
-    phrase = clause[0].lower() + clause[1:]
-    if not _VERB_START.match(phrase):
-        phrase = "look at " + phrase
-    return phrase
+    return value_text(value)
 
 
 def offline_text(spec: EnvSpec, plan: Plan, answer: dict[str, Any],
                  rng: random.Random) -> tuple[str, list[str]]:
-    """Template instruction and rubric (varied phrasing) from the walk's data."""
-    parts = [rng.choice(_OPEN)]
-    for i, step in enumerate(plan.steps):
-        for param, value in step.given.items():
-            parts.append(rng.choice(_GIVEN).format(noun=_noun(param), value=_value_text(value)))
-        a = action_phrase(spec, step.tool)
-        if step.bound:
-            fields = list(dict.fromkeys(_words(b.field) for b in step.bound.values()))
-            a += rng.choice([" for it", " using its " + " and ".join(fields),
-                             " with the " + " and ".join(fields) + " found so far"])
-        if step.select and i < len(plan.steps) - 1:
-            (k, v), = step.select.items()
-            a += rng.choice([f", the one whose {_words(k)} is {_value_text(v)}",
-                             f" and pick the one with {_words(k)} {_value_text(v)}"])
-        template = rng.choice(_FIRST if i == 0 else _THEN)
-        parts.append(template.format(a=a, A=a[0].upper() + a[1:]))
-    kind = answer.get("kind", "none")
-    where = answer.get("where") or {}
-    w = " and ".join(f"{_words(k)} {_value_text(v)}" for k, v in where.items())
-    if kind == "field":
-        last = plan.steps[answer["step"]]
-        if last.select and answer["step"] == len(plan.steps) - 1:
-            (k, v), = last.select.items()
-            parts.append(f"I mean the one with {_words(k)} {_value_text(v)}.")
-        parts.append(rng.choice(_ASK_FIELD).format(f=_words(answer["field"])))
-    elif kind == "count":
-        parts.append(rng.choice(_ASK_COUNT).format(w=w) if w else rng.choice(_ASK_COUNT_ALL))
-    elif kind in _ASK_AGG:
-        parts.append(rng.choice(_ASK_AGG[kind]).format(
-            f=_words(answer["field"]), w=f" of the ones with {w}" if w else ""))
-    else:
-        parts.append(rng.choice(_ASK_NONE))
-    text = " ".join(p.strip() for p in parts if p.strip())
-    return text, []
+    """Instruction (varied phrasing from entity and field names) and no rubric: the caller
+    derives the rubric from the ground truth."""
+    return phrasing.instruction(spec, plan, answer, rng), []
+
+
+def bulk_text(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
+              rng: random.Random) -> tuple[str, list[str]]:
+    """Instruction and rubric of a programmatic task that writes."""
+    (k, v), = bulk["where"].items()
+    ents = phrasing.entity_plural(" ".join(phrasing.split_words(
+        phrasing.singular(bulk["table"]))))
+    rubric = [f"Changes every one of the {ents} whose {_words(k)} is {_value_text(v)}, "
+              "each the same way, and no other record.",
+              "Skips none of them and stops at none of them halfway."]
+    if bulk["answer"] == "count":
+        rubric.append("The reply states how many were changed.")
+    return phrasing.bulk_instruction(spec, plan, bulk, rng), rubric
 
 
 def rubric_for(spec: EnvSpec, plan: Plan, answer: dict[str, Any], truth: Truth) -> list[str]:
@@ -173,7 +117,7 @@ def llm_text(model: Any, spec: EnvSpec, plan: Plan, answer: dict[str, Any],
         "environment": spec.theme.name,
         "user_states": [{"what": _noun(k), "value": v} for s in plan.steps
                         for k, v in s.given.items()],
-        "steps": [{"does": action_phrase(spec, s.tool),
+        "steps": [{"does": phrasing.action_phrase(spec, s.tool),
                    "choose_item_with": s.select} for s in plan.steps],
         "final_answer": {"kind": answer.get("kind"), "field": answer.get("field"),
                          "where": answer.get("where")},
@@ -285,6 +229,11 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
                     model: Any = None, start: str | None = None,
                     origin: dict[str, Any] | None = None) -> Task | str:
     """One candidate task (not yet gated or verified), or why none came out of this walk."""
+    if kind == "programmatic" and start is None and rng.random() < LIST_START:
+        # a programmatic task needs a list: most of its walks start at a tool that lists
+        lists = sorted(n for n in graph if graph.nodes[n].get("returns") == "list"
+                       and not spec.tool(n).mutates)
+        start = rng.choice(lists) if lists else None
     ep = runtime.open(spec, seed=seed)
     try:
         plan = random_walk(spec, graph, ep, rng, recipe.length, start=start, sampler=sampler,
@@ -300,6 +249,10 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
                          if isinstance(r, list) and len(r) >= 2), default=None)
         if last_list is None:
             return "no list to aggregate in the walk"
+        if rng.random() < BULK_SHARE:
+            found = find_bulk(spec, graph, runtime, plan, results, last_list, rng, sampler, seed)
+            if not isinstance(found, str):
+                return _bulk_candidate(spec, found, recipe, rng, seed, origin)
         plan = Plan(steps=plan.steps[: last_list + 1])
         results = results[: last_list + 1]
     last_tool = spec.tool(plan.steps[-1].tool)
@@ -346,43 +299,39 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
     return task.with_id()
 
 
+def _bulk_candidate(spec: EnvSpec, found: tuple[dict, Plan, list, dict], recipe: Recipe,
+                    rng: random.Random, seed: int, origin: dict[str, Any] | None) -> Task | str:
+    """A programmatic task that writes (see `agent_world.tasks.programs`)."""
+    bulk, reads, chain, changes = found
+    view = tool_view(spec, Plan(steps=[*reads.steps, PlanStep(tool=bulk["write"])]), recipe,
+                     rng, salt=f"{seed}:{rng.random()}")
+    instruction, rubric = bulk_text(spec, reads, bulk, rng)
+    if names_a_tool(instruction, spec, view):
+        return "the instruction names a tool"
+    needed = len({s.tool for s in reads.steps} | {bulk["write"]})
+    diff = difficulty(chain_length=len(reads.steps) + 1, branching=reads.branching,
+                      aggregation=True, distractors=len(view) - needed, obscured=recipe.obscured)
+    n = len([c for c in chain if c.tool == bulk["write"]])
+    task = Task(
+        kind="programmatic", env_name=spec.name, env_fingerprint=spec.fingerprint, seed=seed,
+        instruction=instruction, tool_view=view, chain=chain,
+        reference_answer=n if bulk["answer"] == "count" else None, rubric=rubric,
+        expected_changes=changes, difficulty=diff,
+        solution=bulk_solution_source(reads, bulk), verify=bulk_verify_source(bulk),
+        origin={**(origin or {}), "plan": reads.model_dump(mode="json"),
+                "answer": {"kind": "bulk"}, "bulk": bulk, "writer": "offline",
+                "recipe": recipe.__dict__})
+    return task.with_id()
+
+
+BULK_SHARE = 0.5  # share of programmatic walks that try a task that writes first
+LIST_START = 0.7  # share of programmatic walks that start at a tool returning a list
+
+
 # ---- programmatic code ------------------------------------------------------------------------
-_SOLUTION_HELPERS = '''
-def field(obj, name):
-    """A field of a result: top level first, then nested objects."""
-    if not isinstance(obj, dict):
-        return None
-    if name in obj:
-        return obj[name]
-    for v in obj.values():
-        if isinstance(v, dict) and field(v, name) is not None:
-            return field(v, name)
-    return None
-
-
-def pick(result, where):
-    """The element of a list result whose fields have the given values."""
-    if not isinstance(result, list):
-        return result
-    for item in result:
-        if all(field(item, k) == v for k, v in where.items()):
-            return item
-    raise LookupError(f"no item with {where}")
-'''
-
-
 def solution_source(plan: Plan, answer: dict[str, Any]) -> str:
     """`solve(env)`: the plan's tool calls plus the aggregation, as Python."""
-    lines = ["def solve(env):"]
-    for i, step in enumerate(plan.steps):
-        args = [f"{k}={v!r}" for k, v in step.given.items()]
-        for param, b in step.bound.items():
-            src = f"r{b.step}"
-            sel = plan.steps[b.step].select
-            if sel:
-                src = f"pick(r{b.step}, {sel!r})"
-            args.append(f"{param}=field({src}, {b.field!r})")
-        lines.append(f"    r{i} = env.call({step.tool!r}, {', '.join(args)})")
+    lines = call_lines(plan)
     i = answer["step"]
     where = answer.get("where") or {}
     lines.append(f"    items = [x for x in r{i} if all(field(x, k) == v for k, v in "
@@ -394,7 +343,7 @@ def solution_source(plan: Plan, answer: dict[str, Any]) -> str:
         lines.append("    values = [v for v in values if isinstance(v, (int, float))]")
         agg = {"sum": "round(sum(values), 2)", "max": "max(values)", "min": "min(values)"}
         lines.append(f"    return {agg[answer['kind']]}")
-    return _SOLUTION_HELPERS.lstrip() + "\n\n" + "\n".join(lines) + "\n"
+    return SOLUTION_HELPERS.lstrip() + "\n\n" + "\n".join(lines) + "\n"
 
 
 _VERIFY_TEMPLATE = '''EXPECTED = {expected!r}
@@ -438,5 +387,5 @@ def verify_source(truth: Truth) -> str:
     return _VERIFY_TEMPLATE.format(expected=float(truth.answer))
 
 
-__all__ = ["action_phrase", "answer_options", "build_candidate", "llm_text", "names_a_tool",
+__all__ = ["answer_options", "build_candidate", "bulk_text", "llm_text", "names_a_tool",
            "offline_text", "rubric_for", "solution_source", "tool_view", "verify_source"]

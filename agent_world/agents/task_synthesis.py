@@ -134,6 +134,7 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
             level_left[lv] = level_left.get(lv, 0) - 1
             kind_left[t["kind"]] -= 1
     stats: dict[str, Any] = {"env": spec.name, "candidates": 0, "no_candidate": 0,
+                             "no_candidate_reasons": Counter(), "writing_programs": 0,
                              "duplicates": 0, "off_target": 0, "rejected": Counter(),
                              "kept": 0, "levels": Counter(), "kinds": Counter(),
                              "verifier_runs": 0, "verifier_seconds": 0.0}
@@ -165,6 +166,7 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
                                origin=origin)
         if isinstance(task, str):
             stats["no_candidate"] += 1
+            stats["no_candidate_reasons"][task.split(":")[0]] += 1
             continue
         stats["candidates"] += 1
         level = task.difficulty.level
@@ -211,11 +213,12 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         stats["kept"] += 1
         stats["levels"][level] += 1
         stats["kinds"][task.kind] += 1
+        stats["writing_programs"] += bool(task.kind == "programmatic" and task.expected_changes)
         if progress:
             progress({"env": spec.name, "kept": stats["kept"], "task": task.id})
     stats["seconds"] = round(time.perf_counter() - started, 2)
     stats["verifier_seconds"] = round(stats["verifier_seconds"], 3)
-    for key in ("rejected", "levels", "kinds"):
+    for key in ("rejected", "levels", "kinds", "no_candidate_reasons"):
         stats[key] = {str(k): v for k, v in sorted(stats[key].items())}
     return stats
 

@@ -6,8 +6,10 @@
   (isolated) for programmatic ones — passes the check in a fresh episode, twice, with the same
   outcome (answer and state hash); anything that depends on more than the seed is dropped.
 - `known_wrong`: solutions known to be wrong fail the check: the last call dropped, a stated
-  argument perturbed to another valid value, a read-only run that skips the writes. Each
-  variant that differs from the gold run must fail.
+  argument perturbed to another valid value, a read-only run that skips the writes; for a
+  programmatic task that writes in a loop, solution scripts that skip the writes, stop after
+  the first target or ignore the condition. Each variant that differs from the gold run must
+  fail.
 
 Gates need the task's plan and answer spec (`task.origin["plan"]`, `task.origin["answer"]`,
 written by the synthesizer). `run_gates` stops at the first failure; the synthesizer writes
@@ -47,11 +49,14 @@ def gate_initial_state(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateRe
         ep.close()
 
 
-def gold_run(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> tuple[bool, Any, str, str]:
-    """One gold run in a fresh episode: (passed, answer, state hash, detail)."""
+def gold_run(task: Task, spec: EnvSpec, runtime: EnvRuntime,
+             solution: str | None = None) -> tuple[bool, Any, str, str]:
+    """One gold run in a fresh episode: (passed, answer, state hash, detail). `solution`
+    runs another solution source in the gold's place (a known-wrong one)."""
     ep = runtime.open(spec, seed=task.seed)
     try:
-        if task.kind == "programmatic" and task.solution:
+        source = solution or (task.solution if task.kind == "programmatic" else None)
+        if source:
             from agent_world.tasks.scripts import ScriptError, run_solution
 
             def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -61,7 +66,7 @@ def gold_run(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> tuple[bool, Any,
                 return {"ok": False, "kind": obs.error.kind, "message": obs.error.message}
 
             try:
-                answer = run_solution(task.solution, call)
+                answer = run_solution(source, call)
             except ScriptError as exc:
                 return False, None, "", f"solution failed: {exc}"
         else:
@@ -111,8 +116,33 @@ def wrong_variants(task: Task, spec: EnvSpec, rng: random.Random) -> list[tuple[
     return variants
 
 
+def _known_wrong_programs(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
+    """A task that writes in a loop: wrong solution scripts (writes skipped, first target
+    only, condition ignored) must fail; one that ends exactly as the gold (same answer and
+    state) is not wrong and is skipped."""
+    from agent_world.tasks.programs import bulk_wrong_sources
+
+    _, gold_answer, gold_hash, _ = gold_run(task, spec, runtime)
+    checked = []
+    for name, source in bulk_wrong_sources(_plan(task), task.origin["bulk"]):
+        passed, answer, state, _ = gold_run(task, spec, runtime, solution=source)
+        if (answer, state) == (gold_answer, gold_hash):
+            continue
+        if passed:
+            return GateResult(name="known_wrong", passed=False,
+                              detail=f"a known-wrong solution passes: {name}")
+        checked.append(name)
+    if not checked:
+        return GateResult(name="known_wrong", passed=False,
+                          detail="no wrong solution ends differently from the gold")
+    return GateResult(name="known_wrong", passed=True,
+                      detail=f"{len(checked)} wrong solutions fail: " + "; ".join(checked))
+
+
 def gate_known_wrong(task: Task, spec: EnvSpec, runtime: EnvRuntime,
                      seed: int = 0) -> GateResult:
+    if task.origin.get("bulk"):
+        return _known_wrong_programs(task, spec, runtime)
     plan = _plan(task)
     answer_spec = task.origin.get("answer", {"kind": "none"})
     checked = []
