@@ -10,8 +10,8 @@ environments (`--home`); `--mined` mines the default sources and builds them (`a
 mine` + `agent-world build`) into a temporary home first and synthesizes for every built one.
 
 Prints two tables from this one run. Yield: per environment the candidates, walks that gave no
-candidate, rejections per gate, kept tasks per level and per kind (`w` = programmatic tasks
-that write). Speed: tasks per minute, verifier runs per second, the verifier's share of the
+candidate (`none`), rejections per gate, kept tasks, per level (L1-L5) and per kind (`w` =
+programmatic tasks that write). Speed: tasks per minute, verifier runs per second, the verifier's share of the
 time, wall and CPU seconds (`CPU s` is this process's own CPU time, tool workers and sandboxed
 scripts not included; steadier than wall time on a shared machine).
 """
@@ -58,7 +58,7 @@ def main() -> int:
     args = parser.parse_args()
 
     home = args.home or Path(tempfile.mkdtemp(prefix="synth-bench-"))
-    console = Console()
+    console = Console(width=max(Console().width, 130))  # the yield table is wide
     names = list(args.env or [])
     setup_s = 0.0
     if args.mined:
@@ -86,20 +86,22 @@ def main() -> int:
              "verifier": "✗verif"}
     yield_table = Table(title=f"Task synthesis yield, {args.per_env} tasks asked per environment"
                         + (f" (mine + build: {setup_s:.0f} s)" if args.mined else ""))
-    for col in ["env", "cand", "no cand", *[short[g] for g in gates], "kept", "levels",
-                "graph", "prog", "w"]:
-        yield_table.add_column(col, justify="left" if col in ("env", "levels") else "right")
+    levels = ["1", "2", "3", "4", "5"]
+    for col in ["env", "cand", "none", *[short[g] for g in gates], "kept",
+                *[f"L{lv}" for lv in levels], "graph", "prog", "w"]:
+        yield_table.add_column(col, justify="left" if col == "env" else "right")
     for r in rows:
         yield_table.add_row(
             r["env"], str(r["candidates"]), str(r["no_candidate"]),
             *[str(r["rejected"].get(g, 0)) for g in gates], str(r["kept"]),
-            " ".join(f"{k}:{v}" for k, v in r["levels"].items()),
+            *[str(r["levels"].get(lv, 0)) for lv in levels],
             str(r["kinds"].get("graph", 0)), str(r["kinds"].get("programmatic", 0)),
             str(r.get("writing_programs", 0)))
     yield_table.add_row("all", str(sum(r["candidates"] for r in rows)),
                         str(sum(r["no_candidate"] for r in rows)),
                         *[str(sum(r["rejected"].get(g, 0) for r in rows)) for g in gates],
-                        str(sum(r["kept"] for r in rows)), "",
+                        str(sum(r["kept"] for r in rows)),
+                        *[str(sum(r["levels"].get(lv, 0) for r in rows)) for lv in levels],
                         str(sum(r["kinds"].get("graph", 0) for r in rows)),
                         str(sum(r["kinds"].get("programmatic", 0) for r in rows)),
                         str(sum(r.get("writing_programs", 0) for r in rows)))

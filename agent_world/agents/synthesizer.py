@@ -227,8 +227,10 @@ def tool_view(spec: EnvSpec, plan: Plan, recipe: Recipe, rng: random.Random,
 def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.Random,
                     recipe: Recipe, kind: str, seed: int, sampler: ValueSampler,
                     model: Any = None, start: str | None = None,
-                    origin: dict[str, Any] | None = None) -> Task | str:
-    """One candidate task (not yet gated or verified), or why none came out of this walk."""
+                    origin: dict[str, Any] | None = None,
+                    bulk_share: float | None = None) -> Task | str:
+    """One candidate task (not yet gated or verified), or why none came out of this walk.
+    `bulk_share`: how often a programmatic walk first tries a task that writes."""
     if kind == "programmatic" and start is None and rng.random() < LIST_START:
         # a programmatic task needs a list: most of its walks start at a tool that lists
         lists = sorted(n for n in graph if graph.nodes[n].get("returns") == "list"
@@ -249,14 +251,20 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
                          if isinstance(r, list) and len(r) >= 2), default=None)
         if last_list is None:
             return "no list to aggregate in the walk"
-        if rng.random() < BULK_SHARE:
+        if rng.random() < (BULK_SHARE if bulk_share is None else bulk_share):
             found = find_bulk(spec, graph, runtime, plan, results, last_list, rng, sampler, seed)
             if not isinstance(found, str):
                 return _bulk_candidate(spec, found, recipe, rng, seed, origin)
         plan = Plan(steps=plan.steps[: last_list + 1])
         results = results[: last_list + 1]
-    last_tool = spec.tool(plan.steps[-1].tool)
     options = answer_options(plan, results[-1], rng, aggregate=kind == "programmatic")
+    while not options and kind == "graph" and len(plan.steps) > 1 and \
+            not spec.tool(plan.steps[-1].tool).mutates:
+        # the last read gives nothing to ask: the walk up to the call before it may
+        plan = Plan(steps=plan.steps[:-1])
+        results = results[:-1]
+        options = answer_options(plan, results[-1], rng, aggregate=False)
+    last_tool = spec.tool(plan.steps[-1].tool)
     if last_tool.mutates:
         options.append({"kind": "none"})
     if not options:

@@ -127,12 +127,15 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
     kind_left = _kind_quotas(config.per_env, share)
     fp = spec.fingerprint
     known = {t["id"]: t for t in catalog.list_tasks(fp)}
+    # of the programmatic tasks, one should write (when the environment allows it)
+    writes_left = 1 if kind_left["programmatic"] >= 2 else 0
     for t in known.values():  # a resumed run keeps what it already stored
         origin = t["payload"].get("origin", {})
         if run_id and origin.get("run_id") == run_id:
             lv = t["payload"]["difficulty"]["level"]
             level_left[lv] = level_left.get(lv, 0) - 1
             kind_left[t["kind"]] -= 1
+            writes_left -= bool(origin.get("bulk"))
     stats: dict[str, Any] = {"env": spec.name, "candidates": 0, "no_candidate": 0,
                              "no_candidate_reasons": Counter(), "writing_programs": 0,
                              "duplicates": 0, "off_target": 0, "rejected": Counter(),
@@ -163,7 +166,7 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         task = build_candidate(spec, graph, runtime, rng, recipe, kind,
                                seed=config.seed * 100_000 + attempt, sampler=sampler,
                                model=model, start=_start_tool(spec, rng, guidelines),
-                               origin=origin)
+                               origin=origin, bulk_share=0.9 if writes_left > 0 else 0.3)
         if isinstance(task, str):
             stats["no_candidate"] += 1
             stats["no_candidate_reasons"][task.split(":")[0]] += 1
@@ -173,7 +176,11 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         # late in the budget, a level that stays out of reach lends its quota to the others
         spill = attempt >= config.spill_after * budget and level in level_left and \
             sum(max(v, 0) for v in level_left.values()) > 0
-        if (level_left.get(level, 0) <= 0 and not spill) or kind_left[task.kind] <= 0:
+        # the last programmatic slot waits for a task that writes, until late in the budget
+        reserved = task.kind == "programmatic" and not task.origin.get("bulk") and \
+            kind_left["programmatic"] <= writes_left and attempt < config.spill_after * budget
+        if (level_left.get(level, 0) <= 0 and not spill) or kind_left[task.kind] <= 0 or \
+                reserved:
             stats["off_target"] += 1
             continue
         if task.id in known:
@@ -213,7 +220,8 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         stats["kept"] += 1
         stats["levels"][level] += 1
         stats["kinds"][task.kind] += 1
-        stats["writing_programs"] += bool(task.kind == "programmatic" and task.expected_changes)
+        stats["writing_programs"] += bool(task.origin.get("bulk"))
+        writes_left -= bool(task.origin.get("bulk"))
         if progress:
             progress({"env": spec.name, "kept": stats["kept"], "task": task.id})
     stats["seconds"] = round(time.perf_counter() - started, 2)
