@@ -138,6 +138,8 @@ class BaselineChatModel(BaseChatModel):
             call = self._bulk_call(instruction, history) if bulk else None
             if call is None and not (bulk and _latest_list(history) is not None):
                 call = self._next_call(instruction, history, rng, writes=not bulk)
+                if call is not None and bulk:  # "every ...": the largest page there is
+                    call = (call[0], {**_largest_page(self.tools, call[0]), **call[1]})
         if call is None:
             msg = AIMessage(content=_answer(instruction, history, rng))
         else:
@@ -247,6 +249,13 @@ _READS = frozenset({"list", "search", "get", "find", "count", "view", "show", "l
                     "summarize", "statistic"})
 _BULK = re.compile(r"\b(every|all)\b[^.?!]*\b(whose|with)\b", re.I)
 MAX_BULK = 6  # extra calls a bulk request may take (one write per element)
+
+
+def _largest_page(tools: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    props = next(((t.get("parameters") or {}).get("properties") or {} for t in tools
+                  if t["name"] == name), {})
+    return {p: props[p]["maximum"] for p in ("limit", "page_size", "max_results")
+            if isinstance(props.get(p, {}).get("maximum"), int)}
 
 
 def _latest_list(history: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]] | None:

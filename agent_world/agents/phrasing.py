@@ -26,6 +26,7 @@ _OPEN = ["", "", "Hi. ", "Hello! ", "Hi there. ", "Quick one: ", "Can you help m
 _READ_VERBS = {"get", "list", "search", "find", "view", "show", "read", "fetch", "lookup",
                "look", "count", "summarize", "check", "describe"}
 _LIST_VERBS = {"list", "search", "find", "browse"}
+_PAGING = ("limit", "offset", "page", "page_size", "max_results")
 _THEN = ["Then {a}.", "After that, {a}.", "Next, {a}.", "Once you have that, {a}.",
          "From there, {a}."]
 _FIRST = ["Please {a}.", "I need you to {a}.", "Could you {a}?", "{A}.", "First, {a}."]
@@ -142,7 +143,7 @@ def _kind(spec: EnvSpec, tool: str, lists: bool) -> str:
 def _filters(given: dict[str, Any]) -> str:
     parts = []
     for p, v in given.items():
-        if p in ("limit", "max_results", "page_size"):
+        if p in _PAGING:
             parts.append(f"the first {value_text(v)} only")
         elif p in ("query", "q", "text", "keyword", "keywords"):
             parts.append(f"matching {value_text(v)}")
@@ -276,7 +277,8 @@ def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
     ent = " ".join(split_words(singular(bulk["table"])))
     ents = entity_plural(ent)
     step = plan.steps[bulk["step"]]
-    ctx = _filters(step.given)
+    # "every" already says all of them: no page size in the request
+    ctx = _filters({p: v for p, v in step.given.items() if p not in _PAGING})
     if step.bound:
         ctx += f" of that {entity(plan.steps[next(iter(step.bound.values())).step].tool)}"
     (k, v), = bulk["where"].items()
@@ -284,20 +286,30 @@ def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
     act = action_phrase(spec, bulk["write"])
     extra = ", ".join(f"{noun(p)} {value_text(x)}" for p, x in bulk["args"].items())
     extra = f" (use {extra})" if extra else ""
+    if bulk["args"] and act.split(" ", 1)[0] in ("change", "edit", "update", "set", "modify"):
+        # an edit reads as what it sets: "set its status to 'shipped'"
+        sets = " and ".join(f"{{whose}} {noun(p)} to {value_text(x)}"
+                            for p, x in bulk["args"].items())
+        act, extra = "set " + sets, ""
+    else:
+        sets = ""
     parts = [rng.choice(_OPEN)]
     for i in range(bulk["step"]):
         parts.append(_sentence(rng.choice(_FIRST if i == 0 else _THEN),
                                step_clause(spec, plan, i, rng)))
+    def aim(pronoun: str, whose: str) -> str:
+        return act.format(whose=whose) if sets else _them(act, ent, pronoun)
+
     shape = rng.randrange(3)
     if shape == 0:
         parts.append(f"Go through the {ents}{ctx}, and for every one whose {cond}, "
-                     f"{_them(act, ent, 'it')}{extra}.")
+                     f"{aim('it', 'its')}{extra}.")
     elif shape == 1:
         parts.append(f"Every {ent}{ctx} whose {cond} needs the same change: "
-                     f"{_them(act, ent, 'each of them')}{extra}.")
+                     f"{aim('each of them', 'the')}{extra}.")
     else:
         parts.append(f"Find all {ents}{ctx} with {field_words(k)} {value_text(v)} and "
-                     f"{_them(act, ent, 'all of them')}{extra}.")
+                     f"{aim('all of them', 'their')}{extra}.")
     if bulk["answer"] == "count":
         parts.append(rng.choice(["Tell me how many you changed.",
                                  f"How many {ents} was that?",

@@ -150,8 +150,10 @@ def find_bulk(spec: EnvSpec, graph: Any, runtime: EnvRuntime, plan: Plan, result
         listed = _listed(spec, runtime, read_plan, seed)
     items = [x for x in listed if isinstance(x, dict)] if isinstance(listed, list) else []
     if not _complete(spec, steps[step].tool, steps[step].given, items):
-        # a full page: narrow the list by a filter an element offers ("holds of member 48")
-        narrowed = _narrowed(spec, runtime, read_plan, step, items, rng, seed)
+        # a full page: narrow the list by a filter an element offers ("holds of member 48"),
+        # else ask for the largest page the tool allows
+        narrowed = _narrowed(spec, runtime, read_plan, step, items, rng, seed) or \
+            _largest_page(spec, runtime, read_plan, step, seed)
         if narrowed is None:
             return "the list is a page of a longer one"
         read_plan, items = narrowed
@@ -248,11 +250,15 @@ def _narrowed(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, step: int, items: 
     tool = plan.steps[step].tool
     props = spec.tool(tool).parameters.get("properties", {})
     filters = [p for p in props if p not in _PAGING and p not in plan.steps[step].given
-               and "enum" not in props[p] and p.endswith("_id") and p in items[0]]
-    for _ in range(3):
+               and p in items[0]]
+    filters.sort(key=lambda p: not p.endswith("_id"))  # "of member 48" reads best
+    for attempt in range(4):
+        if attempt == 2:  # ids did not narrow enough: any filter an element offers
+            rng.shuffle(filters)
         if not filters:
             return None
-        p = rng.choice(filters)
+        p = rng.choice([f for f in filters if f.endswith("_id")] or filters) \
+            if attempt < 2 else filters[0]
         value = field_value(rng.choice(items), p)
         steps = [s.model_copy(deep=True) for s in plan.steps]
         steps[step].given[p] = value
@@ -261,6 +267,23 @@ def _narrowed(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, step: int, items: 
         got = [x for x in listed if isinstance(x, dict)] if isinstance(listed, list) else []
         if len(got) > MIN_TARGETS and _complete(spec, tool, steps[step].given, got):
             return narrowed, got
+    return None
+
+
+def _largest_page(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, step: int,
+                  seed: int) -> tuple[Plan, list[dict]] | None:
+    tool = plan.steps[step].tool
+    props = spec.tool(tool).parameters.get("properties", {})
+    page = next((p for p in _PAGING if isinstance(props.get(p, {}).get("maximum"), int)), None)
+    if page is None:
+        return None
+    steps = [s.model_copy(deep=True) for s in plan.steps]
+    steps[step].given[page] = props[page]["maximum"]
+    widened = Plan(steps=steps)
+    listed = _listed(spec, runtime, widened, seed)
+    got = [x for x in listed if isinstance(x, dict)] if isinstance(listed, list) else []
+    if len(got) > MIN_TARGETS and _complete(spec, tool, steps[step].given, got):
+        return widened, got
     return None
 
 
