@@ -109,10 +109,6 @@ def rubric_for(spec: EnvSpec, plan: Plan, answer: dict[str, Any], truth: Truth) 
 def llm_text(model: Any, spec: EnvSpec, plan: Plan, answer: dict[str, Any],
              truth: Truth) -> tuple[str, list[str]] | None:
     """Instruction and rubric from a chat model; None when its reply breaks a rule."""
-    from langchain_core.messages import HumanMessage, SystemMessage
-
-    from agent_world.agents.synthesizer_prompts import WRITE_TASK_SYSTEM, WRITE_TASK_USER
-
     facts = {
         "environment": spec.theme.name,
         "user_states": [{"what": _noun(k), "value": v} for s in plan.steps
@@ -122,6 +118,37 @@ def llm_text(model: Any, spec: EnvSpec, plan: Plan, answer: dict[str, Any],
         "final_answer": {"kind": answer.get("kind"), "field": answer.get("field"),
                          "where": answer.get("where")},
     }
+    return _written(model, spec, facts)
+
+
+def llm_bulk_text(model: Any, spec: EnvSpec, plan: Plan,
+                  bulk: dict[str, Any]) -> tuple[str, list[str]] | None:
+    """A programmatic task that writes, worded by a chat model; None when it breaks a rule."""
+    (k, v), = bulk["where"].items()
+    ents = phrasing.entity_plural(" ".join(phrasing.split_words(
+        phrasing.singular(bulk["table"]))))
+    states = [{"what": _noun(p), "value": x} for s in plan.steps for p, x in s.given.items()
+              if p not in ("limit", "offset", "page", "page_size", "max_results")]
+    states += [{"what": _noun(p), "value": x} for p, x in bulk["args"].items()]
+    states.append({"what": f"condition on the {ents}: {_words(k)}", "value": v})
+    facts = {
+        "environment": spec.theme.name, "user_states": states,
+        "steps": [{"does": phrasing.action_phrase(spec, s.tool),
+                   "choose_item_with": s.select} for s in plan.steps[:-1]]
+        + [{"does": f"for every one of the {ents} whose {_words(k)} is {_value_text(v)}: "
+                    f"{phrasing.action_phrase(spec, bulk['write'])}; no other record"}],
+        "final_answer": {"kind": "how many were changed" if bulk["answer"] == "count"
+                         else "none (confirm it is done)"},
+    }
+    return _written(model, spec, facts)
+
+
+def _written(model: Any, spec: EnvSpec, facts: dict[str, Any]
+             ) -> tuple[str, list[str]] | None:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from agent_world.agents.synthesizer_prompts import WRITE_TASK_SYSTEM, WRITE_TASK_USER
+
     try:
         reply = model.invoke([SystemMessage(WRITE_TASK_SYSTEM), HumanMessage(
             WRITE_TASK_USER.format(facts=json.dumps(facts, default=str),
@@ -133,10 +160,10 @@ def llm_text(model: Any, spec: EnvSpec, plan: Plan, answer: dict[str, Any],
         return None
     if names_a_tool(instruction, spec, {}):
         return None
-    for s in plan.steps:
-        for v in s.given.values():
-            if isinstance(v, str | int) and str(v).lower() not in instruction.lower():
-                return None
+    for state in facts["user_states"]:
+        v = state["value"]
+        if isinstance(v, str | int) and str(v).lower() not in instruction.lower():
+            return None
     return instruction, rubric
 
 
@@ -254,7 +281,7 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         if rng.random() < (BULK_SHARE if bulk_share is None else bulk_share):
             found = find_bulk(spec, graph, runtime, plan, results, last_list, rng, sampler, seed)
             if not isinstance(found, str):
-                return _bulk_candidate(spec, found, recipe, rng, seed, origin)
+                return _bulk_candidate(spec, found, recipe, rng, seed, origin, model)
         plan = Plan(steps=plan.steps[: last_list + 1])
         results = results[: last_list + 1]
     options = answer_options(plan, results[-1], rng, aggregate=kind == "programmatic")
@@ -308,12 +335,15 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
 
 
 def _bulk_candidate(spec: EnvSpec, found: tuple[dict, Plan, list, dict], recipe: Recipe,
-                    rng: random.Random, seed: int, origin: dict[str, Any] | None) -> Task | str:
+                    rng: random.Random, seed: int, origin: dict[str, Any] | None,
+                    model: Any = None) -> Task | str:
     """A programmatic task that writes (see `agent_world.tasks.programs`)."""
     bulk, reads, chain, changes = found
     view = tool_view(spec, Plan(steps=[*reads.steps, PlanStep(tool=bulk["write"])]), recipe,
                      rng, salt=f"{seed}:{rng.random()}")
-    instruction, rubric = bulk_text(spec, reads, bulk, rng)
+    text = llm_bulk_text(model, spec, reads, bulk) if model is not None else None
+    writer = "offline" if text is None else getattr(model, "model_name", type(model).__name__)
+    instruction, rubric = text or bulk_text(spec, reads, bulk, rng)
     if names_a_tool(instruction, spec, view):
         return "the instruction names a tool"
     needed = len({s.tool for s in reads.steps} | {bulk["write"]})
@@ -327,7 +357,7 @@ def _bulk_candidate(spec: EnvSpec, found: tuple[dict, Plan, list, dict], recipe:
         expected_changes=changes, difficulty=diff,
         solution=bulk_solution_source(reads, bulk), verify=bulk_verify_source(bulk),
         origin={**(origin or {}), "plan": reads.model_dump(mode="json"),
-                "answer": {"kind": "bulk"}, "bulk": bulk, "writer": "offline",
+                "answer": {"kind": "bulk"}, "bulk": bulk, "writer": writer,
                 "recipe": recipe.__dict__})
     return task.with_id()
 
@@ -395,5 +425,6 @@ def verify_source(truth: Truth) -> str:
     return _VERIFY_TEMPLATE.format(expected=float(truth.answer))
 
 
-__all__ = ["answer_options", "build_candidate", "bulk_text", "llm_text", "names_a_tool",
+__all__ = ["answer_options", "build_candidate", "bulk_text", "llm_bulk_text", "llm_text",
+           "names_a_tool",
            "offline_text", "rubric_for", "solution_source", "tool_view", "verify_source"]

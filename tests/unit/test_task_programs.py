@@ -131,6 +131,30 @@ def test_baseline_verifier_solves_a_bulk_request(shop, runtime, bulk_task):
     assert tools.count("cancel_order") == 2 and tools[0] == "list_orders"
 
 
+def test_llm_writer_words_bulk_tasks_and_falls_back(shop, runtime):
+    from tests.unit.test_task_synthesis import _Writer
+
+    graph = build_tool_graph(shop, runtime=runtime)
+    sampler = ValueSampler(shop)
+    for model, expect in ((_Writer(), "_Writer"), (_Writer(name_a_tool=True), "offline")):
+        task = None
+        for i in range(30):
+            cand = build_candidate(shop, graph, runtime, random.Random(i),
+                                   Recipe(1, False, False), "programmatic", seed=0,
+                                   sampler=sampler, start="list_orders", bulk_share=1.0,
+                                   model=model)
+            if isinstance(cand, Task) and cand.origin.get("bulk"):
+                task = cand
+                break
+        assert task is not None and task.origin["writer"] == expect
+        assert "'pending'" in task.instruction or "pending" in task.instruction
+        assert "cancel_order" not in task.instruction and "find_user" not in task.instruction
+        if expect != "offline":
+            assert task.instruction.startswith("For user 1") or \
+                task.instruction.startswith("For user")
+            assert task.rubric == ["states the value"]
+
+
 def test_offline_phrasing_from_entity_and_field_names(shop):
     assert phrasing.entity("list_holds") == "hold"
     assert phrasing.entity("listPatientAppointments") == "patient appointment"
