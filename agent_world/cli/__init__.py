@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from agent_world import __version__
+from agent_world import __version__, stop
 from agent_world.cli import (
     build,
     ecosystem,
@@ -87,6 +87,7 @@ def version() -> None:
 
 
 def _terminate(signum: int, _frame: object) -> None:
+    stop.requested.set()  # stages running in a graph's worker threads stop at their next step
     raise SystemExit(128 + signum)  # unwinds: runs are closed, temporary files removed
 
 

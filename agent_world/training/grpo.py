@@ -31,6 +31,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from agent_world import stop
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
@@ -410,6 +411,7 @@ class GRPOTrainer:
         """Run until `steps` steps are done in total (a resumed trainer continues)."""
         out = []
         while self.step_no < steps:
+            stop.check()
             stats = self.step()
             out.append(stats)
             if on_step:

@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from agent_world import stop
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
@@ -99,6 +100,7 @@ def _fit(model: Any, tokenizer: Any, traces: list[TokenTrace], steps: int, batch
     rng = random.Random(seed)
     losses = []
     for step in range(steps):
+        stop.check()
         chunk = rng.sample(traces, min(batch_size, len(traces)))
         width = max(len(t.ids) for t in chunk)
         pad = tokenizer.pad_token_id

@@ -57,3 +57,44 @@ def test_warm_start_leaves_out_conversations_over_the_token_budget(runtime):
     finally:
         sft._fit = real
     assert seen == [sum(n <= lengths[-1] - 1 for n in lengths)]
+
+
+def test_a_stop_request_ends_training_between_steps(tmp_path, runtime):
+    """SIGTERM sets `stop.requested` (the CLI's handler); a stage in a graph's worker thread
+    never sees the signal itself, so GRPO and supervised steps check the request."""
+    import threading
+
+    import pytest
+
+    from agent_world import stop
+    from agent_world.training.grpo import GRPOTrainer
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+    from agent_world.training.rollout import spec_index
+
+    tasks = drill_tasks("cancel", limit=2, runtime=runtime)
+    specs = spec_index(tasks)
+    tok = tiny_tokenizer([t.instruction for t in tasks] * 4, vocab_size=300)
+    trainer = GRPOTrainer(tiny_model(tok), tok, tasks, specs, GRPOConfig(
+        tasks_per_step=1, group_size=2, max_turns=1, max_new_tokens=4, device="cpu"),
+        runtime=runtime)
+    trainer.train(1)
+    stop.requested.set()
+    try:
+        with pytest.raises(stop.StopRequested):
+            worker = [None]
+
+            def run() -> None:
+                try:
+                    trainer.train(3)
+                except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+                    worker[0] = exc
+
+            t = threading.Thread(target=run)
+            t.start()
+            t.join(60)
+            raise worker[0]  # type: ignore[misc]
+        assert trainer.step_no == 1  # stopped before the next step
+        with pytest.raises(stop.StopRequested):
+            sft.sft(trainer.model, tok, tasks, specs, steps=3, device="cpu")
+    finally:
+        stop.requested.clear()
