@@ -180,10 +180,13 @@ def synthesize_tasks(names: list[str], home: str | Path | None = None, per_env: 
     pending: list[str] = []
     if thread:
         values, pending = final_state(builder, thread_config(thread, home))
-    if values and not pending:
-        state = values
+    if values and not pending and "run_id" in values:
+        state = values  # a finished run: its tasks
     else:
-        state = invoke(builder, None if values else inputs, thread_id=thread, home=home,
+        # a run killed after its input was saved but before its first node has no pending
+        # node to resume: start it again (tasks are keyed by content, nothing duplicates)
+        resume = bool(values) and bool(pending)
+        state = invoke(builder, None if resume else inputs, thread_id=thread, home=home,
                        context=context)
     cat = Catalog.open(home)
     try:
