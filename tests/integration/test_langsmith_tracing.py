@@ -74,36 +74,46 @@ class _Recorder(BaseHTTPRequestHandler):
         self._reply({})
 
 
-def test_mine_graph_is_traced_to_langsmith(tmp_path):
+def _traced(code: str, timeout: float, home: Path | None = None) -> tuple[str, dict[str, dict]]:
+    """Run `code` in a fresh interpreter with tracing sent to the recording stand-in; its
+    stdout and the runs that arrived (a run's post and later patches merged, by run id)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     _Recorder.received = []
+    env = dict(os.environ, LANGSMITH_TRACING="true",
+               LANGSMITH_ENDPOINT=f"http://127.0.0.1:{server.server_port}",
+               LANGSMITH_API_KEY="test-key", LANGSMITH_PROJECT="agent-world-tests")
+    if home is not None:
+        env["AGENT_WORLD_HOME"] = str(home)
+    try:
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=timeout, cwd=ROOT)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr[-2000:]
+    merged: dict[str, dict] = {}
+    for req in _Recorder.received:
+        for run in req.get("runs", []):
+            merged.setdefault(run["id"], {}).update(run)
+    return done.stdout, merged
+
+
+def test_mine_graph_is_traced_to_langsmith(tmp_path):
     source = f"file:{ROOT / 'agent_world/data/sources/clinic_booking_openapi.yaml'}"
     code = ("from agent_world.graphs.mine import graph; "
             f"out = graph.invoke({{'sources': [{source!r}], 'iterations': 1}}, "
             f"{{'configurable': {{'home': {str(tmp_path)!r}}}}}); "
             "print(out['summary']); "
             "from agent_world.graphs.runner import flush_traces; flush_traces()")
-    env = dict(os.environ, LANGSMITH_TRACING="true",
-               LANGSMITH_ENDPOINT=f"http://127.0.0.1:{server.server_port}",
-               LANGSMITH_API_KEY="test-key", LANGSMITH_PROJECT="agent-world-tests")
-    try:
-        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                              text=True, timeout=60, cwd=ROOT)
-    finally:
-        server.shutdown()
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "'mined': 1" in done.stdout
-    names = {run.get("name") for req in _Recorder.received for run in req.get("runs", [])}
+    stdout, runs = _traced(code, timeout=60)
+    assert "'mined': 1" in stdout
+    names = {run.get("name") for run in runs.values()}
     assert {"start", "mine_source", "taxonomy"} <= names, (names, _Recorder.received[:3])
 
 
 def test_attempt_and_graph_runs_carry_metadata(tmp_path):
     """An embedded app synthesizes tasks (graph run + verifier attempts) and runs the baseline
     policy on one; each run arrives named and with its task, environment, role and model."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    _Recorder.received = []
     code = (
         "from agent_world import BaselineChatModel, Catalog, Task, load_example, run_attempt, "
         "synthesize_tasks\n"
@@ -113,20 +123,8 @@ def test_attempt_and_graph_runs_carry_metadata(tmp_path):
         "task = Task.model_validate(cat.get_task(ids[0])['payload'])\n"
         "run_attempt(task, BaselineChatModel(seed=0), spec=spec)\n"
         "print(task.id, task.env_fingerprint); flush_traces()\n")
-    env = dict(os.environ, LANGSMITH_TRACING="true", AGENT_WORLD_HOME=str(tmp_path),
-               LANGSMITH_ENDPOINT=f"http://127.0.0.1:{server.server_port}",
-               LANGSMITH_API_KEY="test-key", LANGSMITH_PROJECT="agent-world-tests")
-    try:
-        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                              text=True, timeout=120, cwd=ROOT)
-    finally:
-        server.shutdown()
-    assert done.returncode == 0, done.stderr[-2000:]
-    task_id, fingerprint = done.stdout.split()[-2:]
-    merged: dict[str, dict] = {}  # a run's post and later patch, by run id
-    for req in _Recorder.received:
-        for run in req.get("runs", []):
-            merged.setdefault(run["id"], {}).update(run)
+    stdout, merged = _traced(code, timeout=120, home=tmp_path)
+    task_id, fingerprint = stdout.split()[-2:]
     runs = {run["name"]: run for run in merged.values() if run.get("name")}
 
     policy = runs.get(f"policy:{task_id}")
@@ -150,9 +148,6 @@ def test_attempt_and_graph_runs_carry_metadata(tmp_path):
 def test_evolve_round_runs_carry_round_policy_and_thread(tmp_path):
     """An embedded app runs one self-evolution round (paused for review before training, so
     no model is trained here): the round's graph run arrives with its round, policy, thread."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    _Recorder.received = []
     data = ROOT / "agent_world" / "data" / "sources"
     code = (
         "from agent_world import EvolveContext, evolve_round\n"
@@ -163,20 +158,8 @@ def test_evolve_round_runs_carry_round_policy_and_thread(tmp_path):
         "review_before_train=True, complexify=False)\n"
         "out = evolve_round('traced', context=ctx)\n"
         "print(out['round'], out['rounds_done']); flush_traces()\n")
-    env = dict(os.environ, LANGSMITH_TRACING="true", AGENT_WORLD_HOME=str(tmp_path),
-               LANGSMITH_ENDPOINT=f"http://127.0.0.1:{server.server_port}",
-               LANGSMITH_API_KEY="test-key", LANGSMITH_PROJECT="agent-world-tests")
-    try:
-        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                              text=True, timeout=240, cwd=ROOT)
-    finally:
-        server.shutdown()
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split()[-2:] == ["1", "0"]  # round 1 paused before training
-    merged: dict[str, dict] = {}
-    for req in _Recorder.received:
-        for run in req.get("runs", []):
-            merged.setdefault(run["id"], {}).update(run)
+    stdout, merged = _traced(code, timeout=240, home=tmp_path)
+    assert stdout.split()[-2:] == ["1", "0"]  # round 1 paused before training
     [evolve] = [r for r in merged.values() if r.get("name") == "evolve"]
     meta = evolve["extra"]["metadata"]
     assert {k: meta.get(k) for k in ("graph", "thread_id", "round", "policy")} == {
