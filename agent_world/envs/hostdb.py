@@ -29,6 +29,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.envs.worker import (
     BYTES_KEY,
     COUNTERS_TABLE,
+    FLOAT_KEY,
     MAX_FRAME_BYTES,
     WRITES_COUNTER,
     Guard,
@@ -52,6 +53,11 @@ class AnswerTooLarge(Exception):
 
 def _from_wire(value: Any) -> Any:
     if isinstance(value, dict):
+        if len(value) == 1 and isinstance(value.get(FLOAT_KEY), str):
+            number = value[FLOAT_KEY]
+            if number not in ("inf", "-inf", "nan"):
+                raise ValueError("parameters must be numbers, strings, null or bytes")
+            return float(number)
         if set(value) != {BYTES_KEY} or not isinstance(value[BYTES_KEY], str):
             raise ValueError("parameters must be numbers, strings, null or bytes")
         return base64.b64decode(value[BYTES_KEY], validate=True)
@@ -141,11 +147,15 @@ class EpisodeDB:
                                 f"the statement's rows exceed {MAX_ANSWER_BYTES:,} bytes; "
                                 "select fewer rows or columns")
                         chunks.append(chunk)
+                        if len(rows) < CHUNK_ROWS:  # that was the last of them
+                            break
             finally:
                 guard.active = False
             return {"names": names, "chunks": chunks, "rowcount": cur.rowcount,
                     "lastrowid": cur.lastrowid}
         except sqlite3.Error as exc:
+            if time.monotonic() > guard.deadline:  # interrupted by the call's deadline
+                return {"error": "timeout", "message": "the call's time ran out"}
             return {"error": type(exc).__name__, "message": str(exc),
                     "denied": list(guard.denied) if guard.denied else None}
         except AnswerTooLarge as exc:

@@ -24,6 +24,7 @@ With a `confiner` (see `EnvRuntime`) the process runs in the local sandbox.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
@@ -39,7 +40,6 @@ from typing import Any
 from agent_world.envs.worker import (
     MAX_FRAME_BYTES,
     decode_body,
-    encode_frame,
     encode_packed,
     frame_size,
 )
@@ -71,6 +71,9 @@ class WorkerClient:
         self.restarts = 0
         self.forget: list[str] = []  # closed episode databases to tell the worker about
         self._inbox = bytearray()  # bytes read from the worker, not yet a whole frame
+        self._poll_in: select.poll | None = None
+        self._id_prefix = secrets.token_hex(4) + "-"
+        self._ids = itertools.count(1)
         # processes + threads of the idle sandbox (counted once after start): more after a
         # call means tool code left something running that could act during the next call
         self.idle_tasks: int | None = None
@@ -99,6 +102,7 @@ class WorkerClient:
         os.set_blocking(self.proc.stdin.fileno(), False)
         os.set_blocking(self.proc.stdout.fileno(), False)
         self._inbox = bytearray()
+        self._poll_in = None  # made at the first wait: registered on this process's stdout
         self.idle_tasks = None
         self.loaded.clear()
         self.forget.clear()
@@ -162,9 +166,11 @@ class WorkerClient:
             # be missed, and then the worker's bounded LRU of connections closes it later
             pending, self.forget = self.forget, []
             message = {**message, "forget": list(pending)}
-        message = dict(message, id=secrets.token_hex(8))
-        try:
-            data = encode_frame(message)
+        # unique, not secret: tool code in the worker can read the id of its own call anyway;
+        # what it cannot do is answer a request it never saw
+        message = dict(message, id=f"{self._id_prefix}{next(self._ids)}")
+        try:  # marshal: the worker trusts its caller (never the other way round)
+            data = encode_packed(message)
         except (TypeError, ValueError) as exc:  # checked before anything was written
             return {"ok": False, "kind": "invalid_arguments", "message": f"cannot send: {exc}"}
         end = time.monotonic() + deadline_s
@@ -252,7 +258,10 @@ class WorkerClient:
                 left = end - time.monotonic()
                 if left <= 0:
                     return _TIMED_OUT
-                _wait(fd, select.POLLIN, left)
+                if self._poll_in is None:
+                    self._poll_in = select.poll()
+                    self._poll_in.register(fd, select.POLLIN)
+                self._poll_in.poll(max(1, math.ceil(left * 1000)))
                 continue
             if not chunk:
                 return None

@@ -14,9 +14,12 @@ tool runs travels to the caller as a frame, is checked by the caller's guard and
 its rows; the caller commits or rolls back after the reply. Tool code there can reach no file
 and no connection, only statements of its own call.
 
-Protocol: length-prefixed (4-byte big-endian) JSON frames on the process's original stdin and
-stdout (answers to statements: marshal frames, flagged in the header, caller to worker only). The worker moves those descriptors aside at start-up so tool code that prints or reads
-cannot corrupt the stream. A sandbox wraps this process by prefixing its command line
+Protocol: length-prefixed (4-byte big-endian) frames on the process's original stdin and
+stdout. Caller to worker: marshal (flagged in the header; exact and fast, and the worker trusts
+its caller). Worker to caller: JSON only (the caller never unmarshals what tool code could
+write), the envelope encoded with orjson and a tool's result as JSON text after a newline. The
+worker moves those descriptors aside at start-up so tool code that prints or reads cannot
+corrupt the stream. A sandbox wraps this process by prefixing its command line
 (`python -m agent_world.envs.worker`); nothing here assumes it runs unconfined.
 
 Requests:
@@ -28,7 +31,8 @@ Requests:
   {"op": "call", ..., "remote": true, "counters": {name: n}} (no "db": the caller holds it;
    while it runs the worker sends {"op": "sql", "id": ID, "sql": str, "params": [...] | {...},
    "many": bool} and reads {"names": [...] | None, "chunks": [marshal rows], "rowcount": n,
-   "lastrowid": n} or {"error": EXCEPTION NAME, "message": str, "denied": [action, target]};
+   "lastrowid": n} or {"error": EXCEPTION NAME, "message": str, "denied": [action, target]}
+   or {"error": "timeout"} (the call's deadline passed);
    the reply carries "issued": {prefix: n} for the caller's id counters)
   {"op": "ping"} / {"op": "forget"}
 Any request may carry "forget": [PATH, ...]: episodes closed since, whose connections to drop.
@@ -46,6 +50,7 @@ import inspect
 import io
 import json
 import marshal
+import math
 import os
 import random
 import signal
@@ -59,12 +64,15 @@ from collections import OrderedDict
 from datetime import date, datetime, timedelta
 from typing import Any
 
+import orjson
+
 MAX_RESULT_BYTES = 1 << 20  # a tool's JSON result; larger is an error and rolls back
 MAX_FRAME_BYTES = 64 << 20  # any protocol frame (arguments included)
 _RAW_RESULT = "_result_json"  # reply key holding the result already encoded as JSON text
 _HEADER = struct.Struct(">I")
 _MARSHAL_FLAG = 1 << 31  # header bit: the body is marshal, not JSON
 BYTES_KEY = "$bytes"  # a bytes parameter on the wire: {BYTES_KEY: base64}
+FLOAT_KEY = "$float"  # inf, -inf or nan on the wire: {FLOAT_KEY: "inf"}
 
 # sqlite3 authorizer action codes (sqlite3.h)
 _READ, _INSERT, _UPDATE, _DELETE = 20, 18, 23, 9
@@ -180,7 +188,8 @@ class ToolContext:
         self.step = step  # index of this call in the episode (informational)
         self.counters = counters
         self.writes = counters.get(WRITES_COUNTER, 0)
-        self._clock = datetime.fromisoformat(clock) + timedelta(minutes=self.writes + 1)
+        self._start = clock
+        self._clock: datetime | None = None  # parsed when first asked (most calls never do)
         self._rng: random.Random | None = None
         self.issued: dict[str, int] = {}  # prefix -> ids issued by this call
 
@@ -191,11 +200,20 @@ class ToolContext:
             self._rng = random.Random(f"{self.seed}:{self.writes}")
         return self._rng
 
+    @property
+    def clock(self) -> datetime:
+        """The moment of this call's write: `clock_start` plus one minute per committed write,
+        plus one."""
+        if self._clock is None:
+            self._clock = (datetime.fromisoformat(self._start)
+                           + timedelta(minutes=self.writes + 1))
+        return self._clock
+
     def now(self) -> str:
-        return self._clock.isoformat(timespec="seconds")
+        return self.clock.isoformat(timespec="seconds")
 
     def today(self) -> str:
-        return self._clock.date().isoformat()
+        return self.clock.date().isoformat()
 
     def new_id(self, prefix: str = "") -> str:
         n = self.counters.get(prefix, 0) + self.issued.get(prefix, 0) + 1
@@ -239,10 +257,19 @@ class ToolContext:
 # no file, no connection and no guard within reach: only statements, checked by the caller.
 # ---------------------------------------------------------------------------------------------
 
+_INT64 = (-(1 << 63), 1 << 63)
+
+
 def _wire_param(value: Any, where: str) -> Any:
     """A statement parameter as JSON: what sqlite3's adapters would bind, computed here."""
-    if value is None or isinstance(value, bool | int | float | str):
+    if value is None or isinstance(value, bool | str):
         return value
+    if isinstance(value, int):
+        if not _INT64[0] <= value < _INT64[1]:
+            raise OverflowError("Python int too large to convert to SQLite INTEGER")
+        return value
+    if isinstance(value, float):  # JSON has no inf or NaN: they travel as text
+        return value if math.isfinite(value) else {FLOAT_KEY: repr(float(value))}
     if isinstance(value, dict | list):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, bytes | bytearray | memoryview):
@@ -306,32 +333,42 @@ class RemoteCursor:
 
 
 class HostChannel:
-    """The worker's side of statement frames: send one, wait for its answer. SIGALRM is held
-    back during the exchange (the caller bounds the statement by the same deadline), so a
-    timeout never leaves an answer unread in the stream."""
+    """The worker's side of statement frames: send one, wait for its answer. A timeout that
+    comes due during the exchange is raised once the answer is in (see `_on_alarm`; the
+    caller bounds the statement by the same deadline), so no answer is left unread in the
+    stream."""
 
     def __init__(self, inp: Any, out: Any, guard: Guard):
         self.inp, self.out, self.guard = inp, out, guard
         self.call_id: str | None = None
         self.lock = threading.Lock()
+        self.busy = 0  # the thread exchanging a statement now (0: none)
+        self.late = False  # the call's time ran out during an exchange
 
     def statement(self, sql: Any, params: Any, many: bool) -> RemoteCursor:
         if not isinstance(sql, str):
             raise TypeError(f"execute() argument 1 must be str, not {type(sql).__name__}")
         wire = [_wire_params(p) for p in params] if many else _wire_params(params)
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
-        try:
-            with self.lock:
-                if self.call_id is None:
-                    raise sqlite3.ProgrammingError("the call this database belonged to is over")
-                write_frame(self.out, {"op": "sql", "id": self.call_id, "sql": sql,
-                                       "params": wire, "many": many})
+        with self.lock:
+            if self.call_id is None:
+                raise sqlite3.ProgrammingError("the call this database belonged to is over")
+            frame = encode_frame({"op": "sql", "id": self.call_id, "sql": sql,
+                                  "params": wire, "many": many}, strict=True)
+            self.busy = threading.get_ident()
+            try:
+                self.out.write(frame)
+                self.out.flush()
                 reply = read_frame(self.inp, trusted=True)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            finally:
+                self.busy = 0
+        if self.late:
+            self.late = False
+            raise ToolTimeout()
         if reply is None:  # the caller is gone: nothing left to serve
             os._exit(0)
         if "error" in reply:
+            if reply["error"] == "timeout":  # the caller stopped the statement at the deadline
+                raise ToolTimeout()
             if reply.get("denied"):
                 self.guard.denied = tuple(reply["denied"])
             kind = reply["error"]
@@ -390,7 +427,7 @@ def _sql_bool(value: bytes) -> bool:
 
 def _sql_json(value: bytes) -> Any:
     try:
-        return json.loads(value)
+        return json.loads(value.decode())  # text, not bytes: json skips guessing an encoding
     except ValueError:  # not JSON after all (written around the CHECK): the text as stored
         return value.decode(errors="replace")
 
@@ -443,9 +480,62 @@ class Guard:
         return 1 if self.active and time.monotonic() > self.deadline else 0
 
 
+class _Parameters:
+    """A tool's keyword parameters, checked against a call's arguments without binding them
+    (`inspect.Signature.bind` costs ~10 us a call); only a mismatch asks `bind` for its words."""
+
+    __slots__ = ("signature", "names", "required", "any_keyword")
+
+    def __init__(self, signature: inspect.Signature):
+        self.signature = signature
+        params = list(signature.parameters.values())[1:]  # the first one is ctx
+        kinds = inspect.Parameter
+        self.names = frozenset(p.name for p in params
+                               if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY))
+        self.required = frozenset(p.name for p in params if p.name in self.names
+                                  and p.default is inspect.Parameter.empty)
+        self.any_keyword = any(p.kind is kinds.VAR_KEYWORD for p in params)
+
+    @classmethod
+    def of(cls, fn: Any) -> _Parameters | None:
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return None
+        kinds = inspect.Parameter
+        params = list(signature.parameters.values())
+        if not params or params[0].kind not in (kinds.POSITIONAL_ONLY,
+                                                kinds.POSITIONAL_OR_KEYWORD) or any(
+                p.kind in (kinds.POSITIONAL_ONLY, kinds.VAR_POSITIONAL) for p in params[1:]):
+            return _Slow(signature)  # unusual shapes: leave every check to bind()
+        return cls(signature)
+
+    def problem(self, args: dict[str, Any]) -> str | None:
+        keys = args.keys()
+        if self.required <= keys and (self.any_keyword or keys <= self.names):
+            return None
+        try:
+            self.signature.bind(None, **args)
+        except TypeError as exc:
+            return str(exc)
+        return None
+
+
+class _Slow(_Parameters):
+    def __init__(self, signature: inspect.Signature):
+        self.signature = signature
+
+    def problem(self, args: dict[str, Any]) -> str | None:
+        try:
+            self.signature.bind(None, **args)
+        except TypeError as exc:
+            return str(exc)
+        return None
+
+
 class Worker:
     def __init__(self, channel: HostChannel | None = None) -> None:
-        self.envs: dict[str, dict[str, tuple[Any, bool, inspect.Signature | None]]] = {}
+        self.envs: dict[str, dict[str, tuple[Any, bool, _Parameters | None]]] = {}
         self.guard = Guard()
         self.channel = channel  # to the caller, for calls whose database it holds ("remote")
         self.databases: OrderedDict[str, sqlite3.Connection] = OrderedDict()
@@ -499,7 +589,7 @@ class Worker:
             failure = _exec_module(req["helpers"], "<helpers>", base, timeout)
             if failure is not None:
                 failure = f"environment helpers failed to load: {failure}"
-        compiled: dict[str, tuple[Any, bool, inspect.Signature | None]] = {}
+        compiled: dict[str, tuple[Any, bool, _Parameters | None]] = {}
         for name, tool in req["tools"].items():
             mutates = bool(tool.get("mutates", True))
             if failure is not None:
@@ -511,11 +601,7 @@ class Worker:
             if problem is None and not callable(fn):
                 problem = f"source defines no function {name!r}"
             if problem is None:
-                try:
-                    signature = inspect.signature(fn)
-                except (TypeError, ValueError):
-                    signature = None
-                compiled[name] = (fn, mutates, signature)
+                compiled[name] = (fn, mutates, _Parameters.of(fn))
             else:
                 compiled[name] = (f"tool failed to load: {problem}", mutates, None)
         self.envs[req["env"]] = compiled
@@ -532,11 +618,10 @@ class Worker:
         if isinstance(fn, str):  # the tool (or the environment's helpers) failed to load
             return {"ok": False, "kind": "tool_exception", "message": fn}
         args = req.get("args") or {}
-        if signature is not None:
-            try:  # a missing or unexpected argument is the caller's fault, not the tool's
-                signature.bind(None, **args)
-            except TypeError as exc:
-                return {"ok": False, "kind": "invalid_arguments", "message": str(exc)}
+        if signature is not None:  # a missing or unexpected argument is the caller's fault
+            problem = signature.problem(args)
+            if problem is not None:
+                return {"ok": False, "kind": "invalid_arguments", "message": problem}
         if req.get("remote"):
             return self._call_remote(req, fn, mutates, args)
         path = req["db"]
@@ -586,6 +671,7 @@ class Worker:
                           int(req.get("step", 0)), req.get("clock", "2026-01-15T09:00:00"),
                           counters, read_only=not mutates)
         self.channel.call_id = req.get("id")
+        self.channel.late = False
         try:
             reply = self._run(fn, ctx, args, float(req.get("timeout", 5.0)), mutates)
         finally:
@@ -643,13 +729,18 @@ class Worker:
         return msg
 
 
+# json's own encoder, made once: it defines what a result may be (orjson would turn NaN into
+# null and dates into text, both silent changes of what the tool returned)
+_encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
 def encode_result(result: Any) -> dict[str, Any]:
-    """The reply for a tool's return value, encoded once: the JSON text travels as is inside
-    the reply frame. Values JSON cannot carry (sets, bytes, dates, NaN) are an error of the
-    tool, not silently changed."""
+    """The reply for a tool's return value, encoded once: the JSON text travels as is after the
+    reply frame's envelope. Values JSON cannot carry (sets, bytes, dates, NaN, lone
+    surrogates) are an error of the tool, not silently changed."""
     try:
-        payload = json.dumps(result, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        payload = _encode_json(result).encode()
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
         return {"ok": False, "kind": "tool_exception",
                 "message": f"result is not JSON: {exc} (return dicts, lists, str, int, "
                            "float, bool or None)"}
@@ -683,7 +774,17 @@ def _exec_module(source: str, filename: str, namespace: dict[str, Any],
     return None
 
 
+_channel: HostChannel | None = None  # the worker's, once main() made it
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
+    channel = _channel
+    if channel is not None and channel.busy == threading.get_ident():
+        # mid-exchange: raising now would leave an answer unread in the stream; the
+        # exchange raises the timeout once the answer is in (the caller bounds the statement
+        # by the same deadline)
+        channel.late = True
+        return
     raise ToolTimeout()
 
 
@@ -720,43 +821,70 @@ def frame_size(header: bytes) -> tuple[int, bool]:
 
 
 def decode_body(body: bytes, packed: bool = False) -> dict[str, Any] | None:
+    """A frame's message, or None when it is not one. A JSON frame may end with a newline and
+    a tool's result as JSON text: that is decoded with json (exact for big integers, which
+    orjson would turn into floats), the envelope with orjson (safe and fast on what the worker
+    sends; JSON encoders never write a raw newline)."""
     try:
-        message = marshal.loads(body) if packed else json.loads(body.decode())
-    except (ValueError, EOFError, TypeError):
+        if packed:
+            message = marshal.loads(body)
+        else:
+            cut = body.find(b"\n")
+            message = orjson.loads(body if cut < 0 else body[:cut])
+            if cut >= 0 and isinstance(message, dict):
+                message["result"] = json.loads(body[cut + 1:].decode())
+    except (ValueError, EOFError, TypeError):  # orjson.JSONDecodeError is a ValueError
         return None
     return message if isinstance(message, dict) else None
 
 
 def encode_packed(message: dict[str, Any]) -> bytes:
-    """A marshal frame (caller -> worker: statement answers)."""
-    data = marshal.dumps(message)
+    """A marshal frame (caller -> worker only: requests and statement answers). marshal is
+    exact for every value JSON can carry and then some (bytes); a value it cannot carry goes
+    through JSON first, as the JSON protocol would have sent it."""
+    try:
+        data = marshal.dumps(message)
+    except ValueError:  # e.g. a str subclass among the arguments
+        data = marshal.dumps(json.loads(json.dumps(message, ensure_ascii=False)))
     if len(data) > MAX_FRAME_BYTES:
-        raise ValueError(f"message too large ({len(data):,} bytes)")
+        raise ValueError(f"message too large ({len(data):,} bytes; the limit is "
+                         f"{MAX_FRAME_BYTES:,})")
     return _HEADER.pack(len(data) | _MARSHAL_FLAG) + data
 
 
-def encode_frame(message: dict[str, Any]) -> bytes:
+def encode_frame(message: dict[str, Any], strict: bool = False) -> bytes:
+    """A JSON frame (worker -> caller): orjson for the envelope, then the result's JSON text
+    from `encode_result` after a newline. A message orjson cannot encode (a lone surrogate
+    in an error message, an integer past 64 bits) goes through json, with unencodable
+    characters replaced unless `strict` (statements: those are the tool's error)."""
     raw = message.pop(_RAW_RESULT, None)
-    body = json.dumps(message, ensure_ascii=False)
-    if raw is not None:  # splice the already-encoded result in instead of encoding it twice
-        body = f'{body[:-1]}, "result": {raw}}}' if len(body) > 2 else f'{{"result": {raw}}}'
-    data = body.encode()
+    try:
+        data = orjson.dumps(message)
+    except TypeError:
+        text = json.dumps(message, ensure_ascii=False)
+        data = text.encode() if strict else text.encode("utf-8", "replace")
+    if raw is not None:
+        data = b"%b\n%b" % (data, raw)
     if len(data) > MAX_FRAME_BYTES:
         raise ValueError(f"message too large ({len(data):,} bytes; the limit is "
                          f"{MAX_FRAME_BYTES:,})")
     return _HEADER.pack(len(data)) + data
 
 
-def write_frame(stream: Any, message: dict[str, Any]) -> None:
-    stream.write(encode_frame(message))
+def write_frame(stream: Any, message: dict[str, Any], strict: bool = False) -> None:
+    stream.write(encode_frame(message, strict))
     stream.flush()
+
+
+_statm: list[int] = []  # /proc/self/statm, opened once: one pread per call
 
 
 def _rss_bytes() -> int:
     """This process's resident memory now (the caller recycles a worker that holds too much)."""
     try:
-        with open("/proc/self/statm", "rb") as fh:
-            return int(fh.read().split()[1]) * _PAGE
+        if not _statm:
+            _statm.append(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
+        return int(os.pread(_statm[0], 128, 0).split()[1]) * _PAGE
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -778,7 +906,8 @@ def main() -> None:
     signal.signal(signal.SIGALRM, _on_alarm)
     buffered_in = io.BufferedReader(proto_in)
     worker = Worker()
-    worker.channel = HostChannel(buffered_in, proto_out, worker.guard)
+    global _channel
+    worker.channel = _channel = HostChannel(buffered_in, proto_out, worker.guard)
     while True:
         req = read_frame(buffered_in, trusted=True)
         if req is None:

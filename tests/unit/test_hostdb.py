@@ -52,6 +52,13 @@ SNIPPETS = [
     ("write", "result = [ctx.new_id('N'), ctx.new_id('N'), ctx.now()]\nraise ToolError('no')"),
     ("write", "result = [ctx.new_id('N'), ctx.now()]\n"
               "ctx.execute(\"UPDATE users SET role = 'member' WHERE id = 2\")"),
+    # values JSON has no room for, on the way in and on the way out
+    ("read", "row = ctx.one('SELECT ? AS a, ? AS b, typeof(?) AS t, ? AS n', "
+             "(float('inf'), float('-inf'), float('nan'), -2**63))\n"
+             "result = [repr(row['a']), repr(row['b']), row['t'], row['n']]"),
+    ("read", "ctx.one('SELECT ?', (2**63,))"),
+    ("read", "result = [2**70, -2**80, 1e300, 0.1]"),
+    ("read", "result = 'half a pair: \\ud800'"),
 ]
 
 
@@ -76,6 +83,10 @@ def test_tool_code_sees_the_same_database_sandboxed_or_not(caplog):
     assert confined[0][0].startswith("[1, ") and confined[0][7] == "caught IntegrityError"
     assert confined[0][8].startswith("constraint_violation")
     assert confined[0][13].startswith("permission_denied") and "read-only" in confined[0][13]
+    assert confined[0][-4] == '["inf", "-inf", "null", -9223372036854775808]'
+    assert confined[0][-3].startswith("tool_exception: OverflowError")
+    assert confined[0][-2] == f"[{2**70}, {-2**80}, 1e+300, 0.1]"
+    assert confined[0][-1].startswith("tool_exception: result is not JSON")
 
 
 def test_large_answers_travel_in_chunks_and_oversized_ones_fail_cleanly():
@@ -217,3 +228,17 @@ def test_works_with_more_than_1024_open_files(notes_spec):
     finally:
         for fd in filler:
             os.close(fd)
+
+
+def test_a_timeout_during_a_statement_exchange_leaves_the_channel_clean():
+    """A tool that does nothing but statements is nearly always mid-exchange when its time runs
+    out: the timeout is raised once the answer is read, so the worker goes on (no restart) and
+    the next call gets its own answers."""
+    with EnvRuntime(workers=1, sandbox=True, tool_timeout_s=0.3) as rt:
+        ep = rt.open(attacker_spec(), seed=1)
+        for _ in range(3):
+            obs = ep.step("run_read", {"code": "while True:\n    ctx.one('SELECT 1 AS x')"})
+            assert not obs.ok and obs.error.kind == "timeout", obs
+            follow = ep.step("run_read", {"code": "result = ctx.one('SELECT 7 AS x')['x']"})
+            assert follow.ok and follow.result == 7, follow
+        assert rt.pool.restarts == 0
