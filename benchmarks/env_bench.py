@@ -494,6 +494,171 @@ def bench_large(spec: EnvSpec, sandbox: bool, n: int, gap_s: float) -> dict[str,
 
 
 # ---------------------------------------------------------------------------------------------
+# The figures of the engine and sandbox targets, every mode in one run: sandboxed, unsandboxed
+# and the same tool code on an in-process SQLite connection (sandbox_bench.py prints them too)
+# ---------------------------------------------------------------------------------------------
+
+MODES = {"sandboxed": True, "unsandboxed": False}
+TARGET_SANDBOX_RATIO = 1.5  # sandboxed / unsandboxed, reset and step p50
+TARGET_STEPS_PER_S = 3000.0  # 1,024 concurrent episodes, sandboxed
+
+
+def bench_write(runtime: EnvRuntime, spec: EnvSpec, n: int) -> dict[str, Any]:
+    ep = runtime.open(spec, seed=9)
+    try:
+        for i in range(20):  # warm-up
+            check(ep.step("restock", {"id": 1 + i % 150, "quantity": 1}))
+        samples = []
+        for i in range(n):
+            t = time.perf_counter()
+            obs = ep.step("restock", {"id": 1 + i % 150, "quantity": 1})
+            samples.append((time.perf_counter() - t) * 1e3)
+            check(obs)
+    finally:
+        ep.close()
+    return {"n": n, "p50_ms": pct(samples, 50), "p95_ms": pct(samples, 95)}
+
+
+def bench_inprocess(spec: EnvSpec, template: Path, workdir: Path, n: int) -> dict[str, float]:
+    """get_item and restock back to back on one persistent in-process SQLite connection."""
+    from large_env import InProcess
+
+    base = InProcess(spec, template, workdir)
+    try:
+        out = {}
+        for tool, args in (("get_item", lambda i: {"id": 1 + i % 150}),
+                           ("restock", lambda i: {"id": 1 + i % 150, "quantity": 1})):
+            for i in range(50):
+                base.step(tool, args(i))
+            samples = []
+            for i in range(n):
+                t = time.perf_counter()
+                base.step(tool, args(i))
+                samples.append((time.perf_counter() - t) * 1e3)
+            out[f"{tool}_p50_ms"] = pct(samples, 50)
+        return out
+    finally:
+        base.close()
+
+
+def engine_figures(spec: EnvSpec, large_spec: EnvSpec | None, *, workers: int, threads: int,
+                   rounds: int, n_reset: int, n_step: int, target_steps: int,
+                   n_large: int) -> dict[str, Any]:
+    """Reset, read and write steps and 1,024 concurrent episodes in both modes, in interleaved
+    rounds (load hits both columns alike; medians over rounds), the same tools in-process, and
+    the large environment in both modes against its in-process baseline."""
+    import statistics
+
+    per_mode: dict[str, list[dict[str, Any]]] = {m: [] for m in MODES}
+    inproc: list[dict[str, float]] = []
+    for _ in range(rounds):
+        for mode, sandbox in MODES.items():
+            with EnvRuntime(workers=workers, sandbox=sandbox) as rt:
+                bench_cold_open(rt, spec)
+                reset = bench_reset(rt, spec, n_reset)
+                step = bench_step(rt, spec, n_step)
+                write = bench_write(rt, spec, n_step // 2)
+                conc = bench_concurrency(rt, spec, 1024, threads, target_steps)
+                if mode == "unsandboxed":
+                    inproc.append(bench_inprocess(spec, rt.prepare(spec), rt.workdir, n_step))
+            per_mode[mode].append({
+                "reset_p50_ms": reset["p50_ms"], "step_p50_ms": step["p50_ms"],
+                "step_p95_ms": step["p95_ms"], "write_p50_ms": write["p50_ms"],
+                "conc_steps_per_s": conc["steps_per_s"],
+                "conc_bytes": conc["peak_tree_rss_bytes"] + conc["episode_files_bytes"]})
+    res: dict[str, Any] = {
+        mode: {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+        for mode, rows in per_mode.items()}
+    res["inprocess"] = {k: statistics.median(r[k] for r in inproc) for k in inproc[0]}
+    res["rounds"] = rounds
+    if large_spec is not None:
+        res["large"] = {mode: bench_large(large_spec, sandbox, n_large, 0.02)
+                        for mode, sandbox in MODES.items()}
+    return res
+
+
+def render_figures(res: dict[str, Any], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("Figure", "Sandboxed", "Unsandboxed", "In-process SQLite",
+                "Sandboxed / unsandboxed", "Target", "Met?"):
+        table.add_column(col, justify="left" if col == "Figure" else "right")
+    sb, un, ip = res["sandboxed"], res["unsandboxed"], res["inprocess"]
+
+    def met(ok: bool) -> str:
+        return "[green]yes[/]" if ok else "[red]NO[/]"
+
+    def ratio_row(label: str, key: str, ip_key: str | None, fmt: str = "{:.3f} ms") -> None:
+        r = sb[key] / un[key]
+        table.add_row(label, fmt.format(sb[key]), fmt.format(un[key]),
+                      fmt.format(ip[ip_key]) if ip_key else "", f"{r:.2f}x",
+                      f"<= {TARGET_SANDBOX_RATIO:g}x", met(r <= TARGET_SANDBOX_RATIO))
+
+    ratio_row("Reset p50 (after a write every 10th)", "reset_p50_ms", None, "{:.4f} ms")
+    ratio_row("Step p50, read tool (1 statement)", "step_p50_ms", "get_item_p50_ms")
+    ratio_row("Step p50, write tool (2 statements)", "write_p50_ms", "restock_p50_ms")
+    table.add_row("1,024 episodes: steps/s (read + write)", f"{sb['conc_steps_per_s']:,.0f}",
+                  f"{un['conc_steps_per_s']:,.0f}", "",
+                  f"{sb['conc_steps_per_s'] / un['conc_steps_per_s']:.2f}x",
+                  f">= {TARGET_STEPS_PER_S:,.0f}",
+                  met(sb["conc_steps_per_s"] >= TARGET_STEPS_PER_S))
+    table.add_row("1,024 episodes: RSS + episode files", mib(sb["conc_bytes"]),
+                  mib(un["conc_bytes"]), "", "", f"<= {mib(TARGET_RSS_BYTES)}",
+                  met(sb["conc_bytes"] <= TARGET_RSS_BYTES))
+    large = res.get("large")
+    if large:
+        ls, lu = large["sandboxed"], large["unsandboxed"]
+        base = (ls["inprocess_p50_ms"] + lu["inprocess_p50_ms"]) / 2
+        table.add_row("Large env step p50, 20 ms gaps (x in-process)",
+                      f"{ls['engine_p50_ms']:.3f} ms ({ls['ratio_p50']:.1f}x)",
+                      f"{lu['engine_p50_ms']:.3f} ms ({lu['ratio_p50']:.1f}x)",
+                      f"{base:.3f} ms", f"{ls['engine_p50_ms'] / lu['engine_p50_ms']:.2f}x",
+                      f"<= {TARGET_LARGE_RATIO:g}x in-process",
+                      met(ls["ratio_p50"] <= TARGET_LARGE_RATIO))
+        table.add_row("Large env step p95, 20 ms gaps", f"{ls['engine_p95_ms']:.3f} ms",
+                      f"{lu['engine_p95_ms']:.3f} ms",
+                      f"{(ls['inprocess_p95_ms'] + lu['inprocess_p95_ms']) / 2:.3f} ms", "",
+                      f"<= {TARGET_LARGE_P95_MS:g} ms",
+                      met(ls["engine_p95_ms"] <= TARGET_LARGE_P95_MS))
+        table.add_row("Large env step p50, back to back", f"{ls['engine_tight_p50_ms']:.3f} ms",
+                      f"{lu['engine_tight_p50_ms']:.3f} ms", "",
+                      f"{ls['engine_tight_p50_ms'] / lu['engine_tight_p50_ms']:.2f}x", "", "")
+        table.add_row("Large env reset p50 (after one write)", f"{ls['reset_p50_ms']:.3f} ms",
+                      f"{lu['reset_p50_ms']:.3f} ms", "",
+                      f"{ls['reset_p50_ms'] / lu['reset_p50_ms']:.2f}x",
+                      f"<= {TARGET_LARGE_RESET_P50_MS:g} ms",
+                      met(ls["reset_p50_ms"] <= TARGET_LARGE_RESET_P50_MS))
+    Console(width=None if sys.stdout.isatty() else 170).print(table)
+
+
+def figure_targets(res: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    sb, un = res["sandboxed"], res["unsandboxed"]
+    out = {f"sandboxed_{k}_ratio": {"target": TARGET_SANDBOX_RATIO, "value": sb[k] / un[k],
+                                    "met": sb[k] / un[k] <= TARGET_SANDBOX_RATIO}
+           for k in ("reset_p50_ms", "step_p50_ms", "write_p50_ms")}
+    out["sandboxed_1024_steps_per_s"] = {
+        "target": TARGET_STEPS_PER_S, "value": sb["conc_steps_per_s"],
+        "met": sb["conc_steps_per_s"] >= TARGET_STEPS_PER_S}
+    out["sandboxed_1024_bytes"] = {"target": TARGET_RSS_BYTES, "value": sb["conc_bytes"],
+                                   "met": sb["conc_bytes"] <= TARGET_RSS_BYTES}
+    return out
+
+
+def figures_title(res: dict[str, Any], workers: int, threads: int, load_start: str,
+                  load_end: str) -> str:
+    return (f"Engine figures, sandboxed vs unsandboxed vs in-process (medians of "
+            f"{res['rounds']} interleaved round(s); workers={workers}, threads={threads}, "
+            f"{os.cpu_count()} CPUs; load average {load_start} at the start, {load_end} at "
+            "the end)")
+
+
+def load_average() -> str:
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+# ---------------------------------------------------------------------------------------------
 # Contrast: one FastAPI/uvicorn process per environment instance
 # ---------------------------------------------------------------------------------------------
 
@@ -656,24 +821,6 @@ def render(res: dict[str, Any]) -> None:
                   "web server / (open_episode + 1 step)")
     table.add_row("Ratio: memory per instance", f"{res['ratio_memory']:,.0f}x", "", "",
                   "web server RSS / memory per episode")
-    for lg in res.get("large", []):
-        mode = "sandboxed" if lg["sandbox"] else "no sandbox"
-        where = (f"{lg['tables']} tables, {lg['rows']:,} rows, {mib(lg['db_bytes'])}; "
-                 f"{lg['gap_ms']:.0f} ms between steps; {mode}")
-        table.add_row(f"Large env step p50 ({mode})",
-                      f"{lg['engine_p50_ms']:.3f} ms = {lg['ratio_p50']:.1f}x in-process",
-                      f"<= {TARGET_LARGE_RATIO:g}x", met(lg["ratio_p50"] <= TARGET_LARGE_RATIO),
-                      f"in-process {lg['inprocess_p50_ms']:.3f} ms; back to back "
-                      f"{lg['engine_tight_p50_ms']:.3f} ms; {where}")
-        table.add_row(f"Large env step p95 ({mode})", f"{lg['engine_p95_ms']:.3f} ms",
-                      f"<= {TARGET_LARGE_P95_MS:g} ms",
-                      met(lg["engine_p95_ms"] <= TARGET_LARGE_P95_MS),
-                      f"in-process {lg['inprocess_p95_ms']:.3f} ms")
-        table.add_row(f"Large env reset p50 ({mode})", f"{lg['reset_p50_ms']:.3f} ms",
-                      f"<= {TARGET_LARGE_RESET_P50_MS:g} ms",
-                      met(lg["reset_p50_ms"] <= TARGET_LARGE_RESET_P50_MS),
-                      f"after one write; p95 {lg['reset_p95_ms']:.3f} ms; with no changes "
-                      f"{lg['clean_reset_p50_ms']:.3f} ms")
     table.add_row("Benchmark wall time", f"{res['wall_s']:.1f} s", "", "", "")
     # a pipe or a log gets a wide table too (Rich assumes 80 columns when not on a terminal)
     Console(width=None if sys.stdout.isatty() else 160).print(table)
@@ -696,6 +843,7 @@ def render_large(res: dict[str, Any]) -> None:
                       f"{lg['clean_reset_p50_ms']:.3f} ms")
     lg = res["large"][0]
     Console(width=None if sys.stdout.isatty() else 160).print(table)
+    print(f"load average {res['load_start']} at the start, {res['load_end']} at the end")
     print(f"{lg['tables']} tables, {lg['rows']:,} rows, {mib(lg['db_bytes'])}; {lg['n']} steps "
           f"each way, {lg['gap_ms']:.0f} ms between steps; targets: ratio <= "
           f"{TARGET_LARGE_RATIO:g}x, p95 <= {TARGET_LARGE_P95_MS:g} ms, reset p50 <= "
@@ -724,25 +872,29 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     spec = build_spec()
-    res: dict[str, Any] = {}
+    res: dict[str, Any] = {"load_start": load_average()}
     from large_env import build_spec as build_large_spec
 
     large_spec = build_large_spec()
     n_large = 200 if q else 600
-    res["large"] = [bench_large(large_spec, sandbox, n_large, 0.02) for sandbox in (False, True)]
-    large_targets = {
-        f"large_{'sandboxed' if lg['sandbox'] else 'unsandboxed'}_{key}": {
-            "target": target, "value": lg[key], "met": lg[key] <= target}
-        for lg in res["large"]
-        for key, target in (("ratio_p50", TARGET_LARGE_RATIO),
-                            ("engine_p95_ms", TARGET_LARGE_P95_MS),
-                            ("reset_p50_ms", TARGET_LARGE_RESET_P50_MS))}
+
+    def large_targets(large: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {f"large_{'sandboxed' if lg['sandbox'] else 'unsandboxed'}_{key}": {
+                "target": target, "value": lg[key], "met": lg[key] <= target}
+                for lg in large
+                for key, target in (("ratio_p50", TARGET_LARGE_RATIO),
+                                    ("engine_p95_ms", TARGET_LARGE_P95_MS),
+                                    ("reset_p50_ms", TARGET_LARGE_RESET_P50_MS))}
+
     if args.large_only:
+        res["large"] = [bench_large(large_spec, sandbox, n_large, 0.02)
+                        for sandbox in (False, True)]
         res["config"] = {"quick": q, "workers": 1, "threads": 1, "cpus": os.cpu_count(),
                          "spec_tables": len(large_spec.tables),
                          "spec_rows": large_spec.row_count()}
-        res["targets"] = large_targets
+        res["targets"] = large_targets(res["large"])
         res["wall_s"] = time.perf_counter() - started
+        res["load_end"] = load_average()
         render_large(res)
         if args.json:
             Path(args.json).write_text(json.dumps(res, indent=2))
@@ -772,6 +924,10 @@ def main(argv: list[str] | None = None) -> int:
         res["all_in_per_episode_bytes"] = (
             big["peak_tree_rss_bytes"] + big["episode_files_bytes"]) / big["episodes"]
         res["servers"] = bench_servers(template, n_servers)
+    res["figures"] = engine_figures(
+        spec, large_spec, workers=args.workers, threads=args.threads, rounds=1 if q else 2,
+        n_reset=n_reset // 2, n_step=n_step // 2, target_steps=target_steps, n_large=n_large)
+    res["load_end"] = load_average()
     res["ratio_time"] = res["servers"]["mean_first_answer_ms"] / res["open_step"]["mean_ms"]
     res["ratio_memory"] = res["servers"]["mean_rss_bytes"] / res["per_episode_bytes"]
     res["targets"] = {
@@ -781,10 +937,13 @@ def main(argv: list[str] | None = None) -> int:
                         "met": res["step"]["p50_ms"] <= TARGET_STEP_P50_MS},
         "rss_1024_bytes": {"target": TARGET_RSS_BYTES, "value": big["peak_tree_rss_bytes"],
                            "met": big["peak_tree_rss_bytes"] <= TARGET_RSS_BYTES},
-        **large_targets,
+        **figure_targets(res["figures"]),
+        **large_targets(list(res["figures"]["large"].values())),
     }
     res["wall_s"] = time.perf_counter() - started
     render(res)
+    render_figures(res["figures"], figures_title(res["figures"], args.workers, args.threads,
+                                                 res["load_start"], res["load_end"]))
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2))
     return 0 if all(t["met"] for t in res["targets"].values()) else 1

@@ -6,9 +6,10 @@ engine with its tool workers sandboxed vs unsandboxed (same run, interleaved rou
     .venv/bin/python benchmarks/sandbox_bench.py --json out.json
 
 The security table runs the attempts the test suite runs (tests/integration/escape_attempts.py).
-Engine figures use env_bench's benchmark environment (10 tables, 1,000 rows) and functions;
-each round measures both configurations back to back and the table shows medians over rounds,
-so machine load hits both columns alike.
+Engine figures are env_bench's (`engine_figures`): its benchmark environment (10 tables, 1,000
+rows) sandboxed, unsandboxed and in-process, each round measuring both modes back to back (the
+table shows medians over rounds, so machine load hits both columns alike), and the large
+environment (benchmarks/large_env.py) in both modes against its in-process baseline.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sqlite3
 import statistics
 import sys
@@ -32,12 +32,10 @@ for p in (ROOT, ROOT / "benchmarks"):
 
 import env_bench as eb  # noqa: E402
 
-from agent_world.envs import EnvRuntime  # noqa: E402
 from agent_world.tools.sandbox import LocalSandbox  # noqa: E402
 from tests.integration.escape_attempts import ATTEMPTS, Arena  # noqa: E402
 
 TARGET_WARM_RATIO = 10.0
-TARGET_ENGINE_RATIO = 1.5
 
 
 def security() -> list[dict[str, Any]]:
@@ -92,33 +90,6 @@ def run_code_figures(n_cold: int, n_warm: int) -> dict[str, Any]:
             "db_bytes": sum(len(b) for b in blobs.values())}
 
 
-CONFIGS = {  # column -> EnvRuntime options
-    "off": {"sandbox": False},
-    "on": {"sandbox": True},
-}
-
-
-def engine_round(options: dict[str, Any], args: argparse.Namespace, spec: Any) -> dict[str, Any]:
-    with EnvRuntime(workers=args.workers, **options) as rt:
-        t = time.perf_counter()
-        eb.bench_cold_open(rt, spec)
-        cold_s = time.perf_counter() - t
-        reset = eb.bench_reset(rt, spec, args.n_reset)
-        step = eb.bench_step(rt, spec, args.n_step)
-        ep = rt.open(spec, seed=9)
-        writes = []
-        for i in range(args.n_step // 2):
-            t = time.perf_counter()
-            eb.check(ep.step("restock", {"id": 1 + i % 150, "quantity": 1}))
-            writes.append((time.perf_counter() - t) * 1e3)
-        ep.close()
-        conc = eb.bench_concurrency(rt, spec, 1024, args.threads, args.target_steps)
-    return {"cold_s": cold_s, "reset_p50_ms": reset["p50_ms"], "step_p50_ms": step["p50_ms"],
-            "write_p50_ms": statistics.median(writes), "conc_steps_per_s": conc["steps_per_s"],
-            "conc_rss_bytes": conc["peak_tree_rss_bytes"],
-            "conc_files_bytes": conc["episode_files_bytes"]}
-
-
 def render(res: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -149,33 +120,10 @@ def render(res: dict[str, Any]) -> None:
                f"{rc['evaluate_p50_ms']:.2f} ms", "", f"{rc['db_bytes'] >> 10} KiB of files")
     console.print(t1)
 
-    off, on = (res["engine"][k] for k in ("off", "on"))
-    t2 = Table(title=f"Engine: tool workers unsandboxed vs sandboxed (medians of "
-                     f"{res['config']['rounds']} interleaved rounds; workers="
-                     f"{res['config']['workers']}, threads={res['config']['threads']}; "
-                     f"load average {res['config']['load']})")
-    for col in ("Metric", "Unsandboxed", "Sandboxed", "Ratio", "Target", "Met?"):
-        t2.add_column(col, justify="left" if col == "Metric" else "right")
-
-    def row(label: str, key: str, fmt: str, target: float | None = None,
-            lower_is_better: bool = True) -> None:
-        a, b = off[key], on[key]
-        r = b / a if lower_is_better else a / b
-        met = "" if target is None else ("[green]yes[/]" if r <= target else "[red]NO[/]")
-        t2.add_row(label, fmt.format(a), fmt.format(b), f"{r:.2f}x",
-                   "" if target is None else f"<= {target:g}x", met)
-
-    row("Runtime start + warm-up (template, workers)", "cold_s", "{:.2f} s")
-    row("Reset p50", "reset_p50_ms", "{:.4f} ms", TARGET_ENGINE_RATIO)
-    row("Step p50 (read tool)", "step_p50_ms", "{:.3f} ms", TARGET_ENGINE_RATIO)
-    row("Step p50 (write tool)", "write_p50_ms", "{:.3f} ms")
-    row("1,024 episodes: steps/s (slowdown)", "conc_steps_per_s", "{:,.0f}",
-        lower_is_better=False)
-    totals = [r["conc_rss_bytes"] + r["conc_files_bytes"] for r in (off, on)]
-    t2.add_row("1,024 episodes: RSS + episode files", eb.mib(totals[0]), eb.mib(totals[1]), "",
-               f"<= {eb.mib(eb.TARGET_RSS_BYTES)}",
-               "[green]yes[/]" if totals[1] <= eb.TARGET_RSS_BYTES else "[red]NO[/]")
-    console.print(t2)
+    console.print(t1)
+    eb.render_figures(res["engine"], eb.figures_title(
+        res["engine"], res["config"]["workers"], res["config"]["threads"],
+        res["config"]["load_start"], res["config"]["load_end"]))
     console.print(f"wall time {res['wall_s']:.0f} s")
 
 
@@ -185,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="PATH", help="also write the raw figures as JSON here")
     ap.add_argument("--workers", type=int, default=eb.DEFAULT_WORKERS)
     ap.add_argument("--threads", type=int, default=eb.DEFAULT_THREADS)
+    ap.add_argument("--no-large", action="store_true",
+                    help="leave out the large environment (benchmarks/large_env.py)")
     args = ap.parse_args(argv)
     args.rounds = 2 if args.quick else 3
     args.n_reset = 300 if args.quick else 1000
@@ -194,18 +144,17 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     res: dict[str, Any] = {"config": {"quick": args.quick, "workers": args.workers,
-                                      "threads": args.threads, "rounds": args.rounds}}
+                                      "threads": args.threads, "rounds": args.rounds,
+                                      "load_start": eb.load_average()}}
     res["security"] = security()
     res["run_code"] = run_code_figures(5 if args.quick else 15, 200 if args.quick else 1000)
-    spec = eb.build_spec()
-    rounds: dict[str, list[dict[str, Any]]] = {k: [] for k in CONFIGS}
-    for _ in range(args.rounds):
-        for key, options in CONFIGS.items():
-            rounds[key].append(engine_round(options, args, spec))
-    res["engine"] = {k: {m: statistics.median(r[m] for r in v) for m in v[0]}
-                     for k, v in rounds.items()}
-    res["engine_rounds"] = rounds
-    res["config"]["load"] = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    from large_env import build_spec as build_large_spec
+
+    res["engine"] = eb.engine_figures(
+        eb.build_spec(), None if args.no_large else build_large_spec(), workers=args.workers,
+        threads=args.threads, rounds=args.rounds, n_reset=args.n_reset, n_step=args.n_step,
+        target_steps=args.target_steps, n_large=200 if args.quick else 600)
+    res["config"]["load_end"] = eb.load_average()
     res["wall_s"] = time.perf_counter() - started
     render(res)
     if args.json:

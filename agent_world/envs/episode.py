@@ -36,7 +36,7 @@ from agent_world.envs.database import (
     read_rows,
     state_hash,
 )
-from agent_world.envs.hostdb import EpisodeDB
+from agent_world.envs.hostdb import EpisodeDB, Forecast
 from agent_world.envs.pool import Launcher, WorkerPool
 from agent_world.envs.spec import EnvSpec
 from agent_world.tools.sandbox.isolation import (
@@ -161,6 +161,8 @@ class EnvRuntime:
         # id(spec) -> (spec, fingerprint): hashing a 1,000-row spec costs ~2 ms, an open 0.05 ms
         self._fingerprints: dict[int, tuple[EnvSpec, str]] = {}
         self._validators: dict[tuple[str, str], Any] = {}
+        # per environment and tool: the reads its calls begin with, answered ahead (hostdb)
+        self._forecasts: dict[tuple[str, str], Forecast] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self._closed = False
@@ -188,6 +190,7 @@ class EnvRuntime:
                                         for t in spec.tools}, spec.helpers)
                 for t in spec.tools:
                     self._validators[(fp, t.name)] = CompiledArguments(t.arguments_schema)
+                    self._forecasts[(fp, t.name)] = Forecast()
                 self._templates[fp] = path
         return path
 
@@ -290,11 +293,15 @@ class Episode:
             db = self._database()
             message["counters"] = db.begin(self._mutates[tool], runtime.tool_timeout_s)
             message["remote"] = True
+            forecast = runtime._forecasts[(self.fingerprint, tool)]
             reply: dict[str, Any] = {}
             try:
+                ahead = db.answer_ahead(forecast, arguments)
+                if ahead:
+                    message["ahead"] = ahead
                 reply = runtime.pool.call(message, runtime.tool_timeout_s, serve=db.serve)
             finally:
-                reply = db.finish(reply)
+                reply = db.finish(reply, forecast, arguments)
         else:
             reply = runtime.pool.call(dict(message, db=str(self.path), persist=True),
                                       runtime.tool_timeout_s)

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import base64
 import marshal
+import math
 import os
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -49,6 +51,106 @@ _MAX_ISSUED = 1_000_000
 
 class AnswerTooLarge(Exception):
     pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers sent ahead. Most tools begin with the same reads, their parameters taken from the
+# call's arguments or from the rows an earlier read returned (look up the reservation by the
+# id given, then its flight by the reservation's flight_id). Each such statement costs a round
+# trip to the worker and back. A Forecast remembers, per environment and tool, the leading
+# SELECTs of the tool's last call and where each parameter came from; the next call runs them
+# right after BEGIN, as the tool would, and sends the answers with the request. The worker
+# hands one out only when the tool sends exactly that statement with exactly those parameters
+# at that position, so the tool sees what it would have seen; a miss costs one wasted read.
+# Only SELECTs are run ahead, under the guard with writes refused, within the call's deadline
+# and a size budget: nothing runs that the tool could not have run itself in that call.
+# ---------------------------------------------------------------------------------------------
+
+MAX_AHEAD = 8  # leading reads learned per tool
+MAX_AHEAD_BYTES = 64 << 10  # rows sent ahead per call
+_SCALARS = (int, float, str, type(None))  # bool is an int; bytes and JSON stay out
+_SELECT = re.compile(r"\s*select\b", re.IGNORECASE)
+
+
+def _is_select(sql: str) -> bool:
+    """A statement that can only read (SQLite runs one statement per execute; a SELECT cannot
+    write, and no SQL function on this connection does)."""
+    return _SELECT.match(sql) is not None
+
+
+def _source(value: Any, args: dict[str, Any], firsts: list[tuple | None]) -> tuple:
+    """Where a parameter value came from: an argument, a column of an earlier read's first
+    row, or a constant."""
+    kind = type(value)
+    if kind in _SCALARS or kind is bool:
+        for key, arg in args.items():
+            if type(arg) is kind and arg == value:
+                return ("a", key)
+        for i, row in enumerate(firsts):
+            if row is not None:
+                for j, col in enumerate(row):
+                    if type(col) is kind and col == value:
+                        return ("r", i, j)
+    return ("c", value)
+
+
+def _take(source: tuple, args: dict[str, Any], firsts: list[tuple | None]) -> Any:
+    kind = source[0]
+    if kind == "c":
+        return source[1]
+    if kind == "a":
+        value = args.get(source[1], _MISSING)
+    else:
+        row = firsts[source[1]] if source[1] < len(firsts) else None
+        value = row[source[2]] if row is not None and source[2] < len(row) else _MISSING
+    if type(value) not in _SCALARS and type(value) is not bool:
+        return _MISSING
+    if type(value) is float and not math.isfinite(value):
+        return _MISSING
+    return value
+
+
+_MISSING = object()
+
+
+def _fill(recipe: Any, args: dict[str, Any], firsts: list[tuple | None]) -> Any:
+    """A statement's parameters (as the worker would send them) from its recipe, or None."""
+    if isinstance(recipe, dict):
+        out = {k: _take(src, args, firsts) for k, src in recipe.items()}
+        return None if any(v is _MISSING for v in out.values()) else out
+    values = [_take(src, args, firsts) for src in recipe]
+    return None if any(v is _MISSING for v in values) else values
+
+
+class Forecast:
+    """The leading reads of one tool's last call (see above), and how well they predicted."""
+
+    __slots__ = ("plan", "sent", "used")
+
+    def __init__(self) -> None:
+        self.plan: tuple[tuple[str, Any], ...] = ()
+        self.sent = 0  # statements run ahead
+        self.used = 0  # of those, answers the tool took
+
+    def learn(self, leading: list[tuple[str, Any, tuple | None]], args: dict[str, Any]) -> None:
+        firsts: list[tuple | None] = []
+        plan = []
+        for sql, wire, first in leading[:MAX_AHEAD]:
+            if isinstance(wire, dict):
+                recipe: Any = {k: _source(v, args, firsts) for k, v in wire.items()}
+            elif isinstance(wire, list):
+                recipe = [_source(v, args, firsts) for v in wire]
+            else:
+                break
+            plan.append((sql, recipe))
+            firsts.append(first)
+        self.plan = tuple(plan)
+
+    @property
+    def off(self) -> bool:
+        """Given up on: most answers sent ahead were not used (tools whose first reads depend
+        on their arguments in ways the recipes cannot follow)."""
+        return self.sent >= 64 and self.used * 2 < self.sent
 
 
 def _from_wire(value: Any) -> Any:
@@ -102,6 +204,11 @@ class EpisodeDB:
         # the id/clock counters as last committed: only this connection writes the episode
         self._counters: dict[str, int] | None = None
         self._mark = _TOOL_MARK[False]
+        # this call's answers sent ahead ([sql, params, answer, first row]), and the leading
+        # reads the tool sent itself (until it sent anything else)
+        self._ahead: list[list[Any]] = []
+        self._trace: list[tuple[str, Any, tuple | None]] = []
+        self._tracing = True
 
     def begin(self, mutates: bool, timeout_s: float) -> dict[str, int]:
         """Open the call's transaction; the id/clock counters the call starts from."""
@@ -116,21 +223,34 @@ class EpisodeDB:
         guard.read_only = not mutates
         guard.deadline = time.monotonic() + timeout_s
         guard.denied = None
+        self._ahead, self._trace, self._tracing = [], [], True
         return self._counters
 
     def serve(self, frame: dict[str, Any]) -> dict[str, Any]:
         """Run one statement the tool sent; the answer frame (rows or the error)."""
-        sql = frame.get("sql")
-        many = bool(frame.get("many"))
+        sql, wire, many = frame.get("sql"), frame.get("params"), bool(frame.get("many"))
+        answer, first = self._run(sql, wire, many, self.guard.read_only)
+        if self._tracing:  # still in the call's leading reads: what the forecast learns
+            if many or "error" in answer or not _is_select(sql) or len(self._trace) >= MAX_AHEAD:
+                self._tracing = False
+            else:
+                self._trace.append((sql, wire, first))
+        return answer
+
+    def _run(self, sql: Any, wire: Any, many: bool,
+             read_only: bool) -> tuple[dict[str, Any], tuple | None]:
+        """Run one tool statement under the guard: the answer, and its first row (or None)."""
         guard = self.guard
+        first = None
         try:
             if not isinstance(sql, str):
                 raise sqlite3.ProgrammingError("the statement must be a string")
             try:
-                params = _params(frame.get("params"), many)
+                params = _params(wire, many)
             except (ValueError, TypeError) as exc:
                 raise sqlite3.ProgrammingError(str(exc)) from None
             guard.denied = None
+            guard.read_only = read_only
             guard.active = True
             try:
                 cur = (self.conn.executemany(sql + self._mark, params) if many
@@ -140,6 +260,8 @@ class EpisodeDB:
                 size = 0
                 if names is not None:
                     while rows := cur.fetchmany(CHUNK_ROWS):
+                        if first is None:
+                            first = rows[0]
                         chunk = marshal.dumps(rows)
                         size += len(chunk)
                         if size > MAX_ANSWER_BYTES:
@@ -151,23 +273,61 @@ class EpisodeDB:
                             break
             finally:
                 guard.active = False
+                guard.read_only = not self._mutates
             return {"names": names, "chunks": chunks, "rowcount": cur.rowcount,
-                    "lastrowid": cur.lastrowid}
+                    "lastrowid": cur.lastrowid}, first
         except sqlite3.Error as exc:
             if time.monotonic() > guard.deadline:  # interrupted by the call's deadline
-                return {"error": "timeout", "message": "the call's time ran out"}
+                return {"error": "timeout", "message": "the call's time ran out"}, None
             return {"error": type(exc).__name__, "message": str(exc),
-                    "denied": list(guard.denied) if guard.denied else None}
+                    "denied": list(guard.denied) if guard.denied else None}, None
         except AnswerTooLarge as exc:
-            return {"error": "OperationalError", "message": str(exc), "denied": None}
+            return {"error": "OperationalError", "message": str(exc), "denied": None}, None
         except (ValueError, TypeError, OverflowError, MemoryError) as exc:
             return {"error": "DatabaseError", "message": f"{type(exc).__name__}: {exc}",
-                    "denied": None}
+                    "denied": None}, None
 
-    def finish(self, reply: dict[str, Any]) -> dict[str, Any]:
+    def answer_ahead(self, forecast: Forecast, args: dict[str, Any]) -> list[list[Any]]:
+        """Run the reads the forecast expects this call to start with (right after `begin`,
+        as the tool itself would), each under the guard with writes refused: [[sql, params,
+        answer], ...] for the worker, which uses an answer only when the tool sends exactly
+        that statement, in that order. Stops at the first statement it cannot fill in."""
+        self._ahead = []
+        if forecast.off or not forecast.plan:
+            return self._ahead
+        firsts: list[tuple | None] = []
+        budget = MAX_AHEAD_BYTES
+        for sql, recipe in forecast.plan:
+            wire = _fill(recipe, args, firsts)
+            if wire is None:
+                break
+            answer, first = self._run(sql, wire, False, True)
+            if "error" in answer:
+                break
+            budget -= sum(len(c) for c in answer["chunks"])
+            if budget < 0:
+                break
+            firsts.append(first)
+            self._ahead.append([sql, wire, answer, first])
+        forecast.sent += len(self._ahead)
+        return [a[:3] for a in self._ahead]
+
+    def finish(self, reply: dict[str, Any], forecast: Forecast | None = None,
+               args: dict[str, Any] | None = None) -> dict[str, Any]:
         """Commit the call's changes if the tool returned normally and changed something (the
-        id counters and the write clock advance with them); otherwise roll back."""
+        id counters and the write clock advance with them); otherwise roll back. The
+        forecast learns how this call began."""
         issued = reply.pop("issued", None)
+        used = reply.pop("ahead_used", 0)
+        if forecast is not None:
+            ahead = self._ahead
+            used = used if type(used) is int and 0 <= used <= len(ahead) else 0
+            forecast.used += used
+            # the worker takes answers sent ahead only as a prefix: the tool's own statements
+            # come after them
+            forecast.learn([(sql, wire, first) for sql, wire, _, first in ahead[:used]]
+                           + self._trace, args or {})
+        self._ahead, self._trace = [], []
         conn = self.conn
         if not (reply.get("ok") and self._mutates and conn.total_changes != self._before):
             self.rollback()

@@ -33,7 +33,9 @@ Requests:
    "many": bool} and reads {"names": [...] | None, "chunks": [marshal rows], "rowcount": n,
    "lastrowid": n} or {"error": EXCEPTION NAME, "message": str, "denied": [action, target]}
    or {"error": "timeout"} (the call's deadline passed);
-   the reply carries "issued": {prefix: n} for the caller's id counters)
+   the reply carries "issued": {prefix: n} for the caller's id counters; "ahead":
+   [[sql, params, answer], ...] are answers the caller ran before the call, taken in order
+   while the tool sends exactly those statements, and the reply says "ahead_used": n)
   {"op": "ping"} / {"op": "forget"}
 Any request may carry "forget": [PATH, ...]: episodes closed since, whose connections to drop.
 Every request may carry an "id"; the reply echoes it. Call replies also carry "rss" (bytes).
@@ -344,6 +346,10 @@ class HostChannel:
         self.lock = threading.Lock()
         self.busy = 0  # the thread exchanging a statement now (0: none)
         self.late = False  # the call's time ran out during an exchange
+        # answers the caller ran ahead for this call ([sql, params, answer], in order; see
+        # agent_world.envs.hostdb.Forecast) and how many the tool took
+        self.ahead: list[list[Any]] | None = None
+        self.used = 0
 
     def statement(self, sql: Any, params: Any, many: bool) -> RemoteCursor:
         if not isinstance(sql, str):
@@ -352,6 +358,14 @@ class HostChannel:
         with self.lock:
             if self.call_id is None:
                 raise sqlite3.ProgrammingError("the call this database belonged to is over")
+            ahead = self.ahead
+            if ahead is not None:  # taken only as a prefix: the first miss drops the rest
+                if not many and self.used < len(ahead):
+                    expected, expected_params, answer = ahead[self.used]
+                    if expected == sql and _same(expected_params, wire):
+                        self.used += 1
+                        return self._cursor(answer)
+                self.ahead = None
             frame = encode_frame({"op": "sql", "id": self.call_id, "sql": sql,
                                   "params": wire, "many": many}, strict=True)
             self.busy = threading.get_ident()
@@ -366,6 +380,9 @@ class HostChannel:
             raise ToolTimeout()
         if reply is None:  # the caller is gone: nothing left to serve
             os._exit(0)
+        return self._cursor(reply)
+
+    def _cursor(self, reply: dict[str, Any]) -> RemoteCursor:
         if "error" in reply:
             if reply["error"] == "timeout":  # the caller stopped the statement at the deadline
                 raise ToolTimeout()
@@ -389,6 +406,19 @@ class HostChannel:
                             marshal.loads(chunk))
         description = None if names is None else tuple((n, *(None,) * 6) for n in names)
         return RemoteCursor(rows, reply["rowcount"], reply["lastrowid"], description)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same parameters, types included (1, 1.0 and True bind differently)."""
+    if type(a) is not type(b) or len(a) != len(b):
+        return False
+    if isinstance(a, dict):
+        return all(k in b and _same_value(v, b[k]) for k, v in a.items())
+    return all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
 
 
 _SQLITE_ERRORS = frozenset({"Warning", "Error", "InterfaceError", "DatabaseError", "DataError",
@@ -670,14 +700,19 @@ class Worker:
         ctx = ToolContext(RemoteDB(self.channel), int(req.get("seed", 0)),
                           int(req.get("step", 0)), req.get("clock", "2026-01-15T09:00:00"),
                           counters, read_only=not mutates)
-        self.channel.call_id = req.get("id")
-        self.channel.late = False
+        channel = self.channel
+        channel.call_id = req.get("id")
+        channel.late = False
+        ahead = req.get("ahead")
+        channel.ahead, channel.used = (ahead if isinstance(ahead, list) else None), 0
         try:
             reply = self._run(fn, ctx, args, float(req.get("timeout", 5.0)), mutates)
         finally:
-            self.channel.call_id = None
+            channel.call_id = channel.ahead = None
         if reply["ok"]:
             reply["issued"] = ctx.issued
+        if ahead:
+            reply["ahead_used"] = channel.used
         return reply
 
     def _run(self, fn: Any, ctx: ToolContext, args: dict[str, Any], timeout: float,
