@@ -280,7 +280,7 @@ def tree_rss(root: psutil.Process) -> int:
 class PeakSampler:
     """Samples the process tree's RSS in a background thread; `peak` is the largest seen."""
 
-    def __init__(self, interval_s: float = 0.05):
+    def __init__(self, interval_s: float = 0.25):
         self.interval_s = interval_s
         self.root = psutil.Process()
         self.peak = 0

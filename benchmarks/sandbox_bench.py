@@ -120,7 +120,6 @@ def render(res: dict[str, Any]) -> None:
                f"{rc['evaluate_p50_ms']:.2f} ms", "", f"{rc['db_bytes'] >> 10} KiB of files")
     console.print(t1)
 
-    console.print(t1)
     eb.render_figures(res["engine"], eb.figures_title(
         res["engine"], res["config"]["workers"], res["config"]["threads"],
         res["config"]["load_start"], res["config"]["load_end"]))

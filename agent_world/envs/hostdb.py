@@ -231,8 +231,9 @@ class EpisodeDB:
         sql, wire, many = frame.get("sql"), frame.get("params"), bool(frame.get("many"))
         answer, first = self._run(sql, wire, many, self.guard.read_only)
         if self._tracing:  # still in the call's leading reads: what the forecast learns
-            if many or "error" in answer or not _is_select(sql) or len(self._trace) >= MAX_AHEAD:
-                self._tracing = False
+            if (many or "error" in answer or not _is_select(sql) or len(self._trace) >= MAX_AHEAD
+                    or sum(len(c) for c in answer["chunks"]) > MAX_AHEAD_BYTES):
+                self._tracing = False  # big answers are not worth running ahead either
             else:
                 self._trace.append((sql, wire, first))
         return answer
@@ -305,7 +306,8 @@ class EpisodeDB:
             if "error" in answer:
                 break
             budget -= sum(len(c) for c in answer["chunks"])
-            if budget < 0:
+            if budget < 0:  # not worth sending (nor running again): the plan ends before it
+                forecast.plan = forecast.plan[:len(self._ahead)]
                 break
             firsts.append(first)
             self._ahead.append([sql, wire, answer, first])

@@ -8,8 +8,8 @@ every other request keeps going on the other workers (or on the restarted one).
 Isolation (what holds whether or not a sandbox confines the worker process):
 - a worker serves one environment at a time: one that ran environment A's code is killed and
   started afresh before it serves B (idle workers already holding B are preferred);
-- every request carries a random id the reply must echo; any other reply (a frame forged by
-  tool code) gets the worker killed;
+- every request carries an id (random per worker, then counted) the reply must echo; any
+  other reply (a frame forged by tool code) gets the worker killed;
 - in a sandboxed runtime a worker holds no database and sees no episode file: the caller keeps
   each episode's connection (`agent_world.envs.hostdb`) and answers the statements a call
   sends (`call(..., serve=...)`), so tool code reaches nothing but its own call's statements;

@@ -122,3 +122,19 @@ def test_a_tool_that_only_writes_first_is_never_run_ahead():
             obs = ep.step("add_order", {"user_id": 1, "total": float(i)})
             assert obs.ok and obs.result == i + 1  # one INSERT per call, never two
         assert len(ep.dump()["orders"]) == 6
+
+
+def test_big_leading_reads_are_not_run_ahead():
+    """A tool that begins by reading many rows: its statement is not learned (running it ahead
+    would cost as much as the round trip it saves, and twice on a miss)."""
+    with EnvRuntime(workers=1, sandbox=True) as rt:
+        spec = _spec()
+        ep = rt.open(spec, seed=1)
+        big = ("WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 20000) "
+               "SELECT x, printf('%050d', x) AS pad FROM r")
+        fp = rt.fingerprint(spec)
+        forecast = rt._forecasts[(fp, "profile")]
+        forecast.learn([(big, [], None)], {})  # as if a call had begun with it
+        ep.step("profile", {"user_id": 2, "mode": "int"})  # runs it ahead once, then drops it
+        assert forecast.plan and forecast.plan[0][0] != big
+        assert forecast.sent == 0
