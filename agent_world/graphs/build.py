@@ -45,6 +45,7 @@ from agent_world.agents.tool_designer import DEFAULT_TOOLS, Design, design_tools
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import arena_home, with_models
+from agent_world.graphs.runner import invoke
 
 
 @dataclass
@@ -350,8 +351,6 @@ def build_environments(names: list[str], home: str | Path | None = None, seed: i
     """Build `names` (empty: every mined environment) on a durable thread; the names that
     now have a `built` version. (`seed` is accepted for the stage interface; the offline
     designer is deterministic.)"""
-    from agent_world.graphs.runner import invoke
-
     values = invoke(build_graph(), {"envs": list(names)}, thread_id=thread_id, home=home)
     return [r["env"] for r in values.get("results", []) if r["status"] == "built"]
 

@@ -5,11 +5,17 @@ one MCP tool of the same name. Its arguments are the graph's input schema, plus:
 
 * `thread_id`: the durable thread to run on (default: a new one); with `resume: true` an
   unfinished run on that thread continues where it stopped instead of starting anew;
-* `context`: the graph's run configuration (its context schema: what Studio shows).
+* `resume_value`: with `resume`, the answer a run paused by an interrupt receives (evolve's
+  review before training: true trains, false skips the round's training; default true);
+* `context`: the graph's run configuration (its context schema: what Studio shows); a resumed
+  run without one gets none (the graph uses what its thread stored).
 
 A call runs the graph through `graphs.runner` on the server's arena home, so every step is
-checkpointed exactly as from the CLI, and returns `{"thread_id", "state", "pending"}` (the final
-state: identifiers and summaries; big artefacts are in the catalog). Each finished node is
+checkpointed exactly as from the CLI, and returns `{"thread_id", "status", "state", "pending"}`
+(the final state: identifiers and summaries; big artefacts are in the catalog). `status` is
+"done", or "paused" when the run stopped at an interrupt (evolve with `review_before_train`):
+then `paused` holds what it asks (the round's diagnosis) and `resume_with` the arguments of the
+call that continues it. Each finished node is
 reported as an MCP progress notification when the client asks for progress. Three read-only
 tools show what the runs stored: `list_environments`, `list_tasks`, `list_runs`.
 
@@ -39,17 +45,22 @@ from typing import Any, Literal, get_type_hints
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+from langgraph.types import Command
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from pydantic import TypeAdapter, ValidationError
 
+import agent_world
+import agent_world.graphs
 from agent_world.config import resolve_home
+from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
+from agent_world.graphs.runner import final_state, paused, stream, thread_config
 
 RESULT_LIMIT = 200_000  # characters of final state a tool call returns
-RESERVED_ARGS = ("thread_id", "resume", "context")
+RESERVED_ARGS = ("thread_id", "resume", "resume_value", "context")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,8 +79,6 @@ class GraphEntry:
 
 
 def _manifest() -> Path:
-    import agent_world
-
     return Path(agent_world.__file__).resolve().parent.parent / "langgraph.json"
 
 
@@ -85,10 +94,8 @@ def graph_entries() -> tuple[GraphEntry, ...]:
             module = path.removeprefix("./").removesuffix(".py").replace("/", ".")
             out.append(GraphEntry(name, module, attr or "graph"))
         return tuple(out)
-    import agent_world.graphs as pkg
-
     out = []
-    for info in pkgutil.walk_packages(pkg.__path__, "agent_world.graphs."):
+    for info in pkgutil.walk_packages(agent_world.graphs.__path__, "agent_world.graphs."):
         if info.ispkg:
             continue
         module = importlib.import_module(info.name)
@@ -158,6 +165,9 @@ class GraphServer(FastMCP):
                               "(default: a new thread)."}
         props["resume"] = {"type": "boolean", "default": False, "description": (
             "Continue the unfinished run on thread_id instead of starting a new one.")}
+        props["resume_value"] = {"description": (
+            "With resume: the answer a run paused for review receives (evolve: true trains, "
+            "false skips this round's training). Default true.")}
         try:
             ctx_schema = compiled.get_context_jsonschema()
         except Exception:  # a schema pydantic cannot express: the context stays a free object
@@ -169,7 +179,8 @@ class GraphServer(FastMCP):
         # checks it and the description names it
         needs = f" Required unless resuming: {', '.join(required)}." if required else ""
         return MCPTool(name=entry.name, description=entry.description() + (
-            " Runs checkpointed on a durable thread; returns thread_id, final state and "
+            " Runs checkpointed on a durable thread; returns thread_id, status (done or "
+            "paused for review: call again with thread_id and resume), final state and "
             "pending nodes.") + needs, inputSchema={"type": "object", "properties": props},
             annotations=ToolAnnotations(readOnlyHint=False, openWorldHint=entry.name in (
                 "mine", "miner", "evolve")))
@@ -211,17 +222,22 @@ class GraphServer(FastMCP):
             raise ToolError(f"{type(exc).__name__}: {exc}") from None
         text = json.dumps(result, default=str, ensure_ascii=False)
         if len(text) > RESULT_LIMIT:
-            text = json.dumps({"truncated": True, "thread_id": result.get("thread_id"),
-                               "pending": result.get("pending"), "head": text[:RESULT_LIMIT]})
+            text = json.dumps({"truncated": True, **{k: result[k] for k in (
+                "thread_id", "status", "pending", "paused", "resume_with") if k in result},
+                "head": text[:RESULT_LIMIT]}, default=str, ensure_ascii=False)
         return [TextContent(type="text", text=text)]
 
     async def _run_graph(self, entry: GraphEntry, args: dict[str, Any]) -> dict[str, Any]:
-        from agent_world.graphs.runner import final_state, stream, thread_config
-
         compiled = entry.compiled()
         builder = compiled.builder
-        context = _context(builder, args.pop("context", None))
+        raw_context = args.pop("context", None)
         thread_id, resume = args.pop("thread_id", None), bool(args.pop("resume", False))
+        # a resumed run without a context gets none, as from a LangGraph server: the graph
+        # falls back to what its thread stored (evolve: the review setting of its first round)
+        context = None if resume and raw_context is None else _context(builder, raw_context)
+        if "resume_value" in args and not resume:
+            raise ToolError("resume_value answers a paused run: give it with resume: true")
+        answer = args.pop("resume_value", True)
         props, required = _input_schema(compiled)
         unknown = sorted(set(args) - set(props))
         if props and unknown:
@@ -235,24 +251,45 @@ class GraphServer(FastMCP):
         if resume and not thread_id:
             raise ToolError("resume needs the thread_id of the run to continue")
         config = thread_config(thread_id, self.home)
+        thread = config["configurable"]["thread_id"]
         progress = self._progress_reporter()
 
         def run() -> dict[str, Any]:
+            inputs: Any = args
+            asked = paused(builder, config) if thread_id else []
             if resume:
                 _, pending = final_state(builder, config)
                 if not pending:
-                    raise ToolError(f"thread {config['configurable']['thread_id']!r} has "
-                                    "nothing left to run")
+                    raise ToolError(f"thread {thread!r} has nothing left to run")
+                # a paused node asks again when resumed with None: it needs the answer
+                inputs = Command(resume=answer) if asked else None
+            elif asked:
+                raise ToolError(f"thread {thread!r} is paused for review; continue it with "
+                                f"{json.dumps(self._resume_args(thread))}")
             done = 0
-            for update in stream(builder, None if resume else args, config, context=context):
-                done += 1
-                if progress is not None:
-                    anyio.from_thread.run(progress, done, ", ".join(update))
+            for update in stream(builder, inputs, config, context=context):
+                nodes = [n for n in update if n != "__interrupt__"]
+                if nodes:
+                    done += 1
+                    if progress is not None:
+                        anyio.from_thread.run(progress, done, ", ".join(nodes))
             values, pending = final_state(builder, config)
-            return {"thread_id": config["configurable"]["thread_id"], "graph": entry.name,
-                    "state": values, "pending": pending}
+            out = {"thread_id": thread, "graph": entry.name, "status": "done",
+                   "state": values, "pending": pending}
+            asked = paused(builder, config)
+            if asked:
+                out.update(status="paused", paused=asked, resume_with=self._resume_args(thread))
+            elif pending:
+                out["status"] = "unfinished"
+            return out
 
         return await anyio.to_thread.run_sync(run)
+
+    @staticmethod
+    def _resume_args(thread: str) -> dict[str, Any]:
+        """The arguments of the call that continues a paused thread (resume_value false:
+        evolve skips the round's training)."""
+        return {"thread_id": thread, "resume": True, "resume_value": True}
 
     def _progress_reporter(self) -> Any:
         """An async callable reporting one finished node, or None when the client did not
@@ -271,8 +308,6 @@ class GraphServer(FastMCP):
         return report
 
     def _read_catalog(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        from agent_world.envs.catalog import Catalog
-
         cat = Catalog.open(self.home)
         try:
             if name == "list_environments":

@@ -23,9 +23,11 @@ server's event loop.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -35,10 +37,20 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
-from agent_world.agents.miner import MAX_ITERATIONS, MiningError, check_iterations
+from agent_world.agents.coverage import uncovered_reasons
+from agent_world.agents.miner import (
+    MAX_ITERATIONS,
+    MiningError,
+    bounded_document,
+    check_iterations,
+    mine_theme,
+)
+from agent_world.agents.taxonomy import classify, merge_near_duplicates
 from agent_world.envs.catalog import Catalog
+from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import with_models
-from agent_world.tools.sources import DEFAULT_TIMEOUT
+from agent_world.tools.sources import DEFAULT_TIMEOUT, default_sources, parse_source, read_source
+from agent_world.tools.web_search import MCPSearch, configured_search_spec
 
 
 @dataclass
@@ -112,9 +124,6 @@ def _catalog(config: RunnableConfig | None, runtime: Runtime[MineContext] | None
 
 
 def _normalized(source: str) -> str:
-    from agent_world.errors import AgentWorldError
-    from agent_world.tools.sources import parse_source
-
     try:
         return parse_source(source).spec
     except AgentWorldError:
@@ -123,9 +132,6 @@ def _normalized(source: str) -> str:
 
 def start(state: MineState, config: RunnableConfig, runtime: Runtime[MineContext]
           ) -> dict[str, Any]:
-    from agent_world.tools.sources import default_sources
-    from agent_world.tools.web_search import configured_search_spec
-
     sources = list(state.get("sources") or [])
     if not sources:
         sources = [ref.spec for ref in default_sources(_home(config, runtime))]
@@ -152,12 +158,6 @@ def fan_out(state: MineState) -> list[Send]:
 def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineContext]
                 ) -> dict[str, Any]:
     """One source, start to finish. Expected failures go to the ledger, not up the graph."""
-    from agent_world.agents.coverage import uncovered_reasons
-    from agent_world.agents.miner import bounded_document, mine_theme
-    from agent_world.agents.taxonomy import classify
-    from agent_world.errors import AgentWorldError
-    from agent_world.tools.sources import read_source
-
     write = get_stream_writer()
     ctx = _context(runtime)
     cat = _catalog(config, runtime)
@@ -215,9 +215,6 @@ def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineC
 def _portable(doc: Any) -> str:
     """Where a source came from, without the folder it sat in: the file name, the server
     command with its program's base name, the URL."""
-    import shlex
-    from pathlib import Path
-
     if doc.kind in ("openapi", "prd", "tool-list"):
         return Path(doc.reference).name
     if doc.kind == "mcp":
@@ -237,9 +234,6 @@ def _web_search(task: SourceTask, cat: Catalog) -> Iterator[Any]:
     if not spec:
         yield None
         return
-    from agent_world.errors import AgentWorldError
-    from agent_world.tools.web_search import MCPSearch
-
     try:
         search = MCPSearch(spec).__enter__()
     except AgentWorldError as exc:
@@ -255,8 +249,6 @@ def _web_search(task: SourceTask, cat: Catalog) -> Iterator[Any]:
 
 def taxonomy(state: MineState, config: RunnableConfig, runtime: Runtime[MineContext]
              ) -> dict[str, Any]:
-    from agent_world.agents.taxonomy import merge_near_duplicates
-
     cat = _catalog(config, runtime)
     try:
         results = state.get("results", [])

@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from langchain_core.tracers.langchain import wait_for_all_tracers
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import StateGraph
+from langsmith.utils import tracing_is_enabled
 
 from agent_world.config import catalog_url, resolve_home
 from agent_world.errors import AgentWorldError
@@ -72,7 +74,8 @@ def checkpointer(home: str | Path | None = None) -> Iterator[BaseCheckpointSaver
 @contextmanager
 def _postgres_saver(url: sa.engine.URL) -> Iterator[BaseCheckpointSaver]:
     try:
-        from langgraph.checkpoint.postgres import PostgresSaver  # the `postgres` extra
+        # imported here: the `postgres` extra is optional
+        from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg import Connection
         from psycopg.rows import dict_row
     except ImportError:
@@ -159,11 +162,7 @@ def traced(builder: StateGraph, config: dict[str, Any]) -> dict[str, Any]:
 
 def flush_traces() -> None:
     """Send pending LangSmith traces before the process exits (no-op when tracing is off)."""
-    from langsmith.utils import tracing_is_enabled
-
     if tracing_is_enabled():
-        from langchain_core.tracers.langchain import wait_for_all_tracers
-
         wait_for_all_tracers()
 
 
@@ -171,6 +170,14 @@ def final_state(builder: StateGraph, config: dict[str, Any]) -> tuple[dict[str, 
     with checkpointer(config["configurable"].get("home")) as saver:
         snapshot = builder.compile(checkpointer=saver).get_state(config)
         return dict(snapshot.values), list(snapshot.next)
+
+
+def paused(builder: StateGraph, config: dict[str, Any]) -> list[Any]:
+    """What the thread's pending interrupts asked (their values; [] when it is not paused).
+    Resume such a thread with `Command(resume=answer)`: resuming with None asks again."""
+    with checkpointer(config["configurable"].get("home")) as saver:
+        snapshot = builder.compile(checkpointer=saver).get_state(config)
+        return [i.value for i in snapshot.interrupts]
 
 
 def invoke(builder: StateGraph, inputs: Any, thread_id: str | None = None,

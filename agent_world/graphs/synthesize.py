@@ -29,8 +29,14 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
+from agent_world.agents import task_synthesis
 from agent_world.envs.catalog import Catalog
+from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.examples import example_names, load_example
+from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import arena_home, with_models
+from agent_world.graphs.runner import final_state, invoke, thread_config
+from agent_world.models import chat_model
 
 
 class SynthesizeContext(TypedDict, total=False):
@@ -68,8 +74,6 @@ def _catalog(config: RunnableConfig | None) -> Catalog:
 
 
 def start(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
-    from agent_world.envs.examples import example_names, load_example
-
     cat = _catalog(config)
     try:
         for name in example_names():  # the bundled examples are always there
@@ -97,14 +101,9 @@ def fan_out(state: SynthesizeState) -> list[Send]:
 def synthesize_env(job: EnvJob, config: RunnableConfig,
                    runtime: Runtime[SynthesizeContext]) -> dict[str, Any]:
     """One environment, start to finish; a failure is that environment's, not the run's."""
-    from agent_world.agents.task_synthesis import STAGE, SynthesisConfig
-    from agent_world.agents.task_synthesis import synthesize_env as synthesize
-    from agent_world.envs.episode import EnvRuntime
-    from agent_world.errors import AgentWorldError
-    from agent_world.models import chat_model
-
     ctx = dict(runtime.context or {}) if runtime is not None else {}
-    settings = SynthesisConfig(per_env=job["per_env"], levels=job["levels"], seed=job["seed"])
+    settings = task_synthesis.SynthesisConfig(per_env=job["per_env"], levels=job["levels"],
+                                              seed=job["seed"])
     for key in ("runs", "threshold", "programmatic_share", "attempts_per_task"):
         if ctx.get(key) is not None:
             setattr(settings, key, ctx[key])
@@ -115,13 +114,14 @@ def synthesize_env(job: EnvJob, config: RunnableConfig,
             if not spec.tools:
                 raise AgentWorldError(f"environment {job['env']!r} has no tools yet")
             with EnvRuntime() as env_runtime:
-                stats = synthesize(spec, settings, cat, env_runtime, run_id=job["run_id"],
-                                   guidelines=job.get("guidelines"),
-                                   model=chat_model("synthesizer"))
+                # through the module: a test swaps `synthesize_env` there to crash a branch
+                stats = task_synthesis.synthesize_env(
+                    spec, settings, cat, env_runtime, run_id=job["run_id"],
+                    guidelines=job.get("guidelines"), model=chat_model("synthesizer"))
         except Exception as exc:  # one environment's failure is recorded, the others go on
             reason = str(exc) if isinstance(exc, AgentWorldError) else \
                 f"internal error: {type(exc).__name__}: {exc}"
-            cat.record(STAGE, job["env"], reason, run_id=job["run_id"])
+            cat.record(task_synthesis.STAGE, job["env"], reason, run_id=job["run_id"])
             return {"results": [{"env": job["env"], "status": "failed", "error": reason}]}
         return {"results": [{**stats, "status": "done"}]}
     finally:
@@ -168,8 +168,6 @@ def synthesize_tasks(names: list[str], home: str | Path | None = None, per_env: 
     With a `tag` the run lives on thread `synthesize-<tag>`: calling again with the same tag
     resumes an unfinished run or returns a finished run's tasks instead of synthesizing anew.
     """
-    from agent_world.graphs.runner import final_state, invoke, thread_config
-
     if hasattr(guidelines, "model_dump"):
         guidelines = guidelines.model_dump(mode="json")
     builder = build_graph()

@@ -21,6 +21,7 @@ import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import interrupt
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.server.fastmcp.exceptions import ToolError
@@ -92,6 +93,56 @@ def test_graph_tools_over_stdio(tmp_path):
     assert typo.isError and "unknown arguments ['env']" in typo.content[0].text
     assert no_thread.isError and "thread_id" in no_thread.content[0].text
     assert finished.isError and "nothing left to run" in finished.content[0].text
+
+
+# the smallest self-evolution round the tests run (two small sources, one task each), paused
+# before training for review
+REVIEW_ROUND = {"sources": [f"file:{SOURCES / 'book_lending_prd.md'}",
+                            f"file:{SOURCES / 'clinic_booking_openapi.yaml'}"],
+                "iterations": 0, "policy": "tiny", "tasks_per_env": 1, "heldout_tasks_per_env": 1,
+                "targeted_tasks_per_env": 1, "replay": 1, "train_steps": 1, "max_turns": 2,
+                "warm_start_steps": 0, "complexify": False, "review_before_train": True}
+
+
+def test_evolve_paused_for_review_resumes_over_stdio(tmp_path):
+    """An evolve round paused before training says so and how to go on; calling again on
+    the thread without resume is refused; the resume call trains and finishes the round."""
+    home = tmp_path / "home"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "agent_world.cli", "--home", str(home),
+                                      "serve-graphs", "--graph", "evolve"], env=dict(os.environ))
+
+    async def session() -> tuple:
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            first = await s.call_tool("evolve", {"goal_rounds": 1, "thread_id": "mcp-evolve",
+                                                 "context": REVIEW_ROUND})
+            again = await s.call_tool("evolve", {"goal_rounds": 1, "thread_id": "mcp-evolve"})
+            resumed = await s.call_tool("evolve", _json(first).get("resume_with") or {})
+            return first, again, resumed
+
+    first, again, resumed = asyncio.run(session())
+    assert not first.isError, first.content
+    paused = _json(first)
+    assert paused["status"] == "paused" and paused["pending"] == ["train"]
+    assert paused["resume_with"] == {"thread_id": "mcp-evolve", "resume": True,
+                                     "resume_value": True}
+    [asked] = paused["paused"]
+    assert asked["round"] == 1 and asked["diagnosis"] and asked["targeted_tasks"] >= 1
+    assert paused["state"]["rounds_done"] == 0 and not paused["state"]["training"]
+    assert again.isError and "paused for review" in again.content[0].text
+    assert not resumed.isError, resumed.content
+    done = _json(resumed)
+    assert done["status"] == "done" and done["pending"] == [] and "paused" not in done
+    state = done["state"]
+    assert state["rounds_done"] == 1 and [h["round"] for h in state["history"]] == [1]
+    assert state["training"]["tasks"] >= 1 and not state["training"].get("skipped")
+    assert state["policy"] == state["training"]["checkpoint"] != state["policy_before"]
+    cat = Catalog.open(home)
+    try:
+        assert [r["round"] for r in cat.list_rounds("mcp-evolve")] == [1]
+    finally:
+        cat.close()
 
 
 def _port() -> int:
@@ -207,3 +258,47 @@ def test_required_input_and_typed_context(tmp_path):
     assert out["state"]["echoed"] == "ababab" and out["thread_id"] == "echo-1"
     values, pending = final_state(_echo_builder(), thread_config("echo-1", tmp_path))
     assert values["echoed"] == "ababab" and pending == []
+
+
+class _ReviewState(TypedDict, total=False):
+    word: str
+    answer: object
+
+
+def _review(state: _ReviewState) -> dict:
+    return {"answer": interrupt({"word": state["word"]})}
+
+
+def _review_builder() -> StateGraph:
+    g = StateGraph(_ReviewState)
+    g.add_node("review", _review)
+    g.add_edge(START, "review")
+    g.add_edge("review", END)
+    return g
+
+
+review_graph = _review_builder().compile()
+
+
+def test_paused_run_reports_and_resumes_with_the_answer(tmp_path):
+    """Any graph that interrupts: the result says paused and what it asks; resume_value is
+    the answer the paused node receives; resume_value without resume is refused."""
+    server = GraphServer(tmp_path)
+    server.entries = {"review": GraphEntry("review", __name__, "review_graph")}
+
+    async def calls() -> tuple:
+        first = json.loads((await server.call_tool("review", {"word": "ok",
+                                                              "thread_id": "rv"}))[0].text)
+        with pytest.raises(ToolError, match="paused for review"):
+            await server.call_tool("review", {"word": "again", "thread_id": "rv"})
+        with pytest.raises(ToolError, match="resume_value"):
+            await server.call_tool("review", {"word": "x", "resume_value": 1})
+        done = json.loads((await server.call_tool("review", {
+            "thread_id": "rv", "resume": True, "resume_value": {"keep": False}}))[0].text)
+        return first, done
+
+    first, done = asyncio.run(calls())
+    assert first["status"] == "paused" and first["paused"] == [{"word": "ok"}]
+    assert first["pending"] == ["review"] and first["resume_with"]["thread_id"] == "rv"
+    assert done["status"] == "done" and done["pending"] == []
+    assert done["state"]["answer"] == {"keep": False}
