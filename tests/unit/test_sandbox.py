@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import httpx
 import pytest
@@ -231,3 +235,26 @@ def test_process_limit_without_a_pids_cgroup_falls_to_the_watchdog(monkeypatch):
                           "        time.sleep(60)\n        os._exit(0)\ntime.sleep(60)")
         assert ex.error is not None and ex.error.name == "SandboxKilled"
         assert box.run_code("'back'").value == "back"  # a fresh kernel
+
+
+@needs_bwrap
+def test_import_path_under_tmp_stays_visible_inside(monkeypatch):
+    """A checkout (or virtual environment) under /tmp is importable by confined code: the
+    sandbox's private /tmp must not cover the directories bound into it. The rest of the
+    host's /tmp stays out of sight."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as checkout, \
+            tempfile.TemporaryDirectory(dir="/tmp") as other:
+        Path(checkout, "probe_under_tmp.py").write_text("WHERE = 'bound'\n")
+        secret = Path(other, "secret")
+        secret.write_text("host file")
+        monkeypatch.setenv("PYTHONPATH", checkout)
+        confined = isolation.confine([sys.executable, "-c", (
+            "import os, probe_under_tmp; "
+            f"print(probe_under_tmp.WHERE, os.path.exists({str(secret)!r}))")])
+        try:
+            proc = confined.popen(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            confined.release()
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert out.decode().split() == ["bound", "False"]

@@ -119,9 +119,12 @@ def _probe() -> str:
     return ""
 
 
-def _base_args(*extra_ro: Path) -> list[str]:
+def _base_args(*extra_ro: Path, tmp_bytes: int = Limits.tmp_bytes) -> list[str]:
+    # the private /tmp comes before the read-only binds: mounted after them it would hide a
+    # bound directory under /tmp (a checkout or virtual environment there)
     args = ["--unshare-all", "--cap-drop", "ALL", "--new-session", "--die-with-parent",
-            "--hostname", "sandbox", "--clearenv", "--proc", "/proc", "--dev", "/dev"]
+            "--hostname", "sandbox", "--clearenv", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(tmp_bytes), "--tmpfs", "/tmp"]
     for name in _ROOT_DIRS:
         host = Path("/") / name
         if host.is_symlink():
@@ -334,8 +337,7 @@ def confine(cmd: Sequence[str], *, workdir: Path | None = None, limits: Limits |
         raise SandboxUnavailable("prlimit (util-linux) is missing: cannot set resource limits")
     binary = bwrap_binary()
     assert binary is not None
-    args = [binary, *_base_args(*ro_paths)]
-    args += ["--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
+    args = [binary, *_base_args(*ro_paths, tmp_bytes=limits.tmp_bytes)]
     if workdir is not None:
         args += ["--bind", str(workdir), SANDBOX_WORKDIR]
     else:
