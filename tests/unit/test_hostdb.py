@@ -115,9 +115,10 @@ def test_a_sandboxed_worker_holds_no_episode_file():
     with EnvRuntime(workers=1, sandbox=True) as rt:
         ep = rt.open(spec, seed=1)
         obs = ep.step("run_read", {"code": (
-            "import os\nfound = []\nfor top in ('/sandbox', '/tmp', '/readonly', '/dev/shm'):\n"
+            "import os, re\nfound = []\nfor top in ('/sandbox', '/tmp', '/readonly', '/dev/shm'):\n"
             "    for root, dirs, files in os.walk(top):\n"
-            "        found += [f for f in files if 'sqlite' in f or f.startswith('ep')]\n"
+            # episode files (ep000001.sqlite, ...), not the code of a checkout under /tmp
+            "        found += [f for f in files if 'sqlite' in f or re.match(r'ep\\d', f)]\n"
             "fds = [os.readlink(f'/proc/self/fd/{fd}') for fd in os.listdir('/proc/self/fd')\n"
             "       if os.path.exists(f'/proc/self/fd/{fd}')]\n"
             "result = [found, [f for f in fds if 'sqlite' in f]]")})
