@@ -46,6 +46,7 @@ from agent_world.evolution.heldout import split_environments
 from agent_world.evolution.rounds import CurvePoint, RoundRecord
 from agent_world.graphs import mine as mine_graph
 from agent_world.graphs.context import arena_home, with_models
+from agent_world.graphs.runner import final_state, invoke, thread_config
 from agent_world.tasks.model import Task
 
 
@@ -379,8 +380,6 @@ def round_trace(config: dict[str, Any], context: EvolveContext | None = None
     """`config` with what a LangSmith trace of the thread's next (or unfinished) round is
     filtered by: metadata `round` and `policy` (the runner adds `graph` and `thread_id`), tag
     `round:<n>`."""
-    from agent_world.graphs.runner import final_state
-
     values, pending = final_state(build_graph(), config)
     round_no = values.get("round", 1) if pending else values.get("rounds_done", 0) + 1
     policy = values.get("policy") or (context.policy if context else "") or "default"
@@ -393,8 +392,6 @@ def evolve_round(thread: str = "evolve", home: str | Path | None = None,
     """Run one self-evolution round on a durable thread (the embedding entry; the CLI's
     `evolve` adds progress bars and review prompts) and return the thread's final state.
     An unfinished round on the thread is finished instead of starting a new one."""
-    from agent_world.graphs.runner import final_state, invoke, thread_config
-
     builder = build_graph()
     values, pending = final_state(builder, thread_config(thread, home))
     inputs = None if pending else {"goal_rounds": values.get("rounds_done", 0) + 1}

@@ -151,9 +151,11 @@ def test_parallel_mine_runs_all_finish(tmp_path):
 def test_a_terminated_run_is_not_left_running(tmp_path):
     home = tmp_path / "home"
     marker = tmp_path / "slow-started"
+    # the server hangs 10 s, then exits: a terminated run's process ends then (its source
+    # reader would otherwise wait the whole 30 s source timeout before the process can exit)
     proc = subprocess.Popen([sys.executable, "-m", "agent_world.cli", "--home", str(home),
                              "mine", "--source",
-                             f"mcp:{sys.executable} {FIXTURES / 'slow_mcp_server.py'} {marker}"],
+                             f"mcp:{sys.executable} {FIXTURES / 'slow_mcp_server.py'} {marker} 10"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
