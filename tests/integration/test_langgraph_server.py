@@ -42,8 +42,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture()
-def server(tmp_path):
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One `langgraph dev` for the module (it takes seconds to start); each test runs on its
+    own threads, and what a test checks in the shared arena home is what its runs wrote."""
+    tmp_path = tmp_path_factory.mktemp("langgraph-dev")
     exe = Path(sys.executable).parent / "langgraph"
     if not exe.exists() and not shutil.which("langgraph"):
         pytest.skip("langgraph-cli[inmem] is not installed (it is in the dev extra)")
@@ -111,13 +114,15 @@ def test_a_run_whose_sources_all_fail_is_a_failed_run(server):
     url, home = server
     client = get_sync_client(url=url)
     thread = client.threads.create()
+    from agent_world.envs.catalog import Catalog
+
+    before = {r["id"] for r in Catalog.open(home).list_runs(kind="mine")}
     run = client.runs.create(thread["thread_id"], "mine",
                              input={"sources": ["file:/no/such/api.yaml"], "iterations": 0})
     client.runs.join(thread["thread_id"], run["run_id"])
     assert client.runs.get(thread["thread_id"], run["run_id"])["status"] == "error"
-    from agent_world.envs.catalog import Catalog
-
-    assert [r["status"] for r in Catalog.open(home).list_runs(kind="mine")] == ["failed"]
+    runs = [r for r in Catalog.open(home).list_runs(kind="mine") if r["id"] not in before]
+    assert [r["status"] for r in runs] == ["failed"]
 
 
 def test_studio_sees_what_a_user_sets(server):
