@@ -6,7 +6,9 @@ trainer's policy tokens/s against TRL's GRPOTrainer (same model, tasks, group si
 
 Sections:
 1. rollouts: 1,024 concurrent episodes driven by a scripted policy that answers instantly
-   (three tool calls and an answer each): tool steps/s of the environment side alone.
+   (three tool calls and an answer each): tool steps/s of the environment side alone, next
+   to the engine's own ceiling (the same calls stepped straight on the episodes, no rollout
+   code) and the seconds spent opening episodes and scoring them.
 2. GRPO step: generation / reward / update seconds of the embedded trainer.
 3. tokens/s: embedded GRPO vs trl.GRPOTrainer, single-turn (the tool call is the completion,
    rewarded by the same arena check), policy tokens generated and trained per second. Both run
@@ -72,7 +74,27 @@ def bench_rollouts(tasks, specs, episodes: int, threads: int, workers: int) -> d
     passed = sum(r.trajectory.reward >= 1 for r in rollouts)
     return {"episodes": len(rollouts), "tool_steps": steps,
             "steps_per_s": steps / loop if loop > 0 else float("nan"),
-            "wall_s": total, "passed": passed}
+            "wall_s": total, "open_s": marks[0] - start, "score_s": start + total - marks[-1],
+            "passed": passed, "engine_steps_per_s": bench_engine(picked, specs, threads, workers)}
+
+
+def bench_engine(tasks, specs, threads: int, workers: int) -> float:
+    """The same three tool calls per episode stepped straight on the episodes (no policy, no
+    parsing, no trajectories): the engine's own ceiling for section 1's loop."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with EnvRuntime(workers=workers) as runtime:
+        episodes = [runtime.open(specs[t.env_fingerprint], seed=t.seed) for t in tasks]
+        args = [{"reservation_id": t.chain[0].arguments["reservation_id"]} for t in tasks]
+        start = time.perf_counter()
+        with ThreadPoolExecutor(threads) as pool:
+            for tool in ("get_reservation", "cancel_reservation", "get_reservation"):
+                list(pool.map(lambda ea, tool=tool: ea[0].step(tool, ea[1]),
+                              zip(episodes, args, strict=True)))
+        elapsed = time.perf_counter() - start
+        for ep in episodes:
+            ep.close()
+    return 3 * len(tasks) / elapsed
 
 
 def make_model(tasks, specs, size: str, device: str):
@@ -220,6 +242,7 @@ def main() -> None:
                     help="also time the embedded trainer without prompt-prefix sharing")
     ap.add_argument("--skip-rollouts", action="store_true")
     ap.add_argument("--skip-trl", action="store_true")
+    ap.add_argument("--skip-grpo", action="store_true", help="section 1 only")
     args = ap.parse_args()
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
@@ -230,11 +253,18 @@ def main() -> None:
 
     if not args.skip_rollouts:
         r = bench_rollouts(tasks, specs, args.episodes, args.threads, args.workers)
-        print("\n1. rollouts (scripted instant policy, environment side)")
-        print(f"{'episodes':>9} {'tool steps':>11} {'steps/s':>9} {'wall s':>8} {'passed':>7}")
+        print("\n1. rollouts (scripted instant policy, environment side; engine only: the same "
+              "calls stepped straight on episodes)")
+        print(f"{'episodes':>9} {'tool steps':>11} {'steps/s':>9} {'engine only':>12} "
+              f"{'rollout/engine':>15} {'open s':>7} {'score s':>8} {'wall s':>8} {'passed':>7}"
+              f"  load average")
         print(f"{r['episodes']:>9} {r['tool_steps']:>11} {r['steps_per_s']:>9.0f} "
-              f"{r['wall_s']:>8.2f} {r['passed']:>7}")
+              f"{r['engine_steps_per_s']:>12.0f} "
+              f"{r['steps_per_s'] / r['engine_steps_per_s']:>15.2f} {r['open_s']:>7.2f} "
+              f"{r['score_s']:>8.2f} {r['wall_s']:>8.2f} {r['passed']:>7}  {load()}")
 
+    if args.skip_grpo:
+        return
     run = (args.size, args.device, args.steps, args.group, args.new_tokens, args.warmup)
     g = bench_grpo(tasks, specs, *run)
     plain = bench_grpo(tasks, specs, *run, share_prefix=False) if args.plain else None

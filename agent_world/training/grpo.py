@@ -22,6 +22,7 @@ import contextlib
 import copy
 import json
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -85,17 +86,33 @@ class StepStats:
     reward_s: float
     update_s: float
     components: dict[str, float] = field(default_factory=dict)
+    # what the policy did and how much signal the batch carried (diagnosing a stalled run)
+    call_rate: float = 0.0  # attempts with at least one well-formed call of a visible tool
+    malformed_rate: float = 0.0  # attempts with at least one malformed tool call
+    answer_rate: float = 0.0  # attempts that ended with an answer
+    neg_logp: float = 0.0  # mean -log π of the sampled policy tokens (entropy estimate)
+    flat_groups: float = 0.0  # groups whose rewards are all equal (advantage 0: no signal)
+    adv_abs: float = 0.0  # mean |advantage| over the batch's sequences
 
 
 # ---- numerics (pure functions, unit-tested against hand-computed values) ---------------------
+FLAT_TOLERANCE = 1e-6  # rewards closer than this (relative) count as equal
+
+
 def group_advantages(rewards: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
     """(r - mean) / (std + 1e-9) within each group (std: unbiased, as torch.std); a group of
-    one gets advantage 0."""
+    one, or of equal rewards, gets advantage 0.
+
+    Equal rewards are tested, not left to the formula: the float mean of eight -0.1 rewards
+    is off by one rounding step, std is then of that size too, and (r - mean) / (std + 1e-9)
+    came out +0.83 for every attempt, pushing up whatever a group that all failed alike did
+    (all -0.2: +0.88; all -0.3: -0.91)."""
     adv = torch.zeros_like(rewards, dtype=torch.float32)
     for g in torch.unique(groups):
         idx = groups == g
         r = rewards[idx].float()
-        if r.numel() > 1:
+        if r.numel() > 1 and float(r.max() - r.min()) > FLAT_TOLERANCE * max(
+                1.0, float(r.abs().max())):
             adv[idx] = (r - r.mean()) / (r.std() + 1e-9)
     return adv
 
@@ -179,13 +196,15 @@ class Batch:
     mask: torch.Tensor  # [B, T-1]: 1 where ids[:, 1:] is a policy token
     advantages: torch.Tensor  # [B]
     rewards: torch.Tensor  # [B]
+    groups: torch.Tensor | None = None  # [B]: the task index of each sequence
 
     def slices(self, size: int) -> Iterator[tuple[slice, Batch]]:
         for start in range(0, self.ids.size(0), size):
             s = slice(start, start + size)
             width = int(self.attention[s].sum(1).max())  # trim shared right padding
             yield s, Batch(self.ids[s, :width], self.attention[s, :width],
-                           self.mask[s, :width - 1], self.advantages[s], self.rewards[s])
+                           self.mask[s, :width - 1], self.advantages[s], self.rewards[s],
+                           None if self.groups is None else self.groups[s])
 
 
 def make_batch(rollouts: list[Rollout], pad_id: int) -> Batch | None:
@@ -207,7 +226,30 @@ def make_batch(rollouts: list[Rollout], pad_id: int) -> Batch | None:
     rewards = torch.tensor([r.trajectory.reward for r in usable], dtype=torch.float32)
     groups = torch.tensor([r.group for r in usable])
     return Batch(torch.tensor(ids), torch.tensor(attn), torch.tensor(mask, dtype=torch.float32),
-                 group_advantages(rewards, groups), rewards)
+                 group_advantages(rewards, groups), rewards, groups)
+
+
+def behaviour(trajectories: list[Any], batch: Batch | None) -> dict[str, float]:
+    """What the attempts did (call / malformed / answer rates) and the batch's signal (share
+    of groups with equal rewards, mean |advantage|): StepStats' diagnostic fields."""
+    n = len(trajectories) or 1
+
+    def share(pred: Callable[[Any], bool]) -> float:
+        return sum(1 for t in trajectories if pred(t)) / n
+
+    out = {"call_rate": share(lambda t: any(
+               s.tool is not None and s.error_kind not in ("malformed_tool_call", "unknown_tool")
+               for s in t.steps)),
+           "malformed_rate": share(lambda t: any(s.error_kind == "malformed_tool_call"
+                                                 for s in t.steps)),
+           "answer_rate": share(lambda t: t.finished),
+           "flat_groups": 0.0, "adv_abs": 0.0}
+    if batch is not None and batch.groups is not None and batch.rewards.numel():
+        flat = [bool(batch.rewards[batch.groups == g].unique().numel() == 1)
+                for g in torch.unique(batch.groups)]
+        out["flat_groups"] = sum(flat) / len(flat)
+        out["adv_abs"] = float(batch.advantages.abs().mean())
+    return out
 
 
 # ---- the trainer -----------------------------------------------------------------------------
@@ -300,12 +342,14 @@ class GRPOTrainer:
         from agent_world.training.reward import score
 
         reward_fn = self.reward or score
-        spent = [0.0]
+        span = [float("inf"), 0.0]  # first start, last end: episodes are scored in parallel
+        lock = threading.Lock()
 
         def timed(task: Task, traj: Any, ep: Any) -> None:
             t = time.perf_counter()
             reward_fn(task, traj, ep)
-            spent[0] += time.perf_counter() - t
+            with lock:
+                span[0], span[1] = min(span[0], t), max(span[1], time.perf_counter())
 
         c = self.config
         start = time.perf_counter()
@@ -314,7 +358,8 @@ class GRPOTrainer:
             out = run_rollouts(self.policy(), tasks, self.specs, RolloutConfig(
                 max_turns=c.max_turns, group_size=c.group_size,
                 compact_tools=c.compact_tools), reward=timed, runtime=self.env_runtime())
-        return out, time.perf_counter() - start - spent[0], spent[0]
+        reward_s = max(0.0, span[1] - span[0])
+        return out, time.perf_counter() - start - reward_s, reward_s
 
     def step(self) -> StepStats:
         with cpu_threads(self.model):
@@ -326,7 +371,7 @@ class GRPOTrainer:
         rollouts, gen_s, reward_s = self.rollouts(self.sample_tasks(self.step_no))
         start = time.perf_counter()
         batch = make_batch(rollouts, self.tokenizer.pad_token_id)
-        stats = {"loss": 0.0, "kl": 0.0, "clip": 0.0, "grad": 0.0}
+        stats = {"loss": 0.0, "kl": 0.0, "clip": 0.0, "grad": 0.0, "neg_logp": 0.0}
         tokens = 0
         if batch is not None:
             stats, tokens = self.update(batch)
@@ -344,7 +389,7 @@ class GRPOTrainer:
             loss=stats["loss"], kl=stats["kl"], clip_frac=stats["clip"], grad_norm=stats["grad"],
             rollouts=len(rollouts), dropped_env_faults=len(rollouts) - len(kept),
             policy_tokens=tokens, generation_s=gen_s, reward_s=reward_s, update_s=update_s,
-            components=comps)
+            components=comps, neg_logp=stats["neg_logp"], **behaviour(kept, batch))
         self.step_no += 1
         self.curve.append(asdict(result))
         return result
@@ -368,6 +413,7 @@ class GRPOTrainer:
                 refs.append(self._ref_logprobs(ids, attn, start))
         zero = torch.zeros((), device=self.device)
         loss_sum, kl_sum, clip_sum = zero.clone(), zero.clone(), zero.clone()
+        nll_sum = zero.clone()
         norm = zero
         for _ in range(c.updates_per_batch):
             self.optimizer.zero_grad(set_to_none=True)
@@ -382,12 +428,13 @@ class GRPOTrainer:
                 loss_sum += loss.detach()
                 kl_sum += (kl_t.detach() * mask).sum() / total
                 clip_sum += (clip_t * mask).sum() / total
+                nll_sum -= (logp.detach() * mask).sum() / total
             params = [p for p in self.model.parameters() if p.requires_grad]
             norm = torch.nn.utils.clip_grad_norm_(params, c.max_grad_norm)
             self.optimizer.step()
         k = c.updates_per_batch
         agg = {"loss": float(loss_sum) / k, "kl": float(kl_sum) / k, "clip": float(clip_sum) / k,
-               "grad": float(norm)}
+               "grad": float(norm), "neg_logp": float(nll_sum) / k}
         return agg, int(batch.mask.sum())
 
     def _logprobs(self, model: Any, ids: torch.Tensor, attn: torch.Tensor,

@@ -46,7 +46,8 @@ def mean_reward(policy: HFPolicy, tasks: list[Task], specs: dict, runtime: EnvRu
 def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
                  group_size: int = 16, lr: float | None = None, device: str = "cpu",
                  seed: int = 0, eval_every: int = 10, temperature: float = 1.0,
-                 both: int = 3, kl_coef: float = 0.1,
+                 both: int = 3, kl_coef: float = 0.1, updates_per_batch: int = 1,
+                 eval_attempts: int = 4, sft_lr: float | None = None,
                  on_step: Callable[[dict[str, Any]], None] | None = None
                  ) -> list[dict[str, Any]]:
     """Warm start on one part, GRPO on the held-out part; the curve (one dict per step,
@@ -70,17 +71,18 @@ def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
             tok = tiny_tokenizer(corpus, vocab_size=300)
             model = tiny_model(tok, seed=seed)
             lr = lr or 1e-3
-            sft_lr, max_new = 3e-3, 40
+            sft_lr, max_new = sft_lr or 3e-3, 40
         else:
             model, tok = load_lm(policy)
             lr = lr or 1e-5
-            sft_lr, max_new = 3e-5, 48
+            sft_lr, max_new = sft_lr or 3e-5, 48
         torch.manual_seed(seed)
         sft(model, tok, warm, specs, steps=sft_steps, batch_size=8, lr=sft_lr, compact=True,
             seed=seed, device=device)
         trainer = GRPOTrainer(model, tok, held_out, specs, GRPOConfig(
             tasks_per_step=len(held_out), group_size=group_size, lr=lr, kl_coef=kl_coef,
             max_turns=3, minibatch_size=32, temperature=temperature,
+            updates_per_batch=updates_per_batch,
             max_new_tokens=max_new, compact_tools=True, device=device, seed=seed),
             runtime=runtime)
         probe = HFPolicy(trainer.model, tok, max_new_tokens=max_new)
@@ -89,10 +91,14 @@ def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
             point: dict[str, Any] = {"step": step}
             if step % eval_every == 0 or step == steps:
                 trainer.model.eval()
-                point["eval"] = mean_reward(probe, held_out, specs, runtime)
+                point["eval"] = mean_reward(probe, held_out, specs, runtime, eval_attempts)
             if step < steps:
                 stats = trainer.step()
-                point.update(reward=stats.reward_mean, loss=stats.loss)
+                point.update(reward=stats.reward_mean, loss=stats.loss, kl=stats.kl,
+                             call_rate=stats.call_rate, malformed_rate=stats.malformed_rate,
+                             answer_rate=stats.answer_rate, neg_logp=stats.neg_logp,
+                             flat_groups=stats.flat_groups, adv_abs=stats.adv_abs,
+                             format_penalty=stats.components.get("format_penalty", 0.0))
             else:
                 point["reward"] = curve[-1]["reward"] if curve else 0.0
             curve.append(point)

@@ -5,7 +5,9 @@
 - graph tasks: a rubric-conditioned LLM judge (`models.chat_model("judge")`) when one is
   configured, otherwise the same deterministic check against the reference answer and the
   final state;
-- a format penalty for malformed tool calls and for not answering at all;
+- a format penalty for malformed tool calls, for not answering at all, and for answering a
+  task whose gold solution calls tools without a single readable call (so giving up on tools
+  never scores better than a well-formed wrong call);
 - environment faults (worker crash, tool exception, timeout) mark the trajectory `env_fault`:
   it is dropped from training batches instead of being punished for the environment's bug.
 
@@ -25,6 +27,7 @@ from agent_world.training.prompts import JUDGE_PROMPT
 
 MALFORMED_PENALTY = 0.1  # per malformed tool call
 UNFINISHED_PENALTY = 0.1  # no answer before the turn/token limit
+NO_CALL_PENALTY = 0.1  # a task that needs tools, no readable tool call in the attempt
 MAX_FORMAT_PENALTY = 0.3
 
 Checker = Callable[[Task, Episode, Any], Any]
@@ -36,10 +39,20 @@ def _default_checker() -> Checker:
     return check_episode
 
 
-def format_penalty(traj: Trajectory) -> float:
+def format_parts(traj: Trajectory, task: Task | None = None) -> dict[str, float]:
+    """The format penalty's parts (positive numbers): malformed calls, no answer, and no
+    readable call at all on a task whose gold chain calls tools (`task` given)."""
     malformed = sum(1 for s in traj.steps if s.error_kind == "malformed_tool_call")
-    penalty = MALFORMED_PENALTY * malformed + (0.0 if traj.finished else UNFINISHED_PENALTY)
-    return min(MAX_FORMAT_PENALTY, penalty)
+    called = any(s.tool is not None and s.error_kind != "malformed_tool_call"
+                 for s in traj.steps)
+    return {"malformed": MALFORMED_PENALTY * malformed,
+            "unfinished": 0.0 if traj.finished else UNFINISHED_PENALTY,
+            "no_call": NO_CALL_PENALTY if task is not None and task.chain and not called
+            else 0.0}
+
+
+def format_penalty(traj: Trajectory, task: Task | None = None) -> float:
+    return min(MAX_FORMAT_PENALTY, sum(format_parts(traj, task).values()))
 
 
 def _trace_text(traj: Trajectory, limit: int = 4000) -> str:
@@ -101,11 +114,13 @@ def score(task: Task, traj: Trajectory, episode: Episode, checker: Checker | Non
         task_score, parts = _check_components(result)
         components.update(parts)
         components["check"] = task_score
-    penalty = format_penalty(traj)
+    parts = format_parts(traj, task)
+    penalty = min(MAX_FORMAT_PENALTY, sum(parts.values()))
+    components.update({f"format.{k}": -v for k, v in parts.items()})
     components["format_penalty"] = -penalty
     traj.reward = task_score - penalty
     components["total"] = traj.reward
     traj.reward_components = components
 
 
-__all__ = ["Checker", "format_penalty", "judge_score", "score"]
+__all__ = ["Checker", "format_parts", "format_penalty", "judge_score", "score"]

@@ -111,7 +111,8 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
     """Run `group_size` attempts of every task at once; rollouts come back in task order.
 
     `reward(task, trajectory, episode)` fills the trajectory's reward on the final state
-    (default: `training.reward.score`). `on_turn(turn, live)` reports progress.
+    (default: `training.reward.score`); it is called from several threads at once, one
+    episode each. `on_turn(turn, live)` reports progress.
     """
     from agent_world.training.reward import score
 
@@ -166,14 +167,19 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
                                              "tool_call_id": native["id"] if native else None})
                     still.append(i)
                 live = still
-        for i in live:
-            rollouts[i].trajectory.meta.setdefault("stop", "max_turns")
-        for r, ep in zip(rollouts, episodes, strict=True):
-            r.trajectory.messages = r.state.messages
-            r.trajectory.meta["turns"] = len(r.trajectory.steps)
-            if r.state.trace is not None:
-                r.trajectory.meta["policy_tokens"] = sum(r.state.trace.mask)
-            reward(r.task, r.trajectory, ep)
+            for i in live:
+                rollouts[i].trajectory.meta.setdefault("stop", "max_turns")
+
+            def finish(k: int) -> None:
+                r = rollouts[k]
+                r.trajectory.messages = r.state.messages
+                r.trajectory.meta["turns"] = len(r.trajectory.steps)
+                if r.state.trace is not None:
+                    r.trajectory.meta["policy_tokens"] = sum(r.state.trace.mask)
+                reward(r.task, r.trajectory, episodes[k])
+
+            # scored on the stepping threads: the check's SQLite work releases the GIL
+            list(pool.map(finish, range(len(rollouts))))
         return rollouts
     finally:
         for ep in episodes:

@@ -26,6 +26,15 @@ def test_group_advantages_hand_values():
     assert adv[4:].tolist() == [0.0, 0.0, 0.0]  # equal rewards; a group of one
 
 
+def test_equal_rewards_that_floats_cannot_average_exactly_give_no_advantage():
+    # the float mean of eight -0.1s is one rounding step off: the plain formula gave +0.83
+    for value in (-0.1, -0.2, -0.3, 0.9):
+        rewards = torch.full((8,), value)
+        assert group_advantages(rewards, torch.zeros(8, dtype=torch.long)).tolist() == [0.0] * 8
+    adv = group_advantages(torch.tensor([-0.1, -0.1, 0.9, -0.1]), torch.zeros(4, dtype=torch.long))
+    assert adv.tolist() == pytest.approx([-0.5, -0.5, 1.5, -0.5], rel=1e-5)
+
+
 def test_clipped_surrogate_and_k3_hand_values():
     old = torch.zeros(1, 3)
     logp = torch.log(torch.tensor([[1.5, 0.5, 1.1]]))
