@@ -34,6 +34,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--kl", type=float, default=0.1, help="KL coefficient")
     ap.add_argument("--eval-every", type=int, default=10)
+    ap.add_argument("--eval-attempts", type=int, default=8,
+                    help="sampled attempts per held-out task at each evaluation")
+    ap.add_argument("--updates-per-batch", type=int, default=1)
     ap.add_argument("--temperature", type=float, default=1.0)
     ap.add_argument("--both", type=int, default=3,
                     help="rooms whose two actions are both in the warm start (more: fewer "
@@ -54,6 +57,8 @@ def main() -> None:
     def on_step(point: dict) -> None:
         print(f"step {point['step']:>4}  reward {point['reward']:+.3f}  "
               f"held-out eval {point.get('eval', float('nan')):+.3f}  "
+              f"calls {point.get('call_rate', float('nan')):.2f}  "
+              f"malformed {point.get('malformed_rate', float('nan')):.2f}  "
               f"({(time.perf_counter() - started) / 60:.1f} min)", flush=True)
         curve.append(point)
         save(curve, out, name, args)  # a long run leaves its curve so far
@@ -61,7 +66,9 @@ def main() -> None:
     learning_run(args.policy, steps=args.steps, sft_steps=args.sft_steps,
                  group_size=args.group, lr=args.lr, device=args.device, seed=args.seed,
                  eval_every=args.eval_every, temperature=args.temperature, both=args.both,
-                 kl_coef=args.kl, on_step=on_step)
+                 kl_coef=args.kl, updates_per_batch=args.updates_per_batch,
+                 eval_attempts=args.eval_attempts, on_step=on_step)
+    print_curve(curve, args.eval_every)
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     evals = [p for p in curve if "eval" in p]
     print(f"\n{'policy':>8} {'steps':>6} {'reward before':>14} {'reward after':>13} "
@@ -69,6 +76,27 @@ def main() -> None:
     print(f"{args.policy:>8} {len(curve) - 1:>6} {evals[0]['eval']:>14.3f} "
           f"{evals[-1]['eval']:>13.3f} {(time.perf_counter() - started) / 60:>8.1f}")
     print(f"plot: {out / f'{name}.png'}")
+
+
+def print_curve(curve: list[dict], every: int) -> None:
+    """The curve as a table: held-out reward at each evaluation, and the training batches
+    since the previous one (mean reward, attempts with a call / a malformed call, entropy
+    estimate, KL to the reference, groups with no signal)."""
+    print(f"\n{'step':>5} {'held-out':>9} {'batch':>7} {'calls':>6} {'malformed':>10} "
+          f"{'-logp/tok':>10} {'KL':>6} {'flat groups':>12}")
+    evals = [p for p in curve if "eval" in p]
+    prev = 0
+    for p in evals:
+        window = [q for q in curve[prev:p["step"]] if "loss" in q] or [p]
+        prev = p["step"]
+
+        def mean(key: str, window: list[dict] = window) -> float:
+            vals = [q[key] for q in window if key in q]
+            return sum(vals) / len(vals) if vals else float("nan")
+
+        print(f"{p['step']:>5} {p['eval']:>9.3f} {mean('reward'):>7.3f} "
+              f"{mean('call_rate'):>6.2f} {mean('malformed_rate'):>10.2f} "
+              f"{mean('neg_logp'):>10.3f} {mean('kl'):>6.3f} {mean('flat_groups'):>12.2f}")
 
 
 def save(curve: list[dict], out: Path, name: str, args: argparse.Namespace) -> None:
@@ -84,7 +112,7 @@ def save(curve: list[dict], out: Path, name: str, args: argparse.Namespace) -> N
     ax.plot([p["step"] for p in trained], [p["reward"] for p in trained], label="batch reward")
     evals = [p for p in curve if "eval" in p]
     ax.plot([p["step"] for p in evals], [p["eval"] for p in evals], "o-",
-            label="held-out tasks (4 sampled attempts each)")
+            label=f"held-out tasks ({args.eval_attempts} sampled attempts each)")
     ax.set_xlabel("GRPO step")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("mean reward")

@@ -48,6 +48,7 @@ def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
                  seed: int = 0, eval_every: int = 10, temperature: float = 1.0,
                  both: int = 3, kl_coef: float = 0.1, updates_per_batch: int = 1,
                  eval_attempts: int = 4, sft_lr: float | None = None,
+                 warmup_steps: int = 0,
                  on_step: Callable[[dict[str, Any]], None] | None = None
                  ) -> list[dict[str, Any]]:
     """Warm start on one part, GRPO on the held-out part; the curve (one dict per step,
@@ -82,7 +83,7 @@ def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
         trainer = GRPOTrainer(model, tok, held_out, specs, GRPOConfig(
             tasks_per_step=len(held_out), group_size=group_size, lr=lr, kl_coef=kl_coef,
             max_turns=3, minibatch_size=32, temperature=temperature,
-            updates_per_batch=updates_per_batch,
+            updates_per_batch=updates_per_batch, warmup_steps=warmup_steps,
             max_new_tokens=max_new, compact_tools=True, device=device, seed=seed),
             runtime=runtime)
         probe = HFPolicy(trainer.model, tok, max_new_tokens=max_new)

@@ -6,8 +6,8 @@
   configured, otherwise the same deterministic check against the reference answer and the
   final state;
 - a format penalty for malformed tool calls, for not answering at all, and for answering a
-  task whose gold solution calls tools without a single readable call (so giving up on tools
-  never scores better than a well-formed wrong call);
+  task whose gold solution calls tools without a single readable call (the largest penalty:
+  giving up on tools never scores better than any attempt that calls one);
 - environment faults (worker crash, tool exception, timeout) mark the trajectory `env_fault`:
   it is dropped from training batches instead of being punished for the environment's bug.
 
@@ -27,8 +27,11 @@ from agent_world.training.prompts import JUDGE_PROMPT
 
 MALFORMED_PENALTY = 0.1  # per malformed tool call
 UNFINISHED_PENALTY = 0.1  # no answer before the turn/token limit
-NO_CALL_PENALTY = 0.1  # a task that needs tools, no readable tool call in the attempt
 MAX_FORMAT_PENALTY = 0.3
+# a task that needs tools, no readable tool call in the attempt: as bad as the worst format,
+# so giving up on tools never beats trying (at 0.1 a tiny policy whose calls were often
+# malformed, -0.2 or -0.3, learned within 25 steps to answer without calling)
+NO_CALL_PENALTY = MAX_FORMAT_PENALTY
 
 Checker = Callable[[Task, Episode, Any], Any]
 

@@ -79,6 +79,32 @@ def test_turn_limit_ends_unfinished_with_penalty(runtime, cancel_tasks):
     assert t.reward == pytest.approx(-0.1)  # nothing changed (state 0), unfinished penalty
 
 
+def test_answering_a_tool_task_without_a_call_is_never_better_than_calling(runtime,
+                                                                          cancel_tasks):
+    task = cancel_tasks[2]
+    other = cancel_tasks[1].chain[0].arguments["reservation_id"]  # a well-formed wrong call
+    scripts = {
+        "no call": ["<answer>cancelled</answer>"],
+        "malformed only": ['<tool_call>{"name": oops}</tool_call>', "<answer>x</answer>"],
+        "wrong call": [format_call("cancel_reservation", {"reservation_id": other}),
+                       "<answer>cancelled</answer>"],
+        "malformed, then wrong call": ['<tool_call>{"name": oops}</tool_call>',
+                                       format_call("get_reservation", {"reservation_id": other}),
+                                       "<answer>x</answer>"],
+    }
+    got = {}
+    for name, script in scripts.items():
+        [r] = run_rollouts(Scripted(script), [task], spec_index([task]), runtime=runtime)
+        got[name] = r.trajectory
+    assert got["no call"].reward == pytest.approx(-0.3)
+    assert got["no call"].reward_components["format.no_call"] == pytest.approx(-0.3)
+    assert got["malformed only"].reward == pytest.approx(-0.3)  # capped at the maximum
+    assert got["wrong call"].reward == 0.0
+    assert got["wrong call"].reward_components["format.no_call"] == 0.0
+    assert got["malformed, then wrong call"].reward == pytest.approx(-0.1)
+    assert max(t.reward for t in got.values()) == got["wrong call"].reward
+
+
 def test_environment_faults_are_excluded_not_punished(runtime, cancel_tasks):
     from agent_world.training.grpo import make_batch
 
