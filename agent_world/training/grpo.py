@@ -122,8 +122,9 @@ def group_advantages(rewards: torch.Tensor, groups: torch.Tensor) -> torch.Tenso
 
 
 def token_logprobs(model: Any, ids: torch.Tensor, attention: torch.Tensor, start: int = 0,
-                   share_prefix: bool = False) -> torch.Tensor:
-    """log π(ids[:, t] | ids[:, :t]) for t >= 1: shape [B, T-1].
+                   share_prefix: bool = False, temperature: float = 1.0) -> torch.Tensor:
+    """log π(ids[:, t] | ids[:, :t]) for t >= 1: shape [B, T-1]. `temperature`: the policy
+    samples from softmax(logits / temperature), so its ratio and KL use those log-probs.
 
     Only columns from `start` on are computed (the rest hold 0): a prompt needs hidden states
     but no logits, and the logits are the largest tensor of the pass ([B, T, vocab]). With
@@ -143,14 +144,17 @@ def token_logprobs(model: Any, ids: torch.Tensor, attention: torch.Tensor, start
             logits = model(input_ids=ids[:, start:], attention_mask=attention,
                            past_key_values=cache, position_ids=positions,
                            use_cache=True).logits[:, :-1]
-            return _pad_left(_picked_logprobs(logits, ids[:, start + 1:]), start)
+            return _pad_left(_picked_logprobs(logits, ids[:, start + 1:], temperature), start)
     kwargs = {"logits_to_keep": width - start} if start > 0 else {}
     logits = model(input_ids=ids, attention_mask=attention, **kwargs).logits[:, :-1]
-    return _pad_left(_picked_logprobs(logits, ids[:, start + 1:]), start)
+    return _pad_left(_picked_logprobs(logits, ids[:, start + 1:], temperature), start)
 
 
-def _picked_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+def _picked_logprobs(logits: torch.Tensor, targets: torch.Tensor,
+                     temperature: float = 1.0) -> torch.Tensor:
     logits = logits.float()  # bf16 logits: the softmax in fp32
+    if temperature != 1.0:
+        logits = logits / temperature
     return -F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1),
                             reduction="none").view(targets.shape)
 
@@ -451,7 +455,8 @@ class GRPOTrainer:
                   start: int) -> torch.Tensor:
         with self.autocast():
             return token_logprobs(model, ids, attn, start=start,
-                                  share_prefix=self.config.share_prefix)
+                                  share_prefix=self.config.share_prefix,
+                                  temperature=self.config.temperature or 1.0)
 
     def _ref_logprobs(self, ids: torch.Tensor, attn: torch.Tensor,
                       start: int = 0) -> torch.Tensor | None:

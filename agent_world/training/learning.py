@@ -92,7 +92,8 @@ def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
             point: dict[str, Any] = {"step": step}
             if step % eval_every == 0 or step == steps:
                 trainer.model.eval()
-                point["eval"] = mean_reward(probe, held_out, specs, runtime, eval_attempts)
+                point["eval"] = mean_reward(probe, held_out, specs, runtime, eval_attempts,
+                                            temperature)
             if step < steps:
                 stats = trainer.step()
                 point.update(reward=stats.reward_mean, loss=stats.loss, kl=stats.kl,

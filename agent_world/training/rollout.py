@@ -135,6 +135,14 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
                 episodes.append(runtime.open(spec, seed=task.seed))
         live = list(range(len(rollouts)))
         visible = [[t["name"] for t in r.state.tools] for r in rollouts]
+
+        def observe(item: tuple[int, str]) -> tuple[Step, str]:
+            # the step and its observation text, on a stepping thread (not serially after)
+            i, text = item
+            step = observe_reply(episodes[i], rollouts[i].task, visible[i], text)
+            answered = step.tool is None and step.error_kind is None
+            return step, "" if answered else observation_text(step)
+
         with ThreadPoolExecutor(config.step_threads) as pool:
             for turn in range(config.max_turns):
                 if not live:
@@ -142,12 +150,9 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
                 if on_turn:
                     on_turn(turn, len(live))
                 texts = policy.act([rollouts[i].state for i in live])
-                steps = list(pool.map(
-                    lambda it: observe_reply(episodes[it[0]], rollouts[it[0]].task,
-                                             visible[it[0]], it[1]),
-                    zip(live, texts, strict=True)))
+                observed = list(pool.map(observe, zip(live, texts, strict=True)))
                 still = []
-                for i, text, step in zip(live, texts, steps, strict=True):
+                for i, text, (step, shown) in zip(live, texts, observed, strict=True):
                     r = rollouts[i]
                     if r.state.out_of_budget:
                         r.trajectory.meta["stop"] = "token_budget"
@@ -163,7 +168,7 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
                         continue
                     if step.fault == "environment":
                         r.trajectory.env_fault = True
-                    r.state.messages.append({"role": "tool", "content": observation_text(step),
+                    r.state.messages.append({"role": "tool", "content": shown,
                                              "tool_call_id": native["id"] if native else None})
                     still.append(i)
                 live = still

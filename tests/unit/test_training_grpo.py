@@ -161,6 +161,13 @@ def test_shared_prefix_and_late_logits_equal_the_plain_pass():
     assert torch.allclose(late[:, start:], plain[:, start:], atol=1e-5)
     assert torch.allclose(shared[:, start:], plain[:, start:], atol=1e-5)
     assert torch.all(shared[:, :start] == 0)
+    # a policy sampling at temperature T: log softmax(logits / T) of the taken tokens
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1]
+        by_hand = torch.log_softmax(logits / 0.5, -1).gather(-1, ids[:, 1:, None])[..., 0]
+        tempered = token_logprobs(model, ids, attention, start, share_prefix=True,
+                                  temperature=0.5)
+    assert torch.allclose(tempered[:, start:], by_hand[:, start:], atol=1e-5)
 
     def grads(values):
         model.zero_grad()
