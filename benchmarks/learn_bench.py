@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--policy", default="tiny", help="tiny | smollm2")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--sft-steps", type=int, default=100)
-    ap.add_argument("--group", type=int, default=8)
+    ap.add_argument("--group", type=int, default=16)
     ap.add_argument("--lr", type=float, default=None)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
@@ -36,7 +36,9 @@ def main() -> None:
     ap.add_argument("--eval-every", type=int, default=10)
     ap.add_argument("--eval-attempts", type=int, default=8,
                     help="sampled attempts per held-out task at each evaluation")
-    ap.add_argument("--updates-per-batch", type=int, default=1)
+    ap.add_argument("--updates-per-batch", type=int, default=2,
+                    help="optimisation passes over each batch (later ones clipped)")
+    ap.add_argument("--warmup", type=int, default=10, help="learning-rate warm-up steps")
     ap.add_argument("--temperature", type=float, default=1.0)
     ap.add_argument("--both", type=int, default=3,
                     help="rooms whose two actions are both in the warm start (more: fewer "
@@ -67,14 +69,19 @@ def main() -> None:
                  group_size=args.group, lr=args.lr, device=args.device, seed=args.seed,
                  eval_every=args.eval_every, temperature=args.temperature, both=args.both,
                  kl_coef=args.kl, updates_per_batch=args.updates_per_batch,
+                 warmup_steps=args.warmup,
                  eval_attempts=args.eval_attempts, on_step=on_step)
     print_curve(curve, args.eval_every)
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     evals = [p for p in curve if "eval" in p]
-    print(f"\n{'policy':>8} {'steps':>6} {'reward before':>14} {'reward after':>13} "
-          f"{'minutes':>8}")
-    print(f"{args.policy:>8} {len(curve) - 1:>6} {evals[0]['eval']:>14.3f} "
-          f"{evals[-1]['eval']:>13.3f} {(time.perf_counter() - started) / 60:>8.1f}")
+    print(f"\n{'policy':>8} {'steps':>6} {'temperature':>12} {'reward before':>14} "
+          f"{'reward after':>13} {'minutes':>8}")
+    minutes = (time.perf_counter() - started) / 60
+    print(f"{args.policy:>8} {len(curve) - 1:>6} {args.temperature:>12g} "
+          f"{evals[0]['eval']:>14.3f} {evals[-1]['eval']:>13.3f} {minutes:>8.1f}")
+    if "eval_t1" in evals[-1]:  # the same checkpoints sampled at temperature 1
+        print(f"{args.policy:>8} {len(curve) - 1:>6} {1:>12g} {evals[0]['eval_t1']:>14.3f} "
+              f"{evals[-1]['eval_t1']:>13.3f}")
     print(f"plot: {out / f'{name}.png'}")
 
 
@@ -119,7 +126,7 @@ def save(curve: list[dict], out: Path, name: str, args: argparse.Namespace) -> N
     ax.set_ylim(-0.35, 1.05)
     ax.set_title(f"GRPO, {args.policy} policy, switchboard drill\n"
                  f"group {args.group}, warm start {args.sft_steps} steps, "
-                 f"lr {args.lr or 'default'}, KL {args.kl}", fontsize=10)
+                 f"lr {args.lr or 'default'}, KL {args.kl}, T {args.temperature}", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / f"{name}.png", dpi=120)

@@ -46,16 +46,22 @@ def mean_reward(policy: HFPolicy, tasks: list[Task], specs: dict, runtime: EnvRu
 def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
                  group_size: int = 16, lr: float | None = None, device: str = "cpu",
                  seed: int = 0, eval_every: int = 10, temperature: float = 1.0,
-                 both: int = 3, kl_coef: float = 0.1, updates_per_batch: int = 1,
-                 eval_attempts: int = 4, sft_lr: float | None = None,
-                 warmup_steps: int = 0,
+                 both: int = 3, kl_coef: float = 0.1, updates_per_batch: int = 2,
+                 eval_attempts: int = 8, sft_lr: float | None = None,
+                 warmup_steps: int = 10,
                  on_step: Callable[[dict[str, Any]], None] | None = None
                  ) -> list[dict[str, Any]]:
-    """Warm start on one part, GRPO on the held-out part; the curve (one dict per step,
-    "eval" every `eval_every` steps: the mean reward of 4 sampled attempts per held-out
-    task). The KL anchor (0.1) matters: at 0.02 the policy collapsed within 30 steps into
-    answering without a call (reward 0 beats a malformed attempt's penalty while successes
-    are rare)."""
+    """Warm start on one part, GRPO on the held-out part; the curve (one dict per step with
+    the step's reward, loss, KL and `StepStats` diagnostics; "eval" every `eval_every` steps:
+    the mean reward of `eval_attempts` attempts per held-out task, sampled at `temperature`
+    like the training rollouts).
+
+    Two passes over each batch (the second one clipped) and a 10-step learning-rate warm-up
+    keep the tiny policy's output format intact while it learns: at lr 2e-3 without warm-up
+    malformed calls went from 0.3 to 0.7 of the attempts within 4 steps. The collapse into
+    answering without a call seen before had two causes, both fixed in the reward and the
+    advantages: a no-call answer (0) scored above a malformed call (-0.1..-0.3), and a group
+    whose attempts all scored -0.1 got advantage +0.83 each from float rounding."""
     import torch
 
     from agent_world.training.lm import load_lm, tiny_model, tiny_tokenizer
@@ -94,6 +100,9 @@ def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
                 trainer.model.eval()
                 point["eval"] = mean_reward(probe, held_out, specs, runtime, eval_attempts,
                                             temperature)
+                if temperature != 1.0 and step in (0, steps):  # the untempered policy too
+                    point["eval_t1"] = mean_reward(probe, held_out, specs, runtime,
+                                                   eval_attempts, 1.0)
             if step < steps:
                 stats = trainer.step()
                 point.update(reward=stats.reward_mean, loss=stats.loss, kl=stats.kl,

@@ -21,10 +21,15 @@ def test_split_holds_out_the_other_action_of_seen_rooms(runtime):
         assert any(r == room for r, _ in seen)  # the room was seen, with the other action
 
 
-@pytest.mark.timeout(1200)  # ~70 s on an idle 2-core machine; far longer under shared load
+@pytest.mark.timeout(1200)  # ~80 s on an idle 2-core machine; far longer under shared load
 def test_grpo_raises_held_out_reward():
     # small models run on one CPU thread inside the trainer (training.lm.cpu_threads)
-    curve = learning_run("tiny", steps=30, sft_steps=100, group_size=8, eval_every=30)
+    curve = learning_run("tiny", steps=20, sft_steps=100, group_size=8, eval_every=20,
+                         temperature=0.7, warmup_steps=10, updates_per_batch=2,
+                         eval_attempts=8)
     before, after = curve[0]["eval"], curve[-1]["eval"]
     assert before < 0.2
-    assert after > before + 0.15, [round(p["eval"], 3) for p in curve if "eval" in p]
+    assert after > before + 0.2, [round(p["eval"], 3) for p in curve if "eval" in p]
+    trained = [p for p in curve if "loss" in p]
+    # the diagnostics the benchmark prints come with every step
+    assert all(0.0 <= p["call_rate"] <= 1.0 and p["neg_logp"] > 0 for p in trained)
