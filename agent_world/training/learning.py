@@ -31,15 +31,20 @@ def learning_split(tasks: list[Task], both: int = 3) -> tuple[list[Task], list[T
 
 
 def mean_reward(policy: HFPolicy, tasks: list[Task], specs: dict, runtime: EnvRuntime,
-                attempts: int = 4, temperature: float = 1.0) -> float:
+                attempts: int = 4, temperature: float = 1.0,
+                per_task: dict[str, float] | None = None) -> float:
     """Mean reward of `attempts` sampled attempts per task (smoother than one greedy attempt
-    on a handful of tasks)."""
+    on a handful of tasks); `per_task`, when given, receives each task's mean by instruction."""
     saved, policy.temperature = policy.temperature, temperature
     try:
         rollouts = run_rollouts(policy, tasks, specs, RolloutConfig(
             max_turns=3, group_size=attempts, compact_tools=True), runtime=runtime)
     finally:
         policy.temperature = saved
+    if per_task is not None:
+        for task in tasks:
+            mine = [r.trajectory.reward for r in rollouts if r.task is task]
+            per_task[task.instruction] = sum(mine) / len(mine)
     return sum(r.trajectory.reward for r in rollouts) / len(rollouts)
 
 
@@ -98,8 +103,9 @@ def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
             point: dict[str, Any] = {"step": step}
             if step % eval_every == 0 or step == steps:
                 trainer.model.eval()
+                point["eval_tasks"] = {}
                 point["eval"] = mean_reward(probe, held_out, specs, runtime, eval_attempts,
-                                            temperature)
+                                            temperature, per_task=point["eval_tasks"])
                 if temperature != 1.0 and step in (0, steps):  # the untempered policy too
                     point["eval_t1"] = mean_reward(probe, held_out, specs, runtime,
                                                    eval_attempts, 1.0)
