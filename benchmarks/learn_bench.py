@@ -82,6 +82,9 @@ def main() -> None:
     if "eval_t1" in evals[-1]:  # the same checkpoints sampled at temperature 1
         print(f"{args.policy:>8} {len(curve) - 1:>6} {1:>12g} {evals[0]['eval_t1']:>14.3f} "
               f"{evals[-1]['eval_t1']:>13.3f}")
+    print(f"\n{'held-out task':<32} {'before':>7} {'after':>7}")
+    for instruction, after in evals[-1].get("eval_tasks", {}).items():
+        print(f"{instruction:<32} {evals[0]['eval_tasks'][instruction]:>7.3f} {after:>7.3f}")
     print(f"plot: {out / f'{name}.png'}")
 
 
