@@ -105,7 +105,10 @@ def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, 
 
 def _inner_progress(progress: Any, inner: int | None, event: dict[str, Any]) -> int:
     """Show a stage's own progress: evaluation turns (episodes still running) or GRPO steps."""
-    if event.get("stage") == "train":
+    if event.get("warm"):
+        desc = f"  warm start: step {event['step']}/{event['steps']}, loss {event['loss']:.3f}"
+        total, done = event["steps"], event["step"]
+    elif event.get("stage") == "train":
         desc = f"  train: step {event['step']}/{event['steps']}, reward {event['reward']:.2f}"
         total, done = event["steps"], event["step"]
     else:

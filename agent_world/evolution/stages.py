@@ -66,12 +66,15 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
                  progress: Progress | None = None, warm_start_steps: int = 0) -> TrainResult:
     """Continue training `policy` with GRPO on `tasks` for `steps` steps; checkpoints land in
     `out_dir`, and a killed run resumes from the latest one there. `progress` hears
-    {"step", "steps", "reward"} after every step."""
+    {"step", "steps", "reward"} after every GRPO step and {"warm": True, "step", "steps",
+    "loss"} after every supervised warm-start step."""
     from agent_world.training.api import train
     on_step = (lambda st: progress({"step": st.step, "steps": steps,
                                     "reward": st.reward_mean})) if progress else None
+    on_warm = (lambda i, loss: progress({"warm": True, "step": i + 1, "steps": warm_start_steps,
+                                         "loss": loss})) if progress else None
     out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home,
-                on_step=on_step, warm_start_steps=warm_start_steps)
+                on_step=on_step, warm_start_steps=warm_start_steps, on_warm_step=on_warm)
     return TrainResult(checkpoint=str(out.checkpoint), curve=list(out.curve),
                        seconds=float(getattr(out, "seconds", 0.0)))
 

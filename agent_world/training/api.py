@@ -131,7 +131,8 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
           home: str | Path | None = None, config: GRPOConfig | None = None,
           specs: Iterable[EnvSpec] = (), resume: bool = True,
           on_step: Callable[[StepStats], None] | None = None,
-          warm_start_steps: int = 0) -> TrainResult:
+          warm_start_steps: int = 0,
+          on_warm_step: Callable[[int, float], None] | None = None) -> TrainResult:
     """GRPO on `tasks` from `policy` (smollm2, tiny or a checkpoint directory) for `steps`
     steps in total; resumes from the latest checkpoint in `out_dir` when there is one.
 
@@ -158,7 +159,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
             sft(model, tok, tasks, index, steps=warm_start_steps, batch_size=WARM_START_BATCH,
                 lr=3e-3 if policy == "tiny" else 3e-5, seed=config.seed,
                 compact=config.compact_tools, device=config.device,
-                max_tokens=config.max_total_tokens)
+                max_tokens=config.max_total_tokens, on_step=on_warm_step)
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)
     with trainer:
         trainer.train(steps, on_step=on_step)

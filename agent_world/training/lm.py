@@ -11,8 +11,10 @@ and saves in a normal dtype. Nothing here downloads anything.
 from __future__ import annotations
 
 import importlib.util
+import io
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +39,19 @@ def load_smollm2(dtype: Any = None) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     d = smollm2_dir()
-    tok = AutoTokenizer.from_pretrained(d, gguf_file=SMOLLM2_GGUF)
-    model = AutoModelForCausalLM.from_pretrained(d, gguf_file=SMOLLM2_GGUF,
-                                                 dtype=dtype or torch.float32)
+    # transformers draws tqdm bars (GGUF conversion, weight loading) that no setting turns off
+    # and that cut through the CLI's Rich display; loading takes seconds, other output is kept
+    captured = io.StringIO()
+    try:
+        with redirect_stderr(captured):
+            tok = AutoTokenizer.from_pretrained(d, gguf_file=SMOLLM2_GGUF)
+            model = AutoModelForCausalLM.from_pretrained(d, gguf_file=SMOLLM2_GGUF,
+                                                         dtype=dtype or torch.float32)
+    finally:
+        kept = [line for line in captured.getvalue().splitlines()
+                if line.strip() and "it/s]" not in line and "s/it]" not in line]
+        if kept:
+            print("\n".join(kept), file=sys.stderr)
     _drop_quantization(model)
     return model, tok
 
