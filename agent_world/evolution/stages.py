@@ -63,16 +63,18 @@ def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0,
 
 def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int,
                  seed: int = 0, home: str | Path | None = None,
-                 progress: Progress | None = None, warm_start_steps: int = 0) -> TrainResult:
+                 progress: Progress | None = None, warm_start_steps: int | None = 0
+                 ) -> TrainResult:
     """Continue training `policy` with GRPO on `tasks` for `steps` steps; checkpoints land in
-    `out_dir`, and a killed run resumes from the latest one there. `progress` hears
+    `out_dir`, and a killed run resumes from the latest one there. `warm_start_steps` None:
+    the policy model's default (`training.api.training_sizes`). `progress` hears
     {"step", "steps", "reward"} after every GRPO step and {"warm": True, "step", "steps",
     "loss"} after every supervised warm-start step."""
     from agent_world.training.api import train
     on_step = (lambda st: progress({"step": st.step, "steps": steps,
                                     "reward": st.reward_mean})) if progress else None
-    on_warm = (lambda i, loss: progress({"warm": True, "step": i + 1, "steps": warm_start_steps,
-                                         "loss": loss})) if progress else None
+    on_warm = (lambda i, n, loss: progress({"warm": True, "step": i, "steps": n, "loss": loss})
+               ) if progress else None
     out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home,
                 on_step=on_step, warm_start_steps=warm_start_steps, on_warm_step=on_warm)
     return TrainResult(checkpoint=str(out.checkpoint), curve=list(out.curve),

@@ -64,8 +64,9 @@ class EvolveContext:
     replay: int = 8  # earlier training tasks replayed each round
     train_steps: int = 3  # GRPO steps per round
     # supervised steps on the gold solutions of round 1's training tasks before its GRPO (a
-    # base model learns the tool-call format); never on held-out environments' tasks
-    warm_start_steps: int = 32
+    # base model learns the tool-call format); never on held-out environments' tasks. None:
+    # the policy's default (32 for a tiny random model, 6 for SmolLM2 on a CPU, 16 on a GPU)
+    warm_start_steps: int | None = None
     max_turns: int = 4  # turns a policy gets per held-out task
     policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy
     review_before_train: bool = False  # pause before training for a person to review

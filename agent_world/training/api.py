@@ -47,6 +47,36 @@ class TrainResult:
 WARM_START_BATCH = 4  # gold conversations per supervised step (compact prompts: ~1k tokens each)
 
 
+@dataclass(frozen=True)
+class TrainingSizes:
+    """Warm start and GRPO batch sizes for a model when the caller gives none.
+
+    A small random model (`lm.small_cpu_model`) learns the tool-call format from nothing: many
+    supervised steps at a high rate, cheap GRPO batches. A pretrained model such as SmolLM2-135M
+    picks the format up in a few steps at a low rate, but on a CPU one of its supervised steps
+    over 4k tokens is ~3 TFLOP (tens of seconds on two cores), so it gets a short warm start on
+    short conversations and smaller GRPO batches; on a GPU it keeps GRPOConfig's defaults."""
+
+    warm_start_steps: int
+    warm_start_lr: float
+    warm_start_max_tokens: int | None  # longer gold conversations are left out
+    grpo: dict[str, int]  # GRPOConfig overrides
+
+
+def training_sizes(model: Any, device: str = "auto") -> TrainingSizes:
+    """The sizes for `model` trained on `device` (GRPOConfig.device)."""
+    from agent_world.training.grpo import pick_device
+    from agent_world.training.lm import small_cpu_model
+
+    on_cpu = pick_device(device).type == "cpu"
+    if on_cpu and small_cpu_model(model):
+        return TrainingSizes(32, 3e-3, None, {})
+    if on_cpu:
+        return TrainingSizes(6, 6e-5, 1024,
+                             {"tasks_per_step": 2, "group_size": 4, "minibatch_size": 2})
+    return TrainingSizes(16, 6e-5, None, {})
+
+
 def _corpus(tasks: list[Task], specs: dict[str, EnvSpec]) -> list[str]:
     return [system_prompt(t, specs[t.env_fingerprint], compact=True) + t.instruction
             for t in tasks]
@@ -131,13 +161,15 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
           home: str | Path | None = None, config: GRPOConfig | None = None,
           specs: Iterable[EnvSpec] = (), resume: bool = True,
           on_step: Callable[[StepStats], None] | None = None,
-          warm_start_steps: int = 0,
-          on_warm_step: Callable[[int, float], None] | None = None) -> TrainResult:
+          warm_start_steps: int | None = 0,
+          on_warm_step: Callable[[int, int, float], None] | None = None) -> TrainResult:
     """GRPO on `tasks` from `policy` (smollm2, tiny or a checkpoint directory) for `steps`
     steps in total; resumes from the latest checkpoint in `out_dir` when there is one.
 
     `warm_start_steps` > 0: a fresh (not resumed) run first fine-tunes on the gold solutions
-    of `tasks` (supervised), so a base model learns the tool-call format before GRPO."""
+    of `tasks` (supervised), so a base model learns the tool-call format before GRPO; None:
+    the model's default (`training_sizes`). Without a `config`, GRPO batches are sized to the
+    model too. `on_warm_step(step, steps, loss)` hears every supervised step."""
     import time
 
     from agent_world.training.grpo import GRPOConfig, GRPOTrainer
@@ -145,21 +177,26 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
 
     started = time.perf_counter()
     index = _specs(tasks, specs, home)
-    if config is None:
-        config = GRPOConfig(seed=seed)
     out = Path(out_dir)
     if resume and GRPOTrainer.latest(out) is not None:
         trainer = GRPOTrainer.resume(out, tasks, index)
     else:
+        seed = config.seed if config is not None else seed
         corpus = _corpus(tasks, index) if policy == "tiny" else None
-        model, tok = load_lm(str(policy), corpus=corpus, seed=config.seed)
-        if warm_start_steps > 0:
+        model, tok = load_lm(str(policy), corpus=corpus, seed=seed)
+        sizes = training_sizes(model, config.device if config is not None else "auto")
+        if config is None:
+            config = GRPOConfig(seed=seed, **sizes.grpo)
+        steps_warm = sizes.warm_start_steps if warm_start_steps is None else warm_start_steps
+        if steps_warm > 0:
             from agent_world.training.sft import sft
 
-            sft(model, tok, tasks, index, steps=warm_start_steps, batch_size=WARM_START_BATCH,
-                lr=3e-3 if policy == "tiny" else 3e-5, seed=config.seed,
-                compact=config.compact_tools, device=config.device,
-                max_tokens=config.max_total_tokens, on_step=on_warm_step)
+            limit = min(config.max_total_tokens, sizes.warm_start_max_tokens or 1 << 30)
+            sft(model, tok, tasks, index, steps=steps_warm, batch_size=WARM_START_BATCH,
+                lr=sizes.warm_start_lr, seed=config.seed, compact=config.compact_tools,
+                device=config.device, max_tokens=limit,
+                on_step=(lambda i, loss: on_warm_step(i + 1, steps_warm, loss))
+                if on_warm_step else None)
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)
     with trainer:
         trainer.train(steps, on_step=on_step)
@@ -173,4 +210,4 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
                        seconds=time.perf_counter() - started)
 
 
-__all__ = ["TrainResult", "default_policy", "evaluate", "load_policy", "pass_rates", "train"]
+__all__ = ["TrainResult", "TrainingSizes", "default_policy", "evaluate", "load_policy", "pass_rates", "train", "training_sizes"]

@@ -133,6 +133,14 @@ def tiny_model(tokenizer: Any, seed: int = 0, hidden: int = 64, layers: int = 2,
 SMALL_MODEL_PARAMS = 20_000_000
 
 
+def small_cpu_model(model: Any) -> bool:
+    """A model under SMALL_MODEL_PARAMS on the CPU (the tiny random policies): training and
+    sampling settings differ for it (one thread, larger learning rates, longer warm starts)."""
+    params = list(model.parameters())
+    return bool(params) and params[0].device.type == "cpu" and \
+        sum(p.numel() for p in params) < SMALL_MODEL_PARAMS
+
+
 @contextmanager
 def cpu_threads(model: Any) -> Iterator[None]:
     """Run a small model on CPU with one intra-op thread. Splitting a 64-wide matmul across
@@ -141,9 +149,7 @@ def cpu_threads(model: Any) -> Iterator[None]:
     load 15. Large models and GPUs keep torch's setting."""
     import torch
 
-    params = list(model.parameters())
-    small = bool(params) and params[0].device.type == "cpu" and \
-        sum(p.numel() for p in params) < SMALL_MODEL_PARAMS
+    small = small_cpu_model(model)
     before = torch.get_num_threads()
     if small:
         torch.set_num_threads(1)
@@ -174,5 +180,5 @@ def load_lm(ref: str, corpus: list[str] | None = None, seed: int = 0) -> tuple[A
     return model, tok
 
 
-__all__ = ["SIZES", "cpu_threads", "load_lm", "load_smollm2", "sized_model", "smollm2_dir", "tiny_model",
-           "tiny_tokenizer"]
+__all__ = ["SIZES", "cpu_threads", "load_lm", "load_smollm2", "sized_model", "small_cpu_model",
+           "smollm2_dir", "tiny_model", "tiny_tokenizer"]

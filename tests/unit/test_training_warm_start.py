@@ -98,3 +98,20 @@ def test_a_stop_request_ends_training_between_steps(tmp_path, runtime):
             sft.sft(trainer.model, tok, tasks, specs, steps=3, device="cpu")
     finally:
         stop.requested.clear()
+
+
+def test_training_sizes_follow_the_model_and_the_device():
+    from agent_world.training.lm import SMALL_MODEL_PARAMS, tiny_model, tiny_tokenizer
+
+    tok = tiny_tokenizer(["call the tool and answer"], vocab_size=300)
+    tiny = api.training_sizes(tiny_model(tok), "cpu")
+    assert tiny.warm_start_steps == 32 and tiny.warm_start_lr == 3e-3 and not tiny.grpo
+    big = tiny_model(tok, hidden=512, layers=8, heads=8, mlp=2048)
+    assert sum(p.numel() for p in big.parameters()) > SMALL_MODEL_PARAMS
+    on_cpu = api.training_sizes(big, "cpu")
+    # a pretrained-size model on a CPU: a short warm start on short conversations, small batches
+    assert on_cpu.warm_start_steps < tiny.warm_start_steps
+    assert on_cpu.warm_start_lr < tiny.warm_start_lr and on_cpu.warm_start_max_tokens
+    config = GRPOConfig(**on_cpu.grpo)
+    assert config.tasks_per_step * config.group_size < GRPOConfig().tasks_per_step * \
+        GRPOConfig().group_size
