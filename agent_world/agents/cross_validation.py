@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from agent_world import pysource
 from agent_world.agents.tool_designer import Design
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec, ToolTest
@@ -303,7 +304,7 @@ def _write_flags(design: Design) -> dict[str, bool]:
 
     flags = {}
     try:
-        tree = ast.parse(design.module)
+        tree = pysource.parse(design.module)
     except SyntaxError:
         return flags
     for node in tree.body:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent_world import models
+from agent_world import models, pysource
 from agent_world.agents import tool_designer_prompts as prompts
 from agent_world.agents.offline_design import design_offline
 from agent_world.envs.spec import EnvSpec, ToolTest
@@ -46,7 +46,7 @@ class Design(BaseModel):
     def tool_names(self) -> list[str]:
         """Names of the @tool functions in the module (by reading it, not running it)."""
         try:
-            tree = ast.parse(self.module)
+            tree = pysource.parse(self.module)
         except SyntaxError:
             return []
         return [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
@@ -111,7 +111,7 @@ def _validate_llm(answer: Any) -> tuple[str, list[dict[str, Any]]]:
     if not isinstance(answer, LLMDesign):
         raise ValueError(f"expected an LLMDesign, got {type(answer).__name__}")
     try:
-        ast.parse(answer.module)
+        pysource.parse(answer.module)
     except SyntaxError as exc:
         raise ValueError(f"the module does not parse: {exc.msg} (line {exc.lineno})") from None
     tests = []
@@ -175,7 +175,7 @@ def design_tools(spec: EnvSpec, *, model: Any | None = None, max_tools: int = DE
 def function_source(module: str, name: str) -> str | None:
     """The text of the top-level function `name` (decorators included) in `module`."""
     try:
-        tree = ast.parse(module)
+        tree = pysource.parse(module)
     except SyntaxError:
         return None
     lines = module.splitlines(keepends=True)
@@ -188,7 +188,7 @@ def function_source(module: str, name: str) -> str | None:
 
 def replace_functions(module: str, source: str) -> str:
     """`module` with every top-level function defined in `source` replaced (or appended)."""
-    new = ast.parse(source)
+    new = pysource.parse(source)
     out = module
     for node in new.body:
         if not isinstance(node, ast.FunctionDef):
@@ -224,7 +224,7 @@ def repair_tool(spec: EnvSpec, design: Design, tool: str, error: str, *,
             if isinstance(answer, dict):
                 answer = LLMRepair.model_validate(answer)
             module = replace_functions(design.module, answer.source)
-            ast.parse(module)
+            pysource.parse(module)
         except (ValidationError, ValueError, SyntaxError, AttributeError) as exc:
             messages.append(HumanMessage(prompts.RETRY.format(error=str(exc)[:1000])))
             continue

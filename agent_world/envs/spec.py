@@ -31,6 +31,7 @@ from pydantic import (
     model_validator,
 )
 
+from agent_world import pysource
 from agent_world.errors import SpecError
 
 SPEC_FORMAT = "agent-world/env@1"
@@ -335,7 +336,7 @@ class ToolSpec(_Model):
     def _source_ok(self) -> ToolSpec:
         # Parse only: the source is never executed outside the worker.
         try:
-            tree = ast.parse(self.source)
+            tree = pysource.parse(self.source)
         except SyntaxError as exc:
             raise ValueError(f"source does not compile: {exc.msg} (line {exc.lineno})") from None
         funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == self.name]
@@ -423,7 +424,7 @@ class EnvSpec(_Model):
     def _helpers_compile(cls, v: str) -> str:
         # Parse only: the source is never executed outside the worker.
         try:
-            ast.parse(v)
+            pysource.parse(v)
         except SyntaxError as exc:
             raise ValueError(f"helpers do not compile: {exc.msg} (line {exc.lineno})") from None
         return v

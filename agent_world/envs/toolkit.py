@@ -47,6 +47,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, PydanticUserError, create_model
 
+from agent_world import pysource
 from agent_world.envs.spec import ToolSpec
 from agent_world.envs.worker import ToolContext, ToolError
 from agent_world.errors import ToolkitError
@@ -221,7 +222,7 @@ def _clean(node: Any, defs: dict[str, Any]) -> Any:
 
 # ---- shipped source ----------------------------------------------------------------------------
 def _function_node(source: str, name: str) -> ast.FunctionDef | ast.ClassDef:
-    tree = ast.parse(source)
+    tree = pysource.parse(source)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name:
             return node
@@ -387,7 +388,7 @@ def _literal(value: Any) -> str | None:
 
 
 def _line_of(source: str, name: str) -> int:
-    for n in ast.walk(ast.parse(source)):
+    for n in ast.walk(pysource.parse(source)):
         if isinstance(n, ast.Name) and n.id == name:
             return n.lineno
     return 0
@@ -463,7 +464,7 @@ def collect(fn: Callable, shipped: Shipped, *, owner: str | None = None) -> set[
 # ---- compiling tools -----------------------------------------------------------------------------
 def _write_statements(source: str) -> list[tuple[int, str]]:
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(pysource.parse(source)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             m = _WRITE_SQL.match(node.value)
             if m:
