@@ -115,3 +115,22 @@ def test_training_sizes_follow_the_model_and_the_device():
     config = GRPOConfig(**on_cpu.grpo)
     assert config.tasks_per_step * config.group_size < GRPOConfig().tasks_per_step * \
         GRPOConfig().group_size
+
+
+def test_cpu_threads_one_for_small_models_half_the_cores_for_larger(monkeypatch):
+    import os
+
+    import torch
+
+    from agent_world.training.lm import cpu_thread_count, cpu_threads, tiny_model, tiny_tokenizer
+
+    tok = tiny_tokenizer(["call the tool and answer"], vocab_size=300)
+    small, big = tiny_model(tok), tiny_model(tok, hidden=512, layers=8, heads=8, mlp=2048)
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert cpu_thread_count(small) == 1 and cpu_thread_count(big) == 8
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert cpu_thread_count(big) == 1
+    before = torch.get_num_threads()
+    with cpu_threads(big):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
