@@ -285,8 +285,10 @@ def _replay(state: EvolveState, k: int, seed: int) -> list[str]:
 def train(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveContext]
           ) -> dict[str, Any]:
     s = _settings(state)
-    review = bool(runtime.context.review_before_train if runtime.context else
-                  s.review_before_train)
+    # the thread's setting or this call's: a thread started with review keeps asking, even when
+    # it is resumed by a call that does not say so
+    review = s.review_before_train or bool(runtime.context and
+                                           runtime.context.review_before_train)
     targeted = state.get("targeted_tasks") or []
     replay = _replay(state, s.replay, s.seed + state["round"])
     if review and not interrupt({"round": state["round"],

@@ -130,7 +130,11 @@ def test_review_interrupt_before_training(tmp_path, doubles):
     list(stream(g, {}, config, context=_ctx(review_before_train=True)))
     values, nxt = final_state(g, config)
     assert nxt == ["train"] and not doubles.trained_on
-    list(stream(g, Command(resume=True), config, context=_ctx(review_before_train=True)))
+    # resumed by a call whose context does not ask for review: the thread's setting still asks
+    list(stream(g, None, config, context=_ctx()))
+    values, nxt = final_state(g, config)
+    assert nxt == ["train"] and not doubles.trained_on
+    list(stream(g, Command(resume=True), config, context=_ctx()))
     values, nxt = final_state(g, config)
     assert nxt == [] and values["rounds_done"] == 1 and len(doubles.trained_on) == 1
 
