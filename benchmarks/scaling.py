@@ -80,8 +80,10 @@ def main() -> int:
             continue
         tasks = [t for e in train_envs[:n] for t in per_env[e]]
         t1 = time.perf_counter()
+        # the policy's own warm start first (a base model learns the call format on the n
+        # environments' gold solutions), then the same number of GRPO steps for every count
         result = stages.train_policy(policy, tasks, home / "scaling" / f"envs-{n}", args.steps,
-                                     seed=args.seed, home=home)
+                                     seed=args.seed, home=home, warm_start_steps=None)
         rows.append({"envs": n, "tasks": len(tasks),
                      "pass_rate": evaluate(result.checkpoint, f"envs-{n}"),
                      "seconds": time.perf_counter() - t1, "note": ""})
