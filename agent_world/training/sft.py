@@ -16,7 +16,7 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task
-from agent_world.training.grpo import first_policy_column, pick_device, token_logprobs
+from agent_world.training.grpo import pick_device, token_logprobs
 from agent_world.training.lm import cpu_threads
 from agent_world.training.policies import EpisodeState, HFPolicy, TokenTrace
 from agent_world.training.rollout import observation_text
@@ -109,9 +109,7 @@ def _fit(model: Any, tokenizer: Any, traces: list[TokenTrace], steps: int, batch
                             device=dev)
         mask = torch.tensor([t.mask[1:] + [0] * (width - len(t.ids)) for t in chunk],
                             dtype=torch.float32, device=dev)
-        # logits only from the first answer token on: the prompt needs none, and the
-        # [batch, tokens, vocab] logits are the pass's largest tensor (49k-row vocabularies)
-        logp = token_logprobs(model, ids, attn, start=first_policy_column(mask))
+        logp = token_logprobs(model, ids, attn)
         loss = -(logp * mask).sum() / mask.sum().clamp(min=1)
         opt.zero_grad(set_to_none=True)
         loss.backward()
