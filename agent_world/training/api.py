@@ -72,8 +72,12 @@ def training_sizes(model: Any, device: str = "auto") -> TrainingSizes:
     if on_cpu and small_cpu_model(model):
         return TrainingSizes(32, 3e-3, None, {})
     if on_cpu:
+        # one sequence per forward pass, at most 1,536 tokens: on a CPU, attention over a
+        # padded batch takes the math path and keeps heads × tokens² per layer for the
+        # backward pass — two 2,048-token sequences of SmolLM2 went past 22 GB
         return TrainingSizes(6, 6e-5, 1024,
-                             {"tasks_per_step": 2, "group_size": 4, "minibatch_size": 2})
+                             {"tasks_per_step": 2, "group_size": 4, "minibatch_size": 1,
+                              "max_total_tokens": 1536})
     return TrainingSizes(16, 6e-5, None, {})
 
 
