@@ -195,7 +195,8 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
         if steps_warm > 0:
             from agent_world.training.sft import sft
 
-            limit = min(config.max_total_tokens, sizes.warm_start_max_tokens or 1 << 30)
+            limit = config.max_total_tokens if sizes.warm_start_max_tokens is None else \
+                min(config.max_total_tokens, sizes.warm_start_max_tokens)
             sft(model, tok, tasks, index, steps=steps_warm, batch_size=WARM_START_BATCH,
                 lr=sizes.warm_start_lr, seed=config.seed, compact=config.compact_tools,
                 device=config.device, max_tokens=limit,
@@ -214,4 +215,5 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
                        seconds=time.perf_counter() - started)
 
 
-__all__ = ["TrainResult", "TrainingSizes", "default_policy", "evaluate", "load_policy", "pass_rates", "train", "training_sizes"]
+__all__ = ["TrainResult", "TrainingSizes", "default_policy", "evaluate", "load_policy",
+           "pass_rates", "train", "training_sizes"]

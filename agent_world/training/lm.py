@@ -196,5 +196,5 @@ def load_lm(ref: str, corpus: list[str] | None = None, seed: int = 0) -> tuple[A
     return model, tok
 
 
-__all__ = ["SIZES", "cpu_thread_count", "cpu_threads", "load_lm", "load_smollm2", "sized_model", "small_cpu_model",
-           "smollm2_dir", "tiny_model", "tiny_tokenizer"]
+__all__ = ["SIZES", "cpu_thread_count", "cpu_threads", "load_lm", "load_smollm2", "sized_model",
+           "small_cpu_model", "smollm2_dir", "tiny_model", "tiny_tokenizer"]
