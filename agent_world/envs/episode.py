@@ -291,15 +291,29 @@ class Episode:
                    "timeout": runtime.tool_timeout_s}
         if runtime.sandboxed:  # the worker sends the tool's statements to this process
             db = self._database()
-            message["counters"] = db.begin(self._mutates[tool], runtime.tool_timeout_s)
-            message["remote"] = True
+            mutates = self._mutates[tool]
             forecast = runtime._forecasts[(self.fingerprint, tool)]
+            defer = mutates and forecast.defer  # writes go with the next read or the reply
+            message["counters"] = db.begin(mutates, runtime.tool_timeout_s, defer)
+            message["remote"] = True
             reply: dict[str, Any] = {}
             try:
                 ahead = db.answer_ahead(forecast, arguments)
                 if ahead:
                     message["ahead"] = ahead
+                if defer:
+                    message["defer"] = True
+                    forecast.deferred += 1
                 reply = runtime.pool.call(message, runtime.tool_timeout_s, serve=db.serve)
+                if message.get("defer") and db.settle(reply):
+                    # a deferred write failed: run the call again, every statement in turn,
+                    # so the tool meets the error where it happens (hostdb, worker.HostChannel)
+                    forecast.reruns += 1
+                    db.rollback()
+                    message["counters"] = db.begin(mutates, runtime.tool_timeout_s)
+                    message.pop("defer")
+                    message.pop("ahead", None)
+                    reply = runtime.pool.call(message, runtime.tool_timeout_s, serve=db.serve)
             finally:
                 reply = db.finish(reply, forecast, arguments)
         else:

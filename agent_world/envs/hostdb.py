@@ -31,8 +31,11 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.envs.worker import (
     BYTES_KEY,
     COUNTERS_TABLE,
+    DEFERRABLE,
     FLOAT_KEY,
+    MAX_DEFERRED,
     MAX_FRAME_BYTES,
+    NOT_DEFERRABLE,
     WRITES_COUNTER,
     Guard,
 )
@@ -70,6 +73,7 @@ MAX_AHEAD = 8  # leading reads learned per tool
 MAX_AHEAD_BYTES = 64 << 10  # rows sent ahead per call
 _SCALARS = (int, float, str, type(None))  # bool is an int; bytes and JSON stay out
 _SELECT = re.compile(r"\s*select\b", re.IGNORECASE)
+_RERUN = {"error": "rerun", "message": "a deferred write failed; the call runs again"}
 
 
 def _is_select(sql: str) -> bool:
@@ -125,12 +129,14 @@ def _fill(recipe: Any, args: dict[str, Any], firsts: list[tuple | None]) -> Any:
 class Forecast:
     """The leading reads of one tool's last call (see above), and how well they predicted."""
 
-    __slots__ = ("plan", "sent", "used")
+    __slots__ = ("plan", "sent", "used", "deferred", "reruns")
 
     def __init__(self) -> None:
         self.plan: tuple[tuple[str, Any], ...] = ()
         self.sent = 0  # statements run ahead
         self.used = 0  # of those, answers the tool took
+        self.deferred = 0  # calls run with deferred writes
+        self.reruns = 0  # of those, calls run again because a deferred write failed
 
     def learn(self, leading: list[tuple[str, Any, tuple | None]], args: dict[str, Any]) -> None:
         firsts: list[tuple | None] = []
@@ -145,6 +151,13 @@ class Forecast:
             plan.append((sql, recipe))
             firsts.append(first)
         self.plan = tuple(plan)
+
+    @property
+    def defer(self) -> bool:
+        """Whether the tool's next call may defer writes: not for a tool whose deferred writes
+        often fail (one that inserts and catches the duplicate, say), as each failure costs
+        the call twice."""
+        return self.deferred < 32 or self.reruns * 8 < self.deferred
 
     @property
     def off(self) -> bool:
@@ -209,9 +222,13 @@ class EpisodeDB:
         self._ahead: list[list[Any]] = []
         self._trace: list[tuple[str, Any, tuple | None]] = []
         self._tracing = True
+        self._timeout = 0.0
+        self.void = False  # a write the tool deferred failed: this run of the call is void
+        self._defer = False  # this call may defer writes
 
-    def begin(self, mutates: bool, timeout_s: float) -> dict[str, int]:
-        """Open the call's transaction; the id/clock counters the call starts from."""
+    def begin(self, mutates: bool, timeout_s: float, defer: bool = False) -> dict[str, int]:
+        """Open the call's transaction; the id/clock counters the call starts from. `defer`:
+        the call may defer writes (see `serve` and `settle`)."""
         conn = self.conn
         conn.execute(_BEGIN[mutates])
         if self._counters is None:
@@ -223,13 +240,29 @@ class EpisodeDB:
         guard.read_only = not mutates
         guard.deadline = time.monotonic() + timeout_s
         guard.denied = None
+        self._timeout = timeout_s
         self._ahead, self._trace, self._tracing = [], [], True
+        self.void, self._defer = False, defer
         return self._counters
 
     def serve(self, frame: dict[str, Any]) -> dict[str, Any]:
-        """Run one statement the tool sent; the answer frame (rows or the error)."""
+        """Run one statement the tool sent, after the writes it deferred (if any); the answer
+        frame (rows or the error, and [rowcount, lastrowid] of each deferred write)."""
+        if self.void:  # a deferred write failed: nothing more runs in this run of the call
+            return _RERUN
+        before = frame.get("before")
+        done = None
+        if before is not None:
+            self._tracing = False
+            done = self._run_deferred(before)
+            if done is None:
+                return _RERUN
         sql, wire, many = frame.get("sql"), frame.get("params"), bool(frame.get("many"))
+        if sql is None and done is not None:  # the deferred writes alone
+            return {"before": done}
         answer, first = self._run(sql, wire, many, self.guard.read_only)
+        if done is not None:
+            answer["before"] = done
         if self._tracing:  # still in the call's leading reads: what the forecast learns
             if (many or "error" in answer or not _is_select(sql) or len(self._trace) >= MAX_AHEAD
                     or sum(len(c) for c in answer["chunks"]) > MAX_AHEAD_BYTES):
@@ -237,6 +270,38 @@ class EpisodeDB:
             else:
                 self._trace.append((sql, wire, first))
         return answer
+
+    def _run_deferred(self, writes: Any) -> list[list[Any]] | None:
+        """Run writes the tool deferred, in order, under the guard: [[rowcount, lastrowid],
+        ...], or None (and this run of the call void) when one fails or the list is not one
+        of writes; the caller then runs the call again without deferring (see
+        `agent_world.envs.worker.HostChannel`)."""
+        done = []
+        if not self._defer or not isinstance(writes, list) or len(writes) > MAX_DEFERRED:
+            self.void = True
+            return None
+        for item in writes:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                    and DEFERRABLE.match(item[0]) and not NOT_DEFERRABLE.search(item[0])):
+                self.void = True
+                return None
+            answer, _ = self._run(item[0], item[1], False, self.guard.read_only)
+            if "error" in answer or answer["names"] is not None:
+                self.void = True
+                return None
+            done.append([answer["rowcount"], answer["lastrowid"]])
+        return done
+
+    def settle(self, reply: dict[str, Any]) -> bool:
+        """After a call that deferred writes: run those still pending with its reply. True
+        when this run of the call is void (a deferred write failed): roll back and run the
+        call again without deferring."""
+        pending = reply.pop("pending", None)
+        if not self.void and pending is not None:
+            if time.monotonic() > self.guard.deadline:  # a timeout reply: a fresh deadline
+                self.guard.deadline = time.monotonic() + self._timeout
+            self._run_deferred(pending)
+        return self.void
 
     def _run(self, sql: Any, wire: Any, many: bool,
              read_only: bool) -> tuple[dict[str, Any], tuple | None]:
@@ -331,6 +396,10 @@ class EpisodeDB:
                            + self._trace, args or {})
         self._ahead, self._trace = [], []
         conn = self.conn
+        if self.void:  # only a call run again ends here void: its worker broke the protocol
+            self.rollback()
+            return {"ok": False, "kind": "worker_error",
+                    "message": "the call sent deferred writes it was not allowed to defer"}
         if not (reply.get("ok") and self._mutates and conn.total_changes != self._before):
             self.rollback()
             return reply

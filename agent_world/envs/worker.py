@@ -295,15 +295,35 @@ def _wire_params(params: Any) -> Any:
 
 class RemoteCursor:
     """What `ctx.db.execute` returns when the caller ran the statement: the rows, rowcount,
-    lastrowid and description, read like a sqlite3 cursor."""
+    lastrowid and description, read like a sqlite3 cursor. A deferred write's cursor (see
+    `HostChannel`) has no rows and no description, like any write's; its rowcount and lastrowid
+    are asked of the caller when first read, with every write queued before it."""
 
-    __slots__ = ("_rows", "_pos", "rowcount", "lastrowid", "description", "arraysize")
+    __slots__ = ("_rows", "_pos", "_rowcount", "_lastrowid", "description", "arraysize",
+                 "_pending")
 
     def __init__(self, rows: list[Row], rowcount: int, lastrowid: int | None,
                  description: tuple | None):
         self._rows, self._pos = rows, 0
-        self.rowcount, self.lastrowid, self.description = rowcount, lastrowid, description
+        self._rowcount, self._lastrowid, self.description = rowcount, lastrowid, description
         self.arraysize = 1
+        self._pending: tuple[HostChannel, str] | None = None  # (channel, call id) while queued
+
+    @property
+    def rowcount(self) -> int:
+        if self._pending is not None:
+            self._settle()
+        return self._rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        if self._pending is not None:
+            self._settle()
+        return self._lastrowid
+
+    def _settle(self) -> None:
+        channel, call_id = self._pending  # type: ignore[misc]
+        channel.flush(call_id)
 
     def fetchone(self) -> Row | None:
         if self._pos >= len(self._rows):
@@ -335,11 +355,49 @@ class RemoteCursor:
         self._rows, self._pos = [], 0
 
 
+class Rerun(BaseException):
+    """A deferred write failed when the caller ran it: this run of the call is void (the caller
+    rolls it back and runs the call again with every statement answered in turn, so the error
+    is raised at the line that caused it). BaseException: tool code's `except Exception` must
+    not carry on as if nothing happened."""
+
+
+# Writes a call may defer: plain INSERT/UPDATE/DELETE/REPLACE without RETURNING (whose rows the
+# tool might read) and without OR ROLLBACK (which would end the caller's transaction)
+DEFERRABLE = re.compile(r"\s*(insert|update|delete|replace)\b", re.IGNORECASE)
+NOT_DEFERRABLE = re.compile(r"\breturning\b|\bor\s+rollback\b", re.IGNORECASE)
+MAX_DEFERRED = 64  # writes queued before they go to the caller anyway
+MAX_DEFERRED_TEXT = 16 << 10  # a statement longer than this (text + parameters) is sent at once
+
+
+def _deferrable(sql: str, wire: Any) -> bool:
+    if len(sql) > MAX_DEFERRED_TEXT or not DEFERRABLE.match(sql) or NOT_DEFERRABLE.search(sql):
+        return False
+    size = 0
+    for value in (wire.values() if isinstance(wire, dict) else wire):
+        if isinstance(value, str):
+            size += len(value)
+        elif not isinstance(value, int | float | type(None)):  # bytes, inf/nan: sent at once
+            return False
+    return size <= MAX_DEFERRED_TEXT
+
+
 class HostChannel:
     """The worker's side of statement frames: send one, wait for its answer. A timeout that
     comes due during the exchange is raised once the answer is in (see `_on_alarm`; the
     caller bounds the statement by the same deadline), so no answer is left unread in the
-    stream."""
+    stream.
+
+    Deferred writes (a call sent with "defer"): a write whose result the tool has not looked
+    at yet is queued instead of sent, and its cursor returned at once. The queue travels, in
+    order, ahead of the next statement that needs an answer (any read, or a write the queue
+    cannot hold), when the tool reads a queued cursor's rowcount or lastrowid, or with the
+    call's reply; the caller runs the queued writes first, so every read sees every earlier
+    write. If one of them fails the caller answers `Rerun`, voids this run of the call and
+    runs it again without deferring: the tool then meets the error at the very line, as if
+    nothing had been deferred. Rerunning is exact because all a call sees is its arguments,
+    the episode's seed and committed counters (ids, clock, rng) and the answers to its
+    statements, all the same the second time."""
 
     def __init__(self, inp: Any, out: Any, guard: Guard):
         self.inp, self.out, self.guard = inp, out, guard
@@ -351,6 +409,24 @@ class HostChannel:
         # agent_world.envs.hostdb.Forecast) and how many the tool took
         self.ahead: list[list[Any]] | None = None
         self.used = 0
+        self.defer = False  # this call may defer writes
+        self.queue: list[tuple[str, Any, RemoteCursor]] = []  # deferred writes, in order
+        self.void = False  # a deferred write failed: this run of the call is over
+
+    def begin(self, call_id: str | None, ahead: Any, defer: bool) -> None:
+        self.call_id, self.late, self.used = call_id, False, 0
+        self.ahead = ahead if isinstance(ahead, list) else None
+        self.defer, self.queue, self.void = defer, [], False
+
+    def end(self) -> list[list[Any]]:
+        """The call is over: the writes still queued, for the reply ([[sql, params], ...])."""
+        with self.lock:
+            pending = [] if self.void else [[sql, wire] for sql, wire, _ in self.queue]
+            for _, _, cur in self.queue:
+                cur._pending = None  # read after the call: what it holds (nothing more to ask)
+            self.call_id = self.ahead = None
+            self.queue, self.defer = [], False
+        return pending
 
     def statement(self, sql: Any, params: Any, many: bool) -> RemoteCursor:
         if not isinstance(sql, str):
@@ -359,6 +435,8 @@ class HostChannel:
         with self.lock:
             if self.call_id is None:
                 raise sqlite3.ProgrammingError("the call this database belonged to is over")
+            if self.void:
+                raise Rerun()
             ahead = self.ahead
             if ahead is not None:  # taken only as a prefix: the first miss drops the rest
                 if not many and self.used < len(ahead):
@@ -367,21 +445,59 @@ class HostChannel:
                         self.used += 1
                         return self._cursor(answer)
                 self.ahead = None
-            frame = encode_frame({"op": "sql", "id": self.call_id, "sql": sql,
-                                  "params": wire, "many": many}, strict=True)
-            self.busy = threading.get_ident()
-            try:
-                self.out.write(frame)
-                self.out.flush()
-                reply = read_frame(self.inp, trusted=True)
-            finally:
-                self.busy = 0
+            if self.defer and not many and _deferrable(sql, wire):
+                cur = RemoteCursor([], -1, None, None)
+                cur._pending = (self, self.call_id)
+                self.queue.append((sql, wire, cur))
+                if len(self.queue) < MAX_DEFERRED:
+                    return cur
+                sql = wire = None  # the queue is full: send it now
+            reply = self._exchange(sql, wire, many)
+        return cur if sql is None else self._cursor(reply)
+
+    def flush(self, call_id: str) -> None:
+        """Send the queued writes now (a queued cursor's rowcount or lastrowid was read)."""
+        with self.lock:
+            if self.call_id != call_id:
+                raise sqlite3.ProgrammingError("the call this database belonged to is over")
+            if self.void:
+                raise Rerun()
+            if self.queue:
+                self._exchange(None, None, False)
+
+    def _exchange(self, sql: str | None, wire: Any, many: bool) -> dict[str, Any]:
+        """One statement frame (the queued writes ahead of it; `sql` None: those alone) and its
+        answer. Holds the lock."""
+        message: dict[str, Any] = {"op": "sql", "id": self.call_id, "sql": sql,
+                                   "params": wire, "many": many}
+        queue = self.queue
+        if queue:
+            message["before"] = [[s, w] for s, w, _ in queue]
+        frame = encode_frame(message, strict=True)
+        self.busy = threading.get_ident()
+        try:
+            self.out.write(frame)
+            self.out.flush()
+            reply = read_frame(self.inp, trusted=True)
+        finally:
+            self.busy = 0
+        if reply is None:  # the caller is gone: nothing left to serve
+            os._exit(0)
+        if queue:
+            self.queue = []
+            results = reply.get("before")
+            if reply.get("error") == "rerun" or not isinstance(results, list) or len(
+                    results) != len(queue):
+                self.void = True
+                for _, _, cur in queue:
+                    cur._pending = None
+                raise Rerun()
+            for (_, _, cur), (rowcount, lastrowid) in zip(queue, results, strict=True):
+                cur._rowcount, cur._lastrowid, cur._pending = rowcount, lastrowid, None
         if self.late:
             self.late = False
             raise ToolTimeout()
-        if reply is None:  # the caller is gone: nothing left to serve
-            os._exit(0)
-        return self._cursor(reply)
+        return reply
 
     def _cursor(self, reply: dict[str, Any]) -> RemoteCursor:
         if "error" in reply:
@@ -717,18 +833,19 @@ class Worker:
                           int(req.get("step", 0)), req.get("clock", "2026-01-15T09:00:00"),
                           counters, read_only=not mutates)
         channel = self.channel
-        channel.call_id = req.get("id")
-        channel.late = False
         ahead = req.get("ahead")
-        channel.ahead, channel.used = (ahead if isinstance(ahead, list) else None), 0
+        channel.begin(req.get("id"), ahead, bool(req.get("defer")))
+        pending: list[list[Any]] = []
         try:
             reply = self._run(fn, ctx, args, float(req.get("timeout", 5.0)), mutates)
         finally:
-            channel.call_id = channel.ahead = None
+            pending = channel.end()
         if reply["ok"]:
             reply["issued"] = ctx.issued
         if ahead:
             reply["ahead_used"] = channel.used
+        if pending:  # deferred writes the caller runs before it settles the call
+            reply["pending"] = pending
         return reply
 
     def _run(self, fn: Any, ctx: ToolContext, args: dict[str, Any], timeout: float,
@@ -743,6 +860,8 @@ class Worker:
             result = fn(ctx, **args)
         except ToolTimeout:
             return {"ok": False, "kind": "timeout", "message": f"tool exceeded {timeout:g}s"}
+        except Rerun:  # a deferred write failed: the caller runs the call again
+            return {"ok": False, "kind": "rerun", "message": "a deferred write failed"}
         except ToolError as exc:
             return {"ok": False, "kind": "tool_error", "message": str(exc)}
         except sqlite3.IntegrityError as exc:

@@ -48,7 +48,7 @@ def test_kill_9_of_a_sandboxed_worker_mid_step(arena, target):
 
     def slow_write():
         result["obs"] = ep.step("run", {"code": (
-            "ctx.db.execute(\"UPDATE users SET name = 'half'\")\n"
+            "ctx.db.execute(\"UPDATE users SET name = 'half'\").rowcount\n"  # sent now
             "import time\ntime.sleep(30)")})
 
     conn = ep._database().conn  # the episode's connection lives in this process
