@@ -6,9 +6,12 @@ trainer's policy tokens/s against TRL's GRPOTrainer (same model, tasks, group si
 
 Sections:
 1. rollouts: 1,024 concurrent episodes driven by a scripted policy that answers instantly
-   (three tool calls and an answer each): tool steps/s of the environment side alone, next
-   to the engine's own ceiling (the same calls stepped straight on the episodes, no rollout
-   code) and the seconds spent opening episodes and scoring them.
+   (each task's gold calls, then its answer): tool steps/s of the environment side alone,
+   next to the engine's own ceiling (the same calls stepped straight on the episodes, no
+   rollout code) and the seconds spent opening episodes and scoring them. Two task sets: the
+   airline cancel drill (get_reservation, cancel_reservation, get_reservation) and the mix
+   the arena trains on (the training environments' tasks of a home built by
+   `agent-world evolve --policy tiny`, or `--home DIR`).
 2. GRPO step: generation / reward / update seconds of the embedded trainer.
 3. tokens/s: embedded GRPO vs trl.GRPOTrainer, single-turn (the tool call is the completion,
    rewarded by the same arena check), policy tokens generated and trained per second. Both run
@@ -42,59 +45,139 @@ from agent_world.training.rollout import RolloutConfig, run_rollouts, spec_index
 from agent_world.training.toolcall import format_answer, format_call, system_prompt
 
 
-class InstantPolicy:
-    """Replies at once: look the reservation up, cancel it, look again, answer."""
+class ScriptedPolicy:
+    """Replies at once with each task's gold calls in order, then its answer: the fastest
+    policy there is, so section 1 measures the environment side alone."""
 
-    name = "instant"
+    name = "scripted"
+
+    def __init__(self, scripts: dict[str, list[tuple[str, dict]]]):
+        self.scripts = scripts  # task id -> [(visible tool name, arguments), ...]
 
     def act(self, states: list[EpisodeState]) -> list[str]:
         out = []
         for s in states:
-            rid = s.task.chain[0].arguments["reservation_id"]
+            script = self.scripts[s.task.id]
             turn = sum(m["role"] == "assistant" for m in s.messages)
-            out.append([format_call("get_reservation", {"reservation_id": rid}),
-                        format_call("cancel_reservation", {"reservation_id": rid}),
-                        format_call("get_reservation", {"reservation_id": rid}),
-                        format_answer("cancelled")][turn])
+            if turn < len(script):
+                out.append(format_call(*script[turn]))
+            else:
+                answer = s.task.reference_answer
+                out.append(format_answer("done" if answer is None else answer))
         return out
 
 
-def bench_rollouts(tasks, specs, episodes: int, threads: int, workers: int) -> dict:
+def airline_scripts(tasks) -> dict[str, list[tuple[str, dict]]]:
+    """The airline cancel drill: look the reservation up, cancel it, look again."""
+    out = {}
+    for t in tasks:
+        rid = {"reservation_id": t.chain[0].arguments["reservation_id"]}
+        out[t.id] = [("get_reservation", rid), ("cancel_reservation", rid),
+                     ("get_reservation", rid)]
+    return out
+
+
+def gold_scripts(tasks, specs) -> dict[str, list[tuple[str, dict]]]:
+    """Each task's gold calls: its chain, or the calls its gold solution makes (programmatic
+    tasks; run once here, recorded), under the names the task shows the agent."""
+    from agent_world.tasks.scripts import ScriptError, run_solution
+
+    out = {}
+    with EnvRuntime(workers=1) as runtime:
+        for t in tasks:
+            visible = {real: vis for vis, real in t.tool_view.items()}
+            calls = [(c.tool, c.arguments) for c in t.chain]
+            if t.kind == "programmatic" and t.solution:
+                calls = []
+                with runtime.open(specs[t.env_fingerprint], seed=t.seed) as ep:
+                    def call(tool, arguments, ep=ep, calls=calls):
+                        calls.append((tool, arguments))
+                        obs = ep.step(tool, arguments)
+                        return ({"ok": True, "result": obs.result} if obs.ok else
+                                {"ok": False, "kind": obs.error.kind,
+                                 "message": obs.error.message})
+                    try:
+                        run_solution(t.solution, call)
+                    except ScriptError:
+                        pass  # the calls it made before failing are still its calls
+            out[t.id] = [(visible.get(tool, tool), args) for tool, args in calls]
+    return out
+
+
+def bench_rollouts(tasks, specs, scripts, episodes: int, threads: int, workers: int) -> dict:
     picked = [tasks[i % len(tasks)] for i in range(episodes)]  # one episode each
+    turns = max(len(scripts[t.id]) for t in picked)
     marks: list[float] = []
     with EnvRuntime(workers=workers) as runtime:
         start = time.perf_counter()
-        rollouts = run_rollouts(InstantPolicy(), picked, specs,
-                                RolloutConfig(max_turns=4, step_threads=threads),
+        rollouts = run_rollouts(ScriptedPolicy(scripts), picked, specs,
+                                RolloutConfig(max_turns=turns + 1, step_threads=threads),
                                 runtime=runtime,
                                 on_turn=lambda turn, live: marks.append(time.perf_counter()))
         total = time.perf_counter() - start
     steps = sum(1 for r in rollouts for s in r.trajectory.steps if s.tool)
-    loop = marks[-1] - marks[0]  # turns 0..2: the three tool-calling turns
+    loop = marks[turns] - marks[0] if len(marks) > turns else marks[-1] - marks[0]
     passed = sum(r.trajectory.reward >= 1 for r in rollouts)
     return {"episodes": len(rollouts), "tool_steps": steps,
             "steps_per_s": steps / loop if loop > 0 else float("nan"),
-            "wall_s": total, "open_s": marks[0] - start, "score_s": start + total - marks[-1],
-            "passed": passed, "engine_steps_per_s": bench_engine(picked, specs, threads, workers)}
+            "wall_s": total, "open_s": marks[0] - start,
+            "score_s": start + total - marks[min(turns, len(marks) - 1)],
+            "passed": passed, "load": load(),
+            "engine_steps_per_s": bench_engine(picked, specs, scripts, threads, workers)}
 
 
-def bench_engine(tasks, specs, threads: int, workers: int) -> float:
-    """The same three tool calls per episode stepped straight on the episodes (no policy, no
-    parsing, no trajectories): the engine's own ceiling for section 1's loop."""
+def bench_engine(tasks, specs, scripts, threads: int, workers: int) -> float:
+    """The same calls per episode stepped straight on the episodes, turn by turn (no policy,
+    no parsing, no trajectories): the engine's own ceiling for section 1's loop."""
     from concurrent.futures import ThreadPoolExecutor
 
     with EnvRuntime(workers=workers) as runtime:
         episodes = [runtime.open(specs[t.env_fingerprint], seed=t.seed) for t in tasks]
-        args = [{"reservation_id": t.chain[0].arguments["reservation_id"]} for t in tasks]
+        calls = [[(t.real_tool(name) or name, args) for name, args in scripts[t.id]]
+                 for t in tasks]
+        steps = sum(len(c) for c in calls)
         start = time.perf_counter()
         with ThreadPoolExecutor(threads) as pool:
-            for tool in ("get_reservation", "cancel_reservation", "get_reservation"):
-                list(pool.map(lambda ea, tool=tool: ea[0].step(tool, ea[1]),
-                              zip(episodes, args, strict=True)))
+            for turn in range(max(len(c) for c in calls)):
+                live = [(ep, c[turn]) for ep, c in zip(episodes, calls, strict=True)
+                        if turn < len(c)]
+                list(pool.map(lambda item: item[0].step(*item[1]), live))
         elapsed = time.perf_counter() - start
         for ep in episodes:
             ep.close()
-    return 3 * len(tasks) / elapsed
+    return steps / elapsed
+
+
+def arena_tasks(home: str | None) -> tuple[list, dict, str]:
+    """The tasks the arena trains on: those of the training environments in an arena home
+    (`--home`), or, without one, of a home built here by `agent-world evolve --policy tiny`
+    (mined, built, split, synthesized and trained as the main job does, ~1-2 minutes)."""
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from agent_world.envs.catalog import Catalog
+    from agent_world.tasks.model import Task
+
+    if home is None:
+        home = tempfile.mkdtemp(prefix="aw-train-bench-")
+        print(f"building an arena in {home} (agent-world evolve --policy tiny) ...", flush=True)
+        subprocess.run([sys.executable, "-m", "agent_world.cli", "evolve", "--policy", "tiny",
+                        "--home", home], check=True, stdout=subprocess.DEVNULL)
+    cat = Catalog.open(Path(home))
+    try:
+        splits = cat.splits()
+        tasks = [Task.model_validate(r["payload"]) for r in cat.list_tasks()]
+        tasks = [t for t in tasks if splits.get(t.env_name, "train") == "train"]
+        specs = {}
+        for t in tasks:
+            if t.env_fingerprint not in specs:
+                specs[t.env_fingerprint] = cat.find_env(t.env_fingerprint)
+    finally:
+        cat.close()
+    tasks = [t for t in tasks if specs.get(t.env_fingerprint) is not None]
+    return tasks, specs, home
 
 
 def make_model(tasks, specs, size: str, device: str):
@@ -241,6 +324,11 @@ def main() -> None:
     ap.add_argument("--plain", action="store_true",
                     help="also time the embedded trainer without prompt-prefix sharing")
     ap.add_argument("--skip-rollouts", action="store_true")
+    ap.add_argument("--skip-arena", action="store_true",
+                    help="section 1: the airline drill only (no pipeline-built task mix)")
+    ap.add_argument("--home", default=None,
+                    help="section 1: an arena home whose training tasks make the second row "
+                         "(default: build one with `agent-world evolve --policy tiny`)")
     ap.add_argument("--skip-trl", action="store_true")
     ap.add_argument("--skip-grpo", action="store_true", help="section 1 only")
     args = ap.parse_args()
@@ -252,16 +340,28 @@ def main() -> None:
     specs = spec_index(tasks, [spec])
 
     if not args.skip_rollouts:
-        r = bench_rollouts(tasks, specs, args.episodes, args.threads, args.workers)
-        print("\n1. rollouts (scripted instant policy, environment side; engine only: the same "
-              "calls stepped straight on episodes)")
-        print(f"{'episodes':>9} {'tool steps':>11} {'steps/s':>9} {'engine only':>12} "
-              f"{'rollout/engine':>15} {'open s':>7} {'score s':>8} {'wall s':>8} {'passed':>7}"
-              f"  load average")
-        print(f"{r['episodes']:>9} {r['tool_steps']:>11} {r['steps_per_s']:>9.0f} "
-              f"{r['engine_steps_per_s']:>12.0f} "
-              f"{r['steps_per_s'] / r['engine_steps_per_s']:>15.2f} {r['open_s']:>7.2f} "
-              f"{r['score_s']:>8.2f} {r['wall_s']:>8.2f} {r['passed']:>7}  {load()}")
+        rows = [("airline cancel drill", bench_rollouts(
+            tasks, specs, airline_scripts(tasks), args.episodes, args.threads, args.workers))]
+        if not args.skip_arena:
+            mix, mix_specs, home = arena_tasks(args.home)
+            scripts = gold_scripts(mix, mix_specs)
+            mix = [t for t in mix if scripts[t.id]]
+            kinds = sorted({t.kind for t in mix})
+            label = (f"arena mix: {len(mix)} tasks, {len(mix_specs)} envs "
+                     f"({'/'.join(kinds)})")
+            print(f"arena tasks from {home}")
+            rows.append((label, bench_rollouts(mix, mix_specs, scripts, args.episodes,
+                                               args.threads, args.workers)))
+        print("\n1. rollouts (scripted policy replaying each task's gold calls at once: the "
+              "environment side; engine only: the same calls stepped straight on episodes)")
+        print(f"{'task set':<44} {'episodes':>8} {'tool steps':>10} {'steps/s':>8} "
+              f"{'engine only':>11} {'rollout/engine':>14} {'open s':>6} {'score s':>7} "
+              f"{'passed':>6}  load average after")
+        for label, r in rows:
+            print(f"{label:<44} {r['episodes']:>8} {r['tool_steps']:>10} "
+                  f"{r['steps_per_s']:>8.0f} {r['engine_steps_per_s']:>11.0f} "
+                  f"{r['steps_per_s'] / r['engine_steps_per_s']:>14.2f} {r['open_s']:>6.2f} "
+                  f"{r['score_s']:>7.2f} {r['passed']:>6}  {r['load']}")
 
     if args.skip_grpo:
         return
