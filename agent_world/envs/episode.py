@@ -345,7 +345,7 @@ class Episode:
 
     def _database(self) -> EpisodeDB:
         if self._db is None:
-            self._db = EpisodeDB(self.path)
+            self._db = EpisodeDB(self.path, self.seed, self.spec.clock_start)
         return self._db
 
     def close(self) -> None:

@@ -38,6 +38,8 @@ from agent_world.envs.worker import (
     NOT_DEFERRABLE,
     WRITES_COUNTER,
     Guard,
+    call_clock,
+    issued_id,
 )
 
 _TAG = os.urandom(8).hex()
@@ -57,22 +59,30 @@ class AnswerTooLarge(Exception):
 
 
 # ---------------------------------------------------------------------------------------------
-# Answers sent ahead. Most tools begin with the same reads, their parameters taken from the
-# call's arguments or from the rows an earlier read returned (look up the reservation by the
-# id given, then its flight by the reservation's flight_id). Each such statement costs a round
-# trip to the worker and back. A Forecast remembers, per environment and tool, the leading
-# SELECTs of the tool's last call and where each parameter came from; the next call runs them
-# right after BEGIN, as the tool would, and sends the answers with the request. The worker
-# hands one out only when the tool sends exactly that statement with exactly those parameters
-# at that position, so the tool sees what it would have seen; a miss costs one wasted read.
-# Only SELECTs are run ahead, under the guard with writes refused, within the call's deadline
-# and a size budget: nothing runs that the tool could not have run itself in that call.
+# Answers sent ahead. Most tools begin with the same statements, their parameters taken from
+# the call's arguments, from the rows an earlier read returned (look up the reservation by the
+# id given, then its flight by the reservation's flight_id), from an earlier insert's rowid or
+# from the call's clock and ids (`ctx.now()`, `ctx.new_id(prefix)`: functions of the seed and
+# the committed counters, which this process holds). Each statement costs a round trip to the
+# worker and back. A Forecast remembers, per environment and tool, the leading statements of
+# the tool's last call and where each parameter came from; the next call runs them right after
+# BEGIN, as the tool would, and sends the answers with the request. The worker hands one out
+# only when the tool sends exactly that statement with exactly those parameters at that
+# position, so the tool sees what it would have seen; the first statement it sends itself says
+# how many it took, and the writes run ahead past that point are rolled back (each has its
+# savepoint) before anything else runs. A miss costs one wasted statement; a write whose
+# parameters missed (computed by the tool) is never run ahead again. Statements run ahead
+# under the guard with the call's own rules (writes only in a write call), within the call's
+# deadline and a size budget: nothing runs that the tool could not have run itself in that
+# call, and nothing it did not run stays.
 # ---------------------------------------------------------------------------------------------
 
-MAX_AHEAD = 8  # leading reads learned per tool
+MAX_AHEAD = 12  # leading statements learned per tool
 MAX_AHEAD_BYTES = 64 << 10  # rows sent ahead per call
+MAX_AHEAD_IDS = 8  # a parameter is looked for among the first ids of a prefix a call issues
 _SCALARS = (int, float, str, type(None))  # bool is an int; bytes and JSON stay out
 _SELECT = re.compile(r"\s*select\b", re.IGNORECASE)
+_HEX = frozenset("0123456789ABCDEF")
 _RERUN = {"error": "rerun", "message": "a deferred write failed; the call runs again"}
 
 
@@ -82,9 +92,45 @@ def _is_select(sql: str) -> bool:
     return _SELECT.match(sql) is not None
 
 
-def _source(value: Any, args: dict[str, Any], firsts: list[tuple | None]) -> tuple:
-    """Where a parameter value came from: an argument, a column of an earlier read's first
-    row, or a constant."""
+def _is_plain_write(sql: str) -> bool:
+    """An INSERT/UPDATE/DELETE/REPLACE that cannot end the transaction (no OR ROLLBACK)."""
+    return DEFERRABLE.match(sql) is not None and NOT_DEFERRABLE.search(sql) is None
+
+
+class CallValues:
+    """What a call's tool can compute without the database: `ctx.now()`, `ctx.today()`,
+    `ctx.clock` as a parameter, and the ids `ctx.new_id(prefix)` issues (see `ToolContext`)."""
+
+    __slots__ = ("seed", "counters", "named")
+
+    def __init__(self, seed: int, clock_start: str, counters: dict[str, int]):
+        self.seed, self.counters = seed, counters
+        clock = call_clock(clock_start, counters.get(WRITES_COUNTER, 0))
+        self.named = {"now": clock.isoformat(timespec="seconds"),
+                      "today": clock.date().isoformat(), "clock": clock.isoformat(" ")}
+
+    def source(self, value: str) -> tuple | None:
+        for name, known in self.named.items():
+            if known == value:
+                return ("k", name)
+        if len(value) >= 8 and _HEX.issuperset(value[-8:]):
+            prefix = value[:-8]
+            start = self.counters.get(prefix, 0)
+            for k in range(1, MAX_AHEAD_IDS + 1):
+                if issued_id(self.seed, prefix, start + k) == value:
+                    return ("i", prefix, k)
+        return None
+
+    def take(self, source: tuple) -> Any:
+        if source[0] == "k":
+            return self.named.get(source[1], _MISSING)
+        return issued_id(self.seed, source[1], self.counters.get(source[1], 0) + source[2])
+
+
+def _source(value: Any, args: dict[str, Any], firsts: list[tuple | None],
+            known: CallValues | None) -> tuple:
+    """Where a parameter value came from: an argument, a column of an earlier statement's
+    first row (an insert's rowid for writes), the call's clock or ids, or a constant."""
     kind = type(value)
     if kind in _SCALARS or kind is bool:
         for key, arg in args.items():
@@ -95,18 +141,25 @@ def _source(value: Any, args: dict[str, Any], firsts: list[tuple | None]) -> tup
                 for j, col in enumerate(row):
                     if type(col) is kind and col == value:
                         return ("r", i, j)
+        if kind is str and known is not None:
+            found = known.source(value)
+            if found is not None:
+                return found
     return ("c", value)
 
 
-def _take(source: tuple, args: dict[str, Any], firsts: list[tuple | None]) -> Any:
+def _take(source: tuple, args: dict[str, Any], firsts: list[tuple | None],
+          known: CallValues | None) -> Any:
     kind = source[0]
     if kind == "c":
         return source[1]
     if kind == "a":
         value = args.get(source[1], _MISSING)
-    else:
+    elif kind == "r":
         row = firsts[source[1]] if source[1] < len(firsts) else None
         value = row[source[2]] if row is not None and source[2] < len(row) else _MISSING
+    else:
+        return _MISSING if known is None else known.take(source)
     if type(value) not in _SCALARS and type(value) is not bool:
         return _MISSING
     if type(value) is float and not math.isfinite(value):
@@ -117,19 +170,35 @@ def _take(source: tuple, args: dict[str, Any], firsts: list[tuple | None]) -> An
 _MISSING = object()
 
 
-def _fill(recipe: Any, args: dict[str, Any], firsts: list[tuple | None]) -> Any:
+def _fill(recipe: Any, args: dict[str, Any], firsts: list[tuple | None],
+          known: CallValues | None = None) -> Any:
     """A statement's parameters (as the worker would send them) from its recipe, or None."""
     if isinstance(recipe, dict):
-        out = {k: _take(src, args, firsts) for k, src in recipe.items()}
+        out = {k: _take(src, args, firsts, known) for k, src in recipe.items()}
         return None if any(v is _MISSING for v in out.values()) else out
-    values = [_take(src, args, firsts) for src in recipe]
+    values = [_take(src, args, firsts, known) for src in recipe]
     return None if any(v is _MISSING for v in values) else values
 
 
-class Forecast:
-    """The leading reads of one tool's last call (see above), and how well they predicted."""
+def _computed(ahead: list[Any], sent: tuple[str, Any, Any]) -> bool:
+    """Whether the tool sent the write run ahead with another value where the recipe had a
+    constant: a value the tool computes (a refund, a sum), which will miss every time."""
+    sql, wire, _ = sent
+    if sql != ahead[0] or _is_select(sql) or type(wire) is not type(ahead[1]):
+        return False
+    recipe = ahead[4]
+    if isinstance(wire, dict):
+        keys = wire.keys() & recipe.keys()
+        return any(recipe[k][0] == "c" and wire[k] != ahead[1].get(k) for k in keys)
+    return any(src[0] == "c" and sent_v != ran_v for src, sent_v, ran_v
+               in zip(recipe, wire, ahead[1], strict=False))
 
-    __slots__ = ("plan", "sent", "used", "deferred", "reruns")
+
+class Forecast:
+    """The leading statements of one tool's last call (see above), and how well they
+    predicted."""
+
+    __slots__ = ("plan", "sent", "used", "deferred", "reruns", "missed")
 
     def __init__(self) -> None:
         self.plan: tuple[tuple[str, Any], ...] = ()
@@ -137,15 +206,19 @@ class Forecast:
         self.used = 0  # of those, answers the tool took
         self.deferred = 0  # calls run with deferred writes
         self.reruns = 0  # of those, calls run again because a deferred write failed
+        self.missed: set[str] = set()  # writes the tool sent with other parameters than run
 
-    def learn(self, leading: list[tuple[str, Any, tuple | None]], args: dict[str, Any]) -> None:
+    def learn(self, leading: list[tuple[str, Any, tuple | None]], args: dict[str, Any],
+              known: CallValues | None = None) -> None:
         firsts: list[tuple | None] = []
         plan = []
         for sql, wire, first in leading[:MAX_AHEAD]:
+            if sql in self.missed:
+                break
             if isinstance(wire, dict):
-                recipe: Any = {k: _source(v, args, firsts) for k, v in wire.items()}
+                recipe: Any = {k: _source(v, args, firsts, known) for k, v in wire.items()}
             elif isinstance(wire, list):
-                recipe = [_source(v, args, firsts) for v in wire]
+                recipe = [_source(v, args, firsts, known) for v in wire]
             else:
                 break
             plan.append((sql, recipe))
@@ -161,8 +234,8 @@ class Forecast:
 
     @property
     def off(self) -> bool:
-        """Given up on: most answers sent ahead were not used (tools whose first reads depend
-        on their arguments in ways the recipes cannot follow)."""
+        """Given up on: most answers sent ahead were not used (tools whose first statements
+        depend on their arguments in ways the recipes cannot follow)."""
         return self.sent >= 64 and self.used * 2 < self.sent
 
 
@@ -199,7 +272,8 @@ class EpisodeDB:
     """One episode's connection in the caller's process; not thread-safe (one call at a time,
     like the episode itself)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, seed: int = 0, clock_start: str = "2026-01-15T09:00:00"):
+        self.seed, self.clock_start = seed, clock_start
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                detect_types=sqlite3.PARSE_DECLTYPES, cached_statements=256)
         conn.execute("PRAGMA foreign_keys=ON")
@@ -220,6 +294,9 @@ class EpisodeDB:
         # this call's answers sent ahead ([sql, params, answer, first row]), and the leading
         # reads the tool sent itself (until it sent anything else)
         self._ahead: list[list[Any]] = []
+        # writes run ahead: (index in _ahead, total_changes before it) with a savepoint each;
+        # settled once the worker says how many answers the tool took
+        self._ahead_writes: list[tuple[int, int]] = []
         self._trace: list[tuple[str, Any, tuple | None]] = []
         self._tracing = True
         self._timeout = 0.0
@@ -243,6 +320,7 @@ class EpisodeDB:
         self._timeout = timeout_s
         self._ahead, self._trace, self._tracing = [], [], True
         self.void, self._defer = False, defer
+        self._ahead_writes = []
         return self._counters
 
     def serve(self, frame: dict[str, Any]) -> dict[str, Any]:
@@ -250,10 +328,11 @@ class EpisodeDB:
         frame (rows or the error, and [rowcount, lastrowid] of each deferred write)."""
         if self.void:  # a deferred write failed: nothing more runs in this run of the call
             return _RERUN
+        if self._ahead_writes:  # the first frame: undo the writes run ahead the tool did not take
+            self._drop_unused(frame.get("used"))
         before = frame.get("before")
         done = None
         if before is not None:
-            self._tracing = False
             done = self._run_deferred(before)
             if done is None:
                 return _RERUN
@@ -263,12 +342,15 @@ class EpisodeDB:
         answer, first = self._run(sql, wire, many, self.guard.read_only)
         if done is not None:
             answer["before"] = done
-        if self._tracing:  # still in the call's leading reads: what the forecast learns
-            if (many or "error" in answer or not _is_select(sql) or len(self._trace) >= MAX_AHEAD
+        if self._tracing:  # still in the call's leading statements: what the forecast learns
+            if (many or "error" in answer or not isinstance(sql, str)
+                    or not (_is_select(sql) or self._mutates and _is_plain_write(sql))
+                    or len(self._trace) >= MAX_AHEAD
                     or sum(len(c) for c in answer["chunks"]) > MAX_AHEAD_BYTES):
                 self._tracing = False  # big answers are not worth running ahead either
             else:
-                self._trace.append((sql, wire, first))
+                self._trace.append((sql, wire, first if answer["names"] is not None
+                                    else (answer["lastrowid"],)))
         return answer
 
     def _run_deferred(self, writes: Any) -> list[list[Any]] | None:
@@ -290,6 +372,11 @@ class EpisodeDB:
                 self.void = True
                 return None
             done.append([answer["rowcount"], answer["lastrowid"]])
+            if self._tracing:
+                if len(self._trace) >= MAX_AHEAD:
+                    self._tracing = False
+                else:
+                    self._trace.append((item[0], item[1], (answer["lastrowid"],)))
         return done
 
     def settle(self, reply: dict[str, Any]) -> bool:
@@ -297,6 +384,8 @@ class EpisodeDB:
         when this run of the call is void (a deferred write failed): roll back and run the
         call again without deferring."""
         pending = reply.pop("pending", None)
+        if self._ahead_writes:
+            self._drop_unused(reply.get("ahead_used", 0))
         if not self.void and pending is not None:
             if time.monotonic() > self.guard.deadline:  # a timeout reply: a fresh deadline
                 self.guard.deadline = time.monotonic() + self._timeout
@@ -354,30 +443,67 @@ class EpisodeDB:
                     "denied": None}, None
 
     def answer_ahead(self, forecast: Forecast, args: dict[str, Any]) -> list[list[Any]]:
-        """Run the reads the forecast expects this call to start with (right after `begin`,
-        as the tool itself would), each under the guard with writes refused: [[sql, params,
-        answer], ...] for the worker, which uses an answer only when the tool sends exactly
-        that statement, in that order. Stops at the first statement it cannot fill in."""
+        """Run the statements the forecast expects this call to start with (right after
+        `begin`, as the tool itself would), each under the guard with the call's rules, a write
+        behind its own savepoint: [[sql, params, answer], ...] for the worker, which uses an
+        answer only when the tool sends exactly that statement, in that order. Stops at the
+        first statement it cannot fill in."""
         self._ahead = []
         if forecast.off or not forecast.plan:
             return self._ahead
         firsts: list[tuple | None] = []
         budget = MAX_AHEAD_BYTES
+        known = self._known()
+        conn = self.conn
         for sql, recipe in forecast.plan:
-            wire = _fill(recipe, args, firsts)
+            wire = _fill(recipe, args, firsts, known)
             if wire is None:
                 break
-            answer, first = self._run(sql, wire, False, True)
-            if "error" in answer:
+            write = not _is_select(sql)
+            if write:
+                if not (self._mutates and _is_plain_write(sql)):
+                    break
+                conn.execute(f"SAVEPOINT aw_{_TAG}_{len(self._ahead)}")
+                self._ahead_writes.append((len(self._ahead), conn.total_changes))
+            answer, first = self._run(sql, wire, False, not self._mutates)
+            if "error" in answer or (write and answer["names"] is not None):
+                if write:
+                    self._undo_from(len(self._ahead_writes) - 1)
                 break
             budget -= sum(len(c) for c in answer["chunks"])
             if budget < 0:  # not worth sending (nor running again): the plan ends before it
                 forecast.plan = forecast.plan[:len(self._ahead)]
+                if write:
+                    self._undo_from(len(self._ahead_writes) - 1)
                 break
+            if write:
+                first = (answer["lastrowid"],)
             firsts.append(first)
-            self._ahead.append([sql, wire, answer, first])
+            self._ahead.append([sql, wire, answer, first, recipe])
         forecast.sent += len(self._ahead)
         return [a[:3] for a in self._ahead]
+
+    def _known(self) -> CallValues:
+        return CallValues(self.seed, self.clock_start, self._counters or {})
+
+    def _undo_from(self, k: int) -> None:
+        """Roll back to the savepoint of the k-th write run ahead (it and all after it); the
+        call's count of changes forgets them."""
+        index, changes = self._ahead_writes[k]
+        undone = self.conn.total_changes - changes
+        self.conn.execute(f"ROLLBACK TO aw_{_TAG}_{index}")
+        self._before += undone
+        del self._ahead_writes[k:]
+
+    def _drop_unused(self, used: Any) -> None:
+        """The tool took the first `used` answers sent ahead: undo the writes run ahead after
+        those (once per call; an unreadable count undoes them all)."""
+        if type(used) is not int or used < 0:
+            used = 0
+        k = next((k for k, (index, _) in enumerate(self._ahead_writes) if index >= used), None)
+        if k is not None:
+            self._undo_from(k)
+        self._ahead_writes = []
 
     def finish(self, reply: dict[str, Any], forecast: Forecast | None = None,
                args: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -386,14 +512,19 @@ class EpisodeDB:
         forecast learns how this call began."""
         issued = reply.pop("issued", None)
         used = reply.pop("ahead_used", 0)
+        if self._ahead_writes:  # no statement frame came: the reply says how many it took
+            self._drop_unused(used)
         if forecast is not None:
             ahead = self._ahead
             used = used if type(used) is int and 0 <= used <= len(ahead) else 0
             forecast.used += used
+            trace = self._trace
+            if used < len(ahead) and trace and _computed(ahead[used], trace[0]):
+                forecast.missed.add(trace[0][0])
             # the worker takes answers sent ahead only as a prefix: the tool's own statements
             # come after them
-            forecast.learn([(sql, wire, first) for sql, wire, _, first in ahead[:used]]
-                           + self._trace, args or {})
+            forecast.learn([(a[0], a[1], a[3]) for a in ahead[:used]] + trace, args or {},
+                           self._known())
         self._ahead, self._trace = [], []
         conn = self.conn
         if self.void:  # only a call run again ends here void: its worker broke the protocol

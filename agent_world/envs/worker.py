@@ -174,6 +174,17 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def issued_id(seed: int, prefix: str, n: int) -> str:
+    """The n-th id of `prefix` in an episode of `seed` (what `ctx.new_id` returns)."""
+    digest = hashlib.sha256(f"{seed}:{prefix}:{n}".encode()).hexdigest()
+    return f"{prefix}{digest[:8].upper()}"
+
+
+def call_clock(clock_start: str, writes: int) -> datetime:
+    """`ctx.clock` of a call after `writes` committed writes."""
+    return datetime.fromisoformat(clock_start) + timedelta(minutes=writes + 1)
+
+
 class ToolContext:
     """What a tool sees besides its arguments: the database, a clock, and id/random sources.
 
@@ -208,8 +219,7 @@ class ToolContext:
         """The moment of this call's write: `clock_start` plus one minute per committed write,
         plus one."""
         if self._clock is None:
-            self._clock = (datetime.fromisoformat(self._start)
-                           + timedelta(minutes=self.writes + 1))
+            self._clock = call_clock(self._start, self.writes)
         return self._clock
 
     def now(self) -> str:
@@ -221,8 +231,7 @@ class ToolContext:
     def new_id(self, prefix: str = "") -> str:
         n = self.counters.get(prefix, 0) + self.issued.get(prefix, 0) + 1
         self.issued[prefix] = self.issued.get(prefix, 0) + 1
-        digest = hashlib.sha256(f"{self.seed}:{prefix}:{n}".encode()).hexdigest()
-        return f"{prefix}{digest[:8].upper()}"
+        return issued_id(self.seed, prefix, n)
 
     # Convenience passthroughs: most tools only query.
     def query(self, sql: str, params: Any = ()) -> list[Row]:
@@ -409,6 +418,7 @@ class HostChannel:
         # agent_world.envs.hostdb.Forecast) and how many the tool took
         self.ahead: list[list[Any]] | None = None
         self.used = 0
+        self.had_ahead = False
         self.defer = False  # this call may defer writes
         self.queue: list[tuple[str, Any, RemoteCursor]] = []  # deferred writes, in order
         self.void = False  # a deferred write failed: this run of the call is over
@@ -416,6 +426,7 @@ class HostChannel:
     def begin(self, call_id: str | None, ahead: Any, defer: bool) -> None:
         self.call_id, self.late, self.used = call_id, False, 0
         self.ahead = ahead if isinstance(ahead, list) else None
+        self.had_ahead = bool(self.ahead)
         self.defer, self.queue, self.void = defer, [], False
 
     def end(self) -> list[list[Any]]:
@@ -473,6 +484,8 @@ class HostChannel:
         queue = self.queue
         if queue:
             message["before"] = [[s, w] for s, w, _ in queue]
+        if self.had_ahead:  # where the tool left them: the caller undoes writes it did not take
+            message["used"] = self.used
         frame = encode_frame(message, strict=True)
         self.busy = threading.get_ident()
         try:

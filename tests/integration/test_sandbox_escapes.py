@@ -57,12 +57,15 @@ def test_kill_9_of_a_sandboxed_worker_mid_step(arena, target):
     t.start()
     client = arena.runtime.pool._clients[0]
     deadline = time.monotonic() + 10
-    while conn.total_changes == changes:  # the tool's UPDATE ran: the write is under way
+    worker = None
+    # the tool's UPDATE ran (or was run ahead for it) and the worker is in the call
+    while conn.total_changes == changes or worker is None:
         assert time.monotonic() < deadline, "the write never started"
         time.sleep(0.01)
-    worker = next(p for p in _tree_pids(client.pid)  # the worker process inside the sandbox
-                  if b"agent_world.envs.worker" in Path(f"/proc/{p}/cmdline").read_bytes()
-                  and b"bwrap" not in Path(f"/proc/{p}/cmdline").read_bytes())
+        worker = next((p for p in _tree_pids(client.pid)  # the worker inside the sandbox
+                       if b"agent_world.envs.worker" in _cmdline(p)
+                       and b"bwrap" not in _cmdline(p)), None) if client.pid else None
+    time.sleep(0.2)  # into the tool's sleep
     os.kill(worker if target == "worker" else client.pid, signal.SIGKILL)
     t.join(20)
     assert result["obs"].error.kind == "worker_crash"  # seen as a death, not a hang
@@ -70,6 +73,13 @@ def test_kill_9_of_a_sandboxed_worker_mid_step(arena, target):
     assert ep.step("list_notes", {"user_id": 1}).ok
     assert arena.victim.step("list_notes", {"user_id": 1}).ok
     assert arena.intact() == (True, "")
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone meanwhile
+        return b""
 
 
 def test_reads_follow_writes_resets_and_episodes(notes_spec):

@@ -1,7 +1,7 @@
-"""Answers sent ahead (agent_world.envs.hostdb.Forecast): a sandboxed runtime runs the reads a
-tool's calls begin with before the call and sends their answers with it. The tool must see
-exactly what it would have seen without them, whatever its arguments, branches and parameter
-types, in every episode; writes are never run ahead."""
+"""Answers sent ahead (agent_world.envs.hostdb.Forecast): a sandboxed runtime runs the
+statements a tool's calls begin with before the call and sends their answers with it. The tool
+must see exactly what it would have seen without them, whatever its arguments, branches and
+parameter types, in every episode; writes run ahead that the tool does not send are undone."""
 
 from __future__ import annotations
 
@@ -31,6 +31,24 @@ def add_order(ctx, user_id, total):
 """
 
 
+BOOK = """
+def book(ctx, user_id, total, skip):
+    ctx.get_or_fail("users", id=user_id)
+    if skip == "early":
+        raise ToolError("skipped before writing")
+    oid = ctx.execute("INSERT INTO orders (user_id, total) VALUES (?, ?)",
+                      (user_id, total)).lastrowid
+    ctx.execute("UPDATE users SET name = ? WHERE id = ?", (ctx.now(), user_id))
+    if skip == "late":
+        ctx.execute("UPDATE users SET name = ? WHERE id = ?", ("late", user_id))
+    ctx.execute("UPDATE users SET name = ? WHERE id = ?", (ctx.new_id("U"), user_id))
+    n = ctx.db.scalar("SELECT count(*) FROM orders WHERE id <= ?", (oid,))
+    ctx.execute("UPDATE users SET boss_id = ? WHERE id = ?", (n * 7, user_id))
+    return {"order": oid, "n": n, "now": ctx.now(),
+            "name": ctx.one("SELECT name FROM users WHERE id = ?", (user_id,))["name"]}
+"""
+
+
 def _spec() -> EnvSpec:
     def tool(name: str, source: str, props: dict, mutates: bool) -> dict:
         return {"name": name, "description": name, "mutates": mutates,
@@ -54,7 +72,10 @@ def _spec() -> EnvSpec:
         "tools": [tool("profile", PROFILE, {"user_id": {"type": "integer"},
                                             "mode": {"type": "string"}}, False),
                   tool("add_order", ADD_ORDER, {"user_id": {"type": "integer"},
-                                                "total": {"type": "number"}}, True)],
+                                                "total": {"type": "number"}}, True),
+                  tool("book", BOOK, {"user_id": {"type": "integer"},
+                                      "total": {"type": "number"},
+                                      "skip": {"type": "string"}}, True)],
     }, origin="test_answer_ahead")
 
 
@@ -138,3 +159,40 @@ def test_big_leading_reads_are_not_run_ahead():
         ep.step("profile", {"user_id": 2, "mode": "int"})  # runs it ahead once, then drops it
         assert forecast.plan and forecast.plan[0][0] != big
         assert forecast.sent == 0
+
+
+BOOKINGS = [(ep, {"user_id": u, "total": t, "skip": skip}) for ep, u, t, skip in [
+    (0, 2, 1.0, ""), (0, 3, 2.0, ""), (1, 3, 2.0, ""), (0, 3, 2.5, ""),
+    (0, 4, 1.0, "early"),  # writes run ahead, none taken: all undone
+    (0, 4, 1.0, ""), (1, 5, 3.0, "late"),  # taken up to the first UPDATE, the rest undone
+    (1, 5, 3.0, ""), (0, 99, 1.0, ""), (1, 6, 1.0, ""), (0, 6, 4.0, ""), (1, 2, 1.0, "")]]
+
+
+def _book(sandbox: bool) -> tuple[list[str], list[str], EnvRuntime]:
+    rt = EnvRuntime(workers=1, sandbox=sandbox)
+    spec = _spec()
+    eps = [rt.open(spec, seed=1), rt.open(spec, seed=2)]
+    seen = [eps[ep].step("book", args).to_text() for ep, args in BOOKINGS]
+    return seen, [ep.state_hash() for ep in eps], rt
+
+
+def test_writes_run_ahead_change_nothing_and_are_undone_when_not_taken(caplog):
+    caplog.set_level(logging.ERROR)  # the unsandboxed runtime warns
+    plain, plain_states, rt0 = _book(False)
+    rt0.close()
+    ahead, states, rt = _book(True)
+    try:
+        for call, a, b in zip(BOOKINGS, plain, ahead, strict=True):
+            assert a == b, f"{call}\nunsandboxed: {a}\nsandboxed:   {b}"
+        assert states == plain_states
+        assert ahead[4].startswith("Error (tool_error)") and '"name": "late"' not in ahead[6]
+        forecast = rt._forecasts[(rt.fingerprint(_spec_of(rt)), "book")]
+        # the INSERT (arguments), the UPDATEs by ctx.now() and ctx.new_id() and the read by
+        # the INSERT's rowid were run ahead and taken; the UPDATE by a computed value missed
+        # once and is run ahead no more
+        kinds = [sql.split()[0] for sql, _ in forecast.plan]
+        assert kinds[:5] == ["SELECT", "INSERT", "UPDATE", "UPDATE", "SELECT"], kinds
+        assert forecast.missed == {"UPDATE users SET boss_id = ? WHERE id = ?"}
+        assert forecast.used >= 30, (forecast.sent, forecast.used)
+    finally:
+        rt.close()
