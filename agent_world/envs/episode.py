@@ -130,10 +130,13 @@ class EnvRuntime:
                  launcher: Launcher | None = None,
                  tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
                  sandbox: bool | None = None, worker_limits: Limits | None = None,
-                 keep_read_connections: bool = False):
+                 keep_read_connections: bool = False, max_workers: int | None = None):
         """`sandbox`: run tool workers in the local sandbox (None: yes, unless
         AGENT_WORLD_UNSAFE_NO_SANDBOX=1; `SandboxUnavailable` where no isolation is possible).
         `launcher` prefixes the worker's command line (inside the sandbox when there is one).
+        `workers`: warm workers per environment; `max_workers`: in all (default the larger
+        of `workers` and 8), so episodes of several environments do not take turns
+        restarting one worker (a worker serves one environment; see `WorkerPool`).
         `worker_limits`: memory (per call and per worker), CPU, file size, processes.
         `keep_read_connections`: no longer has an effect (kept for compatibility): a
         sandboxed runtime always keeps each episode's connection, in this process, and the
@@ -152,10 +155,10 @@ class EnvRuntime:
             self.pool = WorkerPool(
                 workers, launcher,
                 confiner=lambda cmd: confine(cmd, limits=limits, what="tool worker"),
-                rss_limit=WORKER_RSS_LIMIT)
+                rss_limit=WORKER_RSS_LIMIT, max_size=max_workers)
         else:
             warn_unsafe("environment tool code")
-            self.pool = WorkerPool(workers, launcher)
+            self.pool = WorkerPool(workers, launcher, max_size=max_workers)
         self.tool_timeout_s = tool_timeout_s
         self._templates: dict[str, Path] = {}
         # id(spec) -> (spec, fingerprint): hashing a 1,000-row spec costs ~2 ms, an open 0.05 ms

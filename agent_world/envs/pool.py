@@ -280,15 +280,21 @@ def _wait(fd: int, events: int, timeout_s: float) -> None:
 
 
 class WorkerPool:
-    """A fixed number of warm workers for every episode of a runtime; each serves one
-    environment at a time (see the module docstring)."""
+    """Warm workers for every episode of a runtime; each serves one environment at a time (see
+    the module docstring). Up to `size` workers per environment, `max_size` in all: a step of
+    an environment no idle worker holds gets a new worker while there is room, so episodes of
+    several environments taking turns do not recycle (restart) a worker at every turn; past
+    `max_size` the least recently used idle worker of another environment is recycled."""
 
     def __init__(self, size: int = 1, launcher: Launcher | None = None,
-                 confiner: Confiner | None = None, rss_limit: int | None = None):
+                 confiner: Confiner | None = None, rss_limit: int | None = None,
+                 max_size: int | None = None):
         if size < 1:
             raise ValueError("worker pool size must be at least 1")
         self.size = size
+        self.max_size = max(size, max_size if max_size is not None else 8)
         self.launcher = launcher
+        self.confiner = confiner
         self.rss_limit = rss_limit
         self.recycled = 0
         self._clients = [WorkerClient(launcher, confiner) for _ in range(size)]
@@ -308,19 +314,41 @@ class WorkerPool:
 
     def _acquire(self, fp: str) -> WorkerClient:
         with self._cond:
-            while not self._idle:
+            while True:
+                pick = self._pick(fp)
+                if pick is not None:
+                    break
                 self._cond.wait()
-            pick = next((c for c in self._idle if self._env_of[id(c)] == fp), None)
-            if pick is None:
-                pick = next((c for c in self._idle if self._env_of[id(c)] is None),
-                            self._idle[0])
-            self._idle.remove(pick)
+            if pick in self._idle:
+                self._idle.remove(pick)
         held = self._env_of[id(pick)]
         if held is not None and held != fp:  # it ran another environment's code: recycle
             pick.stop()
             self.recycled += 1
         self._env_of[id(pick)] = fp
         return pick
+
+    def _pick(self, fp: str) -> WorkerClient | None:
+        """The worker for a step of `fp` (None: wait for one). Holds the condition's lock."""
+        env_of = self._env_of
+        pick = next((c for c in self._idle if env_of[id(c)] == fp), None)
+        if pick is None:
+            pick = next((c for c in self._idle if env_of[id(c)] is None), None)
+        if pick is not None:
+            return pick
+        own = sum(1 for c in self._clients if env_of[id(c)] == fp)
+        if own < self.size and len(self._clients) < self.max_size:  # room for one more
+            pick = WorkerClient(self.launcher, self.confiner)
+            self._clients.append(pick)
+            env_of[id(pick)] = None
+            return pick
+        if own >= self.size and own > 0:  # its share is busy: wait for one of them
+            return None
+        return self._idle[0] if self._idle else None  # recycle the least recently used
+
+    def clients_of(self, fp: str) -> list[WorkerClient]:
+        """The workers holding environment `fp` now."""
+        return [c for c in list(self._clients) if self._env_of.get(id(c)) == fp]
 
     def _release(self, client: WorkerClient) -> None:
         if client.proc is None:  # stopped (recycled or crashed and not restarted): unbound
@@ -391,21 +419,21 @@ class WorkerPool:
         """An episode database is gone: each worker drops its connection with its next
         request."""
         with self._lock:
-            for c in self._clients:
+            for c in list(self._clients):
                 if c.proc is not None:
                     c.forget.append(db_path)
 
     @property
     def pids(self) -> list[int | None]:
-        return [c.pid for c in self._clients]
+        return [c.pid for c in list(self._clients)]
 
     @property
     def restarts(self) -> int:
-        return sum(c.restarts for c in self._clients)
+        return sum(c.restarts for c in list(self._clients))
 
     def close(self) -> None:
         self._closed = True
-        for c in self._clients:
+        for c in list(self._clients):
             c.stop()
 
 

@@ -226,6 +226,9 @@ def monkeypatch_worker(a: Arena) -> Outcome:
               "        n += 1\nresult = n")
     v = a.victim.step("list_notes", {"user_id": 1})
     patched = v.ok and v.result == "PATCHED"
+    for client in a.runtime.pool.clients_of(a.attacker.fingerprint):
+        client.stop()  # episodes of one environment share its worker: the next attempts start
+        # from an unpatched one
     return _finish(a, not patched, f"patched {o.result} worker(s); victim env then "
                    f"{'answered PATCHED' if patched else 'answered normally'}; "
                    f"workers recycled so far {a.runtime.pool.recycled}")

@@ -55,7 +55,7 @@ def test_kill_9_of_a_sandboxed_worker_mid_step(arena, target):
     changes = conn.total_changes
     t = threading.Thread(target=slow_write)
     t.start()
-    client = arena.runtime.pool._clients[0]
+    client = arena.runtime.pool.clients_of(ep.fingerprint)[0]
     deadline = time.monotonic() + 10
     worker = None
     # the tool's UPDATE ran (or was run ahead for it) and the worker is in the call

@@ -201,3 +201,24 @@ def test_a_dropped_runtime_removes_its_files_and_workers(notes_spec):
     gc.collect()
     assert not workdir.exists()
     assert proc.poll() is not None
+
+
+def test_episodes_of_several_environments_taking_turns_keep_their_workers(notes_spec):
+    """A worker serves one environment: with room for a worker per environment, episodes of
+    three environments stepped in turn never restart one; with room for one in all, every
+    switch does (the worker that ran another environment's code is recycled)."""
+    raw = notes_spec.model_dump(mode="json")
+    specs = [notes_spec]
+    for k in (1, 2):
+        other = json.loads(json.dumps(raw))
+        other["theme"]["name"] = f"{other['theme']['name']} {k}"
+        specs.append(EnvSpec.from_dict(other))
+    assert len({s.fingerprint for s in specs}) == 3
+    for max_workers, recycles in ((None, False), (1, True)):
+        with EnvRuntime(workers=1, max_workers=max_workers) as rt:
+            eps = [rt.open(s) for s in specs]
+            for _ in range(3):
+                for ep in eps:
+                    assert ep.step("list_notes", {"user_id": 1}).ok
+            assert (rt.pool.recycled >= 6) is recycles, rt.pool.recycled
+            assert len(rt.pool.clients_of(eps[0].fingerprint)) == (0 if recycles else 1)
