@@ -9,6 +9,7 @@ out of time is refused. Messages quote at most a few hundred characters of an ar
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -24,9 +25,15 @@ class PatternTimeout(Exception):
     """A schema pattern took too long on an argument."""
 
 
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> Any:
+    return regex.compile(pattern)  # regex.search's own cache lookup costs more than the match
+
+
 def _search(pattern: str, text: str) -> bool:
     try:
-        return regex.search(pattern, text, timeout=PATTERN_TIMEOUT_S, concurrent=True) is not None
+        return _compiled(pattern).search(text, timeout=PATTERN_TIMEOUT_S,
+                                         concurrent=True) is not None
     except TimeoutError:
         raise PatternTimeout(pattern) from None
 

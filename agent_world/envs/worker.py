@@ -140,6 +140,14 @@ def _row(cursor: sqlite3.Cursor, values: tuple) -> Row:
     return Row(zip(_names_cache[1], values, strict=True))
 
 
+# A conflict clause OR ROLLBACK (`INSERT OR ROLLBACK ...`) that fires ends the call's
+# transaction, rolling back all its changes: later statements of the call are refused (they
+# would commit one by one) and the call fails with the state as before it.
+ENDED_MESSAGE = ("not authorized: the call's transaction was ended (a conflict clause OR "
+                 "ROLLBACK fired); no statement runs after that")
+TRANSACTION_ENDED = "the tool ended the transaction itself (an OR ROLLBACK conflict clause)"
+
+
 class DB:
     """The database handle tools get as `ctx.db`: statements only, no transaction control.
     Rows are `Row`s; JSON columns come back decoded, and dicts/lists bind as JSON text."""
@@ -153,20 +161,26 @@ class DB:
         # write tool prepared (and they are refused any write when prepared).
         self._mark = _READ_MARK if read_only else ""
 
+    def _live(self) -> sqlite3.Connection:
+        conn = self._conn
+        if not conn.in_transaction:  # an INSERT OR ROLLBACK that failed ended it
+            raise sqlite3.OperationalError(ENDED_MESSAGE)
+        return conn
+
     def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        return self._conn.execute(sql + self._mark, params)
+        return self._live().execute(sql + self._mark, params)
 
     def executemany(self, sql: str, seq: Any) -> sqlite3.Cursor:
-        return self._conn.executemany(sql + self._mark, seq)
+        return self._live().executemany(sql + self._mark, seq)
 
     def query(self, sql: str, params: Any = ()) -> list[Row]:
-        return self._conn.execute(sql + self._mark, params).fetchall()
+        return self._live().execute(sql + self._mark, params).fetchall()
 
     def one(self, sql: str, params: Any = ()) -> Row | None:
-        return self._conn.execute(sql + self._mark, params).fetchone()
+        return self._live().execute(sql + self._mark, params).fetchone()
 
     def scalar(self, sql: str, params: Any = ()) -> Any:
-        row = self._conn.execute(sql + self._mark, params).fetchone()
+        row = self._live().execute(sql + self._mark, params).fetchone()
         return None if row is None else next(iter(row.values()))
 
 
@@ -813,8 +827,7 @@ class Worker:
                               read_only=not mutates)
             reply = self._run(fn, ctx, args, float(req.get("timeout", 5.0)), mutates)
             if not conn.in_transaction:  # cannot happen through the authorizer; never commit
-                return {"ok": False, "kind": "permission_denied",
-                        "message": "the tool ended the transaction itself"}
+                return {"ok": False, "kind": "permission_denied", "message": TRANSACTION_ENDED}
             changed = conn.total_changes != before
             if reply["ok"] and changed:
                 # ids and the clock advance only with committed changes

@@ -165,3 +165,31 @@ def test_deferred_writes_from_hostile_code_stay_under_the_guard():
             assert not obs.ok and obs.error.fault == "environment", (sql, obs)
             assert ep.state_hash() == before
         assert ep.query("SELECT count(*) AS n FROM _aw_counters")[0]["n"] >= 0
+
+
+def test_an_or_rollback_clause_cannot_commit_half_a_call(caplog):
+    """`INSERT OR ROLLBACK` that fires ends the call's transaction; statements after it would
+    each commit on their own. They are refused and the call fails with the state as before,
+    sandboxed or not."""
+    caplog.set_level(logging.ERROR)  # the unsandboxed runtime warns
+    code = ("import sqlite3\n"
+            "ctx.execute(\"UPDATE users SET name = 'before'\").rowcount\n"
+            "try:\n"
+            "    ctx.execute(\"INSERT OR ROLLBACK INTO users (id, name, role) "
+            "VALUES (1, 'dup', 'admin')\").rowcount\n"
+            "except sqlite3.IntegrityError:\n"
+            "    pass\n"
+            "ctx.execute(\"UPDATE users SET name = 'after'\")\n"
+            "result = 'done'")
+    seen = []
+    for sandbox in (False, True):
+        with EnvRuntime(workers=1, sandbox=sandbox) as rt:
+            ep = rt.open(attacker_spec(), seed=1)
+            before = ep.state_hash()
+            obs = ep.step("run", {"code": code})
+            assert not obs.ok and obs.error.kind == "permission_denied", obs
+            assert ep.state_hash() == before
+            assert ep.step("run", {"code": "result = ctx.one('SELECT name FROM users "
+                                            "WHERE id = 1')['name']"}).ok  # the next call runs
+            seen.append(obs.error.message)
+    assert seen[0] == seen[1]
