@@ -104,13 +104,19 @@ class CallValues:
     """What a call's tool can compute without the database: `ctx.now()`, `ctx.today()`,
     `ctx.clock` as a parameter, and the ids `ctx.new_id(prefix)` issues (see `ToolContext`)."""
 
-    __slots__ = ("seed", "counters", "named")
+    __slots__ = ("seed", "counters", "clock_start", "_named")
 
     def __init__(self, seed: int, clock_start: str, counters: dict[str, int]):
-        self.seed, self.counters = seed, counters
-        clock = call_clock(clock_start, counters.get(WRITES_COUNTER, 0))
-        self.named = {"now": clock.isoformat(timespec="seconds"),
-                      "today": clock.date().isoformat(), "clock": clock.isoformat(" ")}
+        self.seed, self.counters, self.clock_start = seed, counters, clock_start
+        self._named: dict[str, str] | None = None
+
+    @property
+    def named(self) -> dict[str, str]:
+        if self._named is None:  # only when a recipe asks (most calls never do)
+            clock = call_clock(self.clock_start, self.counters.get(WRITES_COUNTER, 0))
+            self._named = {"now": clock.isoformat(timespec="seconds"),
+                           "today": clock.date().isoformat(), "clock": clock.isoformat(" ")}
+        return self._named
 
     def source(self, value: str) -> tuple | None:
         for name, known in self.named.items():
@@ -530,9 +536,12 @@ class EpisodeDB:
             if used < len(ahead) and trace and _computed(ahead[used], trace[0]):
                 forecast.missed.add(trace[0][0])
             # the worker takes answers sent ahead only as a prefix: the tool's own statements
-            # come after them
-            forecast.learn([(a[0], a[1], a[3]) for a in ahead[:used]] + trace, args or {},
-                           self._known())
+            # come after them. A call that took the whole plan and sent nothing it could add
+            # leaves the plan as it is.
+            if not (used == len(ahead) == len(forecast.plan) and (
+                    not trace or trace[0][0] in forecast.missed or used >= MAX_AHEAD)):
+                forecast.learn([(a[0], a[1], a[3]) for a in ahead[:used]] + trace,
+                               args or {}, self._known())
         self._ahead, self._trace = [], []
         conn = self.conn
         if not conn.in_transaction:  # an OR ROLLBACK ended it: nothing of the call stays
