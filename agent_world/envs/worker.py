@@ -35,7 +35,12 @@ Requests:
    or {"error": "timeout"} (the call's deadline passed);
    the reply carries "issued": {prefix: n} for the caller's id counters; "ahead":
    [[sql, params, answer], ...] are answers the caller ran before the call, taken in order
-   while the tool sends exactly those statements, and the reply says "ahead_used": n)
+   while the tool sends exactly those statements, and the reply says "ahead_used": n, as
+   does every statement frame ("used"); with "defer": true, writes whose results the tool has
+   not read travel as "before": [[sql, params], ...] ahead of a statement frame ("sql" null:
+   those alone), answered with "before": [[rowcount, lastrowid], ...] or {"error": "rerun"}
+   (one failed: the caller runs the call again without "defer"), and those still queued at
+   the end as the reply's "pending")
   {"op": "ping"} / {"op": "forget"}
 Any request may carry "forget": [PATH, ...]: episodes closed since, whose connections to drop.
 Every request may carry an "id"; the reply echoes it. Call replies also carry "rss" (bytes).
