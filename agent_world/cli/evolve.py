@@ -139,7 +139,7 @@ def evolve(
     train_steps: Annotated[int | None, typer.Option(
         help="GRPO steps per round (default 3).")] = None,
     warm_start_steps: Annotated[int | None, typer.Option(
-        help="Supervised steps on round 1's gold solutions before GRPO (default: the "
+        help="Supervised steps on each round's gold solutions before GRPO (default: the "
              "policy's, 32 for tiny, 6 for SmolLM2 on CPU; 0: none).")
     ] = None,
     policy: Annotated[str, typer.Option(help="Starting policy; empty: the default.")] = "",

@@ -63,9 +63,10 @@ class EvolveContext:
     targeted_tasks_per_env: int = 3  # tasks per targeted environment each round
     replay: int = 8  # earlier training tasks replayed each round
     train_steps: int = 3  # GRPO steps per round
-    # supervised steps on the gold solutions of round 1's training tasks before its GRPO (a
-    # base model learns the tool-call format); never on held-out environments' tasks. None:
-    # the policy's default (32 for a tiny random model, 6 for SmolLM2 on a CPU, 16 on a GPU)
+    # supervised steps on the gold solutions of each round's training mix before its GRPO (a
+    # base model learns the tool-call format in round 1; later rounds learn the targeted
+    # tasks' solutions); never on held-out environments' tasks. None: the policy's default
+    # (32 for a tiny random model, 6 for SmolLM2 on a CPU, 16 on a GPU)
     warm_start_steps: int | None = None
     max_turns: int = 4  # turns a policy gets per held-out task
     policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy
@@ -310,8 +311,7 @@ def train(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCon
     result = stages.train_policy(state["policy"], tasks, out_dir, s.train_steps,
                                  seed=s.seed + state["round"], home=home,
                                  progress=_reporter("train", len(tasks)),
-                                 warm_start_steps=s.warm_start_steps if state["round"] == 1
-                                 else 0)
+                                 warm_start_steps=s.warm_start_steps)
     return {"phase": "after", "policy": result.checkpoint,
             "train_tasks": list(dict.fromkeys([*state["train_tasks"], *targeted])),
             "training": {"checkpoint": result.checkpoint, "curve": result.curve,

@@ -17,7 +17,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task
 from agent_world.training.grpo import pick_device, token_logprobs
-from agent_world.training.lm import cpu_threads
+from agent_world.training.lm import cpu_threads, release_memory
 from agent_world.training.policies import EpisodeState, HFPolicy, TokenTrace
 from agent_world.training.rollout import observation_text
 from agent_world.training.toolcall import format_answer, format_call, system_prompt, tool_views
@@ -74,11 +74,12 @@ def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSp
         compact: bool = False, device: str = "auto",
         on_step: Callable[[int, float], None] | None = None,
         traces: list[TokenTrace] | None = None,
-        max_tokens: int | None = None) -> list[float]:
+        max_tokens: int | None = None, micro_batch: int | None = None) -> list[float]:
     """Fine-tune on the gold conversations of `tasks` (or ready `traces`); returns the loss
     per step. `max_tokens`: conversations longer than the policy's token budget are left out
     (a rollout could never reproduce them, and one 7k-token conversation padded a batch of
-    four into ten times the work)."""
+    four into ten times the work). `micro_batch`: conversations per forward pass, gradients
+    accumulated to the same step as the whole batch (None: the whole batch at once)."""
     dev = pick_device(device)
     model.to(dev).train()
     if traces is None:
@@ -90,36 +91,49 @@ def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSp
                                   f"(shortest: {min(len(t.ids) for t in traces)})")
         traces = fitting
     with cpu_threads(model):
-        return _fit(model, tokenizer, traces, steps, batch_size, lr, seed, dev, on_step)
+        return _fit(model, tokenizer, traces, steps, batch_size, lr, seed, dev, on_step,
+                    micro_batch or batch_size)
 
 
 def _fit(model: Any, tokenizer: Any, traces: list[TokenTrace], steps: int, batch_size: int,
          lr: float, seed: int, dev: torch.device,
-         on_step: Callable[[int, float], None] | None) -> list[float]:
+         on_step: Callable[[int, float], None] | None, micro_batch: int) -> list[float]:
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     rng = random.Random(seed)
     losses = []
     for step in range(steps):
         stop.check()
         chunk = rng.sample(traces, min(batch_size, len(traces)))
-        width = max(len(t.ids) for t in chunk)
-        pad = tokenizer.pad_token_id
-        ids = torch.tensor([t.ids + [pad] * (width - len(t.ids)) for t in chunk], device=dev)
-        attn = torch.tensor([[1] * len(t.ids) + [0] * (width - len(t.ids)) for t in chunk],
-                            device=dev)
-        mask = torch.tensor([t.mask[1:] + [0] * (width - len(t.ids)) for t in chunk],
-                            dtype=torch.float32, device=dev)
-        logp = token_logprobs(model, ids, attn)
-        loss = -(logp * mask).sum() / mask.sum().clamp(min=1)
+        # the loss is the mean over the batch's policy tokens, whatever the micro-batches
+        tokens = max(1, sum(sum(t.mask[1:]) for t in chunk))
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        total = 0.0
+        for i in range(0, len(chunk), micro_batch):
+            loss = -_token_logp_sum(model, tokenizer, chunk[i:i + micro_batch], dev) / tokens
+            loss.backward()
+            total += loss.item()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        losses.append(loss.item())
+        losses.append(total)
         if on_step:
             on_step(step, losses[-1])
+    del opt
+    release_memory()
     model.eval()
     return losses
+
+
+def _token_logp_sum(model: Any, tokenizer: Any, chunk: list[TokenTrace],
+                    dev: torch.device) -> torch.Tensor:
+    """Sum of log π over the policy tokens of `chunk` (padded to its longest conversation)."""
+    width = max(len(t.ids) for t in chunk)
+    pad = tokenizer.pad_token_id
+    ids = torch.tensor([t.ids + [pad] * (width - len(t.ids)) for t in chunk], device=dev)
+    attn = torch.tensor([[1] * len(t.ids) + [0] * (width - len(t.ids)) for t in chunk],
+                        device=dev)
+    mask = torch.tensor([t.mask[1:] + [0] * (width - len(t.ids)) for t in chunk],
+                        dtype=torch.float32, device=dev)
+    return (token_logprobs(model, ids, attn) * mask).sum()
 
 
 __all__ = ["gold_messages", "gold_trace", "gold_traces", "sft"]

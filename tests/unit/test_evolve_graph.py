@@ -28,6 +28,7 @@ class Doubles:
     def __init__(self) -> None:
         self.synth_calls: list[dict] = []
         self.trained_on: list[list[str]] = []
+        self.warm_steps: list[int | None] = []
 
     def build(self, names, home, seed=0):  # noqa: ARG002 - examples stand in for built envs
         cat = Catalog.open(home)
@@ -67,6 +68,7 @@ class Doubles:
 
     def train(self, policy, tasks, out_dir, steps, seed=0, home=None, progress=None, warm_start_steps=0):  # noqa: ARG002
         self.trained_on.append([t.id for t in tasks])
+        self.warm_steps.append(warm_start_steps)
         for i in range(steps):
             if progress:
                 progress({"step": i + 1, "steps": steps, "reward": 0.5})
@@ -105,6 +107,8 @@ def test_two_rounds_on_one_thread(tmp_path, doubles):
     # held-out tasks are never trained on
     heldout = set(s2["heldout_tasks"])
     assert all(not heldout & set(ids) for ids in doubles.trained_on)
+    # every round first learns its own mix's gold solutions (the policy's default size)
+    assert doubles.warm_steps == [None, None]
     # the diagnosis' guidelines reach re-synthesis, tagged per round
     guided = [c for c in doubles.synth_calls if "/round-" in c["tag"]]
     assert [c["tag"] for c in guided] == ["th/round-1", "th/round-2"]

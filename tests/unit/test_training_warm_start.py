@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agent_world.training import api, sft
 from agent_world.training.drills import drill_tasks
 from agent_world.training.grpo import GRPOConfig
@@ -34,9 +36,31 @@ def test_warm_start_fits_gold_solutions_before_grpo(tmp_path, runtime, monkeypat
     assert policy.max_total_tokens == config.max_total_tokens
 
 
-def test_warm_start_leaves_out_conversations_over_the_token_budget(runtime):
-    import pytest
+def test_micro_batches_take_the_same_step_as_the_whole_batch(runtime):
+    import torch
 
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+    from agent_world.training.rollout import spec_index
+
+    tasks = drill_tasks("cancel", limit=4, runtime=runtime)
+    specs = spec_index(tasks)
+    tok = tiny_tokenizer([t.instruction for t in tasks] * 4, vocab_size=300)
+    traces = sft.gold_traces(tiny_model(tok), tok, tasks, specs, compact=True)
+    assert len({len(t.ids) for t in traces}) > 1  # padding differs between the two ways
+    runs = []
+    for micro in (None, 1, 3):
+        model = tiny_model(tok, seed=3)
+        losses = sft.sft(model, tok, tasks, specs, steps=3, batch_size=4, lr=1e-2,
+                         traces=traces, micro_batch=micro, device="cpu")
+        runs.append((losses, [p.detach().clone() for p in model.parameters()]))
+    (whole, w_params), *others = runs
+    for losses, params in others:
+        assert losses == [pytest.approx(x, rel=1e-4) for x in whole]
+        assert all(torch.allclose(a, b, atol=1e-4) for a, b in zip(params, w_params,
+                                                                   strict=True))
+
+
+def test_warm_start_leaves_out_conversations_over_the_token_budget(runtime):
     from agent_world.errors import AgentWorldError
     from agent_world.training.lm import tiny_model, tiny_tokenizer
     from agent_world.training.rollout import spec_index
