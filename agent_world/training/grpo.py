@@ -37,7 +37,7 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task
-from agent_world.training.lm import cpu_threads
+from agent_world.training.lm import cpu_threads, quiet_progress_bars
 from agent_world.training.policies import HFPolicy, write_policy_settings
 from agent_world.training.rollout import Rollout, RolloutConfig, run_rollouts
 
@@ -494,8 +494,9 @@ class GRPOTrainer:
             path = self.out_dir / "checkpoints" / f"step-{self.step_no:06d}"
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(path / "model")
-        self.tokenizer.save_pretrained(path / "model")
+        with quiet_progress_bars():
+            self.model.save_pretrained(path / "model")
+            self.tokenizer.save_pretrained(path / "model")
         write_policy_settings(path / "model", compact_tools=self.config.compact_tools,
                               max_new_tokens=self.config.max_new_tokens,
                               max_total_tokens=self.config.max_total_tokens)
@@ -503,7 +504,8 @@ class GRPOTrainer:
         if self.reference is not None and self.out_dir is not None:
             ref_dir = self.out_dir / "reference"
             if not (ref_dir / "config.json").exists():
-                self.reference.save_pretrained(ref_dir)
+                with quiet_progress_bars():
+                    self.reference.save_pretrained(ref_dir)
         (path / "trainer.json").write_text(json.dumps(
             {"step": self.step_no, "config": asdict(self.config), "curve": self.curve},
             indent=1))
@@ -525,17 +527,18 @@ class GRPOTrainer:
             raise AgentWorldError(f"no checkpoint in {out_dir}")
         meta = json.loads((ckpt / "trainer.json").read_text())
         config = GRPOConfig(**meta["config"])
-        tok = AutoTokenizer.from_pretrained(ckpt / "model")
-        if config.lora:
-            from peft import PeftModel
+        with quiet_progress_bars():
+            tok = AutoTokenizer.from_pretrained(ckpt / "model")
+            if config.lora:
+                from peft import PeftModel
 
-            base = AutoModelForCausalLM.from_pretrained(Path(out_dir) / "base")
-            model = PeftModel.from_pretrained(base, ckpt / "model", is_trainable=True)
-        else:
-            model = AutoModelForCausalLM.from_pretrained(ckpt / "model")
-        reference = None
-        if config.kl_coef > 0 and not config.lora:
-            reference = AutoModelForCausalLM.from_pretrained(Path(out_dir) / "reference")
+                base = AutoModelForCausalLM.from_pretrained(Path(out_dir) / "base")
+                model = PeftModel.from_pretrained(base, ckpt / "model", is_trainable=True)
+            else:
+                model = AutoModelForCausalLM.from_pretrained(ckpt / "model")
+            reference = None
+            if config.kl_coef > 0 and not config.lora:
+                reference = AutoModelForCausalLM.from_pretrained(Path(out_dir) / "reference")
         trainer = cls(model, tok, tasks, specs, config, out_dir=out_dir, reference=reference,
                       **kwargs)
         trainer.optimizer.load_state_dict(torch.load(ckpt / "optimizer.pt"))

@@ -34,24 +34,31 @@ def smollm2_dir() -> Path:
     return Path(spec.origin).parent
 
 
-def load_smollm2(dtype: Any = None) -> tuple[Any, Any]:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    d = smollm2_dir()
-    # transformers draws tqdm bars (GGUF conversion, weight loading) that no setting turns off
-    # and that cut through the CLI's Rich display; loading takes seconds, other output is kept
+@contextmanager
+def quiet_progress_bars() -> Iterator[None]:
+    """transformers draws tqdm bars (GGUF conversion, loading and writing weights) that no
+    setting turns off and that cut through the CLI's Rich display; the work takes seconds.
+    Other output on stderr is kept."""
     captured = io.StringIO()
     try:
         with redirect_stderr(captured):
-            tok = AutoTokenizer.from_pretrained(d, gguf_file=SMOLLM2_GGUF)
-            model = AutoModelForCausalLM.from_pretrained(d, gguf_file=SMOLLM2_GGUF,
-                                                         dtype=dtype or torch.float32)
+            yield
     finally:
         kept = [line for line in captured.getvalue().splitlines()
                 if line.strip() and "it/s]" not in line and "s/it]" not in line]
         if kept:
             print("\n".join(kept), file=sys.stderr)
+
+
+def load_smollm2(dtype: Any = None) -> tuple[Any, Any]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    d = smollm2_dir()
+    with quiet_progress_bars():
+        tok = AutoTokenizer.from_pretrained(d, gguf_file=SMOLLM2_GGUF)
+        model = AutoModelForCausalLM.from_pretrained(d, gguf_file=SMOLLM2_GGUF,
+                                                     dtype=dtype or torch.float32)
     _drop_quantization(model)
     return model, tok
 
@@ -208,10 +215,12 @@ def load_lm(ref: str, corpus: list[str] | None = None, seed: int = 0) -> tuple[A
     if not (path / "config.json").is_file():
         raise AgentWorldError(f"unknown policy model {ref!r}: use smollm2, tiny or a directory "
                               "written by save_pretrained")
-    tok = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path)
+    with quiet_progress_bars():
+        tok = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path)
     return model, tok
 
 
-__all__ = ["SIZES", "cpu_thread_count", "cpu_threads", "load_lm", "load_smollm2", "release_memory",
-           "sized_model", "small_cpu_model", "smollm2_dir", "tiny_model", "tiny_tokenizer"]
+__all__ = ["SIZES", "cpu_thread_count", "cpu_threads", "load_lm", "load_smollm2",
+           "quiet_progress_bars", "release_memory", "sized_model", "small_cpu_model",
+           "smollm2_dir", "tiny_model", "tiny_tokenizer"]
