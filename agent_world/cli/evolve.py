@@ -131,16 +131,16 @@ def evolve(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     tasks_per_env: Annotated[int | None, typer.Option(
-        help="Initial tasks per training env (default 3).")] = None,
+        help="Initial tasks per training env (default 6).")] = None,
     heldout_tasks: Annotated[int | None, typer.Option(
-        help="Evaluation tasks per held-out env (default 3).")] = None,
+        help="Evaluation tasks per held-out env (default 6).")] = None,
     targeted_tasks: Annotated[int | None, typer.Option(
-        help="Targeted tasks per env per round (default 3).")] = None,
+        help="Targeted tasks per env per round (default 4).")] = None,
     train_steps: Annotated[int | None, typer.Option(
         help="GRPO steps per round (default 3).")] = None,
     warm_start_steps: Annotated[int | None, typer.Option(
         help="Supervised steps on each round's gold solutions before GRPO (default: the "
-             "policy's, 32 for tiny, 6 for SmolLM2 on CPU; 0: none).")
+             "policy's, 32 for tiny, 12 for SmolLM2 on CPU; 0: none).")
     ] = None,
     policy: Annotated[str, typer.Option(help="Starting policy; empty: the default.")] = "",
     review: Annotated[bool, typer.Option(
