@@ -37,10 +37,10 @@ from agent_world.envs.worker import (
     MAX_DEFERRED,
     MAX_FRAME_BYTES,
     NOT_DEFERRABLE,
-    TRANSACTION_ENDED,
     WRITES_COUNTER,
     Guard,
     call_clock,
+    ended,
     issued_id,
 )
 
@@ -49,6 +49,10 @@ _TOOL_MARK = {True: f"\n-- aw tool write {_TAG}", False: f"\n-- aw tool read {_T
 _BEGIN = {True: f"BEGIN IMMEDIATE /* {_TAG} */", False: f"BEGIN /* {_TAG} */"}
 _COUNTERS = f"SELECT name, n FROM {COUNTERS_TABLE} /* {_TAG} */"
 _ROLLBACK = f"ROLLBACK /* {_TAG} */"
+# what puts last_insert_rowid() back after writes run ahead were undone (a rollback keeps it)
+_ROWID_TABLE = f"CREATE TEMP TABLE IF NOT EXISTS _aw_rowid (x) /* {_TAG} */"
+_ROWID_SET = f"INSERT INTO temp._aw_rowid (rowid) VALUES (?) /* {_TAG} */"
+_ROWID_CLEAR = f"DELETE FROM temp._aw_rowid /* {_TAG} */"
 _BUMP = (f"INSERT INTO {COUNTERS_TABLE} (name, n) VALUES (?, ?) ON CONFLICT(name) "
          f"DO UPDATE SET n = excluded.n /* {_TAG} */")
 CHUNK_ROWS = 512  # rows per marshal chunk of an answer
@@ -83,6 +87,7 @@ class AnswerTooLarge(Exception):
 MAX_AHEAD = 12  # leading statements learned per tool
 MAX_AHEAD_BYTES = 64 << 10  # rows sent ahead per call
 MAX_AHEAD_IDS = 8  # a parameter is looked for among the first ids of a prefix a call issues
+AHEAD_SHARE = 0.25  # of the call's time limit, the most its statements run ahead may take
 _SCALARS = (int, float, str, type(None))  # bool is an int; bytes and JSON stay out
 _SELECT = re.compile(r"\s*select\b", re.IGNORECASE)
 _HEX = frozenset("0123456789ABCDEF")
@@ -303,9 +308,9 @@ class EpisodeDB:
         # this call's answers sent ahead ([sql, params, answer, first row]), and the leading
         # reads the tool sent itself (until it sent anything else)
         self._ahead: list[list[Any]] = []
-        # writes run ahead: (index in _ahead, total_changes before it) with a savepoint each;
-        # settled once the worker says how many answers the tool took
-        self._ahead_writes: list[tuple[int, int]] = []
+        # writes run ahead: (index in _ahead, total_changes and last_insert_rowid before it)
+        # with a savepoint each; settled once the worker says how many answers the tool took
+        self._ahead_writes: list[tuple[int, int, int]] = []
         self._trace: list[tuple[str, Any, tuple | None]] = []
         self._tracing = True
         self._timeout = 0.0
@@ -462,6 +467,18 @@ class EpisodeDB:
         self._ahead = []
         if forecast.off or not forecast.plan:
             return self._ahead
+        # a slow statement run ahead must not take the call's time (the tool may not send it):
+        # its own share of the limit, and the call's full limit from when the worker has it
+        guard = self.guard
+        guard.deadline = min(guard.deadline, time.monotonic() + self._timeout * AHEAD_SHARE)
+        try:
+            self._run_ahead(forecast, args)
+        finally:
+            guard.deadline = time.monotonic() + self._timeout
+        forecast.sent += len(self._ahead)
+        return [a[:3] for a in self._ahead]
+
+    def _run_ahead(self, forecast: Forecast, args: dict[str, Any]) -> None:
         firsts: list[tuple | None] = []
         budget = MAX_AHEAD_BYTES
         known = self._known()
@@ -474,9 +491,20 @@ class EpisodeDB:
             if write:
                 if not (self._mutates and _is_plain_write(sql)):
                     break
-                conn.execute(f"SAVEPOINT aw_{_TAG}_{len(self._ahead)}")
-                self._ahead_writes.append((len(self._ahead), conn.total_changes))
+                rowid = conn.execute(f"SAVEPOINT aw_{_TAG}_{len(self._ahead)}").lastrowid
+                self._ahead_writes.append((len(self._ahead), conn.total_changes, rowid))
             answer, first = self._run(sql, wire, False, not self._mutates)
+            if not conn.in_transaction or answer.get("error") == "timeout":
+                # too slow to run ahead (an interrupted write ends SQLite's transaction: then
+                # nothing run ahead stands, and the call begins again)
+                forecast.plan = forecast.plan[:len(self._ahead)]
+                if not conn.in_transaction:
+                    conn.execute(_BEGIN[self._mutates])
+                    self._before = conn.total_changes
+                    self._ahead, self._ahead_writes = [], []
+                elif write:
+                    self._undo_from(len(self._ahead_writes) - 1)
+                break
             if "error" in answer or (write and answer["names"] is not None):
                 if write:
                     self._undo_from(len(self._ahead_writes) - 1)
@@ -491,8 +519,6 @@ class EpisodeDB:
                 first = (answer["lastrowid"],)
             firsts.append(first)
             self._ahead.append([sql, wire, answer, first, recipe])
-        forecast.sent += len(self._ahead)
-        return [a[:3] for a in self._ahead]
 
     def _known(self) -> CallValues:
         return CallValues(self.seed, self.clock_start, self._counters or {})
@@ -503,9 +529,16 @@ class EpisodeDB:
         if not self.conn.in_transaction:  # ended by OR ROLLBACK: nothing left to undo
             self._ahead_writes = []
             return
-        index, changes = self._ahead_writes[k]
-        undone = self.conn.total_changes - changes
-        self.conn.execute(f"ROLLBACK TO aw_{_TAG}_{index}")
+        conn = self.conn
+        index, changes, rowid = self._ahead_writes[k]
+        undone = conn.total_changes - changes
+        if conn.execute(f"ROLLBACK TO aw_{_TAG}_{index}").lastrowid != rowid:
+            # an insert run ahead and undone: last_insert_rowid() (and the lastrowid of the
+            # tool's next UPDATE) must not show it
+            conn.execute(_ROWID_TABLE)
+            conn.execute(_ROWID_SET, (rowid,))
+            conn.execute(_ROWID_CLEAR)
+            undone = conn.total_changes - changes
         self._before += undone
         del self._ahead_writes[k:]
 
@@ -514,7 +547,8 @@ class EpisodeDB:
         those (once per call; an unreadable count undoes them all)."""
         if type(used) is not int or used < 0:
             used = 0
-        k = next((k for k, (index, _) in enumerate(self._ahead_writes) if index >= used), None)
+        k = next((k for k, (index, _, _) in enumerate(self._ahead_writes) if index >= used),
+                 None)
         if k is not None:
             self._undo_from(k)
         self._ahead_writes = []
@@ -544,9 +578,13 @@ class EpisodeDB:
                                args or {}, self._known())
         self._ahead, self._trace = [], []
         conn = self.conn
-        if not conn.in_transaction:  # an OR ROLLBACK ended it: nothing of the call stays
+        if not conn.in_transaction:  # an OR ROLLBACK or an interrupted write ended it
             self._ahead_writes = []
-            return {"ok": False, "kind": "permission_denied", "message": TRANSACTION_ENDED}
+            return ended(reply)
+        if reply.get("kind") == "rerun":  # not after a deferred write failed: tool code said so
+            self.rollback()
+            return {"ok": False, "kind": "worker_error",
+                    "message": "the worker asked to run the call again unprompted"}
         if self.void:  # only a call run again ends here void: its worker broke the protocol
             self.rollback()
             return {"ok": False, "kind": "worker_error",

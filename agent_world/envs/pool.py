@@ -77,8 +77,11 @@ class WorkerClient:
         # processes + threads of the idle sandbox (counted once after start): more after a
         # call means tool code left something running that could act during the next call
         self.idle_tasks: int | None = None
+        self.closed = False  # its pool was closed: it starts no process any more
 
     def start(self) -> None:
+        if self.closed:
+            raise WorkerError("worker pool is closed")
         cmd = list(WORKER_COMMAND)
         if self.launcher is not None:
             cmd = self.launcher(cmd)
@@ -128,6 +131,20 @@ class WorkerClient:
         if confined is not None:
             confined.release()
         self.loaded.clear()
+
+    def kill(self) -> None:
+        """Kill the worker's processes now, leaving its pipes to the thread that may be reading
+        them (it sees the end of the stream; `stop` reaps and closes)."""
+        proc, confined = self.proc, self._confined
+        if proc is None:
+            return
+        if confined is not None:
+            confined.kill(proc.pid)
+        elif proc.poll() is None:
+            try:
+                os.killpg(proc.pid, 9)
+            except OSError:
+                proc.kill()
 
     def count_idle(self, timeout_s: float) -> None:
         """Count a fresh confined worker's processes and threads once (after a ping, before it
@@ -315,6 +332,8 @@ class WorkerPool:
     def _acquire(self, fp: str) -> WorkerClient:
         with self._cond:
             while True:
+                if self._closed:
+                    raise WorkerError("worker pool is closed")
                 pick = self._pick(fp)
                 if pick is not None:
                     break
@@ -354,8 +373,12 @@ class WorkerPool:
         if client.proc is None:  # stopped (recycled or crashed and not restarted): unbound
             self._env_of[id(client)] = None
         with self._cond:
-            self._idle.append(client)
-            self._cond.notify()
+            closed = self._closed
+            if not closed:
+                self._idle.append(client)
+                self._cond.notify()
+        if closed:  # closed while this call ran: its worker was killed; reap it
+            client.stop()
 
     def call(self, message: dict[str, Any], timeout_s: float,
              serve: Serve | None = None) -> dict[str, Any]:
@@ -432,9 +455,20 @@ class WorkerPool:
         return sum(c.restarts for c in list(self._clients))
 
     def close(self) -> None:
-        self._closed = True
-        for c in list(self._clients):
+        """Stop every worker. A call in flight in another thread ends with its worker killed
+        now (its thread reaps it); waiting callers and later calls raise WorkerError."""
+        with self._cond:
+            self._closed = True
+            idle = list(self._idle)
+            self._idle.clear()
+            busy = [c for c in self._clients if c not in idle]
+            for c in self._clients:
+                c.closed = True
+            self._cond.notify_all()
+        for c in idle:
             c.stop()
+        for c in busy:
+            c.kill()
 
 
 __all__ = ["WorkerClient", "WorkerPool", "WORKER_COMMAND"]

@@ -153,6 +153,15 @@ ENDED_MESSAGE = ("not authorized: the call's transaction was ended (a conflict c
 TRANSACTION_ENDED = "the tool ended the transaction itself (an OR ROLLBACK conflict clause)"
 
 
+def ended(reply: dict[str, Any]) -> dict[str, Any]:
+    """The reply of a call whose transaction ended before the engine could settle it: a
+    timeout stays one (an interrupted write ends SQLite's transaction); anything else was an
+    OR ROLLBACK that fired."""
+    if reply.get("kind") == "timeout":
+        return reply
+    return {"ok": False, "kind": "permission_denied", "message": TRANSACTION_ENDED}
+
+
 class DB:
     """The database handle tools get as `ctx.db`: statements only, no transaction control.
     Rows are `Row`s; JSON columns come back decoded, and dicts/lists bind as JSON text."""
@@ -172,8 +181,13 @@ class DB:
             raise sqlite3.OperationalError(ENDED_MESSAGE)
         return conn
 
-    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
-        return self._live().execute(sql + self._mark, params)
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor | RemoteCursor:
+        cur = self._live().execute(sql + self._mark, params)
+        if cur.description is None:
+            return cur
+        # the rows as of now, as a sandboxed call gets them: a cursor read after the call's
+        # later writes must not see those (SQLite steps a plain cursor lazily)
+        return RemoteCursor(cur.fetchall(), cur.rowcount, cur.lastrowid, cur.description)
 
     def executemany(self, sql: str, seq: Any) -> sqlite3.Cursor:
         return self._live().executemany(sql + self._mark, seq)
@@ -391,9 +405,10 @@ class Rerun(BaseException):
 
 
 # Writes a call may defer: plain INSERT/UPDATE/DELETE/REPLACE without RETURNING (whose rows the
-# tool might read) and without OR ROLLBACK (which would end the caller's transaction)
+# tool might read) and without OR ROLLBACK (which would end the caller's transaction). The word
+# ROLLBACK anywhere is enough: SQLite reads a comment as a space (`OR/**/ROLLBACK`).
 DEFERRABLE = re.compile(r"\s*(insert|update|delete|replace)\b", re.IGNORECASE)
-NOT_DEFERRABLE = re.compile(r"\breturning\b|\bor\s+rollback\b", re.IGNORECASE)
+NOT_DEFERRABLE = re.compile(r"\breturning\b|\brollback\b", re.IGNORECASE)
 MAX_DEFERRED = 64  # writes queued before they go to the caller anyway
 MAX_DEFERRED_TEXT = 16 << 10  # a statement longer than this (text + parameters) is sent at once
 
@@ -831,8 +846,9 @@ class Worker:
                               req.get("clock", "2026-01-15T09:00:00"), counters,
                               read_only=not mutates)
             reply = self._run(fn, ctx, args, float(req.get("timeout", 5.0)), mutates)
-            if not conn.in_transaction:  # cannot happen through the authorizer; never commit
-                return {"ok": False, "kind": "permission_denied", "message": TRANSACTION_ENDED}
+            if not conn.in_transaction:  # OR ROLLBACK fired, or a write hit the deadline
+                # (SQLite ends the transaction of an interrupted write): never commit
+                return ended(reply)
             changed = conn.total_changes != before
             if reply["ok"] and changed:
                 # ids and the clock advance only with committed changes
@@ -891,7 +907,9 @@ class Worker:
             result = fn(ctx, **args)
         except ToolTimeout:
             return {"ok": False, "kind": "timeout", "message": f"tool exceeded {timeout:g}s"}
-        except Rerun:  # a deferred write failed: the caller runs the call again
+        except Rerun as exc:  # a deferred write failed: the caller runs the call again
+            if self.channel is None or not self.channel.void:  # raised by tool code itself
+                return {"ok": False, "kind": "tool_exception", "message": _describe(exc)}
             return {"ok": False, "kind": "rerun", "message": "a deferred write failed"}
         except ToolError as exc:
             return {"ok": False, "kind": "tool_error", "message": str(exc)}
@@ -1127,8 +1145,9 @@ def main() -> None:
                 reply = {"ok": True}
             else:
                 reply = {"ok": False, "kind": "bad_request", "message": f"unknown op {op!r}"}
-        except ToolTimeout:
-            reply = {"ok": False, "kind": "timeout", "message": "tool exceeded its time"}
+        except ToolTimeout:  # the alarm came as the call ended: the same words as in it
+            reply = {"ok": False, "kind": "timeout",
+                     "message": f"tool exceeded {float(req.get('timeout', 5.0)):g}s"}
         except Exception as exc:  # the worker itself must survive any single bad request
             reply = {"ok": False, "kind": "worker_error", "message": f"{type(exc).__name__}: {exc}"}
         reply["id"] = req.get("id")  # the caller drops the worker on any reply without it

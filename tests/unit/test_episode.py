@@ -222,3 +222,105 @@ def test_episodes_of_several_environments_taking_turns_keep_their_workers(notes_
                     assert ep.step("list_notes", {"user_id": 1}).ok
             assert (rt.pool.recycled >= 6) is recycles, rt.pool.recycled
             assert len(rt.pool.clients_of(eps[0].fingerprint)) == (0 if recycles else 1)
+
+
+def _variants(notes_spec, n: int) -> list[EnvSpec]:
+    raw = notes_spec.model_dump(mode="json")
+    specs = []
+    for k in range(n):
+        other = json.loads(json.dumps(raw))
+        other["theme"]["name"] = f"{other['theme']['name']} {k}"
+        specs.append(EnvSpec.from_dict(other))
+    assert len({s.fingerprint for s in specs}) == n
+    return specs
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie left unreaped counts as gone only once its parent reaped it
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def test_nine_environments_from_many_threads_stay_apart_within_eight_workers(notes_spec):
+    """Episodes of nine environments stepped from four threads at once over per-environment
+    pools of two: every episode sees its own writes only, never more than eight workers live,
+    and closing the runtime leaves none."""
+    specs = _variants(notes_spec, 9)
+    with EnvRuntime(workers=2, tool_timeout_s=5.0) as rt:
+        assert rt.pool.max_size == 8
+        eps = [rt.open(s, seed=i) for i, s in enumerate(specs * 2)]
+        peak, failures, seen = [0], [], set()
+        lock = threading.Lock()
+
+        def drive(mine: list) -> None:
+            for rnd in range(3):
+                for ep in mine:
+                    body = f"{ep.path.name}-{rnd}"
+                    obs = ep.step("add_note", {"user_id": 1, "body": body})
+                    listed = ep.step("list_notes", {"user_id": 1})
+                    with lock:
+                        pids = [p for p in rt.pool.pids if p is not None]
+                        peak[0] = max(peak[0], len(pids))
+                        seen.update(pids)
+                    bodies = [n["body"] for n in listed.result or []]
+                    if not obs.ok or bodies[1:] != [f"{ep.path.name}-{r}"
+                                                    for r in range(rnd + 1)]:
+                        failures.append((ep.path.name, obs, bodies))
+
+        threads = [threading.Thread(target=drive, args=(eps[i::4],)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not failures, failures[:3]
+        assert 1 < peak[0] <= 8 and len(rt.pool._clients) <= 8
+    assert seen and not any(_alive(p) for p in seen)
+
+
+@pytest.mark.parametrize("sandbox", [False, True])
+def test_closing_a_runtime_with_steps_in_flight_leaves_no_worker(notes_spec, sandbox, caplog):
+    """A step running (and one waiting for a worker) when the runtime closes: the worker is
+    killed, never restarted, and the steps end with a clear error."""
+    import logging
+
+    from agent_world.errors import WorkerError
+
+    caplog.set_level(logging.ERROR)  # the unsandboxed runtime warns
+    spec = json.loads(json.dumps(notes_spec.model_dump(mode="json")))
+    spec["tools"].append({"name": "nap", "description": "Sleep a while.", "mutates": False,
+                          "parameters": {"type": "object", "properties": {}},
+                          "source": "def nap(ctx):\n    import time\n    time.sleep(3)\n"})
+    spec = EnvSpec.from_dict(spec)
+    rt = EnvRuntime(workers=1, sandbox=sandbox, tool_timeout_s=5.0)
+    eps = [rt.open(spec, seed=s) for s in (1, 2)]
+    assert eps[0].step("list_notes", {"user_id": 1}).ok
+    started = [p for p in rt.pool.pids if p is not None]
+    outcomes: list = []
+
+    def nap(ep) -> None:
+        try:
+            outcomes.append(ep.step("nap", {}))
+        except WorkerError as exc:
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=nap, args=(ep,)) for ep in eps]
+    for t in threads:
+        t.start()
+    import time
+
+    time.sleep(0.5)
+    rt.close()
+    for t in threads:
+        t.join(10)
+    assert len(outcomes) == 2 and all(
+        isinstance(o, WorkerError) or not o.ok for o in outcomes), outcomes
+    assert not any(_alive(p) for p in started)
+    assert all(p is None for p in rt.pool.pids)
