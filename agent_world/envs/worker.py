@@ -521,29 +521,31 @@ class HostChannel:
         if self.had_ahead:  # where the tool left them: the caller undoes writes it did not take
             message["used"] = self.used
         frame = encode_frame(message, strict=True)
+        # busy until the queue is settled too: a timeout raised between the answer and that
+        # would leave writes the caller already ran in the queue, sent again with the reply
         self.busy = threading.get_ident()
         try:
             self.out.write(frame)
             self.out.flush()
             reply = read_frame(self.inp, trusted=True)
+            if reply is None:  # the caller is gone: nothing left to serve
+                os._exit(0)
+            if queue:
+                self.queue = []
+                results = reply.get("before")
+                if reply.get("error") == "rerun" or not isinstance(results, list) or len(
+                        results) != len(queue):
+                    self.void = True
+                    for _, _, cur in queue:
+                        cur._pending = None
+                    raise Rerun()
+                for (_, _, cur), (rowcount, lastrowid) in zip(queue, results, strict=True):
+                    cur._rowcount, cur._lastrowid, cur._pending = rowcount, lastrowid, None
         finally:
             self.busy = 0
-        if reply is None:  # the caller is gone: nothing left to serve
-            os._exit(0)
-        if queue:
-            self.queue = []
-            results = reply.get("before")
-            if reply.get("error") == "rerun" or not isinstance(results, list) or len(
-                    results) != len(queue):
-                self.void = True
-                for _, _, cur in queue:
-                    cur._pending = None
-                raise Rerun()
-            for (_, _, cur), (rowcount, lastrowid) in zip(queue, results, strict=True):
-                cur._rowcount, cur._lastrowid, cur._pending = rowcount, lastrowid, None
-        if self.late:
-            self.late = False
-            raise ToolTimeout()
+            if self.late:  # the time ran out during the exchange (see _on_alarm)
+                self.late = False
+                raise ToolTimeout()  # (a pending Rerun gives way: the call is over anyway)
         return reply
 
     def _cursor(self, reply: dict[str, Any]) -> RemoteCursor:
