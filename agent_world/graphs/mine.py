@@ -214,7 +214,9 @@ def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineC
 
 def _portable(doc: Any) -> str:
     """Where a source came from, without the folder it sat in: the file name, the server
-    command with its program's base name, the URL."""
+    command with base names for its program and path arguments, the URL. The theme is part of
+    an environment's fingerprint, so a path there (the default sqlite server's database lives
+    in the arena home) gave the same source other fingerprints, and other tasks, per home."""
     if doc.kind in ("openapi", "prd", "tool-list"):
         return Path(doc.reference).name
     if doc.kind == "mcp":
@@ -222,7 +224,8 @@ def _portable(doc: Any) -> str:
             argv = shlex.split(doc.reference)
         except ValueError:
             return doc.reference
-        return shlex.join([Path(argv[0]).name, *argv[1:]]) if argv else doc.reference
+        return shlex.join([Path(a).name if a.startswith("/") else a for a in argv]) \
+            if argv else doc.reference
     return doc.reference
 
 

@@ -79,6 +79,17 @@ def test_mined_environments_open_as_episodes(default_run):
                 spec.rows.get(first, []))
 
 
+def test_the_same_source_mined_in_another_home_is_the_same_environment(default_run, tmp_path):
+    home, values = default_run
+    [sqlite] = [r for r in default_sources(tmp_path) if "sqlite" in r.reference]
+    assert str(tmp_path) in sqlite.reference  # its database lives in the home
+    again = _run(tmp_path, [sqlite.spec])
+    [name] = [r["env"] for r in again["results"] if r["status"] == "mined"]
+    first = Catalog.open(home).get_env(name)
+    assert Catalog.open(tmp_path).get_env(name).fingerprint == first.fingerprint
+    assert str(home) not in first.theme.source_ref
+
+
 def test_failing_sources_go_to_the_ledger_and_others_go_on(tmp_path):
     bad_yaml = tmp_path / "broken.yaml"
     bad_yaml.write_text("openapi: 3.0.0\npaths: [unclosed\n")
