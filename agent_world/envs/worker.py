@@ -473,6 +473,12 @@ class HostChannel:
             self.queue, self.defer = [], False
         return pending
 
+    def kept(self) -> bool:
+        """Whether tool code still holds the cursor of a queued write after its call returned
+        (in a module global, say): a later call may read its rowcount or lastrowid, which
+        must then be the caller's answers, not the -1 of a write never answered."""
+        return any(sys.getrefcount(cur) > 3 for _, _, cur in self.queue)
+
     def statement(self, sql: Any, params: Any, many: bool) -> RemoteCursor:
         if not isinstance(sql, str):
             raise TypeError(f"execute() argument 1 must be str, not {type(sql).__name__}")
@@ -887,6 +893,11 @@ class Worker:
         pending: list[list[Any]] = []
         try:
             reply = self._run(fn, ctx, args, float(req.get("timeout", 5.0)), mutates)
+            if reply["ok"] and channel.kept():
+                try:  # a queued write's cursor outlives the call: its answers come now
+                    channel.flush(channel.call_id)
+                except Rerun:
+                    reply = {"ok": False, "kind": "rerun", "message": "a deferred write failed"}
         finally:
             pending = channel.end()
         if reply["ok"]:

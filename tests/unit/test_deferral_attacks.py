@@ -239,3 +239,18 @@ def test_kill_9_with_writes_queued_and_sent_leaves_state_unchanged(sandbox, capl
         assert ep.step("run", {"code": f"ctx.execute({NOTE!r}, ('K9', 1, 'k'))\n"
                                        "result = ctx.db.scalar('SELECT count(*) FROM notes')"}
                        ).result == 2
+
+
+def test_a_deferred_cursor_kept_past_its_call_reads_the_real_rowcount(caplog):
+    """Tool code that keeps a write's cursor (a module global) and reads it in a later call:
+    the write is answered before the call ends, not left queued with a rowcount of -1."""
+    caplog.set_level(logging.ERROR)
+    calls = [("run", "import builtins\n"
+                     "builtins._kept = ctx.execute(\"UPDATE users SET name = 'g'\")\n"
+                     f"builtins._kept_too = [ctx.execute({NOTE!r}, ('G', 1, 'g'))]\n"
+                     "ctx.execute(\"UPDATE users SET role = 'member'\")\n"
+                     "result = 1"),
+             ("run", "import builtins\n"
+                     "result = [builtins._kept.rowcount, builtins._kept_too[0].lastrowid]")]
+    plain, deferred = _observe(calls, False), _observe(calls, True)
+    assert plain == deferred and plain[1][0] == "[2, 2]"
