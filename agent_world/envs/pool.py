@@ -117,13 +117,7 @@ class WorkerClient:
         confined, self._confined = self._confined, None
         if proc is None:
             return
-        if confined is not None:
-            confined.kill(proc.pid)
-        elif proc.poll() is None:
-            try:
-                os.killpg(proc.pid, 9)
-            except OSError:
-                proc.kill()
+        _kill_tree(proc, confined)
         proc.wait()
         for stream in (proc.stdin, proc.stdout):
             if stream:
@@ -135,16 +129,8 @@ class WorkerClient:
     def kill(self) -> None:
         """Kill the worker's processes now, leaving its pipes to the thread that may be reading
         them (it sees the end of the stream; `stop` reaps and closes)."""
-        proc, confined = self.proc, self._confined
-        if proc is None:
-            return
-        if confined is not None:
-            confined.kill(proc.pid)
-        elif proc.poll() is None:
-            try:
-                os.killpg(proc.pid, 9)
-            except OSError:
-                proc.kill()
+        if self.proc is not None:
+            _kill_tree(self.proc, self._confined)
 
     def count_idle(self, timeout_s: float) -> None:
         """Count a fresh confined worker's processes and threads once (after a ping, before it
@@ -286,6 +272,18 @@ class WorkerClient:
 
 
 _TIMED_OUT = object()
+
+
+def _kill_tree(proc: Any, confined: Any) -> None:
+    """SIGKILL a worker and everything it started: its sandbox (pid namespace and cgroup), or
+    its process group when it runs unconfined."""
+    if confined is not None:
+        confined.kill(proc.pid)
+    elif proc.poll() is None:
+        try:
+            os.killpg(proc.pid, 9)
+        except OSError:
+            proc.kill()
 
 
 def _wait(fd: int, events: int, timeout_s: float) -> None:
