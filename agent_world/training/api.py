@@ -156,13 +156,16 @@ def evaluate(policy: str | Policy, tasks: list[Task], home: str | Path | None = 
 
 
 def pass_rates(trajectories: list[Trajectory]) -> dict[str, float]:
-    """Mean reward, pass rate (the task check fully met) and env-fault share."""
+    """Mean reward, pass rate (the verdict of held-out evaluations, `tasks.evaluation.passed`:
+    the full reward, so an answer guessed without the task's calls is no pass) and env-fault
+    share."""
+    from agent_world.tasks.evaluation import passed
+
     kept = [t for t in trajectories if not t.env_fault]
     n = max(1, len(kept))
     return {"attempts": float(len(trajectories)),
             "mean_reward": sum(t.reward for t in kept) / n,
-            "pass_rate": sum(1 for t in kept if t.reward_components.get("check", 0) >= 1
-                             or t.reward_components.get("judge", 0) >= 1) / n,
+            "pass_rate": sum(1 for t in kept if passed(t)) / n,
             "env_faults": float(len(trajectories) - len(kept))}
 
 

@@ -58,3 +58,20 @@ def test_export_openrlhf(home, tmp_path):
     assert result.exit_code == 0
     assert len((tmp_path / "x" / "prompts.jsonl").read_text().splitlines()) == 3
     assert "--rollout.n_samples_per_prompt 4" in (tmp_path / "x" / "train_grpo.sh").read_text()
+
+
+def test_pass_rates_use_the_evaluation_verdict():
+    from agent_world.tasks.evaluation import attempt
+    from agent_world.tasks.model import Task, ToolCall, Trajectory
+    from agent_world.training.api import pass_rates
+
+    task = Task(kind="graph", env_name="e", env_fingerprint="f", instruction="x",
+                chain=[ToolCall(tool="get_x")], reference_answer="7").with_id()
+    # the right answer guessed without the task's call: the check is met, the reward is not
+    guessed = Trajectory(task_id=task.id, finished=True, final_answer="7", reward=0.7,
+                         reward_components={"check": 1.0, "format.no_call": -0.3})
+    solved = Trajectory(task_id=task.id, finished=True, final_answer="7", reward=1.0,
+                        reward_components={"check": 1.0})
+    rates = pass_rates([guessed, solved])
+    assert rates["pass_rate"] == 0.5
+    assert [attempt(task, t).passed for t in (guessed, solved)] == [False, True]
