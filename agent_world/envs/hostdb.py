@@ -31,17 +31,16 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.envs.worker import (
     BYTES_KEY,
     COUNTERS_TABLE,
-    DEFERRABLE,
     ENDED_MESSAGE,
     FLOAT_KEY,
     MAX_DEFERRED,
     MAX_FRAME_BYTES,
-    NOT_DEFERRABLE,
     WRITES_COUNTER,
     Guard,
     call_clock,
     ended,
     issued_id,
+    plain_write,
 )
 
 _TAG = os.urandom(8).hex()
@@ -98,11 +97,6 @@ def _is_select(sql: str) -> bool:
     """A statement that can only read (SQLite runs one statement per execute; a SELECT cannot
     write, and no SQL function on this connection does)."""
     return _SELECT.match(sql) is not None
-
-
-def _is_plain_write(sql: str) -> bool:
-    """An INSERT/UPDATE/DELETE/REPLACE that cannot end the transaction (no OR ROLLBACK)."""
-    return DEFERRABLE.match(sql) is not None and NOT_DEFERRABLE.search(sql) is None
 
 
 class CallValues:
@@ -358,7 +352,7 @@ class EpisodeDB:
             answer["before"] = done
         if self._tracing:  # still in the call's leading statements: what the forecast learns
             if (many or "error" in answer or not isinstance(sql, str)
-                    or not (_is_select(sql) or self._mutates and _is_plain_write(sql))
+                    or not (_is_select(sql) or self._mutates and plain_write(sql))
                     or len(self._trace) >= MAX_AHEAD
                     or sum(len(c) for c in answer["chunks"]) > MAX_AHEAD_BYTES):
                 self._tracing = False  # big answers are not worth running ahead either
@@ -378,7 +372,7 @@ class EpisodeDB:
             return None
         for item in writes:
             if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
-                    and DEFERRABLE.match(item[0]) and not NOT_DEFERRABLE.search(item[0])):
+                    and plain_write(item[0])):
                 self.void = True
                 return None
             answer, _ = self._run(item[0], item[1], False, self.guard.read_only)
@@ -489,7 +483,7 @@ class EpisodeDB:
                 break
             write = not _is_select(sql)
             if write:
-                if not (self._mutates and _is_plain_write(sql)):
+                if not (self._mutates and plain_write(sql)):
                     break
                 rowid = conn.execute(f"SAVEPOINT aw_{_TAG}_{len(self._ahead)}").lastrowid
                 self._ahead_writes.append((len(self._ahead), conn.total_changes, rowid))

@@ -413,8 +413,14 @@ MAX_DEFERRED = 64  # writes queued before they go to the caller anyway
 MAX_DEFERRED_TEXT = 16 << 10  # a statement longer than this (text + parameters) is sent at once
 
 
+def plain_write(sql: str) -> bool:
+    """An INSERT/UPDATE/DELETE/REPLACE whose result has no rows and that cannot end the
+    transaction: what may be deferred or run ahead."""
+    return DEFERRABLE.match(sql) is not None and NOT_DEFERRABLE.search(sql) is None
+
+
 def _deferrable(sql: str, wire: Any) -> bool:
-    if len(sql) > MAX_DEFERRED_TEXT or not DEFERRABLE.match(sql) or NOT_DEFERRABLE.search(sql):
+    if len(sql) > MAX_DEFERRED_TEXT or not plain_write(sql):
         return False
     size = 0
     for value in (wire.values() if isinstance(wire, dict) else wire):
