@@ -99,26 +99,34 @@ CALLS = [(ep, tool, args) for ep, tool, args in [
 ]]
 
 
-def _run(sandbox: bool) -> tuple[list[str], list[str], EnvRuntime]:
+def _run(sandbox: bool, calls: list) -> tuple[list[str], list[str], EnvRuntime]:
     rt = EnvRuntime(workers=1, sandbox=sandbox)
     spec = _spec()
     eps = [rt.open(spec, seed=1), rt.open(spec, seed=2)]
-    seen = []
-    for ep, tool, args in CALLS:
-        obs = eps[ep].step(tool, args)
-        seen.append(obs.to_text())
+    seen = [eps[ep].step(tool, args).to_text() for ep, tool, args in calls]
     return seen, [ep.state_hash() for ep in eps], rt
+
+
+def _same_in_both_modes(calls: list) -> tuple[list[str], EnvRuntime]:
+    """Run `calls` unsandboxed, then sandboxed (answers sent ahead): every observation and
+    both episodes' final states equal; the sandboxed observations and its open runtime."""
+    plain, plain_states, rt0 = _run(False, calls)
+    rt0.close()
+    ahead, states, rt = _run(True, calls)
+    try:
+        for call, a, b in zip(calls, plain, ahead, strict=True):
+            assert a == b, f"{call}\nunsandboxed: {a}\nsandboxed:   {b}"
+        assert states == plain_states
+    except BaseException:
+        rt.close()
+        raise
+    return ahead, rt
 
 
 def test_answers_sent_ahead_change_nothing_the_tool_sees(caplog):
     caplog.set_level(logging.ERROR)  # the unsandboxed runtime warns
-    plain, plain_states, rt0 = _run(False)
-    rt0.close()
-    ahead, states, rt = _run(True)
+    ahead, rt = _same_in_both_modes(CALLS)
     try:
-        for call, a, b in zip(CALLS, plain, ahead, strict=True):
-            assert a == b, f"{call}\nunsandboxed: {a}\nsandboxed:   {b}"
-        assert states == plain_states
         # the calls did what they say: types kept, episodes apart, a miss reported
         assert '"kind": "real"' in ahead[7] and '"kind": "integer"' in ahead[8]
         assert '"kind": "text"' in ahead[9] and '"orders": 2' in ahead[5]
@@ -168,23 +176,10 @@ BOOKINGS = [(ep, {"user_id": u, "total": t, "skip": skip}) for ep, u, t, skip in
     (1, 5, 3.0, ""), (0, 99, 1.0, ""), (1, 6, 1.0, ""), (0, 6, 4.0, ""), (1, 2, 1.0, "")]]
 
 
-def _book(sandbox: bool) -> tuple[list[str], list[str], EnvRuntime]:
-    rt = EnvRuntime(workers=1, sandbox=sandbox)
-    spec = _spec()
-    eps = [rt.open(spec, seed=1), rt.open(spec, seed=2)]
-    seen = [eps[ep].step("book", args).to_text() for ep, args in BOOKINGS]
-    return seen, [ep.state_hash() for ep in eps], rt
-
-
 def test_writes_run_ahead_change_nothing_and_are_undone_when_not_taken(caplog):
     caplog.set_level(logging.ERROR)  # the unsandboxed runtime warns
-    plain, plain_states, rt0 = _book(False)
-    rt0.close()
-    ahead, states, rt = _book(True)
+    ahead, rt = _same_in_both_modes([(ep, "book", args) for ep, args in BOOKINGS])
     try:
-        for call, a, b in zip(BOOKINGS, plain, ahead, strict=True):
-            assert a == b, f"{call}\nunsandboxed: {a}\nsandboxed:   {b}"
-        assert states == plain_states
         assert ahead[4].startswith("Error (tool_error)") and '"name": "late"' not in ahead[6]
         forecast = rt._forecasts[(rt.fingerprint(_spec_of(rt)), "book")]
         # the INSERT (arguments), the UPDATEs by ctx.now() and ctx.new_id() and the read by
