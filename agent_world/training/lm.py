@@ -153,10 +153,11 @@ def cpu_thread_count(model: Any) -> int | None:
 
     Small models get one thread: splitting a 64-wide matmul costs more than it saves (supervised
     steps of the 2-layer policy took 18× longer with two threads than with one at load 15).
-    Larger models get half the cores: rollouts step environment workers and sandboxes in other
-    processes at the same time, and OpenMP threads that do not each own a core spin waiting for
-    each other. SmolLM2-135M on 2 cores at load 8: decoding 0.58 s per step with one thread
-    against 3.3 s with two, a forward+backward over 2×512 tokens 31 s against 61–76 s."""
+    Larger models get every core this process may use: SmolLM2-135M on an idle 2-core machine
+    ran a forward+backward over 1,024 tokens in 4.6 s with two threads against 8.4 s with one,
+    and sampled 4×40 tokens in 5.3 s against 8.9 s. OpenMP threads that do not each own a core
+    spin waiting for each other (decoding took 3.3 s against 0.58 s per step at load 8), so on
+    a machine shared with other work set AGENT_WORLD_CPU_THREADS (e.g. 1)."""
     import os
 
     params = list(model.parameters())
@@ -164,7 +165,15 @@ def cpu_thread_count(model: Any) -> int | None:
         return None
     if small_cpu_model(model):
         return 1
-    return max(1, (os.cpu_count() or 2) // 2)
+    wanted = os.environ.get("AGENT_WORLD_CPU_THREADS", "").strip()
+    if wanted:
+        try:
+            return max(1, int(wanted))
+        except ValueError:
+            raise ValueError(f"AGENT_WORLD_CPU_THREADS must be a whole number, not {wanted!r}") \
+                from None
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else os.cpu_count() or 1)
 
 
 @contextmanager

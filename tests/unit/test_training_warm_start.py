@@ -141,20 +141,28 @@ def test_training_sizes_follow_the_model_and_the_device():
         GRPOConfig().group_size
 
 
-def test_cpu_threads_one_for_small_models_half_the_cores_for_larger(monkeypatch):
+def test_cpu_threads_one_for_small_models_every_core_for_larger(monkeypatch):
     import os
 
+    import pytest
     import torch
 
     from agent_world.training.lm import cpu_thread_count, cpu_threads, tiny_model, tiny_tokenizer
 
     tok = tiny_tokenizer(["call the tool and answer"], vocab_size=300)
     small, big = tiny_model(tok), tiny_model(tok, hidden=512, layers=8, heads=8, mlp=2048)
-    monkeypatch.setattr(os, "cpu_count", lambda: 16)
-    assert cpu_thread_count(small) == 1 and cpu_thread_count(big) == 8
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert cpu_thread_count(big) == 1
+    monkeypatch.delenv("AGENT_WORLD_CPU_THREADS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+    assert cpu_thread_count(small) == 1 and cpu_thread_count(big) == 16
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert cpu_thread_count(big) == 2
+    # a machine shared with other work: the user caps the threads
+    monkeypatch.setenv("AGENT_WORLD_CPU_THREADS", "1")
+    assert cpu_thread_count(big) == 1 and cpu_thread_count(small) == 1
     before = torch.get_num_threads()
     with cpu_threads(big):
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
+    monkeypatch.setenv("AGENT_WORLD_CPU_THREADS", "two")
+    with pytest.raises(ValueError, match="AGENT_WORLD_CPU_THREADS"):
+        cpu_thread_count(big)
