@@ -64,6 +64,9 @@ class TrainingSizes:
     # conversations per forward pass of a supervised step (None: the whole batch); the step
     # is the same, the activations held for the backward pass are not
     warm_start_micro_batch: int | None = None
+    # share of gold conversations also shown with one refused wrong call and its correction
+    # (`sft` recovery): a model that reads errors learns to retry; a random one cannot read
+    warm_start_recovery: float = 0.0
 
 
 def training_sizes(model: Any, device: str = "auto") -> TrainingSizes:
@@ -82,8 +85,9 @@ def training_sizes(model: Any, device: str = "auto") -> TrainingSizes:
         # 10.3 GB, one at a time at 4.0 GB for the same step (and 13 s against 20 s: no padding)
         return TrainingSizes(12, 6e-5, 1024,
                              {"tasks_per_step": 2, "group_size": 4, "minibatch_size": 1,
-                              "max_total_tokens": 1536}, warm_start_micro_batch=1)
-    return TrainingSizes(16, 6e-5, None, {})
+                              "max_total_tokens": 1536}, warm_start_micro_batch=1,
+                             warm_start_recovery=0.5)
+    return TrainingSizes(16, 6e-5, None, {}, warm_start_recovery=0.5)
 
 
 def _corpus(tasks: list[Task], specs: dict[str, EnvSpec]) -> list[str]:
@@ -208,7 +212,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
             sft(model, tok, tasks, index, steps=steps_warm, batch_size=WARM_START_BATCH,
                 lr=sizes.warm_start_lr, seed=config.seed, compact=config.compact_tools,
                 device=config.device, max_tokens=limit,
-                micro_batch=sizes.warm_start_micro_batch,
+                micro_batch=sizes.warm_start_micro_batch, recovery=sizes.warm_start_recovery,
                 on_step=(lambda i, loss: on_warm_step(i + 1, steps_warm, loss))
                 if on_warm_step else None)
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)

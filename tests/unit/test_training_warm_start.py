@@ -166,3 +166,70 @@ def test_cpu_threads_one_for_small_models_every_core_for_larger(monkeypatch):
     monkeypatch.setenv("AGENT_WORLD_CPU_THREADS", "two")
     with pytest.raises(ValueError, match="AGENT_WORLD_CPU_THREADS"):
         cpu_thread_count(big)
+
+
+def test_recovery_detours_add_a_refused_wrong_call_before_the_unchanged_gold_path(runtime):
+    import random
+
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+    from agent_world.training.rollout import observe_call, spec_index
+    from agent_world.training.toolcall import tool_views
+
+    plain_tasks = drill_tasks("cancel", limit=3, runtime=runtime)
+    specs = spec_index(plain_tasks)
+    # the same tasks under obscured names: the real name is then a wrong guess too
+    obscured = [t.model_copy(update={"tool_view": {f"tool_{i}": real for i, real in
+                                                   enumerate(t.tool_view.values())}})
+                for t in plain_tasks]
+    for task in plain_tasks + obscured:
+        spec = specs[task.env_fingerprint]
+        visible = [v["name"] for v in tool_views(task, spec)]
+        plain = sft.gold_messages(task, spec, runtime, compact=True)
+        for i, call in enumerate(task.chain):
+            gold = (next(v for v, r in task.tool_view.items() if r == call.tool),
+                    call.arguments)
+            options = sft.detours(task, spec, call)
+            assert options and gold not in options
+            assert len({name for name, _ in options}) > 1  # more than one kind of mistake
+            for name, args in options:  # every detour is refused and leaves the state as is
+                with runtime.open(spec, seed=task.seed) as ep:
+                    before = ep.state_hash()
+                    step = observe_call(ep, task, visible, name, args)
+                    assert step.error_kind in sft.REFUSED_KINDS, (name, args, step)
+                    assert ep.state_hash() == before
+            detoured = sft.gold_messages(task, spec, runtime, compact=True, detour=i,
+                                         rng=random.Random(i))
+            wrong = [k for k, m in enumerate(detoured) if m.get("train") is False]
+            assert len(wrong) == 1
+            k = wrong[0]
+            assert detoured[k + 1]["role"] == "tool"
+            assert detoured[k + 1]["content"].startswith(("Error (invalid_arguments)",
+                                                          "Error (unknown_tool)"))
+            assert detoured[:k] + detoured[k + 2:] == plain  # the gold path is untouched
+    # in token traces the wrong call is context, not a target
+    tok = tiny_tokenizer([t.instruction for t in plain_tasks] * 4, vocab_size=300)
+    model = tiny_model(tok)
+    plain = sft.gold_traces(model, tok, plain_tasks, specs, compact=True)
+    detoured = sft.gold_traces(model, tok, plain_tasks, specs, compact=True, detour=True)
+    for p, d in zip(plain, detoured, strict=True):
+        assert len(d.ids) > len(p.ids) and sum(d.mask) == sum(p.mask)
+
+
+def test_recovery_adds_detoured_copies_to_the_warm_start(runtime, monkeypatch):
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+    from agent_world.training.rollout import spec_index
+
+    tasks = drill_tasks("cancel", limit=4, runtime=runtime)
+    specs = spec_index(tasks)
+    tok = tiny_tokenizer([t.instruction for t in tasks] * 4, vocab_size=300)
+    seen: list[int] = []
+    real = sft._fit
+    monkeypatch.setattr(sft, "_fit", lambda m, t, kept, *a: seen.append(len(kept))
+                        or real(m, t, kept, *a))
+    for recovery in (0.0, 0.5, 1.0):
+        sft.sft(tiny_model(tok), tok, tasks, specs, steps=1, recovery=recovery, device="cpu")
+    assert seen == [4, 6, 8]
+    # a pretrained-size model gets recovery detours; the tiny random one cannot read errors
+    big = tiny_model(tok, hidden=512, layers=8, heads=8, mlp=2048)
+    assert api.training_sizes(big, "cpu").warm_start_recovery > 0
+    assert api.training_sizes(tiny_model(tok), "cpu").warm_start_recovery == 0
