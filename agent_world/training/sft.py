@@ -30,7 +30,6 @@ from agent_world.training.policies import EpisodeState, HFPolicy, TokenTrace
 from agent_world.training.rollout import observation_text, observe_call
 from agent_world.training.toolcall import format_answer, format_call, system_prompt, tool_views
 
-
 # a wrong name the policy might write: the gold name with another verb
 _VERBS = ("get", "list", "find", "search", "create", "update", "delete", "set")
 REFUSED_KINDS = frozenset({"invalid_arguments", "unknown_tool"})  # refused before tool code
