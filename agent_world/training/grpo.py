@@ -54,6 +54,10 @@ class GRPOConfig:
     clip_eps: float = 0.2
     kl_coef: float = 0.04
     max_grad_norm: float = 1.0
+    # sequences whose advantage is 0 (every attempt of their task scored the same) carry no
+    # policy-gradient signal, only the KL term: True leaves them out of the update, which on a
+    # CPU is most of a step's time early in training, when whole batches fail alike
+    skip_flat: bool = False
     updates_per_batch: int = 1  # optimisation passes over one batch of rollouts
     minibatch_size: int = 8  # sequences per forward pass (memory), gradients accumulated
     # a group's shared prompt runs once: one prefill when sampling, one forward in the update
@@ -205,6 +209,13 @@ class Batch:
     advantages: torch.Tensor  # [B]
     rewards: torch.Tensor  # [B]
     groups: torch.Tensor | None = None  # [B]: the task index of each sequence
+
+    def select(self, keep: torch.Tensor) -> Batch:
+        """The sequences where `keep` (bool [B]) holds, padding trimmed to the longest."""
+        width = int(self.attention[keep].sum(1).max()) if bool(keep.any()) else 1
+        return Batch(self.ids[keep, :width], self.attention[keep, :width],
+                     self.mask[keep, :width - 1], self.advantages[keep], self.rewards[keep],
+                     None if self.groups is None else self.groups[keep])
 
     def slices(self, size: int) -> Iterator[tuple[slice, Batch]]:
         for start in range(0, self.ids.size(0), size):
@@ -381,8 +392,12 @@ class GRPOTrainer:
         batch = make_batch(rollouts, self.tokenizer.pad_token_id)
         stats = {"loss": 0.0, "kl": 0.0, "clip": 0.0, "grad": 0.0, "neg_logp": 0.0}
         tokens = 0
-        if batch is not None:
-            stats, tokens = self.update(batch)
+        signal = batch
+        if batch is not None and c.skip_flat:
+            keep = batch.advantages != 0
+            signal = batch.select(keep) if bool(keep.any()) else None
+        if signal is not None:
+            stats, tokens = self.update(signal)
         update_s = time.perf_counter() - start
         kept = [r.trajectory for r in rollouts if not r.trajectory.env_fault]
         comps: dict[str, float] = {}

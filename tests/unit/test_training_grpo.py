@@ -113,6 +113,41 @@ def test_resume_gives_the_same_next_step(tmp_path, setup, runtime):
         assert torch.allclose(a, b, atol=1e-6), n
 
 
+def test_skip_flat_leaves_zero_advantage_sequences_out_of_the_update(tmp_path, setup,
+                                                                      runtime):
+    tasks, specs = setup
+
+    def one_flat_group(task, traj, ep):  # the first task's attempts all score the same
+        _forced_rewards(task, traj, ep)
+        if task.id == tasks[0].id:
+            traj.reward = 0.5
+
+    def flat(task, traj, ep):
+        traj.reward, traj.reward_components = 0.25, {"check": 0.25}
+
+    config = _config(skip_flat=True, tasks_per_step=2)
+    model, tok = _tiny(tasks)
+    trainer = GRPOTrainer(model, tok, tasks[:2], specs, config, out_dir=tmp_path / "s",
+                          reward=one_flat_group, runtime=runtime)
+    seen = []
+    real = trainer.update
+    trainer.update = lambda batch: seen.append(batch) or real(batch)
+    stats = trainer.step()
+    assert len(seen) == 1 and bool((seen[0].advantages != 0).all())
+    assert 0 < seen[0].ids.size(0) <= config.group_size  # the varied group only
+    assert stats.flat_groups == 0.5 and stats.policy_tokens == int(seen[0].mask.sum())
+    # a batch with no signal at all runs no update
+    trainer.reward = flat
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    stats = trainer.step()
+    assert len(seen) == 1 and stats.policy_tokens == 0 and stats.flat_groups == 1.0
+    assert all(torch.equal(p, before[n]) for n, p in trainer.model.named_parameters())
+    # without skip_flat the same flat batch is trained on (KL term only)
+    plain = GRPOTrainer(*_tiny(tasks), tasks[:2], specs, _config(tasks_per_step=2),
+                        out_dir=tmp_path / "p", reward=flat, runtime=runtime)
+    assert plain.step().policy_tokens > 0
+
+
 def test_lora_trains_only_the_adapter(tmp_path, setup, runtime):
     pytest.importorskip("peft", reason="LoRA is optional: peft not installed")
     tasks, specs = setup

@@ -139,6 +139,7 @@ def test_training_sizes_follow_the_model_and_the_device():
     config = GRPOConfig(**on_cpu.grpo)
     assert config.tasks_per_step * config.group_size < GRPOConfig().tasks_per_step * \
         GRPOConfig().group_size
+    assert config.skip_flat and not GRPOConfig().skip_flat  # CPU time only where it has signal
 
 
 def test_cpu_threads_one_for_small_models_every_core_for_larger(monkeypatch):
