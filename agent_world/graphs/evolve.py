@@ -59,9 +59,9 @@ class EvolveContext:
     seed: int = 0
     heldout_fraction: float = 0.34  # share of environments never trained on
     tasks_per_env: int = 6  # initial training tasks per training environment
-    # evaluation tasks per held-out environment: 12 on the two held-out default environments
-    # (one task is 8 points of pass rate; 6 tasks made every change look like 17 points)
-    heldout_tasks_per_env: int = 6
+    # evaluation tasks per held-out environment: 24 on the two held-out default environments
+    # (one task is 4 points of pass rate; with 12, one lucky task moved it by 8 points)
+    heldout_tasks_per_env: int = 12
     targeted_tasks_per_env: int = 4  # tasks per targeted environment each round
     replay: int = 8  # earlier training tasks replayed each round
     train_steps: int = 3  # GRPO steps per round
