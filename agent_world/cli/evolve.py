@@ -133,7 +133,7 @@ def evolve(
     tasks_per_env: Annotated[int | None, typer.Option(
         help="Initial tasks per training env (default 6).")] = None,
     heldout_tasks: Annotated[int | None, typer.Option(
-        help="Evaluation tasks per held-out env (default 6).")] = None,
+        help="Evaluation tasks per held-out env (default 12).")] = None,
     targeted_tasks: Annotated[int | None, typer.Option(
         help="Targeted tasks per env per round (default 4).")] = None,
     train_steps: Annotated[int | None, typer.Option(
