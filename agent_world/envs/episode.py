@@ -258,7 +258,9 @@ class Episode:
             shutil.copyfile(self.template, self.path)
             self._fresh = True
             if self.runtime.sandboxed:  # every call needs it: parse the schema now, not mid-step
-                self._database()
+                if self._db is not None:  # a connection to a file just replaced
+                    self._db.close()
+                self._db = EpisodeDB(self.path, self.seed, self.spec.clock_start, fresh=True)
         elif self._dirty:
             self._database().undo(self.spec, self.path)
         self._dirty = False

@@ -95,8 +95,35 @@ _RERUN = {"error": "rerun", "message": "a deferred write failed; the call runs a
 
 def _is_select(sql: str) -> bool:
     """A statement that can only read (SQLite runs one statement per execute; a SELECT cannot
-    write, and no SQL function on this connection does)."""
-    return _SELECT.match(sql) is not None
+    write, and no SQL function on this connection does). Remembered per text: a tool's calls
+    send the same few statements over and over."""
+    known = _SELECTS.get(sql)
+    if known is None:
+        known = _SELECT.match(sql) is not None
+        if len(_SELECTS) >= _MEMO_SIZE:
+            _SELECTS.clear()
+        _SELECTS[sql] = known
+    return known
+
+
+_MEMO_SIZE = 4096  # statement texts (or clocks) remembered at most; then it starts over
+_SELECTS: dict[str, bool] = {}
+_NAMED: dict[tuple[str, int], dict[str, str]] = {}
+
+
+def _named(clock_start: str, writes: int) -> dict[str, str]:
+    """`ctx.now()`, `ctx.today()` and `ctx.clock` (as a parameter) after `writes` committed
+    writes, remembered: every write call of an episode asks for them."""
+    key = (clock_start, writes)
+    named = _NAMED.get(key)
+    if named is None:
+        clock = call_clock(clock_start, writes)
+        named = {"now": clock.isoformat(timespec="seconds"), "today": clock.date().isoformat(),
+                 "clock": clock.isoformat(" ")}
+        if len(_NAMED) >= _MEMO_SIZE:
+            _NAMED.clear()
+        _NAMED[key] = named
+    return named
 
 
 class CallValues:
@@ -112,9 +139,7 @@ class CallValues:
     @property
     def named(self) -> dict[str, str]:
         if self._named is None:  # only when a recipe asks (most calls never do)
-            clock = call_clock(self.clock_start, self.counters.get(WRITES_COUNTER, 0))
-            self._named = {"now": clock.isoformat(timespec="seconds"),
-                           "today": clock.date().isoformat(), "clock": clock.isoformat(" ")}
+            self._named = _named(self.clock_start, self.counters.get(WRITES_COUNTER, 0))
         return self._named
 
     def source(self, value: str) -> tuple | None:
@@ -262,7 +287,17 @@ def _from_wire(value: Any) -> Any:
     return value
 
 
+_PLAIN = frozenset({int, float, str, type(None), bool})  # what binds as it travels
+
+
 def _params(raw: Any, many: bool) -> Any:
+    if not many:  # the common case: plain values, nothing to decode
+        kind = type(raw)
+        if kind is list and all(type(v) in _PLAIN for v in raw):
+            return raw
+        if kind is dict and all(type(v) in _PLAIN for v in raw.values()):
+            return raw
+
     def one(p: Any) -> Any:
         if isinstance(p, dict):
             return {k: _from_wire(v) for k, v in p.items()}
@@ -280,7 +315,10 @@ class EpisodeDB:
     """One episode's connection in the caller's process; not thread-safe (one call at a time,
     like the episode itself)."""
 
-    def __init__(self, path: Path, seed: int = 0, clock_start: str = "2026-01-15T09:00:00"):
+    def __init__(self, path: Path, seed: int = 0, clock_start: str = "2026-01-15T09:00:00",
+                 fresh: bool = False):
+        """`fresh`: the file is a copy of its template, whose id/clock counters are empty
+        (nothing committed yet), so the first call need not read them."""
         self.seed, self.clock_start = seed, clock_start
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                detect_types=sqlite3.PARSE_DECLTYPES, cached_statements=256)
@@ -297,7 +335,7 @@ class EpisodeDB:
         self._mutates = False
         self._before = 0
         # the id/clock counters as last committed: only this connection writes the episode
-        self._counters: dict[str, int] | None = None
+        self._counters: dict[str, int] | None = {} if fresh else None
         self._mark = _TOOL_MARK[False]
         # this call's answers sent ahead ([sql, params, answer, first row]), and the leading
         # reads the tool sent itself (until it sent anything else)
@@ -611,9 +649,11 @@ class EpisodeDB:
         """Back to the template state through the undo log (`undo_changes`), with foreign
         keys off as that needs: the log already holds every cascaded change."""
         self.conn.execute("PRAGMA foreign_keys=OFF")
-        self._counters = None  # the undo clears them; read again at the next call
+        self._counters = None  # read again at the next call if the undo fails
         try:
-            return undo_changes(spec, path, self.conn)
+            undone = undo_changes(spec, path, self.conn)
+            self._counters = {}  # the undo cleared them with everything else
+            return undone
         finally:
             self.conn.execute("PRAGMA foreign_keys=ON")
 

@@ -243,3 +243,40 @@ def test_a_timeout_during_a_statement_exchange_leaves_the_channel_clean():
             follow = ep.step("run_read", {"code": "result = ctx.one('SELECT 7 AS x')['x']"})
             assert follow.ok and follow.result == 7, follow
         assert rt.pool.restarts == 0
+
+
+def test_an_opened_or_reset_episode_starts_from_empty_counters_without_reading_them(notes_spec):
+    """A fresh copy of the template and an undone episode have committed nothing: the first
+    call starts from empty id/clock counters (no statement to read them), and its ids and
+    clock are those of a fresh episode."""
+    with EnvRuntime() as rt:
+        if not rt.sandboxed:
+            pytest.skip("the episode connection lives in this process only when sandboxed")
+        ep = rt.open(notes_spec, seed=3)
+        assert ep._db is not None and ep._db._counters == {}
+        first = ep.step("add_note", {"user_id": 1, "body": "a"}).result
+        second = ep.step("add_note", {"user_id": 1, "body": "b"}).result
+        assert first["ref"] != second["ref"] and first["created_at"] < second["created_at"]
+        ep.reset()
+        assert ep._db._counters == {}
+        again = ep.step("add_note", {"user_id": 1, "body": "a"}).result
+        assert (again["ref"], again["created_at"]) == (first["ref"], first["created_at"])
+
+
+def test_statement_kinds_and_clocks_are_remembered_within_bounds():
+    from agent_world.envs import hostdb
+    from agent_world.envs.worker import call_clock
+
+    assert hostdb._is_select("  select id FROM t") and hostdb._is_select("SELECT 1")
+    assert not hostdb._is_select("UPDATE t SET a = 1") and not hostdb._is_select("WITH x AS "
+                                                                                 "(SELECT 1) "
+                                                                                 "DELETE FROM t")
+    for i in range(hostdb._MEMO_SIZE + 10):
+        hostdb._is_select(f"SELECT {i}")
+        hostdb._named("2026-01-15T09:00:00", i)
+    assert len(hostdb._SELECTS) <= hostdb._MEMO_SIZE
+    assert len(hostdb._NAMED) <= hostdb._MEMO_SIZE
+    clock = call_clock("2026-01-15T09:00:00", 7)
+    assert hostdb._named("2026-01-15T09:00:00", 7) == {
+        "now": clock.isoformat(timespec="seconds"), "today": clock.date().isoformat(),
+        "clock": clock.isoformat(" ")}
