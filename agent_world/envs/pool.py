@@ -161,7 +161,9 @@ class WorkerClient:
         """Send one request and wait for its reply; a dead or hung worker is restarted and the
         reply says so (kind 'worker_crash' or 'timeout'). With `serve`, statement frames the
         call sends first are answered by it (all within the same deadline)."""
-        if self.proc is None or self.proc.poll() is not None:
+        # A worker that died since its last request is found when the request cannot be
+        # written (below), not by asking for its exit status every time (a syscall per step)
+        if self.proc is None or self.proc.returncode is not None:
             self.restart() if self.proc is not None else self.start()
         assert self.proc and self.proc.stdin and self.proc.stdout
         if self.forget:
@@ -179,15 +181,24 @@ class WorkerClient:
         end = time.monotonic() + deadline_s
         hung = {"ok": False, "kind": "timeout",
                 "message": f"tool worker hung for {deadline_s:g}s; killed and restarted"}
-        try:
-            if not self._send(data, end):
+        for attempt in (0, 1):
+            try:
+                if not self._send(data, end):
+                    self.restart()
+                    return hung
+                break
+            except OSError:
+                # no reader left: the worker died (before this request, or while it was being
+                # written) and ran none of it, as it runs whole frames only: a fresh worker
+                # gets the whole request, once
                 self.restart()
-                return hung
-        except OSError:
-            self.restart()
-            return {"ok": False, "kind": "worker_crash", "message": "tool worker died; restarted"}
+                if attempt:
+                    return {"ok": False, "kind": "worker_crash",
+                            "message": "tool worker died; restarted"}
+        wait_first = True  # a reply cannot be there yet: wait for it before reading
         while True:
-            reply = self._receive(end)
+            reply = self._receive(end, wait_first)
+            wait_first = True
             if reply is _TIMED_OUT:
                 self.restart()
                 return hung
@@ -238,12 +249,19 @@ class WorkerClient:
             _wait(fd, select.POLLOUT, left)
         return True
 
-    def _receive(self, end: float) -> dict[str, Any] | None | object:
+    def _receive(self, end: float, wait_first: bool = False) -> dict[str, Any] | None | object:
         """The next frame from the worker: a dict, None (end of stream or not a frame), or
-        _TIMED_OUT when none came whole before `end`."""
+        _TIMED_OUT when none came whole before `end`. `wait_first`: the frame was only just
+        asked for, so wait for the pipe before the first read (a read that finds nothing costs
+        a syscall, and lets another thread take the interpreter lock for nothing)."""
         assert self.proc and self.proc.stdout
         fd = self.proc.stdout.fileno()
         inbox = self._inbox
+        if wait_first and len(inbox) < 4:
+            left = end - time.monotonic()
+            if left <= 0:
+                return _TIMED_OUT
+            self._poller(fd).poll(max(1, math.ceil(left * 1000)))
         while True:
             want = 1 << 16
             if len(inbox) >= 4:
@@ -261,14 +279,17 @@ class WorkerClient:
                 left = end - time.monotonic()
                 if left <= 0:
                     return _TIMED_OUT
-                if self._poll_in is None:
-                    self._poll_in = select.poll()
-                    self._poll_in.register(fd, select.POLLIN)
-                self._poll_in.poll(max(1, math.ceil(left * 1000)))
+                self._poller(fd).poll(max(1, math.ceil(left * 1000)))
                 continue
             if not chunk:
                 return None
             inbox += chunk
+
+    def _poller(self, fd: int) -> select.poll:
+        if self._poll_in is None:  # registered on this process's stdout (reset by start)
+            self._poll_in = select.poll()
+            self._poll_in.register(fd, select.POLLIN)
+        return self._poll_in
 
 
 _TIMED_OUT = object()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -138,6 +140,27 @@ def test_killed_worker_is_restarted(notes_spec):
         rt.pool._clients[0].proc.kill()
         rt.pool._clients[0].proc.wait()
         assert ep.step("list_notes", {"user_id": 1}).ok  # restarted before the call
+
+
+def test_a_worker_that_died_unnoticed_is_restarted_before_the_call(notes_spec):
+    """Nobody reaped it (its exit status is unknown): the request finds its pipe closed, and
+    a fresh worker runs the whole call."""
+    with EnvRuntime() as rt:
+        ep = rt.open(notes_spec)
+        assert ep.step("list_notes", {"user_id": 1}).ok
+        client = rt.pool._clients[0]
+        pid = client.proc.pid
+        client.kill()  # the whole sandbox, and no wait(): the process stays a zombie
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the killed worker never exited"
+            time.sleep(0.01)
+        assert client.proc.returncode is None
+        restarts = rt.pool.restarts
+        obs = ep.step("add_note", {"user_id": 1, "body": "after"})
+        assert obs.ok, obs.error
+        assert rt.pool.restarts == restarts + 1
+        assert [n["body"] for n in ep.step("list_notes", {"user_id": 1}).result][-1] == "after"
 
 
 def test_bad_seed_rows_fail_with_the_row_named(notes_spec):
