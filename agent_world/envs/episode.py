@@ -37,7 +37,7 @@ from agent_world.envs.database import (
     state_hash,
 )
 from agent_world.envs.hostdb import EpisodeDB, Forecast
-from agent_world.envs.pool import Launcher, WorkerPool
+from agent_world.envs.pool import Launcher, Turns, WorkerPool
 from agent_world.envs.spec import EnvSpec
 from agent_world.tools.sandbox.isolation import (
     Limits,
@@ -130,7 +130,8 @@ class EnvRuntime:
                  launcher: Launcher | None = None,
                  tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
                  sandbox: bool | None = None, worker_limits: Limits | None = None,
-                 keep_read_connections: bool = False, max_workers: int | None = None):
+                 keep_read_connections: bool = False, max_workers: int | None = None,
+                 take_turns: bool | None = None):
         """`sandbox`: run tool workers in the local sandbox (None: yes, unless
         AGENT_WORLD_UNSAFE_NO_SANDBOX=1; `SandboxUnavailable` where no isolation is possible).
         `launcher` prefixes the worker's command line (inside the sandbox when there is one).
@@ -138,6 +139,9 @@ class EnvRuntime:
         of `workers` and 8), so episodes of several environments do not take turns
         restarting one worker (a worker serves one environment; see `WorkerPool`).
         `worker_limits`: memory (per call and per worker), CPU, file size, processes.
+        `take_turns`: threads stepping episodes of this runtime take turns at the CPU, each
+        giving its turn up while it waits for a worker (`pool.Turns`; default: when
+        sandboxed, where every statement runs in this process).
         `keep_read_connections`: no longer has an effect (kept for compatibility): a
         sandboxed runtime always keeps each episode's connection, in this process, and the
         worker sends it the tool's statements (see `agent_world.envs.hostdb`)."""
@@ -149,16 +153,17 @@ class EnvRuntime:
         if sandbox is None:
             sandbox = not unsafe_requested()
         self.sandboxed = sandbox
+        self.turns = Turns() if (sandbox if take_turns is None else take_turns) else None
         if sandbox:
             check_isolation()
             # the worker gets a private tmpfs and no episode file: it sends statements here
             self.pool = WorkerPool(
                 workers, launcher,
                 confiner=lambda cmd: confine(cmd, limits=limits, what="tool worker"),
-                rss_limit=WORKER_RSS_LIMIT, max_size=max_workers)
+                rss_limit=WORKER_RSS_LIMIT, max_size=max_workers, turns=self.turns)
         else:
             warn_unsafe("environment tool code")
-            self.pool = WorkerPool(workers, launcher, max_size=max_workers)
+            self.pool = WorkerPool(workers, launcher, max_size=max_workers, turns=self.turns)
         self.tool_timeout_s = tool_timeout_s
         self._templates: dict[str, Path] = {}
         # id(spec) -> (spec, fingerprint): hashing a 1,000-row spec costs ~2 ms, an open 0.05 ms
@@ -268,7 +273,15 @@ class Episode:
 
     def step(self, tool: str, arguments: Any = None) -> Observation:
         """Call one tool. Never raises for anything the agent sends: every failure is an
-        observation with an error kind, and the state is then exactly as before the call."""
+        observation with an error kind, and the state is then exactly as before the call.
+        Threads stepping at once take turns (see `EnvRuntime(take_turns=...)`)."""
+        turns = self.runtime.turns
+        if turns is None:
+            return self._step(tool, arguments)
+        with turns:
+            return self._step(tool, arguments)
+
+    def _step(self, tool: str, arguments: Any) -> Observation:
         start = time.perf_counter()
         index = self.steps
         self.steps += 1

@@ -51,6 +51,45 @@ WORKER_COMMAND = [sys.executable, "-m", "agent_world.envs.worker"]
 # How long past the tool's own timeout the caller waits before killing the worker.
 HARD_GRACE_S = 2.0
 
+class Turns:
+    """Threads of one process that step episodes take turns at the CPU: a step holds the turn
+    while it runs this process's side of a call (arguments, statements, frames) and gives it
+    up only while it waits (for its worker's reply, or for a worker).
+
+    Why: each SQLite statement and each pipe read or write lets go of the interpreter lock for
+    a moment. With other stepping threads waiting for that lock on an idle core, every such
+    moment wakes one of them (a futex call, a wake-up on the other core) only for it to find
+    the lock taken again or to take it and be interrupted in turn: on 2 idle cores that costs
+    more CPU than the step. Threads waiting for the turn instead sleep until a step waits."""
+
+    __slots__ = ("_lock", "_local")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        self._local.held = True
+
+    def __exit__(self, *exc: Any) -> None:
+        self._local.held = False
+        self._lock.release()
+
+    def pause(self) -> bool:
+        """Give the turn up for a wait (if this thread holds it): whether it did."""
+        if getattr(self._local, "held", False):
+            self._local.held = False
+            self._lock.release()
+            return True
+        return False
+
+    def resume(self, paused: bool) -> None:
+        if paused:
+            self._lock.acquire()
+            self._local.held = True
+
+
 Launcher = Callable[[Sequence[str]], list[str]]
 # command -> a confined launch: .popen(**popen_kwargs), .kill(pid), .release()
 # (agent_world.tools.sandbox.isolation.Confined)
@@ -62,9 +101,11 @@ Serve = Callable[[dict[str, Any]], dict[str, Any]]
 class WorkerClient:
     """One worker process and the environment it has compiled."""
 
-    def __init__(self, launcher: Launcher | None = None, confiner: Confiner | None = None):
+    def __init__(self, launcher: Launcher | None = None, confiner: Confiner | None = None,
+                 turns: Turns | None = None):
         self.launcher = launcher
         self.confiner = confiner
+        self.turns = turns  # given up while this client waits for its worker
         self.proc: subprocess.Popen[bytes] | None = None
         self._confined: Any = None
         self.loaded: set[str] = set()
@@ -246,7 +287,12 @@ class WorkerClient:
             left = end - time.monotonic()
             if left <= 0:
                 return False
-            _wait(fd, select.POLLOUT, left)
+            paused = self.turns is not None and self.turns.pause()
+            try:
+                _wait(fd, select.POLLOUT, left)
+            finally:
+                if paused:
+                    self.turns.resume(paused)  # type: ignore[union-attr]
         return True
 
     def _receive(self, end: float, wait_first: bool = False) -> dict[str, Any] | None | object:
@@ -261,7 +307,7 @@ class WorkerClient:
             left = end - time.monotonic()
             if left <= 0:
                 return _TIMED_OUT
-            self._poller(fd).poll(max(1, math.ceil(left * 1000)))
+            self._await(fd, left)
         while True:
             want = 1 << 16
             if len(inbox) >= 4:
@@ -279,11 +325,22 @@ class WorkerClient:
                 left = end - time.monotonic()
                 if left <= 0:
                     return _TIMED_OUT
-                self._poller(fd).poll(max(1, math.ceil(left * 1000)))
+                self._await(fd, left)
                 continue
             if not chunk:
                 return None
             inbox += chunk
+
+    def _await(self, fd: int, left: float) -> None:
+        """Until the worker's pipe has something to read or `left` seconds passed, the turn
+        given up meanwhile."""
+        poller = self._poller(fd)
+        paused = self.turns is not None and self.turns.pause()
+        try:
+            poller.poll(max(1, math.ceil(left * 1000)))
+        finally:
+            if paused:
+                self.turns.resume(paused)  # type: ignore[union-attr]
 
     def _poller(self, fd: int) -> select.poll:
         if self._poll_in is None:  # registered on this process's stdout (reset by start)
@@ -324,7 +381,7 @@ class WorkerPool:
 
     def __init__(self, size: int = 1, launcher: Launcher | None = None,
                  confiner: Confiner | None = None, rss_limit: int | None = None,
-                 max_size: int | None = None):
+                 max_size: int | None = None, turns: Turns | None = None):
         if size < 1:
             raise ValueError("worker pool size must be at least 1")
         self.size = size
@@ -332,8 +389,9 @@ class WorkerPool:
         self.launcher = launcher
         self.confiner = confiner
         self.rss_limit = rss_limit
+        self.turns = turns  # see Turns: callers that hold it give it up while they wait
         self.recycled = 0
-        self._clients = [WorkerClient(launcher, confiner) for _ in range(size)]
+        self._clients = [WorkerClient(launcher, confiner, turns) for _ in range(size)]
         self._env_of: dict[int, str | None] = {id(c): None for c in self._clients}
         self._idle: list[WorkerClient] = list(self._clients)  # least recently used first
         self._cond = threading.Condition()
@@ -356,7 +414,14 @@ class WorkerPool:
                 pick = self._pick(fp)
                 if pick is not None:
                     break
+                paused = self.turns is not None and self.turns.pause()
                 self._cond.wait()
+                if paused:  # the turn is taken only without the condition's lock held
+                    self._cond.release()
+                    try:
+                        self.turns.resume(paused)  # type: ignore[union-attr]
+                    finally:
+                        self._cond.acquire()
             if pick in self._idle:
                 self._idle.remove(pick)
         held = self._env_of[id(pick)]
@@ -376,7 +441,7 @@ class WorkerPool:
             return pick
         own = sum(1 for c in self._clients if env_of[id(c)] == fp)
         if own < self.size and len(self._clients) < self.max_size:  # room for one more
-            pick = WorkerClient(self.launcher, self.confiner)
+            pick = WorkerClient(self.launcher, self.confiner, self.turns)
             self._clients.append(pick)
             env_of[id(pick)] = None
             return pick
@@ -490,4 +555,4 @@ class WorkerPool:
             c.kill()
 
 
-__all__ = ["WorkerClient", "WorkerPool", "WORKER_COMMAND"]
+__all__ = ["Turns", "WorkerClient", "WorkerPool", "WORKER_COMMAND"]

@@ -347,3 +347,60 @@ def test_closing_a_runtime_with_steps_in_flight_leaves_no_worker(notes_spec, san
         isinstance(o, WorkerError) or not o.ok for o in outcomes), outcomes
     assert not any(_alive(p) for p in started)
     assert all(p is None for p in rt.pool.pids)
+
+
+def _napping_spec(notes_spec):
+    raw = json.loads(notes_spec.to_json())
+    raw["tools"].append({
+        "name": "nap", "description": "Reads a user, then sleeps.", "mutates": False,
+        "parameters": {"type": "object", "properties": {"s": {"type": "number"}}},
+        "source": "def nap(ctx, s):\n    import time\n"
+                  "    row = ctx.one('SELECT name FROM users WHERE id = 1')\n"
+                  "    time.sleep(s)\n    return row['name']\n"})
+    return EnvSpec.from_dict(raw)
+
+
+def test_stepping_threads_take_turns_and_give_them_up_while_they_wait(notes_spec, monkeypatch):
+    """Sandboxed, one thread at a time runs this process's side of a step, and a step that
+    waits for its worker lets the others run theirs meanwhile."""
+    from agent_world.envs import hostdb
+
+    spec = _napping_spec(notes_spec)
+    inside, most = [0], [0]
+    real_begin = hostdb.EpisodeDB.begin
+
+    def begin(self, *args, **kwargs):  # the caller's side of a step, start to end of begin()
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.002)  # a thread switch here would let another thread in
+        inside[0] -= 1
+        return real_begin(self, *args, **kwargs)
+
+    monkeypatch.setattr(hostdb.EpisodeDB, "begin", begin)
+    with EnvRuntime(workers=2) as rt:
+        if rt.turns is None:
+            pytest.skip("threads take turns in a sandboxed runtime only")
+        eps = [rt.open(spec, seed=i) for i in range(8)]
+        done: list[str] = []
+
+        def slow() -> None:
+            assert eps[0].step("nap", {"s": 1.0}).ok
+            done.append("slow")
+
+        t = threading.Thread(target=slow)
+        t.start()
+        time.sleep(0.3)  # the slow call is in its worker now
+        assert eps[1].step("list_notes", {"user_id": 1}).ok
+        done.append("fast")
+        t.join()
+        assert done == ["fast", "slow"]  # the waiting step gave its turn up
+
+        def many(ep) -> None:
+            for _ in range(5):
+                assert ep.step("list_notes", {"user_id": 1}).ok
+        threads = [threading.Thread(target=many, args=(ep,)) for ep in eps]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert most[0] == 1  # never two threads on the caller's side at once
