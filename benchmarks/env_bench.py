@@ -501,6 +501,7 @@ def bench_large(spec: EnvSpec, sandbox: bool, n: int, gap_s: float) -> dict[str,
 MODES = {"sandboxed": True, "unsandboxed": False}
 TARGET_SANDBOX_RATIO = 1.5  # sandboxed / unsandboxed, reset and step p50
 TARGET_STEPS_PER_S = 3000.0  # 1,024 concurrent episodes, sandboxed
+NO_TURNS = "sandboxed, no turns"
 
 
 def bench_paired(spec: EnvSpec, workers: int, n_reset: int, n_step: int) -> dict[str, Any]:
@@ -557,13 +558,18 @@ def engine_figures(spec: EnvSpec, large_spec: EnvSpec | None, *, workers: int, t
     import statistics
 
     res: dict[str, Any] = bench_paired(spec, workers, n_reset, n_step)
-    conc: dict[str, list[dict[str, Any]]] = {m: [] for m in MODES}
+    # sandboxed without turns: stepping threads contending for the interpreter lock freely
+    # (what EnvRuntime(take_turns=False) does; see agent_world.envs.pool.Turns)
+    variants = {**{m: {"sandbox": sb} for m, sb in MODES.items()},
+                NO_TURNS: {"sandbox": True, "take_turns": False}}
+    conc: dict[str, list[dict[str, Any]]] = {m: [] for m in variants}
     for _ in range(rounds):
-        for mode, sandbox in MODES.items():
-            with EnvRuntime(workers=workers, sandbox=sandbox) as rt:
+        for mode, kwargs in variants.items():
+            with EnvRuntime(workers=workers, **kwargs) as rt:
                 bench_cold_open(rt, spec)
                 conc[mode].append(bench_concurrency(rt, spec, 1024, threads, target_steps))
     for mode, runs in conc.items():
+        res.setdefault(mode, {})
         res[mode]["conc_steps_per_s"] = statistics.median(r["steps_per_s"] for r in runs)
         res[mode]["conc_bytes"] = statistics.median(
             r["peak_tree_rss_bytes"] + r["episode_files_bytes"] for r in runs)
@@ -601,6 +607,12 @@ def render_figures(res: dict[str, Any], title: str) -> None:
                   f"{sb['conc_steps_per_s'] / un['conc_steps_per_s']:.2f}x",
                   f">= {TARGET_STEPS_PER_S:,.0f}",
                   met(sb["conc_steps_per_s"] >= TARGET_STEPS_PER_S))
+    nt = res.get(NO_TURNS)
+    if nt:
+        table.add_row("1,024 episodes: steps/s, threads not taking turns",
+                      f"{nt['conc_steps_per_s']:,.0f}", "", "",
+                      f"turns / none {sb['conc_steps_per_s'] / nt['conc_steps_per_s']:.2f}x",
+                      "", "")
     table.add_row("1,024 episodes: RSS + episode files", mib(sb["conc_bytes"]),
                   mib(un["conc_bytes"]), "", "", f"<= {mib(TARGET_RSS_BYTES)}",
                   met(sb["conc_bytes"] <= TARGET_RSS_BYTES))
