@@ -202,9 +202,7 @@ class WorkerClient:
         """Send one request and wait for its reply; a dead or hung worker is restarted and the
         reply says so (kind 'worker_crash' or 'timeout'). With `serve`, statement frames the
         call sends first are answered by it (all within the same deadline)."""
-        # A worker that died since its last request is found when the request cannot be
-        # written (below), not by asking for its exit status every time (a syscall per step)
-        if self.proc is None or self.proc.returncode is not None:
+        if self.proc is None or self.proc.poll() is not None:
             self.restart() if self.proc is not None else self.start()
         assert self.proc and self.proc.stdin and self.proc.stdout
         if self.forget:
@@ -229,9 +227,9 @@ class WorkerClient:
                     return hung
                 break
             except OSError:
-                # no reader left: the worker died (before this request, or while it was being
-                # written) and ran none of it, as it runs whole frames only: a fresh worker
-                # gets the whole request, once
+                # no reader left: the worker died since the check above (or while the request
+                # was being written) and ran none of it, as it runs whole frames only: a fresh
+                # worker gets the whole request, once
                 self.restart()
                 if attempt:
                     return {"ok": False, "kind": "worker_crash",

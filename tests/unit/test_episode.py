@@ -143,8 +143,7 @@ def test_killed_worker_is_restarted(notes_spec):
 
 
 def test_a_worker_that_died_unnoticed_is_restarted_before_the_call(notes_spec):
-    """Nobody reaped it (its exit status is unknown): the request finds its pipe closed, and
-    a fresh worker runs the whole call."""
+    """Killed between calls and not reaped: the next call goes to a fresh worker, whole."""
     with EnvRuntime() as rt:
         ep = rt.open(notes_spec)
         assert ep.step("list_notes", {"user_id": 1}).ok
