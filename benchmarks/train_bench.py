@@ -123,15 +123,19 @@ def bench_rollouts(tasks, specs, scripts, episodes: int, threads: int, workers: 
             "wall_s": total, "open_s": marks[0] - start,
             "score_s": start + total - marks[min(turns, len(marks) - 1)],
             "passed": passed, "load": load(),
-            "engine_steps_per_s": bench_engine(picked, specs, scripts, threads, workers)}
+            "engine_steps_per_s": bench_engine(picked, specs, scripts, threads, workers),
+            "engine_no_turns_steps_per_s": bench_engine(picked, specs, scripts, threads, workers,
+                                                        take_turns=False)}
 
 
-def bench_engine(tasks, specs, scripts, threads: int, workers: int) -> float:
+def bench_engine(tasks, specs, scripts, threads: int, workers: int,
+                 take_turns: bool | None = None) -> float:
     """The same calls per episode stepped straight on the episodes, turn by turn (no policy,
-    no parsing, no trajectories): the engine's own ceiling for section 1's loop."""
+    no parsing, no trajectories): the engine's own ceiling for section 1's loop
+    (`take_turns=False`: stepping threads not taking turns, see EnvRuntime)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with EnvRuntime(workers=workers) as runtime:
+    with EnvRuntime(workers=workers, take_turns=take_turns) as runtime:
         episodes = [runtime.open(specs[t.env_fingerprint], seed=t.seed) for t in tasks]
         calls = [[(t.real_tool(name) or name, args) for name, args in scripts[t.id]]
                  for t in tasks]
@@ -355,13 +359,17 @@ def main() -> None:
         print("\n1. rollouts (scripted policy replaying each task's gold calls at once: the "
               "environment side; engine only: the same calls stepped straight on episodes)")
         print(f"{'task set':<44} {'episodes':>8} {'tool steps':>10} {'steps/s':>8} "
-              f"{'engine only':>11} {'rollout/engine':>14} {'open s':>6} {'score s':>7} "
-              f"{'passed':>6}  load average after")
+              f"{'engine only':>11} {'rollout/engine':>14} {'no turns':>8} {'turns/none':>10} "
+              f"{'open s':>6} {'score s':>7} {'passed':>6}  load average after")
         for label, r in rows:
+            nt = r["engine_no_turns_steps_per_s"]
             print(f"{label:<44} {r['episodes']:>8} {r['tool_steps']:>10} "
                   f"{r['steps_per_s']:>8.0f} {r['engine_steps_per_s']:>11.0f} "
-                  f"{r['steps_per_s'] / r['engine_steps_per_s']:>14.2f} {r['open_s']:>6.2f} "
+                  f"{r['steps_per_s'] / r['engine_steps_per_s']:>14.2f} {nt:>8.0f} "
+                  f"{r['engine_steps_per_s'] / nt:>10.2f} {r['open_s']:>6.2f} "
                   f"{r['score_s']:>7.2f} {r['passed']:>6}  {r['load']}")
+        print("(no turns: the engine-only loop with stepping threads not taking turns, "
+              "EnvRuntime(take_turns=False))")
 
     if args.skip_grpo:
         return
