@@ -210,20 +210,18 @@ class Batch:
     rewards: torch.Tensor  # [B]
     groups: torch.Tensor | None = None  # [B]: the task index of each sequence
 
-    def select(self, keep: torch.Tensor) -> Batch:
-        """The sequences where `keep` (bool [B]) holds, padding trimmed to the longest."""
-        width = int(self.attention[keep].sum(1).max()) if bool(keep.any()) else 1
-        return Batch(self.ids[keep, :width], self.attention[keep, :width],
-                     self.mask[keep, :width - 1], self.advantages[keep], self.rewards[keep],
-                     None if self.groups is None else self.groups[keep])
+    def select(self, index: slice | torch.Tensor) -> Batch:
+        """The sequences at `index` (a slice or a bool [B] mask; at least one), their shared
+        right padding trimmed."""
+        width = int(self.attention[index].sum(1).max())
+        return Batch(self.ids[index, :width], self.attention[index, :width],
+                     self.mask[index, :width - 1], self.advantages[index], self.rewards[index],
+                     None if self.groups is None else self.groups[index])
 
     def slices(self, size: int) -> Iterator[tuple[slice, Batch]]:
         for start in range(0, self.ids.size(0), size):
             s = slice(start, start + size)
-            width = int(self.attention[s].sum(1).max())  # trim shared right padding
-            yield s, Batch(self.ids[s, :width], self.attention[s, :width],
-                           self.mask[s, :width - 1], self.advantages[s], self.rewards[s],
-                           None if self.groups is None else self.groups[s])
+            yield s, self.select(s)
 
 
 def make_batch(rollouts: list[Rollout], pad_id: int) -> Batch | None:
