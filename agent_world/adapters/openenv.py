@@ -65,7 +65,7 @@ from agent_world.envs.mcp_export import EnvironmentServer
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.check import CheckResult, check_episode
-from agent_world.tasks.model import Task
+from agent_world.tasks.model import Step, Task
 from agent_world.training.toolcall import tool_views
 
 SUBMIT_TOOL = "submit_answer"
@@ -116,7 +116,8 @@ class ArenaEnvClient(MCPToolClient):
 
 class TaskCheckRubric(Rubric):
     """The task's check as an OpenEnv rubric: 0 until the episode is over, then the score of
-    `check_episode(task, episode, answer)`; `last_result` keeps the whole `CheckResult`."""
+    `check_episode(task, episode, answer, steps)` (grounded in the episode's calls);
+    `last_result` keeps the whole `CheckResult`."""
 
     def __init__(self, env: ArenaOpenEnv):
         super().__init__()
@@ -127,7 +128,7 @@ class TaskCheckRubric(Rubric):
         env = self._env
         if not env.finished or env.task is None or env.episode is None:
             return 0.0
-        self.last_result = check_episode(env.task, env.episode, env.answer)
+        self.last_result = check_episode(env.task, env.episode, env.answer, steps=env.calls)
         return self.last_result.score
 
     def reset(self) -> None:
@@ -214,6 +215,7 @@ class ArenaOpenEnv(MCPEnvironment):
         self.finished = False
         self._episode_id: str | None = None
         self._steps = 0
+        self.calls: list[Step] = []  # this episode's tool calls: the check's grounding
         self._turn = 0
         super().__init__(_EpisodeServer(spec, self.runtime, self))
         self.rubric = TaskCheckRubric(self)
@@ -238,7 +240,7 @@ class ArenaOpenEnv(MCPEnvironment):
         self._close_episode()
         self.task = task
         self.episode = self.runtime.open(self.spec, seed=task.seed if task else (seed or 0))
-        self.answer, self.finished, self._steps = None, False, 0
+        self.answer, self.finished, self._steps, self.calls = None, False, 0, []
         self._episode_id = episode_id or uuid.uuid4().hex[:12]
         self._reset_rubric()
         names = ([v["name"] for v in tool_views(task, self.spec)] if task
@@ -275,6 +277,9 @@ class ArenaOpenEnv(MCPEnvironment):
     def _after(self, action: Action, obs: Observation) -> Observation:
         if isinstance(action, CallToolAction):
             self._steps += 1
+            if action.tool_name != SUBMIT_TOOL:
+                self.calls.append(Step(tool=action.tool_name, arguments=action.arguments,
+                                       ok=getattr(obs, "error", None) is None))
             if self.max_steps is not None and self._steps >= self.max_steps:
                 self.finished = True
         obs.reward = self._apply_rubric(action, obs)

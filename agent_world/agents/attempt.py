@@ -7,7 +7,8 @@ The agent is always `langchain.agents.create_agent(model, tools)`; the tools are
 tool view (the names the agent sees, possibly obscured, with the real tools' descriptions and
 argument schemas). Every call steps the episode and becomes a `Step` with its error kind and
 fault; the final answer is the last message without tool calls. The attempt is then checked by
-`agent_world.tasks.check.check_task` (reward = score, components as given). Evaluation,
+`agent_world.tasks.check.check_episode` with its steps (reward = score, components as given;
+a right answer without a successful call of a gold-chain tool is a guess). Evaluation,
 training rollouts and the verifier all use this function.
 """
 
@@ -101,7 +102,7 @@ def run_attempt(task: Task, model: Any, spec: EnvSpec | None = None,
         else:
             finished = False
         steps = _with_unknown_calls(messages, steps)
-        result = check_episode(task, episode, answer)
+        result = check_episode(task, episode, answer, steps=steps)
         return Trajectory(
             task_id=task.id, policy=policy or type(model).__name__, steps=steps,
             final_answer=answer, finished=finished, reward=result.score,

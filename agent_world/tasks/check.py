@@ -24,6 +24,13 @@ Graph tasks have up to two components, each 0 or 1:
 there the unchanged state is a condition (score = answer × state), so doing nothing earns 0.
 Programmatic tasks run their verification script (isolated, see `agent_world.tasks.scripts`),
 component `verify` in [0, 1]. `passed` needs all components at 1.
+
+Given the attempt's steps (`check_episode(..., steps=...)`: training rollouts, evaluation, the
+verifier's attempts), an answer must also be **grounded**: a task whose gold chain calls tools
+is only passed by an attempt with at least one successful call of one of those tools. A right
+answer without one is a guess — small counts and ids are easy to hit by chance, e.g. "3" after
+reading an unrelated record — and scores 0 (component `grounded`). Other routes to the answer
+stay open as long as they share a tool with the gold chain.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_world.tasks.model import Task
+from agent_world.tasks.model import Step, Task
 
 MAX_ANSWER_CHARS = 400
 WILDCARD = "*"
@@ -264,10 +271,27 @@ def check_task(task: Task, initial_db: str | Path, final_db: str | Path,
                        "; ".join(notes))
 
 
-def check_episode(task: Task, episode: Any, answer: Any) -> CheckResult:
-    """`check_task` on a live episode: its template is the initial state."""
-    return check_task(task, episode.template, episode.path, answer)
+def grounded(task: Task, steps: list[Step]) -> bool:
+    """Whether the attempt's `steps` include a successful call of a tool of the task's gold
+    chain (always true for a task without one)."""
+    gold = {c.tool for c in task.chain}
+    return not gold or any(s.ok and s.tool and task.real_tool(s.tool) in gold for s in steps)
+
+
+def check_episode(task: Task, episode: Any, answer: Any,
+                  steps: list[Step] | None = None) -> CheckResult:
+    """`check_task` on a live episode (its template is the initial state); with the attempt's
+    `steps`, an ungrounded answer (see the module docstring) scores 0."""
+    result = check_task(task, episode.template, episode.path, answer)
+    if steps is None:
+        return result
+    if grounded(task, steps):
+        result.components["grounded"] = 1.0
+        return result
+    tools = ", ".join(sorted({c.tool for c in task.chain}))
+    return CheckResult(0.0, False, {**result.components, "grounded": 0.0},
+                       f"{result.detail}; not grounded: no successful call of {tools}")
 
 
 __all__ = ["CheckResult", "answer_matches", "changes_match", "check_episode", "check_task",
-           "mask_volatile", "normalise", "state_changes"]
+           "grounded", "mask_volatile", "normalise", "state_changes"]

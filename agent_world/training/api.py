@@ -44,6 +44,10 @@ class TrainResult:
         return self.curve[-1]["reward_mean"] if self.curve else 0.0
 
 
+# a loaded policy's token budget (prompt + turns) is at least this: training's budget is a
+# memory limit of its backward pass on a CPU (1,536), not of the model, and whole tool outputs
+# (a listing of 40 rows is ~1,500 tokens) made held-out attempts stop mid-task as "gave up"
+MIN_TOTAL_TOKENS = 4096
 WARM_START_BATCH = 4  # gold conversations per supervised step (compact prompts: ~1k tokens each)
 
 
@@ -112,9 +116,11 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
         corpus = _corpus(tasks or [], specs or {}) if ref == "tiny" else None
         model, tok = load_lm(ref, corpus=corpus, seed=seed)
         trained = read_policy_settings(ref) if Path(ref).is_dir() else {}
+        context = getattr(model.config, "max_position_embeddings", None) or MIN_TOTAL_TOKENS
+        budget = min(context, max(MIN_TOTAL_TOKENS, trained.get("max_total_tokens", 0)))
         return HFPolicy(model.eval(), tok, name=ref, temperature=temperature,
                         max_new_tokens=trained.get("max_new_tokens", max_new_tokens),
-                        max_total_tokens=trained.get("max_total_tokens", 2048),
+                        max_total_tokens=budget,
                         compact_tools=trained.get("compact_tools", True))
     if ":" in ref:
         from langchain.chat_models import init_chat_model

@@ -1,7 +1,8 @@
 """Structured verifiable rewards for trajectories, each component logged.
 
 - programmatic tasks: the task's verification script on (initial state, final state, answer),
-  through the one task check (`agent_world.tasks.check.check_task` on the episode);
+  through the one task check (`agent_world.tasks.check.check_episode` with the attempt's steps:
+  a right answer without a successful call of a gold-chain tool is a guess and scores 0);
 - graph tasks: a rubric-conditioned LLM judge (`models.chat_model("judge")`) when one is
   configured, otherwise the same deterministic check against the reference answer and the
   final state;
@@ -34,12 +35,6 @@ MAX_FORMAT_PENALTY = 0.3
 NO_CALL_PENALTY = MAX_FORMAT_PENALTY
 
 Checker = Callable[[Task, Episode, Any], Any]
-
-
-def _default_checker() -> Checker:
-    from agent_world.tasks.check import check_episode
-
-    return check_episode
 
 
 def format_parts(traj: Trajectory, task: Task | None = None) -> dict[str, float]:
@@ -113,7 +108,12 @@ def score(task: Task, traj: Trajectory, episode: Episode, checker: Checker | Non
         except Exception as exc:  # unreachable judge or unreadable verdict: fall back, logged
             traj.meta["judge_error"] = f"{type(exc).__name__}: {exc}"[:300]
     if task_score is None:
-        result = (checker or _default_checker())(task, episode, traj.final_answer)
+        if checker is None:  # the one task check, grounded in the attempt's calls
+            from agent_world.tasks.check import check_episode
+
+            result = check_episode(task, episode, traj.final_answer, steps=traj.steps)
+        else:
+            result = checker(task, episode, traj.final_answer)
         task_score, parts = _check_components(result)
         components.update(parts)
         components["check"] = task_score

@@ -144,3 +144,36 @@ def test_read_only_task_gives_nothing_for_doing_nothing(airline, runtime):
     spoiled = check_episode(task, ep, "confirmed")
     assert spoiled.score == 0.0 and not spoiled.passed
     ep.close()
+
+
+def test_a_right_answer_without_a_gold_tool_call_is_a_guess(airline, runtime):
+    """Grounding: given the attempt's steps, a right answer counts only after a successful
+    call of a tool of the gold chain; another route through one of its tools still counts."""
+    from agent_world.tasks.check import grounded
+    from agent_world.tasks.model import Step, ToolCall
+
+    c = airline.rows["customers"][3]
+    miles = _miles(airline, c["customer_id"])
+    task = Task(kind="graph", env_name="airline", env_fingerprint=airline.fingerprint,
+                instruction="How many miles?", reference_answer=miles,
+                chain=[ToolCall(tool="get_customer", arguments={}),
+                       ToolCall(tool="get_loyalty_balance", arguments={})],
+                tool_view={"tool_a": "get_customer", "tool_b": "get_loyalty_balance",
+                           "tool_c": "list_airports"}, expected_changes={})
+    ep = runtime.open(airline)
+    unrelated = [Step(tool="tool_c", arguments={}, ok=True, result=[])]
+    failed_gold = [Step(tool="tool_b", arguments={}, ok=False, error_kind="invalid_arguments")]
+    assert check_episode(task, ep, miles).passed  # no steps given: answer and state only
+    for steps in ([], unrelated, failed_gold):
+        res = check_episode(task, ep, miles, steps=steps)
+        assert not grounded(task, steps)
+        assert not res.passed and res.score == 0.0 and res.components["grounded"] == 0.0
+        assert res.components["answer"] == 1.0 and "not grounded" in res.detail
+    one_gold = unrelated + [Step(tool="tool_a", arguments={}, ok=True, result={})]
+    res = check_episode(task, ep, miles, steps=one_gold)
+    assert res.passed and res.components["grounded"] == 1.0
+    # a grounded wrong answer is still wrong; a task without a chain needs no call
+    assert not check_episode(task, ep, miles + 1, steps=one_gold).passed
+    free = task.model_copy(update={"chain": []})
+    assert check_episode(free, ep, miles, steps=[]).passed
+    ep.close()

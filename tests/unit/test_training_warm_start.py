@@ -33,7 +33,9 @@ def test_warm_start_fits_gold_solutions_before_grpo(tmp_path, runtime, monkeypat
     # the checkpoint says how the policy was prompted: evaluation loads it the same way
     policy = api.load_policy(str(out.checkpoint))
     assert policy.compact_tools is True and policy.max_new_tokens == 8
-    assert policy.max_total_tokens == config.max_total_tokens
+    # its token budget is the model's context up to MIN_TOTAL_TOKENS, never below training's
+    assert policy.max_total_tokens == min(policy.model.config.max_position_embeddings,
+                                          max(api.MIN_TOTAL_TOKENS, config.max_total_tokens))
 
 
 def test_micro_batches_take_the_same_step_as_the_whole_batch(runtime):
