@@ -6,7 +6,8 @@
 - graph tasks: a rubric-conditioned LLM judge (`models.chat_model("judge")`) when one is
   configured, otherwise the same deterministic check against the reference answer and the
   final state;
-- a format penalty for malformed tool calls, for not answering at all, and for answering a
+- a format penalty for malformed tool calls, for repeating a call that already failed (same
+  tool, same arguments), for not answering at all, and for answering a
   task whose gold solution calls tools without a single readable call (the largest penalty:
   giving up on tools never scores better than any attempt that calls one);
 - environment faults (worker crash, tool exception, timeout) mark the trajectory `env_fault`:
@@ -28,6 +29,11 @@ from agent_world.training.prompts import JUDGE_PROMPT
 
 MALFORMED_PENALTY = 0.1  # per malformed tool call
 UNFINISHED_PENALTY = 0.1  # no answer before the turn/token limit
+# per call that repeats an earlier refused or failed call exactly (same tool, same arguments):
+# the error already said it fails, and a greedy policy that learned nothing from it loops until
+# the turn limit; without it, an attempt that tries something else after an error and one that
+# loops score alike, so a group of failures carries no signal against looping
+REPEAT_PENALTY = 0.1
 MAX_FORMAT_PENALTY = 0.3
 # a task that needs tools, no readable tool call in the attempt: as bad as the worst format,
 # so giving up on tools never beats trying (at 0.1 a tiny policy whose calls were often
@@ -37,13 +43,28 @@ NO_CALL_PENALTY = MAX_FORMAT_PENALTY
 Checker = Callable[[Task, Episode, Any], Any]
 
 
+def _repeats(traj: Trajectory) -> int:
+    """Calls that repeat an earlier failed call of the attempt exactly."""
+    failed: set[str] = set()
+    count = 0
+    for s in traj.steps:
+        if s.tool is None or s.error_kind == "malformed_tool_call":
+            continue
+        key = json.dumps([s.tool, s.arguments], sort_keys=True, default=str)
+        count += key in failed
+        if not s.ok:
+            failed.add(key)
+    return count
+
+
 def format_parts(traj: Trajectory, task: Task | None = None) -> dict[str, float]:
-    """The format penalty's parts (positive numbers): malformed calls, no answer, and no
-    readable call at all on a task whose gold chain calls tools (`task` given)."""
+    """The format penalty's parts (positive numbers): malformed calls, repeats of a failed
+    call, no answer, and no readable call at all on a task whose gold chain calls tools
+    (`task` given)."""
     malformed = sum(1 for s in traj.steps if s.error_kind == "malformed_tool_call")
     called = any(s.tool is not None and s.error_kind != "malformed_tool_call"
                  for s in traj.steps)
-    return {"malformed": MALFORMED_PENALTY * malformed,
+    return {"malformed": MALFORMED_PENALTY * malformed, "repeat": REPEAT_PENALTY * _repeats(traj),
             "unfinished": 0.0 if traj.finished else UNFINISHED_PENALTY,
             "no_call": NO_CALL_PENALTY if task is not None and task.chain and not called
             else 0.0}

@@ -76,7 +76,10 @@ def test_turn_limit_ends_unfinished_with_penalty(runtime, cancel_tasks):
     t = r.trajectory
     assert not t.finished and t.meta["stop"] == "max_turns" and len(t.steps) == 3
     assert t.steps[0].error_kind == "tool_error"
-    assert t.reward == pytest.approx(-0.1)  # nothing changed (state 0), unfinished penalty
+    # nothing changed (state 0), unfinished, and the failed call repeated twice: capped
+    assert t.reward_components["format.unfinished"] == pytest.approx(-0.1)
+    assert t.reward_components["format.repeat"] == pytest.approx(-0.2)
+    assert t.reward == pytest.approx(-0.3)
 
 
 def test_answering_a_tool_task_without_a_call_is_never_better_than_calling(runtime,
@@ -103,6 +106,28 @@ def test_answering_a_tool_task_without_a_call_is_never_better_than_calling(runti
     assert got["wrong call"].reward_components["format.no_call"] == 0.0
     assert got["malformed, then wrong call"].reward == pytest.approx(-0.1)
     assert max(t.reward for t in got.values()) == got["wrong call"].reward
+
+
+def test_repeating_a_failed_call_costs_what_trying_something_else_does_not(runtime,
+                                                                          cancel_tasks):
+    task = cancel_tasks[2]
+    bad = format_call("get_reservation", {"reservation_id": "NOPE"})
+    right = format_call("cancel_reservation", task.chain[0].arguments)
+    scripts = {"loop": [bad, bad, bad, "<answer>x</answer>"],
+               "retry": [bad, format_call("get_reservation", {"reservation_id": "NOPE2"}),
+                         bad.replace("get_reservation", "cancel_reservation"),
+                         "<answer>x</answer>"],
+               "recover": [bad, right, "<answer>cancelled</answer>"]}
+    got = {}
+    for name, script in scripts.items():
+        [r] = run_rollouts(Scripted(script), [task], spec_index([task]), runtime=runtime)
+        got[name] = r.trajectory
+    assert [s.ok for s in got["loop"].steps[:3]] == [False, False, False]
+    assert got["loop"].reward_components["format.repeat"] == pytest.approx(-0.2)
+    assert got["retry"].reward_components["format.repeat"] == 0.0  # other arguments, other tool
+    assert got["loop"].reward < got["retry"].reward
+    assert got["recover"].reward_components["format.repeat"] == 0.0
+    assert got["recover"].reward > got["retry"].reward
 
 
 def test_environment_faults_are_excluded_not_punished(runtime, cancel_tasks):
