@@ -17,6 +17,10 @@ class WorkerError(AgentWorldError):
     """The tool worker process could not be started or answered nonsense."""
 
 
+class EpisodeClosed(AgentWorldError):
+    """An episode used after `close()` (its file may already serve another episode)."""
+
+
 class SourceError(AgentWorldError):
     """A mining source that cannot be read (server does not start, malformed file, ...)."""
 

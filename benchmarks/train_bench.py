@@ -6,9 +6,11 @@ trainer's policy tokens/s against TRL's GRPOTrainer (same model, tasks, group si
 
 Sections:
 1. rollouts: 1,024 concurrent episodes driven by a scripted policy that answers instantly
-   (each task's gold calls, then its answer): tool steps/s of the environment side alone,
-   next to the engine's own ceiling (the same calls stepped straight on the episodes, no
-   rollout code) and the seconds spent opening episodes and scoring them. Two task sets: the
+   (each task's gold calls, then its answer): tool steps/s of the environment side alone in
+   the steady state training sees (the second batch on one runtime, whose closed episodes the
+   first batch left for reuse), next to the first (cold) batch, the engine's own ceiling (the
+   same calls stepped straight on the episodes, no rollout code, also a second batch) and the
+   seconds spent opening episodes and scoring them. Two task sets: the
    airline cancel drill (get_reservation, cancel_reservation, get_reservation) and the mix
    the arena trains on (the training environments' tasks of a home built by
    `agent-world evolve --policy tiny`, or `--home DIR`).
@@ -104,25 +106,35 @@ def gold_scripts(tasks, specs) -> dict[str, list[tuple[str, dict]]]:
     return out
 
 
-def bench_rollouts(tasks, specs, scripts, episodes: int, threads: int, workers: int) -> dict:
-    picked = [tasks[i % len(tasks)] for i in range(episodes)]  # one episode each
-    turns = max(len(scripts[t.id]) for t in picked)
+def rollout_batch(runtime: EnvRuntime, tasks, specs, scripts, threads: int) -> dict:
+    """One batch of rollouts on `runtime`: tool steps/s of the turn loop (opening and scoring
+    apart, timed on their own)."""
+    turns = max(len(scripts[t.id]) for t in tasks)
     marks: list[float] = []
-    with EnvRuntime(workers=workers) as runtime:
-        start = time.perf_counter()
-        rollouts = run_rollouts(ScriptedPolicy(scripts), picked, specs,
-                                RolloutConfig(max_turns=turns + 1, step_threads=threads),
-                                runtime=runtime,
-                                on_turn=lambda turn, live: marks.append(time.perf_counter()))
-        total = time.perf_counter() - start
+    start = time.perf_counter()
+    rollouts = run_rollouts(ScriptedPolicy(scripts), tasks, specs,
+                            RolloutConfig(max_turns=turns + 1, step_threads=threads),
+                            runtime=runtime,
+                            on_turn=lambda turn, live: marks.append(time.perf_counter()))
+    total = time.perf_counter() - start
     steps = sum(1 for r in rollouts for s in r.trajectory.steps if s.tool)
     loop = marks[turns] - marks[0] if len(marks) > turns else marks[-1] - marks[0]
-    passed = sum(r.trajectory.reward >= 1 for r in rollouts)
     return {"episodes": len(rollouts), "tool_steps": steps,
             "steps_per_s": steps / loop if loop > 0 else float("nan"),
             "wall_s": total, "open_s": marks[0] - start,
             "score_s": start + total - marks[min(turns, len(marks) - 1)],
-            "passed": passed, "load": load(),
+            "passed": sum(r.trajectory.reward >= 1 for r in rollouts)}
+
+
+def bench_rollouts(tasks, specs, scripts, episodes: int, threads: int, workers: int) -> dict:
+    """A first batch on a new runtime (cold: every episode a new file and connection), then
+    the next batch on the same runtime, as training runs them (steady: the closed episodes of
+    the first batch reused, see `EnvRuntime(keep_closed=...)`)."""
+    picked = [tasks[i % len(tasks)] for i in range(episodes)]  # one episode each
+    with EnvRuntime(workers=workers) as runtime:
+        cold = rollout_batch(runtime, picked, specs, scripts, threads)
+        steady = rollout_batch(runtime, picked, specs, scripts, threads)
+    return {**steady, "cold": cold, "load": load(),
             "engine_steps_per_s": bench_engine(picked, specs, scripts, threads, workers),
             "engine_no_turns_steps_per_s": bench_engine(picked, specs, scripts, threads, workers,
                                                         take_turns=False)}
@@ -131,24 +143,25 @@ def bench_rollouts(tasks, specs, scripts, episodes: int, threads: int, workers: 
 def bench_engine(tasks, specs, scripts, threads: int, workers: int,
                  take_turns: bool | None = None) -> float:
     """The same calls per episode stepped straight on the episodes, turn by turn (no policy,
-    no parsing, no trajectories): the engine's own ceiling for section 1's loop
-    (`take_turns=False`: stepping threads not taking turns, see EnvRuntime)."""
+    no parsing, no trajectories): the engine's own ceiling for section 1's loop, measured as
+    the rollouts are, on the second batch of episodes of one runtime (`take_turns=False`:
+    stepping threads not taking turns, see EnvRuntime)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with EnvRuntime(workers=workers, take_turns=take_turns) as runtime:
-        episodes = [runtime.open(specs[t.env_fingerprint], seed=t.seed) for t in tasks]
-        calls = [[(t.real_tool(name) or name, args) for name, args in scripts[t.id]]
-                 for t in tasks]
-        steps = sum(len(c) for c in calls)
-        start = time.perf_counter()
-        with ThreadPoolExecutor(threads) as pool:
+    calls = [[(t.real_tool(name) or name, args) for name, args in scripts[t.id]] for t in tasks]
+    steps = sum(len(c) for c in calls)
+    with EnvRuntime(workers=workers, take_turns=take_turns) as runtime, \
+            ThreadPoolExecutor(threads) as pool:
+        for _ in range(2):  # the first batch warms the runtime up; the second one counts
+            episodes = [runtime.open(specs[t.env_fingerprint], seed=t.seed) for t in tasks]
+            start = time.perf_counter()
             for turn in range(max(len(c) for c in calls)):
                 live = [(ep, c[turn]) for ep, c in zip(episodes, calls, strict=True)
                         if turn < len(c)]
                 list(pool.map(lambda item: item[0].step(*item[1]), live))
-        elapsed = time.perf_counter() - start
-        for ep in episodes:
-            ep.close()
+            elapsed = time.perf_counter() - start
+            for ep in episodes:
+                ep.close()
     return steps / elapsed
 
 
@@ -357,19 +370,27 @@ def main() -> None:
             rows.append((label, bench_rollouts(mix, mix_specs, scripts, args.episodes,
                                                args.threads, args.workers)))
         print("\n1. rollouts (scripted policy replaying each task's gold calls at once: the "
-              "environment side; engine only: the same calls stepped straight on episodes)")
-        print(f"{'task set':<44} {'episodes':>8} {'tool steps':>10} {'steps/s':>8} "
-              f"{'engine only':>11} {'rollout/engine':>14} {'no turns':>8} {'turns/none':>10} "
-              f"{'open s':>6} {'score s':>7} {'passed':>6}  load average after")
+              "environment side). steady: the second batch on one runtime, as training runs "
+              "them (episodes of the first reused); cold: the first batch (new episodes); "
+              "engine only: the same calls stepped straight on episodes (second batch too)")
+        print(f"{'task set':<44} {'episodes':>8} {'tool steps':>10} {'cold st/s':>9} "
+              f"{'steps/s':>8} {'steady/cold':>11} {'engine only':>11} {'rollout/engine':>14} "
+              f"{'no turns':>8} {'turns/none':>10} {'open s':>11} {'score s':>7} "
+              f"{'passed':>6}  load average after")
         for label, r in rows:
             nt = r["engine_no_turns_steps_per_s"]
+            cold = r["cold"]
             print(f"{label:<44} {r['episodes']:>8} {r['tool_steps']:>10} "
-                  f"{r['steps_per_s']:>8.0f} {r['engine_steps_per_s']:>11.0f} "
+                  f"{cold['steps_per_s']:>9.0f} {r['steps_per_s']:>8.0f} "
+                  f"{r['steps_per_s'] / cold['steps_per_s']:>11.2f} "
+                  f"{r['engine_steps_per_s']:>11.0f} "
                   f"{r['steps_per_s'] / r['engine_steps_per_s']:>14.2f} {nt:>8.0f} "
-                  f"{r['engine_steps_per_s'] / nt:>10.2f} {r['open_s']:>6.2f} "
+                  f"{r['engine_steps_per_s'] / nt:>10.2f} "
+                  f"{cold['open_s']:>5.2f}/{r['open_s']:<5.2f} "
                   f"{r['score_s']:>7.2f} {r['passed']:>6}  {r['load']}")
-        print("(no turns: the engine-only loop with stepping threads not taking turns, "
-              "EnvRuntime(take_turns=False))")
+        print("(steps/s: the steady batch's turn loop, opening and scoring apart; open s: cold/"
+              "steady batch; no turns: the engine-only loop with stepping threads not taking "
+              "turns, EnvRuntime(take_turns=False))")
 
     if args.skip_grpo:
         return

@@ -12,7 +12,8 @@ from typing import Any
 _EXPORTS = {
     "StateDiff": "database", "TableDiff": "database",
     "AGENT_FAULTS": "episode", "ENV_FAULTS": "episode", "EnvRuntime": "episode",
-    "Episode": "episode", "Observation": "episode", "ObservationError": "episode",
+    "Episode": "episode", "EpisodeClosed": "episode", "Observation": "episode",
+    "ObservationError": "episode",
     "default_runtime": "episode", "open_episode": "episode",
     "ColumnSpec": "spec", "EnvSpec": "spec", "Provenance": "spec", "TableSpec": "spec",
     "TaxonomyPath": "spec", "Theme": "spec", "ToolExpectation": "spec", "ToolSpec": "spec",

@@ -7,8 +7,10 @@
 
 An `EnvRuntime` owns the shared pieces: a warm worker pool, a working directory for episode
 databases and one template database per spec fingerprint. Each episode is one SQLite file,
-copied from the template when it opens; `reset()` then undoes the logged changes on the
-episode's own connection. Argument checks happen here (fast, trusted); tool code runs only in
+copied from the template when it first opens; `reset()` then undoes the logged changes on the
+episode's own connection. A closed episode's file and warm connection go back to the runtime,
+and the next `open` of that environment takes them (reset the same way, renewed for its seed)
+instead of copying the template and compiling every statement again. Argument checks happen here (fast, trusted); tool code runs only in
 the worker, which in a sandboxed runtime sends every statement back here (`hostdb`).
 """
 
@@ -18,10 +20,12 @@ import atexit
 import itertools
 import os
 import shutil
+import sqlite3
 import tempfile
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +43,7 @@ from agent_world.envs.database import (
 from agent_world.envs.hostdb import EpisodeDB, Forecast
 from agent_world.envs.pool import Launcher, Turns, WorkerPool
 from agent_world.envs.spec import EnvSpec
+from agent_world.errors import EpisodeClosed
 from agent_world.tools.sandbox.isolation import (
     Limits,
     check_isolation,
@@ -52,6 +57,8 @@ DEFAULT_TOOL_TIMEOUT_S = 5.0
 # than WORKER_RSS_LIMIT after a call is recycled so a call cannot hoard memory for the next.
 WORKER_LIMITS = Limits(memory_bytes=1 << 30, processes=16, file_bytes=1 << 30)
 WORKER_RSS_LIMIT = 256 << 20
+# closed episodes a runtime keeps for reuse (one training batch of the rollout benchmark)
+KEEP_CLOSED = 1024
 
 # Error kinds an observation can carry. Agent faults: the call itself was wrong.
 AGENT_FAULTS = frozenset({"unknown_tool", "invalid_arguments", "tool_error",
@@ -131,7 +138,7 @@ class EnvRuntime:
                  tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
                  sandbox: bool | None = None, worker_limits: Limits | None = None,
                  keep_read_connections: bool = False, max_workers: int | None = None,
-                 take_turns: bool | None = None):
+                 take_turns: bool | None = None, keep_closed: int = KEEP_CLOSED):
         """`sandbox`: run tool workers in the local sandbox (None: yes, unless
         AGENT_WORLD_UNSAFE_NO_SANDBOX=1; `SandboxUnavailable` where no isolation is possible).
         `launcher` prefixes the worker's command line (inside the sandbox when there is one).
@@ -144,7 +151,10 @@ class EnvRuntime:
         sandboxed, where every statement runs in this process).
         `keep_read_connections`: no longer has an effect (kept for compatibility): a
         sandboxed runtime always keeps each episode's connection, in this process, and the
-        worker sends it the tool's statements (see `agent_world.envs.hostdb`)."""
+        worker sends it the tool's statements (see `agent_world.envs.hostdb`).
+        `keep_closed`: how many closed episodes (file and warm connection) the runtime keeps
+        for the next `open` of their environment, the least recently closed given up first
+        (0: none; each holds its database file, in RAM where /dev/shm is)."""
         self._own_dir = workdir is None
         self.workdir = Path(workdir) if workdir else _default_workdir()
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -174,9 +184,15 @@ class EnvRuntime:
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self._closed = False
+        # closed episodes kept for reuse: per fingerprint (last closed on top), and all of
+        # them oldest first (what goes when there are more than keep_closed)
+        self.keep_closed = keep_closed
+        self._kept: dict[str, list[_Kept]] = {}
+        self._kept_order: OrderedDict[_Kept, None] = OrderedDict()
         # a runtime dropped without close() still removes its episode files (they may be in RAM)
         self._cleanup = weakref.finalize(self, _cleanup, self.pool,
-                                         self.workdir if self._own_dir else None)
+                                         self.workdir if self._own_dir else None,
+                                         self._kept_order)
 
     # -- per-spec preparation (once per fingerprint) -------------------------------------------
     def fingerprint(self, spec: EnvSpec) -> str:
@@ -206,19 +222,66 @@ class EnvRuntime:
         return self._validators[(fp, tool)]
 
     def open(self, spec: EnvSpec, seed: int = 0) -> Episode:
+        """A reset episode of `spec` whose ids and clock derive from `seed`: a closed one of
+        the same environment when the runtime kept one (see `keep_closed`), indistinguishable
+        from a new one (same state, ids, clock and observations), else a new file."""
         if self._closed:
             raise RuntimeError("runtime is closed")
         template = self.prepare(spec)
+        fp = self.fingerprint(spec)
+        kept = self._take(fp)
+        if kept is not None:
+            ep = Episode(self, spec, fp, template, kept.path, seed, kept)
+            try:
+                ep.reset()
+                return ep
+            except (sqlite3.Error, OSError):  # not worth keeping: a new file instead
+                ep._closed = True
+                _remove(kept.path, ep._db)
         path = self.workdir / "episodes" / f"ep{next(self._ids):06d}.sqlite"
         path.parent.mkdir(exist_ok=True)
-        ep = Episode(self, spec, self.fingerprint(spec), template, path, seed)
+        ep = Episode(self, spec, fp, template, path, seed)
         ep.reset()
         return ep
 
+    @property
+    def kept(self) -> int:
+        """Closed episodes held for reuse now."""
+        return len(self._kept_order)
+
+    def _keep(self, fp: str, path: Path, db: EpisodeDB | None, dirty: bool) -> bool:
+        """Hold a closed episode's file and connection for the next `open` of its environment;
+        False when the runtime will not (then the caller removes them)."""
+        if self.keep_closed <= 0 or (db is not None and db.conn.in_transaction):
+            return False  # in a transaction: a step was cut short, nothing to trust
+        kept = _Kept(fp, path, db, dirty)
+        with self._lock:
+            if self._closed:
+                return False
+            self._kept.setdefault(fp, []).append(kept)
+            self._kept_order[kept] = None
+            evicted = None
+            if len(self._kept_order) > self.keep_closed:
+                evicted, _ = self._kept_order.popitem(last=False)
+                self._kept[evicted.fingerprint].remove(evicted)
+        if evicted is not None:
+            _remove(evicted.path, evicted.db)
+        return True
+
+    def _take(self, fp: str) -> _Kept | None:
+        with self._lock:
+            stack = self._kept.get(fp)
+            if not stack:
+                return None
+            kept = stack.pop()  # the last closed: its pages are the warmest
+            del self._kept_order[kept]
+            return kept
+
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
         self._cleanup()
 
     def __enter__(self) -> EnvRuntime:
@@ -228,18 +291,38 @@ class EnvRuntime:
         self.close()
 
 
-def _cleanup(pool: WorkerPool, workdir: Path | None) -> None:
+class _Kept:
+    """A closed episode's file and connection, held by its runtime for the next `open`."""
+
+    __slots__ = ("fingerprint", "path", "db", "dirty")
+
+    def __init__(self, fingerprint: str, path: Path, db: EpisodeDB | None, dirty: bool):
+        self.fingerprint, self.path, self.db, self.dirty = fingerprint, path, db, dirty
+
+
+def _remove(path: Path, db: EpisodeDB | None) -> None:
+    if db is not None:
+        db.close()
+    path.unlink(missing_ok=True)
+    Path(f"{path}-journal").unlink(missing_ok=True)
+
+
+def _cleanup(pool: WorkerPool, workdir: Path | None, kept: OrderedDict[_Kept, None]) -> None:
     pool.close()
+    while kept:
+        k, _ = kept.popitem()
+        _remove(k.path, k.db)
     if workdir is not None:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
 class Episode:
     """One isolated database instance of an environment. Not thread-safe per episode; many
-    episodes may be stepped from many threads at once."""
+    episodes may be stepped from many threads at once. Once closed it cannot be used again
+    (`EpisodeClosed`): its file may already serve another episode."""
 
     def __init__(self, runtime: EnvRuntime, spec: EnvSpec, fingerprint: str, template: Path,
-                 path: Path, seed: int):
+                 path: Path, seed: int, kept: _Kept | None = None):
         self.runtime = runtime
         self.spec = spec
         self.fingerprint = fingerprint
@@ -249,16 +332,25 @@ class Episode:
         self.steps = 0
         self._tools = {t.name for t in spec.tools}
         self._mutates = {t.name: t.mutates for t in spec.tools}
-        self._fresh = False  # the file is a plain copy of the template
-        self._dirty = True  # changes may have been committed since the last reset
+        # the file exists: a copy of the template, changed only through the undo log since
+        self._fresh = kept is not None
+        # changes may have been committed since the last reset
+        self._dirty = True if kept is None else kept.dirty
         # this process's connection, kept open (warm schema and pages): reset's undo log, and
         # in a sandboxed runtime every statement of every tool call
-        self._db: EpisodeDB | None = None
+        self._db: EpisodeDB | None = None if kept is None else kept.db
+        self._closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EpisodeClosed(f"episode of {self.spec.name!r} (seed {self.seed}) is closed; "
+                                "open a new one")
 
     def reset(self) -> None:
         """Back to the seed state. The first reset copies the prepared template; later ones
         undo the rows changed since (the database keeps an undo log), so a reset costs the
         number of changes, not the size of the database, and nothing when there were none."""
+        self._check_open()
         if not self._fresh:
             shutil.copyfile(self.template, self.path)
             self._fresh = True
@@ -268,13 +360,20 @@ class Episode:
                 self._db = EpisodeDB(self.path, self.seed, self.spec.clock_start, fresh=True)
         elif self._dirty:
             self._database().undo(self.spec, self.path)
+        if self._db is not None:  # the connection as a new one: the seed, lastrowid, changes()
+            self._db.renew(self.seed)
+        if self.steps and not self.runtime.sandboxed:  # the worker's: a new one, to be sure
+            self.runtime.pool.forget(str(self.path))
         self._dirty = False
         self.steps = 0
 
     def step(self, tool: str, arguments: Any = None) -> Observation:
         """Call one tool. Never raises for anything the agent sends: every failure is an
         observation with an error kind, and the state is then exactly as before the call.
-        Threads stepping at once take turns (see `EnvRuntime(take_turns=...)`)."""
+        Threads stepping at once take turns (see `EnvRuntime(take_turns=...)`). A closed
+        episode raises `EpisodeClosed` (a caller's bug, not an observation)."""
+        if self._closed:
+            self._check_open()
         turns = self.runtime.turns
         if turns is None:
             return self._step(tool, arguments)
@@ -346,19 +445,23 @@ class Episode:
                            elapsed_ms=(time.perf_counter() - start) * 1e3)
 
     def diff(self) -> StateDiff:
+        self._check_open()
         return diff_databases(self.spec, self.path, self.template)
 
     def state_hash(self, ignore: dict[str, list[str]] | None = None) -> str:
         """A 16-hex-digit hash of every table's rows: equal hashes, equal states. `ignore`
         ({table: [column, ...]}) leaves columns out, e.g. generated ids a task does not fix."""
+        self._check_open()
         return state_hash(self.spec, self.path, ignore)
 
     def dump(self, ignore: dict[str, list[str]] | None = None) -> dict[str, list[dict[str, Any]]]:
         """All tables (spec order), rows in primary-key order: the whole state as data."""
+        self._check_open()
         return dump_tables(self.spec, self.path, ignore)
 
     def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
         """Read-only SQL over the episode's current state (verifiers, reports)."""
+        self._check_open()
         return read_rows(self.path, sql, params)
 
     def _database(self) -> EpisodeDB:
@@ -367,13 +470,18 @@ class Episode:
         return self._db
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-        if not self.runtime.sandboxed:  # the worker's own connection to it
-            self.runtime.pool.forget(str(self.path))
-        self.path.unlink(missing_ok=True)
-        Path(f"{self.path}-journal").unlink(missing_ok=True)
+        """Done with the episode: its file and connection go back to the runtime for the next
+        episode of this environment (or are removed); this object cannot be used again."""
+        if self._closed:
+            return
+        self._closed = True
+        db, self._db = self._db, None
+        runtime = self.runtime
+        if not runtime.sandboxed:  # the worker's own connection to it
+            runtime.pool.forget(str(self.path))
+        if self._fresh and runtime._keep(self.fingerprint, self.path, db, self._dirty):
+            return
+        _remove(self.path, db)
 
     def __enter__(self) -> Episode:
         return self

@@ -23,6 +23,7 @@ import os
 import re
 import sqlite3
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -320,15 +321,11 @@ class EpisodeDB:
         """`fresh`: the file is a copy of its template, whose id/clock counters are empty
         (nothing committed yet), so the first call need not read them."""
         self.seed, self.clock_start = seed, clock_start
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
-                               detect_types=sqlite3.PARSE_DECLTYPES, cached_statements=256)
+        conn = _connect(path)
         conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA recursive_triggers=ON")  # REPLACE deletes reach the undo log
-        # Only this process writes through this connection, and the episode file lives and
-        # dies with it: no journal file to create and delete, no fsync, per committed call.
-        conn.execute("PRAGMA journal_mode=MEMORY")
-        conn.execute("PRAGMA synchronous=OFF")
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        # made before any statement is prepared: what `renew` and `_undo_from` use
+        conn.execute(_ROWID_TABLE)
         self.guard = Guard()
         self.guard.install(conn)
         self.conn = conn
@@ -348,12 +345,16 @@ class EpisodeDB:
         self._timeout = 0.0
         self.void = False  # a write the tool deferred failed: this run of the call is void
         self._defer = False  # this call may defer writes
+        self._used = False  # a call ran since the connection opened or was renewed
+        # the undo log's own connection (foreign keys off), sharing this one's page cache
+        self._undo: sqlite3.Connection | None = None
 
     def begin(self, mutates: bool, timeout_s: float, defer: bool = False) -> dict[str, int]:
         """Open the call's transaction; the id/clock counters the call starts from. `defer`:
         the call may defer writes (see `serve` and `settle`)."""
         conn = self.conn
         conn.execute(_BEGIN[mutates])
+        self._used = True
         if self._counters is None:
             self._counters = dict(conn.execute(_COUNTERS).fetchall())
         self._before = conn.total_changes
@@ -647,15 +648,40 @@ class EpisodeDB:
 
     def undo(self, spec: EnvSpec, path: Path) -> int:
         """Back to the template state through the undo log (`undo_changes`), with foreign
-        keys off as that needs: the log already holds every cascaded change."""
-        self.conn.execute("PRAGMA foreign_keys=OFF")
+        keys off as that needs (the log already holds every cascaded change). It runs on a
+        second connection that shares this one's page cache (SQLite's shared-cache mode):
+        turning foreign keys off and on here would expire every statement this connection
+        has prepared, and the next calls would compile them all again (~2x slower)."""
         self._counters = None  # read again at the next call if the undo fails
+        if self._undo is None:
+            self._undo = _connect(path)  # foreign keys stay off on this one
         try:
-            undone = undo_changes(spec, path, self.conn)
-            self._counters = {}  # the undo cleared them with everything else
-            return undone
-        finally:
-            self.conn.execute("PRAGMA foreign_keys=ON")
+            undone = undo_changes(spec, path, self._undo)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc):
+                raise
+            # a statement of this connection still reads (its table is locked against the
+            # other connection): undo here, at the cost of expiring the prepared statements
+            self.conn.execute("PRAGMA foreign_keys=OFF")
+            try:
+                undone = undo_changes(spec, path, self.conn)
+            finally:
+                self.conn.execute("PRAGMA foreign_keys=ON")
+        self._counters = {}  # the undo cleared them with everything else
+        return undone
+
+    def renew(self, seed: int) -> None:
+        """Make the connection look, to the next call, as a newly opened one would: the seed
+        its ids derive from, `last_insert_rowid()` (a cursor's `lastrowid`, even a SELECT's)
+        and `changes()` back to 0. For a reset or a reused episode (see `EnvRuntime.open`);
+        the database itself is reset by `undo`."""
+        self.seed = seed
+        if self._used:
+            conn = self.conn
+            conn.execute(_ROWID_SET, (0,))
+            conn.execute(_ROWID_CLEAR)  # changes() == 1 (that row) ...
+            conn.execute(_ROWID_CLEAR)  # ... and 0 after deleting nothing
+            self._used = False
 
     def rollback(self) -> None:
         if self.conn.in_transaction:
@@ -664,4 +690,20 @@ class EpisodeDB:
             self.conn.execute(_ROLLBACK)
 
     def close(self) -> None:
+        if self._undo is not None:
+            self._undo.close()
         self.conn.close()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """A connection to an episode file in shared-cache mode (an episode's connections share
+    one page cache and parsed schema; see `EpisodeDB.undo`)."""
+    uri = f"file:{urllib.parse.quote(str(path))}?cache=shared"
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
+                           detect_types=sqlite3.PARSE_DECLTYPES, cached_statements=256)
+    conn.execute("PRAGMA recursive_triggers=ON")  # REPLACE deletes reach the undo log
+    # Only this process writes through these connections, and the episode file lives and
+    # dies with them: no journal file to create and delete, no fsync, per committed call.
+    conn.execute("PRAGMA journal_mode=MEMORY")
+    conn.execute("PRAGMA synchronous=OFF")
+    return conn

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_world.envs.episode import EnvRuntime, open_episode
+from agent_world.envs.episode import EnvRuntime, default_runtime, open_episode
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import SpecError
 
@@ -174,7 +174,22 @@ def test_open_episode_uses_the_default_runtime(notes_spec):
     with open_episode(notes_spec, seed=3) as ep:
         assert ep.step("list_notes", {"user_id": 1}).ok
         assert ep.path.exists()
-    assert not ep.path.exists()
+    assert ep.runtime is default_runtime()
+    with open_episode(notes_spec, seed=4) as again:  # the closed one's file, kept for reuse
+        assert again.path == ep.path and again.seed == 4
+
+
+def test_episode_files_go_when_the_runtime_closes(notes_spec):
+    with EnvRuntime(keep_closed=1) as rt:
+        first, second = rt.open(notes_spec), rt.open(notes_spec)
+        first.close()
+        second.close()  # one kept at most: the older one is removed
+        assert rt.kept == 1 and not first.path.exists() and second.path.exists()
+    assert not second.path.exists()
+    with EnvRuntime(keep_closed=0) as rt:
+        ep = rt.open(notes_spec)
+        ep.close()
+        assert rt.kept == 0 and not ep.path.exists()
 
 
 def test_a_launcher_wraps_the_worker_command(notes_spec, tmp_path):
