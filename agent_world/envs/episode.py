@@ -57,8 +57,10 @@ DEFAULT_TOOL_TIMEOUT_S = 5.0
 # than WORKER_RSS_LIMIT after a call is recycled so a call cannot hoard memory for the next.
 WORKER_LIMITS = Limits(memory_bytes=1 << 30, processes=16, file_bytes=1 << 30)
 WORKER_RSS_LIMIT = 256 << 20
-# closed episodes a runtime keeps for reuse (one training batch of the rollout benchmark)
+# closed episodes a runtime keeps for reuse (one training batch of the rollout benchmark), and
+# the most their files may take together (their page caches take at most as much again)
 KEEP_CLOSED = 1024
+KEEP_CLOSED_BYTES = 1 << 30
 
 # Error kinds an observation can carry. Agent faults: the call itself was wrong.
 AGENT_FAULTS = frozenset({"unknown_tool", "invalid_arguments", "tool_error",
@@ -138,7 +140,8 @@ class EnvRuntime:
                  tool_timeout_s: float = DEFAULT_TOOL_TIMEOUT_S,
                  sandbox: bool | None = None, worker_limits: Limits | None = None,
                  keep_read_connections: bool = False, max_workers: int | None = None,
-                 take_turns: bool | None = None, keep_closed: int = KEEP_CLOSED):
+                 take_turns: bool | None = None, keep_closed: int = KEEP_CLOSED,
+                 keep_closed_bytes: int = KEEP_CLOSED_BYTES):
         """`sandbox`: run tool workers in the local sandbox (None: yes, unless
         AGENT_WORLD_UNSAFE_NO_SANDBOX=1; `SandboxUnavailable` where no isolation is possible).
         `launcher` prefixes the worker's command line (inside the sandbox when there is one).
@@ -154,7 +157,9 @@ class EnvRuntime:
         worker sends it the tool's statements (see `agent_world.envs.hostdb`).
         `keep_closed`: how many closed episodes (file and warm connection) the runtime keeps
         for the next `open` of their environment, the least recently closed given up first
-        (0: none; each holds its database file, in RAM where /dev/shm is)."""
+        (0: none), and `keep_closed_bytes` the most their files may take (in RAM where
+        /dev/shm is). A runtime never holds more files of an environment than it had open at
+        once: a closed one is taken before a new one is made."""
         self._own_dir = workdir is None
         self.workdir = Path(workdir) if workdir else _default_workdir()
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -186,7 +191,8 @@ class EnvRuntime:
         self._closed = False
         # closed episodes kept for reuse: per fingerprint (last closed on top), and all of
         # them oldest first (what goes when there are more than keep_closed)
-        self.keep_closed = keep_closed
+        self.keep_closed, self.keep_closed_bytes = keep_closed, keep_closed_bytes
+        self._kept_bytes = 0
         self._kept: dict[str, list[_Kept]] = {}
         self._kept_order: OrderedDict[_Kept, None] = OrderedDict()
         # a runtime dropped without close() still removes its episode files (they may be in RAM)
@@ -254,18 +260,28 @@ class EnvRuntime:
         False when the runtime will not (then the caller removes them)."""
         if self.keep_closed <= 0 or (db is not None and db.conn.in_transaction):
             return False  # in a transaction: a step was cut short, nothing to trust
-        kept = _Kept(fp, path, db, dirty)
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return False
+        if size > self.keep_closed_bytes:
+            return False
+        kept = _Kept(fp, path, db, dirty, size)
+        evicted = []
         with self._lock:
             if self._closed:
                 return False
             self._kept.setdefault(fp, []).append(kept)
             self._kept_order[kept] = None
-            evicted = None
-            if len(self._kept_order) > self.keep_closed:
-                evicted, _ = self._kept_order.popitem(last=False)
-                self._kept[evicted.fingerprint].remove(evicted)
-        if evicted is not None:
-            _remove(evicted.path, evicted.db)
+            self._kept_bytes += size
+            while (len(self._kept_order) > self.keep_closed
+                   or self._kept_bytes > self.keep_closed_bytes):
+                old, _ = self._kept_order.popitem(last=False)
+                self._kept[old.fingerprint].remove(old)
+                self._kept_bytes -= old.size
+                evicted.append(old)
+        for old in evicted:
+            _remove(old.path, old.db)
         return True
 
     def _take(self, fp: str) -> _Kept | None:
@@ -275,6 +291,7 @@ class EnvRuntime:
                 return None
             kept = stack.pop()  # the last closed: its pages are the warmest
             del self._kept_order[kept]
+            self._kept_bytes -= kept.size
             return kept
 
     def close(self) -> None:
@@ -294,10 +311,12 @@ class EnvRuntime:
 class _Kept:
     """A closed episode's file and connection, held by its runtime for the next `open`."""
 
-    __slots__ = ("fingerprint", "path", "db", "dirty")
+    __slots__ = ("fingerprint", "path", "db", "dirty", "size")
 
-    def __init__(self, fingerprint: str, path: Path, db: EpisodeDB | None, dirty: bool):
+    def __init__(self, fingerprint: str, path: Path, db: EpisodeDB | None, dirty: bool,
+                 size: int):
         self.fingerprint, self.path, self.db, self.dirty = fingerprint, path, db, dirty
+        self.size = size
 
 
 def _remove(path: Path, db: EpisodeDB | None) -> None:

@@ -186,10 +186,11 @@ def test_episode_files_go_when_the_runtime_closes(notes_spec):
         second.close()  # one kept at most: the older one is removed
         assert rt.kept == 1 and not first.path.exists() and second.path.exists()
     assert not second.path.exists()
-    with EnvRuntime(keep_closed=0) as rt:
-        ep = rt.open(notes_spec)
-        ep.close()
-        assert rt.kept == 0 and not ep.path.exists()
+    for bounds in ({"keep_closed": 0}, {"keep_closed_bytes": 1000}):  # files are larger
+        with EnvRuntime(**bounds) as rt:
+            ep = rt.open(notes_spec)
+            ep.close()
+            assert rt.kept == 0 and not ep.path.exists()
 
 
 def test_a_launcher_wraps_the_worker_command(notes_spec, tmp_path):
