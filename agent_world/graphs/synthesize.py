@@ -163,7 +163,10 @@ def synthesize_tasks(names: list[str], home: str | Path | None = None, per_env: 
                      seed: int = 0, guidelines: dict[str, Any] | Any = None, tag: str = "",
                      levels: list[int] | None = None,
                      context: dict[str, Any] | None = None) -> list[str]:
-    """Run the graph for `names` and return the ids of the tasks this run emitted.
+    """Run the graph for `names` and return the ids of the tasks this run emitted, in a
+    canonical order (environments as in `names`, then task id): environments and their tasks
+    are verified concurrently and land in the catalog in completion order, and a training
+    mix that followed it made two runs with one seed train on differently ordered data.
 
     With a `tag` the run lives on thread `synthesize-<tag>`: calling again with the same tag
     resumes an unfinished run or returns a finished run's tasks instead of synthesizing anew.
@@ -188,8 +191,11 @@ def synthesize_tasks(names: list[str], home: str | Path | None = None, per_env: 
                        context=context)
     cat = Catalog.open(home)
     try:
-        return [t["id"] for t in cat.list_tasks()
+        rank = {name: i for i, name in enumerate(names)}
+        mine = [t for t in cat.list_tasks()
                 if (t["payload"].get("origin") or {}).get("run_id") == state["run_id"]]
+        mine.sort(key=lambda t: (rank.get(t["payload"].get("env_name"), len(rank)), t["id"]))
+        return [t["id"] for t in mine]
     finally:
         cat.close()
 

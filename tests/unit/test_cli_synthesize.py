@@ -107,3 +107,35 @@ def test_synthesize_tasks_with_guidelines_and_a_tag(home):
     # the same tag returns the finished run's tasks instead of synthesizing again
     assert synthesize_tasks(["airline"], home=home, per_env=2, tag="r1") == ids
     assert len(cat.list_tasks()) == 2
+
+
+def test_synthesized_ids_come_in_a_canonical_order(tmp_path, monkeypatch):
+    from agent_world.graphs.synthesize import synthesize_tasks
+
+    """Environments are synthesized concurrently and land in completion order; the ids come
+    back grouped by environment in the order asked for, then by id, whatever that order was —
+    a seeded run trains on the same data in the same order."""
+    from agent_world.agents import task_synthesis
+
+    home = tmp_path / "home"
+    real = task_synthesis.synthesize_env
+    gate = threading.Event()
+
+    def airline_last(spec, *args, **kwargs):
+        if spec.name == "airline":  # finishes after ecommerce, although asked for first
+            gate.wait(60)
+        try:
+            return real(spec, *args, **kwargs)
+        finally:
+            gate.set()
+
+    monkeypatch.setattr(task_synthesis, "synthesize_env", airline_last)
+    ids = synthesize_tasks(["airline", "ecommerce"], home=home, per_env=3, tag="order")
+    cat = Catalog.open(home)
+    tasks = {r["id"]: r["payload"]["env_name"] for r in cat.list_tasks()}
+    stored = [r["id"] for r in cat.list_tasks()]
+    assert tasks[stored[0]] == "ecommerce"  # stored in completion order
+    envs = [tasks[i] for i in ids]
+    assert envs == sorted(envs) and set(envs) == {"airline", "ecommerce"}
+    assert ids == sorted(ids, key=lambda i: (tasks[i] != "airline", i))
+    assert synthesize_tasks(["airline", "ecommerce"], home=home, per_env=3, tag="order") == ids
