@@ -4,10 +4,11 @@ mean ± standard deviation.
 
     python benchmarks/evolve_seeds.py [--seeds 0,1,2] [--rounds 2] [--root DIR] [-- EVOLVE ARGS]
 
-One seeded run of the main job says little on its own: on two cores the same seed gave 17 % and
-8 % held-out pass rate after round 1 (two-thread float reductions, load). Whether round 2 adds
-to round 1 is a question about the spread, which this prints. Arguments after `--` go to every
-`agent-world evolve` call (e.g. `-- --policy tiny` for a two-minute plumbing check per seed).
+One seeded run of the main job says little on its own: a seed fixes the environments, the
+held-out split and the tasks (two runs of one seed side by side gave bit-identical checkpoints),
+and another seed draws other ones, so whether round 2 adds to round 1 is a question about the
+spread across seeds, which this prints. Arguments after `--` go to every `agent-world evolve`
+call (e.g. `-- --policy tiny` for a two-minute plumbing check per seed).
 Runs are sequential (each uses every core) and resume: a seed whose home already holds the
 rounds asked for is read, not run again.
 """
