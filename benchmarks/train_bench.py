@@ -43,7 +43,7 @@ from agent_world.training.drills import drill_tasks
 from agent_world.training.grpo import GRPOConfig, GRPOTrainer
 from agent_world.training.lm import sized_model, tiny_tokenizer
 from agent_world.training.policies import EpisodeState
-from agent_world.training.rollout import RolloutConfig, run_rollouts, spec_index
+from agent_world.training.rollout import RolloutConfig, each, run_rollouts, spec_index
 from agent_world.training.toolcall import format_answer, format_call, system_prompt
 
 
@@ -145,7 +145,8 @@ def bench_engine(tasks, specs, scripts, threads: int, workers: int,
     """The same calls per episode stepped straight on the episodes, turn by turn (no policy,
     no parsing, no trajectories): the engine's own ceiling for section 1's loop, measured as
     the rollouts are, on the second batch of episodes of one runtime (`take_turns=False`:
-    stepping threads not taking turns, see EnvRuntime)."""
+    stepping threads not taking turns, see EnvRuntime). Threads take calls as the rollouts'
+    do (`rollout.each`)."""
     from concurrent.futures import ThreadPoolExecutor
 
     calls = [[(t.real_tool(name) or name, args) for name, args in scripts[t.id]] for t in tasks]
@@ -158,7 +159,7 @@ def bench_engine(tasks, specs, scripts, threads: int, workers: int,
             for turn in range(max(len(c) for c in calls)):
                 live = [(ep, c[turn]) for ep, c in zip(episodes, calls, strict=True)
                         if turn < len(c)]
-                list(pool.map(lambda item: item[0].step(*item[1]), live))
+                each(pool, threads, lambda item: item[0].step(*item[1]), live)
             elapsed = time.perf_counter() - start
             for ep in episodes:
                 ep.close()

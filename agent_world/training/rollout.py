@@ -15,7 +15,7 @@ reward is computed on the live episode (final state) before it is closed.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -104,6 +104,23 @@ def observation_text(step: Step) -> str:
     return f"Error ({step.error_kind}): {step.error_message}"
 
 
+def each(pool: ThreadPoolExecutor, threads: int, fn: Callable[[Any], Any],
+         items: Sequence[Any]) -> list[Any]:
+    """`fn` over `items` on `threads` of the pool, results in order. Each thread takes the
+    next item itself: one future per thread, not one per item (1,024 futures a turn cost the
+    thread that makes them, while the stepping threads want the interpreter lock)."""
+    out: list[Any] = [None] * len(items)
+    order = iter(range(len(items)))  # next() on it is atomic under the interpreter lock
+
+    def run() -> None:
+        for i in order:
+            out[i] = fn(items[i])
+
+    for future in [pool.submit(run) for _ in range(max(1, min(threads, len(items))))]:
+        future.result()
+    return out
+
+
 def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec],
                  config: RolloutConfig | None = None, reward: RewardFn | None = None,
                  runtime: EnvRuntime | None = None,
@@ -123,34 +140,45 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
     rollouts: list[Rollout] = []
     episodes: list[Episode] = []
     try:
-        for g, task in enumerate(tasks):
-            spec = specs[task.env_fingerprint]
-            prompt = system_prompt(task, spec, compact=config.compact_tools)
-            for _ in range(config.group_size):
-                state = EpisodeState(task=task, tools=tool_views(task, spec), messages=[
-                    {"role": "system", "content": prompt},
-                    {"role": "user", "content": task.instruction}])
-                traj = Trajectory(task_id=task.id, policy=policy.name)
-                rollouts.append(Rollout(task, traj, state, g))
-                episodes.append(runtime.open(spec, seed=task.seed))
-        live = list(range(len(rollouts)))
-        visible = [[t["name"] for t in r.state.tools] for r in rollouts]
-
-        def observe(item: tuple[int, str]) -> tuple[Step, str]:
-            # the step and its observation text, on a stepping thread (not serially after)
-            i, text = item
-            step = observe_reply(episodes[i], rollouts[i].task, visible[i], text)
-            answered = step.tool is None and step.error_kind is None
-            return step, "" if answered else observation_text(step)
-
         with ThreadPoolExecutor(config.step_threads) as pool:
+            opening = []
+            for g, task in enumerate(tasks):
+                spec = specs[task.env_fingerprint]
+                prompt = system_prompt(task, spec, compact=config.compact_tools)
+                for _ in range(config.group_size):
+                    state = EpisodeState(task=task, tools=tool_views(task, spec), messages=[
+                        {"role": "system", "content": prompt},
+                        {"role": "user", "content": task.instruction}])
+                    traj = Trajectory(task_id=task.id, policy=policy.name)
+                    rollouts.append(Rollout(task, traj, state, g))
+                    # opened on the stepping threads: a reused episode's reset is SQLite work
+                    opening.append(pool.submit(runtime.open, spec, task.seed))
+            failed = None
+            for future in opening:  # all that opened are closed below, even after a failure
+                try:
+                    episodes.append(future.result())
+                except Exception as exc:
+                    failed = failed or exc
+            if failed is not None:
+                raise failed
+            live = list(range(len(rollouts)))
+            visible = [[t["name"] for t in r.state.tools] for r in rollouts]
+
+            def observe(item: tuple[int, str]) -> tuple[Step, str]:
+                # the step and its observation text, on a stepping thread (not serially after)
+                i, text = item
+                step = observe_reply(episodes[i], rollouts[i].task, visible[i], text)
+                answered = step.tool is None and step.error_kind is None
+                return step, "" if answered else observation_text(step)
+
             for turn in range(config.max_turns):
                 if not live:
                     break
                 if on_turn:
                     on_turn(turn, len(live))
                 texts = policy.act([rollouts[i].state for i in live])
-                observed = list(pool.map(observe, zip(live, texts, strict=True)))
+                observed = each(pool, config.step_threads, observe,
+                                list(zip(live, texts, strict=True)))
                 still = []
                 for i, text, (step, shown) in zip(live, texts, observed, strict=True):
                     r = rollouts[i]
@@ -184,7 +212,7 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
                 reward(r.task, r.trajectory, episodes[k])
 
             # scored on the stepping threads: the check's SQLite work releases the GIL
-            list(pool.map(finish, range(len(rollouts))))
+            each(pool, config.step_threads, finish, range(len(rollouts)))
         return rollouts
     finally:
         for ep in episodes:
@@ -193,5 +221,5 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
             runtime.close()
 
 
-__all__ = ["RewardFn", "Rollout", "RolloutConfig", "observation_text", "observe_call",
+__all__ = ["RewardFn", "Rollout", "RolloutConfig", "each", "observation_text", "observe_call",
            "observe_reply", "run_rollouts", "spec_index"]

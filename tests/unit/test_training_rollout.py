@@ -9,7 +9,7 @@ import pytest
 
 from agent_world.training.drills import drill_tasks
 from agent_world.training.policies import ChatModelPolicy, EpisodeState, HFPolicy
-from agent_world.training.rollout import RolloutConfig, run_rollouts, spec_index
+from agent_world.training.rollout import RolloutConfig, each, run_rollouts, spec_index
 from agent_world.training.toolcall import format_call, parse_reply
 
 
@@ -254,3 +254,16 @@ def test_shared_prefill_generates_what_separate_prefills_do(cancel_tasks):
     assert cache is not None and cache.get_seq_length() == 2
     assert HFPolicy(model, tok).shared_prefill(seqs[1:], attn[1:]) is None  # nothing repeats
     assert replies(True) == replies(False)
+
+
+def test_each_keeps_order_and_raises_what_a_call_raised():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def square(x):
+        return x * x
+
+    with ThreadPoolExecutor(4) as pool:
+        assert each(pool, 4, square, range(200)) == [x * x for x in range(200)]
+        assert each(pool, 4, square, []) == []
+        with pytest.raises(ZeroDivisionError):
+            each(pool, 3, lambda x: 1 // (x - 7), list(range(20)))
