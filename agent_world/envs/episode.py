@@ -10,8 +10,9 @@ databases and one template database per spec fingerprint. Each episode is one SQ
 copied from the template when it first opens; `reset()` then undoes the logged changes on the
 episode's own connection. A closed episode's file and warm connection go back to the runtime,
 and the next `open` of that environment takes them (reset the same way, renewed for its seed)
-instead of copying the template and compiling every statement again. Argument checks happen here (fast, trusted); tool code runs only in
-the worker, which in a sandboxed runtime sends every statement back here (`hostdb`).
+instead of copying the template and compiling every statement again. Argument checks happen
+here (fast, trusted); tool code runs only in the worker, which in a sandboxed runtime sends
+every statement back here (`hostdb`).
 """
 
 from __future__ import annotations
@@ -286,7 +287,7 @@ class EnvRuntime:
 
     def _take(self, fp: str) -> _Kept | None:
         with self._lock:
-            stack = self._kept.get(fp)
+            stack = None if self._closed else self._kept.get(fp)
             if not stack:
                 return None
             kept = stack.pop()  # the last closed: its pages are the warmest
@@ -295,10 +296,15 @@ class EnvRuntime:
             return kept
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock:  # nothing is kept or taken from here on
             if self._closed:
                 return
             self._closed = True
+            kept = list(self._kept_order)
+            self._kept_order.clear()
+            self._kept.clear()
+        for k in kept:
+            _remove(k.path, k.db)
         self._cleanup()
 
     def __enter__(self) -> EnvRuntime:

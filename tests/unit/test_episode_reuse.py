@@ -147,3 +147,17 @@ def test_reset_leaves_the_tool_connection_alone(spec):
         assert ep.diff().empty
         assert ep.step("misbehave", {"how": "bad_fk"}).error.kind == "constraint_violation"
         ep._db.conn.set_trace_callback(None)
+
+
+def test_a_kept_episode_serves_its_own_environment_only(spec, notes_spec):
+    with EnvRuntime() as rt:
+        ep = rt.open(spec)
+        ep.close()
+        other = rt.open(notes_spec)  # another fingerprint: a new file, the kept one stays
+        assert other.path != ep.path and rt.kept == 1
+        assert "session" not in {t.name for t in other.spec.tools}
+        other.close()
+        again = rt.open(spec)
+        assert again.path == ep.path and again.step("session").ok
+        again.close()
+    assert rt.kept == 0 and not ep.path.exists() and not other.path.exists()
