@@ -4,6 +4,7 @@
     synthesize_tasks(names, home, per_env, seed, guidelines)  environments → task ids (gated)
     run_policy(policy, tasks, home, seed)                     the policy's attempts → Trajectories
     train_policy(policy, tasks, out_dir, steps, seed, home)   GRPO → checkpoint + reward curve
+    finish_training(out_dir)                                  drop what only a resume needs
     default_policy()                                          the embedded default policy reference
 
 Each imports its stage module when called, so importing the evolve graph stays light (the
@@ -81,5 +82,12 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
                        seconds=float(getattr(out, "seconds", 0.0)))
 
 
-__all__ = ["TrainResult", "build_environments", "default_policy", "run_policy",
-           "synthesize_tasks", "train_policy"]
+def finish_training(out_dir: str | Path) -> int:
+    """Remove the optimizer states and frozen reference of a finished `train_policy` run in
+    `out_dir` (its checkpoints stay loadable); the bytes freed."""
+    from agent_world.training.grpo import GRPOTrainer
+    return GRPOTrainer.prune(out_dir)
+
+
+__all__ = ["TrainResult", "build_environments", "default_policy", "finish_training",
+           "run_policy", "synthesize_tasks", "train_policy"]

@@ -311,7 +311,7 @@ def train(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCon
         tasks = _tasks(cat, mix)
     finally:
         cat.close()
-    out_dir = home / "policies" / _thread(config).replace("/", "_") / f"round-{state['round']}"
+    out_dir = _round_dir(config, state["round"])
     result = stages.train_policy(state["policy"], tasks, out_dir, s.train_steps,
                                  seed=s.seed + state["round"], home=home,
                                  progress=_reporter("train", len(tasks)),
@@ -324,7 +324,15 @@ def train(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCon
             "seconds": _timed(state, "train", started)}
 
 
+def _round_dir(config: RunnableConfig, n: int) -> Path:
+    """Where round `n`'s training writes its checkpoints."""
+    return _home(config) / "policies" / _thread(config).replace("/", "_") / f"round-{n}"
+
+
 def record(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+    # the round's training is over (its result is in the thread's state): what only resuming
+    # it needs goes (~1.5 GB a round for SmolLM2); the policy checkpoint stays
+    stages.finish_training(_round_dir(config, state["round"]))
     diagnosis = Diagnosis.model_validate(state["diagnosis"])
     training = state.get("training") or {}
     cat = Catalog.open(_home(config))

@@ -22,6 +22,7 @@ import contextlib
 import copy
 import json
 import random
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -523,6 +524,21 @@ class GRPOTrainer:
             {"step": self.step_no, "config": asdict(self.config), "curve": self.curve},
             indent=1))
         return path
+
+    @staticmethod
+    def prune(out_dir: str | Path) -> int:
+        """Remove what only resuming the run in `out_dir` needs — optimizer states and the
+        frozen reference (for SmolLM2 ~1 GB and ~0.5 GB beside a 0.5 GB policy) — once it is
+        finished; every checkpoint's policy stays loadable. Returns the bytes freed."""
+        out = Path(out_dir)
+        optimizers = list(out.glob("checkpoints/step-*/optimizer.pt"))
+        reference = out / "reference"
+        files = optimizers + [p for p in reference.rglob("*") if p.is_file()]
+        freed = sum(p.stat().st_size for p in files)
+        for p in optimizers:
+            p.unlink(missing_ok=True)
+        shutil.rmtree(reference, ignore_errors=True)
+        return freed
 
     @staticmethod
     def latest(out_dir: str | Path) -> Path | None:

@@ -123,3 +123,8 @@ def test_kill_during_round_two_synthesis_and_training_then_resume(tmp_path):
         assert Path(r["record"]["checkpoint"]).exists()
         assert Path(r["record"]["checkpoint"]).is_relative_to(policies / f"round-{r['round']}")
     assert values["policy"] == rounds[-1]["record"]["checkpoint"]
+    # finished rounds keep their policies only: no optimizer state, no frozen reference
+    for r in ("round-1", "round-2"):
+        assert not list((policies / r).rglob("optimizer.pt"))
+        assert not (policies / r / "reference").exists()
+        assert list((policies / r).glob("checkpoints/step-*/model/config.json"))
