@@ -556,6 +556,10 @@ class GRPOTrainer:
             raise AgentWorldError(f"no checkpoint in {out_dir}")
         meta = json.loads((ckpt / "trainer.json").read_text())
         config = GRPOConfig(**meta["config"])
+        if not (ckpt / "optimizer.pt").exists():
+            raise AgentWorldError(f"{ckpt} was pruned when its run finished (no optimizer "
+                                  "state): train on from its policy, `<checkpoint>/model`, in "
+                                  "a new output directory")
         with quiet_progress_bars():
             tok = AutoTokenizer.from_pretrained(ckpt / "model")
             if config.lora:

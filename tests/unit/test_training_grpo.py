@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from agent_world.errors import AgentWorldError
 from agent_world.training.grpo import (
     GRPOConfig,
     GRPOTrainer,
@@ -111,6 +112,15 @@ def test_resume_gives_the_same_next_step(tmp_path, setup, runtime):
     for (n, a), (_, b) in zip(straight.model.named_parameters(),
                               resumed.model.named_parameters(), strict=True):
         assert torch.allclose(a, b, atol=1e-6), n
+
+    # a finished run pruned: the policy stays loadable, resuming says why it cannot
+    freed = GRPOTrainer.prune(tmp_path / "a")
+    assert freed > 0 and not (tmp_path / "a" / "reference").exists()
+    ckpt = GRPOTrainer.latest(tmp_path / "a")
+    assert ckpt is not None and not (ckpt / "optimizer.pt").exists()
+    assert (ckpt / "model" / "config.json").exists()
+    with pytest.raises(AgentWorldError, match="pruned"):
+        GRPOTrainer.resume(tmp_path / "a", tasks, specs, runtime=runtime)
 
 
 def test_skip_flat_leaves_zero_advantage_sequences_out_of_the_update(tmp_path, setup,
