@@ -300,12 +300,8 @@ class EnvRuntime:
             if self._closed:
                 return
             self._closed = True
-            kept = list(self._kept_order)
-            self._kept_order.clear()
             self._kept.clear()
-        for k in kept:
-            _remove(k.path, k.db)
-        self._cleanup()
+        self._cleanup()  # removes the kept episodes too, as for a runtime never closed
 
     def __enter__(self) -> EnvRuntime:
         return self

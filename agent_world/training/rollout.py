@@ -141,7 +141,7 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
     episodes: list[Episode] = []
     try:
         with ThreadPoolExecutor(config.step_threads) as pool:
-            opening = []
+            wanted: list[tuple[EnvSpec, int]] = []
             for g, task in enumerate(tasks):
                 spec = specs[task.env_fingerprint]
                 prompt = system_prompt(task, spec, compact=config.compact_tools)
@@ -151,14 +151,18 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
                         {"role": "user", "content": task.instruction}])
                     traj = Trajectory(task_id=task.id, policy=policy.name)
                     rollouts.append(Rollout(task, traj, state, g))
-                    # opened on the stepping threads: a reused episode's reset is SQLite work
-                    opening.append(pool.submit(runtime.open, spec, task.seed))
-            failed = None
-            for future in opening:  # all that opened are closed below, even after a failure
+                    wanted.append((spec, task.seed))
+
+            def open_one(item: tuple[EnvSpec, int]) -> Episode | Exception:
                 try:
-                    episodes.append(future.result())
-                except Exception as exc:
-                    failed = failed or exc
+                    return runtime.open(item[0], seed=item[1])
+                except Exception as exc:  # kept: the others opened are closed below
+                    return exc
+
+            # opened on the stepping threads: a reused episode's reset is SQLite work
+            opened = each(pool, config.step_threads, open_one, wanted)
+            episodes.extend(e for e in opened if isinstance(e, Episode))
+            failed = next((e for e in opened if isinstance(e, Exception)), None)
             if failed is not None:
                 raise failed
             live = list(range(len(rollouts)))
