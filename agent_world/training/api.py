@@ -26,7 +26,7 @@ from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task, Trajectory
 from agent_world.training.policies import ChatModelPolicy, HFPolicy, Policy, read_policy_settings
 from agent_world.training.rollout import RolloutConfig, run_rollouts, spec_index
-from agent_world.training.toolcall import system_prompt
+from agent_world.training.toolcall import gold_replies, system_prompt
 
 if TYPE_CHECKING:  # torch loads only when training starts
     from agent_world.training.grpo import GRPOConfig, StepStats
@@ -48,6 +48,13 @@ class TrainResult:
 # memory limit of its backward pass on a CPU (1,536), not of the model, and whole tool outputs
 # (a listing of 40 rows is ~1,500 tokens) made held-out attempts stop mid-task as "gave up"
 MIN_TOTAL_TOKENS = 4096
+# a loaded policy's reply limit is at least this, and training's covers the longest gold reply
+# of its tasks (up to MAX_REPLY_TOKENS): with GRPO's CPU default of 64, a call carrying a
+# 40-character sha and a path was cut mid-string, so a correct call could not be written
+# (read as malformed) and the warm start taught what the rollouts then punished
+MIN_NEW_TOKENS = 128
+MAX_REPLY_TOKENS = 256
+REPLY_MARGIN = 8  # tokens beyond the longest gold reply (a model may space its JSON)
 WARM_START_BATCH = 4  # gold conversations per supervised step (compact prompts: ~1k tokens each)
 
 
@@ -96,6 +103,14 @@ def training_sizes(model: Any, device: str = "auto") -> TrainingSizes:
     return TrainingSizes(16, 6e-5, None, {}, warm_start_recovery=0.5)
 
 
+def reply_limit(tokenizer: Any, tasks: list[Task], limit: int) -> int:
+    """`limit`, raised to cover the longest gold reply of `tasks` (`toolcall.gold_replies`)
+    plus a margin, up to MAX_REPLY_TOKENS."""
+    longest = max((len(tokenizer(r, add_special_tokens=False)["input_ids"])
+                   for t in tasks for r in gold_replies(t)), default=0)
+    return max(limit, min(MAX_REPLY_TOKENS, longest + REPLY_MARGIN))
+
+
 def _corpus(tasks: list[Task], specs: dict[str, EnvSpec]) -> list[str]:
     return [system_prompt(t, specs[t.env_fingerprint], compact=True) + t.instruction
             for t in tasks]
@@ -119,7 +134,8 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
         context = getattr(model.config, "max_position_embeddings", None) or MIN_TOTAL_TOKENS
         budget = min(context, max(MIN_TOTAL_TOKENS, trained.get("max_total_tokens", 0)))
         return HFPolicy(model.eval(), tok, name=ref, temperature=temperature,
-                        max_new_tokens=trained.get("max_new_tokens", max_new_tokens),
+                        max_new_tokens=max(MIN_NEW_TOKENS,
+                                           trained.get("max_new_tokens", max_new_tokens)),
                         max_total_tokens=budget,
                         compact_tools=trained.get("compact_tools", True))
     if ":" in ref:
@@ -211,6 +227,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
         sizes = training_sizes(model, config.device if config is not None else "auto")
         if config is None:
             config = GRPOConfig(seed=seed, **sizes.grpo)
+            config.max_new_tokens = reply_limit(tok, tasks, config.max_new_tokens)
         steps_warm = sizes.warm_start_steps if warm_start_steps is None else warm_start_steps
         if steps_warm > 0:
             from agent_world.training.sft import sft
@@ -238,4 +255,4 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
 
 
 __all__ = ["TrainResult", "TrainingSizes", "default_policy", "evaluate", "load_policy",
-           "pass_rates", "train", "training_sizes"]
+           "pass_rates", "reply_limit", "train", "training_sizes"]

@@ -28,7 +28,7 @@ from agent_world.training.grpo import pick_device, token_logprobs
 from agent_world.training.lm import cpu_threads, release_memory
 from agent_world.training.policies import EpisodeState, HFPolicy, TokenTrace
 from agent_world.training.rollout import observation_text, observe_call
-from agent_world.training.toolcall import format_answer, format_call, system_prompt, tool_views
+from agent_world.training.toolcall import format_call, gold_replies, system_prompt, tool_views
 
 # a wrong name the policy might write: the gold name with another verb
 _VERBS = ("get", "list", "find", "search", "create", "update", "delete", "set")
@@ -73,11 +73,11 @@ def gold_messages(task: Task, spec: EnvSpec, runtime: EnvRuntime,
     """The conversation of the gold solution: calls (by visible name), observations, answer.
     `detour`: before that gold call, one wrong call (`detours`, picked with `rng`) and its
     error; the wrong call's message carries `"train": False` (kept out of the loss)."""
-    visible = {real: vis for vis, real in task.tool_view.items()}
+    replies = gold_replies(task)
     messages = [{"role": "system", "content": system_prompt(task, spec, compact=compact)},
                 {"role": "user", "content": task.instruction}]
     with runtime.open(spec, seed=task.seed) as ep:
-        for i, call in enumerate(task.chain):
+        for i, (call, reply) in enumerate(zip(task.chain, replies, strict=False)):
             if i == detour:
                 options = detours(task, spec, call)
                 if options:
@@ -90,12 +90,9 @@ def gold_messages(task: Task, spec: EnvSpec, runtime: EnvRuntime,
                                          "content": format_call(name, arguments)})
                         messages.append({"role": "tool", "content": observation_text(step)})
             step = _step(ep, call.tool, call.arguments)
-            messages.append({"role": "assistant",
-                             "content": format_call(visible.get(call.tool, call.tool),
-                                                    call.arguments)})
+            messages.append({"role": "assistant", "content": reply})
             messages.append({"role": "tool", "content": observation_text(step)})
-    answer = task.reference_answer if task.reference_answer is not None else "done"
-    messages.append({"role": "assistant", "content": format_answer(answer)})
+    messages.append({"role": "assistant", "content": replies[-1]})
     return messages
 
 

@@ -91,6 +91,15 @@ def format_answer(answer: Any) -> str:
     return f"<answer>{text}</answer>"
 
 
+def gold_replies(task: Task) -> list[str]:
+    """The replies of the task's gold solution as the policy writes them: each chain call under
+    its visible name, then the answer ("done" for a task that has none)."""
+    visible = {real: vis for vis, real in task.tool_view.items()}
+    answer = task.reference_answer if task.reference_answer is not None else "done"
+    return [format_call(visible.get(c.tool, c.tool), c.arguments) for c in task.chain] + [
+        format_answer(answer)]
+
+
 def _answer_value(text: str) -> Any:
     text = text.strip()
     try:
@@ -129,5 +138,6 @@ def parse_reply(text: str) -> ParsedReply:
     return ParsedReply("answer", answer=_answer_value(text))
 
 
-__all__ = ["ParsedReply", "SYSTEM_TEMPLATE", "format_answer", "format_call", "parse_reply",
+__all__ = ["ParsedReply", "SYSTEM_TEMPLATE", "format_answer", "format_call", "gold_replies",
+           "parse_reply",
            "short_description", "system_prompt", "tool_views"]

@@ -32,7 +32,8 @@ def test_warm_start_fits_gold_solutions_before_grpo(tmp_path, runtime, monkeypat
     assert len(losses) == 1
     # the checkpoint says how the policy was prompted: evaluation loads it the same way
     policy = api.load_policy(str(out.checkpoint))
-    assert policy.compact_tools is True and policy.max_new_tokens == 8
+    # its reply limit never below MIN_NEW_TOKENS (training's 8 is a cost limit, not the model's)
+    assert policy.compact_tools is True and policy.max_new_tokens == api.MIN_NEW_TOKENS
     # its token budget is the model's context up to MIN_TOTAL_TOKENS, never below training's
     assert policy.max_total_tokens == min(policy.model.config.max_position_embeddings,
                                           max(api.MIN_TOTAL_TOKENS, config.max_total_tokens))
@@ -236,3 +237,57 @@ def test_recovery_adds_detoured_copies_to_the_warm_start(runtime, monkeypatch):
     big = tiny_model(tok, hidden=512, layers=8, heads=8, mlp=2048)
     assert api.training_sizes(big, "cpu").warm_start_recovery > 0
     assert api.training_sizes(tiny_model(tok), "cpu").warm_start_recovery == 0
+
+
+def test_reply_limits_cover_gold_replies(tmp_path, runtime):
+    from agent_world.tasks.model import ToolCall
+    from agent_world.training.lm import tiny_tokenizer
+    from agent_world.training.policies import write_policy_settings
+    from agent_world.training.toolcall import format_answer, format_call, gold_replies
+
+    task = drill_tasks("cancel", limit=1, runtime=runtime)[0]
+    assert gold_replies(task) == [format_call(c.tool, c.arguments) for c in task.chain] + [
+        format_answer(task.reference_answer if task.reference_answer is not None else "done")]
+    tok = tiny_tokenizer([task.instruction], vocab_size=300)
+
+    def tokens(text: str) -> int:
+        return len(tok(text, add_special_tokens=False)["input_ids"])
+
+    short = api.reply_limit(tok, [task], 64)
+    assert short == max(64, min(api.MAX_REPLY_TOKENS,
+                                max(map(tokens, gold_replies(task))) + api.REPLY_MARGIN))
+    # a call carrying a long value (a sha and a path) raises the limit past it
+    sha = "55d157caaec9d647139bf75c372847c20fa45582"
+    call = task.chain[0].model_copy(update={"arguments": {"ref": sha, "path": "/srv/git/a/b" * 4}})
+    long_task = task.model_copy(update={"chain": [call, *task.chain[1:]]})
+    longest = tokens(format_call(call.tool, call.arguments))
+    assert longest > 64
+    assert api.reply_limit(tok, [task, long_task], 64) == min(api.MAX_REPLY_TOKENS,
+                                                              longest + api.REPLY_MARGIN)
+    huge = task.model_copy(update={"chain": [ToolCall(tool=call.tool,
+                                                      arguments={"q": sha * 40})]})
+    assert api.reply_limit(tok, [huge], 64) == api.MAX_REPLY_TOKENS  # bounded
+    # a trained limit above the floor is kept by whoever loads the checkpoint
+    config = GRPOConfig(tasks_per_step=1, group_size=2, max_turns=1, max_new_tokens=8,
+                        device="cpu")
+    out = api.train("tiny", [task], tmp_path / "run", steps=1, config=config)
+    write_policy_settings(out.checkpoint, compact_tools=True, max_new_tokens=200,
+                          max_total_tokens=2048)
+    assert api.load_policy(str(out.checkpoint)).max_new_tokens == 200
+
+
+def test_training_sizes_its_replies_to_the_gold_ones(tmp_path, runtime):
+    import json
+
+    from transformers import AutoTokenizer
+
+    from agent_world.training.policies import POLICY_SETTINGS
+
+    task = drill_tasks("cancel", limit=1, runtime=runtime)[0]
+    call = task.chain[0].model_copy(
+        update={"arguments": {**task.chain[0].arguments, "note": "refund " * 60}})
+    long_task = task.model_copy(update={"chain": [call, *task.chain[1:]]})
+    out = api.train("tiny", [long_task], tmp_path / "run", steps=1, warm_start_steps=0)
+    settings = json.loads((out.checkpoint / POLICY_SETTINGS).read_text())
+    tok = AutoTokenizer.from_pretrained(out.checkpoint)
+    assert settings["max_new_tokens"] == api.reply_limit(tok, [long_task], 64) > 64
