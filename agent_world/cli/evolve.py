@@ -140,7 +140,7 @@ def evolve(
         help="GRPO steps per round (default 3).")] = None,
     warm_start_steps: Annotated[int | None, typer.Option(
         help="Supervised steps on each round's gold solutions before GRPO (default: the "
-             "policy's, 32 for tiny, 12 for SmolLM2 on CPU; 0: none).")
+             "policy's, 32 for tiny, 24 for SmolLM2 on CPU; 0: none).")
     ] = None,
     policy: Annotated[str, typer.Option(help="Starting policy; empty: the default.")] = "",
     review: Annotated[bool, typer.Option(
