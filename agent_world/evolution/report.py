@@ -2,8 +2,9 @@
 
 Plots (matplotlib, embedded as base64 PNG, so the file needs nothing else): held-out pass rate
 per round, per environment and per difficulty level (baseline vs. last round), the error
-distribution before/after, the training reward curve; a table of environment/tool/task counts
-and of per-round pass rates; the diagnosis text of every round.
+distribution before/after, the warm start's supervised loss and the training reward curve; a
+table of environment/tool/task counts and of per-round pass rates; the diagnosis text of every
+round.
 """
 
 from __future__ import annotations
@@ -97,6 +98,25 @@ def _curve(rounds: list[RoundRecord]) -> str:
     return _png(fig)
 
 
+def _warm_start(rounds: list[RoundRecord]) -> str:
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    offset = 0
+    for r in rounds:
+        if not r.warm_start:
+            continue
+        xs = list(range(offset + 1, offset + len(r.warm_start) + 1))
+        ax.plot(xs, r.warm_start, marker=".", label=f"round {r.round}")
+        offset = xs[-1]
+    ax.set_xlabel("supervised step")
+    ax.set_ylabel("loss on gold replies")
+    ax.set_title("Warm start (supervised, before GRPO)")
+    ax.grid(alpha=0.3)
+    if offset:
+        ax.legend()
+    return _png(fig)
+
+
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>"
@@ -147,6 +167,7 @@ def render(rounds: list[RoundRecord], title: str = "Agent-World self-evolution")
                            {c: last.after.get("errors", {}).get(c, 0)
                             for c in AGENT_ERROR_CLASSES},
                            "error class", key="count", labels=("before round 1", "after last")),
+        "Warm start": _warm_start(rounds),
         "Training": _curve(rounds),
     }
     per_round = _table(

@@ -31,6 +31,7 @@ class RoundRecord(BaseModel):
     target_error: str | None = None
     counts: dict[str, int] = Field(default_factory=dict)  # envs, tools, tasks by kind
     curve: list[CurvePoint] = Field(default_factory=list)  # training reward per step
+    warm_start: list[float] = Field(default_factory=list)  # supervised loss per step before it
     seconds: dict[str, float] = Field(default_factory=dict)  # per stage
 
     def row(self) -> dict[str, Any]:

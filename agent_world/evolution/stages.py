@@ -28,6 +28,7 @@ class TrainResult:
     checkpoint: str
     curve: list[dict[str, float]] = field(default_factory=list)  # {"step", "reward", "loss"}
     seconds: float = 0.0
+    warm_start: list[float] = field(default_factory=list)  # supervised loss per step
 
 
 def build_environments(names: list[str], home: str | Path, seed: int = 0) -> list[str]:
@@ -79,7 +80,8 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
     out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home,
                 on_step=on_step, warm_start_steps=warm_start_steps, on_warm_step=on_warm)
     return TrainResult(checkpoint=str(out.checkpoint), curve=list(out.curve),
-                       seconds=float(getattr(out, "seconds", 0.0)))
+                       seconds=float(getattr(out, "seconds", 0.0)),
+                       warm_start=[float(x) for x in out.warm_start])
 
 
 def finish_training(out_dir: str | Path) -> int:

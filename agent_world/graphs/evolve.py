@@ -319,7 +319,7 @@ def train(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCon
     return {"phase": "after", "policy": result.checkpoint,
             "train_tasks": list(dict.fromkeys([*state["train_tasks"], *targeted])),
             "training": {"checkpoint": result.checkpoint, "curve": result.curve,
-                         "tasks": len(tasks), "targeted": len(targeted),
+                         "warm_start": result.warm_start, "tasks": len(tasks), "targeted": len(targeted),
                          "replay": len(mix) - len(targeted), "seconds": result.seconds},
             "seconds": _timed(state, "train", started)}
 
@@ -354,6 +354,7 @@ def record(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
                                         (state.get("complexified") or {}).values()),
                     "trained_on": int(training.get("tasks", 0))},
             curve=[CurvePoint(**p) for p in training.get("curve", [])],
+            warm_start=list(training.get("warm_start") or []),
             seconds=state.get("seconds") or {})
         cat.put_round(rec.thread, rec.round, rec.model_dump(mode="json"))
     finally:

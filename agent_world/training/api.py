@@ -38,10 +38,7 @@ class TrainResult:
     # per step: step, reward (mean), loss, pass_rate, kl, seconds
     curve: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
-
-    @property
-    def final_reward(self) -> float:
-        return self.curve[-1]["reward_mean"] if self.curve else 0.0
+    warm_start: list[float] = field(default_factory=list)  # supervised loss per step
 
 
 # a loaded policy's token budget (prompt + turns) is at least this: training's budget is a
@@ -220,6 +217,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
     started = time.perf_counter()
     index = _specs(tasks, specs, home)
     out = Path(out_dir)
+    warm: list[float] = []  # a resumed run warm-started before it was stopped
     if resume and GRPOTrainer.latest(out) is not None:
         trainer = GRPOTrainer.resume(out, tasks, index)
     else:
@@ -236,7 +234,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
 
             limit = config.max_total_tokens if sizes.warm_start_max_tokens is None else \
                 min(config.max_total_tokens, sizes.warm_start_max_tokens)
-            sft(model, tok, tasks, index, steps=steps_warm, batch_size=WARM_START_BATCH,
+            warm = sft(model, tok, tasks, index, steps=steps_warm, batch_size=WARM_START_BATCH,
                 lr=sizes.warm_start_lr, seed=config.seed, compact=config.compact_tools,
                 device=config.device, max_tokens=limit,
                 micro_batch=sizes.warm_start_micro_batch, recovery=sizes.warm_start_recovery,
@@ -253,7 +251,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
               "seconds": p["generation_s"] + p["reward_s"] + p["update_s"]}
              for p in trainer.curve]
     return TrainResult(checkpoint=ckpt / "model", curve=curve,
-                       seconds=time.perf_counter() - started)
+                       seconds=time.perf_counter() - started, warm_start=list(warm))
 
 
 __all__ = ["TrainResult", "TrainingSizes", "default_policy", "evaluate", "load_policy",

@@ -77,7 +77,8 @@ class Doubles:
         ckpt = Path(out_dir) / f"skill-{skill:.2f}"
         ckpt.write_text("{}")
         return TrainResult(checkpoint=str(ckpt), curve=[{"step": i, "reward": skill}
-                                                         for i in range(steps)])
+                                                         for i in range(steps)],
+                           warm_start=[2.0, 1.0])
 
 
 @pytest.fixture
@@ -121,6 +122,7 @@ def test_two_rounds_on_one_thread(tmp_path, doubles):
     r2 = rounds[1]["record"]
     assert r2["before"]["pass_rate"] == rounds[0]["record"]["after"]["pass_rate"]
     assert r2["checkpoint"].endswith("round-2/skill-0.60") and len(r2["curve"]) == 3
+    assert r2["warm_start"] == [2.0, 1.0]  # the supervised losses, for the report
     assert r2["counts"]["heldout_tasks"] == 8
     evals = {e["id"] for e in cat.list_evaluations()}
     assert evals == {"th/r1/baseline", "th/r1/after", "th/r2/after"}

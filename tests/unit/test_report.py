@@ -29,7 +29,7 @@ def _rounds() -> list[RoundRecord]:
                     counts={"train_envs": 3, "heldout_envs": 1, "tools": 12,
                             "targeted_tasks": 8, "train_tasks": 20},
                     curve=[CurvePoint(step=i, reward=.1 * i) for i in range(5)],
-                    checkpoint="/x/policies/round-1"),
+                    warm_start=[2.0, 1.4, 1.1], checkpoint="/x/policies/round-1"),
         RoundRecord(thread="t1", round=2, status="done", before=_summary(.4, {"gave_up": 3}),
                     after=_summary(.5, {"gave_up": 1}), target_error="gave_up",
                     diagnosis_text="round two", counts={"targeted_tasks": 6, "train_tasks": 26},
@@ -39,7 +39,8 @@ def _rounds() -> list[RoundRecord]:
 
 def test_report_is_self_contained_with_every_section(tmp_path):
     page = render(_rounds())
-    assert len(re.findall(r'src="data:image/png;base64,', page)) == 5
+    assert len(re.findall(r'src="data:image/png;base64,', page)) == 6
+    assert 'alt="Warm start"' in page
     assert "http://" not in page and "https://" not in page  # nothing fetched
     for text in ("20% → 50%", "gave_up", "3 → 1", "round two", "&lt;b&gt;", "train_envs",
                  "<td>round-1</td>"):  # the checkpoint from its round folder on

@@ -25,6 +25,7 @@ def test_warm_start_fits_gold_solutions_before_grpo(tmp_path, runtime, monkeypat
                     warm_start_steps=12)
     assert out.checkpoint.is_dir() and len(out.curve) == 1
     assert len(losses) == 1 and len(losses[0]) == 12
+    assert out.warm_start == losses[0]  # reported with the run (the round record, the report)
     first, last = losses[0][:3], losses[0][-3:]
     assert sum(last) < sum(first)  # the gold conversations were actually fitted
     # a resumed run does not warm-start again
