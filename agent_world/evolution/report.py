@@ -79,38 +79,22 @@ def _grouped(title: str, before: dict[str, Any], after: dict[str, Any], xlabel: 
     return _png(fig)
 
 
-def _curve(rounds: list[RoundRecord]) -> str:
+def _per_round(series: list[tuple[int, list[float]]], xlabel: str, ylabel: str,
+               title: str) -> str:
+    """One line per round ((round, values)), each continuing the step count of the one
+    before."""
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 3.2))
     offset = 0
-    for r in rounds:
-        if not r.curve:
+    for number, values in series:
+        if not values:
             continue
-        xs = [offset + p.step for p in r.curve]
-        ax.plot(xs, [p.reward for p in r.curve], marker=".", label=f"round {r.round}")
-        offset = xs[-1] + 1
-    ax.set_xlabel("training step")
-    ax.set_ylabel("mean reward")
-    ax.set_title("Training reward")
-    ax.grid(alpha=0.3)
-    if offset:
-        ax.legend()
-    return _png(fig)
-
-
-def _warm_start(rounds: list[RoundRecord]) -> str:
-    plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    offset = 0
-    for r in rounds:
-        if not r.warm_start:
-            continue
-        xs = list(range(offset + 1, offset + len(r.warm_start) + 1))
-        ax.plot(xs, r.warm_start, marker=".", label=f"round {r.round}")
+        xs = list(range(offset + 1, offset + len(values) + 1))
+        ax.plot(xs, values, marker=".", label=f"round {number}")
         offset = xs[-1]
-    ax.set_xlabel("supervised step")
-    ax.set_ylabel("loss on gold replies")
-    ax.set_title("Warm start (supervised, before GRPO)")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.grid(alpha=0.3)
     if offset:
         ax.legend()
@@ -167,8 +151,10 @@ def render(rounds: list[RoundRecord], title: str = "Agent-World self-evolution")
                            {c: last.after.get("errors", {}).get(c, 0)
                             for c in AGENT_ERROR_CLASSES},
                            "error class", key="count", labels=("before round 1", "after last")),
-        "Warm start": _warm_start(rounds),
-        "Training": _curve(rounds),
+        "Warm start": _per_round([(r.round, r.warm_start) for r in rounds], "supervised step",
+                                 "loss on gold replies", "Warm start (supervised, before GRPO)"),
+        "Training": _per_round([(r.round, [p.reward for p in r.curve]) for r in rounds],
+                               "training step", "mean reward", "Training reward"),
     }
     per_round = _table(
         ["round", "held-out before", "after", "targeted error", "its failures before → after",
