@@ -319,8 +319,9 @@ def train(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCon
     return {"phase": "after", "policy": result.checkpoint,
             "train_tasks": list(dict.fromkeys([*state["train_tasks"], *targeted])),
             "training": {"checkpoint": result.checkpoint, "curve": result.curve,
-                         "warm_start": result.warm_start, "tasks": len(tasks), "targeted": len(targeted),
-                         "replay": len(mix) - len(targeted), "seconds": result.seconds},
+                         "warm_start": result.warm_start, "tasks": len(tasks),
+                         "targeted": len(targeted), "replay": len(mix) - len(targeted),
+                         "seconds": result.seconds},
             "seconds": _timed(state, "train", started)}
 
 

@@ -235,11 +235,12 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
             limit = config.max_total_tokens if sizes.warm_start_max_tokens is None else \
                 min(config.max_total_tokens, sizes.warm_start_max_tokens)
             warm = sft(model, tok, tasks, index, steps=steps_warm, batch_size=WARM_START_BATCH,
-                lr=sizes.warm_start_lr, seed=config.seed, compact=config.compact_tools,
-                device=config.device, max_tokens=limit,
-                micro_batch=sizes.warm_start_micro_batch, recovery=sizes.warm_start_recovery,
-                on_step=(lambda i, loss: on_warm_step(i + 1, steps_warm, loss))
-                if on_warm_step else None)
+                       lr=sizes.warm_start_lr, seed=config.seed, compact=config.compact_tools,
+                       device=config.device, max_tokens=limit,
+                       micro_batch=sizes.warm_start_micro_batch,
+                       recovery=sizes.warm_start_recovery,
+                       on_step=(lambda i, loss: on_warm_step(i + 1, steps_warm, loss))
+                       if on_warm_step else None)
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)
     with trainer:
         trainer.train(steps, on_step=on_step)
