@@ -267,3 +267,34 @@ def test_each_keeps_order_and_raises_what_a_call_raised():
         assert each(pool, 4, square, []) == []
         with pytest.raises(ZeroDivisionError):
             each(pool, 3, lambda x: 1 // (x - 7), list(range(20)))
+
+
+def test_decoding_batches_split_only_around_long_rows(cancel_tasks):
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+    from agent_world.training.policies import PAD_RATIO, by_length
+
+    # rows within PAD_RATIO of each other: one batch, exactly as given
+    assert by_length([3, 1, 2], {1: 100, 2: 150, 3: 200}) == [[3, 1, 2]]
+    # a long outlier decodes apart; each group keeps the given order
+    lengths = {0: 600, 1: 3500, 2: 580, 3: 900, 4: 2000}
+    assert by_length([0, 1, 2, 3, 4], lengths) == [[0, 2, 3], [1, 4]]
+    assert all(max(lengths[i] for i in g) <= PAD_RATIO * min(lengths[i] for i in g)
+               for g in by_length([0, 1, 2, 3, 4], lengths))
+    assert by_length([], {}) == [[]]
+
+    corpus = [t.instruction for t in cancel_tasks] + ['<tool_call>{"name": "x"}</tool_call>']
+    tok = tiny_tokenizer(corpus, vocab_size=300)
+    model = tiny_model(tok, seed=4)
+    policy = HFPolicy(model, tok, max_new_tokens=6, temperature=0.0)
+
+    def states(padding: list[int]) -> list[EpisodeState]:
+        return [EpisodeState(task=cancel_tasks[0], tools=[], messages=[
+            {"role": "system", "content": "Tools: cancel_reservation" * n},
+            {"role": "user", "content": cancel_tasks[0].instruction}]) for n in padding]
+
+    mixed = states([1, 40, 1])  # the middle row is many times longer than the others
+    together = policy.act(mixed)
+    assert len({len(s.trace.ids) for s in mixed}) == 2  # type: ignore[union-attr]
+    # every reply lands on its own row: the same as decoding each row alone
+    alone = [policy.act(states([n]))[0] for n in (1, 40, 1)]
+    assert together == alone
