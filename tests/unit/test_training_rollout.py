@@ -280,7 +280,7 @@ def test_decoding_batches_split_only_around_long_rows(cancel_tasks):
     assert by_length([0, 1, 2, 3, 4], lengths) == [[0, 2, 3], [1, 4]]
     assert all(max(lengths[i] for i in g) <= PAD_RATIO * min(lengths[i] for i in g)
                for g in by_length([0, 1, 2, 3, 4], lengths))
-    assert by_length([], {}) == [[]]
+    assert by_length([], {}) == []
 
     corpus = [t.instruction for t in cancel_tasks] + ['<tool_call>{"name": "x"}</tool_call>']
     tok = tiny_tokenizer(corpus, vocab_size=300)
