@@ -378,7 +378,8 @@ class Episode:
             if self.runtime.sandboxed:  # every call needs it: parse the schema now, not mid-step
                 if self._db is not None:  # a connection to a file just replaced
                     self._db.close()
-                self._db = EpisodeDB(self.path, self.seed, self.spec.clock_start, fresh=True)
+                self._db = EpisodeDB(self.path, self.seed, self.spec.clock_start, fresh=True,
+                                     sole=True)
         elif self._dirty:
             self._database().undo(self.spec, self.path)
         if self._db is not None:  # the connection as a new one: the seed, lastrowid, changes()
@@ -487,7 +488,9 @@ class Episode:
 
     def _database(self) -> EpisodeDB:
         if self._db is None:
-            self._db = EpisodeDB(self.path, self.seed, self.spec.clock_start)
+            # sandboxed, only this process writes the file; else the worker does too
+            self._db = EpisodeDB(self.path, self.seed, self.spec.clock_start,
+                                 sole=self.runtime.sandboxed)
         return self._db
 
     def close(self) -> None:

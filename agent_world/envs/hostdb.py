@@ -317,11 +317,13 @@ class EpisodeDB:
     like the episode itself)."""
 
     def __init__(self, path: Path, seed: int = 0, clock_start: str = "2026-01-15T09:00:00",
-                 fresh: bool = False):
+                 fresh: bool = False, sole: bool = False):
         """`fresh`: the file is a copy of its template, whose id/clock counters are empty
-        (nothing committed yet), so the first call need not read them."""
+        (nothing committed yet), so the first call need not read them. `sole`: these are the
+        only connections that write the file (a sandboxed runtime; see `_connect`)."""
         self.seed, self.clock_start = seed, clock_start
-        conn = _connect(path)
+        self.sole = sole
+        conn = _connect(path, sole)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         # made before any statement is prepared: what `renew` and `_undo_from` use
@@ -654,7 +656,7 @@ class EpisodeDB:
         has prepared, and the next calls would compile them all again (~2x slower)."""
         self._counters = None  # read again at the next call if the undo fails
         if self._undo is None:
-            self._undo = _connect(path)  # foreign keys stay off on this one
+            self._undo = _connect(path, self.sole)  # foreign keys stay off on this one
         try:
             undone = undo_changes(spec, path, self._undo)
         except sqlite3.OperationalError as exc:
@@ -695,15 +697,36 @@ class EpisodeDB:
         self.conn.close()
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, sole: bool = False) -> sqlite3.Connection:
     """A connection to an episode file in shared-cache mode (an episode's connections share
-    one page cache and parsed schema; see `EpisodeDB.undo`)."""
-    uri = f"file:{urllib.parse.quote(str(path))}?cache=shared"
-    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
-                           detect_types=sqlite3.PARSE_DECLTYPES, cached_statements=256)
+    one page cache and parsed schema; see `EpisodeDB.undo`).
+
+    `sole`: no other connection ever writes the file (the sandboxed engine: tool code reaches
+    the database only through this process). The page cache is then kept across calls without
+    SQLite checking, at the start of every transaction, whether another process changed the
+    file (locking_mode=EXCLUSIVE: ~8 syscalls less per call, 10-20 % of a step after an idle
+    gap), and without file locks (the unix-none VFS), so anything may still read the file
+    between calls, with a connection opened after the call: in this mode SQLite leaves the
+    file's change counter alone, and a connection kept open across calls may not see them."""
+    quoted = urllib.parse.quote(str(path))
+    conn = None
+    if sole:
+        try:
+            conn = sqlite3.connect(f"file:{quoted}?cache=shared&vfs=unix-none", uri=True,
+                                   isolation_level=None, check_same_thread=False,
+                                   detect_types=sqlite3.PARSE_DECLTYPES, cached_statements=256)
+        except sqlite3.OperationalError:  # no such VFS (not a unix build): the usual locks
+            conn = None
+    if conn is None:
+        sole = False
+        conn = sqlite3.connect(f"file:{quoted}?cache=shared", uri=True, isolation_level=None,
+                               check_same_thread=False, detect_types=sqlite3.PARSE_DECLTYPES,
+                               cached_statements=256)
     conn.execute("PRAGMA recursive_triggers=ON")  # REPLACE deletes reach the undo log
     # Only this process writes through these connections, and the episode file lives and
     # dies with them: no journal file to create and delete, no fsync, per committed call.
     conn.execute("PRAGMA journal_mode=MEMORY")
     conn.execute("PRAGMA synchronous=OFF")
+    if sole:
+        conn.execute("PRAGMA locking_mode=EXCLUSIVE")
     return conn

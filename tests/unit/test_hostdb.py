@@ -263,6 +263,37 @@ def test_an_opened_or_reset_episode_starts_from_empty_counters_without_reading_t
         assert (again["ref"], again["created_at"]) == (first["ref"], first["created_at"])
 
 
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandboxed", "unsandboxed"])
+def test_the_episode_file_stays_readable_between_calls(notes_spec, caplog, sandbox):
+    """Sandboxed, this process alone writes an episode's file: its connection keeps the page
+    cache without checking the file at every call (exclusive mode) yet takes no file lock, so
+    a connection opened between calls reads the committed state at once (a lock would make it
+    wait). Unsandboxed, the worker writes the file too: the usual locking, checked per call."""
+    import sqlite3
+
+    caplog.set_level(logging.ERROR)  # the unsandboxed runtime warns
+    with EnvRuntime(workers=1, sandbox=sandbox) as rt:
+        ep = rt.open(notes_spec, seed=2)
+        assert ep.step("add_note", {"user_id": 1, "body": "first"}).ok
+        ep.reset()  # the undo log runs on the second (shared-cache) connection
+        for body in ("one", "two"):
+            assert ep.step("add_note", {"user_id": 1, "body": body}).ok
+            outside = sqlite3.connect(ep.path, timeout=0)
+            try:
+                bodies = [r[0] for r in outside.execute("SELECT body FROM notes ORDER BY id")]
+            finally:
+                outside.close()
+            assert body in bodies and "first" not in bodies
+            assert ep.query("SELECT count(*) AS n FROM notes WHERE body = ?", (body,)) == [
+                {"n": 1}]
+        assert ep.diff().counts()["notes"]["inserted"] == 2
+        assert ep._db is not None  # unsandboxed: the undo log's connection (reset above)
+        mode = ep._db.conn.execute("PRAGMA locking_mode").fetchone()[0]
+        assert mode == ("exclusive" if rt.sandboxed else "normal")
+        ep.reset()
+        assert ep.diff().empty
+
+
 def test_statement_kinds_and_clocks_are_remembered_within_bounds():
     from agent_world.envs import hostdb
     from agent_world.envs.worker import call_clock
