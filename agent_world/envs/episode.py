@@ -348,6 +348,8 @@ class Episode:
         self.spec = spec
         self.fingerprint = fingerprint
         self.template = template
+        # the episode's SQLite file: read it between calls with a connection opened after the
+        # call (sandboxed, this process's connection does not bump SQLite's change counter)
         self.path = path
         self.seed = seed
         self.steps = 0
