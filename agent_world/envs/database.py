@@ -208,12 +208,29 @@ def read_connection(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, isolation_level=None, detect_types=sqlite3.PARSE_DECLTYPES)
 
 
+def logged_tables(conn: sqlite3.Connection, schema: str = "main") -> set[str] | None:
+    """The tables whose rows changed since an episode database was last reset, as its undo log
+    names them (an update that wrote the same values counts too), or None for a database
+    without the engine's undo log. Every other table is as the reset left it."""
+    try:
+        return {r[0] for r in conn.execute(f"SELECT DISTINCT tbl FROM {schema}.{UNDO_TABLE}")}
+    except sqlite3.OperationalError:  # no such table: not an episode database
+        return None
+
+
 def diff_databases(spec: EnvSpec, current: Path, base: Path) -> StateDiff:
+    """Rows inserted, deleted and updated in the episode database `current` since it was last
+    reset to `base`; only the tables its undo log names are compared."""
     conn = read_connection(current)
     try:
-        conn.execute("ATTACH DATABASE ? AS base", (str(base),))
         out: dict[str, TableDiff] = {}
+        logged = logged_tables(conn)
+        if logged is not None and not logged:  # nothing changed since the reset
+            return StateDiff(tables=out)
+        conn.execute("ATTACH DATABASE ? AS base", (str(base),))
         for t in spec.tables:
+            if logged is not None and t.name not in logged:
+                continue
             name = _q(t.name)
             pk = t.primary_key
             cols = [c.name for c in t.columns]

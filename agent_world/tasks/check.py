@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_world.envs.database import logged_tables
 from agent_world.tasks.model import Step, Task
 
 MAX_ANSWER_CHARS = 400
@@ -130,13 +131,17 @@ def answer_matches(answer: Any, reference: Any) -> bool:
 
 
 # ---- states ----------------------------------------------------------------------------------
-def _tables(conn: sqlite3.Connection, schema: str) -> dict[str, tuple[list[str], list[str]]]:
-    """table -> (columns, primary-key columns) of one attached database."""
+def _tables(conn: sqlite3.Connection, schema: str,
+            only: set[str] | None = None) -> dict[str, tuple[list[str], list[str]]]:
+    """table -> (columns, primary-key columns) of one attached database (of the tables in
+    `only`, when given)."""
     out = {}
     # the engine's bookkeeping tables (_aw_*: undo log, id/clock counters) are not state
     for (name,) in conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type='table' "
                                 "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_aw\\_%' "
                                 "ESCAPE '\\' ORDER BY name"):
+        if only is not None and name not in only:
+            continue
         info = conn.execute(f'PRAGMA {schema}.table_info("{name}")').fetchall()
         cols = [r[1] for r in info]
         pk = [r[1] for r in sorted(info, key=lambda r: r[5]) if r[5]] or ["rowid"]
@@ -144,15 +149,21 @@ def _tables(conn: sqlite3.Connection, schema: str) -> dict[str, tuple[list[str],
     return out
 
 
-def state_changes(initial_db: str | Path, final_db: str | Path) -> dict[str, Any]:
+def state_changes(initial_db: str | Path, final_db: str | Path,
+                  logged: bool = False) -> dict[str, Any]:
     """What changed from one database state to another, per table:
     {"inserted": [row...], "deleted": [key...], "updated": [{"key", "after"}...]}, sorted.
-    Tables without changes are left out; no changes at all gives {}."""
+    Tables without changes are left out; no changes at all gives {}. `logged`: `final_db` is an
+    episode database last reset to `initial_db`, so only the tables its undo log names can
+    differ and only those are compared (a read-only attempt compares none)."""
     conn = sqlite3.connect(f"file:{Path(final_db).resolve()}?mode=ro", uri=True)
     try:
-        conn.execute("ATTACH DATABASE ? AS base", (f"file:{Path(initial_db).resolve()}?mode=ro",))
         out: dict[str, Any] = {}
-        for name, (cols, pk) in _tables(conn, "main").items():
+        only = logged_tables(conn) if logged else None
+        if only is not None and not only:  # nothing changed since the reset
+            return out
+        conn.execute("ATTACH DATABASE ? AS base", (f"file:{Path(initial_db).resolve()}?mode=ro",))
+        for name, (cols, pk) in _tables(conn, "main", only).items():
             q = f'"{name}"'
             key = ", ".join(f'"{k}"' for k in pk)
             # only rows that differ leave SQLite: an unchanged row is in neither EXCEPT
@@ -174,6 +185,12 @@ def state_changes(initial_db: str | Path, final_db: str | Path) -> dict[str, Any
         return out
     finally:
         conn.close()
+
+
+def episode_changes(episode: Any) -> dict[str, Any]:
+    """`state_changes` of a live episode since its last reset (its template is the initial
+    state; only the tables its undo log names are compared)."""
+    return state_changes(episode.template, episode.path, logged=True)
 
 
 def _sorted(items: list[Any]) -> list[Any]:
@@ -232,8 +249,10 @@ def changes_match(expected: dict[str, Any], actual: dict[str, Any]) -> bool:
 
 # ---- the check -------------------------------------------------------------------------------
 def check_task(task: Task, initial_db: str | Path, final_db: str | Path,
-               answer: Any) -> CheckResult:
-    """Check one attempt: the state it started from, the state it left and its final answer."""
+               answer: Any, logged: bool = False) -> CheckResult:
+    """Check one attempt: the state it started from, the state it left and its final answer.
+    `logged`: `final_db` is an episode database last reset to `initial_db` (see
+    `state_changes`)."""
     if task.kind == "programmatic":
         from agent_world.tasks.scripts import ScriptError, run_verify
 
@@ -253,7 +272,7 @@ def check_task(task: Task, initial_db: str | Path, final_db: str | Path,
         notes.append("answer matches" if ok else
                      f"answer {str(answer)[:80]!r} does not give {task.reference_answer!r}")
     expected = task.expected_changes or {}
-    actual = state_changes(initial_db, final_db)
+    actual = state_changes(initial_db, final_db, logged)
     ok = changes_match(expected, actual)
     components["state"] = float(ok)
     if ok:
@@ -282,7 +301,7 @@ def check_episode(task: Task, episode: Any, answer: Any,
                   steps: list[Step] | None = None) -> CheckResult:
     """`check_task` on a live episode (its template is the initial state); with the attempt's
     `steps`, an ungrounded answer (see the module docstring) scores 0."""
-    result = check_task(task, episode.template, episode.path, answer)
+    result = check_task(task, episode.template, episode.path, answer, logged=True)
     if steps is None:
         return result
     if grounded(task, steps):
@@ -294,4 +313,4 @@ def check_episode(task: Task, episode: Any, answer: Any,
 
 
 __all__ = ["CheckResult", "answer_matches", "changes_match", "check_episode", "check_task",
-           "grounded", "mask_volatile", "normalise", "state_changes"]
+           "episode_changes", "grounded", "mask_volatile", "normalise", "state_changes"]

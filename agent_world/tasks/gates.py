@@ -23,7 +23,7 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.check import check_task
+from agent_world.tasks.check import check_episode
 from agent_world.tasks.model import GateResult, Task
 from agent_world.tasks.truth import extract_answer, run_plan
 from agent_world.tasks.walks import Plan, ValueSampler
@@ -39,7 +39,7 @@ def gate_initial_state(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateRe
     ep = runtime.open(spec, seed=task.seed)
     try:
         for answer in (None, ""):
-            res = check_task(task, ep.template, ep.path, answer)
+            res = check_episode(task, ep, answer)
             if res.passed:
                 return GateResult(name="initial_state_fails", passed=False,
                                   detail=f"the untouched initial state passes ({res.detail})")
@@ -78,7 +78,7 @@ def gold_run(task: Task, spec: EnvSpec, runtime: EnvRuntime,
                     return False, None, "", f"gold call {c.tool} failed: {obs.error.message}"
             answer = extract_answer(task.origin.get("answer", {"kind": "none"}), _plan(task),
                                     observations)
-        res = check_task(task, ep.template, ep.path, answer)
+        res = check_episode(task, ep, answer)
         return res.passed, answer, ep.state_hash(), res.detail
     finally:
         ep.close()
@@ -153,7 +153,7 @@ def gate_known_wrong(task: Task, spec: EnvSpec, runtime: EnvRuntime,
 
             observations = execute_plan(plan, ep, **kwargs)
             answer = extract_answer(answer_spec, plan, observations)
-            res = check_task(task, ep.template, ep.path, answer)
+            res = check_episode(task, ep, answer)
         finally:
             ep.close()
         if res.passed:

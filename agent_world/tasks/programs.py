@@ -34,7 +34,7 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime, Observation
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.check import state_changes
+from agent_world.tasks.check import episode_changes
 from agent_world.tasks.model import ToolCall
 from agent_world.tasks.walks import Plan, ValueSampler, execute_plan, field_value, scalar_fields
 
@@ -112,7 +112,7 @@ def _run(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, seed: int, calls: list[
         ep.steps = shift
         reads = execute_plan(plan, ep)
         writes = [ep.step(c.tool, c.arguments) for c in calls]
-        return reads, writes, state_changes(ep.template, ep.path), ep.state_hash()
+        return reads, writes, episode_changes(ep), ep.state_hash()
     finally:
         ep.close()
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime, Observation
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.check import mask_volatile, state_changes
+from agent_world.tasks.check import episode_changes, mask_volatile
 from agent_world.tasks.model import ToolCall
 from agent_world.tasks.walks import Plan, execute_plan, field_value, selected
 
@@ -72,7 +72,7 @@ def run_plan(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, seed: int, shift: i
     try:
         ep.steps = shift
         obs = execute_plan(plan, ep, **kwargs)
-        return obs, state_changes(ep.template, ep.path)
+        return obs, episode_changes(ep)
     finally:
         ep.close()
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import load_example
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.check import mask_volatile, state_changes
+from agent_world.tasks.check import episode_changes, mask_volatile
 from agent_world.tasks.model import Difficulty, Task, ToolCall
 
 
@@ -141,7 +141,7 @@ def expected_changes(runtime: EnvRuntime, spec: EnvSpec, chain: list[ToolCall],
             for call in chain:
                 if not ep.step(call.tool, call.arguments).ok:
                     return None
-            runs.append(state_changes(ep.template, ep.path))
+            runs.append(episode_changes(ep))
     return mask_volatile(runs[0], runs[1])
 
 

@@ -95,6 +95,51 @@ def test_reset_undoes_every_kind_of_change_exactly(runtime, spec):
     assert ep.state_hash() == pristine
 
 
+def test_diffs_and_checks_compare_only_the_tables_changed_since_reset(runtime, spec, tmp_path):
+    """`ep.diff()` and a task check's state comparison look only at the tables the undo log
+    names (none after reads only) and find exactly what comparing every table finds."""
+    import shutil
+    import sqlite3
+
+    from agent_world.envs.database import UNDO_TABLE, diff_databases, logged_tables
+    from agent_world.tasks.check import episode_changes, state_changes
+
+    ep = runtime.open(spec, seed=5)
+
+    def logged() -> set[str] | None:
+        conn = sqlite3.connect(ep.path)
+        try:
+            return logged_tables(conn)
+        finally:
+            conn.close()
+
+    def every_table() -> tuple:  # the same comparisons on a copy without the undo log
+        copy = tmp_path / f"copy-{ep.steps}.sqlite"
+        shutil.copyfile(ep.path, copy)
+        conn = sqlite3.connect(copy)
+        conn.execute(f"DROP TABLE {UNDO_TABLE}")
+        conn.commit()
+        assert logged_tables(conn) is None
+        conn.close()
+        return diff_databases(spec, copy, ep.template), state_changes(ep.template, copy)
+
+    assert logged() == set() and episode_changes(ep) == {} and ep.diff().empty
+    assert ep.step("list_notes", {"user_id": 1}).ok
+    assert not ep.step("add_note", {"user_id": 99, "body": "x"}).ok  # rolled back
+    assert logged() == set() and episode_changes(ep) == {}
+    assert ep.step("rename_user", {"user_id": 1, "name": "Zed"}).ok
+    assert logged() == {"users"}
+    diff, changes = every_table()
+    assert ep.diff() == diff and episode_changes(ep) == changes and set(changes) == {"users"}
+    assert ep.step("churn").ok
+    assert logged() == {"users", "notes"}
+    diff, changes = every_table()
+    assert ep.diff() == diff and episode_changes(ep) == changes
+    assert set(changes) == {"users", "notes"} and set(diff.tables) == {"users", "notes"}
+    ep.reset()
+    assert logged() == set() and episode_changes(ep) == {} and ep.diff().empty
+
+
 @pytest.mark.parametrize("statement", [
     "CREATE TABLE t (x)", "DROP TABLE notes", "ALTER TABLE users ADD COLUMN z",
     "CREATE INDEX i ON users (name)", "CREATE TEMP TABLE t (x)", "DROP TRIGGER _aw_i_users"])
