@@ -517,12 +517,20 @@ class GRPOTrainer:
         torch.save(self.optimizer.state_dict(), path / "optimizer.pt")
         if self.reference is not None and self.out_dir is not None:
             ref_dir = self.out_dir / "reference"
-            if not (ref_dir / "config.json").exists():
+            if not ref_dir.is_dir():
+                # whole or not at all: later saves skip a reference that is there, and resuming
+                # loads it, so a save killed midway must not leave half of one behind
+                partial = self.out_dir / "reference.partial"
+                shutil.rmtree(partial, ignore_errors=True)
                 with quiet_progress_bars():
-                    self.reference.save_pretrained(ref_dir)
-        (path / "trainer.json").write_text(json.dumps(
+                    self.reference.save_pretrained(partial)
+                partial.rename(ref_dir)
+        # last, and whole: a checkpoint counts (`latest`) once its trainer.json is there
+        meta = path / "trainer.json.partial"
+        meta.write_text(json.dumps(
             {"step": self.step_no, "config": asdict(self.config), "curve": self.curve},
             indent=1))
+        meta.replace(path / "trainer.json")
         return path
 
     @staticmethod
@@ -532,12 +540,13 @@ class GRPOTrainer:
         finished; every checkpoint's policy stays loadable. Returns the bytes freed."""
         out = Path(out_dir)
         optimizers = list(out.glob("checkpoints/step-*/optimizer.pt"))
-        reference = out / "reference"
-        files = optimizers + [p for p in reference.rglob("*") if p.is_file()]
+        references = [out / "reference", out / "reference.partial"]  # (one cut short)
+        files = optimizers + [p for r in references for p in r.rglob("*") if p.is_file()]
         freed = sum(p.stat().st_size for p in files)
         for p in optimizers:
             p.unlink(missing_ok=True)
-        shutil.rmtree(reference, ignore_errors=True)
+        for r in references:
+            shutil.rmtree(r, ignore_errors=True)
         return freed
 
     @staticmethod

@@ -239,3 +239,36 @@ def test_bf16_autocast_step_trains_fp32_weights(setup, runtime):
     stats = trainer.step()
     assert stats.policy_tokens > 0 and stats.grad_norm > 0 and math.isfinite(stats.loss)
     assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
+
+
+def test_a_save_killed_while_writing_the_reference_leaves_none(tmp_path, setup, runtime):
+    """The frozen reference is written once, by the first save; later saves skip it and
+    resuming loads it. A save cut short mid-reference must leave no half of one (it used to
+    leave config.json without weights: every later save skipped it, resuming failed)."""
+    tasks, specs = setup
+    model, tok = _tiny(tasks)
+    trainer = GRPOTrainer(model, tok, tasks, specs, _config(), out_dir=tmp_path / "run",
+                          reward=_forced_rewards, runtime=runtime)
+    trainer.step()
+    whole = trainer.reference.save_pretrained
+
+    def cut_short(directory, **kw):
+        directory.mkdir(parents=True, exist_ok=True)
+        trainer.reference.config.to_json_file(directory / "config.json")
+        raise KeyboardInterrupt("killed while writing the weights")
+
+    trainer.reference.save_pretrained = cut_short
+    with pytest.raises(KeyboardInterrupt):
+        trainer.save()
+    assert not (tmp_path / "run" / "reference").exists()
+    assert GRPOTrainer.latest(tmp_path / "run") is None  # that checkpoint never counted
+
+    trainer.reference.save_pretrained = whole
+    ckpt = trainer.save()
+    assert ckpt == GRPOTrainer.latest(tmp_path / "run")
+    assert not (tmp_path / "run" / "reference.partial").exists()
+    resumed = GRPOTrainer.resume(tmp_path / "run", tasks, specs, reward=_forced_rewards,
+                                 runtime=runtime)
+    for (n, a), (_, b) in zip(trainer.reference.named_parameters(),
+                              resumed.reference.named_parameters(), strict=True):
+        assert torch.equal(a, b), n
