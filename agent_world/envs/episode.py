@@ -380,8 +380,8 @@ class Episode:
             if self.runtime.sandboxed:  # every call needs it: parse the schema now, not mid-step
                 if self._db is not None:  # a connection to a file just replaced
                     self._db.close()
-                self._db = EpisodeDB(self.path, self.seed, self.spec.clock_start, fresh=True,
-                                     sole=True)
+                    self._db = None
+                self._database(fresh=True)
         elif self._dirty:
             self._database().undo(self.spec, self.path)
         if self._db is not None:  # the connection as a new one: the seed, lastrowid, changes()
@@ -488,10 +488,10 @@ class Episode:
         self._check_open()
         return read_rows(self.path, sql, params)
 
-    def _database(self) -> EpisodeDB:
+    def _database(self, fresh: bool = False) -> EpisodeDB:
         if self._db is None:
             # sandboxed, only this process writes the file; else the worker does too
-            self._db = EpisodeDB(self.path, self.seed, self.spec.clock_start,
+            self._db = EpisodeDB(self.path, self.seed, self.spec.clock_start, fresh=fresh,
                                  sole=self.runtime.sandboxed)
         return self._db
 

@@ -708,20 +708,15 @@ def _connect(path: Path, sole: bool = False) -> sqlite3.Connection:
     gap), and without file locks (the unix-none VFS), so anything may still read the file
     between calls, with a connection opened after the call: in this mode SQLite leaves the
     file's change counter alone, and a connection kept open across calls may not see them."""
-    quoted = urllib.parse.quote(str(path))
-    conn = None
-    if sole:
-        try:
-            conn = sqlite3.connect(f"file:{quoted}?cache=shared&vfs=unix-none", uri=True,
-                                   isolation_level=None, check_same_thread=False,
-                                   detect_types=sqlite3.PARSE_DECLTYPES, cached_statements=256)
-        except sqlite3.OperationalError:  # no such VFS (not a unix build): the usual locks
-            conn = None
-    if conn is None:
-        sole = False
-        conn = sqlite3.connect(f"file:{quoted}?cache=shared", uri=True, isolation_level=None,
-                               check_same_thread=False, detect_types=sqlite3.PARSE_DECLTYPES,
-                               cached_statements=256)
+    uri = f"file:{urllib.parse.quote(str(path))}?cache=shared"
+    try:
+        conn = sqlite3.connect(uri + "&vfs=unix-none" if sole else uri, uri=True,
+                               isolation_level=None, check_same_thread=False,
+                               detect_types=sqlite3.PARSE_DECLTYPES, cached_statements=256)
+    except sqlite3.OperationalError:
+        if not sole:
+            raise
+        return _connect(path)  # no such VFS (not a unix build): the usual locks
     conn.execute("PRAGMA recursive_triggers=ON")  # REPLACE deletes reach the undo log
     # Only this process writes through these connections, and the episode file lives and
     # dies with them: no journal file to create and delete, no fsync, per committed call.

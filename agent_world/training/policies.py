@@ -170,7 +170,8 @@ class HFPolicy:
 
 # a decoding batch is padded to its longest row: one held-out attempt that read a ~3,500-token
 # listing made 23 rows of ~600 tokens decode at its width (that evaluation took 6.7 min; split,
-# 166 s with the same replies); rows longer than this many times the batch's shortest decode in a batch of their own
+# 166 s with the same replies). A row longer than this many times its batch's shortest decodes
+# with rows of its own length.
 PAD_RATIO = 2.0
 
 
