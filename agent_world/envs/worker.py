@@ -572,18 +572,28 @@ class HostChannel:
                 raise DuplicateColumnError(reply["message"])
             raise (exc or sqlite3.DatabaseError)(reply["message"])
         names = reply["names"]
-        rows: list[Row] = []
-        if names is not None:
+        if names is None:
+            return RemoteCursor([], reply["rowcount"], reply["lastrowid"], None)
+        names = tuple(names)
+        description = _descriptions.get(names)
+        if description is None:  # once per distinct result shape: a tool sends the same few
             if len(set(names)) != len(names):
                 dupes = sorted({n for n in names if names.count(n) > 1})
                 raise DuplicateColumnError(
                     f"result has duplicate column name(s) {dupes}; select them under distinct "
                     "names (SELECT a.id AS a_id, b.id AS b_id ...)")
-            for chunk in reply["chunks"]:
-                rows.extend(Row(zip(names, values, strict=True)) for values in
-                            marshal.loads(chunk))
-        description = None if names is None else tuple((n, *(None,) * 6) for n in names)
+            description = tuple((n, *(None,) * 6) for n in names)
+            if len(_descriptions) >= 1024:
+                _descriptions.clear()
+            _descriptions[names] = description
+        rows: list[Row] = []
+        for chunk in reply["chunks"]:
+            rows.extend(Row(zip(names, values, strict=True)) for values in marshal.loads(chunk))
         return RemoteCursor(rows, reply["rowcount"], reply["lastrowid"], description)
+
+
+# result column names -> their cursor description (checked for duplicates once)
+_descriptions: dict[tuple[str, ...], tuple] = {}
 
 
 def _same(a: Any, b: Any) -> bool:

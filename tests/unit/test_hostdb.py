@@ -4,6 +4,7 @@ database itself (unsandboxed), down to cursors, errors, ids and the resulting st
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -52,6 +53,12 @@ SNIPPETS = [
     ("write", "result = [ctx.new_id('N'), ctx.new_id('N'), ctx.now()]\nraise ToolError('no')"),
     ("write", "result = [ctx.new_id('N'), ctx.now()]\n"
               "ctx.execute(\"UPDATE users SET role = 'member' WHERE id = 2\")"),
+    # counters of several prefixes committed at once (one statement up to four, then a loop)
+    ("write", "result = [ctx.new_id(p) for p in 'ABC']\n"
+              "ctx.execute(\"UPDATE users SET role = 'admin' WHERE id = 2\")"),
+    ("write", "result = [ctx.new_id(p) for p in 'ABCDEF' for _ in range(2)]\n"
+              "ctx.execute(\"UPDATE users SET role = 'member' WHERE id = 2\")"),
+    ("read", "result = [ctx.new_id(p) for p in 'ABCDEFN'] + [ctx.now()]"),
     # values JSON has no room for, on the way in and on the way out
     ("read", "row = ctx.one('SELECT ? AS a, ? AS b, typeof(?) AS t, ? AS n', "
              "(float('inf'), float('-inf'), float('nan'), -2**63))\n"
@@ -83,6 +90,9 @@ def test_tool_code_sees_the_same_database_sandboxed_or_not(caplog):
     assert confined[0][0].startswith("[1, ") and confined[0][7] == "caught IntegrityError"
     assert confined[0][8].startswith("constraint_violation")
     assert confined[0][13].startswith("permission_denied") and "read-only" in confined[0][13]
+    ids = [json.loads(confined[0][i]) for i in (20, 21, 22)]
+    assert len({*ids[0], *ids[1], *ids[2][:-1]}) == 3 + 12 + 7  # none issued twice
+    assert ids[2][-1] > json.loads(confined[0][19])[-1]  # the clock moved with the writes
     assert confined[0][-4] == '["inf", "-inf", "null", -9223372036854775808]'
     assert confined[0][-3].startswith("tool_exception: OverflowError")
     assert confined[0][-2] == f"[{2**70}, {-2**80}, 1e+300, 0.1]"
