@@ -225,22 +225,31 @@ class Batch:
             yield s, self.select(s)
 
 
+def trained_length(mask: list[int]) -> int:
+    """Tokens of a trace up to its last policy token. What follows is context for nothing:
+    attention is causal, so no policy token's log-probability depends on it. An episode cut
+    by the token budget ends with the observation that overran it: one tool listing made four
+    GRPO sequences 4,400 tokens wide for 247 policy tokens, and that update take 138 s on a
+    CPU instead of ~10."""
+    return len(mask) - mask[::-1].index(1) if 1 in mask else 0
+
+
 def make_batch(rollouts: list[Rollout], pad_id: int) -> Batch | None:
-    """Sequences, masks and group advantages of the rollouts that can train (no env fault,
-    at least one policy token)."""
+    """Sequences (each up to its last policy token; see `trained_length`), masks and group
+    advantages of the rollouts that can train (no env fault, at least one policy token)."""
     usable = [r for r in rollouts if not r.trajectory.env_fault and r.state.trace is not None
               and sum(r.state.trace.mask) > 0]
     if not usable:
         return None
-    width = max(len(r.state.trace.ids) for r in usable)  # type: ignore[union-attr]
+    lengths = [trained_length(r.state.trace.mask) for r in usable]  # type: ignore[union-attr]
+    width = max(lengths)
     ids, attn, mask = [], [], []
-    for r in usable:
+    for r, n in zip(usable, lengths, strict=True):
         t = r.state.trace
         assert t is not None
-        n = len(t.ids)
-        ids.append(t.ids + [pad_id] * (width - n))
+        ids.append(t.ids[:n] + [pad_id] * (width - n))
         attn.append([1] * n + [0] * (width - n))
-        mask.append(t.mask[1:] + [0] * (width - n))
+        mask.append(t.mask[1:n] + [0] * (width - n))
     rewards = torch.tensor([r.trajectory.reward for r in usable], dtype=torch.float32)
     groups = torch.tensor([r.group for r in usable])
     return Batch(torch.tensor(ids), torch.tensor(attn), torch.tensor(mask, dtype=torch.float32),
@@ -600,4 +609,5 @@ def _with_lora(model: Any, rank: int) -> Any:
 
 
 __all__ = ["Batch", "GRPOConfig", "GRPOTrainer", "StepStats", "grpo_loss", "grpo_token_losses",
-           "first_policy_column", "group_advantages", "make_batch", "token_logprobs"]
+           "first_policy_column", "group_advantages", "make_batch", "token_logprobs",
+           "trained_length"]

@@ -123,6 +123,36 @@ def test_resume_gives_the_same_next_step(tmp_path, setup, runtime):
         GRPOTrainer.resume(tmp_path / "a", tasks, specs, runtime=runtime)
 
 
+def test_sequences_train_up_to_their_last_policy_token(setup, runtime):
+    # an episode the token budget ended carries the observation that overran it: the update
+    # must not run the model over it (no policy token's log-probability depends on it)
+    from agent_world.training.grpo import make_batch, token_logprobs, trained_length
+
+    tasks, specs = setup
+    model, tok = _tiny(tasks)
+    trainer = GRPOTrainer(model, tok, tasks, specs, _config(), reward=_forced_rewards,
+                          runtime=runtime)
+    rollouts, _, _ = trainer.rollouts(tasks[:2])
+    trace = rollouts[0].state.trace
+    assert trace is not None and trace.mask[-1] == 0  # ends with its observation already
+    n = trained_length(trace.mask)
+    assert trace.mask[n - 1] == 1 and 1 not in trace.mask[n:]
+    trace.extend([tok.pad_token_id + 1] * 400, policy=False)  # a listing past the budget
+    batch = make_batch(rollouts, tok.pad_token_id)
+    assert batch is not None
+    assert batch.ids.size(1) == max(trained_length(r.state.trace.mask) for r in rollouts)
+    assert batch.ids.size(1) < len(trace.ids) - 400
+    assert int(batch.attention[0].sum()) == n and batch.ids[0, :n].tolist() == trace.ids[:n]
+    # the policy tokens' log-probabilities: as over the whole conversation
+    with torch.no_grad():
+        whole = torch.tensor([trace.ids])
+        full = token_logprobs(model, whole, torch.ones_like(whole))[0, :n - 1]
+        cut = token_logprobs(model, batch.ids[:1, :n], batch.attention[:1, :n])[0]
+    policy = batch.mask[0, :n - 1] > 0
+    assert int(policy.sum()) == sum(trace.mask)
+    assert torch.allclose(full[policy], cut[policy], atol=1e-5)
+
+
 def test_skip_flat_leaves_zero_advantage_sequences_out_of_the_update(tmp_path, setup,
                                                                       runtime):
     tasks, specs = setup

@@ -64,6 +64,33 @@ def test_micro_batches_take_the_same_step_as_the_whole_batch(runtime):
                                                                    strict=True))
 
 
+def test_warm_start_computes_no_logits_for_the_prompt(runtime):
+    import torch
+
+    from agent_world.training.grpo import token_logprobs
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+    from agent_world.training.rollout import spec_index
+
+    tasks = drill_tasks("cancel", limit=3, runtime=runtime)
+    specs = spec_index(tasks)
+    tok = tiny_tokenizer([t.instruction for t in tasks] * 4, vocab_size=300)
+    model = tiny_model(tok, seed=3)
+    traces = sft.gold_traces(model, tok, tasks, specs, compact=True)
+    widths = []
+    hook = model.get_output_embeddings().register_forward_hook(
+        lambda mod, inp, out: widths.append(out.size(1)))
+    got = sft._token_logp_sum(model, tok, traces, torch.device("cpu"))
+    hook.remove()
+    width = max(len(t.ids) for t in traces)
+    prompt = min(t.mask.index(1) for t in traces)  # the first policy token of any row
+    assert widths == [width - prompt + 1]  # logits from the last prompt token on, not before
+    ids = torch.tensor([t.ids + [0] * (width - len(t.ids)) for t in traces])
+    attn = torch.tensor([[1] * len(t.ids) + [0] * (width - len(t.ids)) for t in traces])
+    mask = torch.tensor([t.mask[1:] + [0] * (width - len(t.ids)) for t in traces])
+    assert float(got) == pytest.approx(float((token_logprobs(model, ids, attn) * mask).sum()),
+                                       rel=1e-5)
+
+
 def test_warm_start_leaves_out_conversations_over_the_token_budget(runtime):
     from agent_world.errors import AgentWorldError
     from agent_world.training.lm import tiny_model, tiny_tokenizer
