@@ -125,15 +125,13 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
 
         return ChatModelPolicy(BaselineChatModel(seed=seed), name="baseline")
     if ref in ("smollm2", "tiny") or Path(ref).is_dir():
-        from agent_world.training.lm import bf16_weights, load_lm, resolve_precision
+        from agent_world.training.lm import load_lm
 
         corpus = _corpus(tasks or [], specs or {}) if ref == "tiny" else None
         model, tok = load_lm(ref, corpus=corpus, seed=seed)
         trained = read_policy_settings(ref) if Path(ref).is_dir() else {}
         context = getattr(model.config, "max_position_embeddings", None) or MIN_TOTAL_TOKENS
         budget = min(context, max(MIN_TOTAL_TOKENS, trained.get("max_total_tokens", 0)))
-        if resolve_precision(model) == "bf16":  # it only samples: bf16 weights (see lm)
-            bf16_weights(model)
         return HFPolicy(model.eval(), tok, name=ref, temperature=temperature,
                         max_new_tokens=max(MIN_NEW_TOKENS,
                                            trained.get("max_new_tokens", max_new_tokens)),
@@ -240,7 +238,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
                        lr=sizes.warm_start_lr, seed=config.seed, compact=config.compact_tools,
                        device=config.device, max_tokens=limit,
                        micro_batch=sizes.warm_start_micro_batch,
-                       recovery=sizes.warm_start_recovery, precision=config.precision,
+                       recovery=sizes.warm_start_recovery,
                        on_step=(lambda i, loss: on_warm_step(i + 1, steps_warm, loss))
                        if on_warm_step else None)
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)

@@ -38,12 +38,7 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task
-from agent_world.training.lm import (
-    bf16_weights,
-    cpu_threads,
-    quiet_progress_bars,
-    resolve_precision,
-)
+from agent_world.training.lm import cpu_threads, quiet_progress_bars
 from agent_world.training.policies import HFPolicy, write_policy_settings
 from agent_world.training.rollout import Rollout, RolloutConfig, run_rollouts
 
@@ -79,10 +74,8 @@ class GRPOConfig:
     seed: int = 0
     checkpoint_every: int = 0  # 0: only at the end of train()
     device: str = "auto"
-    # "bf16": the update's forward passes autocast to bfloat16, weights and optimizer stay
-    # fp32, rollouts sample from a bf16 copy of the weights;
-    # "auto": bf16 on a CUDA device that supports it and on a CPU with native bf16 (AMX,
-    # AVX512-BF16), fp32 elsewhere and for tiny CPU models (`lm.resolve_precision`)
+    # "bf16": forward passes autocast to bfloat16, weights and optimizer stay fp32;
+    # "auto": bf16 on a CUDA device that supports it, fp32 elsewhere
     precision: str = "auto"
 
 
@@ -327,37 +320,19 @@ class GRPOTrainer:
         self.optimizer = torch.optim.AdamW(params, lr=self.config.lr, weight_decay=0.0)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
-        self.precision = resolve_precision(self.model, self.config.precision)
-        # bf16: rollouts sample from a bf16 copy of the policy, synced before each step's
-        # rollouts (autocast recasts every weight at every decoding step: 1.8x slower on a CPU)
-        self._sampler: Any = None
+        precision = self.config.precision
+        if precision not in ("auto", "bf16", "fp32"):
+            raise AgentWorldError(f"unknown precision {precision!r}: auto, bf16 or fp32")
+        if precision == "auto":
+            precision = ("bf16" if self.device.type == "cuda" and torch.cuda.is_bf16_supported()
+                         else "fp32")
+        self.precision = precision
 
     def autocast(self) -> contextlib.AbstractContextManager[Any]:
-        """The context the update's forward passes run in."""
+        """The context forward passes run in (generation and the update)."""
         if self.precision == "bf16":
             return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
-
-    def sampler(self) -> tuple[Any, contextlib.AbstractContextManager[Any]]:
-        """The model rollouts sample from and the context they run in: the policy itself in
-        fp32; in bf16 its bf16 copy with the current weights (a LoRA policy: itself under
-        autocast, as its adapter is what trains)."""
-        if self.precision != "bf16":
-            return self.model, contextlib.nullcontext()
-        if self.config.lora:
-            return self.model, self.autocast()
-        with torch.no_grad():
-            if self._sampler is None:
-                self._sampler = copy.deepcopy(self.model).eval()
-                for p in self._sampler.parameters():
-                    p.grad = None
-                    p.requires_grad_(False)
-                bf16_weights(self._sampler)
-            else:
-                for mine, theirs in zip(self._sampler.parameters(), self.model.parameters(),
-                                        strict=True):
-                    mine.copy_(theirs)
-        return self._sampler, contextlib.nullcontext()
 
     def env_runtime(self) -> EnvRuntime:
         if self.runtime is None:
@@ -382,11 +357,9 @@ class GRPOTrainer:
         k = min(self.config.tasks_per_step, len(self.tasks))
         return rng.sample(self.tasks, k)
 
-    def policy(self, model: Any = None) -> HFPolicy:
-        """The policy rollouts sample from (`model`: in place of the trained model)."""
+    def policy(self) -> HFPolicy:
         c = self.config
-        return HFPolicy(self.model if model is None else model, self.tokenizer, name="grpo",
-                        max_new_tokens=c.max_new_tokens,
+        return HFPolicy(self.model, self.tokenizer, name="grpo", max_new_tokens=c.max_new_tokens,
                         max_total_tokens=c.max_total_tokens, temperature=c.temperature,
                         min_new_tokens=c.min_new_tokens, compact_tools=c.compact_tools,
                         share_prefill=c.share_prefix)
@@ -408,9 +381,8 @@ class GRPOTrainer:
         c = self.config
         start = time.perf_counter()
         self.model.eval()
-        model, context = self.sampler()
-        with context:
-            out = run_rollouts(self.policy(model), tasks, self.specs, RolloutConfig(
+        with self.autocast():
+            out = run_rollouts(self.policy(), tasks, self.specs, RolloutConfig(
                 max_turns=c.max_turns, group_size=c.group_size,
                 compact_tools=c.compact_tools), reward=timed, runtime=self.env_runtime())
         reward_s = max(0.0, span[1] - span[0])

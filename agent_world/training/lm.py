@@ -176,56 +176,6 @@ def cpu_thread_count(model: Any) -> int | None:
                else os.cpu_count() or 1)
 
 
-PRECISIONS = ("auto", "bf16", "fp32")
-# CPU features that run bfloat16 matrix products natively (oneDNN uses them through torch)
-_BF16_CPU_FLAGS = frozenset({"amx_bf16", "avx512_bf16"})
-
-
-def cpu_has_bf16() -> bool:
-    """Whether this CPU multiplies bfloat16 matrices natively (Intel AMX or AVX512-BF16, per
-    /proc/cpuinfo). Without them bf16 is emulated and slower than fp32."""
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return not _BF16_CPU_FLAGS.isdisjoint(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return False
-
-
-def resolve_precision(model: Any, precision: str = "auto") -> str:
-    """"bf16" or "fp32" for `model` where it lives. "auto": bf16 on a CUDA device that supports
-    it and on a CPU with native bf16 (SmolLM2 here, AMX: a forward+backward 1.9x, greedy
-    decoding 2.5x faster than fp32), fp32 elsewhere and for the tiny CPU models (their
-    numerics are what the tests and learning checks pin down)."""
-    import torch
-
-    if precision not in PRECISIONS:
-        raise AgentWorldError(f"unknown precision {precision!r}: {', '.join(PRECISIONS)}")
-    if precision != "auto":
-        return precision
-    params = list(model.parameters())
-    if not params:
-        return "fp32"
-    device = params[0].device
-    if device.type == "cuda":
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
-    if device.type == "cpu" and not small_cpu_model(model) and cpu_has_bf16():
-        return "bf16"
-    return "fp32"
-
-
-def bf16_weights(model: Any) -> Any:
-    """`model` with its parameters in bfloat16, for sampling only (in place). Buffers stay as
-    they are: rotary frequencies in bf16 would blur positions."""
-    import torch
-
-    for p in model.parameters():
-        p.data = p.data.to(torch.bfloat16)
-    return model
-
-
 @contextmanager
 def cpu_threads(model: Any) -> Iterator[None]:
     """Run `model` on CPU with `cpu_thread_count` intra-op threads, then restore the setting."""

@@ -25,7 +25,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Step, Task
 from agent_world.training.grpo import first_policy_column, pick_device, token_logprobs
-from agent_world.training.lm import cpu_threads, release_memory, resolve_precision
+from agent_world.training.lm import cpu_threads, release_memory
 from agent_world.training.policies import EpisodeState, HFPolicy, TokenTrace
 from agent_world.training.rollout import observation_text, observe_call
 from agent_world.training.toolcall import format_call, gold_replies, system_prompt, tool_views
@@ -131,16 +131,14 @@ def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSp
         on_step: Callable[[int, float], None] | None = None,
         traces: list[TokenTrace] | None = None,
         max_tokens: int | None = None, micro_batch: int | None = None,
-        recovery: float = 0.0, precision: str = "auto") -> list[float]:
+        recovery: float = 0.0) -> list[float]:
     """Fine-tune on the gold conversations of `tasks` (or ready `traces`); returns the loss
     per step. `max_tokens`: conversations longer than the policy's token budget are left out
     (a rollout could never reproduce them, and one 7k-token conversation padded a batch of
     four into ten times the work). `micro_batch`: conversations per forward pass, gradients
     accumulated to the same step as the whole batch (None: the whole batch at once).
     `recovery`: the fraction of conversations given a detour (module docstring); each such
-    task is also kept without one, so the plain gold path stays as common as before.
-    `precision`: as GRPO's (`lm.resolve_precision`); bf16 autocasts the forward passes, the
-    weights and the optimizer stay fp32."""
+    task is also kept without one, so the plain gold path stays as common as before."""
     dev = pick_device(device)
     model.to(dev).train()
     if traces is None:
@@ -158,9 +156,7 @@ def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSp
             raise AgentWorldError(f"no gold conversation fits in {max_tokens} tokens "
                                   f"(shortest: {min(len(t.ids) for t in traces)})")
         traces = fitting
-    bf16 = resolve_precision(model, precision) == "bf16"
-    with cpu_threads(model), torch.autocast(device_type=dev.type, dtype=torch.bfloat16,
-                                            enabled=bf16):
+    with cpu_threads(model):
         return _fit(model, tokenizer, traces, steps, batch_size, lr, seed, dev, on_step,
                     micro_batch or batch_size)
 
