@@ -127,11 +127,13 @@ def test_a_sandboxed_worker_holds_no_episode_file():
         obs = ep.step("run_read", {"code": (
             "import os, re\nfound = []\nfor top in ('/sandbox', '/tmp', '/readonly', '/dev/shm'):\n"
             "    for root, dirs, files in os.walk(top):\n"
-            # episode files (ep000001.sqlite, ...), not the code of a checkout under /tmp
-            "        found += [f for f in files if 'sqlite' in f or re.match(r'ep\\d', f)]\n"
+            # episode and template files (ep000001.sqlite, <fingerprint>.sqlite), not modules
+            # of a checkout or virtualenv under /tmp (aiosqlite.py, sqlite_session.py, ...)
+            "        found += [f for f in files if re.search(r'\\.sqlite(-journal|-wal)?$', f)\n"
+            "                  or re.match(r'ep\\d', f)]\n"
             "fds = [os.readlink(f'/proc/self/fd/{fd}') for fd in os.listdir('/proc/self/fd')\n"
             "       if os.path.exists(f'/proc/self/fd/{fd}')]\n"
-            "result = [found, [f for f in fds if 'sqlite' in f]]")})
+            "result = [found, [f for f in fds if '.sqlite' in f]]")})
         assert obs.ok and obs.result == [[], []]
 
 
