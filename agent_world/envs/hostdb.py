@@ -17,6 +17,7 @@ one a write call prepared when a read call runs it.
 from __future__ import annotations
 
 import base64
+import functools
 import marshal
 import math
 import os
@@ -53,16 +54,16 @@ _ROLLBACK = f"ROLLBACK /* {_TAG} */"
 _ROWID_TABLE = f"CREATE TEMP TABLE IF NOT EXISTS _aw_rowid (x) /* {_TAG} */"
 _ROWID_SET = f"INSERT INTO temp._aw_rowid (rowid) VALUES (?) /* {_TAG} */"
 _ROWID_CLEAR = f"DELETE FROM temp._aw_rowid /* {_TAG} */"
+BUMP_ROWS = 4  # counters set per statement: a commit's write counter and its id prefixes
 
 
+@functools.cache
 def _bump(k: int) -> str:
-    """The statement that sets `k` id/clock counters at once (one statement per commit)."""
+    """The statement that sets `k` id/clock counters at once."""
     rows = ", ".join(["(?, ?)"] * k)
     return (f"INSERT INTO {COUNTERS_TABLE} (name, n) VALUES {rows} ON CONFLICT(name) "
             f"DO UPDATE SET n = excluded.n /* {_TAG} */")
 
-
-_BUMPS = [_bump(k) for k in range(1, 5)]  # the write counter and up to 3 id prefixes
 CHUNK_ROWS = 512  # rows per marshal chunk of an answer
 MAX_ANSWER_BYTES = MAX_FRAME_BYTES // 2  # one statement's rows; more is an error of the tool
 MAX_VALUE_BYTES = 32 << 20  # longest string or blob a statement may build (SQLITE_LIMIT_LENGTH)
@@ -646,13 +647,10 @@ class EpisodeDB:
         for prefix, n in issued.items():
             counters[prefix] = counters.get(prefix, 0) + n
         names = (WRITES_COUNTER, *issued)
-        try:
-            if len(names) <= len(_BUMPS):
-                conn.execute(_BUMPS[len(names) - 1],
-                             [x for name in names for x in (name, counters[name])])
-            else:  # many prefixes (rare): one row at a time, within any variable limit
-                for name in names:
-                    conn.execute(_BUMPS[0], (name, counters[name]))
+        try:  # one statement for the usual commit; a few rows each, within variable limits
+            for i in range(0, len(names), BUMP_ROWS):
+                part = names[i:i + BUMP_ROWS]
+                conn.execute(_bump(len(part)), [x for name in part for x in (name, counters[name])])
             conn.commit()
         except sqlite3.IntegrityError as exc:  # a deferred constraint, checked at commit
             self.rollback()

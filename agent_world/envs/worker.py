@@ -129,19 +129,23 @@ class DuplicateColumnError(Exception):
     """A result names the same column twice (SELECT * over a join): alias them."""
 
 
+def _unique(names: tuple[str, ...]) -> tuple[str, ...]:
+    """A result's column names, refused when one repeats (a row is a dict by name)."""
+    if len(set(names)) != len(names):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise DuplicateColumnError(
+            f"result has duplicate column name(s) {dupes}; select them under distinct "
+            "names (SELECT a.id AS a_id, b.id AS b_id ...)")
+    return names
+
+
 _names_cache: list[Any] = [None, ()]
 
 
 def _row(cursor: sqlite3.Cursor, values: tuple) -> Row:
     desc = cursor.description
     if desc is not _names_cache[0]:  # once per statement result, not per row
-        names = tuple(d[0] for d in desc)
-        if len(set(names)) != len(names):
-            dupes = sorted({n for n in names if names.count(n) > 1})
-            raise DuplicateColumnError(
-                f"result has duplicate column name(s) {dupes}; select them under distinct "
-                "names (SELECT a.id AS a_id, b.id AS b_id ...)")
-        _names_cache[0], _names_cache[1] = desc, names
+        _names_cache[0], _names_cache[1] = desc, _unique(tuple(d[0] for d in desc))
     return Row(zip(_names_cache[1], values, strict=True))
 
 
@@ -577,12 +581,7 @@ class HostChannel:
         names = tuple(names)
         description = _descriptions.get(names)
         if description is None:  # once per distinct result shape: a tool sends the same few
-            if len(set(names)) != len(names):
-                dupes = sorted({n for n in names if names.count(n) > 1})
-                raise DuplicateColumnError(
-                    f"result has duplicate column name(s) {dupes}; select them under distinct "
-                    "names (SELECT a.id AS a_id, b.id AS b_id ...)")
-            description = tuple((n, *(None,) * 6) for n in names)
+            description = tuple((n, *(None,) * 6) for n in _unique(names))
             if len(_descriptions) >= 1024:
                 _descriptions.clear()
             _descriptions[names] = description
