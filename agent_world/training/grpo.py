@@ -38,7 +38,12 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task
-from agent_world.training.lm import cpu_threads, quiet_progress_bars
+from agent_world.training.lm import (
+    cache_kwarg,
+    cpu_threads,
+    output_cache,
+    quiet_progress_bars,
+)
 from agent_world.training.policies import HFPolicy, write_policy_settings
 from agent_world.training.rollout import Rollout, RolloutConfig, run_rollouts
 
@@ -142,13 +147,13 @@ def token_logprobs(model: Any, ids: torch.Tensor, attention: torch.Tensor, start
     if share_prefix and start > 0 and bool(attention[:, :start].all()):
         prefix, inverse = torch.unique(ids[:, :start], dim=0, return_inverse=True)
         if prefix.size(0) < n:
-            cache = model(input_ids=prefix, attention_mask=torch.ones_like(prefix),
-                          use_cache=True).past_key_values
+            cache = output_cache(model(input_ids=prefix, attention_mask=torch.ones_like(prefix),
+                                       use_cache=True))
             cache.batch_select_indices(inverse)
             positions = torch.arange(start, width, device=ids.device).expand(n, -1)
             logits = model(input_ids=ids[:, start:], attention_mask=attention,
-                           past_key_values=cache, position_ids=positions,
-                           use_cache=True).logits[:, :-1]
+                           position_ids=positions, use_cache=True,
+                           **{cache_kwarg(model): cache}).logits[:, :-1]
             return _pad_left(_picked_logprobs(logits, ids[:, start + 1:], temperature), start)
     kwargs = {"logits_to_keep": width - start} if start > 0 else {}
     logits = model(input_ids=ids, attention_mask=attention, **kwargs).logits[:, :-1]

@@ -192,6 +192,24 @@ def cpu_threads(model: Any) -> Iterator[None]:
             torch.set_num_threads(before)
 
 
+def cache_kwarg(model: Any) -> str:
+    """The keyword a model's forward and `generate` take a key/value cache under: `cache` in
+    newer transformers (which warn about `past_key_values` and drop it in a later release),
+    `past_key_values` before."""
+    import inspect
+
+    # a PEFT model's forward takes **kwargs and hands them to the model it wraps
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    params = inspect.signature(base.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def output_cache(out: Any) -> Any:
+    """The key/value cache of a forward's or `generate`'s output, under either name."""
+    cache = out.get("cache")
+    return out.get("past_key_values") if cache is None else cache
+
+
 def release_memory() -> None:
     """Hand freed heap memory back to the system after a large training phase.
 

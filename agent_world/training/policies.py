@@ -11,12 +11,14 @@ trains on.
 from __future__ import annotations
 
 import json
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from agent_world.tasks.model import Task
+from agent_world.training.lm import cache_kwarg, cpu_threads, output_cache
 from agent_world.training.toolcall import format_call
 
 
@@ -49,9 +51,24 @@ class Policy(Protocol):
     def act(self, states: list[EpisodeState]) -> list[str]: ...
 
 
+@dataclass
+class CarriedCache:
+    """Key/value states an episode's next turn starts from: columns `offset` to `offset +
+    length` of row `row` of a decoding batch's cache hold its trace's first `length` tokens."""
+
+    state: weakref.ref  # the episode the row belongs to (ids of dead objects are reused)
+    layers: list[tuple[Any, Any]]  # (keys, values) per layer, shared by the batch's rows
+    row: int
+    offset: int
+    length: int
+
+
 class HFPolicy:
-    """A causal LM from transformers, sampling in batches (left padding, no cross-turn cache;
-    rows that repeat, such as the attempts of one task on their first turn, share one prefill).
+    """A causal LM from transformers, sampling in batches (left padding). Rows that repeat,
+    such as the attempts of one task on their first turn, share one prefill; a later turn
+    starts from the key/value cache of the episode's previous turn and prefills only what was
+    appended since (the reply's last token and the observation), not the whole conversation
+    again. `forget()` drops those caches (the rollout engine calls it when its rollouts end).
 
     Observations are appended as the chat template renders them, so the trace equals what the
     model would see in one conversation, without re-tokenizing what it generated.
@@ -72,6 +89,11 @@ class HFPolicy:
             tokenizer.pad_token = tokenizer.eos_token
         self.eos_text = tokenizer.eos_token
         self.eos_id = tokenizer.convert_tokens_to_ids(self.eos_text)
+        self._carried: dict[int, CarriedCache] = {}  # id(state) -> its previous turn's cache
+
+    def forget(self) -> None:
+        """Drop the caches kept for the episodes' next turns."""
+        self._carried = {}
 
     # -- conversation -> tokens ---------------------------------------------------------------
     def render(self, messages: list[dict[str, Any]], generation: bool) -> str:
@@ -110,16 +132,43 @@ class HFPolicy:
             return None
         u_ids, u_attn = uniq[:, :width - 1], uniq[:, width:2 * width - 1]
         positions = (u_attn.long().cumsum(-1) - 1).masked_fill(u_attn == 0, 0)
-        cache = self.model(input_ids=u_ids, attention_mask=u_attn, position_ids=positions,
-                           use_cache=True).past_key_values
+        cache = output_cache(self.model(input_ids=u_ids, attention_mask=u_attn,
+                                        position_ids=positions, use_cache=True))
         cache.batch_select_indices(inverse)
         return cache
 
     def act(self, states: list[EpisodeState]) -> list[str]:
-        from agent_world.training.lm import cpu_threads
-
         with cpu_threads(self.model):
             return self._act(states)
+
+    def carried_cache(self, states: list[EpisodeState], width: int) -> Any:
+        """A cache for a batch of `states` left-padded to `width`, built from their previous
+        turns' caches, or None when no row has one. All rows share one cache length: the
+        widest row of new tokens sets it, and rows with less new text re-run part of what they
+        had cached. Pad columns hold zeros (the attention mask hides them)."""
+        from transformers import DynamicCache
+
+        entries = [self._carried.pop(id(s), None) for s in states]
+        first = next((e for e in entries if e is not None), None)
+        lengths = [len(s.trace.ids) for s in states]  # type: ignore[union-attr]
+        known = [e.length if e is not None else 0 for e in entries]
+        columns = width - max(n - k for n, k in zip(lengths, known, strict=True))
+        if first is None or columns < 1:
+            return None
+        layers = []
+        for layer in range(len(first.layers)):
+            pair = []
+            for part in range(2):
+                like = first.layers[layer][part]
+                out = like.new_zeros(len(states), like.size(1), columns, like.size(3))
+                for b, (e, n) in enumerate(zip(entries, lengths, strict=True)):
+                    used = columns - (width - n)  # this row's cached tokens left of the input
+                    if e is not None and used > 0:
+                        src = e.layers[layer][part]
+                        out[b, :, columns - used:] = src[e.row, :, e.offset:e.offset + used]
+                pair.append(out)
+            layers.append(tuple(pair))
+        return DynamicCache(layers, config=self.model.config)
 
     def _act(self, states: list[EpisodeState]) -> list[str]:
         import torch
@@ -133,6 +182,10 @@ class HFPolicy:
                 s.out_of_budget = True
             else:
                 live.append(i)
+        # a cache is kept only for the episodes that go on, and only if it is theirs
+        self._carried = {id(states[i]): e for i in live
+                         if (e := self._carried.get(id(states[i]))) is not None
+                         and e.state() is states[i]}
         device = next(self.model.parameters()).device
         lengths = {i: len(states[i].trace.ids) for i in live}  # type: ignore[union-attr]
         chunks = [part for start in range(0, len(live), self.batch_size)
@@ -146,20 +199,34 @@ class HFPolicy:
                                 device=device)
             sample = self.temperature > 0
             with torch.inference_mode():
-                cache = self.shared_prefill(ids, attn) if self.share_prefill else None
+                cache = self.carried_cache([states[i] for i in chunk], width)
+                if cache is None and self.share_prefill:
+                    cache = self.shared_prefill(ids, attn)
                 out = self.model.generate(
-                    input_ids=ids, attention_mask=attn, past_key_values=cache,
+                    input_ids=ids, attention_mask=attn, **{cache_kwarg(self.model): cache},
                     max_new_tokens=self.max_new_tokens,
                     do_sample=sample, temperature=self.temperature if sample else None,
                     top_p=self.top_p if sample else None, top_k=0 if sample else None,
                     min_new_tokens=self.min_new_tokens or None,
-                    pad_token_id=pad, eos_token_id=self.eos_id)
-            for row, i in zip(out[:, width:].tolist(), chunk, strict=True):
+                    pad_token_id=pad, eos_token_id=self.eos_id,
+                    return_dict_in_generate=True)
+            del cache
+            # carried on only where every layer keeps all its columns (not sliding windows; not
+            # the per-layer lists of transformers releases before cache layers)
+            final = getattr(output_cache(out), "layers", [])
+            keep = bool(final) and not any(getattr(layer, "is_sliding", True) for layer in final)
+            layers = [(layer.keys, layer.values) for layer in final] if keep else []
+            for b, (row, i) in enumerate(zip(out.sequences[:, width:].tolist(), chunk,
+                                             strict=True)):
                 gen = row[:row.index(self.eos_id) + 1] if self.eos_id in row else row
                 text = self.tokenizer.decode([t for t in gen if t != self.eos_id],
                                              skip_special_tokens=True)
                 trace = states[i].trace
                 assert trace is not None
+                if keep:  # every token up to the reply's last has its key/value in the cache
+                    self._carried[id(states[i])] = CarriedCache(
+                        weakref.ref(states[i]), layers, b, width - len(trace.ids),
+                        len(trace.ids) + len(gen) - 1)
                 trace.extend(gen, policy=True)
                 if not gen or gen[-1] != self.eos_id:  # cut by the length limit: close the turn
                     trace.extend([self.eos_id], policy=False)

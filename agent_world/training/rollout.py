@@ -219,6 +219,9 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
             each(pool, config.step_threads, finish, range(len(rollouts)))
         return rollouts
     finally:
+        forget = getattr(policy, "forget", None)  # a policy's per-episode state (KV caches)
+        if forget is not None:
+            forget()
         for ep in episodes:
             ep.close()
         if own_runtime:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import pytest
@@ -178,6 +179,12 @@ def test_skip_flat_leaves_zero_advantage_sequences_out_of_the_update(tmp_path, s
     assert stats.flat_groups == 0.5 and stats.policy_tokens == int(seen[0].mask.sum())
     # a batch with no signal at all runs no update
     trainer.reward = flat
+    # the wrapper passes a key/value cache under the keyword the wrapped model takes (its own
+    # forward only has **kwargs): the prefix sharing of the update and of sampling reach it
+    from agent_world.training.lm import cache_kwarg
+    assert cache_kwarg(trainer.model) == cache_kwarg(trainer.model.get_base_model())
+    assert cache_kwarg(trainer.model) in inspect.signature(
+        trainer.model.get_base_model().forward).parameters
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     stats = trainer.step()
     assert len(seen) == 1 and stats.policy_tokens == 0 and stats.flat_groups == 1.0
@@ -194,6 +201,12 @@ def test_lora_trains_only_the_adapter(tmp_path, setup, runtime):
     model, tok = _tiny(tasks)
     trainer = GRPOTrainer(model, tok, tasks, specs, _config(lora=True, lora_rank=4),
                           out_dir=tmp_path / "l", reward=_forced_rewards, runtime=runtime)
+    # the wrapper passes a key/value cache under the keyword the wrapped model takes (its own
+    # forward only has **kwargs): the prefix sharing of the update and of sampling reach it
+    from agent_world.training.lm import cache_kwarg
+    assert cache_kwarg(trainer.model) == cache_kwarg(trainer.model.get_base_model())
+    assert cache_kwarg(trainer.model) in inspect.signature(
+        trainer.model.get_base_model().forward).parameters
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     stats = trainer.step()
     assert stats.policy_tokens > 0

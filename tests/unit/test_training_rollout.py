@@ -298,3 +298,46 @@ def test_decoding_batches_split_only_around_long_rows(cancel_tasks):
     # every reply lands on its own row: the same as decoding each row alone
     alone = [policy.act(states([n]))[0] for n in (1, 40, 1)]
     assert together == alone
+
+
+def test_later_turns_start_from_the_previous_turns_cache(cancel_tasks):
+    import torch
+
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+
+    corpus = [t.instruction for t in cancel_tasks] + ['<tool_call>{"name": "x"}</tool_call>']
+    tok = tiny_tokenizer(corpus, vocab_size=300)
+    model = tiny_model(tok, seed=4)
+    fed: list[int] = []  # tokens each forward pass runs (prefill: many, decoding: 1 per row)
+    hook = model.get_input_embeddings().register_forward_hook(
+        lambda _m, args, _out: fed.append(args[0].size(1)))
+
+    def conversation(carry: bool) -> tuple[list[list[str]], list[list[int]], list[int]]:
+        policy = HFPolicy(model, tok, max_new_tokens=8, temperature=0.0)
+        # three episodes, prompts of different lengths; observations of different lengths
+        states = [EpisodeState(task=t, tools=[], messages=[
+            {"role": "system", "content": "Tools: cancel_reservation " * (1 + 3 * i)},
+            {"role": "user", "content": t.instruction}]) for i, t in enumerate(cancel_tasks)]
+        replies, prefills = [], []
+        for turn in range(3):
+            if not carry:
+                policy.forget()
+            fed.clear()
+            replies.append(policy.act(states))
+            prefills.append(fed[0])
+            for i, (s, text) in enumerate(zip(states, replies[-1], strict=True)):
+                s.messages.append({"role": "assistant", "content": text})
+                s.messages.append({"role": "tool", "content": f"result {turn} " * (2 + 5 * i)})
+        return replies, [s.trace.ids for s in states], prefills  # type: ignore[union-attr]
+
+    try:
+        with torch.no_grad():
+            carried, carried_ids, carried_fed = conversation(True)
+            plain, plain_ids, plain_fed = conversation(False)
+    finally:
+        hook.remove()
+    # the same replies and token traces as prefilling the whole conversation every turn
+    assert carried == plain and carried_ids == plain_ids
+    # turn 1 is the same prefill; later turns run only what was appended since
+    assert carried_fed[0] == plain_fed[0]
+    assert all(c < p / 2 for c, p in zip(carried_fed[1:], plain_fed[1:], strict=True))
