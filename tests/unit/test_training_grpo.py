@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 
@@ -15,6 +16,7 @@ from agent_world.training.grpo import (
     group_advantages,
     grpo_loss,
     grpo_token_losses,
+    token_logprobs,
 )
 
 
@@ -179,12 +181,6 @@ def test_skip_flat_leaves_zero_advantage_sequences_out_of_the_update(tmp_path, s
     assert stats.flat_groups == 0.5 and stats.policy_tokens == int(seen[0].mask.sum())
     # a batch with no signal at all runs no update
     trainer.reward = flat
-    # the wrapper passes a key/value cache under the keyword the wrapped model takes (its own
-    # forward only has **kwargs): the prefix sharing of the update and of sampling reach it
-    from agent_world.training.lm import cache_kwarg
-    assert cache_kwarg(trainer.model) == cache_kwarg(trainer.model.get_base_model())
-    assert cache_kwarg(trainer.model) in inspect.signature(
-        trainer.model.get_base_model().forward).parameters
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     stats = trainer.step()
     assert len(seen) == 1 and stats.policy_tokens == 0 and stats.flat_groups == 1.0
@@ -282,6 +278,14 @@ def test_bf16_autocast_step_trains_fp32_weights(setup, runtime):
     stats = trainer.step()
     assert stats.policy_tokens > 0 and stats.grad_norm > 0 and math.isfinite(stats.loss)
     assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
+    # the trainer computes with the weights it has now: an autocast context held across an
+    # optimizer step keeps the bf16 casts of the weights from its first forward pass
+    # (autocast's cache), and every later pass computes with the weights before the step
+    ids = torch.tensor([tok(tasks[0].instruction)["input_ids"]])
+    fresh = copy.deepcopy(trainer.model)  # new tensors: nothing cached for them
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = token_logprobs(fresh, ids, torch.ones_like(ids))
+    assert torch.equal(trainer._logprobs(trainer.model, ids, torch.ones_like(ids), 0), expected)
 
 
 def test_a_save_killed_while_writing_the_reference_leaves_none(tmp_path, setup, runtime):
