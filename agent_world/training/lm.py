@@ -10,7 +10,9 @@ and saves in a normal dtype. Nothing here downloads anything.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import inspect
 import io
 import sys
 from collections.abc import Iterator
@@ -196,11 +198,15 @@ def cache_kwarg(model: Any) -> str:
     """The keyword a model's forward and `generate` take a key/value cache under: `cache` in
     newer transformers (which warn about `past_key_values` and drop it in a later release),
     `past_key_values` before."""
-    import inspect
-
     # a PEFT model's forward takes **kwargs and hands them to the model it wraps
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    params = inspect.signature(base.forward).parameters
+    return _cache_kwarg(type(base))
+
+
+@functools.cache
+def _cache_kwarg(model_class: type) -> str:
+    # once per model class: every decoding batch and every update pass asks
+    params = inspect.signature(model_class.forward).parameters
     return "cache" if "cache" in params else "past_key_values"
 
 
