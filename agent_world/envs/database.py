@@ -251,7 +251,8 @@ def diff_databases(spec: EnvSpec, current: Path, base: Path) -> StateDiff:
                 f"WHERE NOT ({same}) ORDER BY {', '.join('m.' + _q(k) for k in pk)}")
             n = len(cols)
             for r in cur.fetchall():
-                after, before = dict(zip(cols, r[:n], strict=True)), dict(zip(cols, r[n:], strict=True))
+                after = dict(zip(cols, r[:n], strict=True))
+                before = dict(zip(cols, r[n:], strict=True))
                 changed = {c: after[c] for c in cols if after[c] != before[c]}
                 d.updated.append({"key": {k: after[k] for k in pk},
                                   "before": {c: before[c] for c in changed}, "after": changed})

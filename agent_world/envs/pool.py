@@ -44,6 +44,7 @@ from agent_world.envs.worker import (
     frame_size,
 )
 from agent_world.errors import WorkerError
+from agent_world.tools.sandbox.isolation import share_process_cpus
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +134,11 @@ class WorkerClient:
         pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE,
                  "stderr": subprocess.DEVNULL, "bufsize": 0, "process_group": 0}
         try:
-            self.proc = (confined.popen(**pipes) if confined is not None
-                         else subprocess.Popen(cmd, env=env, **pipes))
+            if confined is not None:
+                self.proc = confined.popen(**pipes)
+            else:
+                self.proc = subprocess.Popen(cmd, env=env, **pipes)
+                share_process_cpus(self.proc.pid)
         except OSError as exc:
             if confined is not None:
                 confined.release()

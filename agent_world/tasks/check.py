@@ -167,7 +167,8 @@ def state_changes(initial_db: str | Path, final_db: str | Path,
             q = f'"{name}"'
             key = ", ".join(f'"{k}"' for k in pk)
             # only rows that differ leave SQLite: an unchanged row is in neither EXCEPT
-            main_rows, base_rows = f"SELECT {key}, * FROM main.{q}", f"SELECT {key}, * FROM base.{q}"
+            main_rows = f"SELECT {key}, * FROM main.{q}"
+            base_rows = f"SELECT {key}, * FROM base.{q}"
             rows = {tuple(r[: len(pk)]): dict(zip(cols, r[len(pk):], strict=True)) for r in
                     conn.execute(f"{main_rows} EXCEPT {base_rows}")}
             base = {tuple(r[: len(pk)]): dict(zip(cols, r[len(pk):], strict=True)) for r in

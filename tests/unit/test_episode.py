@@ -213,6 +213,38 @@ def test_a_launcher_wraps_the_worker_command(notes_spec, tmp_path):
     assert seen and seen[0][-2:] == ["-m", "agent_world.envs.worker"]
 
 
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandboxed", "unsandboxed"])
+def test_workers_do_not_inherit_a_stepping_threads_cpu_pin(notes_spec, sandbox):
+    """An application may pin the threads that step episodes to one core (README: Environments
+    and episodes); a worker (or the sandbox spawner) started from such a thread still runs on
+    every CPU the process may use."""
+    import os
+
+    from agent_world.tools.sandbox import isolation
+
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if len(cpus) < 2:
+        pytest.skip("needs CPU affinity and at least two CPUs to pin a thread to one of them")
+    raw = json.loads(notes_spec.to_json())
+    raw["tools"].append({
+        "name": "cpus", "description": "The CPUs this worker may run on.",
+        "parameters": {"type": "object", "properties": {}},
+        "source": "def cpus(ctx):\n    import os\n    return sorted(os.sched_getaffinity(0))\n"})
+    spec = EnvSpec.from_dict(raw)
+    isolation._spawner.cache_clear()  # the next sandbox spawner is started by the pinned thread
+    seen: list = []
+
+    def pinned() -> None:
+        os.sched_setaffinity(0, {cpus[-1]})
+        with EnvRuntime(sandbox=sandbox) as rt:
+            seen.append(rt.open(spec).step("cpus").result)
+
+    t = threading.Thread(target=pinned)
+    t.start()
+    t.join()
+    assert seen == [cpus]
+
+
 def test_boolean_columns_read_back_as_booleans(notes_spec):
     raw = json.loads(notes_spec.to_json())
     raw["tables"][0]["columns"].append({"name": "active", "type": "boolean", "default": True})
