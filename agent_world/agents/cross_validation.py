@@ -88,6 +88,7 @@ class SandboxCompiler:
     def __init__(self, sandbox: Any | None = None):
         self._sandbox = sandbox
         self._ready = False
+        self._starts: int | None = None  # the kernel start the set-up was made in
         self._ids = itertools.count()
 
     def _prepare(self) -> Any:
@@ -95,8 +96,12 @@ class SandboxCompiler:
             from agent_world.tools.sandbox import get_sandbox
 
             self._sandbox = get_sandbox()
+        sbx = self._sandbox
+        if hasattr(sbx, "starts"):  # the local sandbox: a kernel that died since the last
+            sbx.start()  # compile (killed from outside, say) starts afresh here, and has
+            if sbx.starts != self._starts:  # none of the set-up below: do it again
+                self._ready = False
         if not self._ready:
-            sbx = self._sandbox
             sbx.run_code("import os\nos.makedirs('agent_world/envs', exist_ok=True)")
             sbx.files.write("agent_world/__init__.py", "")
             sbx.files.write("agent_world/envs/__init__.py", "")
@@ -104,6 +109,7 @@ class SandboxCompiler:
                 sbx.files.write(f"agent_world/{rel}", (_PACKAGE_ROOT / rel).read_text())
             self._check(sbx.run_code(_COMPILE, timeout=60))
             self._ready = True
+            self._starts = getattr(sbx, "starts", None)
         return self._sandbox
 
     @staticmethod

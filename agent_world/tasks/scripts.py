@@ -107,10 +107,9 @@ def _spawn(program: str, workdir: Path) -> Iterator[subprocess.Popen[str]]:
 
     confined = confine([sys.executable, "-I", "-c", program], workdir=workdir,
                        limits=_limits(), what="a task script")
-    proc = subprocess.Popen(confined.argv, env=confined.env, cwd=workdir, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    confined.attach(proc.pid)
+    proc = confined.popen(cwd=workdir, text=True, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          start_new_session=True)
     try:
         yield proc
     finally:

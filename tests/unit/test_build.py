@@ -173,6 +173,29 @@ def _test(tool: str, book: int, **expect: Any) -> dict[str, Any]:
             "arguments": {"book_id": book}, "expect": expect}
 
 
+def test_compiler_sets_up_a_kernel_that_died_between_compiles_again(spec):
+    """A compiler's sandbox kernel killed from outside (the OOM killer, its forking thread
+    gone) is started afresh at the next compile, without the compiler's functions: it sets
+    them up again instead of failing every later tool with a NameError."""
+    import os
+    import signal
+
+    compiler = SandboxCompiler()
+    module = design_tools(spec).module
+    try:
+        first = compiler.compile(module)
+        assert first.module_error is None and first.tools
+        sbx = compiler._sandbox
+        os.kill(sbx.pid, signal.SIGKILL)
+        sbx._proc.wait()
+        again = compiler.compile(module)
+        assert sbx.starts == 2
+        assert again.module_error is None
+        assert again.tools == first.tools
+    finally:
+        compiler.close()
+
+
 def test_rules_half_rejected_two_of_three_kept_compile_error_rejected(spec, machinery):
     compiler, runtime = machinery
     design = Design(env=spec.name, strategy="llm", module=RULES_MODULE, tests=[

@@ -214,11 +214,12 @@ def test_a_launcher_wraps_the_worker_command(notes_spec, tmp_path):
 
 
 @pytest.mark.parametrize("sandbox", [True, False], ids=["sandboxed", "unsandboxed"])
-def test_workers_do_not_inherit_a_stepping_threads_cpu_pin(notes_spec, sandbox):
+def test_workers_do_not_inherit_a_stepping_threads_cpu_pin(notes_spec, sandbox, monkeypatch):
     """An application may pin the threads that step episodes to one core (README: Environments
     and episodes); a worker (or the sandbox spawner) started from such a thread still runs on
     every CPU the process may use."""
     import os
+    from concurrent.futures import ThreadPoolExecutor
 
     from agent_world.tools.sandbox import isolation
 
@@ -231,7 +232,16 @@ def test_workers_do_not_inherit_a_stepping_threads_cpu_pin(notes_spec, sandbox):
         "parameters": {"type": "object", "properties": {}},
         "source": "def cpus(ctx):\n    import os\n    return sorted(os.sched_getaffinity(0))\n"})
     spec = EnvSpec.from_dict(raw)
-    isolation._spawner.cache_clear()  # the next sandbox spawner is started by the pinned thread
+    # a sandbox spawner of its own, started by the pinned thread (the process-wide one may
+    # exist already, started by an unpinned thread; it stays as it is, with its sandboxes)
+    spawners: list[ThreadPoolExecutor] = []
+
+    def spawner() -> ThreadPoolExecutor:
+        if not spawners:
+            spawners.append(ThreadPoolExecutor(max_workers=1))
+        return spawners[0]
+
+    monkeypatch.setattr(isolation, "_spawner", spawner)
     seen: list = []
 
     def pinned() -> None:
@@ -242,7 +252,10 @@ def test_workers_do_not_inherit_a_stepping_threads_cpu_pin(notes_spec, sandbox):
     t = threading.Thread(target=pinned)
     t.start()
     t.join()
+    for ex in spawners:
+        ex.shutdown()
     assert seen == [cpus]
+    assert bool(spawners) == sandbox
 
 
 def test_boolean_columns_read_back_as_booleans(notes_spec):
