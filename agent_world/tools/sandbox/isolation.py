@@ -428,8 +428,8 @@ def share_process_cpus(pid: int = 0) -> None:
     """Let a thread (0: this one) or a new child process run on every CPU the process may use
     (its main thread's), not only on those of the thread that started it: threads and
     processes inherit their creator's CPU affinity, and an application may pin the threads
-    that step episodes to one core (on VMs where waking a thread on another core is slow,
-    that is worth 1.3-1.5x steps/s; see README), which the workers must not inherit."""
+    that step episodes to one core (README: Environments and episodes), which the workers and
+    sandboxes those threads start must not inherit."""
     if not hasattr(os, "sched_setaffinity"):
         return
     try:
