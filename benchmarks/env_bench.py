@@ -575,8 +575,9 @@ def engine_figures(spec: EnvSpec, large_spec: EnvSpec | None, *, workers: int, t
                 NO_TURNS: {"sandbox": True, "take_turns": False}}
     # the stepping threads pinned to one core (the workers keep every CPU): the application's
     # lever on machines where waking a thread on another core is slow (README)
-    one_core = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    if one_core is not None and len(os.sched_getaffinity(0)) > 1:
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    one_core = min(cpus, default=None)
+    if len(cpus) > 1:
         variants[PINNED] = {"sandbox": True}
     conc: dict[str, list[dict[str, Any]]] = {m: [] for m in variants}
     for _ in range(rounds):
