@@ -512,6 +512,7 @@ MODES = {"sandboxed": True, "unsandboxed": False}
 TARGET_SANDBOX_RATIO = 1.5  # sandboxed / unsandboxed, reset and step p50
 TARGET_STEPS_PER_S = 3000.0  # 1,024 concurrent episodes, sandboxed
 NO_TURNS = "sandboxed, no turns"
+NO_SPIN = "sandboxed, workers sleep at once"
 PINNED = "sandboxed, stepping threads on one core"
 
 
@@ -572,7 +573,9 @@ def engine_figures(spec: EnvSpec, large_spec: EnvSpec | None, *, workers: int, t
     # sandboxed without turns: stepping threads contending for the interpreter lock freely
     # (what EnvRuntime(take_turns=False) does; see agent_world.envs.pool.Turns)
     variants = {**{m: {"sandbox": sb} for m, sb in MODES.items()},
-                NO_TURNS: {"sandbox": True, "take_turns": False}}
+                NO_TURNS: {"sandbox": True, "take_turns": False},
+                # workers that sleep as soon as they sent a frame (worker.InputWaiter)
+                NO_SPIN: {"sandbox": True, "worker_spin_us": 0}}
     # the stepping threads pinned to one core (the workers keep every CPU): the application's
     # lever on machines where waking a thread on another core is slow (README)
     cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
@@ -630,6 +633,12 @@ def render_figures(res: dict[str, Any], title: str) -> None:
         table.add_row("1,024 episodes: steps/s, threads not taking turns",
                       f"{nt['conc_steps_per_s']:,.0f}", "", "",
                       f"turns / none {sb['conc_steps_per_s'] / nt['conc_steps_per_s']:.2f}x",
+                      "", "")
+    ns = res.get(NO_SPIN)
+    if ns:
+        table.add_row("1,024 episodes: steps/s, workers sleeping at once (worker_spin_us=0)",
+                      f"{ns['conc_steps_per_s']:,.0f}", "", "",
+                      f"spin / none {sb['conc_steps_per_s'] / ns['conc_steps_per_s']:.2f}x",
                       "", "")
     pinned = res.get(PINNED)
     if pinned:

@@ -44,6 +44,7 @@ from agent_world.envs.database import (
 from agent_world.envs.hostdb import EpisodeDB, Forecast
 from agent_world.envs.pool import Launcher, Turns, WorkerPool
 from agent_world.envs.spec import EnvSpec
+from agent_world.envs.worker import DEFAULT_SPIN_US
 from agent_world.errors import EpisodeClosed
 from agent_world.tools.sandbox.isolation import (
     Limits,
@@ -142,7 +143,8 @@ class EnvRuntime:
                  sandbox: bool | None = None, worker_limits: Limits | None = None,
                  keep_read_connections: bool = False, max_workers: int | None = None,
                  take_turns: bool | None = None, keep_closed: int = KEEP_CLOSED,
-                 keep_closed_bytes: int = KEEP_CLOSED_BYTES):
+                 keep_closed_bytes: int = KEEP_CLOSED_BYTES,
+                 worker_spin_us: float = DEFAULT_SPIN_US):
         """`sandbox`: run tool workers in the local sandbox (None: yes, unless
         AGENT_WORLD_UNSAFE_NO_SANDBOX=1; `SandboxUnavailable` where no isolation is possible).
         `launcher` prefixes the worker's command line (inside the sandbox when there is one).
@@ -153,6 +155,10 @@ class EnvRuntime:
         `take_turns`: threads stepping episodes of this runtime take turns at the CPU, each
         giving its turn up while it waits for a worker (`pool.Turns`; default: when
         sandboxed, where every statement runs in this process).
+        `worker_spin_us`: how long a worker stays awake polling for its next request (or a
+        statement's answer) before it sleeps: waking a sleeping process costs more than a
+        step on a virtual machine (`worker.InputWaiter`); 0 where workers outnumber idle
+        cores and should never poll.
         `keep_read_connections`: no longer has an effect (kept for compatibility): a
         sandboxed runtime always keeps each episode's connection, in this process, and the
         worker sends it the tool's statements (see `agent_world.envs.hostdb`).
@@ -176,10 +182,12 @@ class EnvRuntime:
             self.pool = WorkerPool(
                 workers, launcher,
                 confiner=lambda cmd: confine(cmd, limits=limits, what="tool worker"),
-                rss_limit=WORKER_RSS_LIMIT, max_size=max_workers, turns=self.turns)
+                rss_limit=WORKER_RSS_LIMIT, max_size=max_workers, turns=self.turns,
+                spin_us=worker_spin_us)
         else:
             warn_unsafe("environment tool code")
-            self.pool = WorkerPool(workers, launcher, max_size=max_workers, turns=self.turns)
+            self.pool = WorkerPool(workers, launcher, max_size=max_workers, turns=self.turns,
+                                   spin_us=worker_spin_us)
         self.tool_timeout_s = tool_timeout_s
         self._templates: dict[str, Path] = {}
         # id(spec) -> (spec, fingerprint): hashing a 1,000-row spec costs ~2 ms, an open 0.05 ms

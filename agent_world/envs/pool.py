@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent_world.envs.worker import (
+    DEFAULT_SPIN_US,
     MAX_FRAME_BYTES,
     decode_body,
     encode_packed,
@@ -103,10 +104,11 @@ class WorkerClient:
     """One worker process and the environment it has compiled."""
 
     def __init__(self, launcher: Launcher | None = None, confiner: Confiner | None = None,
-                 turns: Turns | None = None):
+                 turns: Turns | None = None, spin_us: float = DEFAULT_SPIN_US):
         self.launcher = launcher
         self.confiner = confiner
         self.turns = turns  # given up while this client waits for its worker
+        self.spin_us = spin_us  # the worker's --spin-us (worker.InputWaiter)
         self.proc: subprocess.Popen[bytes] | None = None
         self._confined: Any = None
         self.loaded: set[str] = set()
@@ -124,7 +126,7 @@ class WorkerClient:
     def start(self) -> None:
         if self.closed:
             raise WorkerError("worker pool is closed")
-        cmd = list(WORKER_COMMAND)
+        cmd = [*WORKER_COMMAND, "--spin-us", f"{self.spin_us:g}"]
         if self.launcher is not None:
             cmd = self.launcher(cmd)
         confined = None
@@ -379,11 +381,16 @@ class WorkerPool:
     the module docstring). Up to `size` workers per environment, `max_size` in all: a step of
     an environment no idle worker holds gets a new worker while there is room, so episodes of
     several environments taking turns do not recycle (restart) a worker at every turn; past
-    `max_size` the least recently used idle worker of another environment is recycled."""
+    `max_size` the least recently used idle worker of another environment is recycled.
+    `spin_us`: how long each worker polls for its next frame before it sleeps
+    (`worker.InputWaiter`; 0: never)."""
 
     def __init__(self, size: int = 1, launcher: Launcher | None = None,
                  confiner: Confiner | None = None, rss_limit: int | None = None,
-                 max_size: int | None = None, turns: Turns | None = None):
+                 max_size: int | None = None, turns: Turns | None = None,
+                 spin_us: float = DEFAULT_SPIN_US):
+        if spin_us < 0:
+            raise ValueError("worker spin must be >= 0 microseconds")
         if size < 1:
             raise ValueError("worker pool size must be at least 1")
         self.size = size
@@ -392,8 +399,9 @@ class WorkerPool:
         self.confiner = confiner
         self.rss_limit = rss_limit
         self.turns = turns  # see Turns: callers that hold it give it up while they wait
+        self.spin_us = spin_us
         self.recycled = 0
-        self._clients = [WorkerClient(launcher, confiner, turns) for _ in range(size)]
+        self._clients = [WorkerClient(launcher, confiner, turns, spin_us) for _ in range(size)]
         self._env_of: dict[int, str | None] = {id(c): None for c in self._clients}
         self._idle: list[WorkerClient] = list(self._clients)  # least recently used first
         self._cond = threading.Condition()
@@ -443,7 +451,7 @@ class WorkerPool:
             return pick
         own = sum(1 for c in self._clients if env_of[id(c)] == fp)
         if own < self.size and len(self._clients) < self.max_size:  # room for one more
-            pick = WorkerClient(self.launcher, self.confiner, self.turns)
+            pick = WorkerClient(self.launcher, self.confiner, self.turns, self.spin_us)
             self._clients.append(pick)
             env_of[id(pick)] = None
             return pick

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_world.envs.episode import EnvRuntime, default_runtime, open_episode
+from agent_world.envs.pool import WORKER_COMMAND
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import SpecError
 
@@ -210,7 +212,68 @@ def test_a_launcher_wraps_the_worker_command(notes_spec, tmp_path):
     spec = EnvSpec.from_dict(raw)
     with EnvRuntime(launcher=launcher) as rt:
         assert rt.open(spec).step("where").result == str(tmp_path)
-    assert seen and seen[0][-2:] == ["-m", "agent_world.envs.worker"]
+    assert seen and seen[0][:len(WORKER_COMMAND)] == WORKER_COMMAND
+
+
+def _tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of a process and every process below it, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}  # pid -> (parent, cpu seconds)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # gone meanwhile
+                continue
+            stats[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    tree, total = {pid}, 0.0
+    for _ in range(8):  # a sandbox nests a few levels deep
+        tree |= {p for p, (parent, _) in stats.items() if parent in tree}
+    for p in tree:
+        total += stats.get(p, (0, 0.0))[1]
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads CPU times from /proc")
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandboxed", "unsandboxed"])
+def test_a_worker_polls_for_its_next_frame_for_a_bounded_time_then_sleeps(notes_spec, sandbox):
+    """Waking a sleeping worker costs more than a step on a VM, so after each frame it sends a
+    worker stays awake `worker_spin_us` polling for the next one; past that it sleeps."""
+    with EnvRuntime(sandbox=sandbox, worker_spin_us=600_000) as rt:
+        ep = rt.open(notes_spec)
+        assert ep.step("list_notes", {"user_id": 1}).ok
+        pid = rt.pool.pids[0]
+        assert pid is not None
+        start = _tree_cpu_s(pid)
+        time.sleep(0.3)
+        awake = _tree_cpu_s(pid) - start  # polling: CPU time while no request came
+        time.sleep(0.6)  # past the window
+        start = _tree_cpu_s(pid)
+        time.sleep(0.3)
+        asleep = _tree_cpu_s(pid) - start
+        assert ep.step("add_note", {"user_id": 1, "body": "still served"}).ok
+    assert awake >= 0.05, awake
+    assert asleep < 0.05, asleep
+
+
+def test_worker_spin_zero_never_polls_and_a_negative_spin_is_refused(notes_spec):
+    seen = []
+
+    def launcher(cmd):
+        seen.append(list(cmd))
+        return cmd
+
+    with EnvRuntime(sandbox=False, worker_spin_us=0, launcher=launcher) as rt:
+        ep = rt.open(notes_spec)
+        assert ep.step("list_notes", {"user_id": 1}).ok
+        pid = rt.pool.pids[0]
+        assert pid is not None
+        start = _tree_cpu_s(pid)
+        time.sleep(0.3)
+        assert _tree_cpu_s(pid) - start < 0.05
+    assert seen[0][len(WORKER_COMMAND):] == ["--spin-us", "0"]
+    with pytest.raises(ValueError, match="spin"):
+        EnvRuntime(sandbox=False, worker_spin_us=-1)
 
 
 @pytest.mark.parametrize("sandbox", [True, False], ids=["sandboxed", "unsandboxed"])
@@ -218,7 +281,6 @@ def test_workers_do_not_inherit_a_stepping_threads_cpu_pin(notes_spec, sandbox, 
     """An application may pin the threads that step episodes to one core (README: Environments
     and episodes); a worker (or the sandbox spawner) started from such a thread still runs on
     every CPU the process may use."""
-    import os
     from concurrent.futures import ThreadPoolExecutor
 
     from agent_world.tools.sandbox import isolation
@@ -319,8 +381,6 @@ def _variants(notes_spec, n: int) -> list[EnvSpec]:
 
 
 def _alive(pid: int) -> bool:
-    import os
-
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
