@@ -44,9 +44,9 @@ Requests:
   {"op": "ping"} / {"op": "forget"}
 Any request may carry "forget": [PATH, ...]: episodes closed since, whose connections to drop.
 Every request may carry an "id"; the reply echoes it. Call replies also carry "rss" (bytes).
-Command line: `--spin-us N` (see `InputWaiter`).
 Replies: {"ok": true, "result": ..., "wrote": true (changes committed)} or
 {"ok": false, "kind": KIND, "message": str}.
+Command line: `--spin-us N`, how long the worker polls for its next frame (`InputWaiter`).
 """
 
 from __future__ import annotations
@@ -1045,12 +1045,12 @@ class InputWaiter:
     """Keeps the worker awake for `spin_s` after it sent a frame, polling for the caller's
     next one, before it sleeps in `read`.
 
-    Why: on a virtual machine, waking a process that sleeps on the other core costs far more
-    than the work of a step (an interrupt between cores goes through the hypervisor: a pipe
-    round trip measured 60-190 us across cores against 7-50 us on one). A caller stepping many
-    episodes sends the next request (or a statement's answer) well within that window, so the
-    worker takes it without being woken. Bounded: an idle worker polls for `spin_s` once per
-    frame, then sleeps; it yields the core to any other task that is ready meanwhile."""
+    Why: on a virtual machine, waking a process that sleeps on the other core can cost more
+    than the work of a step (the interrupt between cores goes through the hypervisor; figures
+    in the README, Environments and episodes). A caller stepping many episodes sends the next
+    request (or a statement's answer) well within that window, so the worker takes it without
+    being woken. Bounded: an idle worker polls for `spin_s` once per frame, then sleeps; it
+    yields the core to any other task that is ready meanwhile."""
 
     def __init__(self, fd: int, spin_s: float):
         self.spin_s = spin_s
