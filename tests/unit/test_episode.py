@@ -234,6 +234,16 @@ def _tree_cpu_s(pid: int) -> float:
     return total
 
 
+def _idle_worker_cpu_s(rt: EnvRuntime, ep, seconds: float) -> float:
+    """One step, then the CPU time its worker spends over the next `seconds` with no request."""
+    assert ep.step("list_notes", {"user_id": 1}).ok
+    pid = rt.pool.pids[0]
+    assert pid is not None
+    start = _tree_cpu_s(pid)
+    time.sleep(seconds)
+    return _tree_cpu_s(pid) - start
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads CPU times from /proc")
 @pytest.mark.parametrize("sandbox", [True, False], ids=["sandboxed", "unsandboxed"])
 def test_a_worker_polls_for_its_next_frame_for_a_bounded_time_then_sleeps(notes_spec, sandbox):
@@ -241,13 +251,10 @@ def test_a_worker_polls_for_its_next_frame_for_a_bounded_time_then_sleeps(notes_
     worker stays awake `worker_spin_us` polling for the next one; past that it sleeps."""
     with EnvRuntime(sandbox=sandbox, worker_spin_us=600_000) as rt:
         ep = rt.open(notes_spec)
-        assert ep.step("list_notes", {"user_id": 1}).ok
+        awake = _idle_worker_cpu_s(rt, ep, 0.3)  # polling: CPU time while no request came
+        time.sleep(0.6)  # past the window
         pid = rt.pool.pids[0]
         assert pid is not None
-        start = _tree_cpu_s(pid)
-        time.sleep(0.3)
-        awake = _tree_cpu_s(pid) - start  # polling: CPU time while no request came
-        time.sleep(0.6)  # past the window
         start = _tree_cpu_s(pid)
         time.sleep(0.3)
         asleep = _tree_cpu_s(pid) - start
@@ -264,13 +271,7 @@ def test_worker_spin_zero_never_polls_and_a_negative_spin_is_refused(notes_spec)
         return cmd
 
     with EnvRuntime(sandbox=False, worker_spin_us=0, launcher=launcher) as rt:
-        ep = rt.open(notes_spec)
-        assert ep.step("list_notes", {"user_id": 1}).ok
-        pid = rt.pool.pids[0]
-        assert pid is not None
-        start = _tree_cpu_s(pid)
-        time.sleep(0.3)
-        assert _tree_cpu_s(pid) - start < 0.05
+        assert _idle_worker_cpu_s(rt, rt.open(notes_spec), 0.3) < 0.05
     assert seen[0][len(WORKER_COMMAND):] == ["--spin-us", "0"]
     with pytest.raises(ValueError, match="spin"):
         EnvRuntime(sandbox=False, worker_spin_us=-1)
