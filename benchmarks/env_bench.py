@@ -634,9 +634,9 @@ def render_figures(res: dict[str, Any], title: str) -> None:
                                 "spin / none")):
         off = res.get(mode)
         if off:
+            gain = sb["conc_steps_per_s"] / off["conc_steps_per_s"]
             table.add_row(f"1,024 episodes: steps/s, {label}", f"{off['conc_steps_per_s']:,.0f}",
-                          "", "", f"{ratio} {sb['conc_steps_per_s'] / off['conc_steps_per_s']:.2f}x",
-                          "", "")
+                          "", "", f"{ratio} {gain:.2f}x", "", "")
     pinned = res.get(PINNED)
     if pinned:
         table.add_row("1,024 episodes: steps/s, stepping threads pinned to one core",

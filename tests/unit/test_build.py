@@ -5,6 +5,8 @@ killed and resumed)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from typing import Any
 
 import pytest
@@ -177,9 +179,6 @@ def test_compiler_sets_up_a_kernel_that_died_between_compiles_again(spec):
     """A compiler's sandbox kernel killed from outside (the OOM killer, its forking thread
     gone) is started afresh at the next compile, without the compiler's functions: it sets
     them up again instead of failing every later tool with a NameError."""
-    import os
-    import signal
-
     compiler = SandboxCompiler()
     module = design_tools(spec).module
     try:
