@@ -12,8 +12,12 @@ verifier rejection goes to the ledger (stage `synthesize`) with the gate's name.
 Levels are a target, not a promise: after `spill_after` of the attempt budget, a level no
 candidate reaches lends its quota to the nearest level that candidates do reach.
 
-Attempts are seeded by (config seed, environment fingerprint, attempt number), and tasks already
-stored by the same run count toward the quotas, so re-running a killed branch continues it.
+Attempts are seeded by (config seed, environment fingerprint, attempt number). Re-running a
+killed branch (same `run_id`) replays the loop from the first attempt, so it draws exactly the
+candidates an unkilled run draws: a candidate the run already stored is kept as stored and one it
+already rejected (in the ledger) is rejected again, neither gated nor verified twice; the tasks
+that result are those of an unkilled run with the same seed (`stats["resumed"]` counts the ones
+taken over). A run that had filled its quotas returns at once.
 
 Guidelines (from self-evolution, `agent_world.agents.diagnoser.Guidelines` or a plain dict)
 steer the loop: `tools` ("tool" or "env/tool": walks start there more often), error kinds or
@@ -31,6 +35,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent_world.agents.synthesizer import build_candidate
@@ -126,21 +131,25 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         share = max(share, 0.5)  # aggregating answers train tracking state across calls
     kind_left = _kind_quotas(config.per_env, share)
     fp = spec.fingerprint
-    known = {t["id"]: t for t in catalog.list_tasks(fp)}
+    # tasks of other runs are duplicates; this run's own are replayed (see the module doc)
+    known: dict[str, Any] = {}
+    replayed: dict[str, dict[str, Any]] = {}
+    for t in catalog.list_tasks(fp):
+        mine = run_id is not None and t["payload"].get("origin", {}).get("run_id") == run_id
+        (replayed if mine else known)[t["id"]] = t
     # of the programmatic tasks, one should write (when the environment allows it)
     writes_left = 1 if kind_left["programmatic"] >= 2 else 0
-    for t in known.values():  # a resumed run keeps what it already stored
-        origin = t["payload"].get("origin", {})
-        if run_id and origin.get("run_id") == run_id:
-            lv = t["payload"]["difficulty"]["level"]
-            level_left[lv] = level_left.get(lv, 0) - 1
-            kind_left[t["kind"]] -= 1
-            writes_left -= bool(origin.get("bulk"))
     stats: dict[str, Any] = {"env": spec.name, "candidates": 0, "no_candidate": 0,
                              "no_candidate_reasons": Counter(), "writing_programs": 0,
                              "duplicates": 0, "off_target": 0, "rejected": Counter(),
-                             "kept": 0, "levels": Counter(), "kinds": Counter(),
+                             "kept": 0, "resumed": 0, "levels": Counter(), "kinds": Counter(),
                              "verifier_runs": 0, "verifier_seconds": 0.0}
+    if replayed and len(replayed) >= sum(kind_left.values()):
+        return _finish(stats, started)  # the run was complete: nothing to replay
+    # candidates this run already rejected: the replay does not gate or verify them again
+    refused = {e.subject.partition(":")[2]: e.payload.get("gate", "?")
+               for e in (catalog.ledger(STAGE, run_id=run_id) if replayed else [])
+               if e.subject.startswith(f"{spec.name}:")}
     graph = tool_graph(spec, home=_home(catalog), runtime=runtime)
     sampler = ValueSampler(spec)
     obscure_bias = bool(targets & {"unknown_tool", "wrong_tool"}) or \
@@ -186,21 +195,15 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         if task.id in known:
             stats["duplicates"] += 1
             continue
-        gates = run_gates(task, spec, runtime)
-        failed = next((g for g in gates if not g.passed), None)
-        if failed is None:
-            t0 = time.perf_counter()
-            verdict = verify_task(task, spec, runtime, runs=config.runs,
-                                  threshold=config.threshold, stop_early=True)
-            stats["verifier_runs"] += verdict.ran
-            stats["verifier_seconds"] += time.perf_counter() - t0
-            gates.append(GateResult(name="verifier", passed=verdict.kept,
-                                    detail=f"{verdict.passes}/{verdict.ran} runs reached the "
-                                           "ground truth"))
-            task = task.model_copy(update={"pass_rate": verdict.pass_rate})
-            if not verdict.kept:
-                failed = gates[-1]
-        task = task.model_copy(update={"gates": gates})
+        if task.id in refused:
+            stats["rejected"][refused[task.id]] += 1
+            continue
+        resumed = task.id in replayed
+        if resumed:  # stored before the run was stopped: kept as it was
+            task = Task.model_validate(replayed.pop(task.id)["payload"])
+            failed = None
+        else:
+            task, failed = _gate_and_verify(task, spec, runtime, config, stats)
         if failed is not None:
             stats["rejected"][failed.name] += 1
             catalog.record(STAGE, f"{spec.name}:{task.id}", f"gate {failed.name}: "
@@ -208,7 +211,10 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
                            payload={"gate": failed.name, "kind": task.kind, "level": level,
                                     "instruction": task.instruction})
             continue
-        catalog.put_task(task.id, fp, task.kind, task.model_dump(mode="json"))
+        if resumed:
+            stats["resumed"] += 1
+        else:
+            catalog.put_task(task.id, fp, task.kind, task.model_dump(mode="json"))
         known[task.id] = {"id": task.id}
         if level_left[level] <= 0:  # spilled: take the quota from a level still short
             short = min((lv for lv, v in level_left.items() if v > 0),
@@ -224,6 +230,31 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         writes_left -= bool(task.origin.get("bulk"))
         if progress:
             progress({"env": spec.name, "kept": stats["kept"], "task": task.id})
+    return _finish(stats, started)
+
+
+def _gate_and_verify(task: Task, spec: EnvSpec, runtime: EnvRuntime, config: SynthesisConfig,
+                     stats: dict[str, Any]) -> tuple[Task, GateResult | None]:
+    """The trust gates, then the verifier; the task with its gate results, and the first
+    gate it failed (None: kept)."""
+    gates = run_gates(task, spec, runtime)
+    failed = next((g for g in gates if not g.passed), None)
+    if failed is None:
+        t0 = time.perf_counter()
+        verdict = verify_task(task, spec, runtime, runs=config.runs,
+                              threshold=config.threshold, stop_early=True)
+        stats["verifier_runs"] += verdict.ran
+        stats["verifier_seconds"] += time.perf_counter() - t0
+        gates.append(GateResult(name="verifier", passed=verdict.kept,
+                                detail=f"{verdict.passes}/{verdict.ran} runs reached the "
+                                       "ground truth"))
+        task = task.model_copy(update={"pass_rate": verdict.pass_rate})
+        if not verdict.kept:
+            failed = gates[-1]
+    return task.model_copy(update={"gates": gates}), failed
+
+
+def _finish(stats: dict[str, Any], started: float) -> dict[str, Any]:
     stats["seconds"] = round(time.perf_counter() - started, 2)
     stats["verifier_seconds"] = round(stats["verifier_seconds"], 3)
     for key in ("rejected", "levels", "kinds", "no_candidate_reasons"):
@@ -234,8 +265,6 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
 def _home(catalog: Catalog) -> str | None:
     url = catalog.url
     if url.startswith("sqlite:///") and url.endswith("catalog.sqlite"):
-        from pathlib import Path
-
         return str(Path(url.removeprefix("sqlite:///")).parent)
     return None
 

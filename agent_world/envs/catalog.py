@@ -278,6 +278,12 @@ class Catalog:
     def close(self) -> None:
         self.engine.dispose()
 
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- environments -----------------------------------------------------------------------
     def put_env(self, spec: EnvSpec, stage: str = "manual") -> EnvSummary:
         """Store `spec` under its name. Content already stored under that name (same

@@ -325,6 +325,38 @@ def test_rerun_of_a_run_continues_and_dedups(synthesized):
     assert fresh["duplicates"] >= 1
 
 
+class _Killed(Exception):
+    pass
+
+
+def test_a_killed_run_resumed_emits_exactly_the_tasks_of_an_unkilled_run(tmp_path):
+    """Stopped after its third stored task and resumed, a run ends with the same task set as
+    one that was never stopped (the replay draws the same candidates: quotas already filled
+    used to change which level and kind each later attempt drew, and a task went missing)."""
+    spec = load_example("ecommerce")
+    config = SynthesisConfig(per_env=8, seed=3)
+
+    def tasks_of(cat: Catalog) -> set[str]:
+        return {t.id for t in stored_tasks(cat, spec.fingerprint)}
+
+    def stop_at_third(event: dict[str, Any]) -> None:
+        if event["kept"] == 3:
+            raise _Killed
+
+    with EnvRuntime() as rt, Catalog.open(tmp_path / "whole") as whole, \
+            Catalog.open(tmp_path / "killed") as killed:
+        synthesize_env(spec, config, whole, rt, run_id="r")
+        with pytest.raises(_Killed):
+            synthesize_env(spec, config, killed, rt, run_id="r", progress=stop_at_third)
+        assert len(tasks_of(killed)) == 3
+        resumed = synthesize_env(spec, config, killed, rt, run_id="r")
+        assert resumed["resumed"] == 3
+        assert tasks_of(killed) == tasks_of(whole) and len(tasks_of(whole)) == 8
+        # the rejections before the stop are not gated twice: one ledger entry each
+        subjects = [e.subject for e in killed.ledger("synthesize", run_id="r")]
+        assert len(subjects) == len(set(subjects))
+
+
 class _Writer(BaseChatModel):
     """A synthesizer model that writes from the facts it is given (or breaks a rule)."""
 
