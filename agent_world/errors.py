@@ -13,6 +13,10 @@ class CatalogError(AgentWorldError):
     """A catalog lookup or write that cannot be done (unknown environment, bad URL, ...)."""
 
 
+class CheckpointError(AgentWorldError):
+    """A graph thread's checkpoint cannot be written or read (disk full, I/O error, ...)."""
+
+
 class WorkerError(AgentWorldError):
     """The tool worker process could not be started or answered nonsense."""
 

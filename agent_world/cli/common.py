@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ import typer
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
@@ -38,8 +40,38 @@ try:  # Typer ships its own copy of Click; its exceptions are the ones raised
 except ImportError:  # pragma: no cover - Typer on the installed Click
     from click import exceptions as cx
 
-console = Console()
-err_console = Console(stderr=True, soft_wrap=True)
+# escape sequences (CSI, OSC, DCS/PM/APC strings, two-character ones), then any other C0/C1
+# control character but newline and tab
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]"
+                      r"|[\x1b\x9d\x90\x9e\x9f][\]PX^_]?.*?(?:\x07|\x1b\\|\x9c)"
+                      r"|\x1b[ -/]*[0-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f]", re.S)
+
+
+def strip_control(text: str) -> str:
+    """`text` without terminal control sequences: names, descriptions and rows come from
+    sources and tool code, and an escape sequence in them would drive the user's terminal
+    (retitle it, clear it, rewrite earlier lines, plant hyperlinks)."""
+    return _CONTROL.sub("", text) if not text.isprintable() else text
+
+
+class SafeConsole(Console):
+    """A Rich console that prints text without control sequences. Strings are cleaned before
+    markup and highlighting (which would split a sequence over segments); anything else at
+    segment level, where the styles and cursor moves Rich adds itself are separate control
+    segments and pass. Rich has no public segment hook, hence `_render_buffer` (a test pins
+    its presence)."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(strip_control(text), **kwargs)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            seg if seg.control else Segment(strip_control(seg.text), seg.style)
+            for seg in buffer)
+
+
+console = SafeConsole()
+err_console = SafeConsole(stderr=True, soft_wrap=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output (JSON).")]
 

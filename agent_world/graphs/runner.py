@@ -31,7 +31,7 @@ from langgraph.graph import StateGraph
 from langsmith.utils import tracing_is_enabled
 
 from agent_world.config import catalog_url, resolve_home
-from agent_world.errors import AgentWorldError
+from agent_world.errors import AgentWorldError, CheckpointError
 
 CHECKPOINT_URL_ENV = "AGENT_WORLD_CHECKPOINT_URL"
 
@@ -66,9 +66,42 @@ def checkpointer(home: str | Path | None = None) -> Iterator[BaseCheckpointSaver
     # several runs may share the file: wait for a writer instead of failing at once
     conn = sqlite3.connect(parsed.database, check_same_thread=False, timeout=60)
     try:
-        yield SqliteSaver(conn)
+        yield _SqliteSaver(conn, parsed.database)
     finally:
         conn.close()
+
+
+class _SqliteSaver(SqliteSaver):
+    """LangGraph's SQLite saver whose failures (a full disk, an I/O error, a file turned
+    read-only) are one `CheckpointError` naming the file, not a page of traceback from
+    inside the graph loop."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str):
+        super().__init__(conn)
+        self.path = path
+
+    @contextmanager
+    def _reported(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise CheckpointError(f"checkpoints {self.path!r}: {exc}") from None
+
+    def setup(self) -> None:
+        with self._reported():
+            super().setup()
+
+    def get_tuple(self, config: Any) -> Any:
+        with self._reported():
+            return super().get_tuple(config)
+
+    def put(self, *args: Any, **kwargs: Any) -> Any:
+        with self._reported():
+            return super().put(*args, **kwargs)
+
+    def put_writes(self, *args: Any, **kwargs: Any) -> None:
+        with self._reported():
+            super().put_writes(*args, **kwargs)
 
 
 @contextmanager

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import errno
+import io
 import json
 import subprocess
 import sys
 
+from rich.text import Text
 from typer.testing import CliRunner
 
 from agent_world import __version__
 from agent_world.cli import app
+from agent_world.cli.common import SafeConsole, strip_control
 from agent_world.envs.spec import EnvSpec
 from tests.conftest import FIXTURES
 
@@ -63,6 +66,35 @@ def test_markup_in_names_is_printed_not_interpreted(home, tmp_path):
     played = invoke("env", "play", str(path), "-", input=call)
     assert played.exit_code == 0, played.output
     assert "[/oops]" in played.stdout
+
+
+def test_control_sequences_from_a_source_never_reach_the_terminal(home, tmp_path):
+    """Was: an OSC title sequence, a screen clear and an OSC 8 hyperlink in a theme
+    description and a table name went to the terminal raw from `env show`."""
+    raw = json.loads(NOTES.read_text())
+    raw["theme"]["description"] = ("Notes\x1b]0;pwned\x07 kept \x1b[2J\x1b[31mred\x1b[0m "
+                                   "\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\ \x9b1A end")
+    raw["theme"]["name"] = "Notes\x1bc app"
+    path = tmp_path / "escapes.json"
+    path.write_text(json.dumps(raw))
+    for args in (["env", "show", str(path)], ["env", "import", str(path), "--no-test"],
+                 ["env", "list"]):
+        shown = invoke(*args)
+        assert shown.exit_code == 0, shown.output
+        assert not any(c in shown.output for c in "\x1b\x07\x9b"), repr(shown.output)
+    shown = invoke("env", "show", str(path))
+    assert "Notes kept red link  end" in shown.stdout and "pwned" not in shown.stdout
+    assert "Notesc app" not in shown.stdout and "Notes app" in shown.stdout
+
+
+def test_the_console_keeps_its_segment_hook():
+    """SafeConsole cleans Text renderables in Rich's private `_render_buffer`: if a Rich
+    release renames it, this fails instead of the cleaning silently stopping."""
+    out = io.StringIO()
+    console = SafeConsole(file=out, force_terminal=True, width=40)
+    console.print(Text("raw \x1b[2J text"), style="bold")
+    assert "\x1b[2J" not in out.getvalue() and "\x1b[1m" in out.getvalue()
+    assert strip_control("plain ünïcode 日本\tand tabs\n") == "plain ünïcode 日本\tand tabs\n"
 
 
 def test_user_mistakes_are_one_line_errors(home, tmp_path, monkeypatch):

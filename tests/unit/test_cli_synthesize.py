@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 
 from typer.testing import CliRunner
 
 from agent_world.cli import app
 from agent_world.envs.catalog import Catalog
+from agent_world.graphs import runner as runner_module
 
 runner = CliRunner()
 
@@ -41,6 +43,26 @@ def test_bad_input_is_one_clear_error(home):
     bad = runner.invoke(app, ["synthesize", "--env", "no_such_env"])
     assert bad.exit_code == 1 and "no environment named" in bad.output
     assert runner.invoke(app, ["synthesize", "--levels", "7"]).exit_code != 0
+
+
+def test_a_full_disk_under_the_checkpoints_is_one_error_line(home, monkeypatch):
+    """Was: a 97-line traceback from inside LangGraph's loop. SQLite's own SQLITE_FULL (a page
+    limit on the checkpoint file's connections) stands in for the disk filling up."""
+    connect = sqlite3.connect
+
+    def small_disk(database, *args, **kwargs):
+        conn = connect(database, *args, **kwargs)
+        if str(database).endswith("checkpoints.sqlite"):
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+            conn.execute(f"PRAGMA max_page_count = {pages + 4}")
+        return conn
+
+    monkeypatch.setattr(runner_module.sqlite3, "connect", small_disk)
+    full = runner.invoke(app, ["synthesize", "--env", "airline", "--per-env", "2"])
+    lines = full.output.strip().splitlines()
+    assert full.exit_code == 1, full.output
+    assert lines[-1].startswith("error: checkpoints") and "full" in lines[-1], full.output
+    assert "Traceback" not in full.output and len(lines) <= 4, full.output
 
 
 def test_env_graph_writes_a_picture(home, tmp_path):
