@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
-from agent_world.config import catalog_url, resolve_home
+from agent_world.config import catalog_url, protect, resolve_home
 from agent_world.envs.spec import EnvSpec, Theme
 from agent_world.errors import CatalogError
 
@@ -200,6 +200,15 @@ def _reason(exc: sa.exc.DBAPIError) -> str:
     return str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
 
 
+def _sqlite_folder(database: str | None) -> Path | None:
+    """The folder of a SQLite catalog file (None: in memory)."""
+    if not database or database == ":memory:" or database.startswith("file::memory:"):
+        return None
+    if database.startswith("file:"):  # a URI filename (?uri=true)
+        database = database.removeprefix("file:").split("?")[0]
+    return Path(database).parent
+
+
 def _sqlite_pragmas(engine: sa.Engine) -> None:
     """Foreign keys on, WAL (readers never block the writer), a generous busy timeout, and
     transactions begun by this code rather than by the driver: writes say BEGIN IMMEDIATE."""
@@ -229,6 +238,9 @@ class Catalog:
             raise CatalogError(f"cannot open catalog {url!r}: {exc}") from None
         if self.engine.dialect.name == "sqlite":
             _sqlite_pragmas(self.engine)
+            folder = _sqlite_folder(self.engine.url.database)
+            if folder is not None:  # sandboxed code must never read the gold answers
+                protect(folder)
         self._create_schema()
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 

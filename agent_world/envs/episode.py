@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent_world.config import protect
 from agent_world.envs.arguments import CompiledArguments, argument_problem, clip
 from agent_world.envs.database import (
     StateDiff,
@@ -170,6 +171,7 @@ class EnvRuntime:
         self._own_dir = workdir is None
         self.workdir = Path(workdir) if workdir else _default_workdir()
         self.workdir.mkdir(parents=True, exist_ok=True)
+        protect(self.workdir)  # templates and every episode's state: no sandbox shows them
         _raise_open_file_limit()
         limits = worker_limits or WORKER_LIMITS
         if sandbox is None:

