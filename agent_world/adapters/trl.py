@@ -289,6 +289,11 @@ def load_dataset():
 TRAIN_FILE = '''"""GRPO with TRL on the arena tasks exported next to this file.
 
     python train_grpo.py --model Qwen/Qwen2.5-0.5B-Instruct --steps 100
+    python train_grpo.py --lora                     # LoRA adapters instead of full weights
+    python train_grpo.py --vllm-server http://127.0.0.1:8000   # generations from `trl vllm-serve`
+
+The device is the GPU when torch sees one, else the CPU (bf16 only where the GPU supports it);
+`--device cpu` forces the CPU.
 """
 
 import argparse
@@ -298,6 +303,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import arena_trl  # noqa: E402
+import torch  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
 
@@ -311,18 +317,41 @@ def main() -> None:
     parser.add_argument("--max-completion-length", type=int, default=1024)
     parser.add_argument("--max-turns", type=int, default={max_turns})
     parser.add_argument("--learning-rate", type=float, default=1e-6)
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                        help="auto: the GPU when torch sees one, else the CPU")
+    parser.add_argument("--lora", action="store_true", help="train LoRA adapters (peft)")
+    parser.add_argument("--lora-rank", type=int, default=16)
+    parser.add_argument("--vllm-server", default=None, metavar="URL",
+                        help="generate with a running `trl vllm-serve` server (GPU)")
+    parser.add_argument("--save", action="store_true", help="save checkpoints while training")
     parser.add_argument("--output-dir", default=str(Path(__file__).resolve().parent / "run"))
     args = parser.parse_args()
+    cuda = torch.cuda.is_available() if args.device == "auto" else args.device == "cuda"
+    if cuda and not torch.cuda.is_available():
+        parser.error("--device cuda: torch sees no GPU")
+    if args.vllm_server and not cuda:
+        parser.error("--vllm-server trains on a GPU: no GPU here (or --device cpu)")
     config = GRPOConfig(output_dir=args.output_dir, max_steps=args.steps,
                         num_generations=args.num_generations,
                         per_device_train_batch_size=args.batch_size,
                         max_completion_length=args.max_completion_length,
                         max_tool_calling_iterations=args.max_turns,
-                        learning_rate=args.learning_rate, beta={kl}, logging_steps=1)
+                        learning_rate=args.learning_rate, beta={kl}, logging_steps=1,
+                        use_cpu=not cuda, bf16=cuda and torch.cuda.is_bf16_supported(),
+                        use_vllm=bool(args.vllm_server), vllm_mode="server",
+                        vllm_server_base_url=args.vllm_server,
+                        save_strategy="steps" if args.save else "no", report_to="none")
+    peft_config = None
+    if args.lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank,
+                                 target_modules="all-linear", task_type="CAUSAL_LM")
     trainer = GRPOTrainer(model=args.model, args=config, train_dataset=arena_trl.load_dataset(),
-                          reward_funcs=arena_trl.reward_funcs,
+                          reward_funcs=arena_trl.reward_funcs, peft_config=peft_config,
                           environment_factory=arena_trl.environment_factory)
     trainer.train()
+    trainer.save_model(args.output_dir)
 
 
 if __name__ == "__main__":

@@ -178,3 +178,39 @@ def test_grpo_trainer_drives_arena_episodes_through_trl_tool_calls(tmp_path, one
     assert setup.reward_funcs == [arena_reward]
     for env in envs:
         env._close()
+
+
+def test_the_exported_trl_script_trains_on_a_cpu(tmp_path):
+    """Was: `python train_grpo.py` stopped at once on a CPU machine (`Your setup doesn't
+    support bf16/gpu`: the script left TRL's bf16 default on). Two steps of the exported
+    script, as a user runs it, on a tiny model saved to disk, with LoRA adapters (peft)."""
+    import subprocess
+
+    from trl.chat_template_utils import qwen2_5_chat_template
+    from typer.testing import CliRunner
+
+    from agent_world.cli import app
+    from agent_world.training.drills import drill_tasks
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+
+    tasks = drill_tasks("cancel", limit=2)
+    (tmp_path / "tasks.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in tasks))
+    out = tmp_path / "trl_export"
+    done = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "export", "trl", str(out),
+                                    "--tasks", str(tmp_path / "tasks.jsonl")])
+    assert done.exit_code == 0, done.output
+    tok = tiny_tokenizer([t.instruction for t in tasks] * 4, vocab_size=400)
+    tok.chat_template = qwen2_5_chat_template
+    model_dir = tmp_path / "tiny"
+    tiny_model(tok, seed=0, hidden=32, layers=1, max_positions=4096).save_pretrained(model_dir)
+    tok.save_pretrained(model_dir)
+    env = {**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1", "CUDA_VISIBLE_DEVICES": "",
+           "OMP_NUM_THREADS": "1"}
+    run = subprocess.run(
+        [sys.executable, str(out / "train_grpo.py"), "--model", str(model_dir), "--steps", "2",
+         "--num-generations", "2", "--batch-size", "2", "--max-completion-length", "24",
+         "--max-turns", "1", "--output-dir", str(tmp_path / "run"), "--lora", "--lora-rank", "4"],
+        capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    saved = {p.name for p in (tmp_path / "run").iterdir()}
+    assert "adapter_config.json" in saved, saved  # the trained adapters were saved
