@@ -139,6 +139,8 @@ class _EpisodeServer(EnvironmentServer):
     """The arena's MCP server bound to one OpenEnv environment: every call, whatever its MCP
     session, lands in that environment's current episode, under the task's tool names."""
 
+    NAMED_EPISODES = False  # OpenEnv's reset opens episodes
+
     def __init__(self, spec: EnvSpec, runtime: EnvRuntime, env: ArenaOpenEnv):
         super().__init__(spec, runtime=runtime, log_level="WARNING")
         self._env = env
@@ -473,6 +475,9 @@ __all__ = ["ArenaEnvClient"]
     python -m server.app --port {port}          # from this directory
     uv run --project . server --port {port}     # OpenEnv's local recipe
     uvicorn server.app:app --port {port}
+
+It listens on 127.0.0.1 only; `--host 0.0.0.0` opens it to the network, where anyone who
+reaches the port can play its episodes (there is no authentication).
 """
 
 from pathlib import Path
@@ -482,7 +487,7 @@ from agent_world.adapters.openenv import create_app_from_export
 app = create_app_from_export(Path(__file__).resolve().parent.parent)
 
 
-def main(host: str = "0.0.0.0", port: int = {port}) -> None:
+def main(host: str = "127.0.0.1", port: int = {port}) -> None:
     import uvicorn
 
     uvicorn.run(app, host=host, port=port)
@@ -492,7 +497,8 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser()
-    parser.add_argument("--host", default="0.0.0.0")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="bind address (default: loopback only)")
     parser.add_argument("--port", type=int, default={port})
     args = parser.parse_args()
     main(host=args.host, port=args.port)

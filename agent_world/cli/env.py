@@ -21,6 +21,7 @@ from agent_world.cli.common import (
     resolve_env,
     state,
 )
+from agent_world.cli.serve_graphs import TOKEN_ENV
 from agent_world.errors import SpecError
 
 env_app = typer.Typer(cls=Group, no_args_is_help=True,
@@ -216,15 +217,20 @@ def env_serve(
     seed: Annotated[int, typer.Option(help="Episode seed (clock and ids).")] = 0,
     workers: Annotated[int, typer.Option(help="Tool workers: calls of this many sessions run "
                                               "at the same time.", min=1)] = 2,
+    token: Annotated[str | None, typer.Option(
+        envvar=TOKEN_ENV, show_default=False,
+        help="HTTP: the bearer token clients must send (default: a new one, printed).")] = None,
 ) -> None:
     """Serve an environment as an MCP server; each client session gets an isolated episode
-    (stateless clients: add ?episode=ID to the URL; tools episode_reset and episode_diff)."""
+    (stateless clients: episode_open, then ?episode=ID in the URL; tools episode_reset and
+    episode_diff). Over HTTP every request needs the bearer token."""
     from agent_world.envs.mcp_export import serve
 
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("must be 'stdio' or 'http'", param_hint="--transport")
     spec = resolve_env(env)
-    serve(spec, transport=transport, host=host, port=port, seed=seed, workers=workers)  # type: ignore[arg-type]
+    serve(spec, transport=transport, host=host, port=port, seed=seed, workers=workers,  # type: ignore[arg-type]
+          token=token)
 
 
 def _observation(o: Any) -> dict[str, Any]:

@@ -5,21 +5,29 @@ Every tool of the spec appears in `tools/list` with its exact JSON schema. Episo
 * each MCP session gets its own isolated episode (a fresh database copy), so two clients never
   see each other's writes — keep one session open for a whole episode (`client.session(...)`);
 * a client that opens a new session per call (langchain-mcp-adapters' default `get_tools()`)
-  names its episode instead: `…/mcp?episode=ID` (or the `X-Episode-Id` header); every call
-  with that id, whatever its session, lands in the same episode;
+  opens a named episode over HTTP with the extra tool `episode_open`, which returns its id,
+  and names it in every call: `…/mcp?episode=ID` (or the `X-Episode-Id` header); every call
+  with that id, whatever its session, lands in the same episode. The server makes the ids
+  (random, signed with a key of this server), so a client reaches only the episodes it was
+  given: a made-up or altered id is refused. At most MAX_NAMED_EPISODES stay open; opening
+  one more closes the least recently used, and a call naming a closed one gets an error saying
+  so (never a fresh episode in its place);
 * two extra tools act on the caller's episode: `episode_reset` (back to the seed state) and
   `episode_diff` (what changed since the last reset).
 
 Tool calls run in worker threads on a pool of tool workers (`workers`), so a slow call in one
 session never holds up the others. Error observations come back as MCP tool errors
-(`isError: true`) whose text names the kind. `serve` stops cleanly on SIGTERM and SIGINT
-(episode files and workers removed).
+(`isError: true`) whose text names the kind. Over HTTP every request needs the server's bearer
+token (`agent_world.serving`). `serve` stops cleanly on SIGTERM and SIGINT (episode files and
+workers removed).
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
+import secrets
 import signal
 import sys
 import threading
@@ -36,14 +44,17 @@ from mcp.types import Tool as MCPTool
 
 from agent_world.envs.episode import EnvRuntime, Episode
 from agent_world.envs.spec import EnvSpec
+from agent_world.serving import announce_token, resolve_token, serve_http
 
-RESET_TOOL, DIFF_TOOL = "episode_reset", "episode_diff"
+OPEN_TOOL, RESET_TOOL, DIFF_TOOL = "episode_open", "episode_reset", "episode_diff"
 MAX_NAMED_EPISODES = 256  # named episodes kept open; the least recently used is closed first
 
 
 class EnvironmentServer(FastMCP):
     """A FastMCP server whose tools are an environment's tools, each session (or named
     episode) on its own episode."""
+
+    NAMED_EPISODES = True  # offer episode_open (a server bound to one episode does not)
 
     def __init__(self, spec: EnvSpec, runtime: EnvRuntime | None = None, seed: int = 0,
                  workers: int = 2, **settings: Any):
@@ -60,14 +71,21 @@ class EnvironmentServer(FastMCP):
         self._local: Episode | None = None  # calls made outside any MCP request
         self._lock = threading.Lock()  # the episode maps
         self._step_locks: dict[int, threading.Lock] = {}  # by id(episode)
+        self._key = secrets.token_bytes(32)  # signs the episode ids this server hands out
         names = {t.name for t in spec.tools}
-        self._extra = [n for n in (RESET_TOOL, DIFF_TOOL) if n not in names]
+        self._extra = [n for n in (OPEN_TOOL, RESET_TOOL, DIFF_TOOL) if n not in names
+                       and (n != OPEN_TOOL or self.NAMED_EPISODES)]
 
     async def list_tools(self) -> list[MCPTool]:
         tools = [MCPTool(name=t.name, description=t.description, inputSchema=t.parameters,
                          annotations=ToolAnnotations(readOnlyHint=not t.mutates))
                  for t in self.spec.tools]
         empty = {"type": "object", "properties": {}, "additionalProperties": False}
+        if OPEN_TOOL in self._extra:
+            tools.append(MCPTool(name=OPEN_TOOL, inputSchema=empty, description=(
+                "HTTP clients that open a session per call: open a fresh episode and get its "
+                "id; name it in every call (?episode=ID in the URL or the X-Episode-Id "
+                "header). Only who holds the id reaches the episode.")))
         if RESET_TOOL in self._extra:
             tools.append(MCPTool(name=RESET_TOOL, inputSchema=empty,
                                  description="Reset your episode's database to its seed state."))
@@ -78,31 +96,65 @@ class EnvironmentServer(FastMCP):
                                              "(inserted, updated, deleted rows per table)."))
         return tools
 
-    def _caller(self) -> tuple[str | None, Any]:
-        """(episode id the client named, MCP session) of the current request."""
+    def _caller(self) -> tuple[str | None, Any, bool]:
+        """(episode id the client named, MCP session, whether over HTTP) of the current
+        request."""
         try:
             rc = self.get_context().request_context
         except (ValueError, LookupError):  # called outside a request (tests, embedding)
-            return None, None
+            return None, None, False
         request = getattr(rc, "request", None)  # the HTTP request, for streamable HTTP
         named = None
         if request is not None:
             named = (request.query_params.get("episode")
                      or request.headers.get("x-episode-id")) or None
-        return named, rc.session
+        return named, rc.session, request is not None
+
+    def _signature(self, nonce: str) -> str:
+        return hmac.new(self._key, nonce.encode(), "sha256").hexdigest()[:32]
+
+    def _minted(self, name: str) -> bool:
+        """Whether this server made the episode id `name` (open or closed since)."""
+        nonce, dot, signature = name.rpartition(".")
+        return bool(dot) and hmac.compare_digest(signature.encode(),
+                                                 self._signature(nonce).encode())
+
+    def _step_lock(self, episode: Episode) -> threading.Lock:
+        with self._lock:
+            return self._step_locks.setdefault(id(episode), threading.Lock())
+
+    def _open_named(self) -> str:
+        """A new named episode's id; the least recently used ones beyond MAX_NAMED_EPISODES
+        are closed (after any call running on them)."""
+        nonce = secrets.token_urlsafe(18)
+        name = f"{nonce}.{self._signature(nonce)}"
+        episode = self.runtime.open(self.spec, seed=self.seed)
+        with self._lock:
+            self._named[name] = episode
+            evicted = [self._named.popitem(last=False)[1]
+                       for _ in range(len(self._named) - MAX_NAMED_EPISODES)]
+        for old in evicted:
+            with self._step_lock(old):
+                old.close()
+            with self._lock:
+                self._step_locks.pop(id(old), None)
+        return name
 
     def _episode(self) -> Episode:
-        named, session = self._caller()
+        named, session, _ = self._caller()
         with self._lock:
             if named is not None:
                 ep = self._named.get(named)
-                if ep is None:
-                    ep = self.runtime.open(self.spec, seed=self.seed)
-                    self._named[named] = ep
-                    while len(self._named) > MAX_NAMED_EPISODES:
-                        self._named.popitem(last=False)[1].close()
-                self._named.move_to_end(named)
-                return ep
+                if ep is not None:
+                    self._named.move_to_end(named)
+                    return ep
+                if self._minted(named):
+                    raise ToolError(f"episode {named!r} was closed (least recently used of "
+                                    f"{MAX_NAMED_EPISODES} open); open a new one with "
+                                    f"{OPEN_TOOL}")
+                raise ToolError(f"episode {named!r} is not an episode this server opened: "
+                                f"call {OPEN_TOOL} for one, then name its id (?episode=ID "
+                                "or the X-Episode-Id header)")
             if session is None:
                 if self._local is None:
                     self._local = self.runtime.open(self.spec, seed=self.seed)
@@ -117,9 +169,7 @@ class EnvironmentServer(FastMCP):
     def _run(self, episode: Episode, name: str, arguments: dict[str, Any]) -> str:
         """One call on one episode at a time (a named episode may be called from several
         sessions at once); different episodes run in parallel."""
-        with self._lock:
-            lock = self._step_locks.setdefault(id(episode), threading.Lock())
-        with lock:
+        with self._step_lock(episode):
             if name == RESET_TOOL and RESET_TOOL in self._extra:
                 episode.reset()
                 return json.dumps({"ok": True, "state_hash": episode.state_hash()})
@@ -132,6 +182,12 @@ class EnvironmentServer(FastMCP):
         return obs.to_text()
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Sequence[TextContent]:
+        if name == OPEN_TOOL and OPEN_TOOL in self._extra:
+            if not self._caller()[2]:
+                raise ToolError(f"{OPEN_TOOL} works only over HTTP: this session is one "
+                                "client and has its own episode already")
+            opened = await anyio.to_thread.run_sync(self._open_named)
+            return [TextContent(type="text", text=json.dumps({"episode": opened}))]
         episode = self._episode()
         # The worker call blocks; keep the event loop free for other sessions.
         text = await anyio.to_thread.run_sync(self._run, episode, name, arguments or {})
@@ -151,9 +207,11 @@ class EnvironmentServer(FastMCP):
 
 
 def serve(spec: EnvSpec, transport: Literal["stdio", "http"] = "stdio", host: str = "127.0.0.1",
-          port: int = 8765, seed: int = 0, workers: int = 2) -> None:
-    """Run the server until the client disconnects (stdio) or the process is stopped (http).
-    SIGTERM and SIGINT stop it cleanly: episodes, workers and their files are removed."""
+          port: int = 8765, seed: int = 0, workers: int = 2, token: str | None = None) -> None:
+    """Run the server until the client disconnects (stdio) or the process is stopped (http:
+    every request needs the bearer token, `token` or a new one, printed). SIGTERM and SIGINT
+    stop it cleanly: episodes, workers and their files are removed."""
+    token, made = (None, False) if transport == "stdio" else resolve_token(token)
     server = EnvironmentServer(spec, seed=seed, host=host, port=port, workers=workers)
 
     def stop(signum: int, _frame: Any) -> None:
@@ -167,10 +225,15 @@ def serve(spec: EnvSpec, transport: Literal["stdio", "http"] = "stdio", host: st
     where = f"http://{host}:{port}/mcp" if transport == "http" else "stdio"
     print(f"serving {spec.name} ({len(spec.tools)} tools) over MCP at {where}; episodes in "
           f"{server.runtime.workdir}; Ctrl-C stops", file=sys.stderr, flush=True)
+    if token is not None:
+        announce_token(token, made)
     previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)} if main \
         else {}
     try:
-        server.run(transport="stdio" if transport == "stdio" else "streamable-http")
+        if token is None:
+            server.run(transport="stdio")
+        else:
+            serve_http(server, token)
     finally:
         server.close()
         for s, handler in previous.items():

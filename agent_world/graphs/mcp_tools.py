@@ -19,6 +19,15 @@ call that continues it. Each finished node is
 reported as an MCP progress notification when the client asks for progress. Three read-only
 tools show what the runs stored: `list_environments`, `list_tasks`, `list_runs`.
 
+A client is trusted with the server's user only as far as its flags say. Over HTTP (any local
+user can reach the port; it also needs the bearer token, see `agent_world.serving`) a call that
+names a local command (an `mcp:` source or web search, in the inputs, the context or evolve's
+`settings`) is refused unless the server runs with `allow_commands` (`--allow-commands`), and
+one that names a path on the server (another arena `home`, a file to mine outside the bundled
+sources, a checkpoint directory as policy or a model path) unless with `allow_client_paths`
+(`--allow-client-paths`). The fields are found by name, in every graph and nested dict. Over
+stdio the client is whoever started the server: it may do both.
+
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     params = StdioServerParameters(command="agent-world", args=["serve-graphs"])
@@ -34,13 +43,14 @@ import importlib
 import json
 import os
 import pkgutil
+import re
 import signal
 import sys
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, get_type_hints
+from typing import Any, Literal, get_args, get_type_hints
 
 import anyio
 import anyio.from_thread
@@ -58,9 +68,21 @@ from agent_world.config import resolve_home
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.runner import final_state, paused, stream, thread_config
+from agent_world.serving import announce_token, resolve_token, serve_http
+from agent_world.tools.sources import DATA_DIR, FileKind
 
 RESULT_LIMIT = 200_000  # characters of final state a tool call returns
 RESERVED_ARGS = ("thread_id", "resume", "resume_value", "context")
+COMMANDS_FLAG, PATHS_FLAG = "--allow-commands", "--allow-client-paths"
+COMMANDS_DANGER = ("dangerous: any client could then run any command as the server's user")
+PATHS_DANGER = ("dangerous: any client could then read and write files anywhere the server's "
+                "user can")
+# fields of graph inputs and contexts that name a source, a web search, an arena home, a policy
+# or a chat model (`<role>_model`, `model`)
+SOURCE_FIELDS, HOME_FIELDS = ("sources", "source", "web_search"), ("home",)
+POLICY_FIELDS = ("policy", "policy_before")
+NAMED_POLICIES = ("", "baseline", "tiny", "smollm2")
+_PROVIDER = re.compile(r"[A-Za-z][\w.+-]*:")  # "provider:model"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,16 +160,42 @@ def _input_schema(compiled: Any) -> tuple[dict[str, Any], list[str]]:
     return props, [r for r in schema.get("required", []) if r in props]
 
 
+def _resolved(path: str) -> Path | None:
+    """`path` with `~`, links and `..` resolved (None: not a usable path)."""
+    try:
+        return Path(path).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):  # unknown ~user, NUL byte, link loop
+        return None
+
+
+def _inside(path: str, root: Path) -> bool:
+    found = _resolved(path)
+    return found is not None and found.is_relative_to(root)
+
+
+def _exists(path: str) -> bool:
+    found = _resolved(path)
+    return found is not None and found.exists()
+
+
+def _local_path(value: str) -> bool:
+    """Whether a model or policy reference's text is a filesystem path."""
+    return value.startswith(("/", "~", ".", "\\")) or _exists(value)
+
+
 class GraphServer(FastMCP):
-    """A FastMCP server whose tools run the arena's graphs on durable threads."""
+    """A FastMCP server whose tools run the arena's graphs on durable threads. Its clients may
+    name local commands only with `allow_commands`, paths only with `allow_client_paths`."""
 
     def __init__(self, home: str | Path | None = None, graphs: Sequence[str] | None = None,
+                 allow_commands: bool = False, allow_client_paths: bool = False,
                  **settings: Any):
         super().__init__(name="agent-world-graphs", instructions=(
             "The Agent-World arena's graphs and agents: mine sources, build tools, synthesize "
             "tasks, evaluate, run self-evolution rounds. Each call runs on a durable thread."),
             **settings)
         self.home = resolve_home(home)
+        self.allow_commands, self.allow_client_paths = allow_commands, allow_client_paths
         entries = graph_entries()
         if graphs:
             known = {e.name for e in entries}
@@ -227,10 +275,76 @@ class GraphServer(FastMCP):
                 "head": text[:RESULT_LIMIT]}, default=str, ensure_ascii=False)
         return [TextContent(type="text", text=text)]
 
+    # -- what a client may name ----------------------------------------------------------------
+    def _refuse_command(self, where: str, value: str) -> None:
+        if not self.allow_commands:
+            raise ToolError(f"{where}: {value!r} starts a local command, and this server runs "
+                            f"no command a client names (start it with {COMMANDS_FLAG}: "
+                            f"{COMMANDS_DANGER})")
+
+    def _refuse_path(self, where: str, value: str, what: str) -> None:
+        if not self.allow_client_paths:
+            raise ToolError(f"{where}: {value!r} names {what} on the server, and this server "
+                            f"takes no path from its clients (start it with {PATHS_FLAG}: "
+                            f"{PATHS_DANGER})")
+
+    def _check_source(self, where: str, spec: str) -> None:
+        """A source or web search spec (as `tools.sources.parse_source` reads it): `mcp:`
+        starts a command; a file outside the bundled sources is a path; URLs are fine."""
+        spec = spec.strip()
+        prefix, sep, rest = spec.partition(":")
+        prefix = prefix.lower()
+        if sep and prefix == "mcp":
+            self._refuse_command(where, spec)
+            return
+        if sep and prefix in ("file", *get_args(FileKind)):
+            path = rest.strip()
+        elif not spec.lower().startswith(("http://", "https://")) and not (
+                sep and prefix.startswith("mcp")) and _exists(spec):
+            path = spec  # a bare path the source reader would open
+        else:
+            return  # a URL, or something the graph refuses by itself
+        if not _inside(path, DATA_DIR):
+            self._refuse_path(where, spec, "a file to read")
+
+    def _check_fields(self, where: str, value: Any) -> None:
+        """Every field of a call's inputs or context (nested dicts and lists too) that names
+        a command or a path, refused as the server's flags say."""
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                self._check_fields(f"{where}[{i}]", item)
+            return
+        if not isinstance(value, dict):
+            return
+        for key, item in value.items():
+            at = f"{where}.{key}" if where else str(key)
+            if isinstance(item, str) and key in SOURCE_FIELDS:
+                self._check_source(at, item.partition("#")[0] if key == "web_search" else item)
+            elif isinstance(item, list) and key in SOURCE_FIELDS:
+                for i, spec in enumerate(item):
+                    if isinstance(spec, str):
+                        self._check_source(f"{at}[{i}]", spec)
+            elif isinstance(item, str) and item and key in HOME_FIELDS:
+                if _resolved(item) != self.home:
+                    self._refuse_path(at, item, "another arena home")
+            elif isinstance(item, str) and key in POLICY_FIELDS:
+                # a checkpoint the server's own runs wrote (in its home) is fine
+                if item not in NAMED_POLICIES and not _inside(item, self.home) and (
+                        not _PROVIDER.match(item) or _local_path(item)
+                        or _local_path(item.split(":", 1)[1])):
+                    self._refuse_path(at, item, "a checkpoint directory")
+            elif isinstance(item, str) and (key == "model" or str(key).endswith("_model")):
+                if ":" in item and _local_path(item.split(":", 1)[1]):
+                    self._refuse_path(at, item, "a local model")
+            else:
+                self._check_fields(at, item)
+
     async def _run_graph(self, entry: GraphEntry, args: dict[str, Any]) -> dict[str, Any]:
         compiled = entry.compiled()
         builder = compiled.builder
         raw_context = args.pop("context", None)
+        self._check_fields("", {k: v for k, v in args.items() if k not in RESERVED_ARGS})
+        self._check_fields("context", raw_context)
         thread_id, resume = args.pop("thread_id", None), bool(args.pop("resume", False))
         # a resumed run without a context gets none, as from a LangGraph server: the graph
         # falls back to what its thread stored (evolve: the review setting of its first round)
@@ -332,9 +446,18 @@ class GraphServer(FastMCP):
 
 
 def serve(home: str | Path | None = None, transport: Literal["stdio", "http"] = "stdio",
-          host: str = "127.0.0.1", port: int = 8766, graphs: Sequence[str] | None = None) -> None:
-    """Serve the graphs until the client disconnects (stdio) or the process is stopped."""
-    server = GraphServer(home, graphs=graphs, host=host, port=port, log_level="WARNING")
+          host: str = "127.0.0.1", port: int = 8766, graphs: Sequence[str] | None = None,
+          token: str | None = None, allow_commands: bool = False,
+          allow_client_paths: bool = False) -> None:
+    """Serve the graphs until the client disconnects (stdio) or the process is stopped. Over
+    HTTP every request needs the bearer token (`token`, else a new one, printed), and clients
+    name commands and paths only as the flags allow; over stdio the client is whoever started
+    the server and may name both."""
+    stdio = transport == "stdio"
+    token, made = (None, False) if stdio else resolve_token(token)
+    server = GraphServer(home, graphs=graphs, allow_commands=stdio or allow_commands,
+                         allow_client_paths=stdio or allow_client_paths, host=host, port=port,
+                         log_level="WARNING")
 
     def stop(signum: int, _frame: Any) -> None:
         print(f"stopped ({signal.Signals(signum).name})", file=sys.stderr, flush=True)
@@ -343,11 +466,20 @@ def serve(home: str | Path | None = None, transport: Literal["stdio", "http"] = 
     where = f"http://{host}:{port}/mcp" if transport == "http" else "stdio"
     print(f"serving {len(server.entries)} graphs ({', '.join(server.entries)}) over MCP at "
           f"{where}; arena home {server.home}; Ctrl-C stops", file=sys.stderr, flush=True)
+    if token is not None:
+        announce_token(token, made)
+        for allowed, flag, danger in ((allow_commands, COMMANDS_FLAG, COMMANDS_DANGER),
+                                      (allow_client_paths, PATHS_FLAG, PATHS_DANGER)):
+            if allowed:
+                print(f"warning: {flag}: {danger}", file=sys.stderr, flush=True)
     main = threading.current_thread() is threading.main_thread()
     previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)} if main \
         else {}
     try:
-        server.run(transport="stdio" if transport == "stdio" else "streamable-http")
+        if token is None:
+            server.run(transport="stdio")
+        else:
+            serve_http(server, token)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)

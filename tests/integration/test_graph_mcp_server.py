@@ -31,6 +31,7 @@ from agent_world.envs.catalog import Catalog
 from agent_world.graphs import mcp_tools, synthesize
 from agent_world.graphs.mcp_tools import GraphEntry, GraphServer, graph_entries
 from agent_world.graphs.runner import final_state, thread_config
+from tests.integration.served import AUTH, TOKEN
 
 pytestmark = pytest.mark.integration
 SOURCES = Path(__file__).resolve().parents[2] / "agent_world" / "data" / "sources"
@@ -158,6 +159,7 @@ def test_graph_tools_over_streamable_http(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "agent_world.cli", "--home", str(home),
                                  "serve-graphs", "--transport", "http", "--port", str(port),
                                  "--graph", "mine"], start_new_session=True,
+                                env={**os.environ, "AGENT_WORLD_TOKEN": TOKEN},
                                 stdout=subprocess.DEVNULL, stderr=err)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
@@ -173,7 +175,7 @@ def test_graph_tools_over_streamable_http(tmp_path):
 
         async def run() -> tuple:
             client = MultiServerMCPClient({"arena": {"transport": "streamable_http",
-                                                     "url": url}})
+                                                     "url": url, "headers": AUTH}})
             tools = {t.name: t for t in await client.get_tools()}
             out = await tools["mine"].ainvoke({
                 "sources": [f"file:{SOURCES / 'book_lending_prd.md'}"], "iterations": 0,

@@ -10,6 +10,7 @@ import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
 from tests.conftest import FIXTURES
+from tests.integration.served import AUTH, TOKEN
 
 pytestmark = pytest.mark.integration
 
@@ -77,6 +78,7 @@ def test_streamable_http_sessions_get_isolated_episodes(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "agent_world.cli", "--home", str(tmp_path),
                              "env", "serve", str(FIXTURES / "notes_env.json"), "--transport",
                              "http", "--port", str(port)], start_new_session=True,
+                            env={**os.environ, "AGENT_WORLD_TOKEN": TOKEN},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
@@ -89,8 +91,9 @@ def test_streamable_http_sessions_get_isolated_episodes(tmp_path):
                 time.sleep(0.2)
 
         async def scenario():
-            client = MultiServerMCPClient({"a": {"transport": "streamable_http", "url": url},
-                                           "b": {"transport": "streamable_http", "url": url}})
+            client = MultiServerMCPClient({
+                "a": {"transport": "streamable_http", "url": url, "headers": AUTH},
+                "b": {"transport": "streamable_http", "url": url, "headers": AUTH}})
             async with client.session("a") as a, client.session("b") as b:
                 names = {t.name for t in (await a.list_tools()).tools}
                 assert "add_note" in names

@@ -19,6 +19,7 @@ import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
 
 from tests.conftest import FIXTURES
+from tests.integration.served import AUTH, TOKEN
 
 pytestmark = pytest.mark.integration
 
@@ -49,6 +50,7 @@ def _start_http(tmp_path: Path, spec: Path) -> tuple[subprocess.Popen, str, Path
         proc = subprocess.Popen([sys.executable, "-m", "agent_world.cli", "--home",
                                  str(tmp_path), "env", "serve", str(spec), "--transport", "http",
                                  "--port", str(port)], start_new_session=True,
+                                env={**os.environ, "AGENT_WORLD_TOKEN": TOKEN},
                                 stdout=subprocess.DEVNULL, stderr=err)
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 60
@@ -97,12 +99,14 @@ def test_stateless_clients_keep_their_writes_in_a_named_episode(http_server):
 
     async def scenario():
         plain = {t.name: t for t in await MultiServerMCPClient(
-            {"n": {"transport": "streamable_http", "url": url}}).get_tools()}
+            {"n": {"transport": "streamable_http", "url": url, "headers": AUTH}}).get_tools()}
         await plain["add_note"].ainvoke({"user_id": 1, "body": "lost"})
         assert len(_json(await plain["list_notes"].ainvoke({"user_id": 1}))) == 1
 
+        episode = _json(await plain["episode_open"].ainvoke({}))["episode"]
         named = {t.name: t for t in await MultiServerMCPClient(
-            {"n": {"transport": "streamable_http", "url": f"{url}?episode=run-7"}}).get_tools()}
+            {"n": {"transport": "streamable_http", "url": f"{url}?episode={episode}",
+                   "headers": AUTH}}).get_tools()}
         await named["add_note"].ainvoke({"user_id": 1, "body": "kept"})
         assert len(_json(await named["list_notes"].ainvoke({"user_id": 1}))) == 2
         diff = _json(await named["episode_diff"].ainvoke({}))
@@ -118,8 +122,9 @@ def test_a_slow_call_does_not_hold_up_other_sessions(http_server):
     _, url, _ = http_server
 
     async def scenario():
-        client = MultiServerMCPClient({"a": {"transport": "streamable_http", "url": url},
-                                       "b": {"transport": "streamable_http", "url": url}})
+        client = MultiServerMCPClient({
+            "a": {"transport": "streamable_http", "url": url, "headers": AUTH},
+            "b": {"transport": "streamable_http", "url": url, "headers": AUTH}})
         async with client.session("a") as a, client.session("b") as b:
             # warm both workers, then hold one with a slow call
             await asyncio.gather(a.call_tool("list_notes", {"user_id": 1}),
@@ -138,7 +143,8 @@ def test_sigterm_stops_the_http_server_and_removes_its_files(http_server):
     proc, url, workdir = http_server
 
     async def touch():
-        client = MultiServerMCPClient({"a": {"transport": "streamable_http", "url": url}})
+        client = MultiServerMCPClient({"a": {"transport": "streamable_http", "url": url,
+                                             "headers": AUTH}})
         async with client.session("a") as a:
             await a.call_tool("list_notes", {"user_id": 1})
 

@@ -44,6 +44,7 @@ from agent_world.envs import load_example  # noqa: E402
 from agent_world.envs.episode import EnvRuntime  # noqa: E402
 from agent_world.tasks.check import check_task  # noqa: E402
 from agent_world.training.drills import drill_tasks  # noqa: E402
+from tests.integration.served import listening_hosts  # noqa: E402
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,7 +184,8 @@ def test_export_served_validated_and_driven_by_openenv_client(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT), os.environ.get("PYTHONPATH", "")])}
     with log.open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "server.app", "--host", "127.0.0.1",
+        # no --host: the exported server's default (was 0.0.0.0: every interface)
+        proc = subprocess.Popen([sys.executable, "-m", "server.app",
                                  "--port", str(port)], cwd=out, env=env,
                                 start_new_session=True, stdout=err, stderr=subprocess.STDOUT)
     try:
@@ -197,6 +199,7 @@ def test_export_served_validated_and_driven_by_openenv_client(tmp_path):
             assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.3)
+        assert listening_hosts(port) == {"127.0.0.1"}
         report = validate_running_environment(url, timeout_s=30)
         assert report["passed"], report["summary"]
 
