@@ -26,7 +26,6 @@ from starlette.websockets import WebSocketClose
 from agent_world.errors import AgentWorldError
 
 TOKEN_ENV = "AGENT_WORLD_TOKEN"
-DEFAULT_HOST = "127.0.0.1"
 MIN_TOKEN_LENGTH = 16
 
 
@@ -92,5 +91,5 @@ def serve_http(server: FastMCP, token: str, **uvicorn_options: Any) -> None:
     anyio.run(uvicorn.Server(config).serve)
 
 
-__all__ = ["DEFAULT_HOST", "TOKEN_ENV", "BearerAuth", "announce_token", "http_app",
-           "resolve_token", "serve_http"]
+__all__ = ["TOKEN_ENV", "BearerAuth", "announce_token", "http_app", "resolve_token",
+           "serve_http"]
