@@ -577,7 +577,7 @@ def engine_figures(spec: EnvSpec, large_spec: EnvSpec | None, *, workers: int, t
                 # workers that sleep as soon as they sent a frame (worker.InputWaiter)
                 NO_SPIN: {"sandbox": True, "worker_spin_us": 0}}
     # the stepping threads pinned to one core (the workers keep every CPU): the application's
-    # lever on machines where waking a thread on another core is slow (README)
+    # lever on machines where waking a thread on another core is slow (docs/environments.md)
     cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
     one_core = min(cpus, default=None)
     if len(cpus) > 1:

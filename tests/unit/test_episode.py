@@ -279,8 +279,8 @@ def test_worker_spin_zero_never_polls_and_a_negative_spin_is_refused(notes_spec)
 
 @pytest.mark.parametrize("sandbox", [True, False], ids=["sandboxed", "unsandboxed"])
 def test_workers_do_not_inherit_a_stepping_threads_cpu_pin(notes_spec, sandbox, monkeypatch):
-    """An application may pin the threads that step episodes to one core (README: Environments
-    and episodes); a worker (or the sandbox spawner) started from such a thread still runs on
+    """An application may pin the threads that step episodes to one core (docs/environments.md);
+    a worker (or the sandbox spawner) started from such a thread still runs on
     every CPU the process may use."""
     from concurrent.futures import ThreadPoolExecutor
 
