@@ -13,9 +13,22 @@ Error classes (use exactly these names):
 - gave_up: stopped without answering, or answered before making the needed calls
 - format: output could not be read as a tool call or an answer
 
+Read each failure trace against its request and gold chain: which tool it called instead of
+which (findings with `called` and `expected`), which argument was wrong, what it gave, what the
+chain passes and where that value was ("request", or "observation k (tool)" when an earlier
+call returned it), or that it answered without a call / stopped mid-chain.
+
 Rules:
-- Every claim (weak environment, weak tool, error finding) cites trajectory ids as evidence,
-  copied exactly from the input. Never invent an id, an environment or a tool.
+- Every claim (weak environment, weak tool, error finding, confusion, argument slip, skill,
+  finding, guideline citation) cites trajectory ids as evidence, copied exactly from the input;
+  only failing attempts. Never invent an id, an environment or a tool.
+- Weak environments and tools are those the failures involve, not a fixed list.
+- Skills (use exactly these names): choose_tool, fill_arguments, call_before_answering,
+  finish_chain, track_state, call_format.
+- For choose_tool, `confusable` maps a TRAINING tool ("env/tool") to the tools of the same
+  environment that resemble what the policy mixed up, so targeted tasks show them together.
+- Every guideline environment, tool, skill and the difficulty carry a citation in `cites`
+  (kind, name, why, evidence).
 - Guidelines name TRAINING environments (split "train") to target: the ones closest to the weak
   held-out environments in taxonomy and tools. Difficulty: target the level where the policy
   starts failing; for state_not_tracked favour longer chains and aggregation, for wrong_tool
@@ -42,7 +55,7 @@ Failures per tool and error class:
 Environments (name, split, taxonomy, tools):
 {envs}
 
-Failure traces (id, task, steps):
+Failure traces (id, task, request, gold chain, tools offered, calls with observations, answer):
 {traces}
 
 The offline statistics suggest this draft; correct and improve it:

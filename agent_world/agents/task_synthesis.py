@@ -24,12 +24,15 @@ steer the loop: `tools` ("tool" or "env/tool": walks start there more often), er
 diagnosed error classes (`error_kinds` / `error_classes`: tool_error, constraint_violation and
 permission_denied favour write tools; invalid_arguments and wrong_arguments favour tools with
 many required arguments; unknown_tool and wrong_tool favour opaque names and distractors;
-state_not_tracked raises the share of aggregating programmatic tasks), and `levels` or
+state_not_tracked raises the share of aggregating programmatic tasks), `confusable` ("env/tool"
+→ tools the policy mixed up with it: a task whose chain calls the tool shows them in its view
+too), and `levels` or
 `difficulty` (a level, or features a level is computed from; its neighbours are targeted too).
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 from collections import Counter
@@ -78,6 +81,41 @@ def _guided_tools(spec: EnvSpec, guidelines: dict[str, Any]) -> list[str]:
         if tool in names and env in ("", spec.name):
             out.append(tool)
     return out
+
+
+def _confusables(spec: EnvSpec, guidelines: dict[str, Any]) -> dict[str, list[str]]:
+    """Guideline `confusable` of this environment: tool → the tools its views must also show."""
+    names = {t.name for t in spec.tools}
+    out: dict[str, list[str]] = {}
+    for ref, others in (guidelines.get("confusable") or {}).items():
+        env, _, tool = str(ref).rpartition("/")
+        if tool in names and env in ("", spec.name):
+            out[tool] = [o for o in others if o in names and o != tool]
+    return out
+
+
+def show_confusables(task: Task, confusable: dict[str, list[str]]) -> Task:
+    """`task` with the tools the policy mixed up with its chain's tools added to its view
+    (under opaque names when the view's are), so choosing between them is part of the task."""
+    chain = list(dict.fromkeys(c.tool for c in task.chain))
+    if not task.tool_view:  # no view: every tool is offered already
+        return task
+    shown = set(task.tool_view.values())
+    extra = [o for t in chain for o in confusable.get(t, []) if o not in shown]
+    if not extra:
+        return task
+    view = dict(task.tool_view)
+    for name in dict.fromkeys(extra):
+        opaque = "tool_" + hashlib.sha256(f"{task.instruction}:{name}".encode()).hexdigest()[:6]
+        view[opaque if task.difficulty.obscured else name] = name
+    d = task.difficulty
+    distractors = len(view) - len(chain)
+    level = max(d.level, level_of(d.chain_length, d.branching, d.aggregation, distractors,
+                                  d.obscured))
+    return task.model_copy(update={
+        "tool_view": view, "difficulty": d.model_copy(update={"distractors": distractors,
+                                                              "level": level}),
+        "origin": {**task.origin, "confusable_shown": list(dict.fromkeys(extra))}}).with_id()
 
 
 def _error_targets(guidelines: dict[str, Any]) -> set[str]:
@@ -150,6 +188,7 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
     refused = {e.subject.partition(":")[2]: e.payload.get("gate", "?")
                for e in (catalog.ledger(STAGE, run_id=run_id) if replayed else [])
                if e.subject.startswith(f"{spec.name}:")}
+    confusable = _confusables(spec, guidelines)
     graph = tool_graph(spec, home=_home(catalog), runtime=runtime)
     sampler = ValueSampler(spec)
     obscure_bias = bool(targets & {"unknown_tool", "wrong_tool"}) or \
@@ -180,6 +219,7 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
             stats["no_candidate"] += 1
             stats["no_candidate_reasons"][task.split(":")[0]] += 1
             continue
+        task = show_confusables(task, confusable)
         stats["candidates"] += 1
         level = task.difficulty.level
         # late in the budget, a level that stays out of reach lends its quota to the others

@@ -42,4 +42,15 @@ def load_evaluation(catalog: Any, evaluation_id: str
     return attempts, traces
 
 
-__all__ = ["load_evaluation", "record_evaluation"]
+def evaluation_tasks(catalog: Any, attempts: list[Attempt]) -> dict[str, Task]:
+    """The tasks the attempts were made on, by id (those still in the catalog): their gold
+    chains tell the diagnoser which tool and which argument each failure missed."""
+    out: dict[str, Task] = {}
+    for task_id in dict.fromkeys(a.task_id for a in attempts):
+        row = catalog.get_task(task_id)
+        if row is not None:
+            out[task_id] = Task.model_validate(row["payload"])
+    return out
+
+
+__all__ = ["evaluation_tasks", "load_evaluation", "record_evaluation"]

@@ -41,7 +41,11 @@ from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.evolution import stages
 from agent_world.evolution.complexify import complexify_environments
-from agent_world.evolution.evaluation import load_evaluation, record_evaluation
+from agent_world.evolution.evaluation import (
+    evaluation_tasks,
+    load_evaluation,
+    record_evaluation,
+)
 from agent_world.evolution.heldout import split_environments
 from agent_world.evolution.rounds import CurvePoint, RoundRecord
 from agent_world.graphs import mine as mine_graph
@@ -252,7 +256,8 @@ def diagnose_node(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     cat = Catalog.open(_home(config))
     try:
         attempts, traces = load_evaluation(cat, state["before_eval"])
-        diagnosis = diagnose(attempts, _env_meta(cat, state), traces)
+        diagnosis = diagnose(attempts, _env_meta(cat, state), traces,
+                             evaluation_tasks(cat, attempts))
     finally:
         cat.close()
     return {"diagnosis": diagnosis.model_dump(mode="json"),

@@ -60,3 +60,22 @@ def test_guidelines_shift_the_synthesized_mix(tmp_path):
         mean(plain, lambda t: t.difficulty.chain_length)
     assert mean(guided, lambda t: t.difficulty.aggregation or t.kind == "programmatic") > \
         mean(plain, lambda t: t.difficulty.aggregation or t.kind == "programmatic")
+
+
+def test_confused_tools_are_shown_together_in_targeted_tasks(tmp_path):
+    """A wrong_tool diagnosis (list_orders called for get_order on a held-out shop) asks for
+    airline tasks whose views hold get_reservation beside list_customer_reservations."""
+    cat = Catalog.open(tmp_path)
+    airline = load_example("airline")
+    cat.put_env(airline, stage="built")
+    g = {"environments": ["airline"], "tools": ["airline/get_reservation"],
+         "error_classes": ["wrong_tool"], "skills": ["choose_tool"],
+         "confusable": {"airline/get_reservation": ["list_customer_reservations"]},
+         "difficulty": {"level": 2, "chain_length": 1}}
+    guided = _mix(cat, stages.synthesize_tasks(["airline"], tmp_path, 4, seed=0,
+                                               guidelines=g, tag="confusable"))
+    calling = [t for t in guided if "get_reservation" in {c.tool for c in t.chain}]
+    assert calling, [t.chain for t in guided]
+    for t in calling:
+        assert "list_customer_reservations" in t.tool_view.values()
+        assert t.difficulty.distractors == len(t.tool_view) - len({c.tool for c in t.chain})

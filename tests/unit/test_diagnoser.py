@@ -10,7 +10,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from agent_world import models
-from agent_world.agents.diagnoser import Diagnosis, EnvMeta, diagnose
+from agent_world.agents.diagnoser import Diagnosis, EnvMeta, ToolMeta, diagnose
 from agent_world.tasks.evaluation import attempt, classify_failure, score
 from agent_world.tasks.model import Difficulty, Step, Task, ToolCall, Trajectory
 
@@ -167,3 +167,202 @@ def test_llm_path_falls_back_to_offline_after_retries():
     d = diagnose(attempts, ENVS, trajs)
     assert d.strategy == "offline" and d.target_error == "gave_up"
     assert "rejected 3 times" in d.notes[-1]
+
+
+# -- failures read from hand-made traces against their tasks' gold chains -------------------------
+SHOP_EVAL = EnvMeta(name="shop_eval", split="heldout", taxonomy="Commerce / Retail / shop",
+                    tools=["get_customer", "list_orders", "get_order", "get_order_items"],
+                    tool_info={
+                        "get_customer": ToolMeta(description="Look a customer up by email",
+                                                 parameters=["email"], required=["email"]),
+                        "list_orders": ToolMeta(description="List a customer's orders",
+                                                parameters=["customer_id"],
+                                                required=["customer_id"]),
+                        "get_order": ToolMeta(description="One order by id",
+                                              parameters=["order_id"], required=["order_id"]),
+                        "get_order_items": ToolMeta(description="The items of one order",
+                                                    parameters=["order_id"],
+                                                    required=["order_id"])})
+
+
+def _training() -> list[EnvMeta]:
+    from agent_world.envs.examples import load_example
+
+    return [EnvMeta.from_spec(load_example("airline"), "train"), SHOP_EVAL]
+
+
+def _shop_task(instruction: str, chain: list[tuple[str, dict]], answer: Any) -> Task:
+    view = {n: n for n in SHOP_EVAL.tools}
+    return Task(kind="graph", env_name="shop_eval", env_fingerprint="fp-shop",
+                instruction=instruction, reference_answer=answer, tool_view=view,
+                chain=[ToolCall(tool=t, arguments=a) for t, a in chain],
+                difficulty=Difficulty(chain_length=len(chain), level=len(chain))).with_id()
+
+
+def _case(kind: str, n: int) -> tuple[Task, Trajectory]:
+    """Hand-made failures: the policy lists orders where it needs one order (wrong_tool), passes
+    the customer id off by one after reading it (wrong argument from an observation), types
+    another order number than the request's (wrong argument from the request), or answers
+    without a call (gave up)."""
+    if kind == "confusion":
+        t = _shop_task(f"What is the status of order {100 + n}?",
+                       [("get_order", {"order_id": 100 + n})], "shipped")
+        steps = [Step(tool="list_orders", arguments={"customer_id": 3}, ok=True,
+                      result=[{"order_id": 100 + n, "total": 9}])]
+        return t, Trajectory(task_id=t.id, steps=steps, finished=True, final_answer="9")
+    if kind == "from_observation":
+        t = _shop_task(f"How many orders has the customer with email c{n}@shop.test placed?",
+                       [("get_customer", {"email": f"c{n}@shop.test"}),
+                        ("list_orders", {"customer_id": 40 + n})], 2)
+        steps = [Step(tool="get_customer", arguments={"email": f"c{n}@shop.test"}, ok=True,
+                      result={"customer_id": 40 + n, "name": "Ann"}),
+                 Step(tool="list_orders", arguments={"customer_id": 1}, ok=True, result=[])]
+        return t, Trajectory(task_id=t.id, steps=steps, finished=True, final_answer=0)
+    if kind == "from_request":
+        t = _shop_task(f"List the items of order {200 + n}.",
+                       [("get_order_items", {"order_id": 200 + n})], ["pen"])
+        steps = [Step(tool="get_order_items", arguments={"order_id": "two hundred"}, ok=False,
+                      error_kind="invalid_arguments", error_message="order_id: not an integer",
+                      fault="agent")]
+        return t, Trajectory(task_id=t.id, steps=steps, finished=True, final_answer="pen")
+    if kind == "no_call":
+        t = _shop_task(f"What is the total of order {300 + n}?",
+                       [("get_order", {"order_id": 300 + n})], 12)
+        return t, Trajectory(task_id=t.id, steps=[], finished=True, final_answer="12")
+    if kind == "pass":
+        t = _shop_task(f"What is the status of order {400 + n}?",
+                       [("get_order", {"order_id": 400 + n})], "paid")
+        steps = [Step(tool="get_order", arguments={"order_id": 400 + n}, ok=True,
+                      result={"status": "paid"})]
+        return t, Trajectory(task_id=t.id, steps=steps, finished=True, final_answer="paid",
+                             reward=1.0)
+    raise ValueError(kind)
+
+
+def _hand_made(plan: list[tuple[str, int]]) -> tuple[list[Any], dict, dict, dict[str, list]]:
+    attempts, trajs, tasks, ids = [], {}, {}, {}
+    for kind, count in plan:
+        for _ in range(count):
+            n = len(attempts)
+            task, traj = _case(kind, n)
+            tid = f"ev/{n:04d}"
+            attempts.append(attempt(task, traj, tid))
+            trajs[tid], tasks[task.id] = traj, task
+            ids.setdefault(kind, []).append(tid)
+    return attempts, trajs, tasks, ids
+
+
+def test_findings_name_the_confused_tools_the_wrong_argument_and_where_it_was():
+    attempts, trajs, tasks, ids = _hand_made([("confusion", 3), ("from_observation", 2),
+                                              ("from_request", 1), ("no_call", 2), ("pass", 2)])
+    d = diagnose(attempts, _training(), trajs, tasks)
+    by_id = {f.trajectory_id: f for f in d.findings}
+    assert set(by_id) == {i for k in ("confusion", "from_observation", "from_request",
+                                      "no_call") for i in ids[k]}
+    for i in ids["confusion"]:
+        f = by_id[i]
+        assert (f.error_class, f.skill, f.called, f.expected) == (
+            "wrong_tool", "choose_tool", "list_orders", "get_order")
+    for i in ids["from_observation"]:
+        f = by_id[i]
+        assert (f.error_class, f.expected, f.argument, f.given) == (
+            "wrong_arguments", "list_orders", "customer_id", 1)
+        assert f.wanted == 40 + int(i[-4:]) and f.source == "observation 1 (get_customer)"
+    [i] = ids["from_request"]
+    assert (by_id[i].argument, by_id[i].given, by_id[i].source) == (
+        "order_id", "two hundred", "request")
+    for i in ids["no_call"]:
+        f = by_id[i]
+        assert (f.error_class, f.skill, f.expected, f.calls) == (
+            "gave_up", "call_before_answering", "get_order", 0)
+        assert f.detail.startswith("answered without a call")
+    # the confusion, the argument slips and the skills cite exactly their attempts
+    [c] = d.confusions
+    assert (c.called, c.expected, c.count, c.evidence) == (
+        "shop_eval/list_orders", "shop_eval/get_order", 3, ids["confusion"])
+    slips = {(s.tool, s.argument, s.source): s.evidence for s in d.argument_slips}
+    assert slips == {("shop_eval/list_orders", "customer_id", "observation of get_customer"):
+                     ids["from_observation"],
+                     ("shop_eval/get_order_items", "order_id", "request"): ids["from_request"]}
+    skills = {s.name: s.evidence for s in d.skills}
+    assert skills["choose_tool"] == ids["confusion"]
+    assert skills["fill_arguments"] == ids["from_observation"] + ids["from_request"]
+    assert skills["call_before_answering"] == ids["no_call"]
+    # weak tools are the ones the failures involve, each with its own failures as evidence
+    weak = {w.name: w.evidence for w in d.weak_tools}
+    assert weak["shop_eval/get_order"] == ids["confusion"] + ids["no_call"]
+    assert weak["shop_eval/list_orders"] == ids["confusion"] + ids["from_observation"]
+    assert "shop_eval/get_customer" not in weak  # it was called right every time
+    assert d.evidence_ids() <= {a.trajectory_id for a in attempts if not a.passed}
+
+
+def test_wrong_tool_guidelines_show_the_analogue_of_the_confused_pair():
+    attempts, trajs, tasks, ids = _hand_made([("confusion", 4), ("pass", 2)])
+    d = diagnose(attempts, _training(), trajs, tasks)
+    g = d.guidelines
+    assert d.target_error == "wrong_tool" and g.environments == ["airline"]
+    assert g.skills[0] == "choose_tool" and g.error_classes[0] == "wrong_tool"
+    # one order by id vs a customer's list → one reservation by id vs a customer's list
+    assert g.confusable == {"airline/get_reservation": ["list_customer_reservations"]}
+    assert "airline/get_reservation" in g.tools
+    cites = {(c.kind, c.name): c for c in g.cites}
+    pair = cites[("confusable",
+                  "airline/get_reservation ~ airline/list_customer_reservations")]
+    assert pair.evidence == ids["confusion"] and "list_orders" in pair.why
+    assert cites[("environment", "airline")].evidence == ids["confusion"]
+    assert cites[("tool", "airline/get_reservation")].evidence == ids["confusion"]
+    assert cites[("skill", "choose_tool")].evidence == ids["confusion"]
+    assert cites[("difficulty", f"level {g.difficulty.level}, chains of "
+                                f"{g.difficulty.chain_length}")].evidence == ids["confusion"]
+    assert "shop_eval" not in g.environments and not any(
+        t.startswith("shop_eval/") for t in g.tools)  # held-out tools are never trained on
+
+
+def test_argument_and_give_up_guidelines_follow_their_failures():
+    attempts, trajs, tasks, ids = _hand_made([("from_observation", 3), ("no_call", 1),
+                                              ("pass", 1)])
+    d = diagnose(attempts, _training(), trajs, tasks)
+    g = d.guidelines
+    assert d.target_error == "wrong_arguments"
+    # a customer id read from an observation: chained calls, tools taking a customer id
+    assert g.difficulty.branching == 1 and g.difficulty.chain_length >= 2
+    assert any(t in g.tools for t in ("airline/list_customer_reservations",
+                                      "airline/get_loyalty_balance"))
+    cited = [c for c in g.cites if c.kind == "tool" and "customer_id" in c.why]
+    assert cited and all(c.evidence == ids["from_observation"] for c in cited)
+
+    attempts, trajs, tasks, ids = _hand_made([("no_call", 4), ("pass", 1)])
+    d = diagnose(attempts, _training(), trajs, tasks)
+    g = d.guidelines
+    assert d.target_error == "gave_up" and g.skills == ["call_before_answering"]
+    assert g.difficulty.chain_length == 1  # it never called: single calls first
+    assert {c.kind for c in g.cites} >= {"environment", "skill", "difficulty"}
+    assert all(c.evidence and set(c.evidence) <= set(ids["no_call"]) for c in g.cites)
+
+
+def test_llm_reads_traces_and_its_claims_are_checked_against_real_attempts():
+    attempts, trajs, tasks, ids = _hand_made([("confusion", 2), ("pass", 2)])
+    models.set_chat_model("diagnoser", None)
+    base = diagnose(attempts, _training(), trajs, tasks).model_dump()
+    passed = ids["pass"][0]
+    # a finding on an attempt that passed, then a held-out tool as a guideline tool
+    on_pass = {**base, "findings": [{**base["findings"][0], "trajectory_id": passed}]}
+    heldout = {**base, "guidelines": {**base["guidelines"],
+                                      "tools": ["shop_eval/get_order"]}}
+    good = {**base, "summary": "it lists where it should look one order up"}
+    seen: list[str] = []
+
+    class Reading(_Fake):
+        def _generate(self, messages, *a, **kw):  # record what the model was shown
+            seen.append(messages[1].content if len(messages) > 1 else "")
+            return super()._generate(messages, *a, **kw)
+
+    fake = Reading(messages=iter([AIMessage(content=Diagnosis.model_validate(x)
+                                            .model_dump_json()) for x in (on_pass, heldout,
+                                                                           good)]))
+    models.set_chat_model("diagnoser", fake)
+    d = diagnose(attempts, _training(), trajs, tasks)
+    assert d.strategy == "llm" and d.summary == good["summary"]
+    # the traces it read hold the request, the gold chain and the calls made
+    assert "gold: get_order" in seen[0] and "list_orders(" in seen[0]
+    assert "What is the status of order" in seen[0]

@@ -21,7 +21,7 @@ from typing_extensions import TypedDict
 from agent_world.agents.diagnoser import EnvMeta, diagnose
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import CatalogError
-from agent_world.evolution.evaluation import load_evaluation
+from agent_world.evolution.evaluation import evaluation_tasks, load_evaluation
 from agent_world.graphs.context import arena_home, with_models
 
 
@@ -67,13 +67,14 @@ def diagnose_node(state: DiagnoserState, config: RunnableConfig) -> dict[str, An
     cat = Catalog.open(arena_home(config))
     try:
         attempts, traces = load_evaluation(cat, state["evaluation_id"])
+        tasks = evaluation_tasks(cat, attempts)
         splits = cat.splits()
         names = {a.env_name for a in attempts} | {n for n, s in splits.items() if s == "train"}
         metas = [EnvMeta.from_spec(cat.get_env(n), "train" if splits.get(n) == "train"
                                    else "heldout") for n in sorted(names) if cat.has_env(n)]
     finally:
         cat.close()
-    diagnosis = diagnose(attempts, metas, traces)
+    diagnosis = diagnose(attempts, metas, traces, tasks)
     return {"diagnosis": diagnosis.model_dump(mode="json"), "text": diagnosis.text()}
 
 
