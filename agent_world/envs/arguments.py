@@ -4,7 +4,10 @@ Arguments come from the agent, schemas from whoever wrote the environment, and t
 the caller's process: a schema `pattern` such as `^(a+)+$` with a crafted argument would
 backtrack for minutes in Python's `re` while holding the GIL. Patterns are therefore matched
 with the `regex` engine under a timeout and with the GIL released; an argument whose check runs
-out of time is refused. Messages quote at most a few hundred characters of an argument.
+out of time is refused. References resolve within the schema only: the validator's registry
+retrieves nothing, so no schema makes this process reach the network. Integers must fit the
+64 bits the episode's SQLite database holds. Messages quote at most a few hundred characters of
+an argument.
 """
 
 from __future__ import annotations
@@ -16,9 +19,21 @@ from typing import Any
 import jsonschema
 import regex
 from jsonschema import ValidationError
+from referencing import Registry
+from referencing.exceptions import NoSuchResource, Unresolvable
 
 PATTERN_TIMEOUT_S = 0.05
 MAX_MESSAGE_CHARS = 300
+# SQLite's INTEGER: a larger Python int cannot be bound (OverflowError in the tool's statement)
+MIN_INTEGER, MAX_INTEGER = -(2 ** 63), 2 ** 63 - 1
+
+
+def _retrieve_nothing(uri: str) -> Any:
+    raise NoSuchResource(ref=uri)
+
+
+# jsonschema's default registry fetches any URL a `$ref` names (urllib, in this process)
+NO_RETRIEVAL: Registry = Registry(retrieve=_retrieve_nothing)
 
 
 class PatternTimeout(Exception):
@@ -90,9 +105,12 @@ _FAST_VALUE_KEYS = {"type", "enum", "minimum", "maximum", "exclusiveMinimum", "e
                     "minLength", "maxLength", "pattern"}
 _ANNOTATIONS = {"description", "title", "default", "examples", "deprecated", "readOnly",
                 "writeOnly", "$comment"}
-_FAST_TYPES = {"integer": lambda v: type(v) is int, "string": lambda v: type(v) is str,
-               "boolean": lambda v: type(v) is bool, "null": lambda v: v is None,
-               "number": lambda v: type(v) is int or (type(v) is float and v == v)}
+_FAST_TYPES = {"integer": lambda v: type(v) is int and MIN_INTEGER <= v <= MAX_INTEGER,
+               "string": lambda v: type(v) is str, "boolean": lambda v: type(v) is bool,
+               "null": lambda v: v is None,
+               "number": lambda v: (type(v) is int and MIN_INTEGER <= v <= MAX_INTEGER)
+               or (type(v) is float and v == v)}
+_FAST_PLAIN = (str, bool, float, type(None))  # values an unnamed argument may be, unchecked
 
 
 def _fast_value(schema: Any) -> Callable[[Any], bool] | None:
@@ -178,7 +196,8 @@ def fast_accept(schema: Any) -> Callable[[dict[str, Any]], bool] | None:
         for name, value in arguments.items():
             check = checks.get(name)
             if check is None:
-                if not extra:
+                if not extra or not (type(value) in _FAST_PLAIN or (
+                        type(value) is int and MIN_INTEGER <= value <= MAX_INTEGER)):
                     return False
             elif not check(value):
                 return False
@@ -193,13 +212,28 @@ class CompiledArguments:
     __slots__ = ("validator", "fast")
 
     def __init__(self, schema: dict[str, Any]):
-        self.validator = ArgumentValidator(schema)
+        self.validator = ArgumentValidator(schema, registry=NO_RETRIEVAL)
         self.fast = fast_accept(schema)
 
 
+def _wide_integer(arguments: dict[str, Any]) -> tuple[list[Any], int] | None:
+    """The path and value of an integer outside SQLite's 64 bits anywhere in `arguments`
+    (None: there is none). Iterative: arguments may nest deeper than Python's stack."""
+    stack: list[tuple[Any, list[Any]]] = [(arguments, [])]
+    while stack:
+        node, path = stack.pop()
+        for key, value in node.items() if isinstance(node, dict) else enumerate(node):
+            if type(value) is int:
+                if not MIN_INTEGER <= value <= MAX_INTEGER:
+                    return [*path, key], value
+            elif isinstance(value, dict | list | tuple):
+                stack.append((value, [*path, key]))
+    return None
+
+
 def argument_problem(validator: Any, arguments: dict[str, Any]) -> str | None:
-    """Why `arguments` fail the schema (the most relevant error, clipped), or None.
-    `validator`: an `ArgumentValidator` or a `CompiledArguments`."""
+    """Why `arguments` fail the schema (the most relevant error, clipped) or hold an integer
+    past 64 bits, or None. `validator`: an `ArgumentValidator` or a `CompiledArguments`."""
     if isinstance(validator, CompiledArguments):
         if validator.fast is not None and validator.fast(arguments):
             return None
@@ -209,11 +243,24 @@ def argument_problem(validator: Any, arguments: dict[str, Any]) -> str | None:
     except PatternTimeout as exc:
         return (f"arguments: checking pattern {clip(repr(exc.args[0]), 80)} took over "
                 f"{PATTERN_TIMEOUT_S:g}s; send a shorter or simpler value")
-    if problem is None:
-        return None
-    where = "arguments" + "".join(f"[{clip(repr(p), 60)}]" for p in problem.absolute_path)
-    return clip(f"{where}: {problem.message}")
+    except Unresolvable as exc:  # a schema that never passed spec validation
+        return clip(f"arguments: cannot be checked: the tool's schema refers to "
+                    f"{clip(str(exc.ref), 200)!r}, which does not resolve within the schema")
+    if problem is not None:
+        where = _where(problem.absolute_path)
+        return clip(f"{where}: {problem.message}")
+    wide = _wide_integer(arguments)
+    if wide is not None:
+        path, value = wide
+        shown = str(value) if value.bit_length() <= 256 else f"of {value.bit_length():,} bits"
+        return (f"{_where(path)}: integer {clip(shown, 40)} is out of range (integers must "
+                f"lie within {MIN_INTEGER}..{MAX_INTEGER}, 64 bits)")
+    return None
 
 
-__all__ = ["ArgumentValidator", "CompiledArguments", "PATTERN_TIMEOUT_S", "argument_problem",
-           "clip", "fast_accept"]
+def _where(path: Any) -> str:
+    return "arguments" + "".join(f"[{clip(repr(p), 60)}]" for p in path)
+
+
+__all__ = ["ArgumentValidator", "CompiledArguments", "MAX_INTEGER", "MIN_INTEGER",
+           "NO_RETRIEVAL", "PATTERN_TIMEOUT_S", "argument_problem", "clip", "fast_accept"]

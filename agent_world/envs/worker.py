@@ -78,6 +78,8 @@ from typing import Any
 import orjson
 
 MAX_RESULT_BYTES = 1 << 20  # a tool's JSON result; larger is an error and rolls back
+# objects and arrays a result may nest: the caller's json and pydantic recurse once a level
+MAX_RESULT_DEPTH = 64
 MAX_FRAME_BYTES = 64 << 20  # any protocol frame (arguments included)
 _RAW_RESULT = "_result_json"  # reply key holding the result already encoded as JSON text
 _HEADER = struct.Struct(">I")
@@ -990,18 +992,47 @@ _encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 def encode_result(result: Any) -> dict[str, Any]:
     """The reply for a tool's return value, encoded once: the JSON text travels as is after the
     reply frame's envelope. Values JSON cannot carry (sets, bytes, dates, NaN, lone
-    surrogates) are an error of the tool, not silently changed."""
+    surrogates) are an error of the tool, not silently changed; so is nesting past
+    MAX_RESULT_DEPTH."""
     try:
         payload = _encode_json(result).encode()
     except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
         return {"ok": False, "kind": "tool_exception",
                 "message": f"result is not JSON: {exc} (return dicts, lists, str, int, "
                            "float, bool or None)"}
+    except RecursionError:
+        return _too_deep()
     if len(payload) > MAX_RESULT_BYTES:
         return {"ok": False, "kind": "tool_exception",
                 "message": f"result too large ({len(payload):,} bytes; the limit is "
                            f"{MAX_RESULT_BYTES:,}): return fewer rows"}
+    # nesting needs as many brackets: most results have too few to be worth walking
+    if (payload.count(b"[") + payload.count(b"{") > MAX_RESULT_DEPTH
+            and _nests_deeper(result, MAX_RESULT_DEPTH)):
+        return _too_deep()
     return {"ok": True, _RAW_RESULT: payload}
+
+
+def _too_deep() -> dict[str, Any]:
+    return {"ok": False, "kind": "tool_exception",
+            "message": f"result nests objects and arrays more than {MAX_RESULT_DEPTH} levels "
+                       "deep: return flatter data"}
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    """Whether objects and arrays (lists, tuples, dicts) in `value` nest past `limit`. The
+    base classes' own iterators, as json's encoder uses: a subclass's methods are tool code."""
+    stack = [(value, 1)] if isinstance(value, dict | list | tuple) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = (dict.values(node) if isinstance(node, dict) else list.__iter__(node)
+                    if isinstance(node, list) else tuple.__iter__(node))
+        for child in children:
+            if isinstance(child, dict | list | tuple):
+                stack.append((child, depth + 1))
+    return False
 
 
 def _describe(exc: BaseException) -> str:
@@ -1047,7 +1078,7 @@ class InputWaiter:
 
     Why: on a virtual machine, waking a process that sleeps on the other core can cost more
     than the work of a step (the interrupt between cores goes through the hypervisor; figures
-    in the README, Environments and episodes). A caller stepping many episodes sends the next
+    in docs/environments.md). A caller stepping many episodes sends the next
     request (or a statement's answer) well within that window, so the worker takes it without
     being woken. Bounded: an idle worker polls for `spin_s` once per frame, then sleeps; it
     yields the core to any other task that is ready meanwhile."""

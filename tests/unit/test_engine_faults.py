@@ -1,19 +1,22 @@
 """Regression tests from fault and bad-input testing of the engine: large replies, non-JSON
-results, tools that exit, hostile argument patterns, odd tool names, huge arguments, and
-specs that cannot build refused at import."""
+results, tools that exit, hostile argument patterns, odd tool names, huge arguments, integers
+past 64 bits, results nested too deep, and specs that cannot build refused at import."""
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from agent_world.cli import app
+from agent_world.envs.episode import AGENT_FAULTS, ENV_FAULTS
 from agent_world.envs.spec import EnvSpec
-from agent_world.envs.worker import MAX_RESULT_BYTES
+from agent_world.envs.worker import MAX_RESULT_BYTES, MAX_RESULT_DEPTH
 
 
 def _tool(name: str, source: str, parameters: dict | None = None, mutates: bool = False) -> dict:
@@ -39,6 +42,14 @@ TOOLS = [
            "required": ["value"]}),
     _tool("needs", "def needs(ctx, a, b=1):\n    return a + b\n",
           {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
+    _tool("keep", "def keep(ctx, value):\n    return value\n",
+          {"type": "object", "properties": {"value": {}}, "required": ["value"]}),
+    _tool("nest", "def nest(ctx, levels, wide=False):\n"
+                  "    x = [10 ** 30] if wide else []\n"
+                  "    for _ in range(levels):\n        x = [x]\n"
+                  "    return x\n",
+          {"type": "object", "properties": {"levels": {"type": "integer"},
+                                            "wide": {"type": "boolean"}}}),
 ]
 
 
@@ -129,6 +140,43 @@ def test_extra_and_missing_arguments_are_invalid_arguments(ep):
     obs = ep.step("needs", {"b": 2})
     assert obs.error.kind == "invalid_arguments" and "'a'" in obs.error.message
     assert ep.step("needs", {"a": 2}).result == 3
+
+
+@pytest.mark.parametrize("value", [2 ** 63, -(2 ** 63) - 1, 10 ** 400],
+                         ids=["2**63", "-2**63-1", "10**400"])
+def test_integers_past_64_bits_are_the_callers_fault(ep, value):
+    # SQLite cannot bind them: the tool's statement used to raise OverflowError, which read as
+    # the environment's fault (tool_exception) and kept the agent from being penalised
+    before = ep.state_hash()
+    for tool, arguments in (("list_notes", {"user_id": value}),
+                            ("add_note", {"user_id": value, "body": "b"}),
+                            ("needs", {"a": 1, "b": value}),
+                            ("keep", {"value": {"ids": [1, value]}})):
+        obs = ep.step(tool, arguments)
+        assert obs.error.kind == "invalid_arguments", (tool, obs.error)
+        assert "out of range" in obs.error.message and len(obs.error.message) < 300
+    assert "['ids'][1]" in obs.error.message
+    assert ep.state_hash() == before
+    assert ep.step("list_notes", {"user_id": 2 ** 63 - 1}).result == []
+    assert ep.step("keep", {"value": [-(2 ** 63), 2.0 ** 70]}).result == [-(2 ** 63), 2.0 ** 70]
+
+
+def test_a_result_nested_too_deep_is_the_tools_fault(ep):
+    obs = ep.step("nest", {"levels": MAX_RESULT_DEPTH - 1, "wide": True})  # the limit exactly
+    assert obs.ok and obs.to_text().startswith("[" * MAX_RESULT_DEPTH + "1000")
+    # 900 levels used to come back and raise RecursionError in the caller's json; deeper ones
+    # were a worker_error, a kind no table listed
+    for levels in (MAX_RESULT_DEPTH, 900, 5000):
+        obs = ep.step("nest", {"levels": levels, "wide": True})
+        assert obs.error.kind == "tool_exception", obs.error
+        assert f"more than {MAX_RESULT_DEPTH} levels" in obs.error.message
+    assert ep.step("nest", {"levels": 3}).result == [[[[]]]]
+
+
+def test_every_error_kind_is_in_the_documented_table():
+    doc = (Path(__file__).parents[2] / "docs" / "environments.md").read_text()
+    table = dict(re.findall(r"^\| `(\w+)` \| (agent|environment) \|", doc, re.M))
+    assert table == {**{k: "agent" for k in AGENT_FAULTS}, **{k: "environment" for k in ENV_FAULTS}}
 
 
 def test_env_import_builds_and_tests_before_storing(home, tmp_path, notes_spec):
