@@ -38,7 +38,8 @@ DEFAULT_REPAIRS = 2
 TOOL_TIMEOUT_S = 2.0
 _PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 # The toolkit compiler and what it imports, copied into the sandbox (it has no agent_world).
-_SHIM = ("errors.py", "pysource.py", "envs/spec.py", "envs/worker.py", "envs/toolkit.py")
+_SHIM = ("errors.py", "pysource.py", "envs/arguments.py", "envs/spec.py", "envs/worker.py",
+         "envs/toolkit.py")
 
 _COMPILE = '''
 import importlib.util, json, sys

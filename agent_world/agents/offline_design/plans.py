@@ -20,12 +20,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agent_world.agents.offline_design.contracts import (
+    Contract,
+    ContractParam,
+    derive_contract,
+    plan_contract,
+)
 from agent_world.agents.offline_mining.naming import plural, singular, snake, tokens
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 
-Kind = Literal["get", "list", "count_by", "summary", "create", "set_status", "update", "delete"]
+Kind = Literal["get", "list", "count_by", "summary", "create", "set_status", "update", "delete",
+               "contract"]
 Role = Literal["key", "eq", "like", "ge", "le", "ref", "set", "limit", "ignore"]
 WRITE_KINDS = frozenset({"create", "set_status", "update", "delete"})
+_PLAIN_ROLES = frozenset({"key", "eq", "like", "ge", "le", "ref", "set", "limit", "ignore"})
 
 # statuses a record does not leave (the rule set_status/verb tools enforce)
 TERMINAL = frozenset({"cancelled", "canceled", "archived", "closed", "completed", "deleted",
@@ -58,18 +66,8 @@ MAX_ROWS = 100  # lists without a limit argument return at most this many rows
 DEFAULT_LIMIT = 20
 
 
-class ParamPlan(BaseModel):
-    name: str  # the argument's name (a Python identifier)
-    role: Role
-    column: str | None = None  # the column of the plan's table it binds
-    type: Literal["integer", "number", "string", "boolean"] = "string"
-    enum: list[str] | None = None
-    required: bool = False
-    default: Any = None
-    description: str = ""
-    ref_table: str | None = None  # role "ref": the table the argument names a row of
-    ref_column: str | None = None  # ... by this column (its id, or e.g. a path)
-    pattern: str | None = None
+# one argument and how it binds (key, filter, value, ...): the contract's parameter model
+ParamPlan = ContractParam
 
 
 class ToolPlan(BaseModel):
@@ -88,9 +86,12 @@ class ToolPlan(BaseModel):
     unique: list[str] = Field(default_factory=list)  # create: columns that must stay unique
     unique_groups: list[list[str]] = Field(default_factory=list)  # create: ... together
     source_tool: str | None = None  # the source tool this implements
+    contract: Contract | None = None  # what the tool means (kind "contract": rendered from it)
 
     @property
     def write(self) -> bool:
+        if self.kind == "contract":
+            return self.contract is not None and self.contract.write
         return self.kind in WRITE_KINDS
 
     def param(self, role: str) -> ParamPlan | None:
@@ -395,7 +396,11 @@ def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPla
                          or _status_for(words, status)) and bool(set(words) & READ_VERBS)
     params: list[ParamPlan] = []
     used: set[str] = set()
+    is_create = not read_only and bool(set(words) & CREATE_VERBS) and not _status_for(words,
+                                                                                    status)
     for arg, info in (entry.get("arguments") or {}).items():
+        if is_create and info.get("role") == "reference" and info.get("table") == table.name:
+            info = _own_reference(table, info)
         p = _source_param(spec, table, arg, info, read_only, words)
         if p.name in used:
             continue
@@ -454,6 +459,21 @@ def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPla
     return plan.model_copy(update={"description": description, "source_tool": tool_name})
 
 
+def _own_reference(table: TableSpec, info: dict[str, Any]) -> dict[str, Any]:
+    """A create tool's argument declared as a reference to its own table: the new row's
+    value of that column (a new branch's name), or, for an id given as text, the row the new
+    one derives from (a base branch, by name, through the table's self reference)."""
+    col = info.get("column")
+    pk = pk_column(table)
+    if col and col != pk:
+        return {**info, "role": "column"}
+    named = name_column(table)
+    self_fk = next((c for c in table.columns if c.foreign_key == f"{table.name}.{pk}"), None)
+    if self_fk is None or named is None:
+        return {**info, "role": "control"}
+    return {**info, "role": "self_reference", "column": named.name, "fk": self_fk.name}
+
+
 def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any],
                   read_only: bool, words: list[str]) -> ParamPlan:
     name = safe_name(arg)
@@ -485,6 +505,10 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
             "role": role, "column": column, "type": json_type(col),
             "enum": list(col.enum) if col.enum and (enum is None or set(enum) <= set(col.enum))
             else None})
+    if role_in == "self_reference":
+        return base.model_copy(update={"role": "ref", "column": info["fk"],
+                                       "ref_table": table.name, "ref_column": column,
+                                       "type": "string"})
     if role_in == "filter" and col_table is not None and col_table.name == table.name:
         snake_arg = snake(arg)
         role = "ge" if _GE.search(snake_arg) else "le" if _LE.search(snake_arg) else "eq"
@@ -521,13 +545,14 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
         if not entry.get("covered", True):
             skipped[name] = "not covered by the database: " + "; ".join(entry.get("missing", []))
             continue
-        plan = source_plan(spec, name, entry)
+        plan = contract_plan(spec, name, entry)
         if plan is None:
             skipped[name] = "no implementable plan (no keyed table or nothing to act on)"
             continue
         plans.append(plan)
     names = {p.name for p in plans}
-    extra = [p for p in schema_plans(spec) if p.name not in names]
+    extra = [p.model_copy(update={"contract": plan_contract(p)}) for p in schema_plans(spec)
+             if p.name not in names]
     room = max(0, max_tools - len(plans))
     writes = [p for p in extra if p.write]
     reads = [p for p in extra if not p.write]
@@ -539,6 +564,37 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     order = {id(p): i for i, p in enumerate(extra)}
     plans.extend(sorted(chosen, key=lambda p: order[id(p)]))
     return plans, skipped
+
+
+def contract_plan(spec: EnvSpec, name: str, entry: dict[str, Any]) -> ToolPlan | None:
+    """The plan of one source tool, from its behaviour contract: the plain kinds (a lookup, a
+    listing, an insert, a field edit, a delete) keep their renderer and test writer; anything
+    with coupled effects, guards or a computation is rendered from the contract itself."""
+    contract = derive_contract(spec, name, entry)
+    if contract is None:
+        return None
+    plain = contract.options.get("plan")
+    roles = {p.role for p in contract.params}
+    if plain is not None and len(contract.effects) <= 1 and not contract.guards:
+        return ToolPlan.model_validate({**plain, "contract": contract})
+    if contract.verb in ("read_one", "list", "search") and roles <= _PLAIN_ROLES \
+            and not contract.embed and contract.computation is None:
+        kind = "get" if contract.verb == "read_one" else "list"
+        if kind == "get" and not any(p.role == "key" for p in contract.params):
+            return None
+        return ToolPlan(name=name, kind=kind, table=contract.entity,
+                        description=contract.description, params=contract.params,
+                        source_tool=name, contract=contract)
+    if contract.verb == "delete":
+        plan = source_plan(spec, name, entry)
+        return plan.model_copy(update={"contract": contract}) if plan else None
+    base = ToolPlan.model_validate(plain) if plain is not None else None
+    return ToolPlan(name=name, kind="contract", table=contract.entity,
+                    description=contract.description, params=contract.params,
+                    fixed=base.fixed if base else {}, now_columns=base.now_columns if base else [],
+                    unique=base.unique if base else [],
+                    unique_groups=base.unique_groups if base else [],
+                    source_tool=name, contract=contract)
 
 
 def fallback_coverage(spec: EnvSpec) -> dict[str, Any]:
@@ -566,4 +622,4 @@ def fallback_coverage(spec: EnvSpec) -> dict[str, Any]:
 
 
 __all__ = ["DEFAULT_LIMIT", "MAX_ROWS", "ParamPlan", "TERMINAL", "ToolPlan", "WRITE_KINDS",
-           "fallback_coverage", "pk_column", "plan_tools", "schema_plans", "source_plan"]
+           "contract_plan", "fallback_coverage", "pk_column", "plan_tools", "schema_plans", "source_plan"]

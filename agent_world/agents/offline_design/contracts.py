@@ -1,0 +1,1113 @@
+"""Behaviour contracts: what a source tool does, derived from the source before any code.
+
+A `Contract` says, for one tool, the entity (table) it acts on, its verb (read one / list /
+search / create / update field / transition state / delete / compute), its arguments and how
+each binds, which tables and columns change and how (`Effect`: the entity row and the rows
+coupled to it), what is refused (`Guard`), and what it returns. It is read from the tool's
+name, its description, its declared arguments and the schema the source was mined into:
+
+* ``check_out_copy`` ("check out a copy to a member ... the member's card and the copy's
+  barcode") - transition copies available -> on_loan, keyed by barcode, and insert the loan
+  (copy, member by card number, branch, checked-out time, due date from "a loan lasts 21 days
+  (7 days for copies marked as new releases)", renewal count 0);
+* ``renew_loan`` - update field: the due date moves by the loan period and the renewal count
+  goes up, refused at the declared maximum (two) or for a returned loan;
+* ``git_add`` - the repository's working-tree changes named by ``files`` become staged;
+  ``git_status`` / ``git_diff*`` compute the status and the diff text of those rows;
+* ``read_query`` - runs the caller's SELECT read-only over the environment's data.
+
+The renderer (render.py) writes code from a contract and the test writer (expectations.py)
+evaluates the same contract over the seed rows in plain Python: a tool passes only if it does
+what the contract says, on the right rows and nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agent_world.agents.offline_mining.naming import plural, singular, snake, tokens
+from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
+
+Verb = Literal["read_one", "list", "search", "create", "update_field", "transition", "delete",
+               "compute"]
+Computation = Literal["sql_select", "sql_write", "create_table", "describe_table", "diff",
+                      "status", "convert", "clock"]
+VERBS: tuple[str, ...] = ("read_one", "list", "search", "create", "update_field", "transition",
+                          "delete", "compute")
+WRITE_VERBS = frozenset({"create", "update_field", "transition", "delete"})
+
+# verb phrase of a tool name -> the states it moves a record into, most specific first
+STATE_VERBS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("check", "out"): ("checked_out", "on_loan", "borrowed", "in_use"),
+    ("checkout",): ("checked_out", "on_loan", "borrowed", "in_use"),
+    ("check", "in"): ("checked_in", "available", "returned"),
+    ("checkin",): ("checked_in", "available", "returned"),
+    ("cancel",): ("cancelled", "canceled"), ("archive",): ("archived",),
+    ("suspend",): ("suspended",), ("close",): ("closed",), ("complete",): ("completed",),
+    ("approve",): ("approved",), ("reject",): ("rejected",), ("waive",): ("waived",),
+    ("retire",): ("retired",), ("pay",): ("paid",), ("deactivate",): ("inactive",),
+    ("activate",): ("active",), ("collect",): ("collected",), ("return",): ("returned",),
+    ("expire",): ("expired",), ("restore",): ("active",), ("reactivate",): ("active",),
+    ("fail",): ("failed",), ("transfer",): ("in_transit", "transferred"),
+    ("publish",): ("published",), ("ship",): ("shipped",), ("deliver",): ("delivered",),
+    ("lock",): ("locked",), ("unlock",): ("unlocked", "active"),
+}
+# states a record is "busy" in: something (a loan, a booking) holds it
+BUSY_STATES = frozenset({"on_loan", "checked_out", "borrowed", "in_use", "rented", "booked",
+                         "reserved", "occupied"})
+FREE_STATES = ("available", "published", "open", "free", "active")
+OPEN_STATES = ("active", "open", "on_loan", "checked_out", "borrowed", "overdue", "booked",
+               "pending", "waiting", "ready")
+TERMINAL_STATES = frozenset({"cancelled", "canceled", "archived", "closed", "completed",
+                             "deleted", "retired", "expired", "returned", "paid", "waived",
+                             "failed", "succeeded", "collected", "refunded", "rejected",
+                             "delivered", "done", "late_cancelled", "no_show"})
+EXTEND_VERBS = frozenset({"renew", "extend", "prolong"})
+SEARCH_WORDS = frozenset({"search", "find", "lookup", "browse"})
+GENERIC_TOKENS = frozenset({"id", "number", "name", "code", "the", "a", "of", "and", "or"})
+DEFAULT_PERIOD_DAYS = 14
+_PERIOD = re.compile(r"\blasts?\s+(\d+)\s+days?(?:\s*\((\d+)\s+days?\s+for\s+([^)]*)\))?", re.I)
+_UP_TO = re.compile(r"\bup to (\w+) times?\b", re.I)
+_NUMBERS = {"one": 1, "once": 1, "two": 2, "twice": 2, "three": 3, "four": 4, "five": 5}
+
+
+class Value(BaseModel):
+    """How one written column gets its value."""
+
+    source: Literal["arg", "const", "now", "today", "entity", "row", "days_after", "increment",
+                    "new_id", "sql_table_name"]
+    arg: str | None = None  # arg / row / sql_table_name: the argument
+    value: Any = None  # const: the value; days_after: days; increment: the step
+    column: str | None = None  # entity/row: the column read; days_after/increment: base column
+    alt_value: Any = None  # days_after: days when the entity's `alt_column` is true
+    alt_column: str | None = None
+
+
+class Effect(BaseModel):
+    """One write: which rows of which table, and what each gets."""
+
+    table: str
+    op: Literal["insert", "update", "delete"]
+    rows: Literal["entity", "children", "peers", "parent", "new"]
+    link: str | None = None  # children: FK naming the entity; peers: the shared container
+    # column; parent: the FK column (of the entity or of an argument's row) naming the row
+    link_arg: str | None = None  # parent: read the FK from this argument's row (else entity)
+    where: dict[str, list[Any]] = Field(default_factory=dict)  # column -> allowed values
+    where_arg: dict[str, str] = Field(default_factory=dict)  # column -> argument (list: IN)
+    latest: bool = False  # only the newest matching row
+    set: dict[str, Value] = Field(default_factory=dict)
+    coupled: bool = False  # a row other than the one the tool names
+
+    def describe(self) -> str:
+        which = {"entity": "the row", "children": f"rows whose {self.link} is the row's id",
+                 "peers": f"other rows of the same {self.link}", "parent": f"the row its "
+                 f"{self.link} names", "new": "a new row"}[self.rows]
+        cond = "".join(f" with {c} in {v}" for c, v in self.where.items())
+        sets = ", ".join(f"{c}={_show_value(v)}" for c, v in self.set.items())
+        return f"{self.op} {self.table}: {which}{cond}" + (f" ({sets})" if sets else "")
+
+
+class Guard(BaseModel):
+    """A refusal rule: the call fails (and changes nothing) unless it holds."""
+
+    kind: Literal["state_in", "below", "differs", "exists_where", "none_where"]
+    row: str = "entity"  # "entity" or the argument whose resolved row is checked
+    column: str | None = None
+    values: list[Any] = Field(default_factory=list)  # state_in
+    limit: float | None = None  # below: column < limit
+    arg: str | None = None  # differs: the argument whose row's id must differ from column
+    table: str | None = None  # exists_where / none_where: rows of this table ...
+    link: str | None = None  # ... whose `link` is the entity's id ...
+    where: dict[str, list[Any]] = Field(default_factory=dict)  # ... and match this
+    message: str = ""
+
+
+class ContractParam(BaseModel):
+    """An argument and how it binds (a subset of plans.ParamPlan, kept here so a contract is
+    self-contained)."""
+
+    name: str
+    role: Literal["key", "scope", "row", "eq", "like", "any_like", "ge", "le", "ref", "set",
+                  "child_eq", "child_state", "paths", "limit", "ignore", "text"]
+    column: str | None = None
+    columns: list[str] = Field(default_factory=list)  # any_like
+    type: Literal["integer", "number", "string", "boolean", "array"] = "string"
+    enum: list[str] | None = None
+    required: bool = False
+    default: Any = None
+    description: str = ""
+    ref_table: str | None = None  # key/scope/row/ref: the table the argument names a row of
+    ref_column: str | None = None  # ... by this column
+    via_table: str | None = None  # child_eq / child_state: the child table ...
+    via_link: str | None = None  # ... its FK to the entity ...
+    via_column: str | None = None  # ... the column compared ...
+    via_value: Any = None  # child_state: ... with this value
+    pattern: str | None = None
+
+
+class Contract(BaseModel):
+    tool: str
+    entity: str
+    verb: Verb
+    computation: Computation | None = None
+    description: str = ""
+    params: list[ContractParam] = Field(default_factory=list)
+    effects: list[Effect] = Field(default_factory=list)
+    guards: list[Guard] = Field(default_factory=list)
+    returns: Literal["row", "rows", "counts", "summary", "deleted", "result"] = "row"
+    embed: list[tuple[str, str]] = Field(default_factory=list)  # read_one: (child, fk) lists
+    options: dict[str, Any] = Field(default_factory=dict)  # computation settings
+    source_tool: str | None = None
+    evidence: list[str] = Field(default_factory=list)  # what decided the verb and effects
+
+    @property
+    def write(self) -> bool:
+        return self.verb in WRITE_VERBS or self.computation in ("sql_write", "create_table")
+
+    def param(self, name: str) -> ContractParam | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def key(self) -> ContractParam | None:
+        return next((p for p in self.params if p.role == "key"), None)
+
+    def tables_written(self) -> set[str]:
+        return {e.table for e in self.effects}
+
+    def text(self) -> str:
+        """The contract as lines for a reader (and the LLM designer's prompt)."""
+        verb = self.verb + (f" ({self.computation})" if self.computation else "")
+        lines = [f"{self.tool}: {verb} on {self.entity}; returns {self.returns}"]
+        for p in self.params:
+            bind = p.role + (f" {p.column}" if p.column else "") + (
+                f" of {p.ref_table}.{p.ref_column}" if p.ref_table else "")
+            lines.append(f"  arg {p.name}: {p.type}{'' if p.required else ' optional'} -> {bind}")
+        lines += [f"  effect: {e.describe()}" for e in self.effects]
+        lines += [f"  refuse unless: {g.message}" for g in self.guards]
+        if self.embed:
+            lines.append("  includes: " + ", ".join(f"{c} by {fk}" for c, fk in self.embed))
+        return "\n".join(lines)
+
+
+def _show_value(v: Value) -> str:
+    if v.source == "arg":
+        return f"<{v.arg}>"
+    if v.source == "const":
+        return repr(v.value)
+    if v.source in ("entity", "row"):
+        return f"{v.arg or 'row'}.{v.column}"
+    if v.source == "days_after":
+        alt = f" ({v.alt_value} if {v.alt_column})" if v.alt_column else ""
+        return f"{v.column or 'today'}+{v.value}d{alt}"
+    if v.source == "increment":
+        return f"{v.column}+{v.value}"
+    return v.source
+
+
+# ---- schema reading ----------------------------------------------------------------------------
+def pk_of(table: TableSpec) -> str | None:
+    pk = table.primary_key
+    return pk[0] if len(pk) == 1 else None
+
+
+def status_of(table: TableSpec) -> ColumnSpec | None:
+    return next((c for c in table.columns if c.enum and c.name in ("status", "state")), None)
+
+
+def children(spec: EnvSpec, table: TableSpec) -> list[tuple[TableSpec, ColumnSpec]]:
+    pk = pk_of(table)
+    return [(t, c) for t in spec.tables for c in t.columns
+            if c.foreign_key == f"{table.name}.{pk}" and t.name != table.name]
+
+
+def fk_target(col: ColumnSpec) -> str | None:
+    return col.foreign_key.split(".")[0] if col.foreign_key else None
+
+
+def _has(table: TableSpec, name: str) -> bool:
+    return any(c.name == name for c in table.columns)
+
+
+def _words(text: str) -> set[str]:
+    out = set()
+    for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", text.lower()):
+        out |= {w, singular(w)}
+    return out
+
+
+def _stem(word: str) -> str:
+    return re.sub(r"(ing|ed|es|e|s)$", "", word)[:5]
+
+
+def _lookup_column(table: TableSpec, text_words: set[str]) -> ColumnSpec | None:
+    """A unique text column of `table` the text names ("the copy's barcode", "the member's
+    card")."""
+    for c in table.columns:
+        if not c.unique or c.primary_key or c.type != "text":
+            continue
+        toks = [t for t in tokens(c.name) if t not in GENERIC_TOKENS]
+        if toks and any(t in text_words for t in toks):
+            return c
+    return None
+
+
+def _name_column(table: TableSpec) -> ColumnSpec | None:
+    for n in ("name", "title", "path", "full_name", "label", "subject", "url", "email"):
+        c = next((c for c in table.columns if c.name == n and c.type == "text"), None)
+        if c is not None:
+            return c
+    return None
+
+
+def _json_type(col: ColumnSpec) -> Literal["integer", "number", "string", "boolean"]:
+    return {"integer": "integer", "real": "number", "boolean": "boolean"}.get(  # type: ignore[return-value]
+        col.type, "string")
+
+
+def _now_columns(table: TableSpec) -> list[str]:
+    return [c.name for c in table.columns if c.name in ("updated_at", "modified_at")]
+
+
+def _time_column(table: TableSpec, state: str) -> str | None:
+    """The timestamp a record gets on reaching `state` (returned -> returned_at)."""
+    for name in (f"{state}_at", f"{state}_on", f"{state.removesuffix('ed')}ed_at"):
+        col = next((c for c in table.columns if c.name == name), None)
+        if col is not None and col.type in ("datetime", "date", "text"):
+            return col.name
+    return None
+
+
+def _time_value(table: TableSpec, column: str) -> Value:
+    col = table.column(column)
+    return Value(source="today" if col.type == "date" else "now")
+
+
+def _field_max(spec: EnvSpec, table: str, column: str) -> float | None:
+    hints = ((spec.provenance.stats or {}).get("field_hints") or {}).get(table) or {}
+    v = (hints.get(column) or {}).get("maximum")
+    return float(v) if isinstance(v, int | float) else None
+
+
+def _pick_state(status: ColumnSpec | None, candidates: tuple[str, ...]) -> str | None:
+    if status is None or not status.enum:
+        return None
+    return next((c for c in candidates if c in status.enum), None)
+
+
+def _target_state(words: list[str], status: ColumnSpec | None) -> str | None:
+    for phrase, states in STATE_VERBS.items():
+        n = len(phrase)
+        if any(tuple(words[i:i + n]) == phrase for i in range(len(words))):
+            hit = _pick_state(status, states)
+            if hit:
+                return hit
+    return None
+
+
+def _period(spec: EnvSpec, entity: TableSpec, record: TableSpec) -> tuple[int, int | None,
+                                                                          str | None]:
+    """(days, alternative days, boolean column of `entity` selecting them) from a sentence of
+    the source such as "A loan lasts 21 days (7 days for copies marked as new releases)"."""
+    noun = singular(record.name)
+    for line in [spec.theme.description, *spec.theme.raw_descriptions]:
+        m = _PERIOD.search(line)
+        if not m or noun.replace("_", " ") not in line.lower():
+            continue
+        days = int(m.group(1))
+        if m.group(2):
+            alt_words = _words(m.group(3))
+            col = next((c for c in entity.columns if c.type == "boolean" and
+                        all(t in alt_words for t in tokens(c.name) if t not in ("is", "has"))),
+                       None)
+            if col is not None:
+                return days, int(m.group(2)), col.name
+        return days, None, None
+    return DEFAULT_PERIOD_DAYS, None, None
+
+
+# ---- arguments -----------------------------------------------------------------------------
+def _arg_type(info: dict[str, Any]) -> str:
+    return {"integer": "integer", "number": "number", "boolean": "boolean",
+            "array": "array"}.get(str(info.get("type")), "string")
+
+
+def _resolve_ref(spec: EnvSpec, table: TableSpec, column: str | None, jtype: str
+                 ) -> tuple[str, str] | None:
+    """(table, column) an argument names a row by: a string argument declared against an
+    integer id names the row by its name column (a time zone by "Europe/Paris")."""
+    pk = pk_of(table)
+    if pk is None:
+        return None
+    col = next((c for c in table.columns if c.name == column), None)
+    if col is None:
+        return None
+    if col.type == "integer" and jtype == "string":
+        named = _name_column(table)
+        if named is None:
+            return None
+        return table.name, named.name
+    return table.name, col.name
+
+
+class _Args:
+    """The declared arguments of one source tool, read against the schema."""
+
+    def __init__(self, spec: EnvSpec, entity: TableSpec, entry: dict[str, Any]):
+        self.spec = spec
+        self.entity = entity
+        self.raw: dict[str, dict[str, Any]] = dict(entry.get("arguments") or {})
+        self.tables = {t.name: t for t in spec.tables}
+
+    def names(self) -> list[str]:
+        return list(self.raw)
+
+    def safe(self, arg: str) -> str:
+        from agent_world.agents.offline_design.plans import safe_name
+
+        return safe_name(arg)
+
+    def refs_to(self, table: str) -> list[str]:
+        return [a for a, i in self.raw.items() if i.get("role") == "reference"
+                and i.get("table") == table]
+
+    def by_role(self, role: str) -> list[str]:
+        return [a for a, i in self.raw.items() if i.get("role") == role]
+
+
+# ---- derivation ----------------------------------------------------------------------------
+def derive_contract(spec: EnvSpec, tool: str, entry: dict[str, Any]) -> Contract | None:
+    """The contract of one covered source tool (None: nothing in the schema it can act on)."""
+    tables = {t.name: t for t in spec.tables}
+    entity = tables.get(entry.get("table") or "")
+    if entity is None or pk_of(entity) is None:
+        return None
+    words = tokens(tool)
+    desc = " ".join(str(entry.get("description") or "").split())
+    text = _words(desc) | set(words)
+    args = _Args(spec, entity, entry)
+    c = Contract(tool=tool, entity=entity.name, verb="list", description=desc[:400] or
+                 tool.replace("_", " ") + ".", source_tool=tool)
+    for fn in (_computed, _staging, _extend, _transition, _plain):
+        out = fn(spec, c, entity, words, text, desc, args, entry)
+        if out is not None:
+            return out
+    return None
+
+
+def _param(name: str, role: str, **kw: Any) -> ContractParam:
+    return ContractParam(name=name, role=role, **kw)  # type: ignore[arg-type]
+
+
+def _key_param(spec: EnvSpec, entity: TableSpec, args: _Args, text: set[str],
+               used: set[str]) -> ContractParam:
+    """The argument naming the entity row: a declared reference to it, else a unique column
+    the description names (a barcode), else `<noun>_id`."""
+    noun = singular(entity.name)
+    for a in args.refs_to(entity.name):
+        info = args.raw[a]
+        ref = _resolve_ref(spec, entity, info.get("column"), _arg_type(info))
+        if ref is not None:
+            used.add(a)
+            col = entity.column(ref[1])
+            return _param(args.safe(a), "key", column=ref[1], ref_table=entity.name,
+                          ref_column=ref[1], type=_json_type(col), required=True,
+                          description=f"The {noun.replace('_', ' ')}'s {ref[1].replace('_', ' ')}.")
+    look = _lookup_column(entity, text) if not args.raw else None
+    if look is not None:
+        return _param(look.name, "key", column=look.name, ref_table=entity.name,
+                      ref_column=look.name, required=True,
+                      description=f"{look.name.replace('_', ' ').capitalize()} of the "
+                                  f"{noun.replace('_', ' ')}.")
+    pk = pk_of(entity) or "id"
+    return _param(f"{noun}_id", "key", column=pk, ref_table=entity.name, ref_column=pk,
+                  type="integer", required=True, description=f"Id of the {noun.replace('_', ' ')}.")
+
+
+def _scope_params(spec: EnvSpec, entity: TableSpec, args: _Args, used: set[str]
+                  ) -> list[ContractParam]:
+    """References to a container the entity belongs to (a branch's repository): they narrow
+    the key lookup, never move the row."""
+    out = []
+    for a, info in args.raw.items():
+        if a in used or info.get("role") != "reference" or info.get("table") == entity.name:
+            continue
+        parent = args.tables.get(info.get("table") or "")
+        if parent is None:
+            continue
+        fk = next((c for c in entity.columns if fk_target(c) == parent.name), None)
+        ref = _resolve_ref(spec, parent, info.get("column"), _arg_type(info))
+        if fk is None or ref is None or not info.get("via", "").endswith(fk.name):
+            continue
+        used.add(a)
+        out.append(_param(args.safe(a), "scope", column=fk.name, ref_table=parent.name,
+                          ref_column=ref[1], type=_json_type(parent.column(ref[1])),
+                          required=bool(info.get("required", True)),
+                          description=f"The {singular(parent.name).replace('_', ' ')} "
+                                      f"({ref[1].replace('_', ' ')})."))
+    return out
+
+
+def _row_param(spec: EnvSpec, table: TableSpec, name: str, text: set[str], required: bool,
+               description: str) -> ContractParam:
+    look = _lookup_column(table, text)
+    if look is not None:
+        return _param(look.name, "row", ref_table=table.name, ref_column=look.name,
+                      required=required, description=description + f" (its "
+                      f"{look.name.replace('_', ' ')})")
+    pk = pk_of(table) or "id"
+    return _param(name, "row", ref_table=table.name, ref_column=pk, type="integer",
+                  required=required, description=description + " (its id)")
+
+
+# -- computations ------------------------------------------------------------------------------
+def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
+    query_arg = next((a for a in args.names() if snake(a) in ("query", "sql", "statement")
+                      and _arg_type(args.raw[a]) == "string"), None)
+    business = [t for t in spec.tables if t.name not in ("queries", "tables", "insights")]
+    if query_arg is not None:
+        p = _param(args.safe(query_arg), "text", required=True,
+                   description="The SQL statement.")
+        up = desc.upper()
+        if "CREATE" in up and "TABLE" in up:
+            name_col = _name_column(entity)
+            if name_col is None:
+                return None
+            c.verb, c.computation, c.returns = "create", "create_table", "row"
+            c.params = [p]
+            c.effects = [Effect(table=entity.name, op="insert", rows="new", set={
+                name_col.name: Value(source="sql_table_name", arg=p.name),
+                **{n: Value(source="now") for n in ("created_at", "updated_at")
+                   if _has(entity, n)}})]
+            c.guards = [Guard(kind="none_where", table=entity.name, message=f"no table of that "
+                              f"name is listed yet ({entity.name}.{name_col.name})")]
+            c.options = {"name_column": name_col.name}
+            c.evidence = ["a CREATE TABLE statement registers the table"]
+            return c
+        if re.search(r"\b(INSERT|UPDATE|DELETE)\b", up):
+            c.verb, c.computation, c.returns = "compute", "sql_write", "result"
+            c.params = [p]
+            c.options = {"tables": [t.name for t in business]}
+            c.evidence = ["executes a data-changing statement"]
+            return c
+        if "SELECT" in up or "read" in words:
+            c.verb, c.computation, c.returns = "compute", "sql_select", "rows"
+            c.params = [p]
+            c.options = {"tables": [t.name for t in business]}
+            c.evidence = ["runs the caller's SELECT read-only over the data"]
+            return c
+    if "schema" in text and entity.name == "tables" and args.refs_to(entity.name):
+        key = _key_param(spec, entity, args, text, set())
+        c.verb, c.computation, c.returns = "compute", "describe_table", "rows"
+        c.params = [key]
+        c.evidence = ["describes the columns of a table"]
+        return c
+    diff_table = _diff_table(spec, entity)
+    if "diff" in words and diff_table is not None:
+        child, fk, staged = diff_table
+        used: set[str] = set()
+        key = _key_param(spec, entity, args, text, used)
+        c.verb, c.computation, c.returns = "compute", "diff", "result"
+        c.params = [key]
+        for a, info in args.raw.items():
+            if a in used:
+                continue
+            if info.get("role") == "reference" and info.get("table") in args.tables:
+                t = args.tables[info["table"]]
+                link = next((col.name for col in t.columns if fk_target(col) == entity.name),
+                            None)
+                look = _resolve_ref(spec, t, info.get("column"), _arg_type(info))
+                if look is None:
+                    continue
+                c.params.append(_param(args.safe(a), "row", ref_table=t.name,
+                                       ref_column=look[1], required=bool(info.get("required")),
+                                       column=link, description=f"The "
+                                       f"{singular(t.name).replace('_', ' ')} to compare with."))
+            elif info.get("role") == "control":
+                c.params.append(_param(args.safe(a), "ignore", type=_arg_type(info),
+                                       description=f"{snake(a).replace('_', ' ').capitalize()}"
+                                                   " (accepted, no effect here)."))
+        stage = None if "unstaged" not in words and "staged" not in words else \
+            "unstaged" not in words
+        c.options = {"table": child.name, "link": fk.name, "staged_column": staged,
+                     "staged": stage, "path": "path", "diff": "diff"}
+        c.evidence = [f"the diff text of {child.name} rows"
+                      + ("" if stage is None else f" with {staged} = {stage}")]
+        return c
+    if "status" in words and diff_table is not None and entry.get("read_only") is not False:
+        child, fk, staged = diff_table
+        c.verb, c.computation, c.returns = "compute", "status", "result"
+        c.params = [_key_param(spec, entity, args, text, set())]
+        c.options = {"table": child.name, "link": fk.name, "staged_column": staged,
+                     "path": "path", "change": _change_column(child)}
+        c.evidence = [f"the staged / unstaged / untracked paths of {child.name}"]
+        return c
+    zone_table = next((args.tables[i["table"]] for i in args.raw.values()
+                       if i.get("role") == "reference" and i.get("table") in args.tables
+                       and _offset_column(args.tables[i["table"]])), entity)
+    offset = _offset_column(zone_table)
+    if offset is not None and "convert" in words:
+        entity = zone_table
+        zones = [a for a, i in args.raw.items() if i.get("role") == "reference"
+                 and i.get("table") == entity.name] or \
+            [a for a, i in args.raw.items() if "timezone" in snake(a) or "zone" in snake(a)]
+        time_arg = next((a for a in args.names() if snake(a) == "time"), None)
+        if len(zones) < 2 or time_arg is None or entry.get("read_only") is False:
+            return None
+        named = _name_column(entity)
+        if named is None:
+            return None
+        c.entity = entity.name
+        c.verb, c.computation, c.returns = "compute", "convert", "result"
+        src, dst = zones[0], zones[1]
+        c.params = [_param(args.safe(src), "row", ref_table=entity.name, ref_column=named.name,
+                           required=True, description="Source time zone name."),
+                    _param(args.safe(time_arg), "text", required=True,
+                           pattern=r"^([01]\d|2[0-3]):[0-5]\d$",
+                           description="Time in the source zone, HH:MM (24-hour)."),
+                    _param(args.safe(dst), "row", ref_table=entity.name, ref_column=named.name,
+                           required=True, description="Target time zone name.")]
+        c.options = {"offset": offset.name, "name": named.name,
+                     "dst": next((col.name for col in entity.columns
+                                  if col.type == "boolean" and "dst" in col.name), None)}
+        c.evidence = [f"shifts the time by the zones' {offset.name}"]
+        return c
+    if offset is not None and "current" in words and "time" in words:
+        named = _name_column(entity)
+        zone = next(iter(args.names()), None)
+        if named is None or zone is None:
+            return None
+        c.verb, c.computation, c.returns = "compute", "clock", "result"
+        c.params = [_param(args.safe(zone), "row", ref_table=entity.name,
+                           ref_column=named.name, required=True,
+                           description="Time zone name.")]
+        c.options = {"offset": offset.name, "name": named.name}
+        c.evidence = ["the environment clock in the zone"]
+        return c
+    return None
+
+
+def _offset_column(table: TableSpec) -> ColumnSpec | None:
+    return next((col for col in table.columns if "offset" in col.name and col.type == "text"),
+                None)
+
+
+def _diff_table(spec: EnvSpec, entity: TableSpec) -> tuple[TableSpec, ColumnSpec, str] | None:
+    """A child of `entity` that holds working changes: a path, a diff text and a staged flag."""
+    for t, fk in children(spec, entity):
+        staged = next((c.name for c in t.columns if c.type == "boolean" and "stag" in c.name),
+                      None)
+        if staged and _has(t, "path") and _has(t, "diff"):
+            return t, fk, staged
+    return None
+
+
+def _change_column(table: TableSpec) -> str | None:
+    return next((c.name for c in table.columns if c.enum and "change" in c.name), None)
+
+
+# -- staging (a flag on the entity's child rows) ----------------------------------------------------
+def _staging(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
+    if entry.get("read_only") is True:
+        return None
+    diff = _diff_table(spec, entity)
+    if diff is None:
+        return None
+    child, fk, staged = diff
+    stem = _stem(staged)
+    mentions = {w for w in text if w.startswith(stem) or w.startswith("un" + stem)}
+    if not mentions:
+        return None
+    unstage = any(w.startswith("un" + stem) for w in text) or "reset" in words
+    used: set[str] = set()
+    key = _key_param(spec, entity, args, text, used)
+    params = [key]
+    where_arg: dict[str, str] = {}
+    for a, info in args.raw.items():
+        if a in used:
+            continue
+        if _arg_type(info) == "array" and info.get("column") == "path":
+            params.append(_param(args.safe(a), "paths", type="array", required=True,
+                                 description="Paths of the changed files."))
+            where_arg["path"] = args.safe(a)
+    c.verb, c.returns = "update_field", "result"
+    c.params = params
+    c.effects = [Effect(table=child.name, op="update", rows="children", link=fk.name,
+                        where={staged: [bool(unstage)]}, where_arg=where_arg,
+                        set={staged: Value(source="const", value=not unstage)}, coupled=True)]
+    if where_arg:
+        c.guards = [Guard(kind="exists_where", table=child.name, link=fk.name,
+                          message=f"every path is a change in the {singular(entity.name)}'s "
+                                  f"{child.name}")]
+    c.options = {"path": "path"}
+    c.evidence = [f"{'un' if unstage else ''}stages {child.name} rows ({staged})"]
+    return c
+
+
+# -- extend (renew) ------------------------------------------------------------------------------
+def _extend(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
+    if not (set(words) & EXTEND_VERBS):
+        return None
+    due = next((col for col in entity.columns if col.type in ("date", "datetime") and
+                re.match(r"(due|expires|ends|valid_until)", col.name)), None)
+    if due is None:
+        return None
+    verb = next(w for w in words if w in EXTEND_VERBS)
+    counter = next((col for col in entity.columns if col.type == "integer" and
+                    col.name.startswith(verb[:4])), None)
+    key = _key_param(spec, entity, args, text, set())
+    days, _, _ = _period(spec, entity, entity)
+    sets: dict[str, Value] = {due.name: Value(source="days_after", column=due.name, value=days)}
+    if counter is not None:
+        sets[counter.name] = Value(source="increment", column=counter.name, value=1)
+    for n in _now_columns(entity):
+        sets[n] = Value(source="now")
+    c.verb, c.returns = "update_field", "row"
+    c.params = [key]
+    c.effects = [Effect(table=entity.name, op="update", rows="entity", set=sets)]
+    status = status_of(entity)
+    guards = []
+    if status is not None and status.enum:
+        open_states = [s for s in status.enum if s not in TERMINAL_STATES]
+        guards.append(Guard(kind="state_in", column=status.name, values=open_states,
+                            message=f"the {singular(entity.name)} must not be "
+                                    f"{' or '.join(sorted(set(status.enum) - set(open_states)))}"))
+    ended = next((col.name for col in entity.columns if col.name in
+                  ("returned_at", "closed_at", "ended_at", "cancelled_at")), None)
+    if ended:
+        guards.append(Guard(kind="state_in", column=ended, values=[None],
+                            message=f"{ended.replace('_', ' ')} must be empty"))
+    if counter is not None:
+        limit = _field_max(spec, entity.name, counter.name)
+        m = _UP_TO.search(desc)
+        if limit is None and m:
+            limit = _NUMBERS.get(m.group(1).lower()) or (int(m.group(1))
+                                                        if m.group(1).isdigit() else None)
+        if limit is not None:
+            guards.append(Guard(kind="below", column=counter.name, limit=limit,
+                                message=f"{counter.name.replace('_', ' ')} must be below "
+                                        f"{int(limit)}"))
+    c.guards = guards
+    c.evidence = [f"{verb} moves {due.name} by {days} days" +
+                  (f" and raises {counter.name}" if counter is not None else "")]
+    return c
+
+
+# -- transitions -----------------------------------------------------------------------------------
+def _transition(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
+    if entry.get("read_only") is True:
+        return None
+    status = status_of(entity)
+    target = _target_state(words, status)
+    if target is None or status is None:
+        return None
+    if set(words) & {"create", "add", "new", "register"} and not args.refs_to(entity.name):
+        return None
+    used: set[str] = set()
+    key = _key_param(spec, entity, args, text, used)
+    params = [key, *_scope_params(spec, entity, args, used)]
+    noun = singular(entity.name).replace("_", " ")
+    sets: dict[str, Value] = {status.name: Value(source="const", value=target)}
+    at = _time_column(entity, target)
+    if at:
+        sets[at] = _time_value(entity, at)
+    for n in _now_columns(entity):
+        sets[n] = Value(source="now")
+    effects: list[Effect] = []
+    guards: list[Guard] = []
+    enum = list(status.enum or [])
+    busy_now = target in BUSY_STATES
+    freeing = target in FREE_STATES or target in ("returned", "checked_in")
+    if busy_now:
+        allowed = [s for s in FREE_STATES if s in enum][:1] or \
+            [s for s in enum if s not in TERMINAL_STATES and s != target]
+    elif freeing:
+        allowed = [s for s in enum if s in BUSY_STATES] or \
+            [s for s in enum if s not in TERMINAL_STATES and s != target]
+    elif target == "in_transit":
+        allowed = [s for s in FREE_STATES if s in enum][:1]
+    else:
+        allowed = [s for s in enum if s not in TERMINAL_STATES and s != target]
+    if "before" in text and "collected" in text:  # "cancel ... any time before it is collected"
+        allowed = [s for s in allowed if s != "collected"]
+    guards.append(Guard(kind="state_in", column=status.name, values=allowed,
+                        message=f"the {noun} must be {' or '.join(allowed)}"))
+    # declared arguments that write columns of the entity
+    for a, info in args.raw.items():
+        if a in used:
+            continue
+        if info.get("role") == "column" and info.get("table") == entity.name \
+                and _has(entity, info.get("column") or ""):
+            col = entity.column(info["column"])
+            params.append(_param(args.safe(a), "set", column=col.name, type=_json_type(col),
+                                 enum=list(col.enum) if col.enum else None,
+                                 required=bool(info.get("required")),
+                                 description=f"{col.name.replace('_', ' ').capitalize()}."))
+            sets[col.name] = Value(source="arg", arg=args.safe(a))
+            used.add(a)
+    # "with a written reason": a reason column named after the verb
+    reason = next((col for col in entity.columns if col.type == "text" and
+                   col.name.endswith("reason") and col.name not in sets), None)
+    if reason is not None and "reason" in text and not any(p.column == reason.name
+                                                           for p in params):
+        params.append(_param("reason", "set", column=reason.name, required=True,
+                             description=f"Why the {noun} is {target}."))
+        sets[reason.name] = Value(source="arg", arg="reason")
+    if busy_now:
+        effects += _hold_record(spec, entity, target, words, text, params, guards)
+    elif freeing:
+        effects += _release_records(spec, entity, target, text, params, sets)
+    elif target == "in_transit":
+        dest = _location_fk(entity)
+        if dest is not None:
+            p = _row_param(spec, spec.table(fk_target(dest) or ""), "to_" + singular(
+                fk_target(dest) or "") + "_id", set(), True, "Where the " + noun + " goes")
+            params.append(p)
+            sets[dest.name] = Value(source="row", arg=p.name, column=pk_of(
+                spec.table(fk_target(dest) or "")))
+            guards.append(Guard(kind="differs", column=dest.name, arg=p.name,
+                                message=f"the destination must differ from the {noun}'s "
+                                        f"{dest.name.replace('_', ' ')}"))
+    if target in TERMINAL_STATES:
+        effects += _release_parent(spec, entity)
+    exclusive = _exclusive_peers(spec, entity, status.name, target, params,
+                                 bool({"switch", "switches"} & text))
+    if exclusive is not None:
+        effects.append(exclusive)
+    c.verb, c.returns = "transition", "row"
+    c.params = params
+    # the entity's own change last built: the coupled rules above add to `sets`
+    c.effects = [Effect(table=entity.name, op="update", rows="entity", set=sets), *effects]
+    c.guards = guards
+    c.evidence = [f"{'/'.join(allowed)} -> {target}"] + [e.describe() for e in effects]
+    return c
+
+
+def _location_fk(entity: TableSpec) -> ColumnSpec | None:
+    return next((c for c in entity.columns if c.foreign_key and c.name.startswith("current_")),
+                None)
+
+
+def _hold_record(spec: EnvSpec, entity: TableSpec, target: str, words: list[str],
+                 text: set[str], params: list[ContractParam], guards: list[Guard]
+                 ) -> list[Effect]:
+    """Taking an item (check out a copy) opens the record that holds it (the loan): a child
+    table with a timestamp named after the verb, or with an open state."""
+    verb = (set(words) | {w + "ed" for w in words}) - set(tokens(entity.name)) - \
+        {singular(entity.name)}
+    best = None
+    for t, fk in children(spec, entity):
+        st = status_of(t)
+        if st is None or not (set(st.enum or []) & set(OPEN_STATES)):
+            continue
+        at = _time_column(t, target) or next(
+            (c.name for c in t.columns if c.type in ("datetime", "date")
+             and (set(tokens(c.name)) - {"at", "on"}) & verb), None)
+        score = (at is not None, len(t.columns))
+        if best is None or score > best[0]:
+            best = (score, t, fk, at)
+    if best is None:
+        return []
+    _, record, fk, at = best
+    st = status_of(record)
+    assert st is not None
+    open_state = next(s for s in OPEN_STATES if s in (st.enum or []))
+    sets: dict[str, Value] = {fk.name: Value(source="entity", column=pk_of(entity))}
+    for col in record.columns:
+        if col.primary_key or col.name in sets:
+            continue
+        target_table = fk_target(col)
+        if target_table and target_table != entity.name:
+            same = next((e.name for e in entity.columns if fk_target(e) == target_table
+                         and e.name.startswith("current_")), None) or next(
+                (e.name for e in entity.columns if fk_target(e) == target_table), None)
+            person = spec.table(target_table)
+            if same is not None and not (_lookup_column(person, text) and
+                                         singular(target_table) in text):
+                sets[col.name] = Value(source="entity", column=same)
+            elif not col.nullable or singular(target_table) in text:
+                p = _row_param(spec, person, f"{singular(target_table)}_id", text, True,
+                               f"The {singular(target_table).replace('_', ' ')}")
+                if not any(q.name == p.name for q in params):
+                    params.append(p)
+                sets[col.name] = Value(source="row", arg=p.name, column=pk_of(person))
+        elif col.name == at:
+            sets[col.name] = _time_value(record, col.name)
+        elif col.name == st.name:
+            sets[col.name] = Value(source="const", value=open_state)
+        elif col.type in ("date",) and re.match(r"(due|expires|ends)", col.name):
+            days, alt, alt_col = _period(spec, entity, record)
+            sets[col.name] = Value(source="days_after", value=days, alt_value=alt,
+                                   alt_column=alt_col)
+        elif col.type == "integer" and col.name.endswith("_count"):
+            sets[col.name] = Value(source="const", value=0)
+        elif col.name in ("created_at", "updated_at"):
+            sets[col.name] = Value(source="now")
+    for p in params:  # a person argument that names a row with a state must be in good standing
+        if p.role == "row" and p.ref_table:
+            pst = status_of(spec.table(p.ref_table))
+            if pst is not None and "active" in (pst.enum or []):
+                guards.append(Guard(kind="state_in", row=p.name, column=pst.name,
+                                    values=["active"], message=f"the "
+                                    f"{singular(p.ref_table).replace('_', ' ')} must be active"))
+    return [Effect(table=record.name, op="insert", rows="new", set=sets, coupled=True)]
+
+
+def _release_records(spec: EnvSpec, entity: TableSpec, target: str, text: set[str],
+                     params: list[ContractParam], sets: dict[str, Value]) -> list[Effect]:
+    """Giving an item back (check in a copy) closes the open record that held it (its loan) and
+    may put the item where it was given back (its current branch)."""
+    out = []
+    loc = _location_fk(entity)
+    if loc is not None and ("branch" in text or "at" in text):
+        table = spec.table(fk_target(loc) or "")
+        p = _row_param(spec, table, f"{singular(table.name)}_id", set(), True,
+                       f"The {singular(table.name).replace('_', ' ')} where it is handed in")
+        params.append(p)
+        sets[loc.name] = Value(source="row", arg=p.name, column=pk_of(table))
+    for t, fk in children(spec, entity):
+        st = status_of(t)
+        if st is None:
+            continue
+        closed = next((s for s in ("returned", "closed", "completed") if s in (st.enum or [])),
+                      None)
+        opened = [s for s in OPEN_STATES if s in (st.enum or [])]
+        if closed is None or not opened:
+            continue
+        close: dict[str, Value] = {st.name: Value(source="const", value=closed)}
+        at = _time_column(t, closed)
+        if at:
+            close[at] = _time_value(t, at)
+        for n in _now_columns(t):
+            close[n] = Value(source="now")
+        out.append(Effect(table=t.name, op="update", rows="children", link=fk.name,
+                          where={st.name: opened}, set=close, coupled=True))
+        break
+    return out
+
+
+def _release_parent(spec: EnvSpec, entity: TableSpec) -> list[Effect]:
+    """Ending a booking frees what it booked (a cancelled appointment's slot)."""
+    out = []
+    for col in entity.columns:
+        parent = fk_target(col)
+        if parent is None or col.name.startswith("current_"):
+            continue
+        t = spec.table(parent)
+        flag = next((c for c in t.columns if c.type == "boolean" and c.name in
+                     ("booked", "reserved", "taken", "occupied")), None)
+        if flag is None:
+            continue
+        sets = {flag.name: Value(source="const", value=False)}
+        st = status_of(t)
+        if st is not None and "booked" in (st.enum or []):
+            free = next((s for s in FREE_STATES if s in (st.enum or [])), None)
+            if free:
+                sets[st.name] = Value(source="const", value=free)
+        for n in _now_columns(t):
+            sets[n] = Value(source="now")
+        out.append(Effect(table=t.name, op="update", rows="parent", link=col.name, set=sets,
+                          coupled=True))
+    return out
+
+
+def _book_parent(spec: EnvSpec, entity: TableSpec, params: list[ContractParam]
+                 ) -> tuple[list[Effect], list[Guard]]:
+    """Creating a booking takes what it books (an appointment's slot): the slot becomes booked
+    and a slot already booked is refused."""
+    effects, guards = [], []
+    for p in params:
+        col = entity.column(p.column) if p.column and _has(entity, p.column) else None
+        parent = fk_target(col) if col is not None else None
+        if parent is None:
+            continue
+        t = spec.table(parent)
+        flag = next((c for c in t.columns if c.type == "boolean" and c.name in
+                     ("booked", "reserved", "taken", "occupied")), None)
+        if flag is None:
+            continue
+        sets = {flag.name: Value(source="const", value=True)}
+        st = status_of(t)
+        if st is not None and "booked" in (st.enum or []):
+            sets[st.name] = Value(source="const", value="booked")
+        for n in _now_columns(t):
+            sets[n] = Value(source="now")
+        effects.append(Effect(table=t.name, op="update", rows="parent", link=col.name,
+                              set=sets, coupled=True))
+        guards.append(Guard(kind="state_in", row=p.name, column=flag.name, values=[False],
+                            message=f"the {singular(parent).replace('_', ' ')} must not be "
+                                    f"{flag.name} already"))
+    return effects, guards
+
+
+def _exclusive_peers(spec: EnvSpec, entity: TableSpec, status: str, target: str,
+                     params: list[ContractParam], switching: bool) -> Effect | None:
+    """A state only one row per container holds (the checked-out branch of a repository): the
+    peer that held it goes back to the usual state."""
+    scope = next((p for p in params if p.role == "scope"), None)
+    if scope is None or target in TERMINAL_STATES:
+        return None
+    rows = spec.rows.get(entity.name, [])
+    per: dict[Any, int] = {}
+    for r in rows:
+        if r.get(status) == target:
+            per[r.get(scope.column)] = per.get(r.get(scope.column), 0) + 1
+    # switching (git checkout "switches branches") leaves the previous one; otherwise the seed
+    # rows say whether the state is one per container
+    if not switching and any(n > 1 for n in per.values()):
+        return None
+    enum = status_of(entity).enum or []  # type: ignore[union-attr]
+    back = next((s for s in FREE_STATES if s in enum and s != target), None)
+    if back is None:
+        return None
+    sets: dict[str, Value] = {status: Value(source="const", value=back)}
+    for n in _now_columns(entity):
+        sets[n] = Value(source="now")
+    return Effect(table=entity.name, op="update", rows="peers", link=scope.column,
+                  where={status: [target]}, set=sets, coupled=True)
+
+
+# -- reads, creates, plain updates and deletes ------------------------------------------------------
+def _plain(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
+    from agent_world.agents.offline_design import plans as P
+
+    plan = P.source_plan(spec, c.tool, entry)
+    if plan is None:
+        return None
+    read = not plan.write
+    params = [ContractParam(**{k: v for k, v in p.model_dump().items()
+                               if k in ContractParam.model_fields}) for p in plan.params]
+    c.params = params
+    if read:
+        if plan.kind == "get":
+            c.verb, c.returns = "read_one", "row"
+            if not entry.get("arguments"):
+                c.params = [_key_param(spec, entity, args, text, set())]
+            c.embed = [(t.name, fk.name) for t, fk in children(spec, entity)
+                       if singular(t.name) in text or t.name in text][:2]
+            plural_noun = entity.name in words or (set(words) & {"list", "loans"})
+            if plural_noun and entity.name in words and not (set(words) & {"get", "show"}):
+                c.verb, c.returns = "list", "rows"
+                c.params = _list_filters(spec, entity, text, desc)
+        else:
+            c.verb, c.returns = ("search" if set(words) & SEARCH_WORDS else "list"), "rows"
+            if not any(p.role not in ("limit", "ignore") for p in c.params):
+                c.params = _list_filters(spec, entity, text, desc) if c.verb == "list" \
+                    else _search_params(spec, entity, text, desc)
+        c.evidence = [f"{c.verb} {entity.name}"]
+        return c
+    if plan.kind == "delete":
+        c.verb, c.returns = "delete", "deleted"
+        c.effects = [Effect(table=entity.name, op="delete", rows="entity")]
+        return c
+    if plan.kind == "create":
+        c.verb, c.returns = "create", "row"
+        if set(words) & {"branch"} and args.refs_to(entity.name):
+            pass
+        sets = {p.column: Value(source="arg", arg=p.name) for p in plan.params
+                if p.role in ("set", "ref") and p.column}
+        sets.update({k: Value(source="const", value=v) for k, v in plan.fixed.items()})
+        sets.update({k: Value(source="now") for k in plan.now_columns})
+        c.effects = [Effect(table=entity.name, op="insert", rows="new", set=sets)]
+        booked, guards = _book_parent(spec, entity, plan.params)
+        c.effects += booked
+        c.guards += guards
+        c.options = {"plan": plan.model_dump()}
+        c.evidence = [f"inserts one {singular(entity.name)}"] + [e.describe() for e in booked]
+        return c
+    # a keyed write that is none of the above: set the given fields
+    if not any(p.role in ("set", "ref") for p in plan.params):
+        return None
+    c.verb, c.returns = "update_field", "row"
+    c.effects = [Effect(table=entity.name, op="update", rows="entity", set={
+        p.column: Value(source="arg", arg=p.name) for p in plan.params
+        if p.role in ("set", "ref") and p.column})]
+    c.options = {"plan": plan.model_dump()}
+    return c
+
+
+def _list_filters(spec: EnvSpec, entity: TableSpec, text: set[str], desc: str
+                  ) -> list[ContractParam]:
+    """Filters a listing tool takes: its parents (the member whose loans), its state."""
+    out = []
+    for col in entity.columns:
+        parent = fk_target(col)
+        if parent and not col.primary_key and parent != entity.name:
+            out.append(_param(col.name, "eq", column=col.name, type="integer",
+                              description=f"Only {entity.name.replace('_', ' ')} of this "
+                                          f"{singular(parent).replace('_', ' ')}."))
+    mentioned = [p for p in out if singular(fk_target(entity.column(p.column or "")) or "")
+                 in text]
+    out = (mentioned or out)[:2]
+    if re.search(r"\b(their|my)\b", desc, re.I) and mentioned:
+        out[0].required = True
+    st = status_of(entity)
+    if st is not None:
+        out.append(_param(st.name, "eq", column=st.name, enum=list(st.enum or []),
+                          description=f"Only {entity.name.replace('_', ' ')} in this "
+                                      f"{st.name}."))
+    out.append(_param("limit", "limit", type="integer", default=20,
+                      description="Maximum number of results."))
+    return out
+
+
+def _search_params(spec: EnvSpec, entity: TableSpec, text: set[str], desc: str
+                   ) -> list[ContractParam]:
+    """A search's arguments from its description: "by title, author, ISBN or subject" is one
+    text matched against those columns; "filters for branch and availability" are a branch
+    holding an item of the entity and an item in the available state."""
+    cols = [c.name for c in entity.columns if c.type == "text" and not c.enum
+            and not c.primary_key and any(t in text or singular(t) in text
+                                          for t in tokens(c.name) if t not in GENERIC_TOKENS)]
+    if not cols:
+        named = _name_column(entity)
+        cols = [named.name] if named else []
+    out: list[ContractParam] = []
+    if cols:
+        out.append(_param("query", "any_like", columns=cols, required=False,
+                          description="Text to find in the " + ", ".join(
+                              c.replace("_", " ") for c in cols) + " (case-insensitive)."))
+    for t, fk in children(spec, entity):
+        for col in sorted(t.columns, key=lambda c: not c.name.startswith("current_")):
+            parent = fk_target(col)
+            if parent and parent != entity.name and singular(parent) in text and \
+                    not any(p.name == f"{singular(parent)}_id" for p in out):
+                out.append(_param(f"{singular(parent)}_id", "child_eq", type="integer",
+                                  via_table=t.name, via_link=fk.name, via_column=col.name,
+                                  description=f"Only {entity.name} with a {singular(t.name)} "
+                                              f"at this {singular(parent)}."))
+        st = status_of(t)
+        if st is not None and "available" in (st.enum or []) and \
+                ({"availability", "available"} & text):
+            out.append(_param("available", "child_state", type="boolean", via_table=t.name,
+                              via_link=fk.name, via_column=st.name, via_value="available",
+                              description=f"True: only {entity.name} with an available "
+                                          f"{singular(t.name)}; false: only those without."))
+    out.append(_param("limit", "limit", type="integer", default=20,
+                      description="Maximum number of results."))
+    return out
+
+
+# ---- schema tools' contracts (their plans say all there is) ---------------------------------------
+def plan_contract(plan: Any) -> Contract:
+    """The contract of a tool planned from the schema (get_x, list_x, set_x_status, ...)."""
+    verb = {"get": "read_one", "list": "search" if plan.name.startswith("search_") else "list",
+            "count_by": "compute", "summary": "compute", "create": "create",
+            "set_status": "transition", "update": "update_field", "delete": "delete"}[plan.kind]
+    effects = []
+    if plan.kind == "create":
+        effects = [Effect(table=plan.table, op="insert", rows="new")]
+    elif plan.kind in ("set_status", "update"):
+        effects = [Effect(table=plan.table, op="update", rows="entity")]
+    elif plan.kind == "delete":
+        effects = [Effect(table=plan.table, op="delete", rows="entity")]
+    return Contract(tool=plan.name, entity=plan.table, verb=verb, description=plan.description,
+                    effects=effects, returns={"get": "row", "list": "rows",
+                                              "count_by": "counts", "summary": "summary",
+                                              "delete": "deleted"}.get(plan.kind, "row"))
+
+
+__all__ = ["BUSY_STATES", "Computation", "Contract", "ContractParam", "Effect", "Guard",
+           "VERBS", "Value", "Verb", "WRITE_VERBS", "derive_contract", "plan_contract",
+           "plural"]
