@@ -26,13 +26,16 @@ from agent_world.cli import (
     mine,
     run,
     serve_graphs,
+    serve_policy,
     synthesize,
     train,
 )
 from agent_world.cli.common import Group, console, resolve_env, state
 from agent_world.tools.sandbox.isolation import UNSAFE_ENV, warn_unsafe
 
-app = typer.Typer(cls=Group, no_args_is_help=True, add_completion=False,
+# markdown: help texts are reflowed paragraphs, not the docstrings' line breaks
+app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode="markdown",
+                  add_completion=False,
                   help="Agent-World arena: mine tool ecosystems into executable environments, "
                        "synthesize verifiable tasks, train tool-using agents.")
 app.add_typer(env.env_app, name="env")
@@ -49,6 +52,7 @@ train.export_app.command("openenv")(export_openenv.export_openenv_cmd)
 train.export_app.command("trl")(ecosystem.export_trl_cmd)
 train.export_app.command("verifiers")(ecosystem.export_verifiers_cmd)
 app.command("serve-graphs")(serve_graphs.serve_graphs)
+app.command("serve-policy")(serve_policy.serve_policy)
 app.command()(synthesize.synthesize)
 app.add_typer(synthesize.tasks_app, name="tasks")
 env.env_app.command("graph")(synthesize.env_graph)

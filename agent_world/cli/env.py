@@ -24,7 +24,7 @@ from agent_world.cli.common import (
 from agent_world.cli.serve_graphs import TOKEN_ENV
 from agent_world.errors import SpecError
 
-env_app = typer.Typer(cls=Group, no_args_is_help=True,
+env_app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode="markdown",
                       help="Environments: list, show, import, serve over MCP, play tool calls.")
 
 

@@ -13,7 +13,8 @@ from rich.table import Table
 from agent_world.cli.common import console, err_console, state
 from agent_world.errors import AgentWorldError
 
-tasks_app = typer.Typer(no_args_is_help=True, help="Synthesized tasks in the catalog.")
+tasks_app = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
+                        help="Synthesized tasks in the catalog.")
 
 
 def _levels(text: str) -> list[int]:

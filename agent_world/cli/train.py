@@ -13,7 +13,8 @@ from rich.table import Table
 from agent_world.cli.common import console, err_console, state
 from agent_world.errors import AgentWorldError
 
-export_app = typer.Typer(no_args_is_help=True, help="Export arena tasks for other trainers.")
+export_app = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
+                        help="Export arena tasks for other trainers.")
 
 TasksOpt = Annotated[Path | None, typer.Option(
     "--tasks", help="JSONL file of tasks (one Task JSON per line). Default: the catalog's.")]

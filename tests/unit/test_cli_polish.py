@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -167,3 +168,35 @@ def test_ledger_and_runs_read_what_mining_wrote(home, tmp_path):
     runs = json.loads(invoke("runs", "--json").stdout)
     assert [r["status"] for r in runs] == ["failed"]
     assert "failed" in invoke("runs").stdout
+
+
+def _command_cells(help_text: str) -> list[list[str]]:
+    """The description cells of a help screen's Commands panel, line by line."""
+    cells: list[list[str]] = []
+    inside = False
+    for line in help_text.splitlines():
+        if line.startswith("╭─ Commands"):
+            inside = True
+        elif line.startswith("╰"):
+            inside = False
+        elif inside and (m := re.match(r"^│ (\S+)? +(\S.*?)\s*│$", line)):
+            if m.group(1):
+                cells.append([m.group(2)])
+            elif cells:
+                cells[-1].append(m.group(2))
+    return cells
+
+
+def test_help_texts_wrap_as_sentences_at_80_columns():
+    """Was: docstring line breaks kept in the help, so descriptions broke mid-sentence
+    ("... Exits 1 when" / "any source failed ..."). A line followed by a word that would
+    have fit on it was broken by the docstring, not by the width."""
+    for args in (["--help"], ["env", "--help"], ["tasks", "--help"], ["export", "--help"]):
+        shown = runner.invoke(app, args, env={"COLUMNS": "80"})
+        assert shown.exit_code == 0, shown.output
+        cells = _command_cells(shown.output)
+        assert len(cells) >= 3, shown.output
+        for cell in cells:
+            width = max(len(part) for part in cell)
+            for part, following in zip(cell, cell[1:], strict=False):
+                assert len(part) + 1 + len(following.split()[0]) > width, (args, cell)
