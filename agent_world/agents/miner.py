@@ -466,10 +466,13 @@ def _finish(spec: EnvSpec, iteration: int, strategy: str, seconds: float,
 
 def _draft_offline(doc: SourceDocument, evidence: list[Evidence], seed: int,
                    notes: list[str]) -> EnvSpec:
-    tables, rows, kinds = offline.draft_tables_and_rows(doc, evidence, seed, CLOCK_START)
+    tables, rows, kinds, fixes = offline.draft_tables_and_rows(doc, evidence, seed, CLOCK_START)
     spec = EnvSpec(name=offline.identifier(doc.name), theme=_theme(doc), tables=tables,
                    rows={k: v for k, v in rows.items() if v}, clock_start=CLOCK_START,
                    provenance=_provenance(doc, kinds, notes))
+    if fixes:
+        spec.provenance.notes.extend(f"iteration 0: {n}" for n in fixes)
+        spec.provenance.stats["schema_repairs"] = fixes
     return validate_database(spec)
 
 
@@ -541,8 +544,9 @@ def draft_database(doc: SourceDocument, evidence: list[Evidence], seed: int = 0)
 
 
 def _gated(spec: EnvSpec, doc: SourceDocument) -> tuple[EnvSpec, list[str]]:
-    """The draft through the semantic gate; a draft that cannot be repaired fails mining."""
-    spec, repaired = semantic_gate(spec, doc, "iteration 0")
+    """The draft through the semantic gate; a column that cannot be made consistent is
+    dropped (noted in ``provenance.stats["schema_repairs"]``), never the source."""
+    spec, repaired = semantic_gate(spec, doc, "iteration 0", drop=True)
     spec.provenance.notes.extend(repaired)
     return spec, repaired
 
@@ -716,23 +720,62 @@ class SemanticRejection(MiningError):
     """A database whose rows contradict their source and cannot be repaired."""
 
 
-def semantic_gate(spec: EnvSpec, doc: SourceDocument | None, label: str
+def semantic_gate(spec: EnvSpec, doc: SourceDocument | None, label: str, drop: bool = False
                   ) -> tuple[EnvSpec, list[str]]:
-    """Check a mined database's meaning (`semantics.check_semantics`) against what the source
-    declares; repair what can be repaired (returned notes say what) and raise
-    SemanticRejection naming the violations that remain."""
+    """Check a mined database's meaning (`semantics.check_semantics`, the cross-table
+    invariants of its schema included, declared in ``provenance.stats["invariants"]``)
+    against what the source declares; repair what can be repaired (returned notes say what);
+    with `drop`, columns whose violations remain are dropped (a note each, also in
+    ``provenance.stats["schema_repairs"]``); raise SemanticRejection naming what remains."""
     hints = source_hints(doc, spec) if doc is not None else \
         dict(spec.provenance.stats.get("field_hints") or {})
-    spec.provenance.stats = {**spec.provenance.stats, "field_hints": hints}
+    spec.provenance.stats = {**spec.provenance.stats, "field_hints": hints,
+                             "invariants": semantics.derive_invariants(spec.tables)}
     if not semantics.check_semantics(spec, hints):
         return spec, []
     fixed, notes, left = semantics.repair_semantics(spec, hints)
+    if left and drop:
+        fixed, dropped = _drop_inconsistent(fixed, left)
+        notes.extend(dropped)
+        if dropped:
+            fixed.provenance.stats = {
+                **fixed.provenance.stats,
+                "schema_repairs": [*(fixed.provenance.stats.get("schema_repairs") or []),
+                                   *dropped],
+                "invariants": semantics.derive_invariants(fixed.tables)}
+            fixed, more, left = semantics.repair_semantics(fixed, hints)
+            notes.extend(more)
     if left:
         counts = {k: n for k, n in semantics.summarize(left).items() if n}
         raise SemanticRejection(f"{label}: {len(left)} semantic violation(s) {counts} remain "
                                 f"after repair, e.g. {'; '.join(str(v) for v in left[:3])}")
     fixed = validate_database(fixed)
     return fixed, [f"{label}: {n}" for n in notes]
+
+
+def _drop_inconsistent(spec: EnvSpec, left: list[semantics.Violation]
+                       ) -> tuple[EnvSpec, list[str]]:
+    """Drop the columns whose violations repair could not remove (never a key, a column other
+    tables point at, or a whole table); one note per column saying why."""
+    referenced = {c.foreign_key for t in spec.tables for c in t.columns if c.foreign_key}
+    reasons: dict[tuple[str, str], str] = {}
+    for v in left:
+        reasons.setdefault((v.table, v.column), str(v))
+    spec = spec.model_copy(deep=True)
+    notes = []
+    for (tname, cname), why in reasons.items():
+        t = spec.table(tname)
+        col = next((c for c in t.columns if c.name == cname), None)
+        if col is None or col.primary_key or f"{tname}.{cname}" in referenced or \
+                len(t.columns) <= 2:
+            continue
+        t.columns = [c for c in t.columns if c.name != cname]
+        t.unique_together = [g for g in t.unique_together if cname not in g]
+        for row in spec.rows.get(tname, []):
+            row.pop(cname, None)
+        notes.append(f"dropped column {tname}.{cname}: it cannot be made consistent with the "
+                     f"source ({why[:200]})")
+    return (validate_database(spec) if notes else spec), notes
 
 
 def source_hints(doc: SourceDocument, spec: EnvSpec) -> dict[str, dict[str, dict[str, Any]]]:

@@ -26,6 +26,14 @@ sense. Rules, each reported as a `Violation` with the offending table, column an
 * ``range`` - values within the declared minimum/maximum.
 * ``unique`` - unique columns, declared-unique fields and ``unique_together`` groups hold
   no duplicates.
+* ``invariant`` - cross-table invariants (`derive_invariants`, declared in
+  ``spec.provenance.stats["invariants"]``): a parent is in its held state exactly when a live
+  record of the child that holds it exists (a copy is ``on_loan`` iff it has an active loan, a
+  slot is booked iff it has a live appointment); a parent holds at most one live record (a
+  slot, one live appointment); a field named for a state is set only in that state (a fine's
+  ``waived_reason``); a time zone belongs to the row's country (its ``country`` column or the
+  country of its postal address). `invariant_violations(spec, db_path)` checks a database
+  after writes.
 
 Declared facts come from the field hints the miner stores in
 ``spec.provenance.stats["field_hints"]`` (``{table: {column: {"type", "format", "enum",
@@ -35,23 +43,32 @@ Declared facts come from the field hints the miner stores in
 from __future__ import annotations
 
 import re
+import sqlite3
 import uuid as _uuid
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from functools import lru_cache
+from importlib import resources
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+from faker.providers.address.en_US import Provider as _UsAddress
+from faker.providers.geo import Provider as _Geo
 
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 
 __all__ = [
-    "NEGATIVE_ENDS", "RULES", "Route", "Violation", "check_semantics", "fk_routes",
-    "declared_type_ok", "lifecycle_columns", "repair_semantics", "state_rank", "summarize",
-    "time_group", "time_pairs", "time_stem",
+    "NEGATIVE_ENDS", "RULES", "Route", "Violation", "address_country", "check_semantics",
+    "country_zones", "declared_type_ok", "derive_invariants", "describe_invariant",
+    "fk_routes", "holding_states", "invariant_violations", "lifecycle_columns",
+    "repair_semantics", "spec_invariants", "state_rank", "summarize", "time_group",
+    "time_pairs", "time_stem",
 ]
 
-RULES = ("fk_route", "time_order", "lifecycle", "enum", "type", "format", "range", "unique")
+RULES = ("fk_route", "time_order", "lifecycle", "enum", "type", "format", "range", "unique",
+         "invariant")
 
 
 @dataclass(frozen=True)
@@ -334,7 +351,8 @@ def _check_times(spec: EnvSpec, index: dict[str, dict[Any, dict[str, Any]]]) -> 
 
 _RANK0 = {"draft", "pending", "new", "requested", "scheduled", "booked", "placed", "waiting",
           "open", "todo", "active", "available", "published", "unpaid", "queued", "proposed",
-          "submitted", "received", "created", "reserved", "planned", "enabled", "staged"}
+          "submitted", "received", "created", "reserved", "planned", "enabled", "staged",
+          "tentative", "needs_action"}
 _RANK1 = {"confirmed", "approved", "checked_in", "checked_out", "in_progress", "on_loan",
           "shipped", "ready", "renewed", "running", "overdue", "assigned", "in_review",
           "on_hold", "processing", "accepted", "started", "borrowed", "in_transit", "issued",
@@ -342,12 +360,13 @@ _RANK1 = {"confirmed", "approved", "checked_in", "checked_out", "in_progress", "
 _TERMINAL = {"completed", "returned", "closed", "resolved", "delivered", "collected", "paid",
              "waived", "cancelled", "no_show", "expired", "archived", "rejected", "refunded",
              "failed", "succeeded", "retired", "lost", "deleted", "late_cancelled", "done",
-             "fulfilled", "declined", "withdrawn", "merged", "written_off", "discharged"}
+             "fulfilled", "declined", "withdrawn", "merged", "written_off", "discharged",
+             "void", "voided", "released", "abandoned", "ended"}
 _SOFT_END = {"archived", "expired", "deleted"}  # housekeeping ends, after any other end
 # ends that cut the path short: a cancelled appointment was never checked in
 NEGATIVE_ENDS = frozenset({"cancelled", "no_show", "rejected", "failed", "declined",
                            "withdrawn", "expired", "lost", "late_cancelled", "refunded",
-                           "revoked"})
+                           "revoked", "void", "voided", "abandoned"})
 
 
 def state_rank(state: str) -> int | None:
@@ -364,7 +383,8 @@ def state_rank(state: str) -> int | None:
 
 def _state_of(stem: str, states: set[str]) -> str | None:
     stem = stem.replace("canceled", "cancelled")
-    for cand in (stem, stem + "ed", stem + "d", re.sub(r"e?d$", "", stem) + "ed"):
+    for cand in (stem, stem + "ed", stem + "d", re.sub(r"e?d$", "", stem) + "ed",
+                 re.sub(r"ed$", "", stem)):  # voided_at -> void
         if cand in states:
             return cand
     if stem.startswith("check_"):
@@ -568,6 +588,296 @@ def _check_values(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]]) ->
     return out
 
 
+
+# ============================================================================================
+# cross-table invariants
+# ============================================================================================
+
+# A parent state that means "held by one live record of a child", with the child nouns that
+# hold it: a copy is on loan by a loan, a slot is booked by an appointment, a bike is in use
+# by a trip. A parent state without a matching child (a title "checked_out") couples nothing.
+_LENDING = frozenset({"loan", "borrowing", "checkout", "lending", "rental"})
+_BOOKING = frozenset({"appointment", "booking", "reservation", "visit"})
+OCCUPANCY: dict[str, frozenset[str]] = {
+    "on_loan": _LENDING, "loaned": _LENDING, "lent": _LENDING, "borrowed": _LENDING,
+    "checked_out": _LENDING, "booked": _BOOKING, "reserved": _BOOKING,
+    "in_use": frozenset({"trip", "ride", "rental", "session", "lease", "hire", "use"}),
+    "rented": frozenset({"rental", "lease", "hire", "trip", "ride"}),
+    "charging": frozenset({"session", "charge"}),
+    "occupied": frozenset({"stay", "booking", "reservation", "occupancy", "tenancy", "lease",
+                           "assignment"}),
+    "assigned": frozenset({"assignment"}),
+}
+# fields named for a state: "<state>_reason", "cancellation_reason", "waived_by", ...
+_STATE_FIELD_SUFFIX = ("reason", "by", "by_id", "note", "notes", "comment", "comments")
+_NOMINAL = {"cancellation": "cancelled", "rejection": "rejected", "suspension": "suspended",
+            "refund": "refunded", "waiver": "waived", "closure": "closed",
+            "resolution": "resolved", "denial": "declined", "termination": "terminated"}
+
+
+def _status_column(table: TableSpec) -> ColumnSpec | None:
+    return next((c for c in table.columns if c.name in ("status", "state") and c.enum), None)
+
+
+def _scheduled(table: TableSpec) -> bool:
+    """A record with its own time window (a slot's starts_at/ends_at) is used up by a
+    completed booking; a reusable one (a copy, a bike) is freed by the end of its use."""
+    groups = {time_stem(c.name) for c in _time_columns(table)}
+    return bool(groups & {"start", "starts", "begin", "begins"}) and bool(
+        groups & {"end", "ends"})
+
+
+def holding_states(child_states: list[str], parent: TableSpec) -> list[str]:
+    """The child states that hold the parent: every state not yet ended (and states this
+    vocabulary does not rank); for a scheduled parent also the ends that used it up."""
+    out = []
+    for st in child_states:
+        rank = state_rank(st)
+        if rank != 2:
+            out.append(st)
+        elif _scheduled(parent) and st not in NEGATIVE_ENDS and st not in _SOFT_END:
+            out.append(st)
+    return out
+
+
+def _timezone_column(table: TableSpec) -> ColumnSpec | None:
+    return next((c for c in table.columns if c.type == "text" and (
+        c.name in ("timezone", "time_zone", "tz", "tz_name", "iana_timezone")
+        or c.name.endswith(("_timezone", "_time_zone")))), None)
+
+
+def derive_invariants(tables: list[TableSpec]) -> list[dict[str, Any]]:
+    """The cross-table invariants the schema implies (JSON records for
+    ``spec.provenance.stats["invariants"]``; `describe_invariant` reads one as a sentence)."""
+    by = {t.name: t for t in tables}
+    out: list[dict[str, Any]] = []
+    for child in tables:
+        cstatus = _status_column(child)
+        if cstatus is None:
+            continue
+        noun = _singular(child.name).split("_")[-1]
+        for fk in child.columns:
+            target = _fk_target(fk)
+            if target is None or not _containment(fk) or target[0] == child.name or \
+                    target[0] not in by:
+                continue
+            parent = by[target[0]]
+            holding = holding_states(list(cstatus.enum or []), parent)
+            if not holding or len(holding) == len(cstatus.enum or []):
+                continue
+            coupled = False
+            pstatus = _status_column(parent)
+            for st in pstatus.enum if pstatus is not None and pstatus.enum else []:
+                if noun in OCCUPANCY.get(st, ()):
+                    out.append({"kind": "held_iff", "table": parent.name,
+                                "column": pstatus.name, "value": st, "child": child.name,
+                                "fk": fk.name, "child_column": cstatus.name,
+                                "holding": holding})
+                    coupled = True
+            for c in parent.columns:
+                flag = c.name.removeprefix("is_")
+                if c.type == "boolean" and noun in OCCUPANCY.get(flag, ()):
+                    out.append({"kind": "held_iff", "table": parent.name, "column": c.name,
+                                "value": True, "child": child.name, "fk": fk.name,
+                                "child_column": cstatus.name, "holding": holding})
+                    coupled = True
+            if coupled or (_scheduled(parent) and noun in _BOOKING):
+                out.append({"kind": "capacity", "table": child.name, "fk": fk.name,
+                            "parent": parent.name, "column": cstatus.name,
+                            "holding": holding, "limit": 1})
+    for t in tables:
+        status = _status_column(t)
+        if status is not None:
+            states = list(status.enum or [])
+            for c in t.columns:
+                if c.primary_key or c is status or c.type in ("date", "datetime") or \
+                        not c.nullable:
+                    continue
+                suffix = next((x for x in _STATE_FIELD_SUFFIX if c.name.endswith("_" + x)),
+                              None)
+                if suffix is None:
+                    continue
+                word = c.name[: -len(suffix) - 1]
+                word = _NOMINAL.get(word, word)
+                found = [st for st in states if st == word or st.endswith("_" + word)
+                         or _state_of(word, {st}) == st]
+                if found:
+                    out.append({"kind": "set_only_in", "table": t.name, "column": c.name,
+                                "status_column": status.name, "states": found})
+        tz = _timezone_column(t)
+        if tz is not None:
+            country = next((c.name for c in t.columns if c.type == "text" and c.name in (
+                "country", "country_code")), None)
+            address = next((c.name for c in t.columns if c.type == "text" and c.name in (
+                "address", "street_address", "postal_address")), None)
+            if country or address:
+                out.append({"kind": "zone_in_country", "table": t.name, "column": tz.name,
+                            "country_column": country, "address_column": address})
+    return out
+
+
+def describe_invariant(inv: dict[str, Any]) -> str:
+    """One invariant as a sentence a researcher reads."""
+    def a(noun: str) -> str:
+        noun = _singular(noun).replace("_", " ")
+        return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+    one = a(inv["table"])
+    if inv["kind"] == "held_iff":
+        child = a(inv["child"])
+        held = f"{inv['column']} is {inv['value']!r}" if inv["value"] is not True else \
+            f"{inv['column']} is true"
+        return (f"{one}'s {held} iff it has {child} in {'|'.join(inv['holding'])} "
+                f"({inv['child']}.{inv['fk']})")
+    if inv["kind"] == "capacity":
+        return (f"{a(inv['parent'])} holds at most {inv['limit']} "
+                f"{_singular(inv['table']).replace('_', ' ')} in "
+                f"{'|'.join(inv['holding'])} ({inv['table']}.{inv['fk']})")
+    if inv["kind"] == "set_only_in":
+        return (f"{one}'s {inv['column']} is set only when its {inv['status_column']} is "
+                f"{'|'.join(inv['states'])}")
+    src = inv.get("country_column") or f"the country of its {inv.get('address_column')}"
+    return f"{one}'s {inv['column']} is a time zone of {src}"
+
+
+def spec_invariants(spec: EnvSpec) -> list[dict[str, Any]]:
+    """The invariants the spec declares (``provenance.stats["invariants"]``), else those its
+    schema implies."""
+    declared = spec.provenance.stats.get("invariants")
+    if isinstance(declared, list):
+        return [i for i in declared if isinstance(i, dict) and "kind" in i]
+    return derive_invariants(spec.tables)
+
+
+@lru_cache(maxsize=1)
+def _zone_table() -> dict[str, tuple[str, ...]]:
+    """ISO 3166 country code -> its IANA zones (tzdata's zone.tab and zone1970.tab), ordered
+    by how many real places Faker's geo data has in each (the populous zones first)."""
+    zones: dict[str, set[str]] = defaultdict(set)
+    base = resources.files("tzdata").joinpath("zoneinfo")
+    for name in ("zone.tab", "zone1970.tab"):
+        for line in base.joinpath(name).read_text(encoding="utf-8").splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) >= 3:
+                for cc in parts[0].split(","):
+                    zones[cc].add(parts[2])
+    places = Counter((p[3], p[4]) for p in _Geo.land_coords)
+    return {cc: tuple(sorted(zs, key=lambda z, cc=cc: (-places[(cc, z)], z)))
+            for cc, zs in zones.items()}
+
+
+def country_zones(country: str) -> tuple[str, ...]:
+    """The IANA zones of an ISO 3166 alpha-2 country (the populous ones first); () unknown."""
+    return _zone_table().get(country.upper(), ()) if isinstance(country, str) else ()
+
+
+_US_STATES = frozenset(_UsAddress.states_abbr)
+_US_TERRITORIES = frozenset(getattr(_UsAddress, "territories_abbr", ()))  # own ISO codes
+_POSTAL_TAIL = re.compile(r",\s*([A-Z]{2})\s+\d{5}(?:-\d{4})?\s*$")
+
+
+def address_country(address: Any) -> str | None:
+    """The country of a US-style postal address ("..., WA 98101"): US for a state, the
+    territory's own ISO code (GU, PR, ...) for a territory; None when it cannot be told."""
+    if not isinstance(address, str):
+        return None
+    m = _POSTAL_TAIL.search(address)
+    if m is None:
+        return None
+    code = m.group(1)
+    if code in _US_TERRITORIES:
+        return code
+    return "US" if code in _US_STATES else None
+
+
+def _truthy(v: Any) -> bool:
+    return v is True or v == 1
+
+
+def _check_invariants(tables: dict[str, TableSpec], rows: dict[str, list[dict[str, Any]]],
+                      invariants: list[dict[str, Any]]) -> list[Violation]:
+    out: list[Violation] = []
+    for inv in invariants:
+        kind, tname = inv.get("kind"), inv.get("table")
+        t = tables.get(tname)  # type: ignore[arg-type]
+        if t is None:
+            continue
+        pk = t.primary_key[0]
+        text = describe_invariant(inv)
+        if kind in ("held_iff", "capacity"):
+            child = inv["child"] if kind == "held_iff" else tname
+            if child not in tables:
+                continue
+            holding = set(inv["holding"])
+            live: dict[Any, list[Any]] = defaultdict(list)
+            cpk = tables[child].primary_key[0]
+            for r in rows.get(child, []):
+                if r.get(inv["child_column"] if kind == "held_iff" else inv["column"]) in \
+                        holding and r.get(inv["fk"]) is not None:
+                    live[r[inv["fk"]]].append(r.get(cpk))
+            if kind == "capacity":
+                for parent_id, ids in live.items():
+                    if len(ids) > inv["limit"]:
+                        for rid in sorted(ids, key=str)[inv["limit"]:]:
+                            out.append(Violation(
+                                "invariant", tname, inv["column"], rid,
+                                f"{inv['parent']} {parent_id!r} already has "
+                                f"{len(ids) - 1} other live {tname} ({text})"))
+                continue
+            for r in rows.get(tname, []):
+                v = r.get(inv["column"])
+                is_held = _truthy(v) if inv["value"] is True else v == inv["value"]
+                has_live = bool(live.get(r.get(pk)))
+                if is_held and not has_live:
+                    out.append(Violation("invariant", tname, inv["column"], r.get(pk),
+                                         f"{inv['column']}={v!r} but no {child} in "
+                                         f"{'|'.join(inv['holding'])} ({text})"))
+                elif has_live and not is_held:
+                    out.append(Violation("invariant", tname, inv["column"], r.get(pk),
+                                         f"{inv['column']}={v!r} but {child} "
+                                         f"{live[r.get(pk)]} hold it ({text})"))
+        elif kind == "set_only_in":
+            states = set(inv["states"])
+            for r in rows.get(tname, []):
+                if r.get(inv["column"]) is not None and r.get(inv["status_column"]) not in states:
+                    out.append(Violation("invariant", tname, inv["column"], r.get(pk),
+                                         f"set while {inv['status_column']}="
+                                         f"{r.get(inv['status_column'])!r} ({text})"))
+        elif kind == "zone_in_country":
+            for r in rows.get(tname, []):
+                zone = r.get(inv["column"])
+                if not isinstance(zone, str):
+                    continue
+                cc = r.get(inv["country_column"]) if inv.get("country_column") else None
+                if not cc and inv.get("address_column"):
+                    cc = address_country(r.get(inv["address_column"]))
+                zones = country_zones(cc) if isinstance(cc, str) else ()
+                if zones and zone not in zones:
+                    out.append(Violation("invariant", tname, inv["column"], r.get(pk),
+                                         f"{zone!r} is not a time zone of {cc} ({text})"))
+    return out
+
+
+def invariant_violations(spec: EnvSpec, db_path: str | Path,
+                         invariants: list[dict[str, Any]] | None = None) -> list[Violation]:
+    """The spec's cross-table invariants checked on a database (an episode's, after writes):
+    the rows are read from ``db_path``, not from the spec."""
+    invariants = spec_invariants(spec) if invariants is None else invariants
+    tables = {t.name: t for t in spec.tables}
+    needed = {i.get(k) for i in invariants for k in ("table", "child", "parent")} & tables.keys()
+    rows: dict[str, list[dict[str, Any]]] = {}
+    conn = sqlite3.connect(f"file:{Path(db_path)}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        for name in needed:
+            rows[name] = [dict(r) for r in conn.execute(f'SELECT * FROM "{name}"')]
+    finally:
+        conn.close()
+    return _check_invariants(tables, rows, invariants)
+
+
 # ============================================================================================
 # entry point
 # ============================================================================================
@@ -585,7 +895,9 @@ def check_semantics(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]] |
             continue
         index[t.name] = {r.get(pk[0]): r for r in spec.rows.get(t.name, [])}
     return [*_check_values(spec, hints), *_check_routes(spec, index),
-            *_check_times(spec, index), *_check_lifecycle(spec)]
+            *_check_times(spec, index), *_check_lifecycle(spec),
+            *_check_invariants({t.name: t for t in spec.tables}, spec.rows,
+                               spec_invariants(spec))]
 
 
 # ============================================================================================
@@ -698,12 +1010,105 @@ def repair_semantics(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]] 
             elif v.rule in ("enum", "format", "range") and col is not None and col.nullable:
                 row[v.column] = None
                 done[v.rule] += 1
+            elif v.rule == "enum" and col is not None:
+                # a required value: the first state both the column and the source allow
+                declared = hints.get(v.table, {}).get(v.column, {}).get("enum") or []
+                allowed = [str(x) for x in declared if not col.enum or str(x) in col.enum] \
+                    or list(col.enum or [])
+                if allowed:
+                    row[v.column] = allowed[0]
+                    done["enum"] += 1
             elif v.rule == "unique" and col is not None and col.nullable:
                 row[v.column] = None
                 done["unique"] += 1
+        if any(v.rule == "invariant" for v in left):
+            done["invariant"] += _repair_invariants(spec, index, left)
         left = check_semantics(spec, hints)
     notes = [f"repaired {n} {rule} violation(s)" for rule, n in done.items()]
     return spec, notes, left
+
+
+def _end_state(states: list[str], holding: set[str], scheduled: bool) -> str | None:
+    """The state a surplus live record is moved to: a double booking is cancelled, a second
+    loan of one copy was returned (the ordinary end of a reusable thing's use); else any
+    state that does not hold."""
+    free = [st for st in states if st not in holding]
+    negative = [st for st in free if st in NEGATIVE_ENDS]
+    ordinary = [st for st in free if state_rank(st) == 2 and st not in NEGATIVE_ENDS
+                and st not in _SOFT_END]
+    for pick in ((negative, ordinary) if scheduled else (ordinary, negative)) + (free,):
+        if pick:
+            return pick[0]
+    return None
+
+
+def _free_value(column: ColumnSpec, held: Any) -> Any:
+    """The value of a parent no live record holds: false, or its first state that is not the
+    held one (``available``, ``published``)."""
+    if held is True:
+        return False
+    states = [st for st in column.enum or [] if st != held]
+    initial = [st for st in states if state_rank(st) == 0]
+    return (initial or states or [None])[0]
+
+
+def _repair_invariants(spec: EnvSpec, index: dict[str, dict[Any, dict[str, Any]]],
+                       found: list[Violation]) -> int:
+    """Make the rows keep the spec's invariants: surplus live records of a parent end
+    (cancelled where possible; their lifecycle stamps follow on the next pass), a parent's
+    held state follows its live records, a state's field is cleared outside that state, a
+    time zone becomes one of the row's country."""
+    by = {t.name: t for t in spec.tables}
+    bad = {(v.table, v.column, v.row) for v in found if v.rule == "invariant"}
+    fixed = 0
+    invariants = spec_invariants(spec)
+    for inv in sorted(invariants, key=lambda i: i["kind"] != "capacity"):  # capacity first
+        t = by.get(inv.get("table", ""))
+        if t is None:
+            continue
+        rows = index.get(t.name, {})
+        if inv["kind"] == "capacity":
+            holding = set(inv["holding"])
+            col = t.column(inv["column"])
+            parent = by.get(inv.get("parent", ""))
+            end = _end_state(list(col.enum or []), holding,
+                             parent is not None and _scheduled(parent))
+            for rid in [r for (tb, c, r) in bad if tb == t.name and c == inv["column"]]:
+                row = rows.get(rid)
+                if row is not None and end is not None and row.get(inv["column"]) in holding:
+                    row[inv["column"]] = end
+                    fixed += 1
+        elif inv["kind"] == "held_iff":
+            child = inv["child"]
+            holding = set(inv["holding"])
+            live = {r.get(inv["fk"]) for r in spec.rows.get(child, [])
+                    if r.get(inv["child_column"]) in holding}
+            col = t.column(inv["column"])
+            for rid in [r for (tb, c, r) in bad if tb == t.name and c == inv["column"]]:
+                row = rows.get(rid)
+                if row is None:
+                    continue
+                row[inv["column"]] = inv["value"] if rid in live else \
+                    _free_value(col, inv["value"])
+                fixed += 1
+        elif inv["kind"] == "set_only_in" and t.column(inv["column"]).nullable:
+            for rid in [r for (tb, c, r) in bad if tb == t.name and c == inv["column"]]:
+                if rid in rows:
+                    rows[rid][inv["column"]] = None
+                    fixed += 1
+        elif inv["kind"] == "zone_in_country":
+            for rid in [r for (tb, c, r) in bad if tb == t.name and c == inv["column"]]:
+                row = rows.get(rid)
+                if row is None:
+                    continue
+                cc = row.get(inv["country_column"]) if inv.get("country_column") else None
+                cc = cc or address_country(row.get(inv.get("address_column") or ""))
+                zones = country_zones(cc) if isinstance(cc, str) else ()
+                if zones:
+                    row[inv["column"]] = zones[(rid if isinstance(rid, int) else 0)
+                                               % min(3, len(zones))]
+                    fixed += 1
+    return fixed
 
 
 def _time_floor(spec: EnvSpec, t: TableSpec, row: dict[str, Any], column: str,

@@ -194,6 +194,9 @@ def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineC
                        f"complexification iteration {rej['iteration']} rejected, the previous "
                        f"database kept: {rej['reason']}", run_id=task["run_id"],
                        payload={"env": spec.name, "iteration": rej["iteration"]})
+        for fix in spec.provenance.stats.get("schema_repairs") or []:
+            cat.record("mine", task["source"], f"schema kept to the source: {fix}",
+                       run_id=task["run_id"], payload={"env": spec.name})
         for tool, lacks in uncovered_reasons(coverage):
             cat.record("mine", f"{task['source']}#{tool}",
                        f"tool {tool!r} is not covered by the mined database: {lacks}",

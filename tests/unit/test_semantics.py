@@ -4,18 +4,26 @@ must be reported with the right table, column and row), and its repaired twin th
 from __future__ import annotations
 
 import copy
+import sqlite3
 from typing import Any
 
 import pytest
 
 from agent_world.agents.semantics import (
     RULES,
+    address_country,
     check_semantics,
+    country_zones,
+    derive_invariants,
+    describe_invariant,
     fk_routes,
+    invariant_violations,
     lifecycle_columns,
+    repair_semantics,
     summarize,
     time_pairs,
 )
+from agent_world.envs.database import build_template
 from agent_world.envs.spec import EnvSpec
 
 CLOCK = "2026-01-15T09:00:00"
@@ -221,4 +229,127 @@ def test_unique_columns_and_declared_unique_fields():
 def test_every_rule_is_exercised(rule):
     """The crafted databases above cover every rule the validator knows."""
     assert rule in {"fk_route", "time_order", "lifecycle", "enum", "type", "format", "range",
-                    "unique"}
+                    "unique", "invariant"}
+
+
+# ---- cross-table invariants --------------------------------------------------------------
+
+
+def library() -> dict[str, Any]:
+    """Copies, loans and fines: a copy is on loan iff it has an active loan; a fine carries a
+    waived_reason only when waived."""
+    return {
+        "name": "library", "clock_start": CLOCK,
+        "theme": {"name": "library", "taxonomy": {"l3": "library"}},
+        "tables": [
+            {"name": "copies", "columns": [
+                _pk(), _col("barcode", unique=True),
+                _col("status", nullable=False,
+                     enum=["available", "on_loan", "in_transit", "retired"])]},
+            {"name": "loans", "columns": [
+                _pk(), _fk("copy_id", "copies"),
+                _col("status", nullable=False, enum=["active", "overdue", "returned"])]},
+            {"name": "fines", "columns": [
+                _pk(), _fk("loan_id", "loans"), _col("amount", "real"),
+                _col("waived_reason"),
+                _col("status", nullable=False, enum=["unpaid", "paid", "waived"])]},
+        ],
+        "rows": {
+            "copies": [{"id": 1, "barcode": "A1", "status": "on_loan"},
+                       {"id": 2, "barcode": "A2", "status": "available"},
+                       {"id": 3, "barcode": "A3", "status": "available"}],
+            "loans": [{"id": 1, "copy_id": 1, "status": "active"},
+                      {"id": 2, "copy_id": 2, "status": "returned"}],
+            "fines": [{"id": 1, "loan_id": 2, "amount": 1.5, "waived_reason": None,
+                       "status": "unpaid"},
+                      {"id": 2, "loan_id": 2, "amount": 0.5,
+                       "waived_reason": "first offence", "status": "waived"}],
+        },
+    }
+
+
+def test_library_invariants_are_derived_and_described():
+    spec = _spec(library())
+    found = {describe_invariant(i) for i in derive_invariants(spec.tables)}
+    assert found == {
+        "a copy's status is 'on_loan' iff it has a loan in active|overdue (loans.copy_id)",
+        "a copy holds at most 1 loan in active|overdue (loans.copy_id)",
+        "a fine's waived_reason is set only when its status is waived"}
+    assert check_semantics(spec) == []
+
+
+def test_copy_on_loan_without_an_active_loan_and_active_loan_on_a_free_copy():
+    data = library()
+    data["rows"]["copies"][0]["status"] = "available"  # its loan 1 is active
+    data["rows"]["copies"][2]["status"] = "on_loan"  # copy 3 has no loan at all
+    found = _only(_spec(data), "invariant")
+    assert {(v.table, v.column, v.row) for v in found} == {("copies", "status", 1),
+                                                          ("copies", "status", 3)}
+    fixed, notes, left = repair_semantics(_spec(data))
+    assert left == [] and any("invariant" in n for n in notes)
+    assert [c["status"] for c in fixed.rows["copies"]] == ["on_loan", "available",
+                                                           "available"]
+
+
+def test_two_active_loans_of_one_copy_break_its_capacity():
+    data = library()
+    data["rows"]["loans"].append({"id": 3, "copy_id": 1, "status": "overdue"})
+    [v] = _only(_spec(data), "invariant")
+    assert (v.table, v.column, v.row) == ("loans", "status", 3)
+    fixed, _notes, left = repair_semantics(_spec(data))
+    assert left == [] and fixed.rows["loans"][2]["status"] == "returned"
+
+
+def test_unpaid_fine_with_a_waived_reason():
+    data = library()
+    data["rows"]["fines"][0]["waived_reason"] = "staff discretion"
+    [v] = _only(_spec(data), "invariant")
+    assert (v.table, v.column, v.row) == ("fines", "waived_reason", 1)
+
+
+def test_slot_holds_at_most_one_live_appointment():
+    data = clinic()
+    data["tables"][1]["columns"].append(_col("booked", "boolean"))
+    for slot in data["rows"]["slots"]:
+        slot["booked"] = True
+    data["rows"]["appointments"][1].update(slot_id=1, clinician_id=1)  # both in slot 1
+    found = _only(_spec(data), "invariant")
+    assert {(v.table, v.column, v.row) for v in found} == {
+        ("appointments", "status", 2),  # a second live appointment in slot 1
+        ("slots", "booked", 2)}  # booked, and nothing in it
+    fixed, _notes, left = repair_semantics(_spec(data))
+    assert left == []
+    assert fixed.rows["appointments"][1]["status"] == "cancelled"
+    assert fixed.rows["appointments"][1]["cancelled_at"] is not None  # its lifecycle follows
+    assert [s["booked"] for s in fixed.rows["slots"]] == [True, False]
+
+
+def test_time_zone_belongs_to_the_country_of_the_address():
+    assert address_country("130 Christina Road Apt. 373, Michelleberg, WA 82419") == "US"
+    assert address_country("12 High Street, Leeds") is None
+    assert "America/Los_Angeles" in country_zones("US")
+    assert "Asia/Kathmandu" not in country_zones("US")
+    data = clinic()
+    data["tables"].append({"name": "locations", "columns": [
+        _pk(), _col("address"), _col("timezone")]})
+    data["rows"]["locations"] = [
+        {"id": 1, "address": "130 Christina Road, Michelleberg, WA 82419",
+         "timezone": "Asia/Kathmandu"},
+        {"id": 2, "address": "4 Elm St, Dover, DE 19901", "timezone": "America/New_York"}]
+    [v] = _only(_spec(data), "invariant")
+    assert (v.table, v.column, v.row) == ("locations", "timezone", 1)
+    fixed, _notes, left = repair_semantics(_spec(data))
+    assert left == [] and fixed.rows["locations"][0]["timezone"] in country_zones("US")
+
+
+def test_invariant_violations_reads_a_database_after_writes(tmp_path):
+    spec = _spec(library())
+    db = tmp_path / "lib.sqlite"
+    build_template(spec, db)
+    assert invariant_violations(spec, db) == []
+    conn = sqlite3.connect(db)
+    with conn:  # a check-out that inserts a loan but leaves the copy available
+        conn.execute("INSERT INTO loans (id, copy_id, status) VALUES (3, 3, 'active')")
+    conn.close()
+    [v] = invariant_violations(spec, db)
+    assert (v.rule, v.table, v.column, v.row) == ("invariant", "copies", "status", 3)

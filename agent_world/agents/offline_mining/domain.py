@@ -38,6 +38,9 @@ class Entity:
     declared_states: list[str] | None = None  # a status enum the source declares, as declared
 
     def add(self, col: Col) -> Col:
+        # a field is keyed by its escaped name: a source field `from` reached as an argument
+        # and as a declared field (already escaped to `from_`) is one column
+        col.name = identifier(col.name, "col")
         have = self.cols.get(col.name)
         if have is None:
             self.cols[col.name] = col

@@ -2,6 +2,8 @@
 `draft_volumes` filling tables in FK order by role (roots 15-20, children ~3 per parent,
 activity logs 40, joins ~1.5x, reference tables their curated size); `scale_rows` and
 `fill_column` serve the LLM path (topping tables up to a minimum, values for a new column).
+`reconcile_with_source` makes the schema say what the source declares before any row is
+made, so that values come from the declared enums, types and ranges in the first place.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from agent_world.agents.offline_mining.naming import identifier, singular
 from agent_world.agents.offline_mining.reference_data import CURATED_TABLES
 from agent_world.agents.offline_mining.rows import RowFactory
 from agent_world.agents.offline_mining.tables import model_to_tables, table_kinds, table_order
+from agent_world.agents.semantics import declared_type_ok, lifecycle_columns, state_rank
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.tools.sources.base import SourceDocument
 
@@ -48,9 +51,56 @@ def draft_volumes(tables: list[TableSpec], kinds: dict[str, str],
             factory.make(tname)
 
 
+# a declared JSON type (or date format) -> the column type that keeps it
+_DECLARED_TYPE = {"boolean": "boolean", "integer": "integer", "number": "real",
+                  "string": "text", "date": "date", "date-time": "datetime"}
+
+
+def reconcile_with_source(tables: list[TableSpec], hints: dict[str, dict[str, dict[str, Any]]]
+                          ) -> list[str]:
+    """Make the schema keep what the source declares (in place), before rows are made: a
+    declared enum is the column's enum (states that tools and sentences suggested go), a
+    declared type is the column's type, and a lifecycle stamp of a later state may be empty
+    (a draft invoice has not been issued). Returns one note per change."""
+    notes: list[str] = []
+    for t in tables:
+        thints = hints.get(t.name) or {}
+        for c in t.columns:
+            h = thints.get(c.name) or {}
+            if c.primary_key or c.foreign_key or not h:
+                continue
+            if not declared_type_ok(h, c.type):
+                want = _DECLARED_TYPE.get(str(h.get("format"))) or \
+                    _DECLARED_TYPE.get(str(h.get("type")))
+                if want and want != c.type:
+                    notes.append(f"{t.name}.{c.name}: typed {want} as the source declares "
+                                 f"(was {c.type})")
+                    c.type = want  # type: ignore[assignment]
+            declared = [str(v) for v in h.get("enum") or []]
+            if declared and c.type == "text" and c.enum and set(c.enum) != set(declared):
+                dropped = [v for v in c.enum if v not in declared]
+                if dropped:
+                    notes.append(f"{t.name}.{c.name}: the declared values "
+                                 f"{'|'.join(declared)} only (not {'|'.join(dropped)})")
+                c.enum = declared
+        lc = lifecycle_columns(t)
+        if lc is None:
+            continue
+        status = t.column(lc[0])
+        initial = (status.enum or [None])[0]
+        for state, stamp in lc[1].items():
+            col = t.column(stamp)
+            if not col.nullable and state != initial and state_rank(state) != 0:
+                col.nullable = True
+                notes.append(f"{t.name}.{stamp}: may be empty (set when {lc[0]} reaches "
+                             f"{state!r}, not while {initial!r})")
+    return notes
+
+
 def draft_tables_and_rows(doc: SourceDocument, evidence: list[Evidence], seed: int,
                           clock: str) -> tuple[list[TableSpec], dict[str, list[dict[str, Any]]],
-                                               dict[str, str]]:
+                                               dict[str, str], list[str]]:
+    """Tables, rows, table kinds and the notes of `reconcile_with_source`."""
     m = derive_model(doc, evidence)
     if not m.entities:  # nothing named anything: one entity named after the source itself
         m.ensure(identifier(singular(doc.name), "item"), "core", doc.description)
@@ -59,9 +109,10 @@ def draft_tables_and_rows(doc: SourceDocument, evidence: list[Evidence], seed: i
     from agent_world.agents.coverage import declared_hints  # what the source declares
 
     hints = declared_hints(doc, SimpleNamespace(tables=tables))
+    notes = reconcile_with_source(tables, hints)
     factory = RowFactory(tables, None, seed, clock, hints)
     draft_volumes(tables, kinds, factory)
-    return tables, factory.rows, kinds
+    return tables, factory.rows, kinds, notes
 
 
 def scale_rows(spec: EnvSpec, seed: int | str, minimum: dict[str, int]) -> dict[str, list]:

@@ -2,7 +2,7 @@
 ISO 3166 countries and ISO 639-1 languages, exposed as `CURATED` (the columns, rows and
 description of each reference entity) and `CURATED_TABLES` (table name -> entity), plus the
 small value pools the row generator draws from (branch prefixes, MIME types, medical
-specialties, tag words, colours).
+specialties, book subjects, tag words, colours).
 """
 
 from __future__ import annotations
@@ -135,6 +135,15 @@ TAG_WORDS = [
     "billing", "vip", "q1", "q2", "blocked", "docs", "security", "design", "research",
     "legal", "onboarding", "migration", "priority", "later", "archive", "team",
     "personal", "review",
+]
+# the BISAC subject headings' main categories (Book Industry Study Group), as catalogues use
+BOOK_SUBJECTS = [
+    "Biography & Autobiography", "Business & Economics", "Computers", "Cooking", "Fiction",
+    "Juvenile Fiction", "Juvenile Nonfiction", "History", "Health & Fitness", "Mathematics",
+    "Medical", "Nature", "Philosophy", "Poetry", "Political Science", "Psychology",
+    "Religion", "Science", "Self-Help", "Social Science", "Sports & Recreation", "Travel",
+    "Art", "Music", "Drama", "Language Arts & Disciplines", "Law", "Education",
+    "True Crime", "Comics & Graphic Novels",
 ]
 COLORS = ["red", "orange", "yellow", "green", "teal", "blue", "indigo", "purple", "pink",
           "gray"]

@@ -17,6 +17,7 @@ from faker import Faker
 
 from agent_world.agents.offline_mining.naming import is_person, singular
 from agent_world.agents.offline_mining.reference_data import (
+    BOOK_SUBJECTS,
     BRANCH_PREFIXES,
     COLORS,
     COUNTRIES,
@@ -32,6 +33,9 @@ from agent_world.agents.offline_mining.reference_data import (
 from agent_world.agents.semantics import (
     NEGATIVE_ENDS,
     Route,
+    address_country,
+    country_zones,
+    derive_invariants,
     fk_routes,
     lifecycle_columns,
     state_rank,
@@ -241,7 +245,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "file_name"
     if words & {"path", "directory", "dir", "file", "folder"}:
         return "repo_path" if single in ("repository", "repo") else "file_path"
-    if "timezone" in words or n == "tz" or (single == "timezone" and n == "name"):
+    if "timezone" in words or n in ("tz", "time_zone", "tz_name") or \
+            n.endswith("_time_zone") or (single == "timezone" and n == "name"):
         return "timezone"
     if n in ("utc_offset", "offset"):
         return "utc_offset"
@@ -278,6 +283,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "sentence"
     if words & {"description", "details"}:
         return "paragraph"
+    if n == "subject" and single in ("title", "book", "novel", "publication", "edition"):
+        return "book_subject"
     if words & {"title", "subject", "headline", "caption"}:
         return "book_title" if n == "title" and single in (
             "title", "book", "album", "novel", "publication", "edition") else "title"
@@ -333,6 +340,13 @@ class RowFactory:
 
 
     # ---- bookkeeping -------------------------------------------------------------------
+    def invariants(self, kind: str, table: str) -> list[dict[str, Any]]:
+        """The schema's cross-table invariants of one kind on one table (see semantics)."""
+        key = ("invariants", "")
+        if key not in self._cache:
+            self._cache[key] = derive_invariants(list(self.tables.values()))
+        return [i for i in self._cache[key] if i["kind"] == kind and i["table"] == table]
+
     def add_table(self, table: TableSpec) -> None:
         self._cache.clear()
         self.tables[table.name] = table
@@ -421,6 +435,9 @@ class RowFactory:
     def value(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> Any:
         sem = column_semantic(table, col)
         f, r = self.fake, self.rng
+        for inv in self.invariants("set_only_in", table):  # a waived_reason for waived fines
+            if inv["column"] == col.name and row.get(inv["status_column"]) not in inv["states"]:
+                return None
         declared = self.hints.get(table, {}).get(col.name) or {}
         if declared.get("enum") and not col.enum and col.type == "text":
             vals = [str(v) for v in declared["enum"]]
@@ -481,12 +498,12 @@ class RowFactory:
                                   if isinstance(row.get("file_name"), str)
                                   else f.file_path(depth=r.randint(1, 3))),
             "repo_path": lambda: f"/srv/git/{f.user_name()}/{f.word()}-{f.word()}",
-            "timezone": lambda: r.choice(TIME_ZONES)[0],
+            "timezone": lambda: self._zone(row),
             "utc_offset": lambda: r.choice(TIME_ZONES)[1],
             "currency": lambda: r.choice(CURRENCIES)[0],
             "country": lambda: r.choice(COUNTRIES)[0],
             "city": lambda: f.city(),
-            "address": lambda: f.address().replace("\n", ", "),
+            "address": lambda: self._address(),
             "postcode": lambda: f.postcode(),
             "language": lambda: r.choice(LANGUAGES)[0],
             "color": lambda: r.choice(COLORS),
@@ -502,6 +519,7 @@ class RowFactory:
             "paragraph": lambda: f.paragraph(nb_sentences=2),
             "title": lambda: f.catch_phrase(),
             "book_title": lambda: self._book_title(),
+            "book_subject": lambda: r.choice(BOOK_SUBJECTS),
             "library_branch": lambda: f"{f.city()} {r.choice(['Branch', 'Library', 'Branch'])}",
             "mrn": lambda: f"MRN-{f.numerify('#######')}",
             "isbn": lambda: f.isbn13(),
@@ -536,6 +554,25 @@ class RowFactory:
         }
         return gen.get(sem, gen["word"])()
 
+    def _address(self) -> str:
+        """A US postal address whose ZIP code is in its state (no military addresses), so
+        its country, and the time zones that fit it, can be told."""
+        f = self.fake
+        state = f.state_abbr(include_territories=False, include_freely_associated_states=False)
+        return f"{f.street_address()}, {f.city()}, {state} {f.zipcode_in_state(state)}"
+
+    def _zone(self, row: dict[str, Any]) -> str:
+        """A time zone of the row's country (its country column, else its address), the
+        populous zones most often; a curated zone when the row has no country."""
+        cc = next((row[k] for k in ("country", "country_code") if isinstance(row.get(k), str)),
+                  None) or next((address_country(row[k]) for k in (
+                      "address", "street_address", "postal_address") if row.get(k)), None)
+        zones = country_zones(cc) if cc else ()
+        if not zones:
+            return self.rng.choice(TIME_ZONES)[0]
+        return self.rng.choices(zones, weights=[1.0 / (i + 1) ** 1.5
+                                                for i in range(len(zones))], k=1)[0]
+
     def _email(self, row: dict[str, Any]) -> str:
         """An address that matches the row's person name when it has one."""
         name = row.get("name") or row.get("full_name") or " ".join(
@@ -562,11 +599,17 @@ class RowFactory:
         return self.rng.choice(MIME_TYPES)[1]
 
     def _book_title(self) -> str:
+        """A title that reads like one: title patterns over Faker's English nouns and
+        adjectives (parts of speech, not any word: never "Inside and Several")."""
         f, r = self.fake, self.rng
-        noun = f.word().title()
-        return r.choice([f"The {noun} of {f.city()}", f"{noun} and {f.word().title()}",
-                         f"A {f.word()} {noun}", f"The Last {noun}", f"{f.first_name()}'s {noun}",
-                         f"Notes on {noun}"])
+        noun = f.word(part_of_speech="noun").title()
+        adj = f.word(part_of_speech="adjective").title()
+        other = f.word(part_of_speech="noun").title()
+        return r.choice([
+            f"The {adj} {noun}", f"The {noun} of {f.city()}", f"A {adj} {noun}",
+            f"The Last {noun}", f"{f.first_name()}'s {noun}", f"The {noun} and the {other}",
+            f"{adj} {noun}: A Novel", f"A Short History of the {noun}", f"The {noun} Years",
+            f"Notes on the {adj} {noun}"])
 
     def _data_tables(self) -> list[str]:
         return [t for t, rows in self.rows.items() if rows and singular(t) not in (
@@ -729,6 +772,10 @@ class RowFactory:
                 return (1, 0 if c.name in vias else 1)
             if c.type in ("date", "datetime"):
                 return (self._TIME_ORDER[time_group(c.name)], 0)
+            if c.name in ("status", "state") and c.enum:
+                return (2, -1)  # the fields named for a state follow it
+            if column_semantic(table.name, c) == "timezone":
+                return (2, 1)  # after the country or address it belongs to
             return (2, 0)
         return sorted(table.columns, key=key)
 
@@ -762,6 +809,8 @@ class RowFactory:
                     parent = self.parent_row(t.column(r.via), row[r.via])
                     if parent is not None and parent.get(r.parent_column) is not None:
                         return True, parent[r.parent_column]
+                    if parent is not None and c.nullable:  # the route leaves it unknown
+                        return True, None
                 if r.via == c.name:
                     want = row.get(r.column)
                     if want is None:  # another route may already fix the column
@@ -825,6 +874,8 @@ class RowFactory:
                 continue
             for rule in ROW_RULES:
                 rule(self, tname, row)
+            if attempt < tries - 1 and not overrides and self._over_capacity(tname, row):
+                continue  # another parent (a free slot), or another state, on the next try
             if not self.ok_unique(tname, row):
                 for c in table.columns:  # make unique text columns unique by suffix
                     if (c.unique or any(c.name in g for g in table.unique_together)) and \
@@ -836,6 +887,18 @@ class RowFactory:
                     continue
             return self.commit(tname, row)
         return None
+
+    def _over_capacity(self, tname: str, row: dict[str, Any]) -> bool:
+        """Whether the row would be a second live record of a parent that holds one (a
+        second live appointment in a slot, a second active loan of a copy)."""
+        for inv in self.invariants("capacity", tname):
+            if row.get(inv["column"]) not in inv["holding"] or row.get(inv["fk"]) is None:
+                continue
+            holding = set(inv["holding"])
+            if sum(1 for r in self.rows[tname] if r.get(inv["fk"]) == row[inv["fk"]]
+                   and r.get(inv["column"]) in holding) >= inv["limit"]:
+                return True
+        return False
 
     def curated_rows(self, tname: str, n: int | None = None) -> int:
         entity = CURATED_TABLES.get(tname) or singular(tname)

@@ -24,11 +24,17 @@ def model_to_tables(m: DomainModel) -> tuple[list[TableSpec], dict[str, str]]:
         fks = [c for c in ent.cols.values() if c.fk]
         rest = [c for c in ent.cols.values() if not c.fk]
         rest.sort(key=lambda c: {"status": 0, "created_at": 1, "updated_at": 2}.get(c.name, -1))
+        taken = {"id"}
         for c in fks + rest:
             if c.name == "id":
                 continue
             fk = f"{names[c.fk]}.id" if c.fk else None
-            cols.append(ColumnSpec(name=identifier(c.name, "col"), type=c.type,
+            cname = identifier(c.name, "col")
+            stem, n = cname.rstrip("_"), 2
+            while cname in taken:  # an escaped name (`from` -> `from_`) never collides
+                cname, n = f"{stem}_{n}", n + 1
+            taken.add(cname)
+            cols.append(ColumnSpec(name=cname, type=c.type,
                                    nullable=c.nullable, unique=c.unique, enum=c.enum,
                                    foreign_key=fk, description=c.description[:200]))
         desc = ent.description or CURATED.get(ename, {}).get("description", "")
