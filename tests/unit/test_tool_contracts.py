@@ -1,0 +1,291 @@
+"""Built tools that do what their names and source descriptions say (the default mine's library
+PRD and the real git, sqlite and time MCP servers), checked by calling them on an episode and
+reading the state change, not by the designer's own tests; the behaviour contracts they are
+built from; tests from those contracts that catch a tool doing something else; the LLM
+designer held to the same contracts."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from typing import Any
+
+import pytest
+
+from agent_world.agents.cross_validation import (
+    SandboxCompiler,
+    cross_validate,
+    validation_runtime,
+)
+from agent_world.agents.miner import mine_theme
+from agent_world.agents.offline_design.contracts import derive_contract
+from agent_world.agents.tool_designer import design_tools
+from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.spec import EnvSpec
+from agent_world.envs.testing import verify_spec
+from agent_world.tools.sources import default_sources, read_source
+
+SOURCES = ("book-lending-prd", "git", "sqlite", "time")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, EnvSpec]:
+    """The default mine (iterations 3, seed 0) of four sources, built offline."""
+    home = tmp_path_factory.mktemp("home")
+    refs = {r.name: r for r in default_sources(home)}
+    compiler, runtime = SandboxCompiler(), validation_runtime()
+    out = {}
+    try:
+        for name in SOURCES:
+            spec = mine_theme(read_source(refs[name]), iterations=3, seed=0).spec
+            validation, spec_built, _ = cross_validate(spec, design_tools(spec, model=None),
+                                                       compiler=compiler, runtime=runtime)
+            assert spec_built is not None, validation.dropped
+            out[name] = spec_built
+    finally:
+        compiler.close()
+        runtime.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def rt():
+    runtime = EnvRuntime(tool_timeout_s=2.0)
+    yield runtime
+    runtime.close()
+
+
+def _args(tool: Any, **by_name: Any) -> dict[str, Any]:
+    """Arguments for the tool's own parameters, from candidates named like the source's."""
+    props = tool.parameters["properties"]
+    out = {k: v for k, v in by_name.items() if k in props}
+    missing = [k for k in tool.parameters.get("required", []) if k not in out]
+    assert not missing, f"{tool.name} needs {missing} (has {sorted(props)})"
+    return out
+
+
+def _changed(diff: Any, table: str) -> tuple[int, int, int]:
+    t = diff.tables.get(table)
+    return (0, 0, 0) if t is None else (len(t.inserted), len(t.updated), len(t.deleted))
+
+
+# ---- the library -----------------------------------------------------------------------------
+def test_check_out_copy_puts_the_copy_on_loan_and_opens_a_loan(built, rt):
+    spec = built["book-lending-prd"]
+    copy = next(c for c in spec.rows["copies"] if c["status"] == "available")
+    member = next(m for m in spec.rows["members"] if m["status"] == "active")
+    tool = spec.tool("check_out_copy")
+    with rt.open(spec) as ep:
+        obs = ep.step("check_out_copy", _args(tool, barcode=copy["barcode"], copy_id=copy["id"],
+                                              card_number=member["card_number"],
+                                              member_id=member["id"]))
+        assert obs.ok, obs.error
+        diff = ep.diff()
+        assert _changed(diff, "copies") == (0, 1, 0)  # no new copy: the copy is updated
+        assert ep.query("SELECT status FROM copies WHERE id = ?", (copy["id"],)) == [
+            {"status": "on_loan"}]
+        (loan,) = diff.tables["loans"].inserted
+        assert (loan["copy_id"], loan["member_id"]) == (copy["id"], member["id"])
+        days = 7 if copy["is_new_release"] else 21  # "a loan lasts 21 days (7 ... new releases)"
+        assert date.fromisoformat(loan["due_on"]) - date.fromisoformat(
+            spec.clock_start[:10]) == __import__("datetime").timedelta(days=days)
+        # the copy is now on loan: checking it out again is refused and changes nothing
+        again = ep.step("check_out_copy", _args(tool, barcode=copy["barcode"],
+                                                copy_id=copy["id"],
+                                                card_number=member["card_number"],
+                                                member_id=member["id"]))
+        assert not again.ok and again.error.kind == "tool_error"
+
+
+def test_renew_loan_moves_the_due_date_and_counts_the_renewal(built, rt):
+    spec = built["book-lending-prd"]
+    loan = next(r for r in spec.rows["loans"] if r["returned_at"] is None
+                and (r["renewal_count"] or 0) < 2 and r["status"] == "active")
+    with rt.open(spec) as ep:
+        obs = ep.step("renew_loan", {"loan_id": loan["id"]})
+        assert obs.ok, obs.error
+        (after,) = ep.query("SELECT due_on, renewal_count, status FROM loans WHERE id = ?",
+                            (loan["id"],))
+        assert after["due_on"] > loan["due_on"]
+        assert after["renewal_count"] == (loan["renewal_count"] or 0) + 1
+        assert set(ep.diff().tables) == {"loans"}
+    maxed = next((r for r in spec.rows["loans"] if r["renewal_count"] == 2
+                  and r["returned_at"] is None), None)
+    if maxed is not None:  # "up to two times"
+        with rt.open(spec) as ep:
+            assert not ep.step("renew_loan", {"loan_id": maxed["id"]}).ok
+
+
+def test_check_in_and_transfer_update_the_copy_instead_of_inserting_one(built, rt):
+    spec = built["book-lending-prd"]
+    branch = spec.rows["branches"][0]["id"]
+    on_loan = next(c for c in spec.rows["copies"] if c["status"] == "on_loan")
+    available = next(c for c in spec.rows["copies"] if c["status"] == "available"
+                     and c["current_branch_id"] != branch)
+    for name, copy, want in (("check_in_copy", on_loan, "available"),
+                             ("transfer_copy", available, "in_transit")):
+        tool = spec.tool(name)
+        with rt.open(spec) as ep:
+            obs = ep.step(name, _args(tool, copy_id=copy["id"], barcode=copy["barcode"],
+                                      branch_id=branch, to_branch_id=branch))
+            assert obs.ok, (name, obs.error)
+            assert _changed(ep.diff(), "copies") == (0, 1, 0), name
+            assert ep.query("SELECT status, home_branch_id, current_branch_id FROM copies "
+                            "WHERE id = ?", (copy["id"],)) == [
+                {"status": want, "home_branch_id": copy["home_branch_id"],
+                 "current_branch_id": branch}]
+
+
+def test_search_catalogue_filters_by_its_arguments(built, rt):
+    spec = built["book-lending-prd"]
+    tool = spec.tool("search_catalogue")
+    assert tool.parameters["properties"], "a search without arguments"
+    title = spec.rows["titles"][3]
+    word = next(w for w in title["title"].split() if len(w) > 3)
+    with rt.open(spec) as ep:
+        obs = ep.step("search_catalogue", {"query": word})
+        assert obs.ok, obs.error
+        fields = ("title", "authors", "isbn", "subject")
+        want = [t["id"] for t in spec.rows["titles"]
+                if any(word.lower() in str(t.get(f) or "").lower() for f in fields)]
+        assert [r["id"] for r in obs.result] == want[:20] and title["id"] in want
+        assert len(want) < len(spec.rows["titles"])
+
+
+# ---- git ---------------------------------------------------------------------------------
+def _repo_with(spec: EnvSpec, staged: bool) -> tuple[dict, list[dict]]:
+    for repo in spec.rows["repositories"]:
+        rows = [w for w in spec.rows["working_tree_changes"] if w["repository_id"] == repo["id"]]
+        if any(bool(w["staged"]) is staged and w["diff"] for w in rows):
+            return repo, rows
+    raise AssertionError("no repository with such changes")
+
+
+def test_git_add_stages_the_files(built, rt):
+    spec = built["git"]
+    repo, rows = _repo_with(spec, staged=False)
+    path = next(w["path"] for w in rows if not w["staged"])
+    with rt.open(spec) as ep:
+        obs = ep.step("git_add", {"repo_path": repo["path"], "files": [path]})
+        assert obs.ok, obs.error
+        assert ep.query("SELECT staged FROM working_tree_changes WHERE repository_id = ? AND "
+                        "path = ?", (repo["id"], path)) == [{"staged": True}]
+        assert set(ep.diff().tables) == {"working_tree_changes"}
+        assert not ep.step("git_add", {"repo_path": repo["path"],
+                                       "files": ["no/such/file.py"]}).ok
+
+
+def test_git_diff_and_status_report_the_working_tree(built, rt):
+    spec = built["git"]
+    repo, rows = _repo_with(spec, staged=False)
+    with rt.open(spec) as ep:
+        diff = ep.step("git_diff_unstaged", {"repo_path": repo["path"]})
+        assert diff.ok, diff.error
+        assert "path" not in diff.result  # not the repository row
+        for w in rows:
+            if w["diff"] and not w["staged"]:
+                assert w["diff"] in diff.result["diff"]
+            if w["diff"] and w["staged"]:
+                assert w["diff"] not in diff.result["diff"]
+        status = ep.step("git_status", {"repo_path": repo["path"]})
+        assert status.ok, status.error
+        listed = json.dumps(status.result)
+        assert all(w["path"] in listed for w in rows) and "created_at" not in listed
+
+
+def test_git_checkout_switches_within_its_repository(built, rt):
+    spec = built["git"]
+    by_repo: dict[int, list[dict]] = {}
+    for b in spec.rows["branches"]:
+        by_repo.setdefault(b["repository_id"], []).append(b)
+    repo_id, branches = next((r, bs) for r, bs in by_repo.items()
+                             if any(b["status"] == "active" for b in bs))
+    repo = next(r for r in spec.rows["repositories"] if r["id"] == repo_id)
+    branch = next(b for b in branches if b["status"] == "active")
+    elsewhere = next(b for b in spec.rows["branches"] if b["repository_id"] != repo_id
+                     and b["name"] not in {x["name"] for x in branches})
+    with rt.open(spec) as ep:
+        obs = ep.step("git_checkout", {"repo_path": repo["path"], "branch_name": branch["name"]})
+        assert obs.ok, obs.error
+        rows = ep.query("SELECT id, repository_id, status FROM branches WHERE repository_id = ?",
+                        (repo_id,))
+        assert [r["id"] for r in rows if r["status"] == "checked_out"] == [branch["id"]]
+        assert ep.query("SELECT repository_id FROM branches WHERE id = ?", (branch["id"],)) == [
+            {"repository_id": repo_id}]
+        other = ep.step("git_checkout", {"repo_path": repo["path"],
+                                         "branch_name": elsewhere["name"]})
+        assert not other.ok  # a branch of another repository is not moved here
+        assert ep.query("SELECT repository_id FROM branches WHERE id = ?",
+                        (elsewhere["id"],)) == [{"repository_id": elsewhere["repository_id"]}]
+
+
+# ---- sqlite and time -------------------------------------------------------------------------
+def test_read_query_runs_the_select_read_only(built, rt):
+    spec = built["sqlite"]
+    n = len(spec.rows["customers"])
+    with rt.open(spec) as ep:
+        obs = ep.step("read_query", {"query": "SELECT count(*) AS n FROM customers"})
+        assert obs.ok, obs.error
+        assert obs.result == [{"n": n}]
+        bad = ep.step("read_query", {"query": "DELETE FROM customers"})
+        assert not bad.ok and ep.diff().empty
+
+
+def test_convert_time_converts_from_the_source_to_the_target_zone(built, rt):
+    spec = built["time"]
+    zones = {z["name"]: z for z in spec.rows["timezones"]}
+    src = next(z for z in zones.values() if z["utc_offset"] == "-05:00")
+    dst = next(z for z in zones.values() if z["utc_offset"] == "+05:30")
+    with rt.open(spec) as ep:
+        obs = ep.step("convert_time", {"source_timezone": src["name"], "time": "09:00",
+                                       "target_timezone": dst["name"]})
+        assert obs.ok, obs.error
+        assert obs.result["target"]["timezone"] == dst["name"]
+        assert obs.result["target"]["time"] == "19:30"  # 09:00 -05:00 is 19:30 +05:30
+        assert obs.result["time_difference"] == "+10.5h"
+
+
+# ---- contracts and the tests written from them -------------------------------------------------
+def test_contracts_name_verb_and_coupled_effects(built):
+    spec = built["book-lending-prd"]
+    cov = spec.provenance.stats["tool_coverage"]["tools"]
+    checkout = derive_contract(spec, "check_out_copy", cov["check_out_copy"])
+    assert checkout.verb == "transition" and checkout.entity == "copies"
+    assert {(e.table, e.op) for e in checkout.effects} == {("copies", "update"),
+                                                          ("loans", "insert")}
+    renew = derive_contract(spec, "renew_loan", cov["renew_loan"])
+    assert renew.verb == "update_field"
+    assert set(renew.effects[0].set) >= {"due_on", "renewal_count"}
+    assert any(g.kind == "below" and g.limit == 2 for g in renew.guards)
+    search = derive_contract(spec, "search_catalogue", cov["search_catalogue"])
+    assert search.verb == "search" and any(p.role == "any_like" for p in search.params)
+    git = built["git"]
+    gcov = git.provenance.stats["tool_coverage"]["tools"]
+    assert derive_contract(git, "git_diff", gcov["git_diff"]).computation == "diff"
+    assert derive_contract(git, "git_status", gcov["git_status"]).computation == "status"
+    sq = built["sqlite"]
+    assert derive_contract(sq, "read_query", sq.provenance.stats["tool_coverage"]["tools"][
+        "read_query"]).computation == "sql_select"
+
+
+def test_contract_tests_fail_a_tool_that_drops_its_coupled_write(built):
+    spec = built["book-lending-prd"]
+    tool = spec.tool("check_out_copy")
+    assert "_insert(ctx, 'loans'" in tool.source
+    broken = spec.model_copy(update={"tools": [
+        t.model_copy(update={"source": "\n".join(
+            ln for ln in t.source.splitlines() if "_insert(ctx, 'loans'" not in ln
+            and "out['loan']" not in ln)}) if t.name == "check_out_copy" else t
+        for t in spec.tools]})
+    assert any("check_out_copy" in f for f in verify_spec(broken))
+    # and the old implementation (a new copies row) fails them too
+    old = '''def check_out_copy(ctx, barcode, card_number):
+    ctx.execute('INSERT INTO "copies" ("barcode", "status", "created_at") VALUES (?, ?, ?)',
+                (barcode + '-x', 'available', ctx.now()))
+    return ctx.one('SELECT * FROM "copies" ORDER BY "id" DESC LIMIT 1')
+'''
+    swapped = spec.model_copy(update={"tools": [
+        t.model_copy(update={"source": old}) if t.name == "check_out_copy" else t
+        for t in spec.tools]})
+    failures = [f for f in verify_spec(swapped) if "check_out_copy" in f]
+    assert len(failures) >= 2
