@@ -83,7 +83,7 @@ async def check_passed(completion: Any, state: Any) -> float:
     if attempt is None:
         return 0.0
     traj = await asyncio.to_thread(attempt.finish, _last_assistant_text(completion))
-    return float(traj.reward_components.get("check", 0.0) >= 1.0 - 1e-9 and not traj.env_fault)
+    return float(traj.reward_components.get("check.passed", 0.0) >= 1.0 and not traj.env_fault)
 
 
 async def env_fault(state: Any) -> float:

@@ -6,10 +6,10 @@
 The agent is always `langchain.agents.create_agent(model, tools)`; the tools are the task's
 tool view (the names the agent sees, possibly obscured, with the real tools' descriptions and
 argument schemas). Every call steps the episode and becomes a `Step` with its error kind and
-fault; the final answer is the last message without tool calls. The attempt is then checked by
-`agent_world.tasks.check.check_episode` with its steps (reward = score, components as given;
-a right answer without a successful call of a gold-chain tool is a guess). Evaluation,
-training rollouts and the verifier all use this function.
+fault; the final answer is the last message without tool calls. The attempt is then scored
+by the one reward of training rollouts (`agent_world.training.reward.score`: the task check
+`check_episode` with its steps, minus format penalties; `meta["passed"]` is the check's
+verdict). Evaluation and the verifier use this function.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from langgraph.errors import GraphRecursionError
 
 from agent_world.envs.episode import EnvRuntime, Episode, default_runtime
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.check import check_episode
 from agent_world.tasks.model import Step, Task, Trajectory
+from agent_world.training.reward import score
 
 DEFAULT_MAX_TURNS = 12
 SYSTEM_PROMPT = ("You are a careful assistant with tools over a live system. Use the tools to "
@@ -69,9 +69,10 @@ def task_tools(task: Task, spec: EnvSpec, episode: Episode,
 def run_attempt(task: Task, model: Any, spec: EnvSpec | None = None,
                 runtime: EnvRuntime | None = None, seed: int | None = None,
                 max_turns: int = DEFAULT_MAX_TURNS, policy: str = "",
-                role: str = "policy") -> Trajectory:
-    """Run `model` on `task` in a fresh episode and check the outcome. `role` (policy,
-    verifier, ...) names the run in traces (LangSmith), with the task and environment."""
+                role: str = "policy", judge: Any = "auto") -> Trajectory:
+    """Run `model` on `task` in a fresh episode and score the outcome (`judge`: as
+    `training.reward.score` takes it). `role` (policy, verifier, ...) names the run in traces
+    (LangSmith), with the task and environment."""
     if spec is None:
         from agent_world.envs.catalog import Catalog
 
@@ -102,17 +103,19 @@ def run_attempt(task: Task, model: Any, spec: EnvSpec | None = None,
         else:
             finished = False
         steps = _with_unknown_calls(messages, steps)
-        result = check_episode(task, episode, answer, steps=steps)
-        return Trajectory(
+        traj = Trajectory(
             task_id=task.id, policy=policy or type(model).__name__, steps=steps,
-            final_answer=answer, finished=finished, reward=result.score,
-            reward_components=result.components,
+            final_answer=answer, finished=finished,
             env_fault=any(s.fault == "environment" for s in steps),
             messages=[m.model_dump(mode="json", include={"type", "content", "tool_calls",
                                                          "tool_call_id", "name"})
                       for m in messages],
-            meta={"passed": result.passed, "check": result.detail,
-                  "seed": episode.seed, "seconds": round(time.perf_counter() - started, 3)})
+            meta={"seed": episode.seed})
+        result = score(task, traj, episode, judge=judge)
+        traj.meta.update(passed=bool(result is not None and result.passed),
+                         check=result.detail if result is not None else "environment fault",
+                         seconds=round(time.perf_counter() - started, 3))
+        return traj
     finally:
         episode.close()
 

@@ -29,7 +29,7 @@ from agent_world.agents import phrasing
 from agent_world.agents.phrasing import field_words, noun, value_text
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.check import normalise
+from agent_world.tasks.check import answer_rule_source, normalise
 from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
 from agent_world.tasks.model import Task
 from agent_world.tasks.programs import (
@@ -387,21 +387,13 @@ def solution_source(plan: Plan, answer: dict[str, Any]) -> str:
 _VERIFY_TEMPLATE = '''EXPECTED = {expected!r}
 
 
-def _numbers(text):
-    import re
-    return [float(m.replace(",", "")) for m in re.findall(r"-?\\d[\\d,]*(?:\\.\\d+)?", text)]
-
-
 def _states_expected(answer):
-    """The answer gives EXPECTED: as a number, or within a short reply."""
-    if isinstance(answer, (int, float)) and not isinstance(answer, bool):
-        return abs(float(answer) - EXPECTED) <= 5e-3
-    text = str(answer or "").strip()
-    if not text or len(text) > 400:
-        return False
-    numbers = _numbers(text)
-    # a short reply that states the value; a list of candidate numbers is not an answer
-    return len(numbers) <= 4 and any(abs(n - EXPECTED) <= 5e-3 for n in numbers)
+    """The answer is EXPECTED: the one number it states (`answer_values`, above: a list of
+    candidate numbers, or digits of a date, a time or a code, are not an answer)."""
+    import math
+
+    numbers = answer_values(answer, MAX_ANSWER_CHARS).get("number", [])
+    return len(numbers) == 1 and math.isclose(numbers[0], EXPECTED, rel_tol=1e-9, abs_tol=1e-9)
 
 
 def _unchanged(initial_db, final_db):
@@ -421,8 +413,9 @@ def verify(initial_db, final_db, answer):
 
 
 def verify_source(truth: Truth) -> str:
-    """`verify(initial_db, final_db, answer)`: the aggregate is stated, nothing was written."""
-    return _VERIFY_TEMPLATE.format(expected=float(truth.answer))
+    """`verify(initial_db, final_db, answer)`: the aggregate is stated (the check's answer
+    rule, `answer_rule_source`), nothing was written."""
+    return answer_rule_source() + _VERIFY_TEMPLATE.format(expected=float(truth.answer))
 
 
 __all__ = ["answer_options", "build_candidate", "bulk_text", "llm_bulk_text", "llm_text",

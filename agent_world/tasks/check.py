@@ -10,31 +10,44 @@ whether it ran in an episode of this process, a worker, or an exported environme
 the initial state).
 
 Graph tasks have up to two components, each 0 or 1:
-- `answer`: the final answer matches the reference answer after normalisation (case, spaces,
-  punctuation; numbers compared numerically; a free-text answer of at most
-  `MAX_ANSWER_CHARS` characters matches when it contains every reference value as a whole
-  word/number — a long dump of everything does not count);
+- `answer`: the final answer IS the reference answer (`answer_matches`): one typed value
+  (number, date, time, code, e-mail, yes/no, free text) compared exactly after normalisation
+  (case, spaces, punctuation, thousands separators, trailing zeros). A short sentence may
+  carry a typed value only when it states exactly one value of the reference's kind ("You
+  have 8,300 miles."); a list of candidates ("5 6 7 8"), the digits of a date or clock time,
+  or a text over `MAX_ANSWER_CHARS` states nothing. Free text is the whole answer or what a
+  one-sentence answer states after its copula or colon ("The status is confirmed."): "I could
+  not find it" does not answer "I";
 - `state`: the change from the initial to the final state equals what the gold chain produced
   (`task.expected_changes`; a value the synthesizer found to vary between executions is the
   wildcard `"*"`). The engine derives generated ids and the clock from the seed and the
   committed writes only, so an attempt that makes the gold writes in the gold order — with any
   reads or failed calls in between — leaves exactly the gold state. A task whose gold chain
   writes nothing requires the state to be unchanged.
-`score` is the mean of the components, except for a read-only task with a reference answer:
-there the unchanged state is a condition (score = answer × state), so doing nothing earns 0.
+The state is a condition: a wrong or missing write scores 0 whatever the answer says, and a
+read-only task scores answer × state (doing nothing earns 0); a task that writes and answers
+scores the mean of the two once the state is right.
 Programmatic tasks run their verification script (isolated, see `agent_world.tasks.scripts`),
-component `verify` in [0, 1]. `passed` needs all components at 1.
+component `verify` in [0, 1]; generated scripts read the answer with the same rule (they carry
+`answer_values`' source), and with a reference answer the check itself also requires exactly
+one value of its kind (`single_value`), so a script stored before the rule cannot be gamed by
+a list either. `passed` needs all components at 1.
 
 Given the attempt's steps (`check_episode(..., steps=...)`: training rollouts, evaluation, the
-verifier's attempts), an answer must also be **grounded**: a task whose gold chain calls tools
-is only passed by an attempt with at least one successful call of one of those tools. A right
-answer without one is a guess — small counts and ids are easy to hit by chance, e.g. "3" after
-reading an unrelated record — and scores 0 (component `grounded`). Other routes to the answer
-stay open as long as they share a tool with the gold chain.
+verifier's attempts), an answer must also be **grounded** (component `grounded`): the attempt
+made a successful call of a gold-chain tool with the gold call's selecting arguments (its
+identifiers — `*_id`, `email`, `*_code`, ... — and the tool's required arguments, never paging)
+that produced the answer: its observation shows the reference value, or, for an aggregate (a
+count, a sum), it is the call of the list the value is computed from. Any call of a gold tool
+is not enough: the chain's first call before guessing, or the right tool on another record,
+scores 0. Extra calls cost (component `efficiency`): beyond the gold chain's length plus
+`EXTRA_CALL_SLACK`, each call takes `EXTRA_CALL_COST` off a factor on the score, down to
+`MIN_EFFICIENCY`; `passed` does not depend on it.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import re
@@ -44,10 +57,16 @@ from pathlib import Path
 from typing import Any
 
 from agent_world.envs.database import logged_tables
-from agent_world.tasks.model import Step, Task
+from agent_world.tasks.model import Step, Task, ToolCall
 
-MAX_ANSWER_CHARS = 400
+MAX_ANSWER_CHARS = 200  # a short sentence at most: a longer text states nothing
 WILDCARD = "*"
+# extra calls beyond the gold chain's length plus EXTRA_CALL_SLACK cost EXTRA_CALL_COST each,
+# down to MIN_EFFICIENCY: a right, grounded answer still outscores every wrong one
+EXTRA_CALL_SLACK = 2
+EXTRA_CALL_COST = 0.05
+MIN_EFFICIENCY = 0.5
+PAGING = ("limit", "offset", "page", "page_size", "max_results", "cursor")
 
 
 @dataclass
@@ -59,12 +78,177 @@ class CheckResult:
 
 
 # ---- answers ---------------------------------------------------------------------------------
-_NUM = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+def answer_values(answer, limit):
+    """The values a short answer states, by kind: "datetime", "date", "time", "email", "code"
+    (a token with letters and digits: NW684021611, 12A), "number", "bool" (yes/true, no/false),
+    each list distinct and in order, and "rest": the text left over. A text over `limit`
+    characters states nothing. Digits inside a date, a time, an e-mail or a code are not
+    numbers; "1,234" is one number, "1,2,3" three.
+
+    Self-contained on purpose: generated verification scripts (which run isolated, without
+    this package) carry a copy of its source, so a script and the check read answers alike.
+    """
+    import re
+
+    if answer is None:
+        return {}
+    if isinstance(answer, bool):
+        return {"bool": [answer], "rest": ""}
+    if isinstance(answer, (int, float)):
+        return {"number": [float(answer)], "rest": ""}
+    text = " ".join(str(answer).split())
+    if not text or len(text) > limit:
+        return {}
+    out = {k: [] for k in ("datetime", "date", "time", "email", "code", "number", "bool")}
+
+    def add(kind, value):
+        if value not in out[kind]:
+            out[kind].append(value)
+
+    def cut(pattern, kind, canonical):
+        def take(m):
+            add(kind, canonical(m))
+            return " "
+        return re.sub(pattern, take, text, flags=re.IGNORECASE)
+
+    text = cut(r"(?<![\w-])(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?(?:\.\d+)?"
+               r"(?:Z|[+-]\d{2}:?\d{2})?(?![\w-])", "datetime",
+               lambda m: f"{m[1]}T{m[2]}{m[3] or ':00'}")
+    text = cut(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])", "date", lambda m: m[0])
+    text = cut(r"(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\b\.?)?(?![\w:])", "time",
+               lambda m: m[0].lower())
+    text = cut(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", "email", lambda m: m[0].lower())
+    text = cut(r"(?<![\w-])(?=[\w-]*[^\W\d_])(?=[\w-]*\d)[^\W_](?:[\w-]*[^\W_])?(?![\w-])",
+               "code", lambda m: m[0].lower())
+
+    def number(m):
+        body = m[2].rstrip(".,")
+        sign = -1.0 if m[1] else 1.0
+        if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", body):
+            add("number", sign * float(body.replace(",", "")))
+        else:  # "1,2,3", "1.2.3": several numbers
+            for part in re.split(r"[.,]+", body):
+                if part:
+                    add("number", float(part))
+        return " "
+
+    text = re.sub(r"(?<![\w.,])(-?)(\d[\d,.]*)(?![^\W\d_])", number, text)
+    words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+             "ten", "eleven", "twelve"]
+    text = cut(r"\b(?:" + "|".join(words) + r")\b", "number",
+               lambda m: float(words.index(m[0].lower())))
+    text = cut(r"\b(?:yes|true|no|false)\b", "bool", lambda m: m[0].lower() in ("yes", "true"))
+    out["rest"] = " ".join(text.split())
+    return out
+
+
+def answer_rule_source() -> str:
+    """Python source that defines `answer_values` and `MAX_ANSWER_CHARS`: what a generated
+    verification script starts with, so it reads an answer as the check does."""
+    return f"MAX_ANSWER_CHARS = {MAX_ANSWER_CHARS}\n\n\n{inspect.getsource(answer_values)}\n\n"
+
+
+_KINDS = ("datetime", "date", "time", "email", "code", "number", "bool")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+# the value a one-sentence answer states: what follows its last copula or colon
+_STATES = re.compile(r"\b(?:is|are|was|were|equals)\b|[:=]", re.IGNORECASE)
+_FILLER = re.compile(r"^(?:(?:currently|now|still)\s+)+")
+
+
+def _text(value: Any) -> str:
+    """Canonical free text: lower case, underscores as spaces, single spaces, no surrounding
+    punctuation or markup, no leading article."""
+    text = " ".join(str(value).lower().replace("_", " ").split())
+    text = text.strip(" .,;:!?\"'`*()[]")
+    return _ARTICLE.sub("", text)
+
+
+def _canonical(value: Any) -> tuple[str, Any]:
+    """A reference value's kind and canonical value: ("number", 8300.0), ("date",
+    "2026-03-12"), ("code", "nw684021611"), ("bool", False), ("text", "confirmed") ... A string
+    is of a typed kind only when it is exactly one value of that kind."""
+    if isinstance(value, bool):
+        return "bool", value
+    if isinstance(value, int | float):
+        return "number", float(value)
+    if isinstance(value, str):
+        found = answer_values(value, max(len(value), 1))
+        typed = [(k, v) for k in _KINDS for v in found.get(k, [])]
+        if len(typed) == 1 and not found["rest"].strip(" .,;:!?\"'`*()[]$%"):
+            return typed[0]
+        return "text", _text(value)
+    return "json", json.dumps(value, sort_keys=True, default=str).lower()
+
+
+def _same(kind: str, a: Any, b: Any) -> bool:
+    if kind == "number":
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    return a == b
+
+
+def _stated_text(answer: str) -> str | None:
+    """The value a one-sentence answer states after its last copula or colon ("The status is
+    confirmed." -> "confirmed"); None for several sentences or no such word."""
+    text = " ".join(answer.split()).rstrip(" .!")
+    if len(text) > MAX_ANSWER_CHARS or re.search(r"[.!?;]\s", text):
+        return None
+    marks = list(_STATES.finditer(text))
+    if not marks:
+        return None
+    return _FILLER.sub("", _text(text[marks[-1].end():]))
+
+
+def _scalar_matches(answer: Any, reference: Any) -> bool:
+    kind, want = _canonical(reference)
+    if kind == "json":
+        if isinstance(answer, str):
+            try:
+                answer = json.loads(answer)
+            except ValueError:
+                return False
+        return _canonical(answer) == (kind, want)
+    if kind == "text":
+        if not isinstance(answer, str):
+            return _canonical(answer) == (kind, want)
+        return _text(answer) == want or _stated_text(answer) == want
+    got = answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])
+    return len(got) == 1 and _same(kind, got[0], want)
+
+
+def answer_matches(answer: Any, reference: Any) -> bool:
+    """Whether an attempt's answer IS the reference answer: one typed value compared exactly
+    after normalisation (numbers numerically, thousands separators and trailing zeros aside;
+    dates, times, codes, e-mails and free text without case, spacing or surrounding
+    punctuation). A short sentence may carry a typed value when it states exactly one value of
+    the reference's kind ("You have 8,300 miles." for 8300; "12 and 13" is a list of candidates
+    and fails); free text must be the whole answer or what a one-sentence answer states after
+    its copula or colon ("The status is confirmed."), so "I could not find it" does not answer
+    "I". A list reference needs exactly its values, in any order."""
+    if answer is None or (isinstance(answer, str) and not answer.strip()):
+        return False
+    if not isinstance(reference, list):
+        return _scalar_matches(answer, reference)
+    wants = [_canonical(r) for r in reference]
+    if isinstance(answer, list):
+        return len(answer) == len(reference) and all(
+            any(_scalar_matches(a, r) for a in answer) for r in reference) and all(
+            any(_scalar_matches(a, r) for r in reference) for a in answer)
+    kinds = {k for k, _ in wants}
+    if len(kinds) == 1 and kinds <= set(_KINDS):
+        (kind,) = kinds
+        got = answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])
+        return len(got) == len({json.dumps(w) for _, w in wants}) and all(
+            any(_same(kind, g, w) for _, w in wants) for g in got) and all(
+            any(_same(kind, g, w) for g in got) for _, w in wants)
+    if not isinstance(answer, str) or len(answer) > MAX_ANSWER_CHARS:
+        return False
+    parts = [p for p in re.split(r"[,;\n]|\band\b", answer) if p.strip()]
+    return sorted(_text(p) for p in parts) == sorted(_text(r) for r in reference)
 
 
 def normalise(value: Any) -> str:
-    """Canonical text of a scalar answer: lower case, single spaces, no surrounding
-    punctuation; numbers without trailing zeros; booleans as yes/no."""
+    """Canonical text of a scalar: lower case, single spaces, no surrounding punctuation;
+    numbers without trailing zeros or thousands separators; booleans as yes/no."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int | float):
@@ -88,46 +272,6 @@ def _num_text(x: float) -> str:
     if math.isfinite(x) and x == int(x):
         return str(int(x))
     return f"{x:.6f}".rstrip("0").rstrip(".")
-
-
-def _numbers(text: str) -> list[float]:
-    out = []
-    for m in _NUM.findall(text):
-        try:
-            out.append(float(m.replace(",", "")))
-        except ValueError:
-            pass
-    return out
-
-
-def _contains(text: str, ref: Any) -> bool:
-    """Whether free text states one reference value."""
-    if isinstance(ref, bool):
-        words = set(re.findall(r"[a-z]+", text))
-        return bool(words & ({"yes", "true"} if ref else {"no", "false", "not"}))
-    if isinstance(ref, int | float):
-        return any(math.isclose(n, float(ref), rel_tol=1e-4, abs_tol=5e-3) for n in _numbers(text))
-    want = normalise(ref)
-    if not want:
-        return False
-    return re.search(r"(?<![a-z0-9])" + re.escape(want) + r"(?![a-z0-9])", text) is not None
-
-
-def answer_matches(answer: Any, reference: Any) -> bool:
-    """Whether an attempt's answer gives the reference answer (a scalar or a list of scalars,
-    order-insensitive)."""
-    if answer is None or (isinstance(answer, str) and not answer.strip()):
-        return False
-    refs = reference if isinstance(reference, list) else [reference]
-    if isinstance(answer, list) and isinstance(reference, list):
-        return sorted(map(normalise, answer)) == sorted(map(normalise, reference))
-    if normalise(answer) == normalise(reference):
-        return True
-    text = answer if isinstance(answer, str) else json.dumps(answer, default=str)
-    text = " ".join(text.lower().split())
-    if len(text) > MAX_ANSWER_CHARS:
-        return False
-    return all(_contains(text, r) for r in refs)
 
 
 # ---- states ----------------------------------------------------------------------------------
@@ -255,16 +399,7 @@ def check_task(task: Task, initial_db: str | Path, final_db: str | Path,
     `logged`: `final_db` is an episode database last reset to `initial_db` (see
     `state_changes`)."""
     if task.kind == "programmatic":
-        from agent_world.tasks.scripts import ScriptError, run_verify
-
-        if not task.verify:
-            return CheckResult(0.0, False, {"verify": 0.0}, "task has no verification script")
-        try:
-            score = run_verify(task.verify, initial_db, final_db, answer)
-        except ScriptError as exc:
-            return CheckResult(0.0, False, {"verify": 0.0}, str(exc))
-        return CheckResult(score, score >= 1.0 - 1e-9, {"verify": score},
-                           f"verification script scored {score:g}")
+        return _check_program(task, initial_db, final_db, answer)
     components: dict[str, float] = {}
     notes = []
     if task.reference_answer is not None:
@@ -286,32 +421,155 @@ def check_task(task: Task, initial_db: str | Path, final_db: str | Path,
         # nothing must not earn half the reward)
         score = components["answer"] * components["state"]
     else:
-        score = sum(components.values()) / len(components)
+        # a task that writes: the exact state is a condition too (a wrong or missing write
+        # earns nothing, whatever the answer says); with it, a wrong answer halves the score
+        score = components["state"] * sum(components.values()) / len(components)
     return CheckResult(score, all(v == 1.0 for v in components.values()), components,
                        "; ".join(notes))
 
 
-def grounded(task: Task, steps: list[Step]) -> bool:
-    """Whether the attempt's `steps` include a successful call of a tool of the task's gold
-    chain (always true for a task without one)."""
-    gold = {c.tool for c in task.chain}
-    return not gold or any(s.ok and s.tool and task.real_tool(s.tool) in gold for s in steps)
+def _check_program(task: Task, initial_db: str | Path, final_db: str | Path,
+                   answer: Any) -> CheckResult:
+    """A programmatic task: its verification script (`verify` in [0, 1]), the authority on the
+    value (it recomputes it from the initial state). With a reference answer, the answer must
+    also state exactly one value of its kind (`single_value`): the rule generated scripts
+    carry too, so a script stored before it cannot take a list of candidates either."""
+    from agent_world.tasks.scripts import ScriptError, run_verify
+
+    if not task.verify:
+        return CheckResult(0.0, False, {"verify": 0.0}, "task has no verification script")
+    try:
+        score = run_verify(task.verify, initial_db, final_db, answer)
+    except ScriptError as exc:
+        return CheckResult(0.0, False, {"verify": 0.0}, str(exc))
+    components = {"verify": score}
+    detail = f"verification script scored {score:g}"
+    if task.reference_answer is not None:
+        kind, _ = _canonical(task.reference_answer)
+        stated = answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])
+        one = kind not in _KINDS or len(stated) == 1
+        components["single_value"] = float(one)
+        score *= one
+        if not one:
+            detail += f"; answer {str(answer)[:80]!r} does not state exactly one {kind}"
+    return CheckResult(score, all(v >= 1.0 - 1e-9 for v in components.values()), components,
+                       detail)
+
+
+# ---- grounding and efficiency ----------------------------------------------------------------
+def _calls(steps: list[Step]) -> list[Step]:
+    """The attempt's readable tool calls (a malformed one is the format penalty's business)."""
+    return [s for s in steps if s.tool is not None and s.error_kind != "malformed_tool_call"]
+
+
+def _identifier(name: str) -> bool:
+    n = name.lower()
+    return n in ("id", "code", "email", "sku", "number") or \
+        n.endswith(("_id", "_ids", "_code", "_email", "_number", "_sku"))
+
+
+def selecting_arguments(call: ToolCall, spec: Any = None) -> dict[str, Any]:
+    """The arguments of a gold call that select its record: identifiers (`id`, `*_id`,
+    `email`, `*_code`, `*_number`, ...) and, given the environment `spec`, the tool's required
+    arguments; never paging."""
+    required: set[str] = set()
+    if spec is not None:
+        tool = next((t for t in spec.tools if t.name == call.tool), None)
+        required = set(tool.parameters.get("required", [])) if tool is not None else set()
+    return {k: v for k, v in call.arguments.items()
+            if k not in PAGING and (k in required or _identifier(k))}
+
+
+def _selects(step: Step, call: ToolCall, spec: Any) -> bool:
+    args = step.arguments if isinstance(step.arguments, dict) else {}
+    return all(k in args and normalise(args[k]) == normalise(v)
+               for k, v in selecting_arguments(call, spec).items())
+
+
+def _shows(result: Any, reference: Any) -> bool:
+    """Whether an observation holds the reference value (every value of a list reference)."""
+    if isinstance(reference, list):
+        return all(_shows(result, r) for r in reference)
+    if isinstance(result, dict):
+        return any(_shows(v, reference) for v in result.values())
+    if isinstance(result, list):
+        return any(_shows(v, reference) for v in result)
+    if result is None or isinstance(result, str) and len(result) > MAX_ANSWER_CHARS:
+        return False
+    kind, want = _canonical(reference)
+    got_kind, got = _canonical(result)
+    return got_kind == kind and _same(kind, got, want)
+
+
+def _answer_step(task: Task) -> int | None:
+    """The gold call whose list an aggregate answer (count, sum, max, min) is computed from;
+    None when the answer is a value an observation shows."""
+    spec = task.origin.get("answer") or {}
+    if spec.get("kind") in ("count", "sum", "max", "min"):
+        return spec.get("step", len(task.chain) - 1)
+    bulk = task.origin.get("bulk") or {}
+    if bulk.get("answer") == "count":
+        return bulk["step"]
+    if task.kind == "programmatic" and spec.get("kind") != "field":
+        return len(task.chain) - 1  # computed by code from the chain's last observation
+    return None
+
+
+def grounded(task: Task, steps: list[Step], spec: Any = None) -> bool:
+    """Whether the attempt's `steps` include a successful call of a gold-chain tool with the
+    gold call's selecting arguments (`selecting_arguments`) that produced the answer: one whose
+    observation shows the reference value, or, for an aggregate (a count, a sum), the call of
+    the list it is computed from. Without a reference answer (the state is checked), any such
+    call. Always true for a task without a gold chain."""
+    if not task.chain:
+        return True
+    gold = list(enumerate(task.chain))
+    made = [(s, task.real_tool(s.tool)) for s in _calls(steps) if s.ok]
+    source = _answer_step(task) if task.reference_answer is not None else None
+    for step, tool in made:
+        for i, call in gold:
+            if call.tool != tool or not _selects(step, call, spec):
+                continue
+            if task.reference_answer is None or i == source or \
+                    source is None and _shows(step.result, task.reference_answer):
+                return True
+    return False
+
+
+def efficiency(task: Task, steps: list[Step]) -> float:
+    """1 for an attempt within the gold chain's length plus EXTRA_CALL_SLACK calls; each call
+    beyond costs EXTRA_CALL_COST, down to MIN_EFFICIENCY."""
+    extra = max(0, len(_calls(steps)) - len(task.chain) - EXTRA_CALL_SLACK)
+    return max(MIN_EFFICIENCY, 1.0 - EXTRA_CALL_COST * extra)
 
 
 def check_episode(task: Task, episode: Any, answer: Any,
                   steps: list[Step] | None = None) -> CheckResult:
     """`check_task` on a live episode (its template is the initial state); with the attempt's
-    `steps`, an ungrounded answer (see the module docstring) scores 0."""
+    `steps`, an ungrounded answer (see the module docstring) scores 0 and extra calls lower
+    the score (component `efficiency`; `passed` does not depend on it)."""
     result = check_task(task, episode.template, episode.path, answer, logged=True)
     if steps is None:
         return result
-    if grounded(task, steps):
-        result.components["grounded"] = 1.0
-        return result
-    tools = ", ".join(sorted({c.tool for c in task.chain}))
-    return CheckResult(0.0, False, {**result.components, "grounded": 0.0},
-                       f"{result.detail}; not grounded: no successful call of {tools}")
+    eff = efficiency(task, steps)
+    if not grounded(task, steps, getattr(episode, "spec", None)):
+        tools = ", ".join(sorted({c.tool for c in task.chain}))
+        why = "no successful call of " + tools + " with the gold call's selecting arguments"
+        if task.reference_answer is not None:
+            why += " that shows or lists the answer"
+        return CheckResult(0.0, False, {**result.components, "grounded": 0.0,
+                                        "efficiency": eff},
+                           f"{result.detail}; not grounded: {why}")
+    result.components["grounded"] = 1.0
+    result.components["efficiency"] = eff
+    result.score *= eff
+    if eff < 1.0:
+        n = len(_calls(steps))
+        result.detail += f"; {n} calls for a gold chain of {len(task.chain)}: x{eff:g}"
+    return result
 
 
-__all__ = ["CheckResult", "answer_matches", "changes_match", "check_episode", "check_task",
-           "episode_changes", "grounded", "mask_volatile", "normalise", "state_changes"]
+__all__ = ["EXTRA_CALL_COST", "EXTRA_CALL_SLACK", "MAX_ANSWER_CHARS", "MIN_EFFICIENCY",
+           "CheckResult", "answer_matches", "answer_rule_source", "answer_values", "changes_match", "check_episode",
+           "check_task", "efficiency", "episode_changes", "grounded", "mask_volatile",
+           "normalise", "selecting_arguments", "state_changes"]

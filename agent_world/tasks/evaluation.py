@@ -43,6 +43,12 @@ WRONG_ARGUMENT_KINDS = {"invalid_arguments", "tool_error", "constraint_violation
 
 
 def passed(traj: Trajectory) -> bool:
+    """The arena's reward (`training.reward.score`): the check passed and no format penalty
+    (extra calls lower the reward of a pass, they do not undo it); a reward without the
+    check's verdict: at PASS_THRESHOLD."""
+    comps = traj.reward_components
+    if "check.passed" in comps:
+        return comps["check.passed"] >= 1.0 and comps.get("format_penalty", 0.0) == 0.0
     return traj.reward >= PASS_THRESHOLD
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime, Observation
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.check import episode_changes
+from agent_world.tasks.check import answer_rule_source, episode_changes
 from agent_world.tasks.model import ToolCall
 from agent_world.tasks.walks import Plan, ValueSampler, execute_plan, field_value, scalar_fields
 
@@ -401,15 +401,8 @@ def _tables(db):
 
 
 def _states_count(answer, n):
-    import re
-    if isinstance(answer, (int, float)) and not isinstance(answer, bool):
-        return float(answer) == n
-    text = str(answer or "").strip()
-    numbers = [float(x) for x in re.findall(r"-?\\d+(?:\\.\\d+)?", text)]
-    words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
-    if n < len(words) and re.search(rf"\\b{{words[n]}}\\b", text.lower()):
-        numbers.append(float(n))
-    return 0 < len(text) <= 400 and len(numbers) <= 4 and float(n) in numbers
+    """The answer is n: the one number it states (`answer_values`, above)."""
+    return answer_values(answer, MAX_ANSWER_CHARS).get("number", []) == [float(n)]
 
 
 def verify(initial_db, final_db, answer):
@@ -441,10 +434,12 @@ def verify(initial_db, final_db, answer):
 
 def bulk_verify_source(bulk: dict[str, Any]) -> str:
     """`verify(initial_db, final_db, answer)`: recomputes the targets from `initial_db` with
-    SQL, then checks `final_db` (and the count in the answer when one is asked for)."""
+    SQL, then checks `final_db` (and the count in the answer when one is asked for, read by the
+    check's answer rule: `answer_rule_source`)."""
     sets = {c: (int(v) if isinstance(v, bool) else v) for c, v in bulk["sets"].items()}
-    return _VERIFY.format(table=bulk["table"], key=bulk["key_column"], where=bulk["sql_where"],
-                          effect=bulk["effect"], sets=sets, answer=bulk["answer"])
+    return answer_rule_source() + _VERIFY.format(
+        table=bulk["table"], key=bulk["key_column"], where=bulk["sql_where"],
+        effect=bulk["effect"], sets=sets, answer=bulk["answer"])
 
 
 __all__ = ["MAX_TARGETS", "MIN_TARGETS", "SOLUTION_HELPERS", "WRONG_VARIANTS", "call_lines",

@@ -420,7 +420,10 @@ class GRPOTrainer:
         result = StepStats(
             step=self.step_no,
             reward_mean=sum(t.reward for t in kept) / len(kept) if kept else 0.0,
-            pass_rate=(sum(1 for t in kept if t.reward_components.get("check", 0) >= 1)
+            # the check's verdict (extra calls lower a passing score); a custom reward
+            # function reports a check score only
+            pass_rate=(sum(1 for t in kept if t.reward_components.get(
+                "check.passed", t.reward_components.get("check", 0)) >= 1)
                        / len(kept)) if kept else 0.0,
             loss=stats["loss"], kl=stats["kl"], clip_frac=stats["clip"], grad_norm=stats["grad"],
             rollouts=len(rollouts), dropped_env_faults=len(rollouts) - len(kept),

@@ -1,11 +1,13 @@
-"""Structured verifiable rewards for trajectories, each component logged.
+"""Structured verifiable rewards for trajectories, each component logged: the one reward of
+training rollouts, evaluation and the verifier's attempts (`agents.attempt.run_attempt`).
 
-- programmatic tasks: the task's verification script on (initial state, final state, answer),
-  through the one task check (`agent_world.tasks.check.check_episode` with the attempt's steps:
-  a right answer without a successful call of a gold-chain tool is a guess and scores 0);
-- graph tasks: a rubric-conditioned LLM judge (`models.chat_model("judge")`) when one is
-  configured, otherwise the same deterministic check against the reference answer and the
-  final state;
+- every task: the one deterministic task check (`agent_world.tasks.check.check_episode` with
+  the attempt's steps: typed exact answer, exact state, grounded in the call that produced the
+  answer, extra calls lowering the score down to a floor); components `check.*`, its verdict
+  `check.passed`;
+- graph tasks with a rubric-conditioned LLM judge configured (`models.chat_model("judge")`):
+  the judge refines a deterministic pass (task score = check × (1 − JUDGE_WEIGHT × (1 −
+  judge))) and is not asked about a fail, which it could never overturn;
 - a format penalty for malformed tool calls, for repeating a call that already failed (same
   tool, same arguments), for not answering at all, and for answering a
   task whose gold solution calls tools without a single readable call (the largest penalty:
@@ -39,6 +41,9 @@ MAX_FORMAT_PENALTY = 0.3
 # so giving up on tools never beats trying (at 0.1 a tiny policy whose calls were often
 # malformed, -0.2 or -0.3, learned within 25 steps to answer without calling)
 NO_CALL_PENALTY = MAX_FORMAT_PENALTY
+# how much a judge's verdict can take off a deterministic pass (a pass it calls worthless
+# keeps half its score)
+JUDGE_WEIGHT = 0.5
 
 Checker = Callable[[Task, Episode, Any], Any]
 
@@ -101,43 +106,48 @@ def judge_score(judge: Any, task: Task, traj: Trajectory) -> float:
     return max(0.0, min(1.0, float(match.group(1))))
 
 
-def _check_components(result: Any) -> tuple[float, dict[str, float]]:
+def _check_components(result: Any) -> tuple[float, bool, dict[str, float]]:
+    """Score, verdict and components of a check result (a `CheckResult`, or a bare score from
+    a custom checker: a pass at 1)."""
     score = float(getattr(result, "score", result))
+    passed = bool(getattr(result, "passed", score >= 1.0 - 1e-9))
     parts = getattr(result, "components", None) or {}
-    return score, {f"check.{k}": float(v) for k, v in parts.items()
-                   if isinstance(v, int | float | bool)}
+    return score, passed, {f"check.{k}": float(v) for k, v in parts.items()
+                           if isinstance(v, int | float | bool)}
 
 
 def score(task: Task, traj: Trajectory, episode: Episode, checker: Checker | None = None,
-          judge: Any = "auto") -> None:
-    """Fill `traj.reward` and `traj.reward_components` from the episode's final state."""
+          judge: Any = "auto") -> Any:
+    """Fill `traj.reward` and `traj.reward_components` from the episode's final state; returns
+    the check's result (None for an environment fault)."""
     components: dict[str, float] = {}
     if any(s.fault == "environment" for s in traj.steps):
         traj.env_fault = True
     if traj.env_fault:
         traj.reward, traj.reward_components = 0.0, {"env_fault": 1.0}
-        return
-    if judge == "auto":
-        from agent_world.models import chat_model
+        return None
+    if checker is None:  # the one task check, grounded in the attempt's calls
+        from agent_world.tasks.check import check_episode
 
-        judge = chat_model("judge") if task.kind == "graph" else None
-    task_score: float | None = None
-    if judge is not None and task.kind == "graph":
-        try:
-            task_score = judge_score(judge, task, traj)
-            components["judge"] = task_score
-        except Exception as exc:  # unreachable judge or unreadable verdict: fall back, logged
-            traj.meta["judge_error"] = f"{type(exc).__name__}: {exc}"[:300]
-    if task_score is None:
-        if checker is None:  # the one task check, grounded in the attempt's calls
-            from agent_world.tasks.check import check_episode
+        result = check_episode(task, episode, traj.final_answer, steps=traj.steps)
+    else:
+        result = checker(task, episode, traj.final_answer)
+    task_score, passed, parts = _check_components(result)
+    components.update(parts)
+    components["check"] = task_score
+    components["check.passed"] = float(passed)
+    if passed and task.kind == "graph":
+        if judge == "auto":
+            from agent_world.models import chat_model
 
-            result = check_episode(task, episode, traj.final_answer, steps=traj.steps)
-        else:
-            result = checker(task, episode, traj.final_answer)
-        task_score, parts = _check_components(result)
-        components.update(parts)
-        components["check"] = task_score
+            judge = chat_model("judge")
+        if judge is not None:
+            try:
+                verdict = judge_score(judge, task, traj)
+                components["judge"] = verdict
+                task_score *= 1.0 - JUDGE_WEIGHT * (1.0 - verdict)
+            except Exception as exc:  # unreachable judge or unreadable verdict: the check
+                traj.meta["judge_error"] = f"{type(exc).__name__}: {exc}"[:300]
     parts = format_parts(traj, task)
     penalty = min(MAX_FORMAT_PENALTY, sum(parts.values()))
     components.update({f"format.{k}": -v for k, v in parts.items()})
@@ -145,6 +155,7 @@ def score(task: Task, traj: Trajectory, episode: Episode, checker: Checker | Non
     traj.reward = task_score - penalty
     components["total"] = traj.reward
     traj.reward_components = components
+    return result
 
 
-__all__ = ["Checker", "format_parts", "format_penalty", "judge_score", "score"]
+__all__ = ["JUDGE_WEIGHT", "Checker", "format_parts", "format_penalty", "judge_score", "score"]

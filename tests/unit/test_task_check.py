@@ -148,7 +148,8 @@ def test_read_only_task_gives_nothing_for_doing_nothing(airline, runtime):
 
 def test_a_right_answer_without_a_gold_tool_call_is_a_guess(airline, runtime):
     """Grounding: given the attempt's steps, a right answer counts only after a successful
-    call of a tool of the gold chain; another route through one of its tools still counts."""
+    call of a tool of the gold chain whose observation shows it; a call of a gold tool that
+    does not show it (the chain's first call) is not enough."""
     from agent_world.tasks.check import grounded
     from agent_world.tasks.model import Step, ToolCall
 
@@ -169,7 +170,10 @@ def test_a_right_answer_without_a_gold_tool_call_is_a_guess(airline, runtime):
         assert not grounded(task, steps)
         assert not res.passed and res.score == 0.0 and res.components["grounded"] == 0.0
         assert res.components["answer"] == 1.0 and "not grounded" in res.detail
-    one_gold = unrelated + [Step(tool="tool_a", arguments={}, ok=True, result={})]
+    first_only = unrelated + [Step(tool="tool_a", arguments={}, ok=True, result={})]
+    assert not check_episode(task, ep, miles, steps=first_only).passed
+    one_gold = unrelated + [Step(tool="tool_b", arguments={}, ok=True,
+                                 result={"miles_balance": miles})]
     res = check_episode(task, ep, miles, steps=one_gold)
     assert res.passed and res.components["grounded"] == 1.0
     # a grounded wrong answer is still wrong; a task without a chain needs no call
