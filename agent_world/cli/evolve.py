@@ -11,14 +11,24 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_world.cli.common import console, err_console, state
+from agent_world.evolution.rounds import rate_text
 
 STAGE_LABEL = {"begin": "begin round", "mine": "mine tool ecosystems", "build": "build tools",
                "split": "held-out split", "synthesize": "synthesize tasks",
                "evaluate": "evaluate on held-out", "diagnose": "diagnose failures",
-               "resynthesize": "targeted tasks", "train": "train (GRPO)", "record": "record round"}
+               "resynthesize": "targeted tasks", "warm_start": "warm start (supervised)",
+               "train": "train (GRPO)", "record": "record round"}
 FIRST_ROUND = ("begin", "mine", "build", "split", "synthesize", "evaluate", "diagnose",
-               "resynthesize", "train", "evaluate", "record")
-LATER_ROUND = ("begin", "diagnose", "resynthesize", "train", "evaluate", "record")
+               "resynthesize", "warm_start", "train", "evaluate", "record")
+LATER_ROUND = ("begin", "diagnose", "resynthesize", "warm_start", "train", "evaluate", "record")
+
+
+def _plan(first: bool, warm_eval: bool) -> tuple[str, ...]:
+    plan = FIRST_ROUND if first else LATER_ROUND
+    if not warm_eval:
+        return plan
+    at = plan.index("warm_start") + 1
+    return (*plan[:at], "evaluate", *plan[at:])
 
 
 def _describe(node: str, out: dict[str, Any]) -> str:
@@ -34,8 +44,19 @@ def _describe(node: str, out: dict[str, Any]) -> str:
                 f" held-out tasks; policy {out.get('policy', '')}")
     if node == "evaluate":
         s = out.get("last") or {}
-        return f"held-out pass rate {s.get('pass_rate', 0):.0%} ({s.get('passes', 0)}/" \
-               f"{s.get('attempts', 0)}); errors {s.get('errors', {})}"
+        text = f"held-out pass rate {rate_text(s.get('passes'), s.get('attempts'))}; " \
+               f"errors {s.get('errors', {})}"
+        if out.get("fresh"):
+            f = out["fresh"]
+            text += f"; fresh set {rate_text(f.get('passes'), f.get('attempts'))}"
+        return text
+    if node == "warm_start":
+        t = out.get("training") or {}
+        if t.get("skipped"):
+            return "skipped by review"
+        warm = t.get("warm_start") or []
+        return (f"{len(warm)} supervised steps, loss {warm[0]:.3f} → {warm[-1]:.3f}" if warm
+                else f"{len(out.get('train_mix') or [])} training tasks")
     if node == "diagnose":
         return (out.get("diagnosis") or {}).get("summary", "")
     if node == "resynthesize":
@@ -51,15 +72,28 @@ def _describe(node: str, out: dict[str, Any]) -> str:
 
 
 def round_table(history: list[dict[str, Any]], title: str = "Self-evolution rounds") -> Table:
+    """Per round: held-out pass rates with their Wilson 95 % intervals (before, after the warm
+    start when measured, after GRPO, on the round's fresh set when there is one)."""
     table = Table(title=title)
-    for col in ("round", "held-out before", "after", "targeted error", "its failures",
-                "targeted tasks", "training tasks", "steps"):
+    warm = any(h.get("warm_n") for h in history)
+    fresh = any(h.get("fresh_after_n") for h in history)
+    cols = ["round", "held-out before", *(["after warm start"] if warm else []),
+            "after", *(["fresh set after"] if fresh else []), "targeted error",
+            "its failures", "targeted tasks", "training tasks", "steps"]
+    for col in cols:
         table.add_column(col, justify="right")
-    pct = lambda v: "-" if v is None else f"{v:.0%}"  # noqa: E731
+
+    def rate(h: dict[str, Any], key: str) -> str:
+        n = h.get(f"{key}_n")
+        if n:
+            return rate_text(*n)
+        return "-" if h.get(key) is None else f"{h[key]:.0%}"  # a record from older code
+
     for h in history:
-        table.add_row(str(h["round"]), pct(h["before"]), pct(h["after"]), h["target_error"],
-                      f"{h['target_before']} → {h['target_after']}", str(h["targeted_tasks"]),
-                      str(h["train_tasks"]), str(h["steps"]))
+        table.add_row(str(h["round"]), rate(h, "before"), *([rate(h, "warm")] if warm else []),
+                      rate(h, "after"), *([rate(h, "fresh_after")] if fresh else []),
+                      h["target_error"], f"{h['target_before']} → {h['target_after']}",
+                      str(h["targeted_tasks"]), str(h["train_tasks"]), str(h["steps"]))
     return table
 
 
@@ -70,7 +104,7 @@ def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, 
     from agent_world.graphs.evolve import round_trace
     from agent_world.graphs.runner import stream
 
-    plan = FIRST_ROUND if first else LATER_ROUND
+    plan = _plan(first, bool(getattr(context, "eval_after_warm_start", False)))
     bar = progress.add_task(f"round {round_no}", total=len(plan))
     inner: int | None = None
     interrupts: list[Any] = []
@@ -134,6 +168,12 @@ def evolve(
         help="Initial tasks per training env (default 6).")] = None,
     heldout_tasks: Annotated[int | None, typer.Option(
         help="Evaluation tasks per held-out env (default 12).")] = None,
+    fresh_heldout_tasks: Annotated[int | None, typer.Option(
+        help="Fresh held-out tasks per held-out env each round, a new seed a round (the "
+             "diagnosis reads them; default 0: none).")] = None,
+    eval_warm_start: Annotated[bool | None, typer.Option(
+        "--eval-warm-start/--no-eval-warm-start",
+        help="Also evaluate after the supervised warm start, before GRPO.")] = None,
     targeted_tasks: Annotated[int | None, typer.Option(
         help="Targeted tasks per env per round (default 4).")] = None,
     train_steps: Annotated[int | None, typer.Option(
@@ -168,7 +208,9 @@ def evolve(
         raise typer.BadParameter(f"thread {thread!r} has nothing to resume")
     sizes = {"tasks_per_env": tasks_per_env, "heldout_tasks_per_env": heldout_tasks,
              "targeted_tasks_per_env": targeted_tasks, "train_steps": train_steps,
-             "warm_start_steps": warm_start_steps}
+             "warm_start_steps": warm_start_steps,
+             "fresh_heldout_tasks_per_env": fresh_heldout_tasks,
+             "eval_after_warm_start": eval_warm_start}
     context = evolve_graph.EvolveContext(
         sources=list(source or []), seed=seed, policy=policy, review_before_train=review,
         **{k: v for k, v in sizes.items() if v is not None})

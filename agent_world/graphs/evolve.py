@@ -3,15 +3,23 @@
     first round:  begin ─▶ mine ─▶ build ─▶ split ─▶ synthesize ─▶ evaluate (baseline) ─┐
     every round:  begin ─────────────────────────────────────────────────────────────────┤
                   ┌──────────────────────────────────────────────────────────────────────┘
-                  └▶ diagnose ─▶ resynthesize ─▶ [review] train ─▶ evaluate (after) ─▶ record
+                  └▶ diagnose ─▶ resynthesize ─▶ [review] warm_start ─▶ [evaluate (warm)] ─▶
+                     train ─▶ evaluate (after) ─▶ record
 
 `mine` runs the mine graph as a subgraph; `build`, `synthesize` and `train` call their stages
 (`agent_world.evolution.stages`). The held-out environments are chosen once (`split`) and never
 trained on: their tasks only measure the policy. Round r starts from the evaluation that ended
 round r-1 (the baseline for round 1), diagnoses its failures, grows the databases the diagnosis
 names (one more complexification iteration, kept only if the tools' tests still pass),
-synthesizes tasks targeted by the diagnosis' guidelines, continues training on them plus a replay of earlier tasks, evaluates the
-new policy on the held-out tasks and records the round (catalog `rounds`).
+synthesizes tasks targeted by the diagnosis' guidelines, continues training on them plus a
+replay of earlier tasks, evaluates the new policy on the held-out tasks and records the round
+(catalog `rounds`).
+
+Two optional measurements (`EvolveContext`): `eval_after_warm_start` evaluates the policy between
+the supervised warm start and GRPO (GRPO resumes from the warm start's checkpoint), so each
+stage's contribution shows; `fresh_heldout_tasks_per_env` draws a fresh held-out set every round
+(a new seed) beside the fixed set that compares rounds, and the diagnosis reads the fresh set's
+failures — the tasks that score a round are then not the ones that steered it.
 
 Every write is idempotent (tasks keyed by content, evaluations and rounds by thread/round,
 checkpoints by thread/round, written atomically), so a killed round resumed on the same thread
@@ -70,6 +78,13 @@ class EvolveContext:
     # earlier training tasks replayed each round: with 8 beside 12 targeted tasks, round 2 of
     # the default run forgot what round 1 learned (held-out 17 % -> 4 %, its passes lost)
     replay: int = 16
+    # fresh held-out tasks per held-out environment each round (a new seed per round), beside
+    # the fixed set that compares rounds: the diagnosis reads the fresh set, so the tasks that
+    # score a round are not the ones that steered it (0: none; the diagnosis reads the fixed set)
+    fresh_heldout_tasks_per_env: int = 0
+    # evaluate the policy after the supervised warm start too, so the warm start's and GRPO's
+    # contributions show apart (one more held-out evaluation per round)
+    eval_after_warm_start: bool = False
     train_steps: int = 3  # GRPO steps per round
     # supervised steps on the gold solutions of each round's training mix before its GRPO (a
     # base model learns the tool-call format in round 1; later rounds learn the targeted
@@ -95,14 +110,16 @@ class EvolveState(TypedDict, total=False):
     settings: dict[str, Any]  # EvolveContext of the first round
     round: int  # the round in progress (or last finished)
     rounds_done: int
-    phase: str  # "baseline" | "after": which evaluation `evaluate` is making
+    phase: str  # "baseline" | "warm" | "after": which evaluation `evaluate` is making
     mined: list[str]
     envs: list[str]  # built environments
     train_envs: list[str]
     heldout_envs: list[str]
     train_tasks: list[str]  # every training task so far (the replay pool)
     heldout_tasks: list[str]
+    fresh_tasks: list[str]  # fresh held-out tasks the next diagnosis reads (a new set a round)
     targeted_tasks: list[str]  # this round's
+    train_mix: list[str]  # this round's training tasks (targeted + replay)
     complexified: dict[str, str]  # env → "complexified" or why not, this round
     policy: str  # the current policy checkpoint or model id
     policy_before: str
@@ -110,6 +127,12 @@ class EvolveState(TypedDict, total=False):
     before: dict[str, Any]  # its summary
     last_eval: str
     last: dict[str, Any]
+    warm_eval: str  # after the warm start (eval_after_warm_start)
+    warm: dict[str, Any]
+    fresh_eval: str  # the fresh set the next diagnosis reads ("" without fresh sets)
+    fresh: dict[str, Any]
+    fresh_before_eval: str  # the one this round's diagnosis read
+    fresh_before: dict[str, Any]
     diagnosis: dict[str, Any]
     training: dict[str, Any]
     seconds: dict[str, float]
@@ -131,6 +154,35 @@ def _settings(state: EvolveState) -> EvolveContext:
 
 def _timed(state: EvolveState, stage: str, started: float) -> dict[str, float]:
     return {**(state.get("seconds") or {}), stage: round(time.monotonic() - started, 2)}
+
+
+def _fresh_tasks(state: EvolveState, config: RunnableConfig, round_no: int) -> list[str]:
+    """Fresh held-out tasks for the diagnosis of round `round_no` (a seed of their own)."""
+    s = _settings(state)
+    if s.fresh_heldout_tasks_per_env <= 0:
+        return []
+    return stages.synthesize_tasks(state["heldout_envs"], _home(config),
+                                   s.fresh_heldout_tasks_per_env,
+                                   s.seed + 1 + 7919 * round_no,
+                                   tag=f"{_thread(config)}/heldout-r{round_no}")
+
+
+def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eval_id: str,
+                 label: str) -> dict[str, Any]:
+    """Evaluate the current policy on the tasks `ids` and store it as `eval_id`; its summary."""
+    s = _settings(state)
+    home = _home(config)
+    cat = Catalog.open(home)
+    try:
+        tasks = _tasks(cat, ids)
+        report_turn = _reporter("evaluate", len(tasks))
+        trajectories = stages.run_policy(state["policy"], tasks, home, seed=s.seed,
+                                         max_turns=s.max_turns, progress=report_turn)
+        report = record_evaluation(cat, eval_id, tasks, trajectories, label=label,
+                                   policy=state["policy"])
+    finally:
+        cat.close()
+    return report.summary()
 
 
 def _tasks(cat: Catalog, ids: list[str]) -> list[Task]:
@@ -159,7 +211,7 @@ def begin(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, Any]
     return {"settings": settings, "round": done + 1, "rounds_done": done,
             "goal_rounds": max(state.get("goal_rounds") or 0, done + 1),
             "targeted_tasks": [], "complexified": {}, "diagnosis": {}, "training": {},
-            "seconds": {},
+            "seconds": {}, "train_mix": [], "warm_eval": "", "warm": {},
             "before_eval": state.get("last_eval", ""), "before": state.get("last") or {},
             "policy_before": state.get("policy", ""), "history": state.get("history") or []}
 
@@ -210,37 +262,37 @@ def synthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     if not heldout:
         raise AgentWorldError("no held-out task passed the trust gates; nothing to evaluate on")
     policy = s.policy or stages.default_policy()
-    return {"train_tasks": train, "heldout_tasks": heldout, "phase": "baseline",
+    fresh = [t for t in _fresh_tasks(state, config, 1) if t not in set(heldout)]
+    return {"train_tasks": train, "heldout_tasks": heldout, "fresh_tasks": fresh,
+            "phase": "baseline",
             "policy": policy, "policy_before": policy,
             "seconds": _timed(state, "synthesize", started)}
 
 
 def evaluate(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     started = time.monotonic()
-    s = _settings(state)
-    home = _home(config)
     phase = state.get("phase", "after")
-    eval_id = f"{_thread(config)}/r{state['round']}/{phase}"
-    cat = Catalog.open(home)
-    try:
-        tasks = _tasks(cat, state["heldout_tasks"])
-        report_turn = _reporter("evaluate", len(tasks))
-        trajectories = stages.run_policy(state["policy"], tasks, home, seed=s.seed,
-                                         max_turns=s.max_turns, progress=report_turn)
-        report = record_evaluation(cat, eval_id, tasks, trajectories,
-                                   label=f"round {state['round']} {phase}",
-                                   policy=state["policy"])
-    finally:
-        cat.close()
-    out: dict[str, Any] = {"last_eval": eval_id, "last": report.summary(),
-                           "seconds": _timed(state, f"evaluate_{phase}", started)}
+    prefix = f"{_thread(config)}/r{state['round']}"
+    eval_id = f"{prefix}/{phase}"
+    summary = _evaluate_on(state, config, state["heldout_tasks"], eval_id,
+                           f"round {state['round']} {phase}")
+    out: dict[str, Any] = {"last_eval": eval_id, "last": summary}
     if phase == "baseline":
-        out.update(before_eval=eval_id, before=report.summary())
+        out.update(before_eval=eval_id, before=summary)
+    if phase == "warm":
+        out.update(warm_eval=eval_id, warm=summary)
+    fresh = state.get("fresh_tasks") or []
+    if phase in ("baseline", "after") and fresh:
+        # the fresh set the next diagnosis reads: the policy as the next round starts
+        fresh_id = f"{prefix}/{phase}-fresh"
+        out.update(fresh_eval=fresh_id, fresh=_evaluate_on(
+            state, config, fresh, fresh_id, f"round {state['round']} {phase}, fresh set"))
+    out["seconds"] = _timed(state, f"evaluate_{phase}", started)
     return out
 
 
 def route_evaluate(state: EvolveState) -> str:
-    return "diagnose" if state.get("phase") == "baseline" else "record"
+    return {"baseline": "diagnose", "warm": "train"}.get(state.get("phase", ""), "record")
 
 
 def _env_meta(cat: Catalog, state: EvolveState) -> list[EnvMeta]:
@@ -255,12 +307,16 @@ def diagnose_node(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     started = time.monotonic()
     cat = Catalog.open(_home(config))
     try:
-        attempts, traces = load_evaluation(cat, state["before_eval"])
+        # the fresh set when there is one: the fixed set only scores rounds
+        source = state.get("fresh_eval") or state["before_eval"]
+        attempts, traces = load_evaluation(cat, source)
         diagnosis = diagnose(attempts, _env_meta(cat, state), traces,
                              evaluation_tasks(cat, attempts))
     finally:
         cat.close()
     return {"diagnosis": diagnosis.model_dump(mode="json"),
+            "fresh_before_eval": state.get("fresh_eval") or "",
+            "fresh_before": (state.get("fresh") or {}) if state.get("fresh_eval") else {},
             "seconds": _timed(state, "diagnose", started)}
 
 
@@ -282,7 +338,11 @@ def resynthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
                                        s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
                                        guidelines=guidelines,
                                        tag=f"{_thread(config)}/round-{state['round']}")
-    return {"targeted_tasks": targeted, "complexified": grown,
+    # the next diagnosis' fresh held-out set (drawn now so the evaluation after training
+    # measures the new policy on it)
+    fresh = [t for t in _fresh_tasks(state, config, state["round"] + 1)
+             if t not in set(state["heldout_tasks"])]
+    return {"targeted_tasks": targeted, "complexified": grown, "fresh_tasks": fresh,
             "seconds": _timed(state, "resynthesize", started)}
 
 
@@ -292,8 +352,11 @@ def _replay(state: EvolveState, k: int, seed: int) -> list[str]:
     return sorted(random.Random(seed).sample(pool, min(k, len(pool))))
 
 
-def train(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveContext]
-          ) -> dict[str, Any]:
+def warm_start(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveContext]
+               ) -> dict[str, Any]:
+    """The round's training mix; with `eval_after_warm_start`, the supervised warm start alone
+    (its checkpoint is evaluated before GRPO continues from it), else nothing more: `train`
+    runs both. A review before training pauses here."""
     s = _settings(state)
     # the thread's setting or this call's: a thread started with review keeps asking, even when
     # it is resumed by a call that does not say so
@@ -304,30 +367,83 @@ def train(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCon
     if review and not interrupt({"round": state["round"],
                                  "diagnosis": Diagnosis.model_validate(state["diagnosis"]).text(),
                                  "targeted_tasks": len(targeted), "replay_tasks": len(replay)}):
-        return {"phase": "after", "training": {"skipped": True},
+        return {"phase": "after", "training": {"skipped": True}, "train_mix": [],
                 "train_tasks": list(dict.fromkeys([*state["train_tasks"], *targeted]))}
-    started = time.monotonic()
-    home = _home(config)
     # the first round also trains on the initial tasks; later rounds replay a sample of them
     mix = list(dict.fromkeys(targeted + (state["train_tasks"] if state["round"] == 1
                                          else replay)))
+    out: dict[str, Any] = {"train_mix": mix, "training": {}}
+    if not s.eval_after_warm_start:
+        return {**out, "phase": "after"}
+    started = time.monotonic()
+    home = _home(config)
     cat = Catalog.open(home)
     try:
         tasks = _tasks(cat, mix)
     finally:
         cat.close()
+    # zero GRPO steps: the warm-started policy is checkpointed (step 0, also GRPO's frozen
+    # reference) and `train` resumes from it
+    result = stages.train_policy(state["policy"], tasks, _round_dir(config, state["round"]), 0,
+                                 seed=s.seed + state["round"], home=home,
+                                 progress=_reporter("train", len(tasks)),
+                                 warm_start_steps=s.warm_start_steps)
+    return {**out, "phase": "warm", "policy": result.checkpoint,
+            "training": {"warm_checkpoint": result.checkpoint,
+                         "warm_start": result.warm_start, "warm_seconds": result.seconds},
+            "seconds": _timed(state, "warm_start", started)}
+
+
+def route_warm_start(state: EvolveState) -> str:
+    if (state.get("training") or {}).get("skipped"):
+        return "evaluate"
+    return "evaluate" if state.get("phase") == "warm" else "train"
+
+
+def train(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+    s = _settings(state)
+    targeted = state.get("targeted_tasks") or []
+    mix = state.get("train_mix") or []
+    started = time.monotonic()
+    home = _home(config)
+    cat = Catalog.open(home)
+    try:
+        tasks = _tasks(cat, mix)
+    finally:
+        cat.close()
+    before = state.get("training") or {}
     out_dir = _round_dir(config, state["round"])
+    # after a warm-start evaluation this resumes from the warm start's checkpoint
     result = stages.train_policy(state["policy"], tasks, out_dir, s.train_steps,
                                  seed=s.seed + state["round"], home=home,
                                  progress=_reporter("train", len(tasks)),
                                  warm_start_steps=s.warm_start_steps)
+    warm = before.get("warm_start") or result.warm_start
     return {"phase": "after", "policy": result.checkpoint,
             "train_tasks": list(dict.fromkeys([*state["train_tasks"], *targeted])),
-            "training": {"checkpoint": result.checkpoint, "curve": result.curve,
-                         "warm_start": result.warm_start, "tasks": len(tasks),
+            "training": {**before, "checkpoint": result.checkpoint, "curve": result.curve,
+                         "warm_start": warm, "tasks": len(tasks),
                          "targeted": len(targeted), "replay": len(mix) - len(targeted),
-                         "seconds": result.seconds},
+                         "seconds": result.seconds + before.get("warm_seconds", 0.0)},
             "seconds": _timed(state, "train", started)}
+
+
+def _record_settings(state: EvolveState) -> dict[str, Any]:
+    """The run's settings as the report shows them (sizes, seed, policy, versions)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    settings = {k: v for k, v in (state.get("settings") or {}).items()
+                if not k.endswith("_model") and k != "home"}
+    settings["policy"] = settings.get("policy") or state.get("policy_before") or ""
+    versions = {}
+    for pkg in ("agent-world", "torch", "transformers", "langgraph"):
+        try:
+            versions[pkg] = version(pkg)
+        except PackageNotFoundError:
+            continue
+    return {**settings, "versions": versions,
+            "train_envs": state.get("train_envs") or [],
+            "heldout_envs": state.get("heldout_envs") or []}
 
 
 def _round_dir(config: RunnableConfig, n: int) -> Path:
@@ -349,6 +465,12 @@ def record(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
             policy_before=state.get("policy_before", ""), checkpoint=training.get("checkpoint", ""),
             before_eval=state["before_eval"], after_eval=state["last_eval"],
             before=state["before"], after=state["last"],
+            warm_eval=state.get("warm_eval") or "", warm=state.get("warm") or {},
+            diagnosed_eval=state.get("fresh_before_eval") or state["before_eval"],
+            fresh_before=state.get("fresh_before") or {},
+            fresh_after_eval=state.get("fresh_eval") or "",
+            fresh_after=(state.get("fresh") or {}) if state.get("fresh_eval") else {},
+            settings=_record_settings(state),
             diagnosis=state["diagnosis"], diagnosis_text=diagnosis.text(),
             target_error=diagnosis.target_error,
             counts={"train_envs": len(state["train_envs"]),
@@ -378,6 +500,7 @@ def build_graph() -> StateGraph:
     g.add_node("evaluate", with_models(evaluate))
     g.add_node("diagnose", with_models(diagnose_node))
     g.add_node("resynthesize", with_models(resynthesize))
+    g.add_node("warm_start", with_models(warm_start))
     g.add_node("train", with_models(train))
     g.add_node("record", record)
     g.add_edge(START, "begin")
@@ -386,16 +509,17 @@ def build_graph() -> StateGraph:
     g.add_edge("build", "split")
     g.add_edge("split", "synthesize")
     g.add_edge("synthesize", "evaluate")
-    g.add_conditional_edges("evaluate", route_evaluate, ["diagnose", "record"])
+    g.add_conditional_edges("evaluate", route_evaluate, ["diagnose", "train", "record"])
     g.add_edge("diagnose", "resynthesize")
-    g.add_edge("resynthesize", "train")
+    g.add_edge("resynthesize", "warm_start")
+    g.add_conditional_edges("warm_start", route_warm_start, ["evaluate", "train"])
     g.add_edge("train", "evaluate")
     g.add_edge("record", END)
     return g
 
 
 STAGES = ("mine", "build", "split", "synthesize", "evaluate", "diagnose", "resynthesize",
-          "train", "record")
+          "warm_start", "train", "record")
 
 def round_trace(config: dict[str, Any], context: EvolveContext | None = None
                 ) -> dict[str, Any]:

@@ -125,7 +125,7 @@ def test_evolve_paused_for_review_resumes_over_stdio(tmp_path):
     first, again, resumed = asyncio.run(session())
     assert not first.isError, first.content
     paused = _json(first)
-    assert paused["status"] == "paused" and paused["pending"] == ["train"]
+    assert paused["status"] == "paused" and paused["pending"] == ["warm_start"]
     assert paused["resume_with"] == {"thread_id": "mcp-evolve", "resume": True,
                                      "resume_value": True}
     [asked] = paused["paused"]

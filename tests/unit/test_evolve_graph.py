@@ -135,14 +135,67 @@ def test_review_interrupt_before_training(tmp_path, doubles):
     config = thread_config("rv", tmp_path)
     list(stream(g, {}, config, context=_ctx(review_before_train=True)))
     values, nxt = final_state(g, config)
-    assert nxt == ["train"] and not doubles.trained_on
+    assert nxt == ["warm_start"] and not doubles.trained_on  # before any training
     # resumed by a call whose context does not ask for review: the thread's setting still asks
     list(stream(g, None, config, context=_ctx()))
     values, nxt = final_state(g, config)
-    assert nxt == ["train"] and not doubles.trained_on
+    assert nxt == ["warm_start"] and not doubles.trained_on
     list(stream(g, Command(resume=True), config, context=_ctx()))
     values, nxt = final_state(g, config)
     assert nxt == [] and values["rounds_done"] == 1 and len(doubles.trained_on) == 1
+
+
+def test_warm_start_evaluated_apart_and_fresh_sets_drive_the_diagnosis(tmp_path, doubles):
+    """With eval_after_warm_start the round trains twice from one directory (the warm start
+    alone, then GRPO from its checkpoint) and evaluates in between; with fresh held-out sets
+    each round's diagnosis reads a set drawn for it, never the fixed set that scores rounds."""
+    g = evolve.build_graph()
+    ctx = _ctx(eval_after_warm_start=True, fresh_heldout_tasks_per_env=3)
+    invoke(g, {"goal_rounds": 2}, thread_id="w", home=tmp_path, context=ctx)
+    s2 = invoke(g, {}, thread_id="w", home=tmp_path, context=ctx)
+    cat = Catalog.open(tmp_path)
+    evals = {e["id"] for e in cat.list_evaluations()}
+    assert evals == {"w/r1/baseline", "w/r1/baseline-fresh", "w/r1/warm", "w/r1/after",
+                     "w/r1/after-fresh", "w/r2/warm", "w/r2/after", "w/r2/after-fresh"}
+    # per round: warm start alone (0 GRPO steps), then GRPO from the same directory
+    assert [len(ids) > 0 for ids in doubles.trained_on] == [True] * 4
+    r1, r2 = (r["record"] for r in cat.list_rounds("w"))
+    assert r1["warm_eval"] == "w/r1/warm" and r1["warm"]["attempts"] == 8
+    assert r1["diagnosed_eval"] == "w/r1/baseline-fresh"
+    assert r2["diagnosed_eval"] == "w/r1/after-fresh"
+    assert r2["fresh_before"] == r1["fresh_after"]
+    assert r1["fresh_after"]["attempts"] == 3 * len(s2["heldout_envs"])
+    # fresh sets: new tasks every round, none of the fixed set
+    fresh = [{a["task_id"] for a in cat.evaluation_attempts(e)}
+             for e in ("w/r1/baseline-fresh", "w/r1/after-fresh", "w/r2/after-fresh")]
+    fixed = set(s2["heldout_tasks"])
+    assert all(f and not f & fixed for f in fresh)
+    assert not fresh[0] & fresh[1] and not fresh[1] & fresh[2]
+    # the diagnosis cites attempts of the set it read
+    read = {a["trajectory_id"] for a in cat.evaluation_attempts("w/r1/after-fresh")}
+    cited = {i for c in r2["diagnosis"]["guidelines"]["cites"] for i in c["evidence"]}
+    assert cited and cited <= read
+    assert r2["settings"]["seed"] == 0 and r2["settings"]["heldout_envs"]
+    assert "torch" in r2["settings"]["versions"]
+
+
+def test_rounds_table_prints_wilson_intervals():
+    from rich.console import Console
+
+    from agent_world.cli.evolve import round_table
+    from agent_world.evolution.rounds import RoundRecord, wilson
+
+    lo, hi = wilson(4, 24)
+    assert round(lo, 3) == 0.067 and round(hi, 3) == 0.359
+    assert wilson(0, 24)[0] == 0.0 and wilson(0, 24)[1] > 0.1  # 0/24 is not "exactly 0"
+    rec = RoundRecord(thread="t", round=1, before={"pass_rate": 0, "passes": 0, "attempts": 24},
+                      warm={"pass_rate": 1 / 24, "passes": 1, "attempts": 24},
+                      after={"pass_rate": 4 / 24, "passes": 4, "attempts": 24})
+    con = Console(width=250, record=True)
+    con.print(round_table([rec.row()]))
+    text = con.export_text()
+    assert "after warm start" in text and "0% (0/24; 95% CI 0%–14%)" in text
+    assert "17% (4/24; 95% CI 7%–36%)" in text and "4% (1/24; 95% CI 1%–20%)" in text
 
 
 def test_graph_lists_in_langgraph_json():
