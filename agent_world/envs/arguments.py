@@ -6,8 +6,8 @@ backtrack for minutes in Python's `re` while holding the GIL. Patterns are there
 with the `regex` engine under a timeout and with the GIL released; an argument whose check runs
 out of time is refused. References resolve within the schema only: the validator's registry
 retrieves nothing, so no schema makes this process reach the network. Integers must fit the
-64 bits the episode's SQLite database holds. Messages quote at most a few hundred characters of
-an argument.
+64 bits the episode's SQLite database holds, and arguments nest at most MAX_ARGUMENT_DEPTH
+levels. Messages quote at most a few hundred characters of an argument.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ PATTERN_TIMEOUT_S = 0.05
 MAX_MESSAGE_CHARS = 300
 # SQLite's INTEGER: a larger Python int cannot be bound (OverflowError in the tool's statement)
 MIN_INTEGER, MAX_INTEGER = -(2 ** 63), 2 ** 63 - 1
+# objects and arrays arguments may nest (the arguments object is the first level): jsonschema
+# recurses along a recursive schema, and the worker's message encoding along any value
+MAX_ARGUMENT_DEPTH = 32
 
 
 def _retrieve_nothing(uri: str) -> Any:
@@ -216,28 +219,37 @@ class CompiledArguments:
         self.fast = fast_accept(schema)
 
 
-def _wide_integer(arguments: dict[str, Any]) -> tuple[list[Any], int] | None:
-    """The path and value of an integer outside SQLite's 64 bits anywhere in `arguments`
-    (None: there is none). Iterative: arguments may nest deeper than Python's stack."""
+def _shape(arguments: dict[str, Any]) -> tuple[list[Any] | None, tuple[list[Any], int] | None]:
+    """(The path of an object or array nested past MAX_ARGUMENT_DEPTH, the path and value of
+    an integer outside SQLite's 64 bits) in `arguments`, each None when there is none.
+    Iterative: arguments may nest deeper than Python's stack."""
+    wide = None
     stack: list[tuple[Any, list[Any]]] = [(arguments, [])]
     while stack:
         node, path = stack.pop()
+        if len(path) >= MAX_ARGUMENT_DEPTH:
+            return path, wide
         for key, value in node.items() if isinstance(node, dict) else enumerate(node):
             if type(value) is int:
-                if not MIN_INTEGER <= value <= MAX_INTEGER:
-                    return [*path, key], value
+                if wide is None and not MIN_INTEGER <= value <= MAX_INTEGER:
+                    wide = [*path, key], value
             elif isinstance(value, dict | list | tuple):
                 stack.append((value, [*path, key]))
-    return None
+    return None, wide
 
 
 def argument_problem(validator: Any, arguments: dict[str, Any]) -> str | None:
-    """Why `arguments` fail the schema (the most relevant error, clipped) or hold an integer
-    past 64 bits, or None. `validator`: an `ArgumentValidator` or a `CompiledArguments`."""
+    """Why `arguments` nest too deep, fail the schema (the most relevant error, clipped) or
+    hold an integer past 64 bits, or None. `validator`: an `ArgumentValidator` or a
+    `CompiledArguments`."""
     if isinstance(validator, CompiledArguments):
         if validator.fast is not None and validator.fast(arguments):
             return None
         validator = validator.validator
+    deep, wide = _shape(arguments)
+    if deep is not None:
+        return clip(f"{_where(deep)}: nested more than {MAX_ARGUMENT_DEPTH} levels deep; send "
+                    "flatter arguments")
     try:
         problem = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
     except PatternTimeout as exc:
@@ -249,7 +261,6 @@ def argument_problem(validator: Any, arguments: dict[str, Any]) -> str | None:
     if problem is not None:
         where = _where(problem.absolute_path)
         return clip(f"{where}: {problem.message}")
-    wide = _wide_integer(arguments)
     if wide is not None:
         path, value = wide
         shown = str(value) if value.bit_length() <= 256 else f"of {value.bit_length():,} bits"
@@ -262,5 +273,6 @@ def _where(path: Any) -> str:
     return "arguments" + "".join(f"[{clip(repr(p), 60)}]" for p in path)
 
 
-__all__ = ["ArgumentValidator", "CompiledArguments", "MAX_INTEGER", "MIN_INTEGER",
-           "NO_RETRIEVAL", "PATTERN_TIMEOUT_S", "argument_problem", "clip", "fast_accept"]
+__all__ = ["ArgumentValidator", "CompiledArguments", "MAX_ARGUMENT_DEPTH", "MAX_INTEGER",
+           "MIN_INTEGER", "NO_RETRIEVAL", "PATTERN_TIMEOUT_S", "argument_problem", "clip",
+           "fast_accept"]

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_world.cli import app
+from agent_world.envs.arguments import MAX_ARGUMENT_DEPTH
 from agent_world.envs.episode import AGENT_FAULTS, ENV_FAULTS
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.worker import MAX_RESULT_BYTES, MAX_RESULT_DEPTH
@@ -44,6 +45,9 @@ TOOLS = [
           {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
     _tool("keep", "def keep(ctx, value):\n    return value\n",
           {"type": "object", "properties": {"value": {}}, "required": ["value"]}),
+    _tool("tree", "def tree(ctx, t):\n    return len(str(t))\n",
+          {"type": "object", "properties": {"t": {"$ref": "#/$defs/tree"}},
+           "$defs": {"tree": {"type": "array", "items": {"$ref": "#/$defs/tree"}}}}),
     _tool("nest", "def nest(ctx, levels, wide=False):\n"
                   "    x = [10 ** 30] if wide else []\n"
                   "    for _ in range(levels):\n        x = [x]\n"
@@ -159,6 +163,28 @@ def test_integers_past_64_bits_are_the_callers_fault(ep, value):
     assert ep.state_hash() == before
     assert ep.step("list_notes", {"user_id": 2 ** 63 - 1}).result == []
     assert ep.step("keep", {"value": [-(2 ** 63), 2.0 ** 70]}).result == [-(2 ** 63), 2.0 ** 70]
+
+
+def _nested(levels: int) -> list:
+    value: list = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def test_arguments_nested_too_deep_are_the_callers_fault(ep):
+    # the arguments object is a level: this value ends exactly at the limit
+    assert ep.step("keep", {"value": _nested(MAX_ARGUMENT_DEPTH - 1)}).ok
+    assert ep.step("tree", {"t": _nested(MAX_ARGUMENT_DEPTH - 1)}).ok
+    # 1,500 levels used to fail in the tool (a tool_exception), 5,000 to raise RecursionError
+    # out of step(), whether encoding the request or checking a recursive schema
+    for levels in (MAX_ARGUMENT_DEPTH, 1500, 5000):
+        for tool, arguments in (("keep", {"value": _nested(levels)}),
+                                ("tree", {"t": _nested(levels)})):
+            obs = ep.step(tool, arguments)
+            assert obs.error.kind == "invalid_arguments", (tool, levels, obs.error)
+            assert f"nested more than {MAX_ARGUMENT_DEPTH} levels" in obs.error.message
+            assert len(obs.error.message) <= 400
 
 
 def test_a_result_nested_too_deep_is_the_tools_fault(ep):
