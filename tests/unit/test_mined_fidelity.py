@@ -266,3 +266,121 @@ def test_llm_draft_passes_the_same_semantic_gate():
     assert first["clinician_id"] == 1  # its slot's clinician
     assert first["checked_in_at"] >= first["booked_at"]
     assert any("repaired" in n and "fk_route" in n for n in spec.provenance.notes)
+
+
+# ---- every unseen source mines; rows agree across tables -----------------------------------
+
+ALL_UNSEEN = sorted(p.name for p in UNSEEN.iterdir() if p.is_file())
+
+
+@pytest.fixture(scope="module")
+def refused_before() -> dict[str, MinedTheme]:
+    """Sources the miner used to refuse (semantic violations after repair, or a duplicate
+    escaped column name)."""
+    return {f: mine_theme(read_source(f"file:{UNSEEN / f}"), iterations=1, seed=0)
+            for f in ("calendar_tools.json", "invoicing_prd.md", "tracker_openapi.yaml",
+                      "memory_server_tools.json")}
+
+
+def test_every_unseen_fixture_mines_and_keeps_its_invariants(unseen, refused_before):
+    assert len(ALL_UNSEEN) >= 8
+    mined = {**unseen, **refused_before}
+    for f in ALL_UNSEEN:
+        spec = mined[f].spec if f in mined else mine_theme(
+            read_source(f"file:{UNSEEN / f}"), iterations=1, seed=0).spec
+        assert check_semantics(spec) == [], f
+        assert isinstance(spec.provenance.stats["invariants"], list)
+
+
+def test_calendar_event_status_comes_from_the_declared_enum(refused_before):
+    """"Cancelled events are returned ..." no longer makes 'returned' (or a default
+    'active') an event status: the values come from the declared enum."""
+    spec = refused_before["calendar_tools.json"].spec
+    declared = {"confirmed", "tentative", "cancelled"}
+    assert set(_col(spec, "events", "status").enum) == declared
+    assert {e["status"] for e in spec.rows["events"]} <= declared
+
+
+def test_draft_invoice_has_no_lifecycle_dates(refused_before):
+    spec = refused_before["invoicing_prd.md"].spec
+    assert _col(spec, "invoices", "issued_on").nullable  # a draft has not been issued
+    drafts = [r for r in spec.rows["invoices"] if r["status"] == "draft"]
+    assert drafts and all(r["issued_on"] is None and r["paid_at"] is None
+                          and r["voided_at"] is None for r in drafts)
+    assert all(r["voided_at"] is None for r in spec.rows["invoices"] if r["status"] != "void")
+    assert any("issued_on" in n for n in spec.provenance.stats["schema_repairs"])
+
+
+def test_milestone_keeps_the_declared_string_type(refused_before):
+    spec = refused_before["tracker_openapi.yaml"].spec
+    assert _col(spec, "issues", "milestone").type == "text"
+    assert all(isinstance(r["milestone"], str) for r in spec.rows["issues"] if r["milestone"])
+
+
+def test_memory_server_relation_fields_do_not_collide(refused_before):
+    spec = refused_before["memory_server_tools.json"].spec
+    names = [c.name for c in spec.table("relations").columns]
+    assert len(names) == len(set(names)) and "from_" in names and "to" in names
+
+
+def test_a_column_that_cannot_be_made_consistent_is_dropped_not_the_source():
+    doc = read_source(f"file:{DATA_DIR / 'clinic_booking_openapi.yaml'}")
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    t = spec.table("appointments")
+    t.column("visit_type").enum = ["home_visit"]  # no value the source declares
+    for r in spec.rows["appointments"]:
+        r["visit_type"] = "home_visit"
+    with pytest.raises(SemanticRejection):
+        semantic_gate(spec.model_copy(deep=True), doc, "iteration 1")
+    fixed, notes = semantic_gate(spec, doc, "iteration 0", drop=True)
+    assert "visit_type" not in {c.name for c in fixed.table("appointments").columns}
+    assert check_semantics(fixed) == []
+    [note] = [n for n in fixed.provenance.stats["schema_repairs"] if "visit_type" in n]
+    assert note.startswith("dropped column appointments.visit_type") and note in " ".join(notes)
+
+
+@pytest.fixture(scope="module")
+def defaults() -> dict[str, MinedTheme]:
+    return {f: mine_theme(read_source(f"file:{DATA_DIR / f}"), iterations=3, seed=0)
+            for f in ("book_lending_prd.md", "clinic_booking_openapi.yaml")}
+
+
+def test_library_copies_loans_and_fines_agree(defaults):
+    spec = defaults["book_lending_prd.md"].spec
+    live = {"active", "renewed", "checked_out", "on_loan"}
+    loans: dict[int, list[str]] = {}
+    for r in spec.rows["loans"]:
+        if r["status"] in live and r["copy_id"] is not None:
+            loans.setdefault(r["copy_id"], []).append(r["status"])
+    copies = spec.rows["copies"]
+    assert any(c["status"] == "on_loan" for c in copies)
+    assert all((c["status"] == "on_loan") == (c["id"] in loans) for c in copies)
+    assert all(len(v) == 1 for v in loans.values())
+    assert all(f["waived_reason"] is None for f in spec.rows["fines"] if f["status"] != "waived")
+    kinds = {i["kind"] for i in spec.provenance.stats["invariants"]}
+    assert {"held_iff", "capacity", "set_only_in"} <= kinds
+
+
+def test_library_titles_read_like_titles(defaults):
+    from agent_world.agents.offline_mining.reference_data import BOOK_SUBJECTS
+
+    titles = defaults["book_lending_prd.md"].spec.rows["titles"]
+    # not a random pair of words ("Congress and Manager", "Inside and Several")
+    assert not any(re.fullmatch(r"[A-Z][a-z]+ and [A-Z][a-z]+", t["title"]) for t in titles)
+    assert all(t["subject"] in BOOK_SUBJECTS for t in titles if t["subject"])
+
+
+def test_clinic_slots_hold_one_live_appointment_and_zones_fit_the_country(defaults):
+    from agent_world.agents.semantics import address_country, country_zones
+
+    spec = defaults["clinic_booking_openapi.yaml"].spec
+    held: dict[int, int] = {}
+    for a in spec.rows["appointments"]:
+        if a["status"] in ("booked", "checked_in", "completed"):
+            held[a["slot_id"]] = held.get(a["slot_id"], 0) + 1
+    assert held and max(held.values()) == 1
+    assert all(s["booked"] == (s["id"] in held) for s in spec.rows["slots"]
+               if s["booked"] is not None)
+    for loc in [r for r in spec.rows["locations"] if r["address"]]:  # edge cases: NULLs
+        cc = address_country(loc["address"])
+        assert cc == "US" and loc["timezone"] in (None, *country_zones(cc)), loc

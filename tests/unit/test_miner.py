@@ -785,3 +785,22 @@ def test_bundled_documents_mine_cleanly(filename, tmp_path):
     conn = sqlite3.connect(build_template(m.spec, tmp_path / "t.sqlite"))
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     conn.close()
+
+
+def test_escaped_field_names_never_collide():
+    """A source field `from` reached as a tool argument and as a declared field (already
+    escaped to `from_`) is one column; two fields that escape to one name get two."""
+    from agent_world.agents.offline_mining.domain import Col, DomainModel
+    from agent_world.agents.offline_mining.tables import model_to_tables
+
+    m = DomainModel()
+    rel = m.ensure("relation")
+    rel.add(Col("from"))
+    rel.add(Col("from_", declared=True))
+    rel.add(Col("to"))
+    assert list(rel.cols) == ["from_", "to"]
+    rel.cols["class"] = Col("class")  # written around add(): escapes onto a taken name
+    rel.cols["class_"] = Col("class_")
+    [table], _kinds = model_to_tables(m)
+    names = [c.name for c in table.columns]
+    assert names == ["id", "from_", "to", "class_", "class_2"]
