@@ -140,6 +140,7 @@ class _EpisodeServer(EnvironmentServer):
     session, lands in that environment's current episode, under the task's tool names."""
 
     NAMED_EPISODES = False  # OpenEnv's reset opens episodes
+    OUTPUT_SCHEMA = None  # OpenEnv's clients take an object result as the structured value
 
     def __init__(self, spec: EnvSpec, runtime: EnvRuntime, env: ArenaOpenEnv):
         super().__init__(spec, runtime=runtime, log_level="WARNING")
@@ -181,7 +182,8 @@ class _EpisodeServer(EnvironmentServer):
             visible = [v["name"] for v in tool_views(env.task, self.spec)]
             raise ToolError(f"unknown_tool: no tool {name!r} in this task; tools: "
                             f"{', '.join(visible + [SUBMIT_TOOL])}")
-        content = await super().call_tool(real, arguments)
+        result = await super().call_tool(real, arguments)
+        content = result[0] if isinstance(result, tuple) else result
         # structured content too, so OpenEnv's `call_tool` returns the value (not None)
         value = _answer_value(content[0].text)
         return content, value if isinstance(value, dict) else {"result": value}
@@ -280,8 +282,10 @@ class ArenaOpenEnv(MCPEnvironment):
         if isinstance(action, CallToolAction):
             self._steps += 1
             if action.tool_name != SUBMIT_TOOL:
+                # with the value it returned: grounding looks for the answer in it
+                shown = getattr(getattr(obs, "result", None), "structured_content", None)
                 self.calls.append(Step(tool=action.tool_name, arguments=action.arguments,
-                                       ok=getattr(obs, "error", None) is None))
+                                       ok=getattr(obs, "error", None) is None, result=shown))
             if self.max_steps is not None and self._steps >= self.max_steps:
                 self.finished = True
         obs.reward = self._apply_rubric(action, obs)

@@ -15,6 +15,12 @@ Every tool of the spec appears in `tools/list` with its exact JSON schema. Episo
 * two extra tools act on the caller's episode: `episode_reset` (back to the seed state) and
   `episode_diff` (what changed since the last reset).
 
+Results are structured: every environment tool declares an `outputSchema` (an object whose
+`result` is the tool's JSON result, the wrapping FastMCP uses for tools that return a value),
+and a call returns it as `structuredContent` beside the same JSON as text, so a client reads
+values without parsing text. The server logs warnings only (MCP's default logs a line per
+request, which drowns a stdio client's stderr).
+
 Tool calls run in worker threads on a pool of tool workers (`workers`), so a slow call in one
 session never holds up the others. Error observations come back as MCP tool errors
 (`isError: true`) whose text names the kind. Over HTTP every request needs the server's bearer
@@ -47,6 +53,10 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.serving import announce_token, resolve_token, serve_http
 
 OPEN_TOOL, RESET_TOOL, DIFF_TOOL = "episode_open", "episode_reset", "episode_diff"
+# what every tool returns in structuredContent: its JSON result under "result"
+RESULT_SCHEMA = {"type": "object", "properties": {"result": {
+    "description": "The tool's result (any JSON value: object, list, text, number, null)."}},
+    "required": ["result"]}
 MAX_NAMED_EPISODES = 256  # named episodes kept open; the least recently used is closed first
 
 
@@ -55,6 +65,7 @@ class EnvironmentServer(FastMCP):
     episode) on its own episode."""
 
     NAMED_EPISODES = True  # offer episode_open (a server bound to one episode does not)
+    OUTPUT_SCHEMA: dict[str, Any] | None = RESULT_SCHEMA  # declared by every environment tool
 
     def __init__(self, spec: EnvSpec, runtime: EnvRuntime | None = None, seed: int = 0,
                  workers: int = 2, **settings: Any):
@@ -78,6 +89,7 @@ class EnvironmentServer(FastMCP):
 
     async def list_tools(self) -> list[MCPTool]:
         tools = [MCPTool(name=t.name, description=t.description, inputSchema=t.parameters,
+                         outputSchema=self.OUTPUT_SCHEMA,
                          annotations=ToolAnnotations(readOnlyHint=not t.mutates))
                  for t in self.spec.tools]
         empty = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -166,22 +178,26 @@ class EnvironmentServer(FastMCP):
                 weakref.finalize(session, ep.close)
             return ep
 
-    def _run(self, episode: Episode, name: str, arguments: dict[str, Any]) -> str:
+    def _run(self, episode: Episode, name: str, arguments: dict[str, Any]
+             ) -> tuple[str, dict[str, Any] | None]:
         """One call on one episode at a time (a named episode may be called from several
-        sessions at once); different episodes run in parallel."""
+        sessions at once); different episodes run in parallel. The result as text, and as
+        structured content for an environment tool."""
         with self._step_lock(episode):
             if name == RESET_TOOL and RESET_TOOL in self._extra:
                 episode.reset()
-                return json.dumps({"ok": True, "state_hash": episode.state_hash()})
+                return json.dumps({"ok": True, "state_hash": episode.state_hash()}), None
             if name == DIFF_TOOL and DIFF_TOOL in self._extra:
                 diff = episode.diff()
-                return json.dumps({"counts": diff.counts(), "empty": diff.empty})
+                return json.dumps({"counts": diff.counts(), "empty": diff.empty}), None
             obs = episode.step(name, arguments)
         if not obs.ok:
             raise ToolError(obs.to_text())
-        return obs.to_text()
+        # the engine's results are JSON already (dates as text): round-trip for plain types
+        return obs.to_text(), {"result": json.loads(json.dumps(obs.result, default=str))}
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Sequence[TextContent]:
+    async def call_tool(self, name: str, arguments: dict[str, Any]
+                        ) -> Sequence[TextContent] | tuple[list[TextContent], dict[str, Any]]:
         if name == OPEN_TOOL and OPEN_TOOL in self._extra:
             if not self._caller()[2]:
                 raise ToolError(f"{OPEN_TOOL} works only over HTTP: this session is one "
@@ -190,8 +206,10 @@ class EnvironmentServer(FastMCP):
             return [TextContent(type="text", text=json.dumps({"episode": opened}))]
         episode = self._episode()
         # The worker call blocks; keep the event loop free for other sessions.
-        text = await anyio.to_thread.run_sync(self._run, episode, name, arguments or {})
-        return [TextContent(type="text", text=text)]
+        text, structured = await anyio.to_thread.run_sync(self._run, episode, name,
+                                                          arguments or {})
+        content = [TextContent(type="text", text=text)]
+        return content if structured is None else (content, structured)
 
     def close(self) -> None:
         with self._lock:
@@ -212,7 +230,8 @@ def serve(spec: EnvSpec, transport: Literal["stdio", "http"] = "stdio", host: st
     every request needs the bearer token, `token` or a new one, printed). SIGTERM and SIGINT
     stop it cleanly: episodes, workers and their files are removed."""
     token, made = (None, False) if transport == "stdio" else resolve_token(token)
-    server = EnvironmentServer(spec, seed=seed, host=host, port=port, workers=workers)
+    server = EnvironmentServer(spec, seed=seed, host=host, port=port, workers=workers,
+                               log_level="WARNING")
 
     def stop(signum: int, _frame: Any) -> None:
         # stdio: the thread reading stdin cannot be interrupted, so the process ends here,

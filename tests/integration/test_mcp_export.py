@@ -49,6 +49,38 @@ def test_tools_list_and_calls_over_stdio(tmp_path):
     asyncio.run(asyncio.wait_for(scenario(), 60))
 
 
+def test_results_are_structured_and_the_stdio_server_is_quiet(tmp_path):
+    """Was: results only as JSON text with no outputSchema, and one INFO line on stderr per
+    request. A real MCP client over stdio, the server's stderr kept in a file."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "agent_world.cli", "--home", str(tmp_path), "env", "serve",
+        str(FIXTURES / "notes_env.json")])
+    errlog = tmp_path / "stderr.log"
+
+    async def scenario():
+        with errlog.open("w") as err:
+            async with stdio_client(params, errlog=err) as (r, w), ClientSession(r, w) as s:
+                await s.initialize()
+                tools = {t.name: t for t in (await s.list_tools()).tools}
+                assert tools["list_notes"].outputSchema["required"] == ["result"]
+                for _ in range(5):
+                    listed = await s.call_tool("list_notes", {"user_id": 1})
+                assert not listed.isError
+                assert listed.structuredContent == {"result": json.loads(
+                    listed.content[0].text)}
+                assert listed.structuredContent["result"][0]["body"] == "hello"
+                added = await s.call_tool("add_note", {"user_id": 1, "body": "typed"})
+                assert added.structuredContent["result"]["ref"].startswith("N")
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+    lines = errlog.read_text().splitlines()
+    assert not [line for line in lines if "Processing request" in line or "INFO" in line], lines
+    assert len(lines) <= 3, lines  # the start banner, nothing per request
+
+
 def test_langchain_tools_from_the_export(tmp_path):
     async def scenario():
         client = _client(tmp_path)

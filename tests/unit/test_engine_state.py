@@ -264,9 +264,9 @@ def test_plain_text_reaches_mcp_clients_unquoted(runtime, spec):
     raw["tools"].append(_tool("whoami", "return 'U-17'", mutates=False))
     server = EnvironmentServer(EnvSpec.from_dict(raw), runtime=runtime)
     try:
-        [content] = anyio.run(server.call_tool, "whoami", {})
-        assert content.text == "U-17"
-        [content] = anyio.run(server.call_tool, "lookup", {"id": 2})
-        assert json.loads(content.text)["name"] == "Bo"
+        [content], structured = anyio.run(server.call_tool, "whoami", {})
+        assert content.text == "U-17" and structured == {"result": "U-17"}
+        [content], structured = anyio.run(server.call_tool, "lookup", {"id": 2})
+        assert json.loads(content.text)["name"] == "Bo" == structured["result"]["name"]
     finally:
         server.close()
