@@ -239,17 +239,23 @@ def _shape(arguments: dict[str, Any]) -> tuple[list[Any] | None, tuple[list[Any]
 
 
 def argument_problem(validator: Any, arguments: dict[str, Any]) -> str | None:
-    """Why `arguments` nest too deep, fail the schema (the most relevant error, clipped) or
-    hold an integer past 64 bits, or None. `validator`: an `ArgumentValidator` or a
+    """Why `arguments` nest too deep, hold an integer past 64 bits or fail the schema (the
+    most relevant error, clipped), or None. `validator`: an `ArgumentValidator` or a
     `CompiledArguments`."""
     if isinstance(validator, CompiledArguments):
         if validator.fast is not None and validator.fast(arguments):
             return None
         validator = validator.validator
+    # first: jsonschema recurses along the value, and words a huge integer with repr()
     deep, wide = _shape(arguments)
     if deep is not None:
         return clip(f"{_where(deep)}: nested more than {MAX_ARGUMENT_DEPTH} levels deep; send "
                     "flatter arguments")
+    if wide is not None:
+        path, value = wide
+        shown = str(value) if value.bit_length() <= 256 else f"of {value.bit_length():,} bits"
+        return (f"{_where(path)}: integer {clip(shown, 40)} is out of range (integers must "
+                f"lie within {MIN_INTEGER}..{MAX_INTEGER}, 64 bits)")
     try:
         problem = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
     except PatternTimeout as exc:
@@ -258,15 +264,9 @@ def argument_problem(validator: Any, arguments: dict[str, Any]) -> str | None:
     except Unresolvable as exc:  # a schema that never passed spec validation
         return clip(f"arguments: cannot be checked: the tool's schema refers to "
                     f"{clip(str(exc.ref), 200)!r}, which does not resolve within the schema")
-    if problem is not None:
-        where = _where(problem.absolute_path)
-        return clip(f"{where}: {problem.message}")
-    if wide is not None:
-        path, value = wide
-        shown = str(value) if value.bit_length() <= 256 else f"of {value.bit_length():,} bits"
-        return (f"{_where(path)}: integer {clip(shown, 40)} is out of range (integers must "
-                f"lie within {MIN_INTEGER}..{MAX_INTEGER}, 64 bits)")
-    return None
+    if problem is None:
+        return None
+    return clip(f"{_where(problem.absolute_path)}: {problem.message}")
 
 
 def _where(path: Any) -> str:
