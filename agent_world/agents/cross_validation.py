@@ -1,6 +1,8 @@
 """Cross-validation: designed tools and tests run, and only the tools that pass are kept.
 
-A candidate tool is kept only if it compiles and passes more than half of its tests; a failing
+A candidate tool is kept only if it compiles, passes every test its behaviour contract requires
+(the tests showing what a source tool does: its effects on the right rows and its result) and
+more than half of all its tests; a failing
 candidate gets up to `max_repairs` repair attempts with its error; an environment is kept only
 if it is left with at least one tool and one test. Every rejection (a tool, a test, the whole
 environment) goes to the ledger with its reason.
@@ -152,7 +154,7 @@ class ToolVerdict(BaseModel):
     kept: bool
     passed: int = 0
     total: int = 0
-    category: str = "kept"  # kept, compile_error, module_error, no_tests, failed_tests
+    category: str = "kept"  # kept, compile_error, module_error, no_tests, contract, failed_tests
     reason: str = "ok"
     repairs: int = 0
     write: bool = False
@@ -230,7 +232,7 @@ def _round(spec: EnvSpec, design: Design, compiler: SandboxCompiler, runtime: En
 
 
 def _judge(name: str, compiled: Compiled, results: dict[str, list], write: bool,
-           source: bool, repairs: int) -> ToolVerdict:
+           source: bool, repairs: int, required: frozenset[str] = frozenset()) -> ToolVerdict:
     v = ToolVerdict(tool=name, kept=False, write=write, source_tool=source, repairs=repairs)
     if compiled.module_error:
         v.category, v.reason = "module_error", f"module does not load: {compiled.module_error}"
@@ -240,8 +242,13 @@ def _judge(name: str, compiled: Compiled, results: dict[str, list], write: bool,
         return v
     runs = results.get(name, [])
     v.total, v.passed = len(runs), sum(ok for _, ok, _ in runs)
+    broken = next(((t, why) for t, ok, why in runs if not ok and t.name in required), None)
     if not runs:
         v.category, v.reason = "no_tests", "no tests"
+    elif broken is not None:
+        v.category = "contract"
+        v.reason = (f"does not do what its contract says ({v.passed}/{v.total} tests pass); "
+                    f"{broken[0].name}: {broken[1]}")
     elif v.passed / v.total <= KEEP_RATIO:
         first = next(f"{t.name}: {why}" for t, ok, why in runs if not ok)
         v.category = "failed_tests"
@@ -262,6 +269,11 @@ def evaluate(spec: EnvSpec, design: Design, *, compiler: SandboxCompiler, runtim
     compiled, results, bad = _round(spec, design, compiler, runtime)
     verdicts = _verdicts(design, compiled, results, _write_flags(design),
                          set(design.source_tools), repairs or {})
+    for v in verdicts:  # a source tool must meet its contract, not just a share of its tests
+        if v.category in ("kept", "failed_tests") and design.required.get(v.tool):
+            verdict = _judge(v.tool, compiled, results, v.write, v.source_tool, v.repairs,
+                             frozenset(design.required[v.tool]))
+            v.kept, v.category, v.reason = verdict.kept, verdict.category, verdict.reason
     outcomes = {tool: [[t.name, ok, why[:300]] for t, ok, why in runs]
                 for tool, runs in results.items()}
     validation = Validation(env=spec.name, verdicts=verdicts, dropped_tests=bad,

@@ -6,11 +6,18 @@ tools) → candidate tools in the toolkit form plus unit tests for them.
     design.tests                                 # ToolTest dicts, expectations from seed rows
     repaired = repair_tool(spec, design, "renew_loan", "TypeError: ...")
 
-LLM path: the `designer` chat model (agent_world.models) writes the module and the tests with
-structured output; an answer that does not parse or validate is sent back with the error, up
-to `retries` times. Offline strategy (agent_world.agents.offline_design): plans every covered
-source tool under its own name and arguments, then lookups, filters, aggregates and actions
-from the schema, renders them, and derives the tests from the seed rows in Python.
+Both strategies start from the same artefact: a behaviour contract per source tool
+(agent_world.agents.offline_design.contracts: entity, verb, effects on the entity and the rows
+coupled to it, guards, result), derived from the source's name, description and arguments. The
+source tools' tests are written from those contracts over the seed rows, never from an
+implementation, and the tests showing the contract's effects are `required`: cross-validation
+rejects a tool that fails one, however many other tests it passes.
+
+LLM path: the `designer` chat model (agent_world.models) is given each source tool's contract
+and signature, writes the module and tests for the tools it adds with structured output; an
+answer that does not parse or validate is sent back with the error, up to `retries` times.
+Offline strategy (agent_world.agents.offline_design): renders every contract, then lookups,
+filters, aggregates and actions from the schema, and derives the tests in Python.
 
 Nothing here runs the designed code: compiling and testing it is cross-validation's job, in the
 sandbox (agent_world.agents.cross_validation).
@@ -27,6 +34,9 @@ from pydantic import BaseModel, Field, ValidationError
 from agent_world import models, pysource
 from agent_world.agents import tool_designer_prompts as prompts
 from agent_world.agents.offline_design import design_offline
+from agent_world.agents.offline_design.expectations import design_tests
+from agent_world.agents.offline_design.plans import ToolPlan, plan_tools
+from agent_world.agents.offline_design.render import render_tool
 from agent_world.envs.spec import EnvSpec, ToolTest
 from agent_world.errors import BuildError
 
@@ -42,6 +52,8 @@ class Design(BaseModel):
     tests: list[dict[str, Any]] = Field(default_factory=list)
     source_tools: list[str] = Field(default_factory=list)  # source tools it implements
     not_implemented: dict[str, str] = Field(default_factory=dict)  # source tool -> why
+    contracts: dict[str, dict[str, Any]] = Field(default_factory=dict)  # tool -> its contract
+    required: dict[str, list[str]] = Field(default_factory=dict)  # tool -> tests it must pass
 
     def tool_names(self) -> list[str]:
         """Names of the @tool functions in the module (by reading it, not running it)."""
@@ -78,6 +90,22 @@ class LLMRepair(BaseModel):
 
     source: str = Field(description="Python source of the repaired @tool function and any "
                                     "helper functions it needs.")
+
+
+def required_tests(plans: list[ToolPlan], tests: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Per source tool, the tests that show its contract's effects and results (every test
+    expecting success): a tool that fails one does not do what its source says."""
+    sources = {p.name for p in plans if p.source_tool}
+    out: dict[str, list[str]] = {}
+    for t in tests:
+        expect = t.get("expect") or {}
+        if t.get("tool") in sources and expect.get("ok", True) and not expect.get("error_kind"):
+            out.setdefault(t["tool"], []).append(t["name"])
+    return out
+
+
+def _contracts(plans: list[ToolPlan]) -> dict[str, dict[str, Any]]:
+    return {p.name: p.contract.model_dump() for p in plans if p.contract is not None}
 
 
 def _source_tools(spec: EnvSpec) -> dict[str, Any]:
@@ -124,14 +152,25 @@ def _validate_llm(answer: Any) -> tuple[str, list[dict[str, Any]]]:
     return answer.module, tests
 
 
+def contract_prompt(spec: EnvSpec, plans: list[ToolPlan]) -> str:
+    """Each source tool's signature and behaviour contract, as the LLM designer reads them."""
+    blocks = []
+    for p in plans:
+        if p.contract is None:
+            continue
+        head = render_tool(spec, p).split('    """', 1)[0].strip()
+        blocks.append(f"{head}\n{p.contract.text()}")
+    return "\n\n".join(blocks) or "(none)"
+
+
 def _llm_design(spec: EnvSpec, model: Any, count: int, retries: int) -> Design:
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
     sources = _source_tools(spec)
-    coverage = "\n".join(
-        f"- {name} (table {e.get('table')}, {'read' if e.get('read_only') else 'write'}): "
-        f"{e.get('description', '')[:160]} args {json.dumps(e.get('arguments') or {})[:300]}"
-        for name, e in sources.items()) or "(none)"
+    plans, skipped = plan_tools(spec, max_tools=0)  # the source tools' contracts only
+    plans = [p for p in plans if p.source_tool]
+    contract_tests = design_tests(spec, plans)
+    coverage = contract_prompt(spec, plans)
     messages: list[Any] = [
         SystemMessage(prompts.SYSTEM.replace("{clock}", spec.clock_start)),
         HumanMessage(prompts.DESIGN.format(
@@ -150,9 +189,18 @@ def _llm_design(spec: EnvSpec, model: Any, count: int, retries: int) -> Design:
             continue
         design = Design(env=spec.name, strategy="llm", module=module, tests=tests)
         names = set(design.tool_names())
+        contracted = {p.name for p in plans}
+        # the source tools are judged by their contracts' tests, not by tests the model wrote
+        # for its own code; its tests stay for the tools it added
+        design.tests = [t for t in tests if t["tool"] not in contracted] + \
+            [t for t in contract_tests if t["tool"] in names]
         design.source_tools = [s for s in sources if s in names]
-        design.not_implemented = {s: "the designer did not write it" for s in sources
-                                  if s not in names}
+        design.not_implemented = {**skipped, **{s: "the designer did not write it"
+                                                for s in sources if s not in names
+                                                and s not in skipped}}
+        design.contracts = _contracts(plans)
+        design.required = {k: v for k, v in required_tests(plans, contract_tests).items()
+                           if k in names}
         return design
     raise BuildError(f"{spec.name}: the designer model gave no usable design after "
                      f"{retries + 1} attempts: {error}")
@@ -168,10 +216,18 @@ def design_tools(spec: EnvSpec, *, model: Any | None = None, max_tools: int = DE
     module, tests, skipped, plans = design_offline(spec, max_tools=max_tools)
     return Design(env=spec.name, strategy="offline", module=module, tests=tests,
                   source_tools=[p.source_tool for p in plans if p.source_tool],
-                  not_implemented=skipped)
+                  not_implemented=skipped, contracts=_contracts(plans),
+                  required=required_tests(plans, tests))
 
 
 # ---- repair ------------------------------------------------------------------------------------
+def _contract_text(design: Design, tool: str) -> str:
+    from agent_world.agents.offline_design.contracts import Contract
+
+    raw = design.contracts.get(tool)
+    return Contract.model_validate(raw).text() if raw else "(none: a tool the designer added)"
+
+
 def function_source(module: str, name: str) -> str | None:
     """The text of the top-level function `name` (decorators included) in `module`."""
     try:
@@ -215,6 +271,7 @@ def repair_tool(spec: EnvSpec, design: Design, tool: str, error: str, *,
     messages: list[Any] = [
         SystemMessage(prompts.SYSTEM.replace("{clock}", spec.clock_start)),
         HumanMessage(prompts.REPAIR.format(tool=tool, error=error,
+                                           contract=_contract_text(design, tool),
                                            source=function_source(design.module, tool) or "",
                                            tests=json.dumps(tests, default=str)[:4000]))]
     structured = model.with_structured_output(LLMRepair)
@@ -232,5 +289,6 @@ def repair_tool(spec: EnvSpec, design: Design, tool: str, error: str, *,
     return None
 
 
-__all__ = ["DEFAULT_TOOLS", "Design", "LLMDesign", "LLMRepair", "design_tools",
-           "function_source", "repair_tool", "replace_functions"]
+__all__ = ["DEFAULT_TOOLS", "Design", "LLMDesign", "LLMRepair", "contract_prompt",
+           "design_tools", "function_source", "repair_tool", "replace_functions",
+           "required_tests"]

@@ -46,16 +46,25 @@ Tables (columns: type, flags):
 Seed rows (first rows of each table):
 {rows}
 
-Source tools to implement under their own names and arguments (coverage map):
+Source tools to implement, each with the exact signature shown and the behaviour contract
+under it (derived from the source: the entity, the verb, every table and column it changes and
+how, including the coupled rows, what it refuses and what it returns). The tests of these
+tools are written from the contracts, not from your code: a tool that changes other rows, skips
+a coupled change or returns something else is rejected.
+
 {coverage}
 
 Write about {count} tools: every source tool above, then lookups, filters, aggregates and
-state-changing actions the scenario needs (at least 30 % write tools)."""
+state-changing actions the scenario needs (at least 30 % write tools). Write tests only for
+the tools you add; the source tools already have theirs."""
 
 RETRY = """That answer could not be used: {error}
 Answer again with the whole module and all tests, fixing this."""
 
 REPAIR = """The tool `{tool}` failed cross-validation: {error}
+
+Its behaviour contract:
+{contract}
 
 Its current code:
 {source}

@@ -7,7 +7,7 @@ designer held to the same contracts."""
 from __future__ import annotations
 
 import json
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 import pytest
@@ -24,6 +24,7 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.testing import verify_spec
 from agent_world.tools.sources import default_sources, read_source
+from tests.unit.test_build import FakeStructuredModel
 
 SOURCES = ("book-lending-prd", "git", "sqlite", "time")
 
@@ -88,7 +89,7 @@ def test_check_out_copy_puts_the_copy_on_loan_and_opens_a_loan(built, rt):
         assert (loan["copy_id"], loan["member_id"]) == (copy["id"], member["id"])
         days = 7 if copy["is_new_release"] else 21  # "a loan lasts 21 days (7 ... new releases)"
         assert date.fromisoformat(loan["due_on"]) - date.fromisoformat(
-            spec.clock_start[:10]) == __import__("datetime").timedelta(days=days)
+            spec.clock_start[:10]) == timedelta(days=days)
         # the copy is now on loan: checking it out again is refused and changes nothing
         again = ep.step("check_out_copy", _args(tool, barcode=copy["barcode"],
                                                 copy_id=copy["id"],
@@ -289,3 +290,89 @@ def test_contract_tests_fail_a_tool_that_drops_its_coupled_write(built):
         for t in spec.tools]})
     failures = [f for f in verify_spec(swapped) if "check_out_copy" in f]
     assert len(failures) >= 2
+
+
+# ---- the LLM designer, held to the same contracts ------------------------------------------------
+LLM_MODULE = '''
+from datetime import date, timedelta
+
+from agent_world.envs.toolkit import Ctx, ToolError, tool
+
+
+@tool(write=True)
+def check_out_copy(ctx: Ctx, barcode: str, card_number: str) -> dict:
+    """Check out a copy to a member.
+
+    Args:
+        barcode: The copy's barcode.
+        card_number: The member's card number.
+    """
+    copy = ctx.one("SELECT * FROM copies WHERE barcode = ?", (barcode,))
+    member = ctx.one("SELECT * FROM members WHERE card_number = ?", (card_number,))
+    if copy is None or member is None:
+        raise ToolError("Unknown copy or member.")
+    if copy["status"] != "available" or member["status"] != "active":
+        raise ToolError("The copy is not available or the member not active.")
+    now = ctx.now()
+    days = 7 if copy["is_new_release"] else 21
+    due = (date.fromisoformat(ctx.today()) + timedelta(days=days)).isoformat()
+    ctx.execute("UPDATE copies SET status = 'on_loan', updated_at = ? WHERE id = ?",
+                (now, copy["id"]))
+    ctx.execute("INSERT INTO loans (copy_id, member_id, branch_id, checked_out_at, due_on, "
+                "renewal_count, status, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, 0, 'active', ?, ?)",
+                (copy["id"], member["id"], copy["current_branch_id"], now, due, now, now))
+    return dict(ctx.one("SELECT * FROM copies WHERE id = ?", (copy["id"],)))
+
+
+@tool(write=True)
+def renew_loan(ctx: Ctx, loan_id: int) -> dict:
+    """Renew a loan.
+
+    Args:
+        loan_id: Id of the loan.
+    """
+    loan = ctx.one("SELECT * FROM loans WHERE id = ?", (loan_id,))
+    if loan is None:
+        raise ToolError("No such loan.")
+    if loan["status"] == "returned":
+        raise ToolError("Returned.")
+    ctx.execute("UPDATE loans SET status = 'renewed', updated_at = ? WHERE id = ?",
+                (ctx.now(), loan_id))
+    return dict(ctx.one("SELECT * FROM loans WHERE id = ?", (loan_id,)))
+
+
+@tool
+def count_titles(ctx: Ctx) -> dict:
+    """Number of titles in the catalogue."""
+    return ctx.one("SELECT count(*) AS n FROM titles")
+'''
+
+
+def test_llm_designer_gets_the_contracts_and_is_judged_by_them(built):
+    spec = built["book-lending-prd"]
+    n = len(spec.rows["titles"])
+    fake = FakeStructuredModel([{"module": LLM_MODULE, "tests": [
+        {"name": "counts", "tool": "count_titles", "arguments": {}, "expect": {"equals": {"n": n}}},
+        # a test the model wrote for its own renew_loan: it does not count
+        {"name": "renews", "tool": "renew_loan", "arguments": {"loan_id": 1},
+         "expect": {"contains": {"status": "renewed"}}}]}])
+    d = design_tools(spec, model=fake)
+    prompt = fake.calls[0][-1].content
+    assert "def check_out_copy(ctx: Ctx, barcode: str, card_number: str) -> dict:" in prompt
+    assert "insert loans" in prompt and "renewal_count+1" in prompt
+    assert d.contracts["renew_loan"]["verb"] == "update_field"
+    assert not any(t["name"] == "renews" for t in d.tests)
+    assert d.required["check_out_copy"] and d.required["renew_loan"]
+    compiler, runtime = SandboxCompiler(), validation_runtime()
+    try:
+        validation, out, _ = cross_validate(spec, d, compiler=compiler, runtime=runtime)
+    finally:
+        compiler.close()
+        runtime.close()
+    verdicts = {v.tool: v for v in validation.verdicts}
+    assert verdicts["check_out_copy"].kept, verdicts["check_out_copy"].reason
+    assert verdicts["count_titles"].kept
+    renew = verdicts["renew_loan"]
+    assert not renew.kept and renew.category == "contract", renew.reason
+    assert out is not None and {t.name for t in out.tools} == {"check_out_copy", "count_titles"}
