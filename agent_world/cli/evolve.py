@@ -241,8 +241,9 @@ def evolve(
     if values.get("history"):
         from agent_world.evolution.report import load_rounds, write_report
 
-        out = write_report(load_rounds(state.catalog(), thread),
-                           report or Path(state.home or ".") / "report.html")
+        cat = state.catalog()
+        out = write_report(load_rounds(cat, thread),
+                           report or Path(state.home or ".") / "report.html", catalog=cat)
         console.print(f"report: {out}")
 
 
@@ -258,8 +259,9 @@ def report_cmd(
     from agent_world.evolution.report import load_rounds, write_report
     from agent_world.evolution.report import screenshot as shoot
 
-    rounds = load_rounds(state.catalog(), thread)
-    path = write_report(rounds, out)
+    cat = state.catalog()
+    rounds = load_rounds(cat, thread)
+    path = write_report(rounds, out, catalog=cat)
     console.print(f"report: {path} ({len(rounds)} round(s) of thread {rounds[0].thread})")
     console.print(round_table([r.row() for r in rounds]))
     if screenshot:

@@ -12,6 +12,9 @@ class CurvePoint(BaseModel):
     step: int
     reward: float
     loss: float | None = None
+    kl: float | None = None
+    pass_rate: float | None = None  # of the step's rollouts
+    call_rate: float | None = None  # rollouts with at least one well-formed call
 
 
 class RoundRecord(BaseModel):
@@ -34,6 +37,7 @@ class RoundRecord(BaseModel):
     fresh_after_eval: str = ""  # a fresh held-out set, evaluated after this round
     fresh_after: dict[str, Any] = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)  # seed, policy, sizes, versions
+    links: dict[str, str] = Field(default_factory=dict)  # LangSmith: what → URL (tracing on)
     diagnosis: dict[str, Any] = Field(default_factory=dict)  # Diagnosis.model_dump()
     diagnosis_text: str = ""
     target_error: str | None = None

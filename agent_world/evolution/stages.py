@@ -73,13 +73,21 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
     {"step", "steps", "reward"} after every GRPO step and {"warm": True, "step", "steps",
     "loss"} after every supervised warm-start step."""
     from agent_world.training.api import train
-    on_step = (lambda st: progress({"step": st.step, "steps": steps,
-                                    "reward": st.reward_mean})) if progress else None
+
+    heard: dict[int, float] = {}  # step → call rate, for the report's training curves
+
+    def on_step(st: Any) -> None:
+        heard[st.step] = float(getattr(st, "call_rate", 0.0))
+        if progress:
+            progress({"step": st.step, "steps": steps, "reward": st.reward_mean})
+
     on_warm = (lambda i, n, loss: progress({"warm": True, "step": i, "steps": n, "loss": loss})
                ) if progress else None
     out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home,
                 on_step=on_step, warm_start_steps=warm_start_steps, on_warm_step=on_warm)
-    return TrainResult(checkpoint=str(out.checkpoint), curve=list(out.curve),
+    curve = [{**p, "call_rate": heard[p["step"]]} if p.get("step") in heard else dict(p)
+             for p in out.curve]
+    return TrainResult(checkpoint=str(out.checkpoint), curve=curve,
                        seconds=float(getattr(out, "seconds", 0.0)),
                        warm_start=[float(x) for x in out.warm_start])
 
