@@ -256,7 +256,10 @@ class GraphServer(FastMCP):
         return tools
 
     # -- tools/call ----------------------------------------------------------------------------
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Sequence[TextContent]:
+    async def call_tool(self, name: str, arguments: dict[str, Any]
+                        ) -> tuple[list[TextContent], dict[str, Any]]:
+        """The result as JSON text and as structured content (the same object; both cut to
+        RESULT_LIMIT characters of state when it is larger)."""
         arguments = dict(arguments or {})
         try:
             if name in self.entries:
@@ -270,10 +273,11 @@ class GraphServer(FastMCP):
             raise ToolError(f"{type(exc).__name__}: {exc}") from None
         text = json.dumps(result, default=str, ensure_ascii=False)
         if len(text) > RESULT_LIMIT:
-            text = json.dumps({"truncated": True, **{k: result[k] for k in (
+            result = {"truncated": True, **{k: result[k] for k in (
                 "thread_id", "status", "pending", "paused", "resume_with") if k in result},
-                "head": text[:RESULT_LIMIT]}, default=str, ensure_ascii=False)
-        return [TextContent(type="text", text=text)]
+                "head": text[:RESULT_LIMIT]}
+            text = json.dumps(result, default=str, ensure_ascii=False)
+        return [TextContent(type="text", text=text)], json.loads(text)
 
     # -- what a client may name ----------------------------------------------------------------
     def _refuse_command(self, where: str, value: str) -> None:

@@ -76,6 +76,7 @@ def test_graph_tools_over_stdio(tmp_path):
     assert "runs" in props["context"]["properties"]  # the graph's context schema
     assert not ran.isError, ran.content
     out = _json(ran)
+    assert ran.structuredContent == out and _json(listed) == listed.structuredContent
     assert out["thread_id"] == "mcp-synth" and out["pending"] == []
     assert out["state"]["summary"]["kept"] >= 1
     assert [m for _, m in progress][-1].startswith("report")  # one notification per node
