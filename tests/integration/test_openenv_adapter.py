@@ -93,7 +93,8 @@ def test_reset_step_state_and_the_check_as_rubric(runtime):
         last = env.step(CallToolAction(tool_name=SUBMIT_TOOL, arguments={"answer": "no idea"}))
         expected = check_task(lookup, env.episode.template, env.episode.path, "no idea")
         assert last.done and last.reward == expected.score < 1.0
-        assert last.check["components"] == {**expected.components, "grounded": 1.0}
+        assert last.check["components"] == {**expected.components, "grounded": 1.0,
+                                            "efficiency": 1.0}
 
         # the right answer without a call of the task's tools: a guess, no reward
         env.reset(task_id=lookup.id)
@@ -104,8 +105,8 @@ def test_reset_step_state_and_the_check_as_rubric(runtime):
         # a write task: the check reads the final state (nothing done: state component 0)
         env.reset(task_id=cancel.id)
         last = env.step(CallToolAction(tool_name=SUBMIT_TOOL, arguments={"answer": "done"}))
-        assert last.reward == 0.0 and last.check["components"] == {"state": 0.0,
-                                                                   "grounded": 0.0}
+        assert last.reward == 0.0 and last.check["components"] == {
+            "state": 0.0, "grounded": 0.0, "efficiency": 1.0}
         env.reset(task_id=cancel.id)
         _gold(env, cancel)
         assert env.state.changes["reservations"]["updated"] == 1
