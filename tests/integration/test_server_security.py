@@ -147,7 +147,7 @@ def test_the_flags_let_a_trusted_client_name_commands_and_paths(tmp_path):
     closed.entries = {"paths": GraphEntry("paths", __name__, "paths_graph")}
 
     async def calls(server: GraphServer, *arguments: dict) -> list:
-        return [json.loads((await server.call_tool("paths", a))[0].text) for a in arguments]
+        return [(await server.call_tool("paths", a))[1] for a in arguments]  # structured
 
     fine = asyncio.run(calls(closed, {"context": {"home": str(closed.home)}},
                              {"sources": [f"file:{BUNDLED_PRD}", "mcp-url:http://127.0.0.1:9/mcp"]}))
@@ -254,7 +254,9 @@ def test_an_episode_closed_to_make_room_says_so(monkeypatch):
 
     async def call(episode: str | None, tool: str, arguments: dict | None = None):
         caller["episode"] = episode
-        return json.loads((await server.call_tool(tool, arguments or {}))[0].text)
+        result = await server.call_tool(tool, arguments or {})
+        content = result[0] if isinstance(result, tuple) else result  # (text, structured)
+        return json.loads(content[0].text)
 
     async def scenario() -> None:
         first = (await call(None, "episode_open"))["episode"]
