@@ -13,6 +13,12 @@ class CatalogError(AgentWorldError):
     """A catalog lookup or write that cannot be done (unknown environment, bad URL, ...)."""
 
 
+class ContextError(AgentWorldError, ValueError):
+    """A graph run's context (its configuration) holds a value of the wrong type or range. A
+    ValueError too: a LangGraph server shows a ValueError's message to the client (others
+    become "An internal error occurred")."""
+
+
 class CheckpointError(AgentWorldError):
     """A graph thread's checkpoint cannot be written or read (disk full, I/O error, ...)."""
 

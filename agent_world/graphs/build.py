@@ -23,10 +23,11 @@ import functools
 import operator
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+from annotated_types import Ge, Gt
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
@@ -44,7 +45,7 @@ from agent_world.agents.cross_validation import (
 from agent_world.agents.tool_designer import DEFAULT_TOOLS, Design, design_tools, repair_tool
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import arena_home, with_models
+from agent_world.graphs.context import arena_home, checked_context, with_models
 from agent_world.graphs.runner import invoke
 
 
@@ -52,10 +53,32 @@ from agent_world.graphs.runner import invoke
 class BuildContext:
     """Settings of a build run (what LangGraph Studio shows)."""
 
-    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
-    designer_model: str = ""  # "provider:model" or "offline"; empty: the configured one
-    max_repairs: int = DEFAULT_REPAIRS  # repair rounds for rejected tools
-    max_tools: int = DEFAULT_TOOLS  # candidate tools designed per environment
+    home: str | None = field(default=None, metadata={
+        "description": "Arena home; default $AGENT_WORLD_HOME, else ~/.agent_world."})
+    designer_model: str = field(default="", metadata={
+        "description": "The tool designer's chat model, \"provider:model\" or \"offline\"; "
+                       "empty: the configured one."})
+    max_repairs: Annotated[int, Ge(0)] = field(default=DEFAULT_REPAIRS, metadata={
+        "description": "Repair rounds for tools that fail cross-validation."})
+    max_tools: Annotated[int, Gt(0)] = field(default=DEFAULT_TOOLS, metadata={
+        "description": "Candidate tools designed per environment, at most."})
+
+
+class BuildInput(TypedDict, total=False):
+    """What to build."""
+
+    envs: list[str]  # mined environments to build; empty → every mined environment
+    max_repairs: int  # repair rounds for rejected tools (default: the context's)
+    max_tools: int  # candidate tools per environment (default: the context's)
+
+
+class BuildOutput(TypedDict, total=False):
+    """What a build run produced (the built versions are in the catalog)."""
+
+    run_id: str
+    envs: list[str]
+    results: list[dict[str, Any]]  # per environment: tools accepted, rejected, repairs
+    summary: dict[str, Any]
 
 
 class BuildState(TypedDict, total=False):
@@ -123,6 +146,7 @@ def _catalog(config: RunnableConfig | None) -> Catalog:
 
 # ---- the parent graph ------------------------------------------------------------------------
 def start(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
+    ctx = checked_context(BuildContext)  # a wrong setting stops the run here, naming the field
     cat = _catalog(config)
     try:
         envs = list(state.get("envs") or [])
@@ -132,8 +156,8 @@ def start(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
     finally:
         cat.close()
     return {"envs": envs, "run_id": run_id,
-            "max_repairs": state.get("max_repairs", DEFAULT_REPAIRS),
-            "max_tools": state.get("max_tools", DEFAULT_TOOLS)}
+            "max_repairs": state.get("max_repairs", ctx.max_repairs),
+            "max_tools": state.get("max_tools", ctx.max_tools)}
 
 
 def fan_out(state: BuildState) -> list[Send]:
@@ -335,7 +359,8 @@ def build_designer() -> StateGraph:
 
 
 def build_graph() -> StateGraph:
-    g = StateGraph(BuildState, context_schema=BuildContext)
+    g = StateGraph(BuildState, context_schema=BuildContext, input_schema=BuildInput,
+                   output_schema=BuildOutput)
     g.add_node("start", start)
     g.add_node("designer", build_designer().compile())
     g.add_node("report", report)

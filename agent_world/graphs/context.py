@@ -11,11 +11,14 @@ A graph's context schema (what LangGraph Studio shows as its configuration) may 
 
 `arena_home(config)` resolves the home inside a node; `with_models(node)` wraps a node so that
 `agent_world.models.chat_model(role)` returns the models the run's context names, for that
-run only (other runs on the same server keep theirs).
+run only (other runs on the same server keep theirs). `checked_context(schema)` is what a
+graph's first node calls: a LangGraph server builds the context from what a client sent
+without checking types, so a wrong value would otherwise surface deep inside a stage.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from pathlib import Path
@@ -23,8 +26,10 @@ from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import get_runtime
+from pydantic import TypeAdapter, ValidationError
 
 from agent_world.config import resolve_home
+from agent_world.errors import ContextError
 from agent_world.models import ROLES, models_for
 
 T = TypeVar("T")
@@ -46,6 +51,24 @@ def context_as(cls: type[T]) -> T:
     if isinstance(ctx, dict):
         return cls(**{k: v for k, v in ctx.items() if k in cls.__dataclass_fields__})  # type: ignore[attr-defined]
     return cls()
+
+
+def checked_context(schema: type[T]) -> T:
+    """The current run's context as a `schema` instance, every value checked against its
+    declared type (numbers given as numeric text are taken); a wrong one is a `ContextError`
+    naming the field and the value, raised before the run does any work."""
+    ctx = run_context()
+    if dataclasses.is_dataclass(ctx) and not isinstance(ctx, type):
+        raw = {f.name: getattr(ctx, f.name) for f in dataclasses.fields(ctx)}
+    else:
+        raw = dict(ctx or {})
+    try:
+        return TypeAdapter(schema).validate_python(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ContextError(f"context.{where}: {first['msg']} (got "
+                           f"{first.get('input')!r})") from None
 
 
 def _field(ctx: Any, name: str) -> Any:

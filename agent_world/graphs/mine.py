@@ -26,10 +26,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+from annotated_types import Gt
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
@@ -48,7 +49,7 @@ from agent_world.agents.miner import (
 from agent_world.agents.taxonomy import classify, merge_near_duplicates
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import with_models
+from agent_world.graphs.context import checked_context, with_models
 from agent_world.tools.sources import DEFAULT_TIMEOUT, default_sources, parse_source, read_source
 from agent_world.tools.web_search import MCPSearch, configured_search_spec
 
@@ -57,9 +58,13 @@ from agent_world.tools.web_search import MCPSearch, configured_search_spec
 class MineContext:
     """Run configuration (Studio's configuration panel)."""
 
-    home: str | None = None  # arena home (catalog); default $AGENT_WORLD_HOME, ~/.agent_world
-    miner_model: str = ""  # "provider:model" or "offline"; empty: the configured one
-    source_timeout_s: float = DEFAULT_TIMEOUT  # start + read of one source, at most
+    home: str | None = field(default=None, metadata={
+        "description": "Arena home (catalog); default $AGENT_WORLD_HOME, else ~/.agent_world."})
+    miner_model: str = field(default="", metadata={
+        "description": "The miner's chat model, \"provider:model\" or \"offline\"; empty: "
+                       "the configured one."})
+    source_timeout_s: Annotated[float, Gt(0)] = field(default=DEFAULT_TIMEOUT, metadata={
+        "description": "Seconds one source may take to start and be read."})
 
 
 class MineInput(TypedDict, total=False):
@@ -132,6 +137,7 @@ def _normalized(source: str) -> str:
 
 def start(state: MineState, config: RunnableConfig, runtime: Runtime[MineContext]
           ) -> dict[str, Any]:
+    checked_context(MineContext)  # a wrong setting stops the run here, naming the field
     sources = list(state.get("sources") or [])
     if not sources:
         sources = [ref.spec for ref in default_sources(_home(config, runtime))]

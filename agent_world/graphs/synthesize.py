@@ -20,9 +20,11 @@ the emitted task ids (what self-evolution calls).
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+from annotated_types import Ge, Gt, Le, Lt
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
@@ -34,19 +36,54 @@ from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import example_names, load_example
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import arena_home, with_models
+from agent_world.graphs.context import arena_home, checked_context, with_models
 from agent_world.graphs.runner import final_state, invoke, thread_config
 from agent_world.models import chat_model
 
+DEFAULTS = task_synthesis.SynthesisConfig()
 
-class SynthesizeContext(TypedDict, total=False):
-    home: str  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
-    synthesizer_model: str  # "provider:model" or "offline"; empty: the configured one
-    verifier_model: str  # the ReAct verifier's chat model; empty: the configured one
-    runs: int  # verifier runs per task (default 5)
-    threshold: float  # keep a task when more than this share of runs pass (default 0.5)
-    programmatic_share: float  # share of programmatic tasks (default 0.3)
-    attempts_per_task: int  # candidate budget per requested task (default 40)
+
+@dataclass
+class SynthesizeContext:
+    """Settings of a synthesis run (what LangGraph Studio shows)."""
+
+    home: str | None = field(default=None, metadata={
+        "description": "Arena home; default $AGENT_WORLD_HOME, else ~/.agent_world."})
+    synthesizer_model: str = field(default="", metadata={
+        "description": "The synthesizer's chat model, \"provider:model\" or \"offline\"; "
+                       "empty: the configured one."})
+    verifier_model: str = field(default="", metadata={
+        "description": "The ReAct verifier's chat model; empty: the configured one."})
+    runs: Annotated[int, Gt(0)] = field(default=DEFAULTS.runs, metadata={
+        "description": "Verifier runs per task."})
+    threshold: Annotated[float, Ge(0), Lt(1)] = field(default=DEFAULTS.threshold, metadata={
+        "description": "Keep a task when more than this share of verifier runs pass."})
+    programmatic_share: Annotated[float, Ge(0), Le(1)] = field(
+        default=DEFAULTS.programmatic_share,
+        metadata={"description": "Share of programmatic tasks (solution + verification "
+                                 "script) among the tasks of an environment."})
+    attempts_per_task: Annotated[int, Gt(0)] = field(default=DEFAULTS.attempts_per_task,
+                                                     metadata={"description": (
+        "Candidate budget per requested task.")})
+
+
+class SynthesizeInput(TypedDict, total=False):
+    """What to synthesize."""
+
+    envs: list[str]  # environment names; empty → every environment with tools
+    per_env: int  # tasks per environment (default 10)
+    levels: list[int]  # difficulty levels to target, 1..5 (default all)
+    seed: int
+    guidelines: dict[str, Any] | None  # self-evolution's conditioning (see the module doc)
+
+
+class SynthesizeOutput(TypedDict, total=False):
+    """What a run produced (the tasks are in the catalog)."""
+
+    run_id: str
+    envs: list[str]
+    results: list[dict[str, Any]]  # per environment: candidates, gate rejections, kept
+    summary: dict[str, Any]
 
 
 class SynthesizeState(TypedDict, total=False):
@@ -74,6 +111,7 @@ def _catalog(config: RunnableConfig | None) -> Catalog:
 
 
 def start(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
+    checked_context(SynthesizeContext)  # a wrong setting stops the run here, naming the field
     cat = _catalog(config)
     try:
         for name in example_names():  # the bundled examples are always there
@@ -101,12 +139,11 @@ def fan_out(state: SynthesizeState) -> list[Send]:
 def synthesize_env(job: EnvJob, config: RunnableConfig,
                    runtime: Runtime[SynthesizeContext]) -> dict[str, Any]:
     """One environment, start to finish; a failure is that environment's, not the run's."""
-    ctx = dict(runtime.context or {}) if runtime is not None else {}
-    settings = task_synthesis.SynthesisConfig(per_env=job["per_env"], levels=job["levels"],
-                                              seed=job["seed"])
-    for key in ("runs", "threshold", "programmatic_share", "attempts_per_task"):
-        if ctx.get(key) is not None:
-            setattr(settings, key, ctx[key])
+    ctx = checked_context(SynthesizeContext)
+    settings = task_synthesis.SynthesisConfig(
+        per_env=job["per_env"], levels=job["levels"], seed=job["seed"], runs=ctx.runs,
+        threshold=ctx.threshold, programmatic_share=ctx.programmatic_share,
+        attempts_per_task=ctx.attempts_per_task)
     cat = _catalog(config)
     try:
         try:
@@ -148,7 +185,8 @@ def report(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
 
 
 def build_graph() -> StateGraph:
-    g = StateGraph(SynthesizeState, context_schema=SynthesizeContext)
+    g = StateGraph(SynthesizeState, context_schema=SynthesizeContext,
+                   input_schema=SynthesizeInput, output_schema=SynthesizeOutput)
     g.add_node("start", start)
     g.add_node("synthesize_env", with_models(synthesize_env))
     g.add_node("report", report)

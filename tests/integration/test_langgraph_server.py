@@ -138,6 +138,22 @@ def test_studio_sees_what_a_user_sets(server):
     assert {"summary", "results", "status"} <= set(schemas["output_schema"]["properties"])
     context = schemas.get("context_schema") or schemas.get("config_schema") or {}
     assert {"home", "source_timeout_s"} <= set(context.get("properties", {}))
+    assert context["properties"]["source_timeout_s"]["description"]
+    # build and synthesize used to offer their internal state (run_id, results, ...) as input
+    assistants = {a["graph_id"]: a for a in client.assistants.search(limit=50)}
+    for graph, fields in (("build", {"envs", "max_repairs", "max_tools"}),
+                          ("synthesize", {"envs", "per_env", "levels", "seed", "guidelines"})):
+        schemas = client.assistants.get_schemas(assistants[graph]["assistant_id"])
+        assert set(schemas["input_schema"]["properties"]) == fields, graph
+        assert "summary" in schemas["output_schema"]["properties"], graph
+        described = schemas["context_schema"]["properties"]
+        assert all(f.get("description") for f in described.values()), (graph, described)
+    # a wrong configuration value stops the run at its start, naming the field (was: a
+    # TypeError deep inside mining, and the client saw "An internal error occurred")
+    thread = client.threads.create()
+    out = client.runs.wait(thread["thread_id"], "mine", input={"sources": [], "iterations": 0},
+                           context={"source_timeout_s": "abc"}, raise_error=False)
+    assert "context.source_timeout_s" in json.dumps(out), out
 
 
 def test_every_graph_is_served_with_its_configuration(server):

@@ -6,6 +6,8 @@ import json
 import sqlite3
 import threading
 
+import pytest
+
 from typer.testing import CliRunner
 
 from agent_world.cli import app
@@ -63,6 +65,19 @@ def test_a_full_disk_under_the_checkpoints_is_one_error_line(home, monkeypatch):
     assert full.exit_code == 1, full.output
     assert lines[-1].startswith("error: checkpoints") and "full" in lines[-1], full.output
     assert "Traceback" not in full.output and len(lines) <= 4, full.output
+
+
+def test_a_wrong_context_value_stops_the_run_naming_the_field(home):
+    """A client's configuration is checked at the start (Studio passes it unchecked): text
+    where a number belongs, or a share out of range, is one error naming the field."""
+    from agent_world.errors import ContextError
+    from agent_world.graphs.synthesize import synthesize_tasks
+
+    with pytest.raises(ContextError, match=r"context\.runs: .*'many'"):
+        synthesize_tasks(["airline"], home=home, per_env=1, context={"runs": "many"})
+    with pytest.raises(ContextError, match=r"context\.threshold"):
+        synthesize_tasks(["airline"], home=home, per_env=1, context={"threshold": 1.5})
+    assert Catalog.open(home).list_tasks() == []  # nothing ran
 
 
 def test_env_graph_writes_a_picture(home, tmp_path):
