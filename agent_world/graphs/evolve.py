@@ -47,7 +47,7 @@ from typing_extensions import TypedDict
 from agent_world.agents.diagnoser import Diagnosis, EnvMeta, diagnose
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
-from agent_world.evolution import stages
+from agent_world.evolution import scores, stages
 from agent_world.evolution.complexify import complexify_environments
 from agent_world.evolution.evaluation import (
     evaluation_tasks,
@@ -59,6 +59,7 @@ from agent_world.evolution.rounds import CurvePoint, RoundRecord
 from agent_world.graphs import mine as mine_graph
 from agent_world.graphs.context import arena_home, with_models
 from agent_world.graphs.runner import final_state, invoke, thread_config
+from agent_world.tasks.evaluation import attempt
 from agent_world.tasks.model import Task
 
 
@@ -133,6 +134,7 @@ class EvolveState(TypedDict, total=False):
     fresh: dict[str, Any]
     fresh_before_eval: str  # the one this round's diagnosis read
     fresh_before: dict[str, Any]
+    links: dict[str, str]  # LangSmith datasets and experiments of this round (tracing on)
     diagnosis: dict[str, Any]
     training: dict[str, Any]
     seconds: dict[str, float]
@@ -168,8 +170,9 @@ def _fresh_tasks(state: EvolveState, config: RunnableConfig, round_no: int) -> l
 
 
 def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eval_id: str,
-                 label: str) -> dict[str, Any]:
-    """Evaluate the current policy on the tasks `ids` and store it as `eval_id`; its summary."""
+                 label: str, dataset: str = "") -> tuple[dict[str, Any], dict[str, str]]:
+    """Evaluate the current policy on the tasks `ids` and store it as `eval_id`; its summary,
+    and with tracing on the LangSmith links of the experiment on the held-out set `dataset`."""
     s = _settings(state)
     home = _home(config)
     cat = Catalog.open(home)
@@ -182,7 +185,14 @@ def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eva
                                    policy=state["policy"])
     finally:
         cat.close()
-    return report.summary()
+    links: dict[str, str] = {}
+    if scores.tracing_on():
+        attempts = [attempt(t, tr, f"{eval_id}/{i:04d}")
+                    for i, (t, tr) in enumerate(zip(tasks, trajectories, strict=True))]
+        links = scores.publish_evaluation(
+            eval_id, dataset or f"{_thread(config)}/heldout", tasks, trajectories, attempts,
+            metadata={"round": state["round"], "policy": state["policy"], "label": label})
+    return report.summary(), {f"{label}: {k}": v for k, v in links.items()}
 
 
 def _tasks(cat: Catalog, ids: list[str]) -> list[Task]:
@@ -211,7 +221,7 @@ def begin(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, Any]
     return {"settings": settings, "round": done + 1, "rounds_done": done,
             "goal_rounds": max(state.get("goal_rounds") or 0, done + 1),
             "targeted_tasks": [], "complexified": {}, "diagnosis": {}, "training": {},
-            "seconds": {}, "train_mix": [], "warm_eval": "", "warm": {},
+            "seconds": {}, "train_mix": [], "warm_eval": "", "warm": {}, "links": {},
             "before_eval": state.get("last_eval", ""), "before": state.get("last") or {},
             "policy_before": state.get("policy", ""), "history": state.get("history") or []}
 
@@ -274,8 +284,8 @@ def evaluate(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     phase = state.get("phase", "after")
     prefix = f"{_thread(config)}/r{state['round']}"
     eval_id = f"{prefix}/{phase}"
-    summary = _evaluate_on(state, config, state["heldout_tasks"], eval_id,
-                           f"round {state['round']} {phase}")
+    summary, links = _evaluate_on(state, config, state["heldout_tasks"], eval_id,
+                                  f"round {state['round']} {phase}")
     out: dict[str, Any] = {"last_eval": eval_id, "last": summary}
     if phase == "baseline":
         out.update(before_eval=eval_id, before=summary)
@@ -285,8 +295,12 @@ def evaluate(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     if phase in ("baseline", "after") and fresh:
         # the fresh set the next diagnosis reads: the policy as the next round starts
         fresh_id = f"{prefix}/{phase}-fresh"
-        out.update(fresh_eval=fresh_id, fresh=_evaluate_on(
-            state, config, fresh, fresh_id, f"round {state['round']} {phase}, fresh set"))
+        summary, more = _evaluate_on(state, config, fresh, fresh_id,
+                                     f"round {state['round']} {phase}, fresh set",
+                                     dataset=f"{_thread(config)}/heldout-{fresh_id.split('/', 1)[1]}")
+        out.update(fresh_eval=fresh_id, fresh=summary)
+        links.update(more)
+    out["links"] = {**(state.get("links") or {}), **links}
     out["seconds"] = _timed(state, f"evaluate_{phase}", started)
     return out
 
@@ -470,7 +484,7 @@ def record(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
             fresh_before=state.get("fresh_before") or {},
             fresh_after_eval=state.get("fresh_eval") or "",
             fresh_after=(state.get("fresh") or {}) if state.get("fresh_eval") else {},
-            settings=_record_settings(state),
+            settings=_record_settings(state), links=state.get("links") or {},
             diagnosis=state["diagnosis"], diagnosis_text=diagnosis.text(),
             target_error=diagnosis.target_error,
             counts={"train_envs": len(state["train_envs"]),

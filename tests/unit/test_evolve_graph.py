@@ -179,6 +179,31 @@ def test_warm_start_evaluated_apart_and_fresh_sets_drive_the_diagnosis(tmp_path,
     assert "torch" in r2["settings"]["versions"]
 
 
+def test_evaluations_are_published_to_langsmith_when_tracing(tmp_path, doubles, monkeypatch):
+    from agent_world.evolution import scores
+
+    published: list[tuple[str, str, int]] = []
+
+    def publish(eval_id, dataset, tasks, trajs, attempts, client=None, metadata=None):
+        assert [a.task_id for a in attempts] == [t.id for t in tasks] and metadata["round"]
+        published.append((eval_id, dataset, len(attempts)))
+        return {"experiment": f"https://smith.test/{eval_id}"}
+
+    monkeypatch.setattr(scores, "publish_evaluation", publish)
+    monkeypatch.setattr(scores, "tracing_on", lambda: False)
+    invoke(evolve.build_graph(), {"goal_rounds": 1}, thread_id="off", home=tmp_path,
+           context=_ctx())
+    assert not published  # tracing off: nothing leaves the machine
+    monkeypatch.setattr(scores, "tracing_on", lambda: True)
+    invoke(evolve.build_graph(), {"goal_rounds": 1}, thread_id="ls", home=tmp_path,
+           context=_ctx(fresh_heldout_tasks_per_env=2))
+    assert [(e, d) for e, d, _ in published] == [
+        ("ls/r1/baseline", "ls/heldout"), ("ls/r1/baseline-fresh", "ls/heldout-r1/baseline-fresh"),
+        ("ls/r1/after", "ls/heldout"), ("ls/r1/after-fresh", "ls/heldout-r1/after-fresh")]
+    rec = Catalog.open(tmp_path).list_rounds("ls")[0]["record"]
+    assert rec["links"]["round 1 after: experiment"] == "https://smith.test/ls/r1/after"
+
+
 def test_rounds_table_prints_wilson_intervals():
     from rich.console import Console
 
