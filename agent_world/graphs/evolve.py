@@ -76,6 +76,11 @@ class EvolveContext:
     # (one task is 4 points of pass rate; with 12, one lucky task moved it by 8 points)
     heldout_tasks_per_env: int = 12
     targeted_tasks_per_env: int = 4  # tasks per targeted environment each round
+    # how each round's new training tasks are chosen (benchmarks/ablation.py compares them):
+    # "targeted" by the diagnosis' guidelines; "random": as many tasks, on as many training
+    # environments drawn at random, without guidelines; "none": no new tasks (the round
+    # replays that many more earlier ones instead)
+    resynthesis: str = "targeted"
     # earlier training tasks replayed each round: with 8 beside 12 targeted tasks, round 2 of
     # the default run forgot what round 1 learned (held-out 17 % -> 4 %, its passes lost)
     replay: int = 16
@@ -121,6 +126,7 @@ class EvolveState(TypedDict, total=False):
     fresh_tasks: list[str]  # fresh held-out tasks the next diagnosis reads (a new set a round)
     targeted_tasks: list[str]  # this round's
     train_mix: list[str]  # this round's training tasks (targeted + replay)
+    replay_extra: int  # more replayed tasks this round (resynthesis "none": none new)
     complexified: dict[str, str]  # env → "complexified" or why not, this round
     policy: str  # the current policy checkpoint or model id
     policy_before: str
@@ -222,6 +228,7 @@ def begin(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, Any]
             "goal_rounds": max(state.get("goal_rounds") or 0, done + 1),
             "targeted_tasks": [], "complexified": {}, "diagnosis": {}, "training": {},
             "seconds": {}, "train_mix": [], "warm_eval": "", "warm": {}, "links": {},
+            "replay_extra": 0,
             "before_eval": state.get("last_eval", ""), "before": state.get("last") or {},
             "policy_before": state.get("policy", ""), "history": state.get("history") or []}
 
@@ -337,10 +344,25 @@ def diagnose_node(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
 def resynthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     started = time.monotonic()
     s = _settings(state)
+    if s.resynthesis not in ("targeted", "random", "none"):
+        raise AgentWorldError(f"resynthesis must be targeted, random or none, not "
+                              f"{s.resynthesis!r}")
     guidelines = state["diagnosis"].get("guidelines") or {}
     targets = [e for e in guidelines.get("environments", []) if e in state["train_envs"]]
+    if s.resynthesis != "targeted":
+        # the same number of environments as the diagnosis would target, drawn at random
+        k = len(targets or state["train_envs"])
+        targets = sorted(random.Random(f"{s.seed}:{state['round']}").sample(
+            sorted(state["train_envs"]), k))
+        guidelines = {}
     grown: dict[str, str] = {}
     grow = [e for e in guidelines.get("complexify_databases", []) if e in state["train_envs"]]
+    if s.resynthesis == "none":
+        return {"targeted_tasks": [], "complexified": {},
+                "fresh_tasks": [t for t in _fresh_tasks(state, config, state["round"] + 1)
+                                if t not in set(state["heldout_tasks"])],
+                "replay_extra": s.targeted_tasks_per_env * len(targets),
+                "seconds": _timed(state, "resynthesize", started)}
     if s.complexify and grow:
         cat = Catalog.open(_home(config))
         try:
@@ -377,7 +399,7 @@ def warm_start(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
     review = s.review_before_train or bool(runtime.context and
                                            runtime.context.review_before_train)
     targeted = state.get("targeted_tasks") or []
-    replay = _replay(state, s.replay, s.seed + state["round"])
+    replay = _replay(state, s.replay + (state.get("replay_extra") or 0), s.seed + state["round"])
     if review and not interrupt({"round": state["round"],
                                  "diagnosis": Diagnosis.model_validate(state["diagnosis"]).text(),
                                  "targeted_tasks": len(targeted), "replay_tasks": len(replay)}):

@@ -93,9 +93,10 @@ def doubles(monkeypatch):
 
 
 def _ctx(**kw) -> evolve.EvolveContext:
-    return evolve.EvolveContext(sources=[f"file:{PRD}"], iterations=1, tasks_per_env=4,
-                                heldout_tasks_per_env=8, targeted_tasks_per_env=3, replay=2,
-                                train_steps=3, **kw)
+    return evolve.EvolveContext(**{"sources": [f"file:{PRD}"], "iterations": 1,
+                                   "tasks_per_env": 4, "heldout_tasks_per_env": 8,
+                                   "targeted_tasks_per_env": 3, "replay": 2, "train_steps": 3,
+                                   **kw})
 
 
 def test_two_rounds_on_one_thread(tmp_path, doubles):
@@ -202,6 +203,29 @@ def test_evaluations_are_published_to_langsmith_when_tracing(tmp_path, doubles, 
         ("ls/r1/after", "ls/heldout"), ("ls/r1/after-fresh", "ls/heldout-r1/after-fresh")]
     rec = Catalog.open(tmp_path).list_rounds("ls")[0]["record"]
     assert rec["links"]["round 1 after: experiment"] == "https://smith.test/ls/r1/after"
+
+
+@pytest.mark.parametrize("mode", ["random", "none"])
+def test_ablation_resynthesis_modes(tmp_path, doubles, mode):
+    """"random": as many new tasks on as many training environments, without guidelines;
+    "none": no new tasks, as many more replayed (round 2 trains on as many tasks either way)."""
+    g = evolve.build_graph()
+    ctx = _ctx(resynthesis=mode, tasks_per_env=8)
+    for _ in range(2):
+        invoke(g, {"goal_rounds": 2}, thread_id=mode, home=tmp_path, context=ctx)
+    rounds = [c for c in doubles.synth_calls if "/round-" in c["tag"]]
+    if mode == "random":
+        assert [c["tag"] for c in rounds] == ["random/round-1", "random/round-2"]
+        assert all(not c["guidelines"] and c["names"] for c in rounds)
+    else:
+        assert rounds == []
+        # round 2: 2 replayed + 3 for each environment the diagnosis named, all replayed
+        targets = Catalog.open(tmp_path).list_rounds(mode)[1]["record"]["diagnosis"][
+            "guidelines"]["environments"]
+        assert targets and len(doubles.trained_on[1]) == 2 + 3 * len(targets)
+    with pytest.raises(Exception, match="resynthesis must be"):
+        invoke(g, {"goal_rounds": 1}, thread_id="bad", home=tmp_path,
+               context=_ctx(resynthesis="clever"))
 
 
 def test_rounds_table_prints_wilson_intervals():
