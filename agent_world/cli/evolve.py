@@ -171,6 +171,10 @@ def evolve(
     fresh_heldout_tasks: Annotated[int | None, typer.Option(
         help="Fresh held-out tasks per held-out env each round, a new seed a round (the "
              "diagnosis reads them; default 0: none).")] = None,
+    resynthesis: Annotated[str | None, typer.Option(
+        help="How each round's new training tasks are chosen: targeted (by the diagnosis, "
+             "the default), random (as many, no guidelines) or none (replay instead); "
+             "benchmarks/ablation.py compares them.")] = None,
     eval_warm_start: Annotated[bool | None, typer.Option(
         "--eval-warm-start/--no-eval-warm-start",
         help="Also evaluate after the supervised warm start, before GRPO.")] = None,
@@ -210,7 +214,7 @@ def evolve(
              "targeted_tasks_per_env": targeted_tasks, "train_steps": train_steps,
              "warm_start_steps": warm_start_steps,
              "fresh_heldout_tasks_per_env": fresh_heldout_tasks,
-             "eval_after_warm_start": eval_warm_start}
+             "eval_after_warm_start": eval_warm_start, "resynthesis": resynthesis}
     context = evolve_graph.EvolveContext(
         sources=list(source or []), seed=seed, policy=policy, review_before_train=review,
         **{k: v for k, v in sizes.items() if v is not None})

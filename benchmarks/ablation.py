@@ -1,0 +1,186 @@
+"""Does diagnosis-targeted re-synthesis help? Four arms of the self-evolution loop with equal
+budgets, over several seeds: held-out pass rate per arm and round, mean ± sd, and a plot.
+
+    python benchmarks/ablation.py [--seeds 0,1,2] [--rounds 2] [--arms warm,grpo,targeted,random]
+                                  [--root DIR] [--out docs/ablation] [-- EVOLVE ARGS]
+
+| arm | each round trains on | GRPO |
+|---|---|---|
+| `warm` | the round's mix, supervised warm start only | 0 steps |
+| `grpo` | no new tasks: as many replayed earlier tasks instead (`--resynthesis none`) | yes |
+| `targeted` | the diagnosis' targeted tasks + replay (the loop, the default) | yes |
+| `random` | as many new tasks on as many randomly drawn training environments, no guidelines (`--resynthesis random`) + replay | yes |
+
+Budgets are equal: every arm runs the same warm-start and (but `warm`) GRPO steps per round on a
+mix of the same size; only where the tasks come from differs (round 1 of `warm`/`grpo` trains on
+the initial tasks alone, as there is nothing earlier to replay in their place). A seed fixes the
+environments, split, initial and held-out tasks, so arms of one seed differ by the arm alone.
+Each (arm, seed) runs `agent-world evolve` in its own arena home under `--root`, one after
+another (each uses every core); runs resume, so a stopped benchmark continues where it was.
+Arguments after `--` go to every run (e.g. `-- --policy tiny --heldout-tasks 6`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from agent_world.envs.catalog import Catalog  # noqa: E402
+from agent_world.evolution.rounds import RoundRecord, wilson  # noqa: E402
+
+THREAD = "evolve"
+ARMS: dict[str, list[str]] = {
+    "warm": ["--resynthesis", "none", "--train-steps", "0"],
+    "grpo": ["--resynthesis", "none"],
+    "targeted": ["--resynthesis", "targeted"],
+    "random": ["--resynthesis", "random"],
+}
+
+
+def rounds_of(home: Path) -> list[RoundRecord]:
+    if not (home / "catalog.sqlite").exists():
+        return []
+    cat = Catalog.open(home)
+    try:
+        records = [RoundRecord.model_validate(r["record"]) for r in cat.list_rounds(THREAD)]
+    finally:
+        cat.close()
+    return sorted((r for r in records if r.status == "done"), key=lambda r: r.round)
+
+
+def run(arm: str, seed: int, home: Path, rounds: int, extra: list[str],
+        console: Console) -> float:
+    """Run (or finish) one arm for one seed; wall seconds (0: already done)."""
+    done = rounds_of(home)
+    if len(done) >= rounds:
+        return 0.0
+    cmd = ["agent-world", "--home", str(home), "evolve", "--rounds", str(rounds),
+           "--seed", str(seed), "--report", str(home / "report.html"), *extra, *ARMS[arm]]
+    if done or (home / "checkpoints.sqlite").exists():
+        cmd.append("--resume")
+    console.print(f"[bold]{arm}[/], seed {seed}: {' '.join(cmd)}")
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, env=os.environ.copy(), stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def _curve(records: list[RoundRecord]) -> list[tuple[int, int]]:
+    """(passes, attempts) at baseline and after each round."""
+    if not records:
+        return []
+    points = [records[0].before] + [r.after for r in records]
+    return [(int(p.get("passes", 0)), int(p.get("attempts", 0))) for p in points]
+
+
+def _spread(rates: list[float]) -> str:
+    if not rates:
+        return "-"
+    mean = statistics.fmean(rates)
+    sd = statistics.stdev(rates) if len(rates) > 1 else 0.0
+    return f"{100 * mean:.1f} ± {100 * sd:.1f} %"
+
+
+def plot(results: dict[str, dict[int, list[tuple[int, int]]]], rounds: int, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for i, (arm, by_seed) in enumerate(results.items()):
+        xs, means, sds = [], [], []
+        for k in range(rounds + 1):
+            rates = [c[k][0] / c[k][1] for c in by_seed.values() if len(c) > k and c[k][1]]
+            if rates:
+                xs.append(k + (i - 1.5) * 0.06)
+                means.append(statistics.fmean(rates))
+                sds.append(statistics.stdev(rates) if len(rates) > 1 else 0.0)
+        if xs:
+            ax.errorbar(xs, means, yerr=sds, marker="o", capsize=4,
+                        label=f"{arm} ({len(by_seed)} seeds)")
+    ax.set_xticks(range(rounds + 1), ["baseline"] + [f"round {k}" for k in range(1, rounds + 1)])
+    ax.set_ylim(-0.02, 1.0)
+    ax.set_ylabel("held-out pass rate (mean ± sd over seeds)")
+    ax.set_title("Ablation: where each round's training tasks come from")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    extra: list[str] = []
+    if "--" in argv:
+        at = argv.index("--")
+        argv, extra = argv[:at], argv[at + 1:]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--arms", default=",".join(ARMS))
+    parser.add_argument("--root", type=Path, default=Path("ablation-runs"))
+    parser.add_argument("--out", type=Path, default=Path("docs/ablation"),
+                        help="where the plot (.png) and results (.json) go")
+    parser.add_argument("--only-report", action="store_true",
+                        help="read what has run, run nothing")
+    args = parser.parse_args(argv)
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown:
+        parser.error(f"unknown arm(s) {unknown}; choose from {', '.join(ARMS)}")
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    console = Console(stderr=True)
+    walls: dict[str, float] = {}
+    # seeds outermost: a stopped benchmark has every arm of the first seeds
+    for seed in seeds:
+        for arm in arms:
+            home = args.root / f"{arm}-seed{seed}"
+            if not args.only_report:
+                walls[f"{arm}/{seed}"] = run(arm, seed, home, args.rounds, extra, console)
+    results: dict[str, dict[int, list[tuple[int, int]]]] = {}
+    for arm in arms:
+        results[arm] = {}
+        for seed in seeds:
+            curve = _curve(rounds_of(args.root / f"{arm}-seed{seed}"))
+            if curve:
+                results[arm][seed] = curve
+    table = Table(title="Held-out pass rate per arm and round (mean ± sd over seeds)")
+    table.add_column("arm")
+    table.add_column("seeds", justify="right")
+    for k in range(args.rounds + 1):
+        table.add_column("baseline" if k == 0 else f"after round {k}", justify="right")
+    table.add_column("per seed, last round (95% CI)")
+    for arm, by_seed in results.items():
+        cells = []
+        for k in range(args.rounds + 1):
+            rates = [c[k][0] / c[k][1] for c in by_seed.values() if len(c) > k and c[k][1]]
+            cells.append(_spread(rates))
+        last = "; ".join(
+            f"s{s}: {c[-1][0]}/{c[-1][1]} ({wilson(*c[-1])[0]:.0%}–{wilson(*c[-1])[1]:.0%})"
+            for s, c in by_seed.items() if c[-1][1])
+        table.add_row(arm, str(len(by_seed)), *cells, last)
+    Console().print(table)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    plot(results, args.rounds, args.out.with_suffix(".png"))
+    args.out.with_suffix(".json").write_text(json.dumps(
+        {"arms": {a: {str(s): c for s, c in r.items()} for a, r in results.items()},
+         "walls_s": walls, "rounds": args.rounds, "extra": extra}, indent=1))
+    console.print(f"plot: {args.out.with_suffix('.png')}; results: "
+                  f"{args.out.with_suffix('.json')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
