@@ -16,8 +16,12 @@ run, one row per environment:
   write, a search must take arguments (target 0);
 * ``new viol.``: semantic violations (agent_world.agents.semantics.check_semantics) of the state
   after ``--walk`` random write calls (tools and arguments drawn from the built tests), less
-  those of the seed rows (target 0; cross-table invariants count here once the semantic check
-  declares them);
+  those of the seed rows (target 0; cross-table invariants count here too);
+* ``inv. seed/walk``: of those, the cross-table invariants the spec declares
+  (``provenance.stats["invariants"]``: a copy on loan iff it has a live loan, one live
+  appointment per slot, a state's field only in that state, a time zone of the row's
+  country): violations in the seed rows, and new ones in the episode's database after the
+  walk, read back with `invariant_violations(spec, db_path)` (targets 0);
 * ``swap kill``: for every tool, its body replaced by another tool's (same read/write kind,
   same parameters where one exists): share of those mutants that fail at least one of the
   tool's tests, and share of the tests that fail (targets >= 90 %);
@@ -52,7 +56,10 @@ from agent_world.agents.cross_validation import (  # noqa: E402
 from agent_world.agents.offline_design.contracts import Contract  # noqa: E402
 from agent_world.agents.offline_design.expectations import design_tests  # noqa: E402
 from agent_world.agents.offline_design.plans import contract_plan  # noqa: E402
-from agent_world.agents.semantics import check_semantics  # noqa: E402
+from agent_world.agents.semantics import (  # noqa: E402
+    check_semantics,
+    invariant_violations,
+)
 from agent_world.agents.tool_designer import design_tools  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.envs.episode import EnvRuntime  # noqa: E402
@@ -107,12 +114,13 @@ def probe(spec: EnvSpec, contract: Contract, tests: list[dict[str, Any]], ep: An
 
 # ---- random writes -------------------------------------------------------------------------
 def violations_after_walk(spec: EnvSpec, runtime: EnvRuntime, steps: int, seed: int = 0
-                          ) -> tuple[int, int]:
-    """(violations new after `steps` random write calls, calls that succeeded)."""
+                          ) -> tuple[int, int, int]:
+    """(violations new after `steps` random write calls, calls that succeeded, invariant
+    violations new in the episode's database)."""
     writes = {t.name for t in spec.tools if t.mutates}
     calls = [t for t in spec.tests if t.tool in writes]
     if not calls or not steps:
-        return 0, 0
+        return 0, 0, 0
     before = {(v.rule, v.table, v.column, v.row) for v in check_semantics(spec)}
     rng = random.Random(seed)
     done = 0
@@ -121,9 +129,12 @@ def violations_after_walk(spec: EnvSpec, runtime: EnvRuntime, steps: int, seed: 
             test = rng.choice(calls)
             done += ep.step(test.tool, test.arguments).ok
         state = ep.dump()
+        invariants = {(v.rule, v.table, v.column, v.row)
+                      for v in invariant_violations(spec, ep.path)}
     rows = {t: [{k: v for k, v in r.items()} for r in rs] for t, rs in state.items()}
     after = check_semantics(spec.model_copy(update={"rows": rows}))
-    return len({(v.rule, v.table, v.column, v.row) for v in after} - before), done
+    return (len({(v.rule, v.table, v.column, v.row) for v in after} - before), done,
+            len(invariants - before))
 
 
 # ---- mutants -----------------------------------------------------------------------------------
@@ -256,8 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     runtime = EnvRuntime(tool_timeout_s=2.0)
     table = Table(title=f"Semantic audit: {len(specs)} environments, sources mined "
                         f"{mined_n}/{given_n}")
-    for col in ("env", "src", "contradict", "new viol.", "walk ok", "swap kill", "swap tests",
-                "drop kill"):
+    for col in ("env", "src", "contradict", "new viol.", "inv. seed/walk", "walk ok",
+                "swap kill", "swap tests", "drop kill"):
         table.add_column(col, justify="left" if col == "env" else "right", no_wrap=True)
     totals: Counter = Counter()
     figures: dict[str, Any] = {"envs": {}, "sources_mined": mined_n, "sources_given": given_n}
@@ -271,23 +282,26 @@ def main(argv: list[str] | None = None) -> int:
                     why = probe(spec, contract, tests, ep)
                     if why is not None:
                         bad[name] = why
-            new, ok_calls = violations_after_walk(spec, runtime, args.walk)
+            new, ok_calls, new_inv = violations_after_walk(spec, runtime, args.walk)
+            seed_inv = sum(v.rule == "invariant" for v in check_semantics(spec))
             sk, st, sf, sr = kill(spec, runtime, swap_mutants(spec))
             dk, dt, _, _ = kill(spec, runtime, drop_mutants(spec, contracts))
             built_src = sum(1 for n in contracts if any(t.name == n for t in spec.tools))
             table.add_row(spec.name, f"{len(contracts)}/{built_src}", str(len(bad)), str(new),
-                          f"{ok_calls}/{args.walk}", f"{_pct(sk, st)} of {st}",
+                          f"{seed_inv}/{new_inv}", f"{ok_calls}/{args.walk}", f"{_pct(sk, st)} of {st}",
                           _pct(sf, sr), f"{_pct(dk, dt)} of {dt}" if dt else "-")
             totals.update(src=len(contracts), bad=len(bad), new=new, sk=sk, st=st, sf=sf, sr=sr,
-                          dk=dk, dt=dt)
+                          dk=dk, dt=dt, seed_inv=seed_inv, new_inv=new_inv)
             reasons += [f"{spec.name}.{n}: {w}" for n, w in bad.items()]
             figures["envs"][spec.name] = {"source_tools": len(contracts), "contradictions": bad,
                                           "new_violations": new, "walk_ok": ok_calls,
+                                          "invariant_violations": [seed_inv, new_inv],
                                           "swap": [sk, st, sf, sr], "drop": [dk, dt]}
     finally:
         runtime.close()
     table.add_section()
-    table.add_row("all", str(totals["src"]), str(totals["bad"]), str(totals["new"]), "",
+    table.add_row("all", str(totals["src"]), str(totals["bad"]), str(totals["new"]),
+                  f"{totals['seed_inv']}/{totals['new_inv']}", "",
                   f"{_pct(totals['sk'], totals['st'])} of {totals['st']}",
                   _pct(totals["sf"], totals["sr"]),
                   f"{_pct(totals['dk'], totals['dt'])} of {totals['dt']}")
