@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-unseen", action="store_true", help="default sources only")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
-    console = Console()
+    console = Console(width=150)
     if args.home:
         with Catalog.open(args.home) as cat:
             specs = [cat.get_env_at_stage(e.name, "built") for e in cat.list_envs()]
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{_pct(totals['dk'], totals['dt'])} of {totals['dt']}")
     console.print(table)
     for line in reasons:
-        console.print(f"  contradicts: {line}", markup=False, highlight=False)
+        console.print(f"  contradicts: {line}", markup=False, highlight=False, soft_wrap=True)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
     return 0

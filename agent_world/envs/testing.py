@@ -105,8 +105,10 @@ def check_changes(episode: Episode, changes: list[RowChange]) -> tuple[bool, str
                                f"(inserted: {_show(got.inserted)})")
         elif c.op in ("update", "delete") and c.key is not None:
             rows = got.updated if c.op == "update" else got.deleted
-            keyed = [r for r in rows if all(_same((r.get("key") or r).get(k), v)
-                                            for k, v in c.key.items())]
+            # an updated row is {"key", "before", "after"}; a deleted one is the row itself
+            # (which may have a column named "key")
+            keyed = [r for r in rows if all(_same((r["key"] if c.op == "update" else r).get(k),
+                                                  v) for k, v in c.key.items())]
             if not keyed:
                 return False, f"{c.table}: row {_show(c.key)} was not {ops[c.op]}"
             if c.op == "update" and c.values:

@@ -376,3 +376,30 @@ def test_llm_designer_gets_the_contracts_and_is_judged_by_them(built):
     renew = verdicts["renew_loan"]
     assert not renew.kept and renew.category == "contract", renew.reason
     assert out is not None and {t.name for t in out.tools} == {"check_out_copy", "count_titles"}
+
+
+def test_expected_deletes_are_matched_in_a_table_with_a_key_column(rt):
+    """A deleted row is the row itself: a column named `key` (a memory server's, say) is not
+    the diff's key of an updated row (the check crashed with AttributeError)."""
+    spec = EnvSpec.from_dict({
+        "name": "kv", "version": 1,
+        "theme": {"name": "kv", "description": "Keys.", "taxonomy": {"l1": "a", "l2": "b",
+                                                                      "l3": "kv"}},
+        "tables": [{"name": "entries", "columns": [
+            {"name": "id", "type": "integer", "primary_key": True},
+            {"name": "key", "type": "text", "nullable": False}]}],
+        "rows": {"entries": [{"id": 1, "key": "alpha"}, {"id": 2, "key": "beta"}]},
+        "tools": [{"name": "drop_entry", "description": "Delete an entry.", "mutates": True,
+                   "parameters": {"type": "object", "properties": {"id": {"type": "integer"}},
+                                  "required": ["id"], "additionalProperties": False},
+                   "source": "def drop_entry(ctx, id):\n"
+                             "    ctx.execute('DELETE FROM entries WHERE id = ?', (id,))\n"
+                             "    return {'deleted': id}\n"}],
+        "tests": [{"name": "drops 2", "tool": "drop_entry", "arguments": {"id": 2},
+                   "expect": {"changes": [{"table": "entries", "op": "delete",
+                                           "key": {"id": 2}}]}},
+                  {"name": "not 1", "tool": "drop_entry", "arguments": {"id": 2},
+                   "expect": {"changes": [{"table": "entries", "op": "delete",
+                                           "key": {"id": 1}}]}}]})
+    assert verify_spec(spec, rt) == ["kv: drop_entry / not 1: entries: row {\"id\": 1} was not "
+                                     "deleted"]
