@@ -41,6 +41,7 @@ from agent_world.tasks.model import Task
 from agent_world.training.lm import (
     cache_kwarg,
     cpu_threads,
+    deepspeed_on_cpu,
     output_cache,
     quiet_progress_bars,
 )
@@ -300,6 +301,7 @@ class GRPOTrainer:
             raise AgentWorldError("GRPO needs at least one task")
         self.config = config or GRPOConfig()
         self.device = pick_device(self.config.device)
+        deepspeed_on_cpu()  # checkpoints import DeepSpeed (see the helper)
         self.tokenizer, self.tasks, self.specs = tokenizer, tasks, specs
         self.out_dir = Path(out_dir) if out_dir else None
         self.reward = reward

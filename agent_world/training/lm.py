@@ -14,6 +14,7 @@ import functools
 import importlib.util
 import inspect
 import io
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr
@@ -50,6 +51,16 @@ def quiet_progress_bars() -> Iterator[None]:
                 if line.strip() and "it/s]" not in line and "s/it]" not in line]
         if kept:
             print("\n".join(kept), file=sys.stderr)
+
+
+def deepspeed_on_cpu() -> None:
+    """On a machine without a GPU, tell DeepSpeed the CPU is meant (`DS_ACCELERATOR=cpu`; one
+    the user set wins). Saving a model imports DeepSpeed through accelerate, and DeepSpeed
+    then warns on every run that it "was unable to detect" an accelerator."""
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ.setdefault("DS_ACCELERATOR", "cpu")
 
 
 def load_smollm2(dtype: Any = None) -> tuple[Any, Any]:
@@ -254,6 +265,6 @@ def load_lm(ref: str, corpus: list[str] | None = None, seed: int = 0) -> tuple[A
     return model, tok
 
 
-__all__ = ["SIZES", "cpu_thread_count", "cpu_threads", "load_lm", "load_smollm2",
-           "quiet_progress_bars", "release_memory", "sized_model", "small_cpu_model",
+__all__ = ["SIZES", "cpu_thread_count", "cpu_threads", "deepspeed_on_cpu", "load_lm",
+           "load_smollm2", "quiet_progress_bars", "release_memory", "sized_model", "small_cpu_model",
            "smollm2_dir", "tiny_model", "tiny_tokenizer"]

@@ -128,3 +128,7 @@ def test_kill_during_round_two_synthesis_and_training_then_resume(tmp_path):
         assert not list((policies / r).rglob("optimizer.pt"))
         assert not (policies / r / "reference").exists()
         assert list((policies / r).glob("checkpoints/step-*/model/config.json"))
+    # no third-party noise in what the user reads (was: DeepSpeed's "unable to detect" an
+    # accelerator warning at every checkpoint on a machine without a GPU)
+    log = (home / "evolve.log").read_text()
+    assert "WARNING" not in log and "unable to detect" not in log, log[-3000:]
