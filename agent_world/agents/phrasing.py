@@ -1,14 +1,20 @@
-"""Offline instruction writing: how a user would ask for a walk, from entity and field names.
+"""Offline request writing: how a person would ask for a walk, from what the environment says.
 
-The offline synthesizer has no language model, so it writes from what the environment says
-about itself: each tool's entity (`list_holds` → holds, `getPatient` → patient), its kind
-(reads one record, reads a list, writes), the arguments the user states (folded into the
-sentence: "look up member 48", "the slots of clinician 3"), the element a step singles out
-("the one whose title is 'Dune'"), and the field asked for, worded from its name ("When was it
-created?" for `created_at`, "Is it active?" for `is_active`). Writes keep the verb of their
-tool's description (cleaned of user-story framing: "Members can renew a loan ..." → "renew
-the loan ..."), so the request says what to do without naming a tool. Phrasing varies with the
-walk's seed: several openings, sentence shapes, connectives and question forms.
+The offline synthesizer has no language model, so it writes from the environment's own words:
+each tool's entity (`list_holds` → hold, `getPatient` → patient), its kind (reads one record,
+reads a list, writes), what a write does (its description's verb, cleaned of user-story
+framing: "Members can renew a loan ..." → "renew the loan ..."), and the values of the walk.
+
+Values are phrased by **type and role**, never behind their argument's name: a key as its
+entity ("reservation MGX7Q2", "member 48"), a date as a date ("March 12, 2026"), money as money
+("$74.96"), a person's name as a name, a count with its unit ("2 bags"), a new value as what it
+sets ("change its status to expired"), free text quoted. The question is about what the chain
+establishes: the new value after a write ("What is its status now?"), the total after an
+aggregation, a field of the record the chain reached, asked with that record's name ("What is
+the flight's aircraft?"). A step that picks a list element says which one by a readable field
+("the reservation whose fare class is business"), never by a timestamp. Phrasing varies with
+the walk's seed; `agent_world.tasks.artefacts` lists the template slips every emitted request
+is checked against.
 """
 
 from __future__ import annotations
@@ -22,14 +28,14 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.check import normalise
 from agent_world.tasks.walks import Plan
 
-_OPEN = ["", "", "Hi. ", "Hello! ", "Hi there. ", "Quick one: ", "Can you help me? "]
+_OPEN = ["", "", "", "Hi. ", "Hello! ", "Hi there. ", "Can you help me? "]
 _READ_VERBS = {"get", "list", "search", "find", "view", "show", "read", "fetch", "lookup",
                "look", "count", "summarize", "check", "describe"}
 _LIST_VERBS = {"list", "search", "find", "browse"}
 _PAGING = ("limit", "offset", "page", "page_size", "max_results")
 _THEN = ["Then {a}.", "After that, {a}.", "Next, {a}.", "Once you have that, {a}.",
          "From there, {a}."]
-_FIRST = ["Please {a}.", "I need you to {a}.", "Could you {a}?", "{A}.", "First, {a}."]
+_FIRST = ["Please {a}.", "I need you to {a}.", "Could you {a}?", "{A}.", "I'd like you to {a}."]
 
 
 def split_words(name: str) -> list[str]:
@@ -61,6 +67,8 @@ def entity(tool: str) -> str:
     member, `count_loans_by_status` → loan."""
     words = split_words(tool)
     rest = words[1:] if len(words) > 1 else words
+    while len(rest) > 1 and rest[0] in ("in", "out", "up", "off", "on", "back", "all"):
+        rest = rest[1:]  # check_in_copy → copy, not "in copy"
     if "by" in rest:
         rest = rest[: rest.index("by")] or rest
     if len(rest) > 1 and rest[-1] in ("status", "details", "history", "count"):
@@ -131,6 +139,128 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     return re.sub(r"\ba (?=[aeiou])", "an ", phrase)
 
 
+# ---- values by type and role ------------------------------------------------------------------
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December"]
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
+_MONEY = {"price", "total", "amount", "fee", "cost", "balance", "refund", "subtotal", "charge",
+          "paid", "fare", "salary", "payment", "deposit", "spent", "owed", "fine", "fines"}
+_NAME = {"name", "recipient", "author", "holder", "surname"}
+_TEXT = {"reason", "note", "notes", "message", "comment", "content", "description", "title",
+         "text", "query", "body", "subject", "label", "summary", "memo", "purpose"}
+_UNITS = {"quantity": "unit", "qty": "unit", "bags": "bag", "passengers": "passenger",
+          "nights": "night", "seats": "seat", "copies": "copy", "guests": "guest",
+          "items": "item", "units": "unit", "tickets": "ticket", "days": "day"}
+_KEY_WORDS = ("id", "code", "number", "sku", "locator", "barcode", "sha", "uuid", "key")
+
+
+def date_text(text: str) -> str | None:
+    """`2026-03-12` → March 12, 2026; `2026-03-12T22:30:00` → March 12, 2026 at 22:30
+    (None: not an ISO date)."""
+    m = _DATE.fullmatch(str(text).strip())
+    if not m:
+        return None
+    y, mo, d, hh, mm, ss = m.groups()
+    if not 1 <= int(mo) <= 12:
+        return None
+    out = f"{_MONTHS[int(mo) - 1]} {int(d)}, {y}"
+    if hh is not None:
+        out += f" at {hh}:{mm}" + (f":{ss}" if ss not in (None, "00") else "")
+    return out
+
+
+def role(name: str, value: Any = None, schema: dict[str, Any] | None = None) -> str:
+    """What a value is, from its name, type and schema: key, email, date, money, count, name,
+    flag, choice, text or plain."""
+    words = split_words(name)
+    schema = schema or {}
+    if isinstance(value, bool):
+        return "flag"
+    if isinstance(value, str) and _DATE.fullmatch(value):
+        return "date"
+    if isinstance(value, str) and re.fullmatch(r"[\w.+-]+@[\w-]+(\.[\w-]+)+", value):
+        return "email"
+    if words and (words[-1] in _KEY_WORDS or name == "id"):
+        return "key"
+    if isinstance(value, int | float) and set(words) & _MONEY and "count" not in words:
+        return "money"
+    if isinstance(value, int) and words and (words[-1] in _UNITS or words[0] == "num"):
+        return "count"
+    if "enum" in schema:
+        return "choice"
+    if isinstance(value, str) and (words[-1:] and words[-1] in _NAME or
+                                   words[-2:] in (["first", "name"], ["last", "name"],
+                                                  ["full", "name"])):
+        return "name"
+    if isinstance(value, str) and set(words) & _TEXT:
+        return "text"
+    return "plain"
+
+
+def say(name: str, value: Any, schema: dict[str, Any] | None = None) -> str:
+    """A value as a person writes it, by its role."""
+    r = role(name, value, schema)
+    if r == "flag":
+        return "yes" if value else "no"
+    if r == "date":
+        return date_text(value) or str(value)
+    if r == "money":
+        return f"${float(value):,.2f}"
+    if r in ("email", "name", "key", "count") or isinstance(value, int | float):
+        return value_text(value).strip("'") if isinstance(value, str) else value_text(value)
+    if r == "choice":
+        return str(value).replace("_", " ") if re.fullmatch(r"[a-z_]+", str(value)) else \
+            value_text(value)
+    return value_text(value)
+
+
+def _count(n: Any, word: str) -> str:
+    unit = _UNITS.get(word, singular(word))
+    return f"{value_text(n)} {unit if n == 1 else plural(unit)}"
+
+
+def _key_phrase(param: str, value: Any) -> str:
+    """`member_id` 48 → member 48; `reservation_id` 'MGX7Q2' → reservation MGX7Q2."""
+    n = noun(param) or "record"
+    if split_words(param)[-1:] in (["code"], ["number"], ["sku"]) and len(split_words(param)) > 1:
+        n = " ".join(split_words(param))
+    v = value_text(value)
+    if re.fullmatch(r"[\w./:@+-]+", str(value)):
+        v = str(value)  # a code or number reads bare: "member 48", "order ORD-8D41E0B5"
+    return f"{n} {v}"
+
+
+def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
+               writes: bool = False) -> str:
+    """How a request states one argument, by its role (no argument name as such): a key as
+    its entity, a count with its unit, a new value as what it sets."""
+    r = role(param, value, schema)
+    words = field_words(param)
+    if r == "key":
+        return _key_phrase(param, value)
+    if r == "email":
+        return f"the email address {value}"
+    if r == "count":
+        return _count(value, split_words(param)[-1])
+    if r == "name" and not writes:
+        return f"{say(param, value, schema)}"
+    several = len(words.split()) > 1
+    if writes:
+        return f"its {words} to {say(param, value, schema)}" if r != "name" else \
+            f"the {words} {say(param, value, schema)}"
+    if several and r not in ("date", "text"):
+        # a name of several words reads as a name, not as English: "the offset before set
+        # to '+00:00'", never "offset before '+00:00'"
+        return f"the {words} set to {say(param, value, schema)}"
+    if r == "date":
+        return f"{words} {say(param, value, schema)}" if words not in ("date", "day") else \
+            f"on {say(param, value, schema)}"
+    if r == "text":
+        return f"the {words} {say(param, value, schema)}"
+    return f"{words} {say(param, value, schema)}"
+
+
+# ---- tool kinds -------------------------------------------------------------------------------
 def _kind(spec: EnvSpec, tool: str, lists: bool) -> str:
     words = split_words(tool)
     if spec.tool(tool).mutates:
@@ -140,18 +270,55 @@ def _kind(spec: EnvSpec, tool: str, lists: bool) -> str:
     return "read"
 
 
-def _filters(given: dict[str, Any]) -> str:
-    parts = []
+def _schema(spec: EnvSpec, tool: str, param: str) -> dict[str, Any]:
+    return spec.tool(tool).parameters.get("properties", {}).get(param, {}) or {}
+
+
+def _list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, str, str]:
+    """(words before the entity, words after it, owner) for a list's stated filters:
+    "confirmed" reservations "departing on ..." "of customer 70"."""
+    before, after, owner = [], [], ""
     for p, v in given.items():
+        schema = _schema(spec, tool, p)
+        r = role(p, v, schema)
         if p in _PAGING:
-            parts.append(f"the first {value_text(v)} only")
-        elif p in ("query", "q", "text", "keyword", "keywords"):
-            parts.append(f"matching {value_text(v)}")
-        elif p.endswith("_id") or p.endswith("Id"):
-            parts.append(f"of {noun(p)} {value_text(v)}")
+            after.append(f"(just the first {value_text(v)})")
+        elif p in ("query", "q", "text", "keyword", "keywords", "search", "term"):
+            after.append(f"matching {value_text(v)}")
+        elif r == "key" and not owner:
+            owner = _key_phrase(p, v)
+        elif r == "choice" and isinstance(v, str) and len(v) < 20:
+            before.append(say(p, v, schema))
+        elif r == "flag":
+            words = field_words(p)
+            after.append(f"that are {'' if v else 'not '}{re.sub(r'^(is|has) ', '', words)}")
         else:
-            parts.append(f"with {noun(p)} {value_text(v)}")
-    return (" " + ", ".join(parts)) if parts else ""
+            after.append(f"with {arg_phrase(p, v, schema)}")
+    return " ".join(before), ", ".join(after), owner
+
+
+def which(field: str, value: Any) -> str:
+    """The words that single out a list element: "whose fare class is business"."""
+    r = role(field, value)
+    words = split_words(field)
+    if isinstance(value, int) and not isinstance(value, bool) and r != "key" and words and \
+            words[-1].endswith("s") and words[-1] not in ("status", "address", "class"):
+        return f"with {value} {' '.join(words)}"
+    if r == "name" or field in ("name", "title"):
+        return f"named {say(field, value)}" if field != "title" else \
+            f"titled {say(field, value)}"
+    return f"whose {field_words(field)} is {say(field, value)}"
+
+
+def _with_key(act: str, ent: str, key: str) -> str:
+    """Aim a write's clause at one record: "cancel a hold" → "cancel hold 3"."""
+    head = ent.split()[-1] if ent else ""
+    if head:
+        out, n = re.subn(rf"\b(?:a|an|one|the|their|its)\s+(?:[\w-]+\s+){{0,3}}?"
+                         rf"{re.escape(head)}s?\b", key, act, count=1)
+        if n:
+            return out
+    return f"{act} for {key}"
 
 
 def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
@@ -163,95 +330,198 @@ def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
     given = dict(step.given)
     prev = entity(plan.steps[next(iter(step.bound.values())).step].tool) if step.bound else ""
     if kind == "list":
+        before, after, owner = _list_filters(spec, step.tool, given)
         ents = entity_plural(ent)
-        tail = _filters(given)
-        if step.bound:
-            tail += rng.choice([f" of that {prev}", f" for that {prev}", " that go with it"])
-        a = rng.choice(["look through the {e}{t}", "pull up the {e}{t}", "check the {e}{t}",
-                        "go over the {e}{t}", "find the {e}{t}"]).format(e=ents, t=tail)
-        if step.select and i < len(plan.steps) - 1:
+        what = " ".join(x for x in (before, ents) if x)
+        of_prev = " like that one" if prev == ent else f" of that {prev}"
+        if owner:
+            what += f" of {owner}"
+        elif step.bound:
+            what += of_prev
+        if after:
+            what += " " + after
+        if step.select and i < len(plan.steps) - 1 or step.select and lists is False:
             (k, v), = step.select.items()
-            a += rng.choice([f" and pick the one whose {field_words(k)} is {value_text(v)}",
-                             f", the one with {field_words(k)} {value_text(v)}"])
-        return a
+            one = " ".join(x for x in (before, ent) if x)
+            tail = f" of {owner}" if owner else (of_prev if step.bound else "")
+            if prev == ent and step.bound and not owner:
+                one = f"other {one}"
+            return rng.choice(["find the {o}{t} {w}", "look up the {o}{t} {w}",
+                               "pull up the {o}{t} {w}"]).format(
+                o=one, t=tail, w=which(k, v)) + (f" {after}" if after else "")
+        return rng.choice(["look through the {e}", "pull up the {e}", "check the {e}",
+                           "go over the {e}"]).format(e=what)
     if kind == "read":
-        key = next((p for p in given if p in ("id", "code", "number") or p.endswith("_id")
-                    or p.endswith("Id")), None)
+        key = next((p for p in given if role(p, given[p]) == "key"), None)
         if key is not None:
             v = given.pop(key)
-            # "member 48" when the key names the entity, else "the hold with member 48"
-            who = f"{ent} {value_text(v)}" if noun(key) in (ent, "") or key in ("id",) else \
-                f"the {ent} of {noun(key)} {value_text(v)}"
+            who = _key_phrase(key, v)
+            if noun(key) not in (ent, "") and key != "id":
+                who = f"the {ent} of {who}"
             a = rng.choice(["look up {w}", "pull up {w}", "open {w}", "find {w}"]).format(w=who)
         elif step.bound:
-            a = rng.choice([f"look up its {ent}", f"open the {ent} it points to",
-                            f"find the {ent} that goes with it"])
+            a = rng.choice([f"look up the {ent} of that {prev}",
+                            f"find the {ent} that {prev} points to",
+                            f"open that {prev}'s {ent}"]) if prev != ent else \
+                rng.choice([f"open that {ent}'s full record", f"look up that {ent}'s details"])
         else:
             a = action_phrase(spec, step.tool)
-        return a + _filters(given)
-    a = action_phrase(spec, step.tool)
-    if step.bound:
-        a += rng.choice([" for it", f" for that {prev}", " for the one you found"])
-    return a + (":" + _filters(given) if given else "")
+        rest = [arg_phrase(p, v, _schema(spec, step.tool, p)) for p, v in given.items()
+                if p not in _PAGING]
+        return a + (" for " + " and ".join(rest) if rest else "")
+    return write_clause(spec, step.tool, given, rng, prev=prev if step.bound else "")
 
 
-def ask_field(field: str, rng: random.Random) -> str:
+def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Random,
+                 prev: str = "") -> str:
+    """A write as a request: its action aimed at the stated record, then what it sets."""
+    ent = entity(tool)
+    act = action_phrase(spec, tool)
+    given = dict(given)
+    key = next((p for p in given if role(p, given[p]) == "key" and noun(p) in
+                (ent, ent.split()[-1], "")), None) or \
+        next((p for p in given if role(p, given[p]) == "key"), None)
+    if key is not None:
+        act = _with_key(act, ent, _key_phrase(key, given.pop(key)))
+        # the record's owner ("address 2 of customer 1") before what is set
+        for p in [p for p in given if role(p, given[p]) == "key"]:
+            act += f" of {_key_phrase(p, given.pop(p))}"
+    elif prev:
+        act = _with_key(act, ent, f"that {prev}" if prev == ent else f"that {prev}'s {ent}")
+    rest = []
+    sets = act.split(" ", 1)[0] in ("change", "edit", "update", "set", "modify", "rename",
+                                    "correct")
+    for p, v in given.items():
+        if p in _PAGING:
+            continue
+        schema = _schema(spec, tool, p)
+        r = role(p, v, schema)
+        if sets and r not in ("key", "count"):
+            rest.append(arg_phrase(p, v, schema, writes=True))
+        elif r == "key":
+            rest.append(_key_phrase(p, v))
+        else:
+            rest.append(arg_phrase(p, v, schema))
+    if not rest:
+        return act
+    if sets:
+        return f"{act}: set " + " and ".join(rest)
+    return f"{act}, using " + " and ".join(rest) if len(rest) > 1 or \
+        role(next(iter(given)), next(iter(given.values()))) == "key" else \
+        f"{act} with {rest[0]}"
+
+
+# ---- questions --------------------------------------------------------------------------------
+def _counted_by(tool: str) -> bool:
+    words = split_words(tool)
+    return bool({"count", "counts", "stats", "statistics", "summary", "summarize",
+                 "breakdown"} & set(words)) or "by" in words or "per" in words
+
+
+def ask_field(field: str, rng: random.Random, ent: str = "", now: bool = False,
+              value: Any = None, tool: str = "") -> str:
+    """The question for one field of the record the chain reached (`now`: a field the
+    chain's write just changed)."""
     words = split_words(field)
+    the = f"the {ent}'s" if ent else "its"
+    subject = f"the {ent}" if ent else "it"
+    if tool and _counted_by(tool) and isinstance(value, int | float):
+        ents = entity_plural(entity(tool))
+        f = " ".join(words)
+        return rng.choice([f"How many {ents} are {f}?", f"How many {f} {ents} are there?"])
+    r = role(field, value)
+    f = " ".join(words)
+    if now:
+        return rng.choice([f"What is {the} {f} now?", f"Tell me {the} new {f}.",
+                           f"What {f} does {subject} have now?"])
     if words and words[-1] == "at" and len(words) > 1 and words[-2].endswith("ed"):
         w = " ".join(words[:-1])
-        return rng.choice([f"When was it {w}?", f"What is the {w} time?",
-                           f"Tell me when it was {w}."])
+        return rng.choice([f"When was {subject} {w}?", f"Tell me when {subject} was {w}."])
     if words and words[0] in ("is", "has") and len(words) > 1:
-        return rng.choice([f"{words[0].capitalize()} it {' '.join(words[1:])}?",
-                           f"Tell me whether it {words[0]} {' '.join(words[1:])}."])
-    f = " ".join(words)
-    return rng.choice([f"What is its {f}?", f"Which {f} does it have?", f"Tell me its {f}.",
-                       f"I'd like to know its {f}.", f"What {f} does it show?",
-                       f"Reply with the {f}."])
+        return rng.choice([f"{words[0].capitalize()} {subject} {' '.join(words[1:])}?",
+                           f"Tell me whether {subject} {words[0]} {' '.join(words[1:])}."])
+    if r == "flag":
+        return rng.choice([f"Is {subject} {f}?", f"Tell me whether {subject} is {f}."])
+    if r == "money":
+        return rng.choice([f"How much is {the} {f}?", f"What is {the} {f}?"])
+    if r == "count" or (isinstance(value, int) and words and words[-1].endswith("s")
+                        and words[-1] not in ("status", "address", "class")):
+        return rng.choice([f"How many {f} does {subject} have?", f"What is {the} number of {f}?"])
+    if r == "date":
+        return rng.choice([f"What is {the} {f}?", f"Which {f} does {subject} have?"])
+    return rng.choice([f"What is {the} {f}?", f"Tell me {the} {f}.",
+                       f"I'd like to know {the} {f}.", f"Which {f} does {subject} have?"])
 
 
 def where_text(where: dict[str, Any]) -> str:
-    return " and ".join(f"{field_words(k)} {value_text(v)}" for k, v in where.items())
+    return " and ".join(which(k, v).removeprefix("whose ") for k, v in where.items())
 
 
 def ask_aggregate(kind: str, field: str | None, where: dict[str, Any], ents: str,
                   rng: random.Random) -> str:
-    w = where_text(where)
+    scope = " ".join(f"whose {where_text({k: v})}" for k, v in where.items())
+    those = f"{ents} {scope}".strip()
     if kind == "count":
-        if not w:
+        if not where:
             return rng.choice([f"How many {ents} are there?", f"How many {ents} is that?"])
-        return rng.choice([f"How many of those {ents} have {w}?",
-                           f"How many {ents} with {w} are there? Just the number.",
-                           f"Count the {ents} with {w} and tell me how many."])
+        return rng.choice([f"How many {those} are there?",
+                           f"How many of those {ents} have {where_text(where)}?",
+                           f"Count the {those} and tell me how many there are."])
     f = field_words(field or "")
-    scope = f" among the ones with {w}" if w else ""
-    return rng.choice({
-        "sum": [f"What is the total {f}{scope}?", f"Add up the {f}{scope}: what's the total?"],
-        "max": [f"What is the highest {f}{scope}?", f"Which is the largest {f}{scope}?"],
-        "min": [f"What is the lowest {f}{scope}?", f"What is the smallest {f}{scope}?"],
-    }[kind])
+    r = role(field or "", 1.0)
+    counted = r == "count" or (f.endswith("s") and f.split()[-1] not in ("status", "class"))
+    if kind == "sum":
+        if r == "money" and f in ("total", "amount", "price", "cost"):
+            return rng.choice([f"What do the {those} come to in total?",
+                               f"How much do the {those} add up to?"])
+        if counted:
+            return rng.choice([f"How many {f} do the {those} have in total?",
+                               f"Add up the {f} of the {those}: how many is that?"])
+        return rng.choice([f"What is the combined {f} of the {those}?",
+                           f"Add up the {f} of the {those}: what is the total?"])
+    high = kind == "max"
+    if counted:
+        return rng.choice([f"What is the {'largest' if high else 'smallest'} number of {f} "
+                           f"among the {those}?",
+                           f"Among the {those}, what is the {'highest' if high else 'lowest'} "
+                           f"number of {f}?"])
+    adj = ["highest", "largest"] if high else ["lowest", "smallest"]
+    return rng.choice([f"What is the {adj[0]} {f} among the {those}?",
+                       f"Among the {those}, which is the {adj[1]} {f}?"])
+
+
+def _join(parts: list[str]) -> str:
+    return " ".join(p.strip() for p in parts if p and p.strip())
 
 
 def _sentence(template: str, a: str) -> str:
     return template.format(a=a, A=a[0].upper() + a[1:])
 
 
-def instruction(spec: EnvSpec, plan: Plan, answer: dict[str, Any], rng: random.Random) -> str:
-    """The user's request for a walk and its answer spec (graph and aggregating tasks)."""
+def _clauses(spec: EnvSpec, plan: Plan, upto: int, rng: random.Random,
+             agg_step: int | None = None) -> list[str]:
+    """The sentences of steps 0..upto-1: a first request, then connectives."""
+    out = []
+    for i in range(upto):
+        a = step_clause(spec, plan, i, rng, lists=i == agg_step)
+        out.append(_sentence(rng.choice(_FIRST if i == 0 else _THEN), a))
+    return out
+
+
+def instruction(spec: EnvSpec, plan: Plan, answer: dict[str, Any], rng: random.Random,
+                changed: set[str] | None = None) -> str:
+    """The user's request for a walk and its answer spec (graph and aggregating tasks);
+    `changed`: fields the chain's writes changed (asked about as "now")."""
     kind = answer.get("kind", "none")
     agg_step = answer.get("step") if kind in ("count", "sum", "max", "min") else None
-    parts = [rng.choice(_OPEN)]
-    for i in range(len(plan.steps)):
-        a = step_clause(spec, plan, i, rng, lists=i == agg_step)
-        parts.append(_sentence(rng.choice(_FIRST if i == 0 else _THEN), a))
+    parts = [rng.choice(_OPEN), *_clauses(spec, plan, len(plan.steps), rng, agg_step)]
     if kind == "field":
-        last = plan.steps[answer["step"]]
-        if last.select and answer["step"] == len(plan.steps) - 1:
-            (k, v), = last.select.items()
-            parts.append(rng.choice([f"I mean the one whose {field_words(k)} is "
-                                     f"{value_text(v)}.",
-                                     f"It's the one with {field_words(k)} {value_text(v)}."]))
-        parts.append(ask_field(answer["field"], rng))
+        step = plan.steps[answer["step"]]
+        ent = entity(step.tool)
+        f = answer["field"]
+        now = bool(changed and f in changed)
+        parts.append(ask_field(f, rng, ent=ent, now=now, value=answer.get("value"),
+                               tool=step.tool))
     elif agg_step is not None:
         ents = entity_plural(entity(plan.steps[agg_step].tool))
         parts.append(ask_aggregate(kind, answer.get("field"), answer.get("where") or {}, ents,
@@ -259,7 +529,31 @@ def instruction(spec: EnvSpec, plan: Plan, answer: dict[str, Any], rng: random.R
     else:
         parts.append(rng.choice(["Let me know once it's done.", "Confirm when that's done.",
                                  "Thanks!", "Tell me when it's finished."]))
-    return " ".join(p.strip() for p in parts if p.strip())
+    return _join(parts)
+
+
+def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
+                            rng: random.Random) -> str:
+    """A request that branches on an observed value: the reads, then "if its status is
+    pending, cancel it; otherwise tell me its total" (`cond`: the condition spec the
+    synthesizer recorded, see `agent_world.agents.synthesizer`)."""
+    i = cond["step"]
+    parts = [rng.choice(_OPEN), *_clauses(spec, plan, i + 1, rng)]
+    ent = entity(plan.steps[i].tool)
+    test = f"{field_words(cond['field'])} is {say(cond['field'], cond['value'])}"
+    act = write_clause(spec, cond["write"]["tool"], cond["write"]["given"], rng,
+                       prev=ent)
+    if entity(cond["write"]["tool"]) == ent:
+        act = re.sub(rf"\bthat {re.escape(ent)}\b", "it", act, count=1)
+    other = field_words(cond["else_field"])
+    shape = rng.randrange(2)
+    if shape == 0:
+        parts.append(f"If its {test}, {act}. If not, don't change anything; just tell me "
+                     f"the {ent}'s {other}.")
+    else:
+        parts.append(f"Only if the {ent}'s {test}: {act}. Otherwise leave it as it is and "
+                     f"tell me its {field_words(cond['else_field'])}.")
+    return _join(parts)
 
 
 def _them(act: str, ent: str, pronoun: str) -> str:
@@ -278,47 +572,56 @@ def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
     ents = entity_plural(ent)
     step = plan.steps[bulk["step"]]
     # "every" already says all of them: no page size in the request
-    ctx = _filters({p: v for p, v in step.given.items() if p not in _PAGING})
-    if step.bound:
+    before, after, owner = _list_filters(spec, step.tool, {p: v for p, v in step.given.items()
+                                                           if p not in _PAGING})
+    ctx = f" of {owner}" if owner else ""
+    if step.bound and not owner:
         ctx += f" of that {entity(plan.steps[next(iter(step.bound.values())).step].tool)}"
+    if after:
+        ctx += f" {after}"
+    if before:
+        ents, ent = f"{before} {ents}", f"{before} {ent}"
     (k, v), = bulk["where"].items()
-    cond = f"{field_words(k)} is {value_text(v)}"
+    cond = which(k, v)
     act = action_phrase(spec, bulk["write"])
-    extra = ", ".join(f"{noun(p)} {value_text(x)}" for p, x in bulk["args"].items())
-    extra = f" (use {extra})" if extra else ""
-    if bulk["args"] and act.split(" ", 1)[0] in ("change", "edit", "update", "set", "modify"):
-        # an edit reads as what it sets: "set its status to 'shipped'"
-        sets = " and ".join(f"{{whose}} {noun(p)} to {value_text(x)}"
-                            for p, x in bulk["args"].items())
-        act, extra = "set " + sets, ""
+    writes = act.split(" ", 1)[0] in ("change", "edit", "update", "set", "modify")
+    extra = [arg_phrase(p, x, _schema(spec, bulk["write"], p), writes=writes)
+             for p, x in bulk["args"].items()]
+    if extra and writes:
+        # an edit reads as what it sets: "set its status to shipped"
+        sets = " and ".join(extra)
+        def aim(pronoun: str, whose: str) -> str:
+            return "set " + sets.replace("its ", f"{whose} ")
+        extra_text = ""
     else:
-        sets = ""
+        def aim(pronoun: str, whose: str) -> str:
+            return _them(act, ent, pronoun)
+        extra_text = f", using {' and '.join(extra)}" if extra else ""
     parts = [rng.choice(_OPEN)]
     for i in range(bulk["step"]):
         parts.append(_sentence(rng.choice(_FIRST if i == 0 else _THEN),
                                step_clause(spec, plan, i, rng)))
-    def aim(pronoun: str, whose: str) -> str:
-        return act.format(whose=whose) if sets else _them(act, ent, pronoun)
-
     shape = rng.randrange(3)
     if shape == 0:
-        parts.append(f"Go through the {ents}{ctx}, and for every one whose {cond}, "
-                     f"{aim('it', 'its')}{extra}.")
+        parts.append(f"Go through the {ents}{ctx}, and for every one {cond}, "
+                     f"{aim('it', 'its')}{extra_text}.")
     elif shape == 1:
-        parts.append(f"Every {ent}{ctx} whose {cond} needs the same change: "
-                     f"{aim('each of them', 'the')}{extra}.")
+        parts.append(f"Every {ent}{ctx} {cond} needs the same change: "
+                     f"{aim('each of them', 'the')}{extra_text}.")
     else:
-        parts.append(f"Find all {ents}{ctx} with {field_words(k)} {value_text(v)} and "
-                     f"{aim('all of them', 'their')}{extra}.")
+        parts.append(f"Find all {ents}{ctx} {cond} and "
+                     f"{aim('all of them', 'their')}{extra_text}.")
     if bulk["answer"] == "count":
         parts.append(rng.choice(["Tell me how many you changed.",
-                                 f"How many {ents} was that?",
+                                 f"How many {entity_plural(ent)} was that?",
                                  "Then let me know how many there were."]))
     else:
         parts.append(rng.choice(["Leave the others alone.", "Don't touch any other ones.",
                                  "Only those, please."]))
-    return " ".join(p.strip() for p in parts if p.strip())
+    return _join(parts)
 
 
-__all__ = ["action_phrase", "ask_aggregate", "ask_field", "bulk_instruction", "entity",
-           "instruction", "noun", "singular", "split_words", "step_clause", "value_text"]
+__all__ = ["action_phrase", "arg_phrase", "ask_aggregate", "ask_field", "bulk_instruction",
+           "conditional_instruction", "date_text", "entity", "instruction", "noun", "role",
+           "say", "singular", "split_words", "step_clause", "value_text", "which",
+           "write_clause"]

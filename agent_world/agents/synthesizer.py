@@ -44,7 +44,9 @@ from agent_world.tasks.walks import (
     Plan,
     PlanStep,
     ValueSampler,
+    _bind_step,
     _selector,
+    _timestamp,
     field_value,
     random_walk,
     scalar_fields,
@@ -65,10 +67,12 @@ def _value_text(value: Any) -> str:
 
 
 def offline_text(spec: EnvSpec, plan: Plan, answer: dict[str, Any],
-                 rng: random.Random) -> tuple[str, list[str]]:
-    """Instruction (varied phrasing from entity and field names) and no rubric: the caller
-    derives the rubric from the ground truth."""
-    return phrasing.instruction(spec, plan, answer, rng), []
+                 rng: random.Random, changed: set[str] | None = None,
+                 value: Any = None) -> tuple[str, list[str]]:
+    """Instruction (phrased by the values' types and roles, see `phrasing`) and no rubric:
+    the caller derives the rubric from the ground truth. `changed`: fields the chain's
+    writes changed; `value`: the answer (its type picks the question's form)."""
+    return phrasing.instruction(spec, plan, {**answer, "value": value}, rng, changed), []
 
 
 def bulk_text(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
@@ -96,7 +100,9 @@ def rubric_for(spec: EnvSpec, plan: Plan, answer: dict[str, Any], truth: Truth) 
         out.append(f"The reply states the {what}: {_value_text(truth.answer)}.")
     for step in plan.steps:
         for param, value in step.given.items():
-            out.append(f"Works with the {_noun(param)} {_value_text(value)} the user gave.")
+            if param not in phrasing._PAGING:
+                out.append(f"Works with {phrasing.arg_phrase(param, value)} as the user "
+                           "asked.")
     if truth.expected_changes:
         changed = ", ".join(f"{t} ({sum(len(v) for v in d.values())} row change(s))"
                             for t, d in truth.expected_changes.items())
@@ -177,8 +183,11 @@ def _echoed(plan: Plan) -> set[str]:
     return {normalise(v) for s in plan.steps for v in s.given.values()}
 
 
-def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool) -> list[dict]:
-    """Answer specs worth asking about the last observation, best first."""
+def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
+                   changed: set[str] | None = None) -> list[dict]:
+    """Answer specs worth asking about the last observation, best first. After a write
+    (`changed`: the columns it changed), only what it changed: the new status, not a field
+    any lookup gives; never a timestamp a write stamps (the engine's clock)."""
     i = len(plan.steps) - 1
     echo = _echoed(plan)
     if isinstance(last, list):
@@ -198,9 +207,11 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool) -
     fields = [(k, v) for k, v in scalar_fields(last).items()
               if v is not None and not isinstance(v, bool) and normalise(v) not in echo
               and len(str(v)) <= 60 and str(v).strip() and k not in (plan.steps[i].select or {})]
+    if changed is not None:
+        fields = [(k, v) for k, v in fields if k in changed and not _timestamp(k, v)]
     rng.shuffle(fields)
-    # readable fields first; identifiers are fair answers but less interesting
-    fields.sort(key=lambda kv: kv[0].endswith("_id") or kv[0] == "id")
+    # readable fields first; identifiers and timestamps are fair answers but less interesting
+    fields.sort(key=lambda kv: (kv[0].endswith("_id") or kv[0] == "id") + _timestamp(*kv))
     return [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
 
 
@@ -263,16 +274,20 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         lists = sorted(n for n in graph if graph.nodes[n].get("returns") == "list"
                        and not spec.tool(n).mutates)
         start = rng.choice(lists) if lists else None
+    conditional = kind == "graph" and recipe.condition
     ep = runtime.open(spec, seed=seed)
     try:
         plan = random_walk(spec, graph, ep, rng, recipe.length, start=start, sampler=sampler,
-                           writes=kind == "graph")
+                           writes=kind == "graph" and not conditional)
     finally:
         ep.close()
     if plan is None:
         return "the walk's first call failed"
-    observations, _ = run_plan(spec, runtime, plan, seed)
+    observations, changes = run_plan(spec, runtime, plan, seed)
     results = [o.result if o is not None and o.ok else None for o in observations]
+    if conditional:
+        return _conditional_candidate(spec, graph, runtime, rng, recipe, plan, results, seed,
+                                      sampler, origin, model)
     if kind == "programmatic":
         last_list = max((i for i, r in enumerate(results)
                          if isinstance(r, list) and len(r) >= 2), default=None)
@@ -282,9 +297,14 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
             found = find_bulk(spec, graph, runtime, plan, results, last_list, rng, sampler, seed)
             if not isinstance(found, str):
                 return _bulk_candidate(spec, found, recipe, rng, seed, origin, model)
-        plan = Plan(steps=plan.steps[: last_list + 1])
+        plan = Plan(steps=[s.model_copy(deep=True) for s in plan.steps[: last_list + 1]])
+        plan.steps[-1].select = None  # the whole list is aggregated: no element is picked
         results = results[: last_list + 1]
-    options = answer_options(plan, results[-1], rng, aggregate=kind == "programmatic")
+    changed = _changed_columns(changes) if plan.writes(spec) else None
+    if changed is not None and not spec.tool(plan.steps[-1].tool).mutates:
+        changed = None  # a read after the write: its fields are what it shows
+    options = answer_options(plan, results[-1], rng, aggregate=kind == "programmatic",
+                             changed=changed)
     while not options and kind == "graph" and len(plan.steps) > 1 and \
             not spec.tool(plan.steps[-1].tool).mutates:
         # the last read gives nothing to ask: the walk up to the call before it may
@@ -307,13 +327,13 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
     view = tool_view(spec, plan, recipe, rng, salt=f"{seed}:{rng.random()}")
     text = llm_text(model, spec, plan, answer, truth) if model is not None else None
     writer = "offline" if text is None else getattr(model, "model_name", type(model).__name__)
-    instruction, rubric = text or offline_text(spec, plan, answer, rng)
+    instruction, rubric = text or offline_text(
+        spec, plan, answer, rng, changed=_changed_columns(truth.expected_changes or {}),
+        value=truth.answer)
     if names_a_tool(instruction, spec, view):
         return "the instruction names a tool"
-    needed = len(set(s.tool for s in plan.steps))
-    diff = difficulty(chain_length=len(plan.steps), branching=plan.branching,
-                      aggregation=answer.get("kind") in ("count", "sum", "max", "min"),
-                      distractors=len(view) - needed, obscured=recipe.obscured)
+    diff = _difficulty(spec, truth, plan, view, recipe,
+                       aggregation=answer.get("kind") in ("count", "sum", "max", "min"))
     task = Task(
         kind=kind, env_name=spec.name, env_fingerprint=spec.fingerprint, seed=seed,
         instruction=instruction, tool_view=view, chain=truth.chain,
@@ -324,14 +344,140 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
     if kind == "programmatic":
         task = task.model_copy(update={"solution": solution_source(plan, answer),
                                        "verify": verify_source(truth)})
-    ep = runtime.open(spec, seed=seed)
+    return _with_state_hash(task, spec, runtime)
+
+
+def _with_state_hash(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> Task:
+    ep = runtime.open(spec, seed=task.seed)
     try:
-        for c in truth.chain:
+        for c in task.chain:
             ep.step(c.tool, c.arguments)
         task.expected_state_hash = ep.state_hash()
     finally:
         ep.close()
     return task.with_id()
+
+
+def _changed_columns(changes: dict[str, Any]) -> set[str]:
+    """Columns a change set updated (or filled in a row it inserted)."""
+    out: set[str] = set()
+    for delta in (changes or {}).values():
+        for u in delta.get("updated", []):
+            out |= {c for c in u.get("after", {}) if u.get("before", {}).get(c) !=
+                    u["after"][c]}
+    return out
+
+
+def _difficulty(spec: EnvSpec, truth: Truth, plan: Plan, view: dict[str, str], recipe: Recipe,
+                aggregation: bool, condition: bool = False, tools: set[str] | None = None
+                ) -> Any:
+    tools = tools or {c.tool for c in truth.chain}
+    needed = len(set(view.values()) & (tools | {s.tool for s in plan.steps}))
+    return difficulty(chain_length=len(truth.chain), branching=plan.branching,
+                      aggregation=aggregation, distractors=len(view) - needed,
+                      obscured=recipe.obscured, distinct_tools=len(tools), condition=condition)
+
+
+# ---- conditional tasks ---------------------------------------------------------------------
+CONDITION_DOMAIN = (2, 12)  # distinct values a condition's field takes in the database
+
+
+def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.Random,
+                           recipe: Recipe, plan: Plan, results: list[Any], seed: int,
+                           sampler: ValueSampler, origin: dict[str, Any] | None,
+                           model: Any) -> Task | str:
+    """A request that branches on a value the agent observes: the walk's reads, then "if
+    its status is X, <write>; otherwise tell me its Y". The gold chain is the branch the
+    observed value takes; the other branch is a known-wrong solution (`gates`)."""
+    i = len(plan.steps) - 1
+    last = results[i]
+    if isinstance(last, list):
+        items = [x for x in last if isinstance(x, dict)]
+        if len(items) < 2:
+            return "nothing to branch on"
+        item = rng.choice(items)
+        plan.steps[i].select = _selector(items, item, set(), rng) or None
+        if plan.steps[i].select is None:
+            return "nothing to branch on"
+        last = item
+    if not isinstance(last, dict):
+        return "nothing to branch on"
+    fields = scalar_fields(last)
+    echo = _echoed(plan) | {normalise(v) for v in (plan.steps[i].select or {}).values()}
+    conds = []
+    for f, v in fields.items():
+        domain = sorted({str(x) for x in sampler.columns.get(f, []) if isinstance(x, str)})
+        if isinstance(v, str) and not _timestamp(f, v) and not f.endswith("id") and \
+                CONDITION_DOMAIN[0] <= len(domain) <= CONDITION_DOMAIN[1] and v in domain and \
+                f not in (plan.steps[i].select or {}):
+            conds.append((f, v, domain))
+    writes = sorted({dst for _, dst in graph.out_edges(plan.steps[i].tool)
+                     if spec.tool(dst).mutates})
+    if not conds or not writes:
+        return "nothing to branch on"
+    f, observed, domain = rng.choice(conds)
+    holds = rng.random() < 0.5
+    value = observed if holds else rng.choice([d for d in domain if d != observed])
+    others = [k for k, v in fields.items() if k != f and v is not None and
+              not isinstance(v, bool) and normalise(v) not in echo and not _timestamp(k, v)
+              and len(str(v)) <= 60 and str(v).strip() and not k.endswith("id")]
+    if not others:
+        return "nothing to ask when the condition fails"
+    else_field = rng.choice(sorted(others))
+    rng.shuffle(writes)
+    for write in writes[:3]:
+        step = _bind_step(spec, graph, plan, results, write, sampler, rng)
+        if step is None or not any(b.step == i for b in step.bound.values()):
+            continue
+        then_plan = Plan(steps=[*plan.steps, step])
+        cond = {"step": i, "field": f, "value": value, "holds": holds,
+                "write": step.model_dump(mode="json"), "else_field": else_field}
+        else_answer = {"kind": "field", "step": i, "field": else_field}
+        then_truth = ground_truth(spec, runtime, then_plan, {"kind": "none"}, seed)
+        if isinstance(then_truth, str) or not then_truth.expected_changes:
+            continue  # the write must do something in either branch's world
+        gold_plan, answer = (then_plan, {"kind": "none"}) if holds else (plan, else_answer)
+        truth = then_truth if holds else ground_truth(spec, runtime, plan, else_answer, seed)
+        if isinstance(truth, str):
+            return truth
+        view = tool_view(spec, then_plan, recipe, rng, salt=f"{seed}:{rng.random()}")
+        instruction = phrasing.conditional_instruction(spec, plan, cond, rng)
+        writer = "offline"
+        if model is not None:
+            text = llm_text(model, spec, plan, {"kind": "condition", **cond}, truth)
+            if text is not None:
+                instruction = text[0]
+                writer = getattr(model, "model_name", type(model).__name__)
+        if names_a_tool(instruction, spec, view):
+            return "the instruction names a tool"
+        diff = _difficulty(spec, truth, gold_plan, view, recipe, aggregation=False,
+                           condition=True, tools={s.tool for s in then_plan.steps})
+        rubric = [f"Reads the {phrasing.field_words(f)} before deciding.",
+                  ("Makes the change, since the condition holds, and nothing else." if holds
+                   else "Changes nothing, since the condition does not hold, and states the "
+                        f"{phrasing.field_words(else_field)}: {_value_text(truth.answer)}.")]
+        task = Task(
+            kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint, seed=seed,
+            instruction=instruction, tool_view=view, chain=truth.chain,
+            reference_answer=truth.answer, rubric=rubric,
+            expected_changes=truth.expected_changes, difficulty=diff,
+            origin={**(origin or {}), "plan": gold_plan.model_dump(mode="json"),
+                    "answer": answer, "condition": cond, "writer": writer,
+                    "recipe": recipe.__dict__})
+        return _with_state_hash(task, spec, runtime)
+    return "no write the observed record feeds"
+
+
+def chain_target(task: Task) -> str:
+    """What a task asks of which records: its gold calls and the element, condition or
+    list filter its answer is about. Two tasks of a set with the same pair are the same
+    task asked twice (one order looked up for four different fields)."""
+    answer = task.origin.get("answer") or {}
+    target = {"where": answer.get("where"), "bulk": (task.origin.get("bulk") or {}).get("where"),
+              "condition": bool(task.origin.get("condition"))}
+    calls = [[c.tool, sorted((k, str(v)) for k, v in c.arguments.items())] for c in task.chain]
+    return hashlib.sha256(json.dumps([calls, target], sort_keys=True, default=str)
+                          .encode()).hexdigest()[:16]
 
 
 def _bulk_candidate(spec: EnvSpec, found: tuple[dict, Plan, list, dict], recipe: Recipe,
@@ -346,9 +492,12 @@ def _bulk_candidate(spec: EnvSpec, found: tuple[dict, Plan, list, dict], recipe:
     instruction, rubric = text or bulk_text(spec, reads, bulk, rng)
     if names_a_tool(instruction, spec, view):
         return "the instruction names a tool"
-    needed = len({s.tool for s in reads.steps} | {bulk["write"]})
+    tools = {s.tool for s in reads.steps} | {bulk["write"]}
+    # the loop is one step of the chain, however many targets it writes
     diff = difficulty(chain_length=len(reads.steps) + 1, branching=reads.branching,
-                      aggregation=True, distractors=len(view) - needed, obscured=recipe.obscured)
+                      aggregation=True,
+                      distractors=len(view) - len(tools), obscured=recipe.obscured,
+                      distinct_tools=len(tools), condition=True)
     n = len([c for c in chain if c.tool == bulk["write"]])
     task = Task(
         kind="programmatic", env_name=spec.name, env_fingerprint=spec.fingerprint, seed=seed,
@@ -418,6 +567,6 @@ def verify_source(truth: Truth) -> str:
     return answer_rule_source() + _VERIFY_TEMPLATE.format(expected=float(truth.answer))
 
 
-__all__ = ["answer_options", "build_candidate", "bulk_text", "llm_bulk_text", "llm_text",
+__all__ = ["answer_options", "build_candidate", "bulk_text", "chain_target", "llm_bulk_text", "llm_text",
            "names_a_tool",
            "offline_text", "rubric_for", "solution_source", "tool_view", "verify_source"]

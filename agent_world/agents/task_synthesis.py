@@ -4,10 +4,12 @@
 
 The loop draws a kind (graph or programmatic) and a difficulty level that still lack tasks,
 builds a candidate from a recipe for that level (`agent_world.agents.synthesizer`), drops
-duplicates (same content id: normalised instruction + checks), runs the trust gates
-(`agent_world.tasks.gates`) and then the ReAct verifier (`agent_world.agents.verifier`), and
-stores what survives in the catalog with its gate results and verifier pass rate. Every gate or
-verifier rejection goes to the ledger (stage `synthesize`) with the gate's name.
+duplicates (same content id: normalised instruction + checks; or the same gold chain and
+target as a task of the set, `synthesizer.chain_target`), runs the trust gates
+(`agent_world.tasks.gates`) and then the ReAct verifier (`agent_world.agents.verifier`: a
+filter with a verifier model configured, a recorded measurement offline), and stores what
+survives in the catalog with its gate results and verifier pass rate. Every gate or verifier
+rejection goes to the ledger (stage `synthesize`) with the gate's name.
 
 Levels are a target, not a promise: after `spill_after` of the attempt budget, a level no
 candidate reaches lends its quota to the nearest level that candidates do reach.
@@ -41,8 +43,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_world.agents.synthesizer import build_candidate
-from agent_world.agents.verifier import DEFAULT_RUNS, DEFAULT_THRESHOLD, verify_task
+from agent_world.agents.synthesizer import build_candidate, chain_target
+from agent_world.agents.verifier import (
+    DEFAULT_RUNS,
+    DEFAULT_THRESHOLD,
+    configured_verifier,
+    verifier_models,
+    verify_task,
+)
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
@@ -175,6 +183,8 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
     for t in catalog.list_tasks(fp):
         mine = run_id is not None and t["payload"].get("origin", {}).get("run_id") == run_id
         (replayed if mine else known)[t["id"]] = t
+    # one task per (chain, target) in the set; this run's own pairs are added as it replays
+    pairs = {chain_target(Task.model_validate(t["payload"])) for t in known.values()}
     # of the programmatic tasks, one should write (when the environment allows it)
     writes_left = 1 if kind_left["programmatic"] >= 2 else 0
     stats: dict[str, Any] = {"env": spec.name, "candidates": 0, "no_candidate": 0,
@@ -232,8 +242,8 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
                 reserved:
             stats["off_target"] += 1
             continue
-        if task.id in known:
-            stats["duplicates"] += 1
+        if task.id in known or chain_target(task) in pairs:
+            stats["duplicates"] += 1  # the same task, or the same chain and target asked again
             continue
         if task.id in refused:
             stats["rejected"][refused[task.id]] += 1
@@ -256,6 +266,7 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         else:
             catalog.put_task(task.id, fp, task.kind, task.model_dump(mode="json"))
         known[task.id] = {"id": task.id}
+        pairs.add(chain_target(task))
         if level_left[level] <= 0:  # spilled: take the quota from a level still short
             short = min((lv for lv, v in level_left.items() if v > 0),
                         key=lambda lv: abs(lv - level))
@@ -276,20 +287,29 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
 def _gate_and_verify(task: Task, spec: EnvSpec, runtime: EnvRuntime, config: SynthesisConfig,
                      stats: dict[str, Any]) -> tuple[Task, GateResult | None]:
     """The trust gates, then the verifier; the task with its gate results, and the first
-    gate it failed (None: kept)."""
+    gate it failed (None: kept). With a verifier model configured its runs are a filter;
+    offline the baseline agent's runs are a measurement (`agent_world.agents.verifier`)."""
     gates = run_gates(task, spec, runtime)
     failed = next((g for g in gates if not g.passed), None)
     if failed is None:
         t0 = time.perf_counter()
+        model = configured_verifier()
         verdict = verify_task(task, spec, runtime, runs=config.runs,
-                              threshold=config.threshold, stop_early=True)
+                              threshold=config.threshold, stop_early=model is not None,
+                              models=verifier_models(config.runs, model))
         stats["verifier_runs"] += verdict.ran
         stats["verifier_seconds"] += time.perf_counter() - t0
-        gates.append(GateResult(name="verifier", passed=verdict.kept,
-                                detail=f"{verdict.passes}/{verdict.ran} runs reached the "
-                                       "ground truth"))
+        if model is None:
+            gates.append(GateResult(name="verifier", passed=True,
+                                    detail=f"measured: {verdict.passes}/{verdict.ran} baseline "
+                                           "runs reached the ground truth (offline the runs "
+                                           "measure, they do not filter)"))
+        else:
+            gates.append(GateResult(name="verifier", passed=verdict.kept,
+                                    detail=f"{verdict.passes}/{verdict.ran} runs reached the "
+                                           "ground truth"))
         task = task.model_copy(update={"pass_rate": verdict.pass_rate})
-        if not verdict.kept:
+        if not verdict.kept and model is not None:
             failed = gates[-1]
     return task.model_copy(update={"gates": gates}), failed
 

@@ -1,11 +1,16 @@
 """Difficulty: features of a task, its level (1-5) and recipes that aim at a requested mix.
 
-    score = (chain_length - 1) + branching + aggregation + obscured + (distractors >= 8)
-    level = min(5, 1 + score)
+The level counts reasoning, not cosmetics. Each call of the gold chain is a step, and so is
+each thing the agent must work out beyond calling: an aggregation over a list (count, total,
+extreme), a condition on an observed value (do the write only if the status is pending), a
+join (a call whose inputs come from more than one earlier call):
 
-So a single lookup with its own tool names among few distractors is level 1; a three-call
-chain, or a two-call chain behind opaque tool names, is level 3; long, branching, aggregating
-chains behind opaque names among many distractors are level 5.
+    steps = chain_length + aggregation + condition + join
+    level = 1, 2, 3 for 1, 2, 3 steps; 4 for 4-5 steps; 5 for 6 or more
+    levels 4 and 5 need at least 3 distinct tools (else the level is 3)
+
+Obscured tool names and distractor tools are recorded beside the level (`obscured`,
+`distractors`) and reported apart: they make a task harder to read, not to reason about.
 """
 
 from __future__ import annotations
@@ -16,47 +21,61 @@ from dataclasses import dataclass
 from agent_world.tasks.model import Difficulty
 
 MANY_DISTRACTORS = 8
+MAX_CHAIN = 6
+# the chain length a recipe aims at per level (the walk may end earlier)
+CHAIN_FOR_LEVEL = {1: (1, 1), 2: (2, 2), 3: (3, 3), 4: (4, 5), 5: (5, MAX_CHAIN)}
+CONDITION_SHARE = 0.5  # share of level 4-5 graph recipes that branch on an observed value
 
 
 def level_of(chain_length: int, branching: int = 0, aggregation: bool = False,
-             distractors: int = 0, obscured: bool = False) -> int:
-    score = (max(chain_length, 1) - 1) + branching + int(aggregation) + int(obscured) \
-        + int(distractors >= MANY_DISTRACTORS)
-    return max(1, min(5, 1 + score))
+             distractors: int = 0, obscured: bool = False, distinct_tools: int | None = None,
+             condition: bool = False) -> int:
+    """The level of a task's features (see the module docstring); `distractors` and
+    `obscured` are accepted for callers that pass every feature and do not count."""
+    steps = max(chain_length, 1) + int(aggregation) + int(condition) + int(branching > 0)
+    level = 1 if steps <= 1 else 2 if steps == 2 else 3 if steps == 3 else \
+        4 if steps <= 5 else 5
+    tools = chain_length if distinct_tools is None else distinct_tools
+    if level >= 4 and tools < 3:
+        level = 3
+    return level
 
 
 def difficulty(chain_length: int, branching: int = 0, aggregation: bool = False,
-               distractors: int = 0, obscured: bool = False) -> Difficulty:
+               distractors: int = 0, obscured: bool = False, distinct_tools: int = 1,
+               condition: bool = False) -> Difficulty:
     return Difficulty(chain_length=chain_length, branching=branching, aggregation=aggregation,
                       distractors=distractors, obscured=obscured,
-                      level=level_of(chain_length, branching, aggregation, distractors, obscured))
+                      distinct_tools=distinct_tools, condition=condition,
+                      level=level_of(chain_length, branching, aggregation,
+                                     distinct_tools=distinct_tools, condition=condition))
 
 
 @dataclass
 class Recipe:
-    """How to build a candidate aimed at a level (the achieved level is computed after)."""
+    """How to build a candidate aimed at a level (the achieved level is computed after):
+    the chain length to walk, whether to branch on an observed value, and the cosmetic
+    features (opaque names, many distractors), drawn apart from the level."""
 
     length: int
     obscured: bool
     many_distractors: bool
+    condition: bool = False
 
 
-def recipe_for(level: int, rng: random.Random, max_length: int = 5, obscured: bool = False,
-               distractors: bool = False) -> Recipe:
-    """A random way to reach `level` from chain length, opaque names and distractors;
-    `obscured` / `distractors` favour recipes with that feature (guidelines ask for it)."""
-    options = []
-    for length in range(1, max_length + 1):
-        for obscured in (False, True):
-            for many in (False, True):
-                if level_of(length, 0, False, MANY_DISTRACTORS if many else 0, obscured) == level:
-                    options.append(Recipe(length, obscured, many))
-    if not options:
-        return Recipe(max_length, True, True)
-    # favour longer chains over cosmetic features: the chain is the substance
-    weights = [(1.0 + r.length) * (4 if obscured and r.obscured else 1)
-               * (4 if distractors and r.many_distractors else 1) for r in options]
-    return rng.choices(options, weights=weights)[0]
+def recipe_for(level: int, rng: random.Random, max_length: int = MAX_CHAIN,
+               obscured: bool = False, distractors: bool = False) -> Recipe:
+    """A random way to reach `level`: a chain length for it, a condition on an observed
+    value for a share of level 4-5 recipes; opaque names and many distractors drawn on
+    their own (`obscured` / `distractors`: guidelines ask for them, drawn more often)."""
+    low, high = CHAIN_FOR_LEVEL.get(level, CHAIN_FOR_LEVEL[5])
+    condition = level >= 4 and rng.random() < CONDITION_SHARE
+    # with a condition, the walk is the reads before it: the conditional write is one more
+    # call, the condition one more step
+    length = min(max_length, rng.randint(low, high) - int(condition))
+    return Recipe(length=max(1, length), obscured=rng.random() < (0.6 if obscured else 0.2),
+                  many_distractors=rng.random() < (0.6 if distractors else 0.2),
+                  condition=condition)
 
 
 def level_quotas(total: int, levels: list[int]) -> dict[int, int]:
@@ -66,4 +85,5 @@ def level_quotas(total: int, levels: list[int]) -> dict[int, int]:
     return {lv: base + (1 if i < extra else 0) for i, lv in enumerate(levels)}
 
 
-__all__ = ["MANY_DISTRACTORS", "Recipe", "difficulty", "level_of", "level_quotas", "recipe_for"]
+__all__ = ["CHAIN_FOR_LEVEL", "MANY_DISTRACTORS", "MAX_CHAIN", "Recipe", "difficulty",
+           "level_of", "level_quotas", "recipe_for"]

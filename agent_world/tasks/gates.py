@@ -11,6 +11,16 @@
   the first target or ignore the condition. Each variant that differs from the gold run must
   fail.
 
+- `artefacts`: the request reads like a person's (`agent_world.tasks.artefacts`: no ": of",
+  no argument names before their values, no machine timestamps, ...).
+- `answer_from_state`: the answer is a value of the database or computed from it: not the
+  engine's clock (or a time a write computed from it), not an id the engine generated, not
+  a value the request gives away or world knowledge answers (a time zone's offset).
+- `solvable`: every gold argument is stated in the request or read from an earlier
+  observation of the gold chain; every list element the chain picks is picked by a stated
+  value that singles it out; a list the answer is computed from is whole (no page size
+  that another, as valid, would change); a condition's value is stated.
+
 Gates need the task's plan and answer spec (`task.origin["plan"]`, `task.origin["answer"]`,
 written by the synthesizer). `run_gates` stops at the first failure; the synthesizer writes
 that failure to the ledger with the gate's name.
@@ -19,16 +29,23 @@ that failure to the ledger with the gate's name.
 from __future__ import annotations
 
 import random
+import re
+from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo, available_timezones
 
+from agent_world.agents.phrasing import date_text
+from agent_world.envs.database import read_rows
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.check import check_episode
+from agent_world.tasks.artefacts import artefacts
+from agent_world.tasks.check import check_episode, normalise
 from agent_world.tasks.model import GateResult, Task
-from agent_world.tasks.truth import extract_answer, run_plan
-from agent_world.tasks.walks import Plan, ValueSampler
+from agent_world.tasks.truth import STEP_SHIFT, extract_answer, run_plan
+from agent_world.tasks.walks import Plan, PlanStep, ValueSampler, execute_plan
 
-GATES = ("initial_state_fails", "gold_replay", "known_wrong")
+GATES = ("artefacts", "answer_from_state", "solvable", "initial_state_fails", "gold_replay",
+         "known_wrong")
 
 
 def _plan(task: Task) -> Plan:
@@ -116,6 +133,18 @@ def wrong_variants(task: Task, spec: EnvSpec, rng: random.Random) -> list[tuple[
     return variants
 
 
+def other_branch(task: Task) -> tuple[Plan, dict[str, Any]] | None:
+    """A conditional task's branch not taken: (plan, answer spec), or None."""
+    cond = task.origin.get("condition")
+    if not cond:
+        return None
+    plan = _plan(task)
+    if cond["holds"]:  # the gold writes: the wrong branch reads and answers
+        reads = Plan(steps=plan.steps[: cond["step"] + 1])
+        return reads, {"kind": "field", "step": cond["step"], "field": cond["else_field"]}
+    return Plan(steps=[*plan.steps, PlanStep.model_validate(cond["write"])]), {"kind": "none"}
+
+
 def _known_wrong_programs(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
     """A task that writes in a loop: wrong solution scripts (writes skipped, first target
     only, condition ignored) must fail; one that ends exactly as the gold (same answer and
@@ -143,14 +172,17 @@ def gate_known_wrong(task: Task, spec: EnvSpec, runtime: EnvRuntime,
                      seed: int = 0) -> GateResult:
     if task.origin.get("bulk"):
         return _known_wrong_programs(task, spec, runtime)
-    plan = _plan(task)
-    answer_spec = task.origin.get("answer", {"kind": "none"})
+    gold_plan = _plan(task)
+    gold_spec = task.origin.get("answer", {"kind": "none"})
     checked = []
-    for name, kwargs in wrong_variants(task, spec, random.Random(f"{task.id}:{seed}")):
+    variants = [(name, kwargs, gold_plan, gold_spec) for name, kwargs in
+                wrong_variants(task, spec, random.Random(f"{task.id}:{seed}"))]
+    other = other_branch(task)
+    if other is not None:
+        variants.append(("the branch the observed value does not take", {}, *other))
+    for name, kwargs, plan, answer_spec in variants:
         ep = runtime.open(spec, seed=task.seed)
         try:
-            from agent_world.tasks.walks import execute_plan
-
             observations = execute_plan(plan, ep, **kwargs)
             answer = extract_answer(answer_spec, plan, observations)
             res = check_episode(task, ep, answer)
@@ -164,10 +196,202 @@ def gate_known_wrong(task: Task, spec: EnvSpec, runtime: EnvRuntime,
                       detail=f"{len(checked)} wrong solutions fail: " + "; ".join(checked))
 
 
+# ---- the request ------------------------------------------------------------------------------
+def gate_artefacts(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
+    found = artefacts(task.instruction, spec, task.chain)
+    if found:
+        return GateResult(name="artefacts", passed=False,
+                          detail="the request reads like a template: " + ", ".join(found))
+    return GateResult(name="artefacts", passed=True, detail="no template artefact")
+
+
+# ---- the answer comes from the state ----------------------------------------------------------
+_ZONE = re.compile(r"\b(?:Africa|America|Antarctica|Asia|Atlantic|Australia|Europe|Indian|"
+                   r"Pacific|Etc)/[A-Za-z_]+(?:/[A-Za-z_]+)?\b")
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?")
+
+
+def _db_values(path: Any) -> set[str]:
+    """Every value of every user table of a database, normalised."""
+    out: set[str] = set()
+    tables = [r["name"] for r in read_rows(
+        path, "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+              "AND name NOT LIKE '\\_aw\\_%' ESCAPE '\\'")]
+    for t in tables:
+        for row in read_rows(path, f'SELECT * FROM "{t}"'):
+            out |= {normalise(v) for v in row.values() if v is not None}
+    return out
+
+
+def clock_values(spec: EnvSpec, calls: int) -> set[str]:
+    """What the engine's clock reads during a chain of `calls` calls run at any step offset:
+    every call's time (a minute per committed write) and its date."""
+    start = datetime.fromisoformat(spec.clock_start)
+    out = set()
+    for minutes in range(0, calls + STEP_SHIFT + 2):
+        t = start + timedelta(minutes=minutes)
+        out |= {normalise(t.isoformat(timespec="seconds")), normalise(t.date().isoformat()),
+                normalise(t.isoformat(timespec="minutes"))}
+    return out
+
+
+def _zone_facts(zone: str) -> set[str]:
+    """What anyone knows about a time zone without looking: its region, city and offsets."""
+    try:
+        tz = ZoneInfo(zone)
+    except Exception:  # not a zone this Python knows: nothing to compare with
+        return set()
+    out = {normalise(p.replace("_", " ")) for p in zone.split("/")} | {normalise(zone)}
+    for month in (1, 7):
+        off = datetime(2026, month, 15, tzinfo=tz).utcoffset()
+        if off is None:
+            continue
+        minutes = int(off.total_seconds() // 60)
+        sign = "-" if minutes < 0 else "+"
+        h, m = divmod(abs(minutes), 60)
+        out |= {normalise(f"{sign}{h:02d}:{m:02d}"), normalise(f"{sign}{h:02d}{m:02d}"),
+                normalise(minutes / 60), normalise(minutes), normalise(f"UTC{sign}{h:02d}:{m:02d}")}
+        out.add(normalise(datetime(2026, month, 15, tzinfo=tz).tzname() or ""))
+    return out
+
+
+_ZONES = frozenset(available_timezones())
+
+
+def gate_answer_from_state(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
+    """The answer is a value of the database (or computed from it), not one the engine's
+    clock or id counter made, nor one the request or world knowledge gives away."""
+    def fail(why: str) -> GateResult:
+        return GateResult(name="answer_from_state", passed=False, detail=why)
+
+    answer = task.origin.get("answer") or {"kind": "none"}
+    ref = task.reference_answer
+    if answer.get("kind", "none") == "none" or ref is None:
+        return GateResult(name="answer_from_state", passed=True, detail="checked on the state")
+    if answer.get("kind") in ("count", "sum", "max", "min") or answer.get("kind") == "bulk":
+        return GateResult(name="answer_from_state", passed=True,
+                          detail=f"{answer['kind']} computed from the listed records")
+    want = normalise(ref)
+    if want in clock_values(spec, len(task.chain)):
+        return fail(f"the answer {ref!r} is the engine's clock")
+    ep = runtime.open(spec, seed=task.seed)
+    try:
+        initial = _db_values(ep.template)
+        for c in task.chain:
+            ep.step(c.tool, c.arguments)
+        final = _db_values(ep.path)
+    finally:
+        ep.close()
+    if isinstance(ref, str) and _TIMESTAMP.fullmatch(ref.strip()) and want not in initial:
+        return fail(f"the answer {ref!r} is a time a write computed from the engine's clock")
+    for delta in (task.expected_changes or {}).values():
+        for row in delta.get("inserted", []):
+            keys = [k for k in row if k == "id" or k.endswith("_id")]
+            if any(normalise(row[k]) == want for k in keys[:1]):
+                return fail(f"the answer {ref!r} is an id the engine generated")
+    text = task.instruction
+    if re.search(r"(?<![\w-])" + re.escape(str(ref)) + r"(?![\w-])", text, re.I) and \
+            not isinstance(ref, bool) and len(str(ref)) > 1:
+        return fail(f"the request gives the answer {ref!r} away")
+    for zone in set(_ZONE.findall(text)) & _ZONES:
+        if want in _zone_facts(zone):
+            return fail(f"the answer {ref!r} is world knowledge about {zone}")
+    if want not in initial | final and not (isinstance(ref, int | float) and
+                                            not spec.tool(task.chain[-1].tool).mutates):
+        return fail(f"the answer {ref!r} is not a value of the database")
+    return GateResult(name="answer_from_state", passed=True,
+                      detail="the answer is a value of the database")
+
+
+# ---- solvable from the request ----------------------------------------------------------------
+_NUMBER = re.compile(r"-?\$?\d[\d,]*(?:\.\d+)?")
+
+
+def stated(value: Any, text: str) -> bool:
+    """Whether a request states a value (in any of the forms the phrasing writes it)."""
+    if isinstance(value, bool):
+        return True  # a flag is said in words ("the active ones"): not checked here
+    if isinstance(value, int | float):
+        for m in _NUMBER.findall(text):
+            try:
+                if abs(float(m.replace(",", "").replace("$", "")) - float(value)) < 1e-9:
+                    return True
+            except ValueError:
+                continue
+        return False
+    if isinstance(value, dict | list):
+        return False
+    v = str(value).strip()
+    low = text.lower()
+    forms = {v.lower(), v.lower().replace("_", " ")}
+    d = date_text(v)
+    if d:
+        forms.add(d.lower())
+    return any(re.search(r"(?<![\w])" + re.escape(f) + r"(?![\w])", low) for f in forms if f)
+
+
+def _values(result: Any) -> set[str]:
+    out: set[str] = set()
+    if isinstance(result, dict):
+        for v in result.values():
+            out |= _values(v) if isinstance(v, dict | list) else {normalise(v)}
+    elif isinstance(result, list):
+        for v in result:
+            out |= _values(v)
+    elif result is not None:
+        out.add(normalise(result))
+    return out
+
+
+_PAGING = ("limit", "offset", "page", "page_size", "max_results", "per_page")
+
+
+def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
+    """Everything the gold chain needs is in the request or in what earlier calls return."""
+    def fail(why: str) -> GateResult:
+        return GateResult(name="solvable", passed=False, detail=why)
+
+    text = task.instruction
+    ep = runtime.open(spec, seed=task.seed)
+    try:
+        observed: set[str] = set()
+        for k, c in enumerate(task.chain):
+            obs = ep.step(c.tool, c.arguments)
+            for param, value in c.arguments.items():
+                if param in _PAGING:
+                    if isinstance(obs.result, list) and isinstance(value, int) and \
+                            len(obs.result) >= value and not stated(value, text):
+                        return fail(f"call {k + 1} ({c.tool}) reads a page of {value}: another "
+                                    "page size gives another list, and the request gives none")
+                    continue
+                if stated(value, text) or normalise(value) in observed:
+                    continue
+                return fail(f"argument {param}={value!r} of call {k + 1} ({c.tool}) is neither "
+                            "stated in the request nor read from an earlier observation")
+            if obs.ok:
+                observed |= _values(obs.result)
+    finally:
+        ep.close()
+    plan = _plan(task)
+    picks = [(k, v) for s in plan.steps for k, v in (s.select or {}).items()]
+    answer = task.origin.get("answer") or {}
+    picks += list((answer.get("where") or {}).items())
+    picks += list(((task.origin.get("bulk") or {}).get("where") or {}).items())
+    cond = task.origin.get("condition")
+    if cond:
+        picks.append((cond["field"], cond["value"]))
+    for k, v in picks:
+        if not stated(v, text):
+            return fail(f"the request does not say which: {k} = {v!r} is not stated")
+    return GateResult(name="solvable", passed=True,
+                      detail="every argument is stated or observed; every pick is stated")
+
+
 def run_gates(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[GateResult]:
     """The gates in order, stopping at the first that fails (cheap ones first)."""
     out = []
-    for gate in (gate_initial_state, gate_gold_replay, gate_known_wrong):
+    for gate in (gate_artefacts, gate_answer_from_state, gate_solvable, gate_initial_state,
+                 gate_gold_replay, gate_known_wrong):
         result = gate(task, spec, runtime)
         out.append(result)
         if not result.passed:
@@ -175,5 +399,6 @@ def run_gates(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[GateResult
     return out
 
 
-__all__ = ["GATES", "gate_gold_replay", "gate_initial_state", "gate_known_wrong", "gold_run",
-           "run_gates", "run_plan", "wrong_variants"]
+__all__ = ["GATES", "clock_values", "gate_answer_from_state", "gate_artefacts",
+           "gate_gold_replay", "gate_initial_state", "gate_known_wrong", "gate_solvable",
+           "gold_run", "other_branch", "run_gates", "run_plan", "stated", "wrong_variants"]

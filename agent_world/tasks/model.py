@@ -33,13 +33,17 @@ class ToolCall(_Model):
 
 
 class Difficulty(_Model):
-    """What makes a task hard; `level` (1-5) is derived from the features by the synthesizer."""
+    """What makes a task hard; `level` (1-5) is derived from the reasoning features by the
+    synthesizer (`agent_world.tasks.difficulty`); `distractors` and `obscured` are reported
+    apart from it."""
 
     chain_length: int = 1
     branching: int = 0  # calls whose inputs come from more than one earlier call
     aggregation: bool = False  # the answer combines several observations (count, sum, max...)
     distractors: int = 0  # visible tools the solution does not need
     obscured: bool = False  # tool names in the tool view are opaque
+    distinct_tools: int = 1  # different tools the gold chain calls
+    condition: bool = False  # the request branches on a value the agent observes
     level: int = Field(default=1, ge=1, le=5)
 
 

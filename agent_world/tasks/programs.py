@@ -143,6 +143,7 @@ def find_bulk(spec: EnvSpec, graph: Any, runtime: EnvRuntime, plan: Plan, result
     the changes they make; or why there is none."""
     # the whole list, not a page of it: "every" means every
     steps = [s.model_copy(deep=True) for s in plan.steps[: step + 1]]
+    steps[step].select = None  # every element is looked at: none is picked
     paged = {p: steps[step].given.pop(p) for p in _PAGING if p in steps[step].given}
     read_plan = Plan(steps=steps)
     listed = results[step]

@@ -135,6 +135,9 @@ def execute_plan(plan: Plan, episode: Episode, overrides: dict[tuple[int, str], 
 
 
 # ---- sampling argument values -------------------------------------------------------------
+_PAGING = ("limit", "offset", "page", "page_size", "max_results", "per_page")
+
+
 class ValueSampler:
     """Valid-looking values for a tool argument: its tests' values, database columns of the
     same name (or the key of the table it names), enum members."""
@@ -183,20 +186,30 @@ class ValueSampler:
         spec_tool = self.spec.tool(tool)
         tests = [t.arguments for t in self.spec.tests if t.tool == tool and t.expect.ok
                  and t.expect.error_kind is None]
+        required = set(spec_tool.parameters.get("required", []))
         if tests and rng.random() < 0.4:
-            return dict(rng.choice(tests))
+            # a page size is not something a person asks for: the tool's default page
+            return {k: v for k, v in rng.choice(tests).items()
+                    if k in required or k not in _PAGING}
         args = {}
         props = spec_tool.parameters.get("properties", {})
         for param in spec_tool.parameters.get("required", []):
             value = self.sample(tool, param, props.get(param, {}), rng)
             if value is None:
-                return dict(rng.choice(tests)) if tests else None
+                return {k: v for k, v in rng.choice(tests).items()
+                        if k in required or k not in _PAGING} if tests else None
             args[param] = value
         return args
 
 
 # ---- walking --------------------------------------------------------------------------------
 _IDENTIFYING_SKIP = ("_id", "id")
+
+
+def _timestamp(name: str, value: Any) -> bool:
+    return name.endswith(("_at", "_time", "_date", "timestamp")) or (
+        isinstance(value, str) and len(value) >= 10 and value[4:5] == "-" and value[7:8] == "-"
+        and value[:4].isdigit())
 
 
 def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
@@ -209,8 +222,10 @@ def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
             continue
         if sum(1 for i in items if isinstance(i, dict) and field_value(i, k) == v) == 1:
             unique.append(k)
-    readable = [k for k in unique if not k.endswith(_IDENTIFYING_SKIP) and k not in avoid]
-    pool = readable or unique
+    # nobody picks a record by its timestamp: dates and times only when nothing else is unique
+    timeless = [k for k in unique if not _timestamp(k, fields[k])]
+    readable = [k for k in timeless if not k.endswith(_IDENTIFYING_SKIP) and k not in avoid]
+    pool = readable or timeless or unique
     if not pool:
         return {}
     key = rng.choice(sorted(pool))
@@ -218,16 +233,20 @@ def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
 
 
 def _next_tools(graph: nx.DiGraph, plan: Plan, rng: random.Random, branch_p: float,
-                spec: EnvSpec) -> list[tuple[str, float, int]]:
-    used = {s.tool for s in plan.steps}
+                spec: EnvSpec, every: bool = False) -> list[tuple[str, float, int]]:
+    """(tool, weight, source step) the walk may take next: edges from the last step (from
+    any step with `branch_p`, or with `every`); a tool at most twice in a chain (another
+    record the second time), never right after itself."""
+    used = {s.tool: sum(1 for x in plan.steps if x.tool == s.tool) for s in plan.steps}
     sources = [len(plan.steps) - 1]
-    if len(plan.steps) > 1 and rng.random() < branch_p:
+    if len(plan.steps) > 1 and (every or rng.random() < branch_p):
         sources = list(range(len(plan.steps)))
     out = []
     for i in sources:
         src = plan.steps[i].tool
         for _, dst, data in graph.out_edges(src, data=True):
-            if dst in used:
+            if used.get(dst, 0) >= 2 or dst == plan.steps[-1].tool or \
+                    (used.get(dst) and spec.tool(dst).mutates):
                 continue
             w = sum(b["strength"] for b in data.get("bindings", []) if b.get("required"))
             if w > 0:
@@ -253,25 +272,39 @@ def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.
         return None
     plan = Plan(steps=[PlanStep(tool=start, given=args)])
     results: list[Any] = [obs.result]
-    while len(plan.steps) < length:
-        options = [o for o in _next_tools(graph, plan, rng, branch_p, spec)
+    stuck = 0
+    while len(plan.steps) < length and stuck < 3:
+        options = [o for o in _next_tools(graph, plan, rng, branch_p, spec, every=stuck > 0)
                    if writes or not spec.tool(o[0]).mutates]
         if not options:
             break
         dst = rng.choices([o[0] for o in options], weights=[o[1] for o in options])[0]
+        selects = [s.select for s in plan.steps]
         step = _bind_step(spec, graph, plan, results, dst, sampler, rng)
-        if step is None:
-            break
-        args = resolve(step, results, plan)
-        if args is None:
-            break
-        obs = episode.step(dst, args)
-        if not obs.ok:
-            # undo the selection a failed step introduced, keep the walk so far
-            break
+        args = resolve(step, results, plan) if step is not None else None
+        repeat = args is not None and any(s.tool == dst and r_args == args
+                                          for s, r_args in zip(plan.steps, _args_of(plan, results),
+                                                               strict=True))
+        obs = episode.step(dst, args) if args is not None and not repeat else None
+        if obs is None or not obs.ok:
+            # undo the selection a failed step introduced; try another way on (a few times)
+            for s, sel in zip(plan.steps, selects, strict=True):
+                s.select = sel
+            if obs is not None and spec.tool(dst).mutates:
+                break  # a failed write may have left traces: the walk ends here
+            stuck += 1
+            continue
+        stuck = 0
         plan.steps.append(step)
         results.append(obs.result)
     return plan
+
+
+def _args_of(plan: Plan, results: list[Any]) -> list[dict[str, Any] | None]:
+    out = []
+    for i, s in enumerate(plan.steps):
+        out.append(resolve(s, results[:i], plan))
+    return out
 
 
 def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any], dst: str,

@@ -94,6 +94,7 @@ def test_bulk_task_writes_in_a_loop_and_verifies_by_recomputing(shop, runtime, b
     # every trust gate applies and passes
     gates = run_gates(bulk_task, shop, runtime)
     assert [(g.name, g.passed) for g in gates] == [
+        ("artefacts", True), ("answer_from_state", True), ("solvable", True),
         ("initial_state_fails", True), ("gold_replay", True), ("known_wrong", True)]
     assert "3 wrong solutions fail" in gates[-1].detail
     # the expectation is recomputed from initial_db: one more pending order of the user in the
@@ -219,7 +220,7 @@ def test_synthesis_on_a_built_mined_environment(mined_home, runtime):
     assert stats["writing_programs"] >= 1 and any(t.origin.get("bulk") for t in tasks)
     names = {t.name for t in spec.tools}
     for t in tasks:
-        assert t.pass_rate is not None and t.pass_rate > 0.5
+        assert t.pass_rate is not None  # offline, the baseline's runs are a measurement
         passed, _, _, detail = gold_run(t, spec, runtime)
         assert passed, (t.instruction, detail)
         ep = runtime.open(spec, seed=t.seed)

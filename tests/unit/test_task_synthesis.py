@@ -145,8 +145,13 @@ def test_walks_follow_edge_weights(shop, runtime):
 
 
 def test_difficulty_levels_and_quotas():
-    assert level_of(1) == 1 and level_of(3) == 3 and level_of(2, obscured=True) == 3
+    """Levels count reasoning steps; opaque names and distractors do not raise a level (they
+    used to: every level-3 task was a one- or two-call chain behind opaque names)."""
+    assert level_of(1) == 1 and level_of(3) == 3 and level_of(2, obscured=True) == 2
+    assert level_of(1, distractors=9, obscured=True) == 1
     assert level_of(5, branching=2, aggregation=True, distractors=9, obscured=True) == 5
+    assert level_of(4, distinct_tools=3) == 4 and level_of(5, distinct_tools=2) == 3
+    assert level_of(4, distinct_tools=3, condition=True, aggregation=True) == 5
     assert level_quotas(10, [1, 2, 3]) == {1: 4, 2: 3, 3: 3}
 
 
@@ -296,9 +301,10 @@ def test_every_emitted_task_rechecks(synthesized, runtime):
         assert len({t.difficulty.level for t in tasks}) >= 3
         assert {t.kind for t in tasks} == {"graph", "programmatic"}
         for t in tasks:
-            assert [g.name for g in t.gates] == ["initial_state_fails", "gold_replay",
+            assert [g.name for g in t.gates] == ["artefacts", "answer_from_state", "solvable",
+                                                 "initial_state_fails", "gold_replay",
                                                  "known_wrong", "verifier"]
-            assert t.pass_rate is not None and t.pass_rate > 0.5
+            assert t.pass_rate is not None  # offline, the baseline's runs are a measurement
             passed, _, _, detail = gold_run(t, spec, runtime)
             assert passed, (t.id, detail)
             ep = runtime.open(spec, seed=t.seed)

@@ -1,0 +1,88 @@
+"""The artefact suite: template slips a person would not write, checked on every emitted task.
+
+`artefacts(text, spec, chain)` lists what is wrong with a request (empty: nothing found). Each
+check is a regular expression or a small grammar rule; the ones that need the environment
+(argument names leaking into the text) take its spec and the task's gold chain:
+
+- `colon-of`: ": of", ": with" (an argument list glued to a clause);
+- `statistic-of`: "statistic of", "statistics of" (a tool description read as a verb phrase);
+- `what-is-its`: "What is its <field>?" with no record named (which "it"?);
+- `argument-name`: an argument's name used as a word right before its value ("with total
+  baggages 2", "of payment pm_1"), for the arguments of the task's own tools;
+- `doubled-word`: "total total", "the the";
+- `a-an`: "a" before a vowel sound ("a appointment");
+- `machine-timestamp`: an ISO timestamp with a "T" ("2026-01-15T09:01:00");
+- `paging`: "the first 2 only" (a page size is not something a person asks for);
+- `raw-identifier`: snake_case or camelCase words outside quotes ("no_longer_needed");
+- `lower-sentence`: a sentence that starts in lower case;
+- `punctuation`: doubled or clashing punctuation (",.", "?.", " ,", "..");
+- `bare-flag`: a yes/no glued to a field name ("with accepting new patients yes").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+_CHECKS: list[tuple[str, re.Pattern[str]]] = [
+    ("colon-of", re.compile(r":\s+(of|with)\b", re.I)),
+    ("statistic-of", re.compile(r"\bstatistics? of\b", re.I)),
+    ("what-is-its", re.compile(r"\bWhat is its [\w ]{1,40}\?")),
+    ("doubled-word", re.compile(r"\b([A-Za-z]{2,})\s+\1\b", re.I)),
+    ("a-an", re.compile(r"\b[Aa] (?!u[bcdfgjklmnpqrstvwxyz]|one\b|eu|uni|use)[aeiouAEIOU]\w")),
+    ("machine-timestamp", re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")),
+    ("paging", re.compile(r"\bthe first \d+ only\b|\bjust the first \d+\b", re.I)),
+    ("lower-sentence", re.compile(r"(?:^|[.!?]\s+)[a-z]")),
+    ("punctuation", re.compile(r",\s*[.?!]|[?!]\s*\.|\s[,.?!](?!\d)|\.\.(?!\.)|,,|::")),
+    ("bare-flag", re.compile(r"\bwith [a-z]+(?: [a-z]+){0,3} (?:yes|no)\b", re.I)),
+]
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|\S+@\S+|https?://\S+|/\S+")
+_IDENTIFIER = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b|\b[a-z]+[A-Z][a-zA-Z]*\b")
+
+
+def _words(name: str) -> str:
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return " ".join(w for w in re.split(r"[_\W]+", name.lower()) if w)
+
+
+def argument_names(spec: Any, tools: Iterable[str]) -> set[str]:
+    """Argument names of these tools as words, the ones a sentence would not use as they are
+    (several words, or an id): "total baggages", "payment method id"."""
+    out = set()
+    for tool in tools:
+        try:
+            props = spec.tool(tool).parameters.get("properties", {})
+        except Exception:  # a tool the spec no longer has: nothing to look for
+            continue
+        for p in props:
+            words = _words(p)
+            if len(words.split()) >= 2:
+                out.add(words)  # "payment method id pm_1" is a leak; "payment method pm_1" not
+    return out
+
+
+def artefacts(text: str, spec: Any = None, chain: Iterable[Any] = ()) -> list[str]:
+    """What in `text` reads like a template, by check name (see the module docstring)."""
+    found = [name for name, rx in _CHECKS if rx.search(text)]
+    bare = _QUOTED.sub(" ", text)
+    if _IDENTIFIER.search(bare):
+        found.append("raw-identifier")
+    if spec is not None:
+        names = argument_names(spec, {getattr(c, "tool", c) for c in chain})
+        for words in names:
+            # the name right before a value: a digit, a quote, a code or a capitalised word
+            if re.search(rf"\b{re.escape(words)}\s+(?:[\d'\"$]|[A-Z]{{2,}}|[a-z]+_)", text,
+                         re.I):
+                found.append("argument-name")
+                break
+    return found
+
+
+def artefact_free(text: str, spec: Any = None, chain: Iterable[Any] = ()) -> bool:
+    return not artefacts(text, spec, chain)
+
+
+CHECKS = tuple([name for name, _ in _CHECKS] + ["raw-identifier", "argument-name"])
+
+__all__ = ["CHECKS", "argument_names", "artefact_free", "artefacts"]

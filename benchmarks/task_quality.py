@@ -1,0 +1,132 @@
+"""Task quality of the offline synthesis, per environment and level (issue 37's figures).
+
+    python benchmarks/task_quality.py [--per-env 12] [--env airline --env ecommerce]
+    python benchmarks/task_quality.py --home H --env book_lending_prd ...   # mined ones
+
+Synthesizes `--per-env` tasks for each environment into a fresh catalog with the full pipeline
+(walks, trust gates, the baseline agent's five runs as a measurement) and prints, per
+environment and level:
+
+- `tasks`: kept tasks; `cand`: gated candidates that reached this level;
+- `artef %`: emitted requests the artefact suite flags (`agent_world.tasks.artefacts`; it is a
+  gate, so this should read 0) and, in `cand artef %`, the share of gated candidates it
+  rejected;
+- `dup`: pairs of kept tasks with the same gold chain and target (`chain_target`);
+- `chain`, `tools`: mean chain length and mean distinct tools of the gold chains;
+- `cond %`: tasks that branch on an observed value (a condition, or a loop over the matching
+  elements); `agg %`: aggregations;
+- `clock/world`: kept tasks whose answer is the engine's clock, an id it generated or world
+  knowledge (re-checked with the answer gate: should read 0);
+- `survive %`: gated candidates of the level that were kept (survival per level);
+- `baseline %`: the baseline agent's pass rate over the kept tasks (a measurement offline);
+- `obsc %`, `distr`: opaque tool names and mean distractor tools, reported apart from the
+  level.
+
+Also prints the wall time and the mean gold-chain length (training sequences grow with it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from agent_world.agents.synthesizer import chain_target  # noqa: E402
+from agent_world.agents.task_synthesis import (  # noqa: E402
+    SynthesisConfig,
+    stored_tasks,
+    synthesize_env,
+)
+from agent_world.envs import EnvRuntime, example_names, load_example  # noqa: E402
+from agent_world.envs.catalog import Catalog  # noqa: E402
+from agent_world.tasks.artefacts import artefacts  # noqa: E402
+from agent_world.tasks.gates import gate_answer_from_state  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--per-env", type=int, default=12)
+    parser.add_argument("--env", action="append", help="example or catalog environment")
+    parser.add_argument("--home", type=Path, help="arena home to read environments from")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write the raw numbers here")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="task-quality-"))
+    source = Catalog.open(args.home) if args.home else None
+    rows: list[dict] = []
+    totals = {"seconds": 0.0, "tasks": 0, "calls": 0}
+    with EnvRuntime() as rt, Catalog.open(work) as cat:
+        for name in args.env or example_names():
+            spec = source.get_env(name) if source is not None else load_example(name)
+            cat.put_env(spec, stage="example")
+            t0 = time.perf_counter()
+            synthesize_env(spec, SynthesisConfig(per_env=args.per_env, seed=args.seed), cat,
+                           rt, run_id="quality")
+            totals["seconds"] += time.perf_counter() - t0
+            tasks = stored_tasks(cat, spec.fingerprint)
+            totals["tasks"] += len(tasks)
+            totals["calls"] += sum(len(t.chain) for t in tasks)
+            rejected = defaultdict(Counter)
+            for e in cat.ledger("synthesize", run_id="quality"):
+                if e.subject.startswith(f"{spec.name}:"):
+                    rejected[e.payload.get("level")][e.payload.get("gate")] += 1
+            by_level = defaultdict(list)
+            for t in tasks:
+                by_level[t.difficulty.level].append(t)
+            for level in sorted(set(by_level) | {lv for lv in rejected if lv}):
+                kept = by_level.get(level, [])
+                gated = len(kept) + sum(rejected[level].values())
+                n = max(len(kept), 1)
+                pairs = Counter(chain_target(t) for t in kept)
+                bad = sum(not gate_answer_from_state(t, spec, rt).passed for t in kept)
+                rows.append({
+                    "env": name, "level": level, "tasks": len(kept), "candidates": gated,
+                    "artefact_rate": sum(bool(artefacts(t.instruction, spec, t.chain))
+                                         for t in kept) / n,
+                    "candidate_artefact_rate": rejected[level]["artefacts"] / max(gated, 1),
+                    "duplicates": sum(c - 1 for c in pairs.values()),
+                    "chain": sum(t.difficulty.chain_length for t in kept) / n,
+                    "tools": sum(t.difficulty.distinct_tools for t in kept) / n,
+                    "condition": sum(t.difficulty.condition for t in kept) / n,
+                    "aggregation": sum(t.difficulty.aggregation for t in kept) / n,
+                    "clock_world": bad, "survival": len(kept) / max(gated, 1),
+                    "baseline": sum(t.pass_rate or 0 for t in kept) / n,
+                    "obscured": sum(t.difficulty.obscured for t in kept) / n,
+                    "distractors": sum(t.difficulty.distractors for t in kept) / n,
+                    "rejected": dict(rejected[level])})
+    if source is not None:
+        source.close()
+    table = Table(title=f"Task quality: {args.per_env} tasks per environment, seed {args.seed}")
+    cols = ["env", "L", "tasks", "cand", "artef %", "cand artef %", "dup", "chain", "tools",
+            "cond %", "agg %", "clock/world", "survive %", "baseline %", "obsc %", "distr"]
+    for c in cols:
+        table.add_column(c, justify="left" if c == "env" else "right")
+    for r in rows:
+        table.add_row(r["env"], str(r["level"]), str(r["tasks"]), str(r["candidates"]),
+                      f"{100 * r['artefact_rate']:.0f}", f"{100 * r['candidate_artefact_rate']:.0f}",
+                      str(r["duplicates"]), f"{r['chain']:.2f}", f"{r['tools']:.2f}",
+                      f"{100 * r['condition']:.0f}", f"{100 * r['aggregation']:.0f}",
+                      str(r["clock_world"]), f"{100 * r['survival']:.0f}",
+                      f"{100 * r['baseline']:.0f}", f"{100 * r['obscured']:.0f}",
+                      f"{r['distractors']:.1f}")
+    console = Console(width=200)
+    console.print(table)
+    console.print(f"synthesis wall {totals['seconds']:.0f} s for {totals['tasks']} tasks; "
+                  f"mean gold chain {totals['calls'] / max(totals['tasks'], 1):.2f} calls")
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows, "totals": totals}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
