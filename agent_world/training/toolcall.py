@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -68,13 +69,20 @@ def system_prompt(task: Task, spec: EnvSpec, compact: bool = False) -> str:
     """The system prompt: tool schemas in the chat template's tool format. `compact` lists
     each tool as `name(arguments)` (small models with short contexts); a tool shown under an
     obscured name adds the first sentence of its description, since its name says nothing."""
-    views = tool_views(task, spec)
+    real = task.tool_view or {}
+    return tools_prompt(tool_views(task, spec), compact,
+                        described={v for v, r in real.items() if r != v})
+
+
+def tools_prompt(views: list[dict[str, Any]], compact: bool = False,
+                 described: Collection[str] = ()) -> str:
+    """The system prompt for tool schemas `views` (name, description, parameters); compact:
+    the tools named in `described` add the first sentence of their description."""
     if compact:
-        real = task.tool_view or {}
         return COMPACT_TEMPLATE.format(tools="\n".join(
-            f"{v['name']}({', '.join(v['parameters'].get('properties', {}))})"
-            + (f": {short_description(v['description'])}"
-               if real.get(v["name"], v["name"]) != v["name"] else "") for v in views))
+            f"{v['name']}({', '.join((v.get('parameters') or {}).get('properties', {}))})"
+            + (f": {short_description(v.get('description', ''))}"
+               if v["name"] in described else "") for v in views))
     tools = "\n".join(json.dumps(v, ensure_ascii=False, separators=(",", ":")) for v in views)
     return SYSTEM_TEMPLATE.format(tools=tools)
 
@@ -140,4 +148,4 @@ def parse_reply(text: str) -> ParsedReply:
 
 __all__ = ["ParsedReply", "SYSTEM_TEMPLATE", "format_answer", "format_call", "gold_replies",
            "parse_reply",
-           "short_description", "system_prompt", "tool_views"]
+           "short_description", "system_prompt", "tool_views", "tools_prompt"]
