@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Group
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
-from agent_world.cli.common import console, err_console, state
-from agent_world.evolution.rounds import rate_text
+from agent_world.cli.common import console, err_console, fit_table, state
+from agent_world.evolution.rounds import rate_text, wilson
 
 STAGE_LABEL = {"begin": "begin round", "mine": "mine tool ecosystems", "build": "build tools",
                "split": "held-out split", "synthesize": "synthesize tasks",
@@ -71,30 +72,36 @@ def _describe(node: str, out: dict[str, Any]) -> str:
     return ""
 
 
-def round_table(history: list[dict[str, Any]], title: str = "Self-evolution rounds") -> Table:
-    """Per round: held-out pass rates with their Wilson 95 % intervals (before, after the warm
-    start when measured, after GRPO, on the round's fresh set when there is one)."""
-    table = Table(title=title)
+def round_table(history: list[dict[str, Any]], title: str = "Self-evolution rounds") -> Group:
+    """Two tables that each fit 80 columns. Per round, the held-out pass rates with their
+    counts and Wilson 95 % intervals (before, after the warm start when measured, after GRPO,
+    on the round's fresh set when there is one); then what the round targeted: the error class
+    and its failures before → after, the targeted tasks and the tasks training used."""
     warm = any(h.get("warm_n") for h in history)
     fresh = any(h.get("fresh_after_n") for h in history)
-    cols = ["round", "held-out before", *(["after warm start"] if warm else []),
-            "after", *(["fresh set after"] if fresh else []), "targeted error",
-            "its failures", "targeted tasks", "training tasks", "steps"]
-    for col in cols:
-        table.add_column(col, justify="right")
+    cols = ["held-out\nbefore", *(["after warm\nstart"] if warm else []), "after\nGRPO",
+            *(["fresh set\nafter"] if fresh else [])]
+    rates = fit_table(None, ["round", *cols], numeric={"round", *cols})
+    aims = fit_table(None, ["round", "targeted error", "its failures", "targeted tasks",
+                            "trained on", "GRPO steps"],
+                     numeric={"round", "its failures", "targeted tasks", "trained on",
+                              "GRPO steps"}, keep={"targeted error"})
 
     def rate(h: dict[str, Any], key: str) -> str:
         n = h.get(f"{key}_n")
-        if n:
-            return rate_text(*n)
+        if n and n[1]:
+            lo, hi = wilson(int(n[0]), int(n[1]))
+            return f"{n[0] / n[1]:.0%} ({n[0]}/{n[1]})\nCI {lo * 100:.0f}–{hi:.0%}"
         return "-" if h.get(key) is None else f"{h[key]:.0%}"  # a record from older code
 
     for h in history:
-        table.add_row(str(h["round"]), rate(h, "before"), *([rate(h, "warm")] if warm else []),
-                      rate(h, "after"), *([rate(h, "fresh_after")] if fresh else []),
-                      h["target_error"], f"{h['target_before']} → {h['target_after']}",
-                      str(h["targeted_tasks"]), str(h["train_tasks"]), str(h["steps"]))
-    return table
+        rates.add_row(str(h["round"]), rate(h, "before"), *([rate(h, "warm")] if warm else []),
+                      rate(h, "after"), *([rate(h, "fresh_after")] if fresh else []))
+        aims.add_row(str(h["round"]), escape(h["target_error"]),
+                     f"{h['target_before']} → {h['target_after']}", str(h["targeted_tasks"]),
+                     str(h["train_tasks"]), str(h["steps"]))
+    return Group(Text(f"{title}: held-out pass rates (Wilson 95% CI)", style="italic"), rates,
+                 aims)
 
 
 def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, first: bool,

@@ -61,7 +61,8 @@ class RoundRecord(BaseModel):
                 "target_before": (self.before.get("errors") or {}).get(te, 0) if te else 0,
                 "target_after": (self.after.get("errors") or {}).get(te, 0) if te else 0,
                 "targeted_tasks": self.counts.get("targeted_tasks", 0),
-                "train_tasks": self.counts.get("train_tasks", 0),
+                # what this round trained on (its mix), not the replay pool so far
+                "train_tasks": self.counts.get("trained_on", self.counts.get("train_tasks", 0)),
                 "steps": len(self.curve), "checkpoint": self.checkpoint}
 
 

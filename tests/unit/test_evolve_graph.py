@@ -240,11 +240,14 @@ def test_rounds_table_prints_wilson_intervals():
     rec = RoundRecord(thread="t", round=1, before={"pass_rate": 0, "passes": 0, "attempts": 24},
                       warm={"pass_rate": 1 / 24, "passes": 1, "attempts": 24},
                       after={"pass_rate": 4 / 24, "passes": 4, "attempts": 24})
-    con = Console(width=250, record=True)
-    con.print(round_table([rec.row()]))
+    con = Console(width=80, record=True)
+    con.print(round_table([rec.row(), {**rec.row(), "round": 2, "target_error": "wrong_tool"}]))
     text = con.export_text()
-    assert "after warm start" in text and "0% (0/24; 95% CI 0%–14%)" in text
-    assert "17% (4/24; 95% CI 7%–36%)" in text and "4% (1/24; 95% CI 1%–20%)" in text
+    assert "after warm" in text and "0% (0/24)" in text and "CI 0–14%" in text
+    assert "17% (4/24)" in text and "CI 7–36%" in text and "4% (1/24)" in text
+    # 80 columns and nothing cut (was: "traini…", "its failur…" and cut intervals)
+    assert max(len(line) for line in text.splitlines()) <= 80 and "…" not in text
+    assert "wrong_tool" in text and "trained on" in text
 
 
 def test_graph_lists_in_langgraph_json():
