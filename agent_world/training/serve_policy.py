@@ -277,10 +277,10 @@ class ServedPolicy:
             assert state.trace is not None
             generated = sum(state.trace.mask)
             completion_tokens += generated
+            text, stopped = _stopped(text, request.stop)
             # a reply cut by the limit ends in the end-of-turn token the policy did not write
-            cut = state.trace.mask[-1] == 0
-            choices.append(_choice(i, _stopped(text, request.stop), request.offers_tools,
-                                   cut))
+            cut = state.trace.mask[-1] == 0 and not stopped
+            choices.append(_choice(i, text, request.offers_tools, cut))
         return ChatCompletion(
             id=f"chatcmpl-{uuid.uuid4().hex}", created=int(time.time()), model=self.name,
             choices=choices, usage=Usage(prompt_tokens=prompt_tokens,
@@ -321,12 +321,14 @@ def _assistant_text(message: Message, tools: bool) -> str:
     return format_answer(text) if tools else text
 
 
-def _stopped(text: str, stop: str | list[str] | None) -> str:
-    """`text` up to the first stop sequence (the reply is generated whole, then cut)."""
+def _stopped(text: str, stop: str | list[str] | None) -> tuple[str, bool]:
+    """`text` up to the first stop sequence (the reply is generated whole, then cut), and
+    whether one was found."""
+    found = False
     for s in [stop] if isinstance(stop, str) else stop or []:
         if s and s in text:
-            text = text[:text.index(s)]
-    return text
+            text, found = text[:text.index(s)], True
+    return text, found
 
 
 def _choice(index: int, text: str, tools: bool, cut: bool) -> Choice:

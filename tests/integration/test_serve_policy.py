@@ -204,6 +204,9 @@ def test_openai_client_gets_a_tool_call_then_the_answer(server, task, spec, obse
     assert second.choices[0].finish_reason == "stop"
     assert second.choices[0].message.content == ANSWER
     assert second.choices[0].message.tool_calls is None
+    cut = client.chat.completions.create(model=NAME, messages=messages, tools=_tools(task, spec),
+                                         temperature=0, stop=".", n=2)
+    assert [(c.message.content, c.finish_reason) for c in cut.choices] == [("Done", "stop")] * 2
 
     # streamed: the same call, in chunks
     stream = client.chat.completions.create(model=NAME, messages=messages[:1],
