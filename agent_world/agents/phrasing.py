@@ -382,10 +382,13 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
                 (ent, ent.split()[-1], "")), None) or \
         next((p for p in given if role(p, given[p]) == "key"), None)
     if key is not None:
-        act = _with_key(act, ent, _key_phrase(key, given.pop(key)))
-        # the record's owner ("address 2 of customer 1") before what is set
+        # aimed at the record the key names: "add a coupon to a pending order" → "... to
+        # order ORD-1", not "add order ORD-1 ..."
+        act = _with_key(act, noun(key) or ent, _key_phrase(key, given.pop(key)))
         for p in [p for p in given if role(p, given[p]) == "key"]:
-            act += f" of {_key_phrase(p, given.pop(p))}"
+            act = _with_key(act, noun(p), _key_phrase(p, given.pop(p))) \
+                if re.search(rf"\b{re.escape(noun(p).split()[-1])}s?\b", act) else \
+                f"{act} with {_key_phrase(p, given.pop(p))}"
     elif prev:
         act = _with_key(act, ent, f"that {prev}" if prev == ent else f"that {prev}'s {ent}")
     rest = []
@@ -464,8 +467,9 @@ def ask_aggregate(kind: str, field: str | None, where: dict[str, Any], ents: str
     if kind == "count":
         if not where:
             return rng.choice([f"How many {ents} are there?", f"How many {ents} is that?"])
+        have = " and ".join(f"{field_words(k)} {say(k, v)}" for k, v in where.items())
         return rng.choice([f"How many {those} are there?",
-                           f"How many of those {ents} have {where_text(where)}?",
+                           f"How many of those {ents} have {have}?",
                            f"Count the {those} and tell me how many there are."])
     f = field_words(field or "")
     r = role(field or "", 1.0)

@@ -198,7 +198,7 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
             return _aggregations(i, items, rng)
         step = plan.steps[i]
         item = rng.choice(items)
-        step.select = _selector(items, item, set(), rng) or None
+        step.select = _selector(items, item, set(step.given), rng) or None
         if step.select is None:
             return []
         last = item
@@ -396,7 +396,7 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
         if len(items) < 2:
             return "nothing to branch on"
         item = rng.choice(items)
-        plan.steps[i].select = _selector(items, item, set(), rng) or None
+        plan.steps[i].select = _selector(items, item, set(plan.steps[i].given), rng) or None
         if plan.steps[i].select is None:
             return "nothing to branch on"
         last = item
@@ -404,12 +404,14 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
         return "nothing to branch on"
     fields = scalar_fields(last)
     echo = _echoed(plan) | {normalise(v) for v in (plan.steps[i].select or {}).values()}
+    # a field an earlier pick or filter fixed is known before the read: no condition on it
+    fixed = {k for s in plan.steps for k in [*(s.select or {}), *s.given]}
     conds = []
     for f, v in fields.items():
         domain = sorted({str(x) for x in sampler.columns.get(f, []) if isinstance(x, str)})
         if isinstance(v, str) and not _timestamp(f, v) and not f.endswith("id") and \
                 CONDITION_DOMAIN[0] <= len(domain) <= CONDITION_DOMAIN[1] and v in domain and \
-                f not in (plan.steps[i].select or {}):
+                f not in fixed:
             conds.append((f, v, domain))
     writes = sorted({dst for _, dst in graph.out_edges(plan.steps[i].tool)
                      if spec.tool(dst).mutates})

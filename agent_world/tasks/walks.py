@@ -329,7 +329,9 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
                 if not items:
                     return None
                 item = rng.choice(items)
-                src.select = _selector(results[i], item, {field}, rng) or None
+                # not by a value the step was asked with ("the cancelled ones ... whose
+                # status is cancelled")
+                src.select = _selector(results[i], item, {field, *src.given}, rng) or None
                 if src.select is None and len(items) > 1:
                     return None
             value = field_value(selected(results[i], src.select), field)
