@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agent_world.agents.offline_mining.naming import plural, singular, snake, tokens
+from agent_world.agents.offline_mining.naming import singular, snake, tokens
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 
 Verb = Literal["read_one", "list", "search", "create", "update_field", "transition", "delete",
@@ -729,6 +729,8 @@ def _transition(spec, c, entity, words, text, desc, args, entry) -> Contract | N
         allowed = [s for s in FREE_STATES if s in enum][:1]
     else:
         allowed = [s for s in enum if s not in TERMINAL_STATES and s != target]
+        if _holders(spec, entity):  # ending a copy on loan would strand its loan
+            allowed = [s for s in allowed if s not in BUSY_STATES]
     if "before" in text and "collected" in text:  # "cancel ... any time before it is collected"
         allowed = [s for s in allowed if s != "collected"]
     guards.append(Guard(kind="state_in", column=status.name, values=allowed,
@@ -782,6 +784,13 @@ def _transition(spec, c, entity, words, text, desc, args, entry) -> Contract | N
     c.guards = guards
     c.evidence = [f"{'/'.join(allowed)} -> {target}"] + [e.describe() for e in effects]
     return c
+
+
+def _holders(spec: EnvSpec, entity: TableSpec) -> bool:
+    """Whether a child table holds the entity while its record is live (loans hold copies)."""
+    return any((st := status_of(t)) is not None and set(st.enum or []) & set(OPEN_STATES)
+               and st.name for t, _ in children(spec, entity)
+               if not t.name.endswith(("_history", "_log", "_audit")))
 
 
 def _location_fk(entity: TableSpec) -> ColumnSpec | None:
@@ -912,7 +921,7 @@ def _release_parent(spec: EnvSpec, entity: TableSpec) -> list[Effect]:
     return out
 
 
-def _book_parent(spec: EnvSpec, entity: TableSpec, params: list[ContractParam]
+def book_parent(spec: EnvSpec, entity: TableSpec, params: list[ContractParam]
                  ) -> tuple[list[Effect], list[Guard]]:
     """Creating a booking takes what it books (an appointment's slot): the slot becomes booked
     and a slot already booked is refused."""
@@ -986,8 +995,8 @@ def _plain(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
                 c.params = [_key_param(spec, entity, args, text, set())]
             c.embed = [(t.name, fk.name) for t, fk in children(spec, entity)
                        if singular(t.name) in text or t.name in text][:2]
-            plural_noun = entity.name in words or (set(words) & {"list", "loans"})
-            if plural_noun and entity.name in words and not (set(words) & {"get", "show"}):
+            # "view loans": the table's plural name is a listing, not one record
+            if entity.name in words and not (set(words) & {"get", "show"}):
                 c.verb, c.returns = "list", "rows"
                 c.params = _list_filters(spec, entity, text, desc)
         else:
@@ -1003,14 +1012,12 @@ def _plain(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
         return c
     if plan.kind == "create":
         c.verb, c.returns = "create", "row"
-        if set(words) & {"branch"} and args.refs_to(entity.name):
-            pass
         sets = {p.column: Value(source="arg", arg=p.name) for p in plan.params
                 if p.role in ("set", "ref") and p.column}
         sets.update({k: Value(source="const", value=v) for k, v in plan.fixed.items()})
         sets.update({k: Value(source="now") for k in plan.now_columns})
         c.effects = [Effect(table=entity.name, op="insert", rows="new", set=sets)]
-        booked, guards = _book_parent(spec, entity, plan.params)
+        booked, guards = book_parent(spec, entity, plan.params)
         c.effects += booked
         c.guards += guards
         c.options = {"plan": plan.model_dump()}
@@ -1108,6 +1115,6 @@ def plan_contract(plan: Any) -> Contract:
                                               "delete": "deleted"}.get(plan.kind, "row"))
 
 
-__all__ = ["BUSY_STATES", "Computation", "Contract", "ContractParam", "Effect", "Guard",
-           "VERBS", "Value", "Verb", "WRITE_VERBS", "derive_contract", "plan_contract",
-           "plural"]
+__all__ = ["BUSY_STATES", "Computation", "Contract", "ContractParam", "Effect", "FREE_STATES",
+           "Guard", "VERBS", "Value", "Verb", "WRITE_VERBS", "book_parent", "derive_contract",
+           "plan_contract"]

@@ -21,8 +21,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent_world.agents.offline_design.contracts import (
+    BUSY_STATES,
+    FREE_STATES,
     Contract,
     ContractParam,
+    book_parent,
     derive_contract,
     plan_contract,
 )
@@ -314,6 +317,24 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
     return out
 
 
+HOLD_FLAGS = frozenset({"booked", "reserved", "taken", "occupied"})
+
+
+def _hold_flag(col: ColumnSpec) -> bool:
+    return col.type == "boolean" and col.name in HOLD_FLAGS
+
+
+def _initial_state(col: ColumnSpec) -> Any:
+    """The state a new record starts in: a free one (available, published, ...) before the
+    first of the others; never one that says something holds it or that it ended."""
+    enum = list(col.enum or [])
+    free = next((s for s in FREE_STATES if s in enum), None)
+    if free is not None:
+        return free
+    return next((s for s in enum if s not in BUSY_STATES and s not in TERMINAL), enum[0]
+                if enum else None)
+
+
 def create_plan(spec: EnvSpec, t: TableSpec, name: str,
                 params: list[ParamPlan] | None = None) -> ToolPlan | None:
     """Insert one row. Without `params` every settable column becomes an argument (required
@@ -324,7 +345,7 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
     if params is None:
         params = []
         for c in _settable(t):
-            if status is not None and c.name == status.name:
+            if status is not None and c.name == status.name or _hold_flag(c):
                 continue
             required = not c.nullable and c.default is None
             desc = (f"Id of the {_words(c.foreign_key.split('.')[0])} record."
@@ -340,7 +361,9 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
         if c.name in AUTO_COLUMNS and c.type in ("datetime", "date", "text"):
             now_cols.append(c.name)
         elif status is not None and c.name == status.name:
-            fixed[c.name] = c.default if c.default is not None else (c.enum or [None])[0]
+            fixed[c.name] = c.default if c.default is not None else _initial_state(c)
+        elif _hold_flag(c):
+            fixed[c.name] = False  # nothing holds a new record yet (a new slot is free)
         elif not c.nullable and c.default is None:
             if c.type == "json":
                 fixed[c.name] = "{}"
@@ -551,8 +574,7 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
             continue
         plans.append(plan)
     names = {p.name for p in plans}
-    extra = [p.model_copy(update={"contract": plan_contract(p)}) for p in schema_plans(spec)
-             if p.name not in names]
+    extra = [_schema_contract(spec, p) for p in schema_plans(spec) if p.name not in names]
     room = max(0, max_tools - len(plans))
     writes = [p for p in extra if p.write]
     reads = [p for p in extra if not p.write]
@@ -564,6 +586,29 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     order = {id(p): i for i, p in enumerate(extra)}
     plans.extend(sorted(chosen, key=lambda p: order[id(p)]))
     return plans, skipped
+
+
+def _schema_contract(spec: EnvSpec, plan: ToolPlan) -> ToolPlan:
+    """A schema tool with its contract; a create that books a record (a new appointment's
+    slot) takes it, as the source's booking tool does."""
+    contract = plan_contract(plan)
+    if plan.kind != "create":
+        return plan.model_copy(update={"contract": contract})
+    table = spec.table(plan.table)
+    params = []
+    for p in plan.params:
+        col = table.column(p.column) if p.column and p.role == "set" else None
+        if col is not None and col.foreign_key and p.ref_table is None:
+            parent, parent_col = col.foreign_key.split(".")
+            p = p.model_copy(update={"ref_table": parent, "ref_column": parent_col})
+        params.append(p)
+    booked, guards = book_parent(spec, table, params)
+    if not booked:
+        return plan.model_copy(update={"contract": contract})
+    contract = contract.model_copy(update={
+        "params": params, "effects": [*contract.effects, *booked], "guards": guards,
+        "options": {"plan": plan.model_dump()}})
+    return plan.model_copy(update={"kind": "contract", "params": params, "contract": contract})
 
 
 def contract_plan(spec: EnvSpec, name: str, entry: dict[str, Any]) -> ToolPlan | None:
