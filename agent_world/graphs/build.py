@@ -45,7 +45,13 @@ from agent_world.agents.cross_validation import (
 from agent_world.agents.tool_designer import DEFAULT_TOOLS, Design, design_tools, repair_tool
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import arena_home, checked_context, with_models
+from agent_world.graphs.context import (
+    arena_home,
+    checked_context,
+    home_field,
+    model_field,
+    with_models,
+)
 from agent_world.graphs.runner import invoke
 
 
@@ -53,11 +59,8 @@ from agent_world.graphs.runner import invoke
 class BuildContext:
     """Settings of a build run (what LangGraph Studio shows)."""
 
-    home: str | None = field(default=None, metadata={
-        "description": "Arena home; default $AGENT_WORLD_HOME, else ~/.agent_world."})
-    designer_model: str = field(default="", metadata={
-        "description": "The tool designer's chat model, \"provider:model\" or \"offline\"; "
-                       "empty: the configured one."})
+    home: str | None = home_field()
+    designer_model: str = model_field("tool designer")
     max_repairs: Annotated[int, Ge(0)] = field(default=DEFAULT_REPAIRS, metadata={
         "description": "Repair rounds for tools that fail cross-validation."})
     max_tools: Annotated[int, Gt(0)] = field(default=DEFAULT_TOOLS, metadata={

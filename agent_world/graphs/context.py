@@ -53,6 +53,20 @@ def context_as(cls: type[T]) -> T:
     return cls()
 
 
+def home_field() -> Any:
+    """The `home` field of a context schema (a dataclass), described for Studio."""
+    return dataclasses.field(default=None, metadata={
+        "description": "Arena home (catalog, checkpoints); default $AGENT_WORLD_HOME, else "
+                       "~/.agent_world."})
+
+
+def model_field(role: str) -> Any:
+    """The `<role>_model` field of a pipeline graph's context schema, described for Studio."""
+    return dataclasses.field(default="", metadata={
+        "description": f"The {role}'s chat model, \"provider:model\" or \"offline\"; empty: "
+                       "the configured one (AGENT_WORLD_MODEL_<ROLE>, AGENT_WORLD_MODEL)."})
+
+
 def checked_context(schema: type[T]) -> T:
     """The current run's context as a `schema` instance, every value checked against its
     declared type (numbers given as numeric text are taken); a wrong one is a `ContextError`
@@ -105,4 +119,5 @@ def with_models(node: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-__all__ = ["arena_home", "context_as", "context_models", "run_context", "with_models"]
+__all__ = ["arena_home", "checked_context", "context_as", "context_models", "home_field",
+           "model_field", "run_context", "with_models"]

@@ -49,7 +49,7 @@ from agent_world.agents.miner import (
 from agent_world.agents.taxonomy import classify, merge_near_duplicates
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import checked_context, with_models
+from agent_world.graphs.context import checked_context, home_field, model_field, with_models
 from agent_world.tools.sources import DEFAULT_TIMEOUT, default_sources, parse_source, read_source
 from agent_world.tools.web_search import MCPSearch, configured_search_spec
 
@@ -58,11 +58,8 @@ from agent_world.tools.web_search import MCPSearch, configured_search_spec
 class MineContext:
     """Run configuration (Studio's configuration panel)."""
 
-    home: str | None = field(default=None, metadata={
-        "description": "Arena home (catalog); default $AGENT_WORLD_HOME, else ~/.agent_world."})
-    miner_model: str = field(default="", metadata={
-        "description": "The miner's chat model, \"provider:model\" or \"offline\"; empty: "
-                       "the configured one."})
+    home: str | None = home_field()
+    miner_model: str = model_field("miner")
     source_timeout_s: Annotated[float, Gt(0)] = field(default=DEFAULT_TIMEOUT, metadata={
         "description": "Seconds one source may take to start and be read."})
 

@@ -36,7 +36,13 @@ from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import example_names, load_example
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import arena_home, checked_context, with_models
+from agent_world.graphs.context import (
+    arena_home,
+    checked_context,
+    home_field,
+    model_field,
+    with_models,
+)
 from agent_world.graphs.runner import final_state, invoke, thread_config
 from agent_world.models import chat_model
 
@@ -47,13 +53,9 @@ DEFAULTS = task_synthesis.SynthesisConfig()
 class SynthesizeContext:
     """Settings of a synthesis run (what LangGraph Studio shows)."""
 
-    home: str | None = field(default=None, metadata={
-        "description": "Arena home; default $AGENT_WORLD_HOME, else ~/.agent_world."})
-    synthesizer_model: str = field(default="", metadata={
-        "description": "The synthesizer's chat model, \"provider:model\" or \"offline\"; "
-                       "empty: the configured one."})
-    verifier_model: str = field(default="", metadata={
-        "description": "The ReAct verifier's chat model; empty: the configured one."})
+    home: str | None = home_field()
+    synthesizer_model: str = model_field("synthesizer")
+    verifier_model: str = model_field("ReAct verifier")
     runs: Annotated[int, Gt(0)] = field(default=DEFAULTS.runs, metadata={
         "description": "Verifier runs per task."})
     threshold: Annotated[float, Ge(0), Lt(1)] = field(default=DEFAULTS.threshold, metadata={
