@@ -57,7 +57,7 @@ from agent_world.evolution.evaluation import (
 from agent_world.evolution.heldout import split_environments
 from agent_world.evolution.rounds import CurvePoint, RoundRecord
 from agent_world.graphs import mine as mine_graph
-from agent_world.graphs.context import arena_home, with_models
+from agent_world.graphs.context import arena_home, checked_context, with_models
 from agent_world.graphs.runner import final_state, invoke, thread_config
 from agent_world.tasks.evaluation import attempt
 from agent_world.tasks.model import Task
@@ -109,6 +109,23 @@ class EvolveContext:
     verifier_model: str = ""
     diagnoser_model: str = ""
     judge_model: str = ""
+
+
+class EvolveInput(TypedDict, total=False):
+    """What to run on this thread; everything else is the context (the settings of the
+    thread's first round)."""
+
+    goal_rounds: int  # rounds the thread should have done at the end (default: one more)
+
+
+class EvolveOutput(TypedDict, total=False):
+    """Where the thread stands after the run (rounds, their table, the current policy)."""
+
+    rounds_done: int
+    history: list[dict[str, Any]]  # one row per finished round: pass rates, targeted error
+    policy: str  # the current policy checkpoint
+    diagnosis: dict[str, Any]  # the last round's diagnosis
+    last: dict[str, Any]  # the last held-out evaluation's summary
 
 
 class EvolveState(TypedDict, total=False):
@@ -221,7 +238,7 @@ def _reporter(stage: str, tasks: int) -> stages.Progress:
 
 # -- nodes -----------------------------------------------------------------------------------------
 def begin(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, Any]:
-    ctx = runtime.context or EvolveContext()
+    ctx = checked_context(EvolveContext)  # a wrong setting stops the run here, naming it
     settings = state.get("settings") or asdict(ctx)
     done = state.get("rounds_done", 0)
     return {"settings": settings, "round": done + 1, "rounds_done": done,
@@ -527,7 +544,8 @@ def record(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
 
 
 def build_graph() -> StateGraph:
-    g = StateGraph(EvolveState, context_schema=EvolveContext)
+    g = StateGraph(EvolveState, context_schema=EvolveContext, input_schema=EvolveInput,
+                   output_schema=EvolveOutput)
     g.add_node("begin", begin)
     g.add_node("mine", with_models(mine))
     g.add_node("build", with_models(build))

@@ -174,6 +174,8 @@ def test_every_graph_is_served_with_its_configuration(server):
     evolve = client.assistants.get_schemas(assistants["evolve"]["assistant_id"])
     assert {"policy", "train_steps", "diagnoser_model", "judge_model"} <= set(
         evolve["context_schema"]["properties"])
+    # was: evolve's 23 internal state fields offered as inputs
+    assert set(evolve["input_schema"]["properties"]) == {"goal_rounds"}
 
 
 # a cheap self-evolution round: two bundled documents (one environment to train on, one held
@@ -204,7 +206,7 @@ def test_evolution_rounds_through_the_sdk_on_one_thread(server):
         elif part.event == "custom":
             progress.add(part.data.get("stage"))
     assert nodes == ["begin", "mine", "build", "split", "synthesize", "evaluate", "diagnose",
-                     "resynthesize", "train", "evaluate", "record"]
+                     "resynthesize", "warm_start", "train", "evaluate", "record"]
     assert {"evaluate", "train"} <= progress  # the stages report as they go
     first = client.threads.get_state(thread)
     values = first["values"]
@@ -214,10 +216,13 @@ def test_evolution_rounds_through_the_sdk_on_one_thread(server):
     checkpoint_1 = values["policy"]
 
     result = client.runs.wait(thread, "evolve", input={"goal_rounds": 2}, context=TINY_ROUND)
-    assert result["rounds_done"] == 2 and result["round"] == 2
-    assert [h["round"] for h in result["history"]] == [1, 2]
-    assert result["policy_before"] == checkpoint_1 != result["policy"]
-    assert result["heldout_tasks"] == values["heldout_tasks"]  # same held-out set, no re-mining
+    # the run's output is the evolve graph's output schema, not its whole state
+    assert set(result) <= {"rounds_done", "history", "policy", "diagnosis", "last"}
+    assert result["rounds_done"] == 2 and [h["round"] for h in result["history"]] == [1, 2]
+    after = client.threads.get_state(thread)["values"]
+    assert after["round"] == 2 and after["policy"] == result["policy"]
+    assert after["policy_before"] == checkpoint_1 != result["policy"]
+    assert after["heldout_tasks"] == values["heldout_tasks"]  # same held-out set, no re-mining
     history = client.threads.get_history(thread, limit=100)
     assert len(history) > len(nodes)  # both runs' checkpoints are on the thread
     # the rounds were recorded in the catalog of the server's arena home
