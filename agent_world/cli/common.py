@@ -28,6 +28,7 @@ import typer
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
@@ -175,6 +176,17 @@ def print_json(data: Any) -> None:
 
 def _width(cell: str) -> int:
     return max((Text.from_markup(line).cell_len for line in cell.split("\n")), default=0)
+
+
+def print_entries(title: str, entries: Iterable[tuple[str, str]]) -> None:
+    """Records whose fields do not fit 80 columns side by side (ids, sources, reasons): each is
+    a head line of short fields, then its long text indented and wrapped, nothing cut. Both
+    are markup (escape what came from outside)."""
+    console.print(f"[bold]{title}[/]", highlight=False)
+    for head, body in entries:
+        console.print(head, highlight=False)
+        if body:
+            console.print(Padding(body, (0, 0, 0, 4)), highlight=False)
 
 
 def fit_table(title: str | None, columns: Sequence[str], numeric: Iterable[str] = (),

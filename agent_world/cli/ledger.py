@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from agent_world.cli.common import JsonOption, console, fit_table, print_json, state
+from agent_world.cli.common import JsonOption, print_entries, print_json, state
 
 
 def ledger(
@@ -22,12 +22,9 @@ def ledger(
     if as_json:
         print_json([e.model_dump(mode="json") for e in shown])
         return
-    table = fit_table(f"Ledger ({len(shown)} of {len(entries)})",
-                      ["when", "stage", "run", "subject", "reason"], wrap={"reason"})
-    for e in shown:
-        table.add_row(e.created_at.strftime("%m-%d %H:%M"), escape(e.stage),
-                      escape((e.run_id or "")[:8]), escape(e.subject), escape(e.reason))
-    console.print(table)
+    print_entries(f"Ledger ({len(shown)} of {len(entries)})", (
+        (f"{e.created_at:%m-%d %H:%M}  [cyan]{escape(e.stage)}[/]  {escape(e.run_id or '-')}  "
+         f"[bold]{escape(e.subject)}[/]", escape(e.reason)) for e in shown))
 
 
 def runs(
@@ -40,16 +37,14 @@ def runs(
     if as_json:
         print_json(rows)
         return
-    table = fit_table(f"Runs ({len(rows)})", ["run", "kind", "status", "started", "seconds",
-                                              "summary"], numeric={"seconds"},
-                      keep={"run", "status"}, wrap={"summary"})
+    listed = []
     for r in rows:
         secs = (r["finished_at"] - r["started_at"]).total_seconds() if r["finished_at"] else None
         summary = ", ".join(f"{k} {v}" for k, v in r["summary"].items()
                             if isinstance(v, int | float | str) and k != "error")
         status = {"done": "[green]done[/]", "running": "[yellow]running[/]"}.get(
             r["status"], f"[red]{escape(r['status'])}[/]")
-        table.add_row(escape(r["id"]), escape(r["kind"]), status,
-                      r["started_at"].strftime("%m-%d %H:%M:%S"),
-                      "" if secs is None else f"{secs:,.1f}", escape(summary))
-    console.print(table)
+        took = "" if secs is None else f"  {secs:,.1f} s"
+        listed.append((f"{escape(r['id'])}  [cyan]{escape(r['kind'])}[/]  {status}  "
+                       f"{r['started_at']:%m-%d %H:%M:%S}{took}", escape(summary)))
+    print_entries(f"Runs ({len(rows)})", listed)

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from agent_world.cli.common import console, err_console, state
+from agent_world.cli.common import console, err_console, fit_table, print_entries, state
 from agent_world.errors import AgentWorldError
 
 tasks_app = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
@@ -101,23 +101,22 @@ def synthesize(
 
 
 def print_gate_stats(results: list[dict[str, Any]]) -> None:
-    from agent_world.tasks.gates import GATES
-
-    gates = [*GATES, "verifier"]
-    table = Table(title="Task synthesis: candidates, rejected per gate, kept")
-    for col in ["environment", "candidates", *gates, "kept", "levels", "kinds", "s"]:
-        table.add_column(col, justify="left" if col in ("environment", "levels", "kinds")
-                         else "right")
+    """Per environment: tasks kept of candidates, the kept tasks' levels and kinds, and the
+    rejections by gate (only the gates that rejected); names are never cut."""
+    entries = []
     for r in results:
         if r["status"] != "done":
-            table.add_row(r["env"], "failed", *[""] * (len(gates) + 4))
+            entries.append((f"[bold]{escape(r['env'])}[/]: [red]failed[/]",
+                            escape(r.get("error", ""))))
             continue
-        table.add_row(r["env"], str(r["candidates"]),
-                      *[str(r["rejected"].get(g, 0)) for g in gates], str(r["kept"]),
-                      " ".join(f"L{k}:{v}" for k, v in r["levels"].items()),
-                      " ".join(f"{k[0]}:{v}" for k, v in r["kinds"].items()),
-                      f"{r['seconds']:.0f}")
-    console.print(table)
+        levels = ", ".join(f"L{k} {v}" for k, v in r["levels"].items()) or "-"
+        kinds = ", ".join(f"{k} {v}" for k, v in r["kinds"].items()) or "-"
+        rejected = ", ".join(f"{g} {n}" for g, n in sorted(r["rejected"].items()) if n)
+        entries.append((f"[bold]{escape(r['env'])}[/]: kept {r['kept']} of "
+                        f"{r['candidates']} candidates in {r['seconds']:.0f} s",
+                        f"levels {levels}; kinds {kinds}; rejected by gate: "
+                        f"{escape(rejected or 'none')}"))
+    print_entries("Task synthesis: candidates, rejections by gate, kept", entries)
 
 
 def _tasks(env: str | None, kind: str | None, level: int | None) -> list[dict[str, Any]]:
@@ -143,16 +142,24 @@ def list_tasks(
     if as_json:
         console.print_json(json.dumps([r["payload"] for r in rows], default=str))
         return
-    table = Table(title=f"Tasks ({len(rows)})")
-    for col in ("id", "env", "kind", "level", "pass rate", "instruction"):
-        table.add_column(col)
+    # one table per environment: ids, levels and rates are never cut at 80 columns and the
+    # instruction wraps in the room left
+    by_env: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        p = r["payload"]
-        text = p["instruction"]
-        table.add_row(r["id"], p["env_name"], r["kind"], str(p["difficulty"]["level"]),
-                      "" if p.get("pass_rate") is None else f"{p['pass_rate']:.2f}",
-                      escape(text[:90] + ("…" if len(text) > 90 else "")))
-    console.print(table)
+        by_env.setdefault(r["payload"]["env_name"], []).append(r)
+    console.print(f"Tasks ({len(rows)})")
+    for name, env_rows in by_env.items():
+        table = fit_table(f"{escape(name)} ({len(env_rows)})",
+                          ["id", "kind", "level", "pass rate", "instruction"],
+                          numeric={"level", "pass rate"}, keep={"id", "kind"},
+                          wrap={"instruction"})
+        for r in env_rows:
+            p = r["payload"]
+            text = p["instruction"]
+            table.add_row(r["id"], r["kind"], str(p["difficulty"]["level"]),
+                          "" if p.get("pass_rate") is None else f"{p['pass_rate']:.2f}",
+                          escape(text[:160] + ("…" if len(text) > 160 else "")))
+        console.print(table)
 
 
 @tasks_app.command("show")
