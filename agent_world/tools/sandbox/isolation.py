@@ -497,7 +497,7 @@ def share_process_cpus(pid: int = 0) -> None:
     """Let a thread (0: this one) or a new child process run on every CPU the process may use
     (its main thread's), not only on those of the thread that started it: threads and
     processes inherit their creator's CPU affinity, and an application may pin the threads
-    that step episodes to one core (README: Environments and episodes), which the workers and
+    that step episodes to one core (docs/environments.md), which the workers and
     sandboxes those threads start must not inherit."""
     if not hasattr(os, "sched_setaffinity"):
         return
