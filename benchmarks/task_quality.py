@@ -1,4 +1,4 @@
-"""Task quality of the offline synthesis, per environment and level (issue 37's figures).
+"""Task quality of the offline synthesis, per environment and level.
 
     python benchmarks/task_quality.py [--per-env 12] [--env airline --env ecommerce]
     python benchmarks/task_quality.py --home H --env book_lending_prd ...   # mined ones
