@@ -52,6 +52,7 @@ from agent_world.tasks.evaluation import (
     EvalReport,
     score,
 )
+from agent_world.tasks.difficulty import level_of
 from agent_world.tasks.model import Task, Trajectory
 
 log = logging.getLogger(__name__)
@@ -800,6 +801,9 @@ def _difficulty(report: EvalReport, findings: list[AttemptFinding], top: list[st
         if top[0] == "wrong_arguments" and mine and \
                 all((f.source or "").startswith("request") for f in mine):
             diff.branching = 0  # the values were in the request: no chaining needed
+        # a level counts reasoning steps: the remedy's features may lie above the policy's edge
+        diff.level = max(diff.level, level_of(diff.chain_length, diff.branching,
+                                              diff.aggregation))
         at_level = [f.trajectory_id for f in mine if f.level == level] or \
             [f.trajectory_id for f in mine]
         _cite(cites, "difficulty", f"level {diff.level}, chains of {diff.chain_length}",

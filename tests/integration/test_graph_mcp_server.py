@@ -253,7 +253,7 @@ def test_required_input_and_typed_context(tmp_path):
             await server.call_tool("echo", {"word": "ab", "context": {"times": "many"}})
         out = await server.call_tool("echo", {"word": "ab", "context": {"times": 3},
                                               "thread_id": "echo-1"})
-        return tool, json.loads(out[0].text)
+        return tool, out[1]  # the structured result (the same object as the text)
 
     tool, out = asyncio.run(calls())
     assert "Required unless resuming: word" in tool.description
@@ -290,14 +290,13 @@ def test_paused_run_reports_and_resumes_with_the_answer(tmp_path):
     server.entries = {"review": GraphEntry("review", __name__, "review_graph")}
 
     async def calls() -> tuple:
-        first = json.loads((await server.call_tool("review", {"word": "ok",
-                                                              "thread_id": "rv"}))[0].text)
+        first = (await server.call_tool("review", {"word": "ok", "thread_id": "rv"}))[1]
         with pytest.raises(ToolError, match="paused for review"):
             await server.call_tool("review", {"word": "again", "thread_id": "rv"})
         with pytest.raises(ToolError, match="resume_value"):
             await server.call_tool("review", {"word": "x", "resume_value": 1})
-        done = json.loads((await server.call_tool("review", {
-            "thread_id": "rv", "resume": True, "resume_value": {"keep": False}}))[0].text)
+        done = (await server.call_tool("review", {
+            "thread_id": "rv", "resume": True, "resume_value": {"keep": False}}))[1]
         return first, done
 
     first, done = asyncio.run(calls())

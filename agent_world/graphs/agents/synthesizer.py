@@ -103,6 +103,8 @@ def draft(state: SynthesizerState, config: RunnableConfig) -> dict[str, Any]:
                                    origin={"agent": "synthesizer", "attempt": attempt})
             if isinstance(task, str):
                 misses[task] = misses.get(task, 0) + 1
+            elif task.difficulty.level != level:  # a walk that fell short of (or overshot) it
+                misses["off_level"] = misses.get("off_level", 0) + 1
             else:
                 tasks.setdefault(task.id, task)
     path = home / "agent_runs" / "synthesizer" / f"{spec.name}-{kind}-l{level}-s{seed}.jsonl"
