@@ -7,9 +7,9 @@ and PRD), then mines every document `--rounds` times with different seeds (each 
 questions, evidence, draft, k validated complexification iterations, the semantic gate). Prints
 two tables: per default source the read time, the synthesis time, the source tools the database
 covers and the semantic violations left in the stored database, with overall themes per minute;
-then the same fidelity figures for four sources in domains the miner was not written for
-(`tests/fixtures/sources/unseen/`: an OpenAPI spec, a PRD with table-style entities, two MCP
-tool lists), with the share of declared types, enums and uniqueness kept. All figures come
+then the same fidelity figures for the sources in domains the miner was not written for
+(every file of `tests/fixtures/sources/unseen/`: OpenAPI specs, PRDs, MCP tool lists, among them
+the official memory server's), with the share of declared types, enums and uniqueness kept. All figures come
 from this one run.
 """
 
