@@ -173,6 +173,16 @@ def _written(model: Any, spec: EnvSpec, facts: dict[str, Any]
     return instruction, rubric
 
 
+def _writer(model: Any, text: Any) -> str:
+    """Who wrote a request: the model's name, "offline" (no model configured) or
+    "offline-fallback" (the model's reply could not be used: the templates wrote it, and
+    synthesis counts and reports it)."""
+    if model is None:
+        return "offline"
+    return "offline-fallback" if text is None else getattr(model, "model_name",
+                                                            type(model).__name__)
+
+
 def names_a_tool(text: str, spec: EnvSpec, view: dict[str, str]) -> bool:
     names = {t.name for t in spec.tools} | set(view)
     return any(re.search(rf"\b{re.escape(n)}\b", text) for n in names)
@@ -326,7 +336,7 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         return truth
     view = tool_view(spec, plan, recipe, rng, salt=f"{seed}:{rng.random()}")
     text = llm_text(model, spec, plan, answer, truth) if model is not None else None
-    writer = "offline" if text is None else getattr(model, "model_name", type(model).__name__)
+    writer = _writer(model, text)
     instruction, rubric = text or offline_text(
         spec, plan, answer, rng, changed=_changed_columns(truth.expected_changes or {}),
         value=truth.answer)
@@ -444,12 +454,12 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
             return truth
         view = tool_view(spec, then_plan, recipe, rng, salt=f"{seed}:{rng.random()}")
         instruction = phrasing.conditional_instruction(spec, plan, cond, rng)
-        writer = "offline"
+        text = None
         if model is not None:
             text = llm_text(model, spec, plan, {"kind": "condition", **cond}, truth)
             if text is not None:
                 instruction = text[0]
-                writer = getattr(model, "model_name", type(model).__name__)
+        writer = _writer(model, text)
         if names_a_tool(instruction, spec, view):
             return "the instruction names a tool"
         diff = _difficulty(spec, truth, gold_plan, view, recipe, aggregation=False,
@@ -490,7 +500,7 @@ def _bulk_candidate(spec: EnvSpec, found: tuple[dict, Plan, list, dict], recipe:
     view = tool_view(spec, Plan(steps=[*reads.steps, PlanStep(tool=bulk["write"])]), recipe,
                      rng, salt=f"{seed}:{rng.random()}")
     text = llm_bulk_text(model, spec, reads, bulk) if model is not None else None
-    writer = "offline" if text is None else getattr(model, "model_name", type(model).__name__)
+    writer = _writer(model, text)
     instruction, rubric = text or bulk_text(spec, reads, bulk, rng)
     if names_a_tool(instruction, spec, view):
         return "the instruction names a tool"

@@ -190,7 +190,8 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
     stats: dict[str, Any] = {"env": spec.name, "candidates": 0, "no_candidate": 0,
                              "no_candidate_reasons": Counter(), "writing_programs": 0,
                              "duplicates": 0, "off_target": 0, "rejected": Counter(),
-                             "kept": 0, "resumed": 0, "levels": Counter(), "kinds": Counter(),
+                             "kept": 0, "resumed": 0, "writer_fallbacks": 0,
+                             "levels": Counter(), "kinds": Counter(),
                              "verifier_runs": 0, "verifier_seconds": 0.0}
     if replayed and len(replayed) >= sum(kind_left.values()):
         return _finish(stats, started)  # the run was complete: nothing to replay
@@ -231,6 +232,7 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
             continue
         task = show_confusables(task, confusable)
         stats["candidates"] += 1
+        stats["writer_fallbacks"] += task.origin.get("writer") == "offline-fallback"
         level = task.difficulty.level
         # late in the budget, a level that stays out of reach lends its quota to the others
         spill = attempt >= config.spill_after * budget and level in level_left and \
@@ -281,6 +283,11 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         writes_left -= bool(task.origin.get("bulk"))
         if progress:
             progress({"env": spec.name, "kept": stats["kept"], "task": task.id})
+    if stats["writer_fallbacks"]:  # never silent: the ledger and the summary say so
+        catalog.record(STAGE, spec.name, f"synthesizer model: {stats['writer_fallbacks']} of "
+                       f"{stats['candidates']} requests fell back to the offline templates (a "
+                       "reply that could not be used)", run_id=run_id,
+                       payload={"writer_fallbacks": stats["writer_fallbacks"]})
     return _finish(stats, started)
 
 

@@ -115,7 +115,10 @@ def print_gate_stats(results: list[dict[str, Any]]) -> None:
         entries.append((f"[bold]{escape(r['env'])}[/]: kept {r['kept']} of "
                         f"{r['candidates']} candidates in {r['seconds']:.0f} s",
                         f"levels {levels}; kinds {kinds}; rejected by gate: "
-                        f"{escape(rejected or 'none')}"))
+                        f"{escape(rejected or 'none')}"
+                        + (f"; [yellow]{r['writer_fallbacks']} request(s) fell back from the "
+                           "synthesizer model to the offline templates[/]"
+                           if r.get("writer_fallbacks") else "")))
     print_entries("Task synthesis: candidates, rejections by gate, kept", entries)
 
 

@@ -137,7 +137,7 @@ def test_llm_writer_words_bulk_tasks_and_falls_back(shop, runtime):
 
     graph = build_tool_graph(shop, runtime=runtime)
     sampler = ValueSampler(shop)
-    for model, expect in ((_Writer(), "_Writer"), (_Writer(name_a_tool=True), "offline")):
+    for model, expect in ((_Writer(), "_Writer"), (_Writer(name_a_tool=True), "offline-fallback")):
         task = None
         for i in range(30):
             cand = build_candidate(shop, graph, runtime, random.Random(i),
@@ -150,7 +150,7 @@ def test_llm_writer_words_bulk_tasks_and_falls_back(shop, runtime):
         assert task is not None and task.origin["writer"] == expect
         assert "'pending'" in task.instruction or "pending" in task.instruction
         assert "cancel_order" not in task.instruction and "find_user" not in task.instruction
-        if expect != "offline":
+        if expect != "offline-fallback":
             assert task.instruction.startswith("For user 1") or \
                 task.instruction.startswith("For user")
             assert task.rubric == ["states the value"]

@@ -390,7 +390,7 @@ class _Writer(BaseChatModel):
 def test_llm_writer_is_used_and_falls_back_when_it_names_a_tool(shop, runtime):
     g = build_tool_graph(shop, runtime=runtime)
     sampler = ValueSampler(shop)
-    for model, expect in ((_Writer(), "_Writer"), (_Writer(name_a_tool=True), "offline")):
+    for model, expect in ((_Writer(), "_Writer"), (_Writer(name_a_tool=True), "offline-fallback")):
         task = None
         for i in range(30):
             cand = build_candidate(shop, g, runtime, random.Random(i), Recipe(1, False, False),
@@ -401,5 +401,20 @@ def test_llm_writer_is_used_and_falls_back_when_it_names_a_tool(shop, runtime):
                 break
         assert task is not None and task.origin["writer"] == expect
         assert "find_user" not in task.instruction
-        if expect != "offline":
+        if expect != "offline-fallback":
             assert task.instruction.startswith("For email") and task.rubric == ["states the value"]
+
+
+def test_a_synthesizer_model_that_falls_back_is_reported(shop, runtime, tmp_path):
+    """Was silent: a model whose replies cannot be used left template requests that looked
+    like its own. Now each such task says "offline-fallback" and the run's ledger and
+    statistics count them."""
+    with Catalog.open(tmp_path) as cat:
+        cat.put_env(shop, stage="built")
+        stats = synthesize_env(shop, SynthesisConfig(per_env=2, attempts_per_task=10), cat,
+                               runtime, run_id="fb", model=_Writer(name_a_tool=True))
+        assert stats["writer_fallbacks"] >= 1 and stats["kept"] >= 1
+        assert {t.origin["writer"] for t in stored_tasks(cat, shop.fingerprint)} <= {
+            "offline-fallback"}
+        [entry] = [e for e in cat.ledger("synthesize", run_id="fb") if e.subject == shop.name]
+        assert "fell back to the offline templates" in entry.reason
