@@ -172,3 +172,27 @@ def test_a_terminated_run_is_not_left_running(tmp_path):
             proc.wait()
     [run] = Catalog.open(home).list_runs(kind="mine")
     assert run["status"] == "interrupted" and run["finished_at"] is not None
+
+
+def test_a_built_environment_is_the_same_under_any_hash_seed(tmp_path):
+    """Was: the sqlite server's built spec picked one of its tool tests from a set of table
+    names, whose order follows the process's hash seed; the spec's fingerprint (which seeds
+    task synthesis) then changed from run to run, and so did the main job's tasks."""
+    sqlite = Path(sys.executable).parent / "mcp-server-sqlite"
+    fingerprints = []
+    for seed in ("1", "2"):
+        home = tmp_path / f"home-{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed, "AGENT_WORLD_HOME": str(home),
+               "LANGSMITH_TRACING": "false"}
+        db = tmp_path / "scratch.db"  # one path for both: it is part of what was mined
+        cli = [sys.executable, "-m", "agent_world.cli"]
+        for args in (["mine", "--source", f"mcp:{sqlite} --db-path {db}", "--iterations", "1"],
+                     ["build"]):
+            done = subprocess.run([*cli, *args], env=env, capture_output=True, text=True,
+                                  timeout=300)
+            assert done.returncode == 0, done.stderr[-2000:]
+        shown = subprocess.run([*cli, "env", "list", "--json"], env=env, capture_output=True,
+                               text=True, timeout=120)
+        fingerprints.append({e["name"]: e["fingerprint"] for e in json.loads(shown.stdout)
+                             if e["stage"] == "built"})
+    assert fingerprints[0] and fingerprints[0] == fingerprints[1]

@@ -1014,7 +1014,9 @@ class ComputeTests(ContractTests):
     def compute_create_table(self) -> list[Test]:
         q = self.c.params[0].name
         name_col = self.c.options["name_column"]
-        taken = {r.get(name_col) for r in self.rows(self.c.entity)}
+        # in row order: a set's order of strings changes with the process's hash seed, and
+        # the test it picks goes into the spec's fingerprint (which seeds task synthesis)
+        taken = [r.get(name_col) for r in self.rows(self.c.entity)]
         new = next(n for n in ("reviews", "notes_2", "events_log") if n not in taken)
         values = {name_col: new, **{k: self.d.now for k, v in self.c.effects[0].set.items()
                                     if v.source == "now"}}
