@@ -430,11 +430,8 @@ def warm_start(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
         return {**out, "phase": "after"}
     started = time.monotonic()
     home = _home(config)
-    cat = Catalog.open(home)
-    try:
+    with Catalog.open(home) as cat:
         tasks = _tasks(cat, mix)
-    finally:
-        cat.close()
     # zero GRPO steps: the warm-started policy is checkpointed (step 0, also GRPO's frozen
     # reference) and `train` resumes from it
     result = stages.train_policy(state["policy"], tasks, _round_dir(config, state["round"]), 0,
@@ -459,11 +456,8 @@ def train(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     mix = state.get("train_mix") or []
     started = time.monotonic()
     home = _home(config)
-    cat = Catalog.open(home)
-    try:
+    with Catalog.open(home) as cat:
         tasks = _tasks(cat, mix)
-    finally:
-        cat.close()
     before = state.get("training") or {}
     out_dir = _round_dir(config, state["round"])
     # after a warm-start evaluation this resumes from the warm start's checkpoint

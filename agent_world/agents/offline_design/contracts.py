@@ -904,8 +904,7 @@ def _release_parent(spec: EnvSpec, entity: TableSpec) -> list[Effect]:
         if parent is None or col.name.startswith("current_"):
             continue
         t = spec.table(parent)
-        flag = next((c for c in t.columns if c.type == "boolean" and c.name in
-                     ("booked", "reserved", "taken", "occupied")), None)
+        flag = _booked_flag(t)
         if flag is None:
             continue
         sets = {flag.name: Value(source="const", value=False)}
@@ -921,6 +920,12 @@ def _release_parent(spec: EnvSpec, entity: TableSpec) -> list[Effect]:
     return out
 
 
+def _booked_flag(table: TableSpec) -> Any:
+    """The boolean column that says a bookable record (a slot) is taken, or None."""
+    return next((c for c in table.columns if c.type == "boolean" and c.name in
+                 ("booked", "reserved", "taken", "occupied")), None)
+
+
 def book_parent(spec: EnvSpec, entity: TableSpec, params: list[ContractParam]
                  ) -> tuple[list[Effect], list[Guard]]:
     """Creating a booking takes what it books (an appointment's slot): the slot becomes booked
@@ -932,8 +937,7 @@ def book_parent(spec: EnvSpec, entity: TableSpec, params: list[ContractParam]
         if parent is None:
             continue
         t = spec.table(parent)
-        flag = next((c for c in t.columns if c.type == "boolean" and c.name in
-                     ("booked", "reserved", "taken", "occupied")), None)
+        flag = _booked_flag(t)
         if flag is None:
             continue
         sets = {flag.name: Value(source="const", value=True)}
