@@ -36,27 +36,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.evolution.rounds import RoundRecord, wilson  # noqa: E402
+from benchmarks.evolve_seeds import rounds_of  # noqa: E402  (the runs' records)
 
-THREAD = "evolve"
 ARMS: dict[str, list[str]] = {
     "warm": ["--resynthesis", "none", "--train-steps", "0"],
     "grpo": ["--resynthesis", "none"],
     "targeted": ["--resynthesis", "targeted"],
     "random": ["--resynthesis", "random"],
 }
-
-
-def rounds_of(home: Path) -> list[RoundRecord]:
-    if not (home / "catalog.sqlite").exists():
-        return []
-    cat = Catalog.open(home)
-    try:
-        records = [RoundRecord.model_validate(r["record"]) for r in cat.list_rounds(THREAD)]
-    finally:
-        cat.close()
-    return sorted((r for r in records if r.status == "done"), key=lambda r: r.round)
 
 
 def run(arm: str, seed: int, home: Path, rounds: int, extra: list[str],
