@@ -95,7 +95,7 @@ class EvolveContext:
     # supervised steps on the gold solutions of each round's training mix before its GRPO (a
     # base model learns the tool-call format in round 1; later rounds learn the targeted
     # tasks' solutions); never on held-out environments' tasks. None: the policy's default
-    # (32 for a tiny random model, 24 for SmolLM2)
+    # (32 for a tiny random model; 24 for SmolLM2 from the base model, 12 from a checkpoint)
     warm_start_steps: int | None = None
     max_turns: int = 4  # turns a policy gets per held-out task
     policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy

@@ -38,6 +38,14 @@ def test_warm_start_fits_gold_solutions_before_grpo(tmp_path, runtime, monkeypat
     # its token budget is the model's context up to MIN_TOTAL_TOKENS, never below training's
     assert policy.max_total_tokens == min(policy.model.config.max_position_embeddings,
                                           max(api.MIN_TOTAL_TOKENS, config.max_total_tokens))
+    # a later round starts from that checkpoint: the model's default warm start is its shorter
+    # continued one (the call format is learned); a base model gets the full one
+    sizes = api.TrainingSizes(5, 3e-3, None, {}, warm_start_steps_continued=2)
+    monkeypatch.setattr(api, "training_sizes", lambda model, device="auto": sizes)
+    api.train(str(out.checkpoint), tasks, tmp_path / "round-2", steps=1, config=config,
+              warm_start_steps=None)
+    api.train("tiny", tasks, tmp_path / "fresh", steps=1, config=config, warm_start_steps=None)
+    assert [len(x) for x in losses[1:]] == [2, 5]
 
 
 def test_micro_batches_take_the_same_step_as_the_whole_batch(runtime):
@@ -166,6 +174,9 @@ def test_training_sizes_follow_the_model_and_the_device():
     on_cpu = api.training_sizes(big, "cpu")
     # a pretrained-size model on a CPU: a short warm start on short conversations, small batches
     assert on_cpu.warm_start_steps < tiny.warm_start_steps
+    # from a trained checkpoint (a later evolve round) fewer steps; a random model keeps its own
+    assert on_cpu.warm_steps(True) < on_cpu.warm_steps(False) == on_cpu.warm_start_steps
+    assert tiny.warm_steps(True) == tiny.warm_steps(False) == 32
     assert on_cpu.warm_start_lr < tiny.warm_start_lr and on_cpu.warm_start_max_tokens
     config = GRPOConfig(**on_cpu.grpo)
     assert config.tasks_per_step * config.group_size < GRPOConfig().tasks_per_step * \
