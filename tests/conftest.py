@@ -10,6 +10,9 @@ import pytest
 
 os.environ.setdefault("LANGSMITH_TRACING", "false")
 os.environ.pop("AGENT_WORLD_MODEL", None)
+# the stages' per-environment work runs in the test's own process, where tests swap functions
+# and models; tests/unit/test_scaleout.py runs it on a process pool and on Ray
+os.environ["AGENT_WORLD_WORKERS"] = "1"
 
 # Everything this session (and the processes it starts, even killed ones) writes outside
 # pytest's tmp_path goes to two folders removed when the session ends: episode work dirs

@@ -7,7 +7,14 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from agent_world.cli.common import console, err_console, fit_table, state
+from agent_world.cli.common import (
+    RayOption,
+    WorkersOption,
+    console,
+    err_console,
+    fit_table,
+    state,
+)
 
 
 def build(
@@ -19,22 +26,29 @@ def build(
     thread: Annotated[str | None, typer.Option(
         help="Graph thread id; reuse it with --resume to continue a killed run.")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the thread where it stopped.")] = False,
+    workers: WorkersOption = None,
+    ray: RayOption = None,
 ) -> None:
     """Design tools and tests for mined environments, cross-validate them in the sandbox and
     store what passes as `built` versions (rejections go to the ledger)."""
-    run_build(env or [], max_repairs, max_tools, thread, resume)
+    run_build(env or [], max_repairs, max_tools, thread, resume, workers, ray)
 
 
 def run_build(envs: list[str], max_repairs: int, max_tools: int, thread: str | None,
-              resume: bool) -> dict[str, Any]:
+              resume: bool, workers: int | None = None, ray: str | None = None
+              ) -> dict[str, Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from agent_world import scaleout
     from agent_world.errors import CatalogError
     from agent_world.graphs import build as build_graph
     from agent_world.graphs.runner import final_state, stream, thread_config
 
     if resume and not thread:
         raise typer.BadParameter("--resume needs the --thread of the run to continue")
+    scaleout.executor(workers, ray)  # no Ray, or no cluster there: one error line, now
+    context = build_graph.BuildContext(max_repairs=max_repairs, max_tools=max_tools,
+                                       workers=workers, ray_address=ray)
     config = thread_config(thread, state.home)
     builder = build_graph.build_graph()
     cat = state.catalog()
@@ -60,7 +74,7 @@ def run_build(envs: list[str], max_repairs: int, max_tools: int, thread: str | N
     with Progress(*columns, console=err_console, transient=False) as progress:
         bar = progress.add_task("building environments", total=total)
         done = 0
-        for update in stream(builder, inputs, config):
+        for update in stream(builder, inputs, config, context):
             cached = (update.get("__metadata__") or {}).get("cached", False)
             out = update.get("designer") or {}
             for r in out.get("results", []):

@@ -75,6 +75,14 @@ console = SafeConsole()
 err_console = SafeConsole(stderr=True, soft_wrap=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output (JSON).")]
+# where a stage's per-source / per-environment work runs (agent_world.scaleout)
+WorkersOption = Annotated[int | None, typer.Option(
+    min=1, help="Processes for the per-source/per-environment work (default: "
+                "$AGENT_WORLD_WORKERS, else one per core; 1: in this process).")]
+RayOption = Annotated[str | None, typer.Option(
+    "--ray", metavar="ADDRESS",
+    help="Run that work as Ray tasks on this cluster instead: auto, ray://HOST:10001, or local "
+         "(starts one here); needs the `scale` extra.")]
 
 
 class UsageError(AgentWorldError):

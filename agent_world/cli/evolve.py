@@ -11,7 +11,14 @@ from rich.console import Group
 from rich.markup import escape
 from rich.text import Text
 
-from agent_world.cli.common import console, err_console, fit_table, state
+from agent_world.cli.common import (
+    RayOption,
+    WorkersOption,
+    console,
+    err_console,
+    fit_table,
+    state,
+)
 from agent_world.evolution.rounds import rate_text, wilson
 
 STAGE_LABEL = {"begin": "begin round", "mine": "mine tool ecosystems", "build": "build tools",
@@ -199,17 +206,21 @@ def evolve(
         help="Pause before training to review the diagnosis.")] = False,
     report: Annotated[Path | None, typer.Option(
         help="Where to write the HTML report (default <home>/report.html).")] = None,
+    workers: WorkersOption = None,
+    ray: RayOption = None,
 ) -> None:
     """Self-evolution: evaluate on held-out environments, diagnose, synthesize targeted tasks,
     train — one round per graph invocation on a persistent thread."""
     from langgraph.types import Command
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from agent_world import scaleout
     from agent_world.graphs import evolve as evolve_graph
     from agent_world.graphs.runner import final_state, thread_config
 
     if rounds < 0:
         raise typer.BadParameter("--rounds must be ≥ 0")
+    scaleout.executor(workers, ray)  # no Ray, or no cluster there: one error line, now
     builder = evolve_graph.build_graph()
     config = thread_config(thread, state.home)
     values, pending = final_state(builder, config)
@@ -225,6 +236,7 @@ def evolve(
              "eval_after_warm_start": eval_warm_start, "resynthesis": resynthesis}
     context = evolve_graph.EvolveContext(
         sources=list(source or []), seed=seed, policy=policy, review_before_train=review,
+        workers=workers, ray_address=ray,
         **{k: v for k, v in sizes.items() if v is not None})
     done = values.get("rounds_done", 0)
     goal = (values.get("goal_rounds") or done) if resume else done + rounds

@@ -9,7 +9,9 @@ from rich.markup import escape
 
 from agent_world.cli.common import (
     JsonOption,
+    RayOption,
     UsageError,
+    WorkersOption,
     console,
     err_console,
     fit_table,
@@ -34,11 +36,14 @@ def mine(
     web_search: Annotated[str | None, typer.Option(
         envvar="AGENT_WORLD_WEB_SEARCH",
         help="A web-search tool for the miner: mcp:\"CMD\"#TOOL or mcp-url:URL#TOOL.")] = None,
+    workers: WorkersOption = None,
+    ray: RayOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Mine tool ecosystems into themes, a taxonomy and complexified databases. Exits 1 when
     any source failed (the others are mined and kept; `agent-world ledger` says why)."""
-    values = run_mine(source or [], iterations, seed, thread, resume, web_search, quiet=as_json)
+    values = run_mine(source or [], iterations, seed, thread, resume, web_search, quiet=as_json,
+                      workers=workers, ray=ray)
     if as_json:
         print_json({k: values.get(k) for k in ("thread_id", "run_id", "status", "summary",
                                                "results", "merged")})
@@ -51,12 +56,14 @@ def mine_failed(values: dict[str, Any]) -> bool:
 
 
 def run_mine(sources: list[str], iterations: int, seed: int, thread: str | None,
-             resume: bool, web_search: str | None = None, quiet: bool = False
-             ) -> dict[str, Any]:
+             resume: bool, web_search: str | None = None, quiet: bool = False,
+             workers: int | None = None, ray: str | None = None) -> dict[str, Any]:
     """Run (or resume) the mine graph on a durable thread with progress on stderr; returns
-    the final state plus `thread_id` and `status` ("done", "partial" or "failed")."""
+    the final state plus `thread_id` and `status` ("done", "partial" or "failed"). `workers`
+    and `ray`: where sources are read and mined (`agent_world.scaleout`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from agent_world import scaleout
     from agent_world.errors import AgentWorldError
     from agent_world.graphs import mine as mine_graph
     from agent_world.graphs.runner import final_state, stream, thread_config
@@ -71,6 +78,8 @@ def run_mine(sources: list[str], iterations: int, seed: int, thread: str | None,
             parse_source(s)
         except AgentWorldError as exc:  # the run goes on without it; the graph records it
             err_console.print(f"[red]✗[/] {escape(s)}: {escape(str(exc))}", highlight=False)
+    scaleout.executor(workers, ray)  # no Ray, or no cluster there: one error line, now
+    context = mine_graph.MineContext(workers=workers, ray_address=ray)
     config = thread_config(thread, state.home)
     thread_id = config["configurable"]["thread_id"]
     builder = mine_graph.build_graph()
@@ -95,7 +104,8 @@ def run_mine(sources: list[str], iterations: int, seed: int, thread: str | None,
         per_source: dict[str, Any] = {}
         done = 0
         try:
-            for mode, chunk in stream(builder, inputs, config, stream_mode=["updates", "custom"]):
+            for mode, chunk in stream(builder, inputs, config, context=context,
+                                      stream_mode=["updates", "custom"]):
                 if mode == "custom":
                     _on_event(progress, per_source, chunk)
                     continue

@@ -10,7 +10,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from agent_world.cli.common import console, err_console, fit_table, print_entries, state
+from agent_world.cli.common import (
+    RayOption,
+    WorkersOption,
+    console,
+    err_console,
+    fit_table,
+    print_entries,
+    state,
+)
 from agent_world.errors import AgentWorldError
 
 tasks_app = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
@@ -44,10 +52,13 @@ def synthesize(
     thread: Annotated[str | None, typer.Option(
         help="Graph thread id; reuse it with --resume to continue a killed run.")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the thread where it stopped.")] = False,
+    workers: WorkersOption = None,
+    ray: RayOption = None,
 ) -> None:
     """Synthesize verified tasks: tool-graph walks, programmatic tasks, gates, ReAct verifier."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from agent_world import scaleout
     from agent_world.graphs import synthesize as graph_module
     from agent_world.graphs.runner import final_state, stream, thread_config
 
@@ -80,7 +91,8 @@ def synthesize(
         inputs = {"envs": env or [], "per_env": per_env, "levels": wanted, "seed": seed,
                   "guidelines": guide}
         total = len(env or []) or sum(1 for e in cat.list_envs() if e.stats.get("tools"))
-    context = {"runs": runs, "threshold": threshold}
+    scaleout.executor(workers, ray)  # no Ray, or no cluster there: one error line, now
+    context = {"runs": runs, "threshold": threshold, "workers": workers, "ray_address": ray}
     err_console.print(f"synthesize: thread [bold]{config['configurable']['thread_id']}[/] "
                       "(resume with --thread ... --resume)")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

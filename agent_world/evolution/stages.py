@@ -31,20 +31,24 @@ class TrainResult:
     warm_start: list[float] = field(default_factory=list)  # supervised loss per step
 
 
-def build_environments(names: list[str], home: str | Path, seed: int = 0) -> list[str]:
+def build_environments(names: list[str], home: str | Path, seed: int = 0,
+                       scale: dict[str, Any] | None = None) -> list[str]:
     """Build (tool designer + cross-validation) the mined environments `names`; returns the
-    names of those that now have a `built` version with at least one tool."""
+    names of those that now have a `built` version with at least one tool. `scale`: where the
+    per-environment work runs (`workers`, `ray_address`: `agent_world.scaleout`)."""
     from agent_world.graphs.build import build_environments as build
-    return list(build(names, home=home, seed=seed))
+    return list(build(names, home=home, seed=seed, context=scale))
 
 
 def synthesize_tasks(names: list[str], home: str | Path, per_env: int, seed: int = 0,
-                     guidelines: dict[str, Any] | None = None, tag: str = "") -> list[str]:
+                     guidelines: dict[str, Any] | None = None, tag: str = "",
+                     scale: dict[str, Any] | None = None) -> list[str]:
     """Synthesize up to `per_env` gated tasks per environment (guided by a diagnosis'
-    `guidelines` when given), store them in the catalog, return their ids."""
+    `guidelines` when given), store them in the catalog, return their ids. `scale`: as for
+    `build_environments`."""
     from agent_world.graphs.synthesize import synthesize_tasks as synthesize
     return list(synthesize(names, home=home, per_env=per_env, seed=seed, guidelines=guidelines,
-                           tag=tag))
+                           tag=tag, context=scale))
 
 
 def default_policy() -> str:

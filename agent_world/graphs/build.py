@@ -33,6 +33,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
+from agent_world import scaleout
 from agent_world.agents.cross_validation import (
     DEFAULT_REPAIRS,
     SandboxCompiler,
@@ -44,6 +45,7 @@ from agent_world.agents.cross_validation import (
 )
 from agent_world.agents.tool_designer import DEFAULT_TOOLS, Design, design_tools, repair_tool
 from agent_world.envs.catalog import Catalog
+from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import (
     arena_home,
@@ -65,6 +67,8 @@ class BuildContext:
         "description": "Repair rounds for tools that fail cross-validation."})
     max_tools: Annotated[int, Gt(0)] = field(default=DEFAULT_TOOLS, metadata={
         "description": "Candidate tools designed per environment, at most."})
+    workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
+    ray_address: str | None = scaleout.ray_field()
 
 
 class BuildInput(TypedDict, total=False):
@@ -143,6 +147,11 @@ def _home(config: RunnableConfig | None) -> Path:
     return arena_home(config)
 
 
+def _executor() -> scaleout.Executor:
+    """Where this run validates and finishes designs (its context's `workers`/`ray_address`)."""
+    return scaleout.for_context(checked_context(BuildContext))
+
+
 def _catalog(config: RunnableConfig | None) -> Catalog:
     return Catalog.open(_home(config))
 
@@ -150,6 +159,7 @@ def _catalog(config: RunnableConfig | None) -> Catalog:
 # ---- the parent graph ------------------------------------------------------------------------
 def start(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
     ctx = checked_context(BuildContext)  # a wrong setting stops the run here, naming the field
+    scaleout.for_context(ctx)  # as does an executor that cannot start (no Ray there)
     cat = _catalog(config)
     try:
         envs = list(state.get("envs") or [])
@@ -215,25 +225,37 @@ def design(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
     return {"design_path": str(path), "attempt": 0, "repairs": {}}
 
 
-@_serialized
+def validate_job(spec: EnvSpec, design: Design, repairs: dict[str, int]
+                 ) -> tuple[dict[str, Any], dict[str, list[list[Any]]]]:
+    """Compile `design` in the sandbox and run every test on `spec`: the verdicts and the test
+    outcomes. What a worker runs (see `agent_world.scaleout`), on its process' warm sandbox."""
+    with _BRANCH_LOCK:
+        runtime = validation_runtime()
+        try:
+            validation, outcomes = evaluate(spec, design, compiler=_shared_compiler(),
+                                            runtime=runtime, repairs=repairs)
+        finally:
+            runtime.close()
+    return validation.model_dump(), outcomes
+
+
 def validate(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
-    """Compile the design in the sandbox and run every test; judge every tool."""
+    """Compile the design in the sandbox and run every test; judge every tool (on the run's
+    executor: a worker process or Ray task)."""
     if state.get("error"):
         return {}
     cat = _catalog(config)
-    compiler = _shared_compiler()
-    runtime = validation_runtime()
     try:
         spec = cat.get_env_at_stage(state["env"], "mined")
         assert spec is not None
-        validation, outcomes = evaluate(spec, _load(state["design_path"]), compiler=compiler,
-                                        runtime=runtime, repairs=state.get("repairs") or {})
+        validation, outcomes = _executor().run(
+            f"environment {state['env']}", validate_job, spec, _load(state["design_path"]),
+            state.get("repairs") or {})
     except Exception as exc:
         return {"error": _reason(exc)}
     finally:
-        runtime.close()
         cat.close()
-    return {"validation": validation.model_dump(), "outcomes": outcomes}
+    return {"validation": validation, "outcomes": outcomes}
 
 
 def route(state: DesignState) -> str:
@@ -270,9 +292,22 @@ def repair(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
     return {"design_path": str(path), "attempt": attempt, "repairs": repairs}
 
 
-@_serialized
+def finish_job(spec: EnvSpec, design: Design, validation: Validation,
+               outcomes: dict[str, list[list[Any]]]) -> EnvSpec | None:
+    """The built spec from the tools that passed (None: the environment is dropped). What a
+    worker runs (see `agent_world.scaleout`), on its process' warm sandbox."""
+    with _BRANCH_LOCK:
+        runtime = validation_runtime()
+        try:
+            return finish(spec, design, validation, outcomes, compiler=_shared_compiler(),
+                          runtime=runtime)
+        finally:
+            runtime.close()
+
+
 def store(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
-    """Keep what passed, ledger every rejection, store the `built` version."""
+    """Keep what passed (finished on the run's executor), ledger every rejection, store the
+    `built` version."""
     env, run_id = state["env"], state["run_id"]
     cat = _catalog(config)
     try:
@@ -284,12 +319,8 @@ def store(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
         assert spec is not None
         d = _load(state["design_path"])
         validation = Validation.model_validate(state["validation"])
-        runtime = validation_runtime()
-        try:
-            built = finish(spec, d, validation, state.get("outcomes") or {},
-                           compiler=_shared_compiler(), runtime=runtime)
-        finally:
-            runtime.close()
+        built = _executor().run(f"environment {env}", finish_job, spec, d, validation,
+                                state.get("outcomes") or {})
         for v in validation.verdicts:
             if not v.kept:
                 cat.record("build", f"{env}.{v.tool}", v.reason, run_id=run_id,
@@ -375,11 +406,13 @@ def build_graph() -> StateGraph:
 
 
 def build_environments(names: list[str], home: str | Path | None = None, seed: int = 0,
-                       thread_id: str | None = None) -> list[str]:
+                       thread_id: str | None = None,
+                       context: BuildContext | dict[str, Any] | None = None) -> list[str]:
     """Build `names` (empty: every mined environment) on a durable thread; the names that
     now have a `built` version. (`seed` is accepted for the stage interface; the offline
-    designer is deterministic.)"""
-    values = invoke(build_graph(), {"envs": list(names)}, thread_id=thread_id, home=home)
+    designer is deterministic.) `context`: the run's settings (`BuildContext`)."""
+    values = invoke(build_graph(), {"envs": list(names)}, thread_id=thread_id, home=home,
+                    context=context)
     return [r["env"] for r in values.get("results", []) if r["status"] == "built"]
 
 

@@ -35,8 +35,9 @@ import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from annotated_types import Ge
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
@@ -44,6 +45,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
+from agent_world import scaleout
 from agent_world.agents.diagnoser import Diagnosis, EnvMeta, diagnose
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
@@ -109,6 +111,10 @@ class EvolveContext:
     verifier_model: str = ""
     diagnoser_model: str = ""
     judge_model: str = ""
+    # where mine, build and synthesize run their per-source / per-environment work
+    # (agent_world.scaleout); this run's, not the thread's: a resumed run may choose others
+    workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
+    ray_address: str | None = scaleout.ray_field()
 
 
 class EvolveInput(TypedDict, total=False):
@@ -177,6 +183,13 @@ def _settings(state: EvolveState) -> EvolveContext:
     return EvolveContext(**{k: v for k, v in state["settings"].items() if k in known})
 
 
+def _scale() -> dict[str, Any]:
+    """Where this run's stages put their per-source / per-environment work (its context's
+    `workers` and `ray_address`, never the first round's settings)."""
+    ctx = checked_context(EvolveContext)
+    return {"workers": ctx.workers, "ray_address": ctx.ray_address}
+
+
 def _timed(state: EvolveState, stage: str, started: float) -> dict[str, float]:
     return {**(state.get("seconds") or {}), stage: round(time.monotonic() - started, 2)}
 
@@ -189,7 +202,8 @@ def _fresh_tasks(state: EvolveState, config: RunnableConfig, round_no: int) -> l
     return stages.synthesize_tasks(state["heldout_envs"], _home(config),
                                    s.fresh_heldout_tasks_per_env,
                                    s.seed + 1 + 7919 * round_no,
-                                   tag=f"{_thread(config)}/heldout-r{round_no}")
+                                   tag=f"{_thread(config)}/heldout-r{round_no}",
+                                   scale=_scale())
 
 
 def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eval_id: str,
@@ -258,7 +272,8 @@ def mine(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     started = time.monotonic()
     s = _settings(state)
     out = mine_graph.build_graph().compile().invoke(
-        {"sources": s.sources, "iterations": s.iterations, "seed": s.seed}, config)
+        {"sources": s.sources, "iterations": s.iterations, "seed": s.seed}, config,
+        context=mine_graph.MineContext(**_scale()))
     names = [r["env"] for r in out.get("results", []) if r.get("status") == "mined"]
     if not names:
         raise AgentWorldError("mining produced no environment; see `agent-world ledger`")
@@ -268,7 +283,7 @@ def mine(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
 def build(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     started = time.monotonic()
     built = stages.build_environments(state["mined"], home=_home(config),
-                                      seed=_settings(state).seed)
+                                      seed=_settings(state).seed, scale=_scale())
     if len(built) < 2:
         raise AgentWorldError(f"only {len(built)} environment(s) built; self-evolution needs "
                               "at least two (one to train on, one held out)")
@@ -290,9 +305,10 @@ def synthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     s = _settings(state)
     home = _home(config)
     train = stages.synthesize_tasks(state["train_envs"], home, s.tasks_per_env, s.seed,
-                                    tag=f"{_thread(config)}/initial")
+                                    tag=f"{_thread(config)}/initial", scale=_scale())
     heldout = stages.synthesize_tasks(state["heldout_envs"], home, s.heldout_tasks_per_env,
-                                      s.seed + 1, tag=f"{_thread(config)}/heldout")
+                                      s.seed + 1, tag=f"{_thread(config)}/heldout",
+                                      scale=_scale())
     if not heldout:
         raise AgentWorldError("no held-out task passed the trust gates; nothing to evaluate on")
     policy = s.policy or stages.default_policy()
@@ -390,7 +406,8 @@ def resynthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     targeted = stages.synthesize_tasks(targets or state["train_envs"], _home(config),
                                        s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
                                        guidelines=guidelines,
-                                       tag=f"{_thread(config)}/round-{state['round']}")
+                                       tag=f"{_thread(config)}/round-{state['round']}",
+                                       scale=_scale())
     # the next diagnosis' fresh held-out set (drawn now so the evaluation after training
     # measures the new policy on it)
     fresh = [t for t in _fresh_tasks(state, config, state["round"] + 1)

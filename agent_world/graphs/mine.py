@@ -24,13 +24,13 @@ server's event loop.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from annotated_types import Gt
+from annotated_types import Ge, Gt
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
@@ -38,9 +38,11 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
+from agent_world import scaleout
 from agent_world.agents.coverage import uncovered_reasons
 from agent_world.agents.miner import (
     MAX_ITERATIONS,
+    MinedTheme,
     MiningError,
     bounded_document,
     check_iterations,
@@ -48,9 +50,11 @@ from agent_world.agents.miner import (
 )
 from agent_world.agents.taxonomy import classify, merge_near_duplicates
 from agent_world.envs.catalog import Catalog
+from agent_world.envs.spec import TaxonomyPath
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import checked_context, home_field, model_field, with_models
 from agent_world.tools.sources import DEFAULT_TIMEOUT, default_sources, parse_source, read_source
+from agent_world.tools.sources.base import SourceDocument
 from agent_world.tools.web_search import MCPSearch, configured_search_spec
 
 
@@ -62,6 +66,8 @@ class MineContext:
     miner_model: str = model_field("miner")
     source_timeout_s: Annotated[float, Gt(0)] = field(default=DEFAULT_TIMEOUT, metadata={
         "description": "Seconds one source may take to start and be read."})
+    workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
+    ray_address: str | None = scaleout.ray_field()
 
 
 class MineInput(TypedDict, total=False):
@@ -134,7 +140,8 @@ def _normalized(source: str) -> str:
 
 def start(state: MineState, config: RunnableConfig, runtime: Runtime[MineContext]
           ) -> dict[str, Any]:
-    checked_context(MineContext)  # a wrong setting stops the run here, naming the field
+    # a wrong setting (or no Ray there) stops the run here, naming the field
+    scaleout.for_context(checked_context(MineContext))
     sources = list(state.get("sources") or [])
     if not sources:
         sources = [ref.spec for ref in default_sources(_home(config, runtime))]
@@ -158,33 +165,68 @@ def fan_out(state: MineState) -> list[Send]:
         for i, s in enumerate(state["sources"])]
 
 
+@dataclass
+class MinedSource:
+    """What `mine_job` hands back: the source as read, what mining made of it, its taxonomy and
+    where it came from, and notes for the ledger (a web search that could not start)."""
+
+    doc: SourceDocument
+    mined: MinedTheme
+    taxonomy: TaxonomyPath
+    source_ref: str
+    notes: list[str]
+
+
+def mine_job(source: str, iterations: int, seed: int, web_search: str | None, timeout: float,
+             progress: Callable[[dict[str, Any]], None] | None = None) -> MinedSource:
+    """Read one source and mine it: the pure part of `mine_source`, what a worker runs (see
+    `agent_world.scaleout`). `progress` hears of the read and each iteration (in process)."""
+    say = progress or (lambda _event: None)
+    doc = read_source(source, timeout=timeout)
+    say({"source": source, "event": "read", "tools": len(doc.tools)})
+    notes: list[str] = []
+    with _web_search(web_search, notes) as search:
+        mined = mine_theme(
+            doc, iterations=iterations, seed=seed, search=search,
+            progress=lambda st: say({"source": source, "event": "iteration",
+                                     "iteration": st.iteration, "of": iterations,
+                                     "tables": st.tables, "rows": st.rows}))
+    return MinedSource(doc=doc, mined=mined, taxonomy=classify(bounded_document(doc)),
+                       source_ref=_portable(doc), notes=notes)
+
+
 def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineContext]
                 ) -> dict[str, Any]:
-    """One source, start to finish. Expected failures go to the ledger, not up the graph."""
+    """One source, start to finish. Expected failures go to the ledger, not up the graph.
+    Reading and mining run on the run's executor (a worker process or Ray task, unless the
+    miner has a chat model); what they made is written to the catalog here."""
     write = get_stream_writer()
-    ctx = _context(runtime)
+    ctx = checked_context(MineContext)
     cat = _catalog(config, runtime)
     try:
         try:
-            doc = read_source(task["source"], timeout=ctx.source_timeout_s)
-            write({"source": task["source"], "event": "read", "tools": len(doc.tools)})
-            with _web_search(task, cat) as search:
-                mined = mine_theme(
-                    doc, iterations=task["iterations"], seed=task["seed"], search=search,
-                    progress=lambda st: write({"source": task["source"], "event": "iteration",
-                                               "iteration": st.iteration,
-                                               "of": task["iterations"], "tables": st.tables,
-                                               "rows": st.rows}))
+            pool = scaleout.for_context(ctx)
+            remote = pool.remote and not scaleout.has_model("miner")
+            args = (task["source"], task["iterations"], task["seed"], task.get("web_search"),
+                    ctx.source_timeout_s)
+            if remote:
+                out = pool.run(f"source {task['source']}", mine_job, *args)
+                write({"source": task["source"], "event": "read", "tools": len(out.doc.tools)})
+            else:
+                out = mine_job(*args, progress=write)
         except Exception as exc:  # any failure of one source is that source's, not the run's
             reason = str(exc) if isinstance(exc, AgentWorldError) else \
                 f"internal error: {type(exc).__name__}: {exc}"
             cat.record("mine", task["source"], reason, run_id=task["run_id"])
             return {"results": [{"source": task["source"], "status": "failed",
                                  "error": reason}]}
+        for note in out.notes:
+            cat.record("mine", task["source"], note, run_id=task["run_id"])
+        doc, mined = out.doc, out.mined
         key = f"{doc.kind}:{doc.content_key()}"
         spec = mined.spec
-        theme = spec.theme.model_copy(update={"taxonomy": classify(bounded_document(doc)),
-                                              "source_ref": _portable(doc)})
+        theme = spec.theme.model_copy(update={"taxonomy": out.taxonomy,
+                                              "source_ref": out.source_ref})
         name = cat.claim_env_name(spec.name, key, theme)
         spec = spec.model_copy(update={"theme": theme, "name": name})
         summary = cat.put_env(spec, stage="mined")
@@ -236,18 +278,16 @@ def _portable(doc: Any) -> str:
 
 
 @contextmanager
-def _web_search(task: SourceTask, cat: Catalog) -> Iterator[Any]:
+def _web_search(spec: str | None, notes: list[str]) -> Iterator[Any]:
     """The configured web-search tool for one branch, or None. A search backend that cannot
-    start is noted in the ledger and mining goes on from the source alone."""
-    spec = task.get("web_search")
+    start is noted (for the ledger) and mining goes on from the source alone."""
     if not spec:
         yield None
         return
     try:
         search = MCPSearch(spec).__enter__()
     except AgentWorldError as exc:
-        cat.record("mine", task["source"], f"web search unavailable, mined without it: {exc}",
-                   run_id=task["run_id"])
+        notes.append(f"web search unavailable, mined without it: {exc}")
         yield None
         return
     try:

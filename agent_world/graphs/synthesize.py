@@ -31,10 +31,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
+from agent_world import scaleout
 from agent_world.agents import task_synthesis
-from agent_world.envs.catalog import Catalog
+from agent_world.envs.catalog import Catalog, LedgerEntry
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import example_names, load_example
+from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import (
     arena_home,
@@ -67,6 +69,8 @@ class SynthesizeContext:
     attempts_per_task: Annotated[int, Gt(0)] = field(default=DEFAULTS.attempts_per_task,
                                                      metadata={"description": (
         "Candidate budget per requested task.")})
+    workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
+    ray_address: str | None = scaleout.ray_field()
 
 
 class SynthesizeInput(TypedDict, total=False):
@@ -113,7 +117,8 @@ def _catalog(config: RunnableConfig | None) -> Catalog:
 
 
 def start(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
-    checked_context(SynthesizeContext)  # a wrong setting stops the run here, naming the field
+    # a wrong setting (or no Ray there) stops the run here, naming the field
+    scaleout.for_context(checked_context(SynthesizeContext))
     cat = _catalog(config)
     try:
         for name in example_names():  # the bundled examples are always there
@@ -138,9 +143,60 @@ def fan_out(state: SynthesizeState) -> list[Send]:
         guidelines=state.get("guidelines"), run_id=state["run_id"])) for name in state["envs"]]
 
 
+class CatalogSnapshot:
+    """The catalog as one environment's synthesis on a worker sees it: the rows it reads
+    (the environment's tasks, the run's ledger), taken before it starts, and the writes it
+    makes, kept in order for the main process to apply (`apply`). Workers never open the
+    catalog, which keeps one writer."""
+
+    def __init__(self, url: str, tasks: list[dict[str, Any]], ledger: list[LedgerEntry]):
+        self.url = url
+        self._tasks = tasks
+        self._ledger = ledger
+        self.writes: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+
+    @classmethod
+    def of(cls, cat: Catalog, spec: EnvSpec, run_id: str) -> CatalogSnapshot:
+        return cls(cat.url, cat.list_tasks(spec.fingerprint),
+                   [e for e in cat.ledger(task_synthesis.STAGE, run_id=run_id)
+                    if e.subject.startswith(f"{spec.name}:")])
+
+    def list_tasks(self, env_fingerprint: str | None = None) -> list[dict[str, Any]]:
+        return [t for t in self._tasks
+                if env_fingerprint is None or t["env_fingerprint"] == env_fingerprint]
+
+    def ledger(self, stage: str | None = None, run_id: str | None = None) -> list[LedgerEntry]:
+        return [e for e in self._ledger if stage in (None, e.stage) and
+                run_id in (None, e.run_id)]
+
+    def record(self, *args: Any, **kwargs: Any) -> None:
+        self.writes.append(("record", args, kwargs))
+
+    def put_task(self, *args: Any, **kwargs: Any) -> None:
+        self.writes.append(("put_task", args, kwargs))
+
+    def apply(self, cat: Catalog) -> None:
+        for method, args, kwargs in self.writes:
+            getattr(cat, method)(*args, **kwargs)
+
+
+def synthesize_job(spec: EnvSpec, settings: task_synthesis.SynthesisConfig, run_id: str,
+                   guidelines: dict[str, Any] | None, catalog: CatalogSnapshot
+                   ) -> tuple[dict[str, Any], CatalogSnapshot]:
+    """One environment's synthesis against a catalog snapshot: its statistics and the snapshot
+    holding its writes. What a worker runs (see `agent_world.scaleout`)."""
+    with EnvRuntime() as env_runtime:
+        # through the module: a test swaps `synthesize_env` there to crash a branch
+        stats = task_synthesis.synthesize_env(spec, settings, catalog, env_runtime,  # type: ignore[arg-type]
+                                              run_id=run_id, guidelines=guidelines)
+    return stats, catalog
+
+
 def synthesize_env(job: EnvJob, config: RunnableConfig,
                    runtime: Runtime[SynthesizeContext]) -> dict[str, Any]:
-    """One environment, start to finish; a failure is that environment's, not the run's."""
+    """One environment, start to finish; a failure is that environment's, not the run's. With
+    no synthesizer or verifier model, it runs on the run's executor (a worker process or Ray
+    task) and its writes are applied here."""
     ctx = checked_context(SynthesizeContext)
     settings = task_synthesis.SynthesisConfig(
         per_env=job["per_env"], levels=job["levels"], seed=job["seed"], runs=ctx.runs,
@@ -152,11 +208,19 @@ def synthesize_env(job: EnvJob, config: RunnableConfig,
             spec = cat.get_env(job["env"])
             if not spec.tools:
                 raise AgentWorldError(f"environment {job['env']!r} has no tools yet")
-            with EnvRuntime() as env_runtime:
-                # through the module: a test swaps `synthesize_env` there to crash a branch
-                stats = task_synthesis.synthesize_env(
-                    spec, settings, cat, env_runtime, run_id=job["run_id"],
-                    guidelines=job.get("guidelines"), model=chat_model("synthesizer"))
+            pool = scaleout.for_context(ctx)
+            if pool.remote and not scaleout.has_model("synthesizer", "verifier"):
+                stats, done = pool.run(
+                    f"environment {job['env']}", synthesize_job, spec, settings,
+                    job["run_id"], job.get("guidelines"),
+                    CatalogSnapshot.of(cat, spec, job["run_id"]))
+                done.apply(cat)
+            else:
+                with EnvRuntime() as env_runtime:
+                    # through the module: a test swaps `synthesize_env` there to crash a branch
+                    stats = task_synthesis.synthesize_env(
+                        spec, settings, cat, env_runtime, run_id=job["run_id"],
+                        guidelines=job.get("guidelines"), model=chat_model("synthesizer"))
         except Exception as exc:  # one environment's failure is recorded, the others go on
             reason = str(exc) if isinstance(exc, AgentWorldError) else \
                 f"internal error: {type(exc).__name__}: {exc}"
