@@ -8,9 +8,13 @@ sees — the instruction, the tools' names, descriptions and argument schemas, a
 observations that come back — and never the task's gold chain. Each turn it either calls one
 tool or answers:
 
-1. **Values it knows**: literals in the instruction (quoted text, e-mails, ISO dates, codes
-   such as `NW1234` or `C-00042`, numbers), each with the words just before it ("customer
-   C-00042"), plus every field of every successful observation.
+1. **Values it knows**: literals in the instruction (quoted text, e-mails, dates, codes
+   such as `NW1234` or `C-00042`, numbers, money), each with the words just before it
+   ("customer C-00042"), plus every field of every successful observation. Dates are read as
+   a person writes them ("March 3, 2026 at 14:30", "3 March 2026", ISO) and, when the request
+   states its own date ("today is March 1, 2026"), relative to it ("next Friday", "tomorrow",
+   "in 3 days"); money as money ("$1,250.00" is 1250.0). They reach the tools as ISO dates and
+   plain numbers.
 2. **Which tool**: tools are ranked by the overlap between the instruction's words and the
    tool's name and description (rare words weigh more), with a bonus when an argument can be
    filled from the latest observation (chains progress) and a penalty for tools already used.
@@ -39,8 +43,11 @@ import random
 import re
 from collections import Counter
 from collections.abc import Sequence
+from datetime import date, datetime, timedelta
 from typing import Any
 
+from dateutil import parser as date_parser
+from dateutil.relativedelta import FR, MO, SA, SU, TH, TU, WE, relativedelta
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -59,8 +66,8 @@ apply create delete remove set edit move modify save make register reserve issue
 schedule submit send mark close open rename transfer redeem enroll renew pay charge""".split())
 _LITERAL = re.compile(
     r"'([^']{1,80})'|\"([^\"]{1,80})\"|([\w.+-]+@[\w-]+(?:\.[\w-]+)+)|(\d{4}-\d{2}-\d{2}(?:T[\d:]+)?)"
-    r"|\b([A-Z][A-Z0-9]*[-_]?\d[A-Z0-9-]*|[A-Z]{2,}\d*)\b|(-?\$?\d+(?:\.\d+)?)")
-
+    r"|\b([A-Z][A-Z0-9]*[-_]?\d[A-Z0-9-]*|[A-Z]{2,}\d*)\b"
+    r"|(-?\$?(?<![\d,.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|-?\$?\d+(?:\.\d+)?)")
 
 def words(text: str) -> list[str]:
     """Content words of a text (lower case, identifiers split, stop words dropped)."""
@@ -75,26 +82,119 @@ def _stem(w: str) -> str:
     return w
 
 
+# dates as people write them: "March 3, 2026", "Mar 3rd 2026", "3 March 2026", with "at 14:30"
+_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+          r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_CLOCK = r"(?:,?\s+(?:at\s+)?\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?)?"
+_NATURAL_DATE = re.compile(rf"\b(?:{_MONTH}\s+{_DAY},?\s+\d{{4}}|{_DAY}\s+(?:of\s+)?{_MONTH},?"
+                           rf"\s+\d{{4}}){_CLOCK}", re.I)
+_WEEKDAYS = {"monday": MO, "tuesday": TU, "wednesday": WE, "thursday": TH, "friday": FR,
+             "saturday": SA, "sunday": SU}
+_RELATIVE = re.compile(
+    r"\b(?:(next|this|coming|last)\s+(monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)|(today|tomorrow|yesterday)|in\s+(\d+|a|one|two|three)\s+(day|week)s?|"
+    r"(\d+|a|one|two|three)\s+(day|week)s?\s+(from\s+(?:today|now)|ago))\b", re.I)
+# the date a request says it is written on: what relative dates count from
+_ANCHOR = re.compile(r"\b(?:today is|today's date is|it is|it's|as of|the date is|"
+                     r"current date is)\s*$", re.I)
+_SMALL = {"a": 1, "one": 1, "two": 2, "three": 3}
+
+
+def _natural_date(text: str) -> str | None:
+    """"March 3, 2026" → 2026-03-03; with a time → 2026-03-03T14:30:00 (None: not a date)."""
+    clean = re.sub(r"(\d)(st|nd|rd|th)\b", r"\1", text, flags=re.I).replace(" at ", " ")
+    try:
+        when = date_parser.parse(clean, default=datetime(2000, 1, 1))
+    except (ValueError, OverflowError):
+        return None
+    return when.isoformat() if ":" in text else when.date().isoformat()
+
+
+def _relative_date(m: re.Match[str], anchor: date) -> str:
+    """A relative date counted from the request's own date: "next Friday" is the first Friday
+    after it, "this Friday" the first on or after it, "last Friday" the one before it."""
+    which, weekday, word, n_in, unit_in, n_ago, unit_ago, direction = m.groups()
+    if weekday:
+        wd = _WEEKDAYS[weekday.lower()]
+        w = which.lower()
+        if w == "last":
+            return (anchor + relativedelta(days=-1, weekday=wd(-1))).isoformat()
+        start = anchor + timedelta(days=1) if w == "next" else anchor
+        return (start + relativedelta(weekday=wd(+1))).isoformat()
+    if word:
+        return (anchor + timedelta(days={"today": 0, "tomorrow": 1,
+                                         "yesterday": -1}[word.lower()])).isoformat()
+    n, unit = (n_in, unit_in) if n_in else (n_ago, unit_ago)
+    days = (int(n) if n.isdigit() else _SMALL[n.lower()]) * (7 if unit.lower() == "week" else 1)
+    if direction and direction.lower() == "ago":
+        days = -days
+    return (anchor + timedelta(days=days)).isoformat()
+
+
+def _natural_values(text: str) -> list[tuple[int, int, dict[str, Any]]]:
+    """(start, end, literal) for the dates a request writes in words, relative ones included
+    when it states its own date."""
+    out = []
+    anchor: date | None = None
+    for m in _NATURAL_DATE.finditer(text):
+        iso = _natural_date(m.group(0))
+        if iso is None:
+            continue
+        said = _ANCHOR.search(text[max(0, m.start() - 25): m.start()])
+        if said and anchor is None:
+            anchor = date.fromisoformat(iso[:10])
+        # "today is March 1, 2026": the phrase is the anchor, its "today" no other date
+        start = m.start() - 25 + said.start() if said and m.start() >= 25 else \
+            (said.start() if said else m.start())
+        out.append((start, m.end(), {"value": iso, "kind": "date", "anchor": bool(said)}))
+    taken = [(a, b) for a, b, _ in out]
+    for m in _RELATIVE.finditer(text):
+        if anchor is None or any(a <= m.start() < b for a, b in taken):
+            continue
+        out.append((m.start(), m.end(), {"value": _relative_date(m, anchor), "kind": "date",
+                                         "anchor": False}))
+    return out
+
+
 def literals(text: str) -> list[dict[str, Any]]:
     """Values the instruction states, each with its kind and the words just before it."""
+    found = _natural_values(text)
+    masked = list(text)
+    for a, b, _ in found:  # a date in words is one value, not a day and a year
+        masked[a:b] = " " * (b - a)
+    found += [(m.start(), m.end(), lit) for m in _LITERAL.finditer("".join(masked))
+              if (lit := _literal(m)) is not None]
     out = []
-    for m in _LITERAL.finditer(text):
-        quoted, email, date, code, number = (m.group(1) or m.group(2)), m.group(3), \
-            m.group(4), m.group(5), m.group(6)
-        before = words(text[max(0, m.start() - 40): m.start()])[-3:]
-        if quoted:
-            out.append({"value": quoted, "kind": "text", "context": before})
-        elif email:
-            out.append({"value": email, "kind": "email", "context": before})
-        elif date:
-            out.append({"value": date, "kind": "date", "context": before})
-        elif code:
-            out.append({"value": code, "kind": "code", "context": before})
-        elif number:
-            raw = number.lstrip("$")
-            value: Any = float(raw) if "." in raw else int(raw)
-            out.append({"value": value, "kind": "number", "context": before})
+    for start, _, lit in sorted(found, key=lambda f: f[0]):
+        lit["context"] = words(text[max(0, start - 40): start])[-3:]
+        out.append(lit)
     return out
+
+
+def _literal(m: re.Match[str]) -> dict[str, Any] | None:
+    quoted, email, day, code, number = (m.group(1) or m.group(2)), m.group(3), \
+        m.group(4), m.group(5), m.group(6)
+    if quoted:
+        return {"value": quoted, "kind": "text"}
+    if email:
+        return {"value": email, "kind": "email"}
+    if day:
+        return {"value": day, "kind": "date"}
+    if code:
+        return {"value": code, "kind": "code"}
+    if number:
+        raw = number.replace("$", "").replace(",", "")
+        value: Any = float(raw) if "." in raw else int(raw)
+        return {"value": value, "kind": "number", "money": "$" in number}
+    return None
+
+
+def _with_values(instruction: str) -> str:
+    """The instruction with the ISO form of each date it writes in words appended, so a
+    record's stored date matches the request's "March 3, 2026"."""
+    extra = [lit["value"] for _, _, lit in _natural_values(instruction)]
+    return instruction + (" " + " ".join(extra) if extra else "")
 
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
@@ -294,7 +394,7 @@ def _history(messages: list[BaseMessage]) -> list[dict[str, Any]]:
 
 def _pick_item(items: list[Any], instruction: str) -> Any:
     """The list element that best matches the instruction's literals and words."""
-    text = instruction.lower()
+    text = _with_values(instruction).lower()
     want = set(words(instruction))
 
     def score(item: Any) -> float:
@@ -393,6 +493,14 @@ def _value_for(pname: str, schema: dict[str, Any], lits: list[dict[str, Any]],
     return None, ""
 
 
+_DATE_WORDS = frozenset({"date", "day", "on", "from", "until", "since", "start", "end", "due",
+                         "time", "deadline", "expire", "expiry", "birth", "dob", "when",
+                         "departure", "arrival", "begin", "schedule", "scheduled"})
+_MONEY_WORDS = frozenset({"price", "total", "amount", "fee", "cost", "balance", "refund",
+                          "charge", "paid", "fare", "payment", "deposit", "fine", "credit",
+                          "budget", "limit", "salary", "value"})
+
+
 def _fit(pname: str, pwords: set[str], types: set[str], lit: dict[str, Any]) -> float:
     kind = lit["kind"]
     context = set(lit["context"])
@@ -402,11 +510,12 @@ def _fit(pname: str, pwords: set[str], types: set[str], lit: dict[str, Any]) -> 
     if kind == "email":
         return score + (2.0 if "email" in pwords else -5.0)
     if kind == "date":
-        return score + (1.5 if pwords & {"date", "day", "on", "from", "until", "since"} else -1.0)
+        score -= 0.3 if lit.get("anchor") else 0.0  # the request's own date is a reference
+        return score + (1.5 if pwords & _DATE_WORDS else -1.0)
     if kind == "number":
         if not types & {"integer", "number"}:
             return score - 0.5 if "string" not in types else score - 1.0
-        return score + 0.3
+        return score + 0.3 + (0.5 if lit.get("money") and pwords & _MONEY_WORDS else 0.0)
     if kind == "code":
         if "string" not in types:
             return -1.0
@@ -492,7 +601,7 @@ def _question_part(instruction: str) -> str:
 
 def _filter_items(items: list[dict[str, Any]], instruction: str) -> list[dict[str, Any]]:
     """Items whose categorical values the instruction mentions (all items if none does)."""
-    text = " " + re.sub(r"[^a-z0-9@._-]+", " ", instruction.lower()) + " "
+    text = " " + re.sub(r"[^a-z0-9@._:-]+", " ", _with_values(instruction).lower()) + " "
     by_field: dict[str, set[str]] = {}
     for i in items:
         for k, v in _flatten(i):
