@@ -22,6 +22,7 @@ from agent_world.cli import (
     env,
     evolve,
     export_openenv,
+    harvest,
     ledger,
     mine,
     run,
@@ -41,6 +42,7 @@ app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode="markdown",
 app.add_typer(env.env_app, name="env")
 app.command()(mine.mine)
 app.command()(mine.themes)
+app.command()(harvest.harvest)
 app.command()(build.build)
 app.command()(run.run)
 app.command()(evolve.evolve)

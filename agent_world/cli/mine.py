@@ -36,13 +36,24 @@ def mine(
     web_search: Annotated[str | None, typer.Option(
         envvar="AGENT_WORLD_WEB_SEARCH",
         help="A web-search tool for the miner: mcp:\"CMD\"#TOOL or mcp-url:URL#TOOL.")] = None,
+    corpus: Annotated[bool, typer.Option(
+        "--corpus", help="Also mine the shipped corpus of tool lists harvested from real MCP "
+                         "servers (offline, nothing installed).")] = False,
+    corpus_sample: Annotated[int | None, typer.Option(
+        min=1, help="Only N servers of the corpus, drawn with --seed (implies --corpus).")
+    ] = None,
     workers: WorkersOption = None,
     ray: RayOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Mine tool ecosystems into themes, a taxonomy and complexified databases. Exits 1 when
     any source failed (the others are mined and kept; `agent-world ledger` says why)."""
-    values = run_mine(source or [], iterations, seed, thread, resume, web_search, quiet=as_json,
+    sources = list(source or [])
+    if corpus or corpus_sample is not None:
+        from agent_world.tools.sources.harvest_corpus import corpus_sources
+
+        sources += [ref.spec for ref in corpus_sources(corpus_sample, seed)]
+    values = run_mine(sources, iterations, seed, thread, resume, web_search, quiet=as_json,
                       workers=workers, ray=ray)
     if as_json:
         print_json({k: values.get(k) for k in ("thread_id", "run_id", "status", "summary",
