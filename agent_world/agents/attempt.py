@@ -3,10 +3,14 @@
     traj = run_attempt(task, model, spec=spec, runtime=runtime, seed=0)
     traj.final_answer, traj.steps, traj.reward, traj.reward_components, traj.env_fault
 
-The agent is always `langchain.agents.create_agent(model, tools)`; the tools are the task's
-tool view (the names the agent sees, possibly obscured, with the real tools' descriptions and
-argument schemas). Every call steps the episode and becomes a `Step` with its error kind and
-fault; the final answer is the last message without tool calls. The attempt is then scored
+The agent is `langchain.agents.create_agent(model, tools)`; the tools are the task's tool view
+(the names the agent sees, possibly obscured, with the real tools' descriptions and argument
+schemas). Every call steps the episode and becomes a `Step` with its error kind and fault; the
+final answer is the last message without tool calls. A chat model without tool calling (its
+server refuses the tools: the attempt restarts in a fresh episode, and the switch is logged
+once; or declared in AGENT_WORLD_PLAIN_CHAT) runs the same loop as text: tools listed in the
+system prompt, one `<tool_call>{...}</tool_call>` or `<answer>…</answer>` per reply, read by
+the training rollout's parser. The attempt is then scored
 by the one reward of training rollouts (`agent_world.training.reward.score`: the task check
 `check_episode` with its steps, minus format penalties; `meta["passed"]` is the check's
 verdict). Evaluation and the verifier use this function.
@@ -19,14 +23,18 @@ import time
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphRecursionError
 
+from agent_world.agents.plain_chat import refuses_tools
 from agent_world.envs.episode import EnvRuntime, Episode, default_runtime
 from agent_world.envs.spec import EnvSpec
+from agent_world.models import plain_chat, use_plain_chat
 from agent_world.tasks.model import Step, Task, Trajectory
 from agent_world.training.reward import score
+from agent_world.training.rollout import observation_text, observe_reply
+from agent_world.training.toolcall import system_prompt, tool_views
 
 DEFAULT_MAX_TURNS = 12
 SYSTEM_PROMPT = ("You are a careful assistant with tools over a live system. Use the tools to "
@@ -83,25 +91,28 @@ def run_attempt(task: Task, model: Any, spec: EnvSpec | None = None,
             raise CatalogError(f"task {task.id}: no environment with fingerprint "
                                f"{task.env_fingerprint} in the catalog")
     runtime = runtime or default_runtime()
-    episode = runtime.open(spec, seed=task.seed if seed is None else seed)
+    seed = task.seed if seed is None else seed
+    episode = runtime.open(spec, seed=seed)
     steps: list[Step] = []
     started = time.perf_counter()
+    config = trace_config(task, spec, model, role, policy)
     try:
-        agent = create_agent(model, task_tools(task, spec, episode, steps),
-                             system_prompt=SYSTEM_PROMPT)
-        finished = True
-        try:
-            state = agent.invoke({"messages": [HumanMessage(task.instruction)]},
-                                 {"recursion_limit": 2 * max_turns + 1,
-                                  **trace_config(task, spec, model, role, policy)})
-            messages = state["messages"]
-        except GraphRecursionError:
-            finished, messages = False, []
-        answer = None
-        if messages and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls:
-            answer = _text(messages[-1].content)
+        if plain_chat(model):
+            messages, answer, finished = _text_protocol(task, spec, model, episode, steps,
+                                                        max_turns, config)
         else:
-            finished = False
+            try:
+                messages, answer, finished = _native(task, spec, model, episode, steps,
+                                                     max_turns, config)
+            except Exception as exc:
+                if steps or not refuses_tools(exc):
+                    raise
+                # the model's server cannot take tools: the text protocol, in a fresh episode
+                episode.close()
+                episode = runtime.open(spec, seed=seed)
+                messages, answer, finished = _text_protocol(
+                    task, spec, model, episode, steps, max_turns, config,
+                    refused=f"tool calling refused ({type(exc).__name__}: {exc})"[:300])
         steps = _with_unknown_calls(messages, steps)
         traj = Trajectory(
             task_id=task.id, policy=policy or type(model).__name__, steps=steps,
@@ -118,6 +129,52 @@ def run_attempt(task: Task, model: Any, spec: EnvSpec | None = None,
         return traj
     finally:
         episode.close()
+
+
+def _native(task: Task, spec: EnvSpec, model: Any, episode: Episode, steps: list[Step],
+            max_turns: int, config: dict[str, Any]) -> tuple[list[Any], Any, bool]:
+    """The `create_agent` ReAct loop with native tool calls: (messages, answer, finished)."""
+    agent = create_agent(model, task_tools(task, spec, episode, steps),
+                         system_prompt=SYSTEM_PROMPT)
+    finished = True
+    try:
+        state = agent.invoke({"messages": [HumanMessage(task.instruction)]},
+                             {"recursion_limit": 2 * max_turns + 1, **config})
+        messages = state["messages"]
+    except GraphRecursionError:
+        finished, messages = False, []
+    answer = None
+    if messages and isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls:
+        answer = _text(messages[-1].content)
+    else:
+        finished = False
+    return messages, answer, finished
+
+
+def _text_protocol(task: Task, spec: EnvSpec, model: Any, episode: Episode, steps: list[Step],
+                   max_turns: int, config: dict[str, Any], refused: str = ""
+                   ) -> tuple[list[Any], Any, bool]:
+    """The ReAct loop for a chat model without tool calling: the tools listed in the system
+    prompt and calls read from the reply text, as training rollouts do (`toolcall`'s
+    `<tool_call>` / `<answer>` format, parsed and executed by `rollout.observe_reply`)."""
+    visible = [v["name"] for v in tool_views(task, spec)]
+    messages: list[Any] = [
+        SystemMessage(visible_text(f"{SYSTEM_PROMPT}\n\n{system_prompt(task, spec)}", task)),
+        HumanMessage(task.instruction)]
+    for _ in range(max_turns):
+        text = _text(model.invoke(messages, config).content)
+        if refused:  # the text request worked: the model is plain, not unreachable
+            use_plain_chat(model, refused)
+            refused = ""
+        messages.append(AIMessage(text))
+        step = observe_reply(episode, task, visible, text)
+        if step.tool is None and step.error_kind is None:  # an answer
+            return messages, step.result, True
+        if step.error_message:
+            step.error_message = visible_text(step.error_message, task)
+        steps.append(step)
+        messages.append(HumanMessage(f"Tool result:\n{visible_text(observation_text(step), task)}"))
+    return messages, None, False
 
 
 def model_name(model: Any) -> str:

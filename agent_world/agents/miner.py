@@ -12,7 +12,8 @@ Two strategies behind each step, chosen by `chat_model("miner")`:
 
 * LLM: the model plans the questions and writes the schema + exemplar rows and each
   complexification change as JSON checked against Pydantic models (`with_structured_output`
-  when the model supports it, else JSON parsed from the message). Volumes are then scaled by the
+  when the model supports it, else one JSON object in the reply: a model without tool calling
+  is switched to text once, logged, by `agent_world.agents.plain_chat.ask_structured`). Volumes are then scaled by the
   offline row generator (LLMs are poor at emitting hundreds of consistent rows). Every answer is
   validated like the offline output; an invalid answer is retried up to twice with the error in
   the prompt, then the step falls back to the offline strategy and says so in provenance.notes.
@@ -50,6 +51,7 @@ from agent_world.agents.coverage import (
     uncovered_reasons,
 )
 from agent_world.agents.offline_mining import Evidence, SearchFn
+from agent_world.agents.plain_chat import ask_structured
 from agent_world.agents.taxonomy import classify
 from agent_world.envs.database import build_template
 from agent_world.envs.spec import (
@@ -259,54 +261,6 @@ class ComplexifyChange(BaseModel):
 
 def _one_line(text: str, limit: int = 400) -> str:
     return " ".join(text.split())[:limit]
-
-
-def _json_from_text(text: str) -> str:
-    t = text.strip()
-    if "```" in t:
-        parts = t.split("```")
-        for p in parts[1::2]:
-            p = p.removeprefix("json").strip()
-            if p.startswith(("{", "[")):
-                return p
-    start = min((i for i in (t.find("{"), t.find("[")) if i >= 0), default=-1)
-    end = max(t.rfind("}"), t.rfind("]"))
-    if start < 0 or end < start:
-        raise ValueError("the answer contains no JSON object")
-    return t[start:end + 1]
-
-
-def _content(msg: Any) -> str:
-    content = getattr(msg, "content", msg)
-    if isinstance(content, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return str(content)
-
-
-def ask_structured(model: Any, schema: type[BaseModel], messages: list[Any]) -> BaseModel:
-    """Ask for a `schema` object: structured output where supported, else JSON in the text.
-
-    Raises ValueError/ValidationError when the answer does not parse."""
-    runnable = None
-    try:
-        runnable = model.with_structured_output(schema, include_raw=True)
-    except (NotImplementedError, TypeError, ValueError, AttributeError):
-        runnable = None
-    if runnable is not None:
-        out = runnable.invoke(messages)
-        parsed = out.get("parsed") if isinstance(out, dict) else out
-        if isinstance(parsed, schema):
-            return parsed
-        if isinstance(parsed, dict):
-            return schema.model_validate(parsed)
-        raw = out.get("raw") if isinstance(out, dict) else None
-        text = _content(raw) if raw is not None else ""
-        if not text.strip():
-            err = out.get("parsing_error") if isinstance(out, dict) else None
-            raise ValueError(f"no structured answer ({err or 'empty response'})")
-        return schema.model_validate_json(_json_from_text(text))
-    msg = model.invoke(messages)
-    return schema.model_validate_json(_json_from_text(_content(msg)))
 
 
 def _messages(system: str, user: str) -> list[Any]:

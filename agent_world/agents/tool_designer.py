@@ -14,7 +14,8 @@ implementation, and the tests showing the contract's effects are `required`: cro
 rejects a tool that fails one, however many other tests it passes.
 
 LLM path: the `designer` chat model (agent_world.models) is given each source tool's contract
-and signature, writes the module and tests for the tools it adds with structured output; an
+and signature, writes the module and tests for the tools it adds with structured output (one
+JSON object in the reply for a model without it: `agent_world.agents.plain_chat`); an
 answer that does not parse or validate is sent back with the error, up to `retries` times.
 Offline strategy (agent_world.agents.offline_design): renders every contract, then lookups,
 filters, aggregates and actions from the schema, and derives the tests in Python.
@@ -37,6 +38,7 @@ from agent_world.agents.offline_design import design_offline
 from agent_world.agents.offline_design.expectations import design_tests
 from agent_world.agents.offline_design.plans import ToolPlan, plan_tools
 from agent_world.agents.offline_design.render import render_tool
+from agent_world.agents.plain_chat import ask_structured
 from agent_world.envs.spec import EnvSpec, ToolTest
 from agent_world.errors import BuildError
 
@@ -176,11 +178,10 @@ def _llm_design(spec: EnvSpec, model: Any, count: int, retries: int) -> Design:
         HumanMessage(prompts.DESIGN.format(
             name=spec.name, theme=spec.theme.name, description=spec.theme.description,
             schema=_schema_text(spec), rows=_rows_text(spec), coverage=coverage, count=count))]
-    structured = model.with_structured_output(LLMDesign)
     error = "no answer"
     for _ in range(retries + 1):
         try:
-            answer = structured.invoke(messages)
+            answer = ask_structured(model, LLMDesign, messages)
             module, tests = _validate_llm(answer)
         except (ValidationError, ValueError) as exc:
             error = str(exc)[:1500]
@@ -274,10 +275,9 @@ def repair_tool(spec: EnvSpec, design: Design, tool: str, error: str, *,
                                            contract=_contract_text(design, tool),
                                            source=function_source(design.module, tool) or "",
                                            tests=json.dumps(tests, default=str)[:4000]))]
-    structured = model.with_structured_output(LLMRepair)
     for _ in range(retries + 1):
         try:
-            answer = structured.invoke(messages)
+            answer = ask_structured(model, LLMRepair, messages)
             if isinstance(answer, dict):
                 answer = LLMRepair.model_validate(answer)
             module = replace_functions(design.module, answer.source)

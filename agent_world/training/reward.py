@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from agent_world.agents.plain_chat import content_text
 from agent_world.envs.episode import Episode
 from agent_world.tasks.model import Task, Trajectory
 from agent_world.training.prompts import JUDGE_PROMPT
@@ -44,6 +45,8 @@ NO_CALL_PENALTY = MAX_FORMAT_PENALTY
 # how much a judge's verdict can take off a deterministic pass (a pass it calls worthless
 # keeps half its score)
 JUDGE_WEIGHT = 0.5
+_SCORE = re.compile(r"\"?score\"?\s*[:=]\s*\"?([01](?:\.\d+)?|\.\d+)\b", re.I)
+_BARE_SCORE = re.compile(r"([01](?:\.\d+)?|\.\d+)")
 
 Checker = Callable[[Task, Episode, Any], Any]
 
@@ -96,13 +99,13 @@ def judge_score(judge: Any, task: Task, traj: Trajectory) -> float:
         instruction=task.instruction, rubric="\n".join(f"- {r}" for r in task.rubric) or "-",
         reference=json.dumps(task.reference_answer, default=str),
         answer=json.dumps(traj.final_answer, default=str), trace=_trace_text(traj))
-    reply = judge.invoke(prompt)
-    text = reply.content if hasattr(reply, "content") else str(reply)
-    match = re.search(r"\"?score\"?\s*[:=]\s*([01](?:\.\d+)?)", str(text))
+    # a plain text request, so any chat model can judge (no tool calling needed); the score
+    # is read from the JSON asked for, a "score: x" line, or a reply that is only a number,
+    # never from a number somewhere in prose ("1 of the 2 values")
+    text = content_text(judge.invoke(prompt)).strip()
+    match = _SCORE.search(text) or _BARE_SCORE.fullmatch(text)
     if match is None:
-        match = re.search(r"\b([01](?:\.\d+)?)\b", str(text))
-    if match is None:
-        raise ValueError(f"judge reply has no score: {str(text)[:200]!r}")
+        raise ValueError(f"judge reply has no score: {text[:200]!r}")
     return max(0.0, min(1.0, float(match.group(1))))
 
 

@@ -6,6 +6,10 @@ so LangChain's real integration packages can be driven with no key and no networ
         os.environ["OPENAI_BASE_URL"] = server.openai_url
         ...
     server.requests  # every request body, in order, with its path
+
+`refuse_tools=True` makes it a server for a plain chat model: a request carrying tools or a
+response format (OpenAI `tools`/`response_format`, Ollama `tools`/`format`, Anthropic `tools`)
+is answered HTTP 400, as vLLM without a tool parser or Ollama for a model without tools do.
 """
 
 from __future__ import annotations
@@ -18,12 +22,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Reply = Callable[[dict[str, Any]], str]
+# request fields that ask for tool calling or structured output, per protocol
+TOOL_FIELDS = ("tools", "tool_choice", "functions", "response_format", "format")
 
 
 class ChatStandIn:
-    def __init__(self, reply: Reply):
+    def __init__(self, reply: Reply, refuse_tools: bool = False):
         self.reply = reply
+        self.refuse_tools = refuse_tools
         self.requests: list[dict[str, Any]] = []
+        self.refused = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -53,6 +61,16 @@ class ChatStandIn:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
                 standin.requests.append({"path": self.path, **body})
+                asked = [f for f in TOOL_FIELDS if body.get(f)]
+                if standin.refuse_tools and asked:
+                    standin.refused += 1
+                    message = f"this model does not support {', '.join(asked)}"
+                    self._send(json.dumps({"error": {"message": message,
+                                                     "type": "invalid_request_error"}}
+                                          if not self.path.endswith("/api/chat")
+                                          else {"error": message}).encode(),
+                               "application/json", 400)
+                    return
                 text = standin.reply(body)
                 model = body.get("model", "stand-in")
                 if self.path.endswith("/chat/completions"):

@@ -4,10 +4,23 @@ a working model through LangChain's real integration packages, here against loca
 
 from __future__ import annotations
 
+import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
+from agent_world.agents.miner import mine_theme
+from agent_world.agents.tool_designer import design_tools
+from agent_world.agents.verifier import verify_task
+from agent_world.envs.examples import load_example
+from agent_world.envs.spec import EnvSpec
 from agent_world.models import chat_model
-from tests.integration.chat_standins import ChatStandIn
+from agent_world.tasks.model import Task, ToolCall, Trajectory
+from agent_world.training.reward import judge_score
+from agent_world.training.toolcall import format_call
+from tests.integration.chat_standins import TOOL_FIELDS, ChatStandIn
 
 pytestmark = pytest.mark.integration
 
@@ -34,3 +47,115 @@ def test_each_backend_extra_gives_every_role_a_model(provider, monkeypatch):
         assert len(s.requests) == 6
         assert {r["path"] for r in s.requests} == {path}
         assert {r["model"] for r in s.requests} == {"stand-in-model"}
+
+
+# ---- plain chat models: no tool calling, no structured output ----------------------------------
+# The stand-in answers HTTP 400 to any request carrying tools or a response format, as vLLM
+# without a tool parser or Ollama for a model without tools do; every agent must get its work
+# done through langchain-openai's real client in text/JSON, and say once that it switched.
+@contextmanager
+def plain_openai(monkeypatch, reply, *roles: str) -> Iterator[ChatStandIn]:
+    pytest.importorskip("langchain_openai", reason="pip install -e .[llm]")
+    with ChatStandIn(reply, refuse_tools=True) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "unused")
+        for role in roles:
+            monkeypatch.setenv(f"AGENT_WORLD_MODEL_{role.upper()}", "openai:plain-model")
+        yield server
+
+
+def _switches(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "agent_world.models" and "plain-model" in r.getMessage()]
+
+
+def _carries_tools(request: dict) -> bool:
+    return any(request.get(f) for f in TOOL_FIELDS)
+
+
+def test_the_miner_mines_with_a_plain_chat_model(monkeypatch, caplog):
+    from tests.unit.test_miner import GOOD_CHANGE, GOOD_DRAFT, clinic_doc
+
+    def reply(body):
+        system = body["messages"][0]["content"]
+        if "Plan research" in system:
+            return 'Here is my plan: {"questions": ["Which entities?", "Which states?"]}'
+        if "design the relational database" in system:
+            return f"```json\n{json.dumps(GOOD_DRAFT)}\n```"
+        if "more realistic" in system:
+            return json.dumps(GOOD_CHANGE)
+        return "no idea"  # the taxonomy question: keyword rules decide
+
+    caplog.set_level(logging.WARNING, "agent_world.models")
+    with plain_openai(monkeypatch, reply, "miner") as server:
+        mined = mine_theme(clinic_doc(), iterations=1, seed=0)
+    assert [i.strategy for i in mined.iterations] == ["llm", "llm"]
+    assert mined.questions[:2] == ["Which entities?", "Which states?"]
+    assert {"doctors", "appointments", "appointment_notes"} <= {t.name for t in mined.spec.tables}
+    # one request was refused; every later one came as text, with the schema to answer in
+    assert server.refused == 1 and not any(_carries_tools(r) for r in server.requests[1:])
+    assert '"questions"' in server.requests[1]["messages"][-1]["content"]
+    assert len(_switches(caplog)) == 1
+
+
+def test_the_designer_designs_with_a_plain_chat_model(monkeypatch, caplog):
+    from tests.unit.test_build import BUGGY, LLM_TESTS, SPEC
+
+    caplog.set_level(logging.WARNING, "agent_world.models")
+    with plain_openai(monkeypatch, lambda body: json.dumps({"module": BUGGY, "tests": LLM_TESTS}),
+                      "designer") as server:
+        design = design_tools(EnvSpec.from_dict(SPEC))
+    assert design.strategy == "llm" and design.tool_names() == ["count_copies"]
+    assert server.refused == 1 and len(server.requests) == 2 and len(_switches(caplog)) == 1
+
+
+def test_the_verifier_and_the_judge_work_with_a_plain_chat_model(monkeypatch, caplog, runtime):
+    """The verifier's ReAct runs read calls from the text (the training rollout's parser) and
+    the judge grades in text: a task a plain model solves is kept, and judged."""
+    spec = load_example("airline")
+    customer = spec.rows["customers"][3]
+    cid = customer["customer_id"]
+    miles = next(a["miles_balance"] for a in spec.rows["loyalty_accounts"]
+                 if a["customer_id"] == cid)
+    task = Task(kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint,
+                instruction=f"I am the customer with email {customer['email']}. How many "
+                            "redeemable miles does my loyalty account have?",
+                chain=[ToolCall(tool="get_customer", arguments={"email": customer["email"]}),
+                       ToolCall(tool="get_loyalty_balance", arguments={"customer_id": cid})],
+                reference_answer=miles, rubric=["states the miles balance"]).with_id()
+    turns = [format_call("get_customer", {"email": customer["email"]}),
+             format_call("get_loyalty_balance", {"customer_id": cid}), f"<answer>{miles}</answer>"]
+
+    def reply(body):
+        messages = body["messages"]
+        if messages[0]["content"].startswith("You grade"):
+            return 'The answer matches the reference. {"score": 0.8}'
+        return turns[sum(m["role"] == "assistant" for m in messages)]
+
+    caplog.set_level(logging.WARNING, "agent_world.models")
+    with plain_openai(monkeypatch, reply, "verifier", "judge") as server:
+        verdict = verify_task(task, spec, runtime, runs=2)
+    assert verdict.kept and verdict.passes == 2
+    for traj in verdict.trajectories:
+        assert [s.tool for s in traj.steps] == ["get_customer", "get_loyalty_balance"]
+        assert traj.final_answer == miles and traj.reward_components["judge"] == 0.8
+    # the first run's tool request was refused and the run restarted in text; the second run
+    # went straight to text, the tools listed in its system prompt
+    assert server.refused == 1 and not any(_carries_tools(r) for r in server.requests[1:])
+    assert "<tools>" in server.requests[1]["messages"][0]["content"]
+    assert len(_switches(caplog)) == 1
+
+
+def test_a_judge_reply_without_a_score_is_an_error_not_a_grade(monkeypatch):
+    """A plain model's prose used to be graded by its first 0 or 1 ('1 of the 2 values')."""
+    from langchain_openai import ChatOpenAI
+
+    traj = Trajectory(task_id="t", final_answer="42")
+    task = Task(kind="graph", env_name="e", env_fingerprint="f", instruction="How many?",
+                reference_answer=42)
+    with plain_openai(monkeypatch, lambda body: "It gets 1 of the 2 values right.") as server:
+        judge = ChatOpenAI(model="plain-model", base_url=server.openai_url, api_key="unused")
+        with pytest.raises(ValueError, match="no score"):
+            judge_score(judge, task, traj)
+        server.reply = lambda body: "score: 0.5"
+        assert judge_score(judge, task, traj) == 0.5

@@ -232,7 +232,7 @@ class FakeStructuredModel:
         self.answers = list(answers)
         self.calls: list[list[Any]] = []
 
-    def with_structured_output(self, schema: Any) -> Any:
+    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:
         model = self
 
         class Runnable:
