@@ -13,10 +13,11 @@ Two strategies behind each step, chosen by `chat_model("miner")`:
 * LLM: the model plans the questions and writes the schema + exemplar rows and each
   complexification change as JSON checked against Pydantic models (`with_structured_output`
   when the model supports it, else one JSON object in the reply: a model without tool calling
-  is switched to text once, logged, by `agent_world.agents.plain_chat.ask_structured`). Volumes are then scaled by the
-  offline row generator (LLMs are poor at emitting hundreds of consistent rows). Every answer is
-  validated like the offline output; an invalid answer is retried up to twice with the error in
-  the prompt, then the step falls back to the offline strategy and says so in provenance.notes.
+  is switched to text once, logged, by `agent_world.agents.plain_chat.ask_structured`).
+  Volumes are then scaled by the offline row generator (LLMs are poor at emitting hundreds of
+  consistent rows). Every answer is validated like the offline output; an invalid answer is
+  retried up to twice with the error in the prompt, then the step falls back to the offline
+  strategy and says so in provenance.notes.
 * Offline: the documented algorithm in `agent_world.agents.offline_mining`.
 
 Validation (`validate_database`) of every draft and every iteration: EnvSpec validation, the
