@@ -16,8 +16,13 @@ DEFAULT_PORT = 8767  # serve_policy.DEFAULT_PORT (not imported: it loads torch)
 def serve_policy(
     checkpoint: Annotated[str, typer.Argument(
         help="The policy: a directory written by save_pretrained (a checkpoint of "
-             "`agent-world train` or `evolve`, or its model/ directory), smollm2, or tiny "
-             "(random, untrained: a smoke test).", show_default=False)],
+             "`agent-world train` or `evolve`, or its model/ directory; a LoRA adapter is "
+             "merged into its base model), smollm2, or tiny (random, untrained: a smoke "
+             "test).", show_default=False)],
+    base: Annotated[str | None, typer.Option(
+        help="A LoRA adapter's base model (directory or Hugging Face Hub id); default: the "
+             "training run's base/ beside the checkpoint, else the one the adapter config "
+             "names.", show_default=False)] = None,
     host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = DEFAULT_PORT,
     token: Annotated[str | None, typer.Option(
@@ -44,7 +49,7 @@ def serve_policy(
                                  "each other", param_hint="--no-token")
     required, made = (None, False) if no_token else resolve_token(token)
     with err_console.status(f"loading {checkpoint}…"):
-        served = load_served(checkpoint, device=device, name=served_model_name)
+        served = load_served(checkpoint, device=device, name=served_model_name, base=base)
     if required is None:
         err_console.print("no bearer token: any local process may use this policy")
     else:

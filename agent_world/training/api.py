@@ -128,9 +128,10 @@ def _corpus(tasks: list[Task], specs: dict[str, EnvSpec]) -> list[str]:
 
 def load_policy(ref: str, tasks: list[Task] | None = None,
                 specs: dict[str, EnvSpec] | None = None, temperature: float = 0.0,
-                max_new_tokens: int = 128, seed: int = 0) -> Policy:
+                max_new_tokens: int = 128, seed: int = 0, base: str | None = None) -> Policy:
     """A policy by reference (see the module docstring). Token policies sample greedily by
-    default (evaluation); training sets its own temperature."""
+    default (evaluation); training sets its own temperature. `base`: the base model of a LoRA
+    adapter directory (default: found by `lm.adapter_base`)."""
     if ref == "baseline":
         from agent_world.agents.baseline import BaselineChatModel
 
@@ -139,7 +140,7 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
         from agent_world.training.lm import load_lm
 
         corpus = _corpus(tasks or [], specs or {}) if ref == "tiny" else None
-        model, tok = load_lm(ref, corpus=corpus, seed=seed)
+        model, tok = load_lm(ref, corpus=corpus, seed=seed, base=base)
         trained = read_policy_settings(ref) if Path(ref).is_dir() else {}
         context = getattr(model.config, "max_position_embeddings", None) or MIN_TOTAL_TOKENS
         budget = min(context, max(MIN_TOTAL_TOKENS, trained.get("max_total_tokens", 0)))

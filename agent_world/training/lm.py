@@ -14,6 +14,7 @@ import functools
 import importlib.util
 import inspect
 import io
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -244,8 +245,10 @@ def release_memory() -> None:
         pass
 
 
-def load_lm(ref: str, corpus: list[str] | None = None, seed: int = 0) -> tuple[Any, Any]:
-    """(model, tokenizer) for a policy reference: "smollm2", "tiny" or a saved directory."""
+def load_lm(ref: str, corpus: list[str] | None = None, seed: int = 0,
+            base: str | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) for a policy reference: "smollm2", "tiny" or a saved directory (a
+    LoRA adapter's merged into its base: `load_adapter`, `base` as `adapter_base` takes it)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if ref == "smollm2":
@@ -256,6 +259,8 @@ def load_lm(ref: str, corpus: list[str] | None = None, seed: int = 0) -> tuple[A
         tok = tiny_tokenizer(corpus)
         return tiny_model(tok, seed=seed), tok
     path = Path(ref)
+    if (path / ADAPTER_CONFIG).is_file():
+        return load_adapter(path, base)
     if not (path / "config.json").is_file():
         raise AgentWorldError(f"unknown policy model {ref!r}: use smollm2, tiny or a directory "
                               "written by save_pretrained")
@@ -265,6 +270,71 @@ def load_lm(ref: str, corpus: list[str] | None = None, seed: int = 0) -> tuple[A
     return model, tok
 
 
-__all__ = ["SIZES", "cpu_thread_count", "cpu_threads", "deepspeed_on_cpu", "load_lm",
+ADAPTER_CONFIG = "adapter_config.json"  # what peft's save_pretrained writes beside the adapter
+
+
+def adapter_base(path: str | Path, base: str | None = None) -> str:
+    """The base model of the LoRA adapter in `path`: `base` when given, else the `base/` an
+    arena training run keeps beside its checkpoints (`RUN/checkpoints/step-N/model`:
+    `agent-world train --lora` adapts a model it builds or converts from GGUF, which has no
+    loadable name to record), else the adapter config's base_model_name_or_path as a directory
+    here, else as a Hugging Face Hub id. AgentWorldError when none of them is there."""
+    path = Path(path)
+    try:
+        named = json.loads((path / ADAPTER_CONFIG).read_text()).get("base_model_name_or_path")
+    except (OSError, ValueError) as exc:
+        raise AgentWorldError(f"cannot read the LoRA adapter config in {path}: {exc}") from None
+    if base:
+        if not Path(base).expanduser().is_dir() and _looks_local(base):
+            raise AgentWorldError(f"no base model at {base!r} for the LoRA adapter in {path}")
+        return str(Path(base).expanduser()) if Path(base).expanduser().is_dir() else base
+    step = path.resolve().parent
+    if step.parent.name == "checkpoints" and (step.parent.parent / "base" / "config.json").is_file():
+        return str(step.parent.parent / "base")  # the very weights the run adapted
+    if named and Path(named).expanduser().is_dir():
+        return str(Path(named).expanduser())
+    if named and not _looks_local(named):
+        return named  # a Hub id: from the local cache, or downloaded
+    where = f"{named!r} is not here" if named else "its config names none"
+    raise AgentWorldError(f"the LoRA adapter in {path} needs its base model, and {where} (nor "
+                          "is there a training run's base/ beside it): give the base model's "
+                          "directory or Hub id (serve-policy --base)")
+
+
+def _looks_local(name: str) -> bool:
+    """A path rather than a Hub id (`org/name`)."""
+    return name.startswith(("/", ".", "~")) or name.count("/") > 1 or "\\" in name
+
+
+def load_adapter(path: str | Path, base: str | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) of the LoRA adapter in `path` merged into its base model
+    (`adapter_base`): a plain transformers model, served and sampled like any other. The
+    tokenizer is the adapter directory's when it was saved there, else the base's."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        from peft import PeftModel
+    except ImportError as exc:
+        raise AgentWorldError("a LoRA adapter needs the peft package (pip install peft)") \
+            from exc
+    path = Path(path)
+    source = adapter_base(path, base)
+    has_tokenizer = (path / "tokenizer_config.json").is_file()
+    with quiet_progress_bars():
+        try:
+            model = AutoModelForCausalLM.from_pretrained(source)
+            tok = AutoTokenizer.from_pretrained(path if has_tokenizer else source)
+        except (OSError, ValueError) as exc:  # a Hub id not cached offline, broken weights
+            raise AgentWorldError(f"cannot load the base model {source!r} of the LoRA adapter "
+                                  f"in {path}: {exc}") from None
+        try:
+            merged = PeftModel.from_pretrained(model, path).merge_and_unload()
+        except (OSError, ValueError, RuntimeError, KeyError) as exc:  # adapter for another base
+            raise AgentWorldError(f"cannot apply the LoRA adapter in {path} to {source!r}: "
+                                  f"{exc}") from None
+    return merged, tok
+
+
+__all__ = ["ADAPTER_CONFIG", "SIZES", "adapter_base", "load_adapter", "cpu_thread_count", "cpu_threads", "deepspeed_on_cpu", "load_lm",
            "load_smollm2", "quiet_progress_bars", "release_memory", "sized_model", "small_cpu_model",
            "smollm2_dir", "tiny_model", "tiny_tokenizer"]

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent_world.errors import AgentWorldError
 from agent_world.serving import BearerAuth
+from agent_world.training.lm import ADAPTER_CONFIG
 from agent_world.training.policies import EpisodeState, HFPolicy
 from agent_world.training.toolcall import (
     COMPACT_TEMPLATE,
@@ -188,17 +189,13 @@ class RequestError(AgentWorldError):
 
 # -- the policy -------------------------------------------------------------------------------
 def model_dir(ref: str) -> Path:
-    """The directory save_pretrained wrote for a policy reference: the directory itself, or
-    a training checkpoint (`checkpoints/step-N`) holding it as `model/`."""
+    """The directory save_pretrained wrote for a policy reference (a whole model, or a LoRA
+    adapter): the directory itself, or a training checkpoint (`checkpoints/step-N`) holding it
+    as `model/`."""
     path = Path(ref).expanduser()
     for candidate in (path, path / "model"):
-        if (candidate / "config.json").is_file():
+        if (candidate / "config.json").is_file() or (candidate / ADAPTER_CONFIG).is_file():
             return candidate
-        if (candidate / "adapter_config.json").is_file():
-            raise AgentWorldError(f"{candidate} holds a LoRA adapter, not a whole model: "
-                                  "serve-policy needs a directory with config.json (merge the "
-                                  "adapter into its base with peft's merge_and_unload and "
-                                  "save_pretrained it)")
     if not path.exists():
         raise AgentWorldError(f"no policy at {ref!r}: give a directory written by "
                               "save_pretrained (what `agent-world train` and `evolve` write as "
@@ -353,10 +350,12 @@ def _choice(index: int, text: str, tools: bool, cut: bool) -> Choice:
     return Choice(index=index, message=ResponseMessage(content=text), finish_reason=finish)
 
 
-def load_served(ref: str, device: str = "auto", name: str | None = None) -> ServedPolicy:
+def load_served(ref: str, device: str = "auto", name: str | None = None,
+                base: str | None = None) -> ServedPolicy:
     """The policy `ref` names: a save_pretrained directory (or a checkpoint holding one as
     model/), "smollm2", or "tiny" (random and untrained: a smoke test of the endpoint), on
-    `device` (auto: the GPU when torch sees one)."""
+    `device` (auto: the GPU when torch sees one). A LoRA adapter directory is merged into its
+    base model (`lm.adapter_base`: `base`, a training run's base/, or the adapter config's)."""
     from agent_world.training.api import load_policy
     from agent_world.training.lm import load_lm
 
@@ -367,8 +366,10 @@ def load_served(ref: str, device: str = "auto", name: str | None = None) -> Serv
         policy = load_policy("smollm2")  # type: ignore[assignment]
     else:
         path = model_dir(ref)
+        if base and not (path / ADAPTER_CONFIG).is_file():
+            raise AgentWorldError(f"--base is for a LoRA adapter; {path} holds a whole model")
         try:
-            policy = load_policy(str(path))  # type: ignore[assignment]
+            policy = load_policy(str(path), base=base)  # type: ignore[assignment]
         except (OSError, ValueError) as exc:  # missing or broken weights, settings not JSON
             raise AgentWorldError(f"cannot load the policy in {path}: {exc}") from None
     assert isinstance(policy, HFPolicy)

@@ -304,3 +304,89 @@ def test_a_bad_checkpoint_is_one_error_line(tmp_path):
         lines = done.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], \
             done.output
+
+
+# ---- LoRA adapters ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def lora_run(tmp_path_factory):
+    """A LoRA training run as `agent-world train --lora` lays it out: the tiny 2-layer model
+    as RUN/base, a peft adapter (non-zero, so it changes the outputs) with the tokenizer and
+    the policy settings in RUN/checkpoints/step-000001/model. Returns the run, a prompt and the
+    logits of the adapted and of the bare model on it."""
+    import torch
+
+    from agent_world.training.grpo import _with_lora
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+    from agent_world.training.policies import write_policy_settings
+
+    tok = tiny_tokenizer(['<tool_call>{"name": "x"}</tool_call> <answer>Done.</answer>'])
+    model = tiny_model(tok, seed=0, hidden=32, layers=2, max_positions=256)
+    run = tmp_path_factory.mktemp("lora-run")
+    model.save_pretrained(run / "base")
+    adapted = _with_lora(model, 4)
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for param_name, param in adapted.named_parameters():
+            if "lora_B" in param_name:
+                param.normal_(0, 0.5)
+    adapter = run / "checkpoints" / "step-000001" / "model"
+    adapted.save_pretrained(adapter)
+    tok.save_pretrained(adapter)
+    write_policy_settings(adapter, compact_tools=True, max_new_tokens=32, max_total_tokens=256)
+    ids = torch.tensor([tok("<answer>Done.</answer>", add_special_tokens=False)["input_ids"]])
+    with torch.no_grad():
+        with adapted.disable_adapter():
+            bare = adapted(input_ids=ids).logits
+        return run, ids, adapted(input_ids=ids).logits, bare
+
+
+def _logits(served, ids):
+    import torch
+
+    with torch.no_grad():
+        return served.model(input_ids=ids).logits
+
+
+def test_serve_policy_loads_a_lora_checkpoint_merged_into_the_runs_base(lora_run):
+    """Was refused ('holds a LoRA adapter, not a whole model')."""
+    import torch
+
+    from agent_world.training.serve_policy import load_served
+
+    run, ids, adapted, bare = lora_run
+    served = load_served(str(run / "checkpoints" / "step-000001"), device="cpu")
+    assert type(served.model).__name__ == "LlamaForCausalLM"  # merged: no peft wrapper
+    assert torch.allclose(_logits(served, ids), adapted, atol=1e-4)
+    assert not torch.allclose(adapted, bare, atol=1e-2)
+    assert (served.compact_tools, served.max_total_tokens) == (True, 256)
+
+
+def test_a_lora_adapter_elsewhere_takes_the_base_its_config_names_or_base(lora_run, tmp_path):
+    """An adapter outside a run (what TRL's save_model writes): the base its config names,
+    --base when that is gone, and one error line when there is none."""
+    import shutil
+
+    import torch
+    from typer.testing import CliRunner
+
+    from agent_world.cli import app
+    from agent_world.training.serve_policy import load_served
+
+    run, ids, adapted, _ = lora_run
+    adapter = tmp_path / "trl-output"
+    shutil.copytree(run / "checkpoints" / "step-000001" / "model", adapter)
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    (adapter / "adapter_config.json").write_text(json.dumps(
+        {**config, "base_model_name_or_path": str(run / "base")}))
+    assert torch.allclose(_logits(load_served(str(adapter), device="cpu"), ids), adapted,
+                          atol=1e-4)
+
+    (adapter / "adapter_config.json").write_text(json.dumps(
+        {**config, "base_model_name_or_path": str(tmp_path / "moved-base")}))
+    served = load_served(str(adapter), device="cpu", base=str(run / "base"))
+    assert torch.allclose(_logits(served, ids), adapted, atol=1e-4)
+    done = CliRunner().invoke(app, ["serve-policy", str(adapter), "--no-token"])
+    lines = done.output.strip().splitlines()
+    assert done.exit_code == 1 and len(lines) == 1, done.output
+    assert lines[0].startswith("error: ") and "needs its base model" in lines[0] \
+        and "--base" in lines[0]
