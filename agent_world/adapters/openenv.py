@@ -404,8 +404,10 @@ def export_openenv(spec: EnvSpec, tasks: Sequence[Task], out: str | Path, port: 
                    max_steps: int | None = None) -> Path:
     """Write an OpenEnv environment directory for `spec` and its tasks: `openenv.yaml`,
     `pyproject.toml` (the `server` entry point), `server/app.py` (the FastAPI app and
-    `main()`), `client.py` (OpenEnv's MCP tool client), the environment, the tasks and a
-    README with the local run recipe. Returns the directory."""
+    `main()`), `server/Dockerfile` (the image `openenv build` makes: the package installed,
+    the server on 127.0.0.1 unless run with `--host`), `client.py` (OpenEnv's MCP tool
+    client), the environment, the tasks and a README with the local and container recipes.
+    Returns the directory."""
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise OpenEnvAdapterError(f"{root}: exists and is not a directory")
@@ -507,6 +509,33 @@ if __name__ == "__main__":
     args = parser.parse_args()
     main(host=args.host, port=args.port)
 ''',
+    "server/Dockerfile": """# The agent-world environment {env} as an OpenEnv container (`agent-world export openenv`).
+#
+#   docker build -t openenv-{name} -f server/Dockerfile .
+#   docker run --rm -p 127.0.0.1:{port}:{port} openenv-{name} --host 0.0.0.0
+#
+# The server binds 127.0.0.1 unless told otherwise (`--host`): as built, it answers only from
+# inside the container. Docker forwards a published port to the container's own interface, so
+# serving it takes `--host 0.0.0.0` after the image name; publish it on the host's loopback
+# (127.0.0.1:{port}:{port}) unless the network may play its episodes (there is no
+# authentication). AGENT_WORLD: where pip gets the arena from (a version, a wheel copied into
+# the build context, a git URL).
+FROM python:3.11-slim
+
+ARG AGENT_WORLD=agent-world
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+
+WORKDIR /app/env
+COPY . /app/env
+RUN pip install "$AGENT_WORLD" && pip install /app/env
+
+EXPOSE {port}
+HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \\
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:{port}/health')"
+
+ENTRYPOINT ["python", "-m", "server.app", "--port", "{port}"]
+CMD ["--host", "127.0.0.1"]
+""",
     "README.md": """# {env} (agent-world) as an OpenEnv environment
 
 {tools} tools, {tasks} tasks. Actions are MCP tool calls (`ListToolsAction`, `CallToolAction`);
@@ -515,6 +544,12 @@ if __name__ == "__main__":
 Run it locally, no Docker: `pip install agent-world openenv-core`, then from this directory
 
     python -m server.app --port {port}
+
+Or in a container (`server/Dockerfile`; the server binds 127.0.0.1 unless given `--host`,
+and Docker's published ports need `--host 0.0.0.0` inside the container):
+
+    docker build -t openenv-{name} -f server/Dockerfile .
+    docker run --rm -p 127.0.0.1:{port}:{port} openenv-{name} --host 0.0.0.0
 
 Drive it with OpenEnv's client:
 

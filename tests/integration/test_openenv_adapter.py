@@ -38,6 +38,7 @@ from agent_world.adapters.openenv import (  # noqa: E402
     ArenaObservation,
     ArenaOpenEnv,
     OpenEnvAdapterError,
+    export_openenv,
 )
 from agent_world.cli import app  # noqa: E402
 from agent_world.envs import load_example  # noqa: E402
@@ -230,3 +231,25 @@ def test_export_served_validated_and_driven_by_openenv_client(tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def test_export_writes_a_dockerfile_that_serves_on_loopback_unless_told(tmp_path):
+    """The image installs the arena and the exported package and runs the exported server
+    with the server's own defaults: 127.0.0.1, the export's port, `--host` to open it."""
+    tasks = drill_tasks("lookup", limit=2)
+    out = export_openenv(load_example(tasks[0].env_name), tasks, tmp_path / "env", port=8123)
+    docker = (out / "server" / "Dockerfile").read_text()
+    lines = [line.strip() for line in docker.splitlines() if line.strip()
+             and not line.startswith("#")]
+    instruction = {line.split()[0]: line.split(maxsplit=1)[1] for line in lines
+                   if line.split()[0].isupper()}
+    assert instruction["FROM"].startswith("python:3.11")
+    assert 'pip install "$AGENT_WORLD" && pip install /app/env' in instruction["RUN"]
+    assert instruction["EXPOSE"] == "8123"
+    command = json.loads(instruction["ENTRYPOINT"]) + json.loads(instruction["CMD"])
+    assert command == ["python", "-m", "server.app", "--port", "8123", "--host", "127.0.0.1"]
+    assert "0.0.0.0" not in "\n".join(lines)  # only the documented `docker run` says it
+    assert "openenv-airline --host 0.0.0.0" in docker and "-p 127.0.0.1:8123:8123" in docker
+    app_source = (out / "server" / "app.py").read_text()
+    assert 'add_argument("--host", default="127.0.0.1"' in app_source
+    assert "server/Dockerfile" in (out / "README.md").read_text()
