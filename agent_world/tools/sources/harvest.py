@@ -246,8 +246,10 @@ def _install(entry: HarvestEntry, cache: Path, timeout: float) -> Path:
         npm = shutil.which("npm")
         if npm is None:
             raise _Failed("install", "npm is not installed (needed for npm packages)")
+        # pinned versions: cached metadata is good enough (--prefer-offline skips revalidation)
         argv = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-                "--omit=dev", "--loglevel=error", f"{entry.package}@{entry.version}"]
+                "--prefer-offline", "--omit=dev", "--loglevel=error",
+                f"{entry.package}@{entry.version}"]
         if not entry.install_scripts:
             argv.insert(2, "--ignore-scripts")
         _run_install(argv, timeout, env, f"npm install {entry.package}@{entry.version}")
@@ -256,7 +258,8 @@ def _install(entry: HarvestEntry, cache: Path, timeout: float) -> Path:
         _run_install([sys.executable, "-m", "venv", "--without-pip", str(venv)], 120, env,
                      "python -m venv")
         _run_install([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
-                      "install", "--no-input", "--quiet", f"{entry.package}=={entry.version}"],
+                      "install", "--no-input", "--quiet", "--no-compile",
+                      f"{entry.package}=={entry.version}"],
                      timeout, env, f"pip install {entry.package}=={entry.version}")
     (prefix / _MARKER).write_text(json.dumps({"package": entry.package,
                                               "version": entry.version}))
@@ -302,10 +305,8 @@ def _resolve(entry: HarvestEntry, prefix: Path) -> tuple[str, str, str | None]:
             bins = {entry.package.rsplit("/", 1)[-1]: bins}
         name = _pick(sorted(bins or {}), entry, "bin")
         path = prefix / "node_modules" / ".bin" / name
-        lic = pkg.get("license")
-        if isinstance(lic, dict):
-            lic = lic.get("type")
-        return str(path), name, lic if isinstance(lic, str) else None
+        return str(path), name, _npm_license(pkg.get("license"),
+                                             prefix / "node_modules" / entry.package)
     venv = prefix / "venv"
     site = sorted(venv.glob("lib/python*/site-packages"))
     want = re.sub(r"[-_.]+", "-", entry.package).lower()
@@ -316,6 +317,23 @@ def _resolve(entry: HarvestEntry, prefix: Path) -> tuple[str, str, str | None]:
     scripts = sorted(ep.name for ep in dist.entry_points if ep.group == "console_scripts")
     name = _pick(scripts, entry, "console script")
     return str(venv / "bin" / name), name, _pypi_license(dist.metadata)
+
+
+def _npm_license(value: Any, folder: Path) -> str | None:
+    """The package.json licence; "SEE LICENSE IN FILE" is resolved to that file's title."""
+    if isinstance(value, dict):
+        value = value.get("type")
+    if not isinstance(value, str):
+        return None
+    see = re.match(r"(?i)see licen[sc]e in (\S+)", value.strip())
+    if see:
+        try:
+            lines = (folder / see.group(1)).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return value
+        title = next((ln.strip() for ln in lines.splitlines() if ln.strip()), "")
+        return title[:80] or value
+    return value
 
 
 def _pypi_license(meta: Any) -> str | None:
