@@ -16,7 +16,8 @@ from agent_world.agents.tool_designer import design_tools
 from agent_world.agents.verifier import verify_task
 from agent_world.envs.examples import load_example
 from agent_world.envs.spec import EnvSpec
-from agent_world.models import chat_model
+from agent_world.errors import AgentWorldError
+from agent_world.models import chat_model, plain_chat
 from agent_world.tasks.model import Task, ToolCall, Trajectory
 from agent_world.training.reward import judge_score
 from agent_world.training.toolcall import format_call
@@ -159,3 +160,21 @@ def test_a_judge_reply_without_a_score_is_an_error_not_a_grade(monkeypatch):
             judge_score(judge, task, traj)
         server.reply = lambda body: "score: 0.5"
         assert judge_score(judge, task, traj) == 0.5
+
+
+def test_plain_roles_can_be_declared_for_servers_that_drop_tools(monkeypatch, caplog):
+    """A server that ignores `tools` cannot be told from a model that chose not to call one:
+    AGENT_WORLD_PLAIN_CHAT names those roles, and their first request is already text."""
+    pytest.importorskip("langchain_openai", reason="pip install -e .[llm]")
+    caplog.set_level(logging.WARNING, "agent_world.models")
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/declared/v1")
+    monkeypatch.setenv("AGENT_WORLD_MODEL", "openai:tool-model")
+    monkeypatch.setenv("AGENT_WORLD_MODEL_VERIFIER", "openai:declared-plain-model")
+    monkeypatch.setenv("AGENT_WORLD_PLAIN_CHAT", "verifier")
+    assert plain_chat(chat_model("verifier")) and not plain_chat(chat_model("miner"))
+    assert plain_chat(chat_model("verifier"))  # logged once
+    assert len(_switches(caplog)) == 1
+    monkeypatch.setenv("AGENT_WORLD_PLAIN_CHAT", "verifier,planner")
+    with pytest.raises(AgentWorldError, match="AGENT_WORLD_PLAIN_CHAT: unknown role"):
+        chat_model("verifier")
