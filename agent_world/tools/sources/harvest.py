@@ -71,9 +71,10 @@ _MARKER = ".aw-installed.json"  # written last: an install without it is redone
 _MAX_STDOUT = 32 * 1024 * 1024  # what one server may print before the read stops
 _TAIL = 1200  # characters of stderr / install output quoted in a reason
 _GARBAGE_SAMPLES = 3
-# Servers started under isolation: node's V8 reserves far more address space than it uses,
-# and both runtimes start worker threads.
-_LIMITS = Limits(memory_bytes=16 << 30, cpu_s=300, processes=256, tmp_bytes=128 << 20)
+# Servers started under isolation: node's V8 reserves far more address space than it uses
+# (each WebAssembly memory, undici's HTTP parser among them, reserves a 10 GiB cage), so the
+# address-space limit is loose; both runtimes start worker threads.
+_LIMITS = Limits(memory_bytes=256 << 30, cpu_s=300, processes=256, tmp_bytes=128 << 20)
 _PROTOCOL = mcp_types.LATEST_PROTOCOL_VERSION
 _SERVICE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
@@ -93,6 +94,8 @@ class HarvestEntry(BaseModel):
     command: str | None = None
     args: tuple[str, ...] = ()  # "{workdir}" is the scratch folder the server runs in
     env: dict[str, str] = Field(default_factory=dict)  # dummy credentials it needs to start
+    # dummy files it needs to start (a credentials JSON), by path in its scratch folder
+    files: dict[str, str] = Field(default_factory=dict)
     timeout: float | None = Field(default=None, gt=0)
     install_scripts: bool = False  # npm: run the packages' install scripts
     downloads_a_month: int | None = None  # popularity when chosen (npm list), for the record
@@ -116,6 +119,9 @@ class HarvestEntry(BaseModel):
     def _local(self) -> HarvestEntry:
         if self.registry == "local" and not self.command:
             raise ValueError("a local entry names its executable as 'command'")
+        for name in self.files:
+            if Path(name).is_absolute() or ".." in Path(name).parts:
+                raise ValueError(f"file {name!r}: a path inside the scratch folder")
         return self
 
     @property
@@ -478,6 +484,9 @@ def _read(entry: HarvestEntry, executable: str, prefix: Path, timeout: float
     with tempfile.TemporaryDirectory(prefix="aw-harvest-") as scratch:
         work = Path(scratch) / "work"
         work.mkdir()
+        for name, content in entry.files.items():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            (work / name).write_text(_fill(content, prefix), encoding="utf-8")
         env = {"PYTHONPATH": "", "NO_COLOR": "1", "NODE_ENV": "production",
                **{k: _fill(v, prefix) for k, v in entry.env.items()}}
         argv = [executable, *(_fill(a, prefix) for a in entry.args)]
@@ -578,6 +587,7 @@ def _document(entry: HarvestEntry, command: str, license_: str | None,
         "prompt_count": len(read.get("prompts") or []),
         "command": [command, *entry.args],
         "env": sorted(entry.env),
+        "files": sorted(entry.files),
         "server_name": str(info.get("name") or ""),
         "server_version": str(info.get("version") or ""),
         "protocol_version": str(init.get("protocolVersion") or ""),
