@@ -32,10 +32,11 @@ context (`agent_world.models.models_for`), hence LLM-backed steps stay here.
 Executors (`executor(workers, ray_address)`): `ray_address` set: Ray tasks (`ray.init(address=
 ...)` once per process; "local" starts a local cluster; an already initialised Ray is used
 as it is); else `workers` processes (None: $AGENT_WORLD_WORKERS, else the cores this process
-may use), a
-`concurrent.futures.ProcessPoolExecutor` started with `spawn` (forking a process that runs
-threads and holds SQLite connections is unsafe) and kept for every later run of the process,
-so its workers' imports and sandboxes are paid once; 1: in this process, no pool.
+may use), a `concurrent.futures.ProcessPoolExecutor` kept for every later run of the process,
+so its workers' sandboxes are started once; 1: in this process, no pool. Its workers come from
+a fork server that imported the job modules once (`JOB_MODULES`): forking this process, which
+runs threads and holds SQLite connections, would be unsafe, and spawning each worker would
+import them once per worker.
 
 A worker that dies (a crash, a kill, out of memory) fails only the branch it ran, with an error
 naming the source or environment; the other branches and what they wrote stay. A dead process
@@ -147,8 +148,20 @@ class InProcess:
         return fn(*args)
 
 
+# what the pool's workers run; the fork server imports them once and forks workers from it
+JOB_MODULES = ["agent_world.graphs.mine", "agent_world.graphs.build",
+               "agent_world.graphs.synthesize"]
+
+
+def _forkserver() -> Any:
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(JOB_MODULES)
+    return ctx
+
+
 class ProcessPool:
-    """A local `ProcessPoolExecutor` (spawned workers) shared by the branches of every run."""
+    """A local `ProcessPoolExecutor` (workers from a fork server) shared by the branches of
+    every run."""
 
     remote = True
 
@@ -160,7 +173,7 @@ class ProcessPool:
 
     @staticmethod
     def _start(workers: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(workers, mp_context=_forkserver())
 
     def run(self, label: str, fn: Callable[..., T], *args: Any) -> T:
         pool = self._pool
