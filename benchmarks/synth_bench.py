@@ -82,8 +82,9 @@ def main() -> int:
             rows.append(stats)
 
     gates = [*GATES, "verifier"]
-    short = {"initial_state_fails": "✗init", "gold_replay": "✗gold", "known_wrong": "✗wrong",
-             "verifier": "✗verif"}
+    short = {"artefacts": "✗artef", "answer_from_state": "✗answer", "solvable": "✗solv",
+             "initial_state_fails": "✗init", "gold_replay": "✗gold", "known_wrong": "✗wrong",
+             "no_shortcut": "✗short", "verifier": "✗verif"}
     yield_table = Table(title=f"Task synthesis yield, {args.per_env} tasks asked per environment"
                         + (f" (mine + build: {setup_s:.0f} s)" if args.mined else ""))
     levels = ["1", "2", "3", "4", "5"]

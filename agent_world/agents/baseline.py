@@ -166,10 +166,16 @@ def literals(text: str) -> list[dict[str, Any]]:
     found += [(m.start(), m.end(), lit) for m in _LITERAL.finditer("".join(masked))
               if (lit := _literal(m)) is not None]
     out = []
-    for start, _, lit in sorted(found, key=lambda f: f[0]):
+    for start, end, lit in sorted(found, key=lambda f: f[0]):
         lit["context"] = words(text[max(0, start - 40): start])[-3:]
+        role = _ROLE_AFTER.match(text, end)  # "timezone 33 as the source"
+        if role:
+            lit["context"].append(_stem(role.group(1).lower()))
         out.append(lit)
     return out
+
+
+_ROLE_AFTER = re.compile(r"\s+as the ([A-Za-z]+)")
 
 
 def _literal(m: re.Match[str]) -> dict[str, Any] | None:

@@ -123,6 +123,9 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
             desc = m.group(1)
     clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|, unless\b|, optionally\b| in id order",
                       desc, maxsplit=1)[0].strip().rstrip(" .,;:")
+    # "create a slot and return the new record": what the tool hands back is no request
+    clause = re.sub(r",? (?:and )?(?:return(?:s|ing)?|giv(?:es|ing)) (?:the|a|it|its)\b.*$", "",
+                    clause, flags=re.I)
     first = clause.split(" ", 1)[0]
     m = _THIRD_PERSON.match(first.lower())
     if m and first.lower() not in {"status", "access", "process", "address", "this", "is",
@@ -219,6 +222,12 @@ def _count(n: Any, word: str) -> str:
     return f"{value_text(n)} {unit if n == 1 else plural(unit)}"
 
 
+_KEY_ROLES = frozenset({"source", "target", "origin", "destination", "parent", "child", "from",
+                        "to", "primary", "secondary", "home", "pickup", "return", "billing",
+                        "shipping", "sender", "receiver", "owner", "old", "new", "previous",
+                        "next", "original", "replacement", "referring", "assigned"})
+
+
 def _key_phrase(param: str, value: Any) -> str:
     """`member_id` 48 → member 48; `reservation_id` 'MGX7Q2' → reservation MGX7Q2."""
     n = noun(param) or "record"
@@ -227,6 +236,10 @@ def _key_phrase(param: str, value: Any) -> str:
     v = value_text(value)
     if re.fullmatch(r"[\w./:@+-]+", str(value)):
         v = str(value)  # a code or number reads bare: "member 48", "order ORD-8D41E0B5"
+    words = n.split()
+    if len(words) > 1 and words[0] in _KEY_ROLES:
+        # a key with a role: "timezone 33 as the source", not "source timezone 33"
+        return f"{' '.join(words[1:])} {v} as the {words[0]}"
     return f"{n} {v}"
 
 
@@ -285,6 +298,9 @@ def _list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str,
             after.append(f"(just the first {value_text(v)})")
         elif p in ("query", "q", "text", "keyword", "keywords", "search", "term"):
             after.append(f"matching {value_text(v)}")
+        elif r == "key" and not owner and noun(p).split()[0] in _KEY_ROLES and \
+                len(noun(p).split()) > 1:
+            after.append(f"whose {noun(p)} is {say(p, v, schema)}")
         elif r == "key" and not owner:
             owner = _key_phrase(p, v)
         elif r == "choice" and isinstance(v, str) and len(v) < 20:
@@ -384,10 +400,11 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
     if key is not None:
         # aimed at the record the key names: "add a coupon to a pending order" → "... to
         # order ORD-1", not "add order ORD-1 ..."
+        base = act  # the other keys are aimed by the action's own words, not the first key's
         act = _with_key(act, noun(key) or ent, _key_phrase(key, given.pop(key)))
         for p in [p for p in given if role(p, given[p]) == "key"]:
             act = _with_key(act, noun(p), _key_phrase(p, given.pop(p))) \
-                if re.search(rf"\b{re.escape(noun(p).split()[-1])}s?\b", act) else \
+                if re.search(rf"\b{re.escape(noun(p).split()[-1])}s?\b", base) else \
                 f"{act} with {_key_phrase(p, given.pop(p))}"
     elif prev:
         act = _with_key(act, ent, f"that {prev}" if prev == ent else f"that {prev}'s {ent}")

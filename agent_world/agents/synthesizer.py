@@ -48,6 +48,7 @@ from agent_world.tasks.walks import (
     _selector,
     _timestamp,
     field_value,
+    prune_detours,
     random_walk,
     scalar_fields,
 )
@@ -293,6 +294,7 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         ep.close()
     if plan is None:
         return "the walk's first call failed"
+    plan, _ = prune_detours(plan, spec)
     observations, changes = run_plan(spec, runtime, plan, seed)
     results = [o.result if o is not None and o.ok else None for o in observations]
     if conditional:
@@ -309,7 +311,8 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
                 return _bulk_candidate(spec, found, recipe, rng, seed, origin, model)
         plan = Plan(steps=[s.model_copy(deep=True) for s in plan.steps[: last_list + 1]])
         plan.steps[-1].select = None  # the whole list is aggregated: no element is picked
-        results = results[: last_list + 1]
+        plan, kept = prune_detours(plan, spec)
+        results = [results[i] for i in kept]
     changed = _changed_columns(changes) if plan.writes(spec) else None
     if changed is not None and not spec.tool(plan.steps[-1].tool).mutates:
         changed = None  # a read after the write: its fields are what it shows
@@ -318,8 +321,8 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
     while not options and kind == "graph" and len(plan.steps) > 1 and \
             not spec.tool(plan.steps[-1].tool).mutates:
         # the last read gives nothing to ask: the walk up to the call before it may
-        plan = Plan(steps=plan.steps[:-1])
-        results = results[:-1]
+        plan, kept = prune_detours(Plan(steps=plan.steps[:-1]), spec)
+        results = [results[i] for i in kept]
         options = answer_options(plan, results[-1], rng, aggregate=False)
     last_tool = spec.tool(plan.steps[-1].tool)
     if last_tool.mutates:

@@ -72,8 +72,10 @@ def artefacts(text: str, spec: Any = None, chain: Iterable[Any] = ()) -> list[st
         names = argument_names(spec, {getattr(c, "tool", c) for c in chain})
         for words in names:
             # the name right before a value: a digit, a quote, a code or a capitalised word
-            if re.search(rf"\b{re.escape(words)}\s+(?:[\d'\"$]|[A-Z]{{2,}}|[a-z]+_)", text,
-                         re.I):
+            # the name in any case; the value as it is: "[A-Z]{2,}" under re.I would take
+            # any word ("utc offset is '-06:00'" is English, "utc offset '-06:00'" is not)
+            if re.search(rf"\b(?i:{re.escape(words)})\s+(?:[\d'\"$]|[A-Z]{{2,}}|[a-z]+_)",
+                         text):
                 found.append("argument-name")
                 break
     return found

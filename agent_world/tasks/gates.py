@@ -16,10 +16,16 @@
 - `answer_from_state`: the answer is a value of the database or computed from it: not the
   engine's clock (or a time a write computed from it), not an id the engine generated, not
   a value the request gives away or world knowledge answers (a time zone's offset).
-- `solvable`: every gold argument is stated in the request or read from an earlier
-  observation of the gold chain; every list element the chain picks is picked by a stated
+- `solvable`: every gold argument is stated in the request, read from an earlier
+  observation of the gold chain, or read from another chain of the environment's tools (a
+  bounded search: up to two rounds of look-ups fed by what is stated and observed, whose
+  single record holds the value); every list element the chain picks is picked by a stated
   value that singles it out; a list the answer is computed from is whole (no page size
   that another, as valid, would change); a condition's value is stated.
+- `no_shortcut`: no look-up of the gold chain can be left out: a chain without it, its
+  dependents fed the same values by an earlier call, does not pass the check (a task that
+  passes with fewer calls claims a level it does not have: "find the member, open their full
+  record, tell me their status", when the first call already shows the status).
 
 Gates need the task's plan and answer spec (`task.origin["plan"]`, `task.origin["answer"]`,
 written by the synthesizer). `run_gates` stops at the first failure; the synthesizer writes
@@ -42,10 +48,19 @@ from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.check import check_episode, normalise
 from agent_world.tasks.model import GateResult, Task
 from agent_world.tasks.truth import STEP_SHIFT, extract_answer, run_plan
-from agent_world.tasks.walks import Plan, PlanStep, ValueSampler, execute_plan
+from agent_world.tasks.walks import (
+    Binding,
+    Plan,
+    PlanStep,
+    ValueSampler,
+    execute_plan,
+    field_value,
+    scalar_fields,
+    selected,
+)
 
 GATES = ("artefacts", "answer_from_state", "solvable", "initial_state_fails", "gold_replay",
-         "known_wrong")
+         "known_wrong", "no_shortcut")
 
 
 def _plan(task: Task) -> Plan:
@@ -352,9 +367,11 @@ def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
         return GateResult(name="solvable", passed=False, detail=why)
 
     text = task.instruction
+    via: list[str] = []
     ep = runtime.open(spec, seed=task.seed)
     try:
         observed: set[str] = set()
+        named: dict[str, Any] = {}  # values known by name: stated, or one record's fields
         for k, c in enumerate(task.chain):
             obs = ep.step(c.tool, c.arguments)
             for param, value in c.arguments.items():
@@ -366,10 +383,23 @@ def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
                     continue
                 if stated(value, text) or normalise(value) in observed:
                     continue
+                other = _other_chain(task, spec, runtime, k, param, value, named, text)
+                if other:
+                    via.append(f"{param} of call {k + 1} via {other}")
+                    continue
                 return fail(f"argument {param}={value!r} of call {k + 1} ({c.tool}) is neither "
-                            "stated in the request nor read from an earlier observation")
+                            "stated in the request nor read from an earlier observation or "
+                            "another chain of the tools")
+            for param, value in c.arguments.items():
+                if stated(value, text):
+                    named.setdefault(param, value)
             if obs.ok:
                 observed |= _values(obs.result)
+                item = obs.result if isinstance(obs.result, dict) else \
+                    obs.result[0] if isinstance(obs.result, list) and len(obs.result) == 1 \
+                    else None
+                for f, v in scalar_fields(item).items():
+                    named.setdefault(f, v)
     finally:
         ep.close()
     plan = _plan(task)
@@ -384,14 +414,157 @@ def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
         if not stated(v, text):
             return fail(f"the request does not say which: {k} = {v!r} is not stated")
     return GateResult(name="solvable", passed=True,
-                      detail="every argument is stated or observed; every pick is stated")
+                      detail="every argument is stated or observed" +
+                      (f" ({'; '.join(via)})" if via else "") + "; every pick is stated")
+
+
+OTHER_CHAIN_ROUNDS, OTHER_CHAIN_CALLS = 2, 24
+
+
+def _other_chain(task: Task, spec: EnvSpec, runtime: EnvRuntime, k: int, param: str,
+                 value: Any, named: dict[str, Any], text: str) -> str | None:
+    """Another chain of the environment's read tools that yields `value` for `param` of call
+    `k`, from what is known by name before that call (stated values: the chain's arguments
+    and the database values of an argument's name that the request states; fields of the
+    records observed): up to `OTHER_CHAIN_ROUNDS` rounds of look-ups whose arguments are all
+    known by their names; the value must be a field named like the argument (or its entity's
+    bare `id`) of a single record, not one of a list's many. The tools it called, or None."""
+    want = normalise(value)
+    known = dict(named)
+    reads = [t for t in spec.tools if not t.mutates]
+    sampler = ValueSampler(spec)
+    for t in reads:  # "the customer with email ann@example.com": a value the request states
+        for p in t.parameters.get("properties", {}):
+            if p not in known and p not in _PAGING:
+                hit = next((v for v in dict.fromkeys(sampler.columns.get(p, []))
+                            if isinstance(v, str) and len(v) > 2 and stated(v, text)), None)
+                if hit is not None:
+                    known[p] = hit
+    tried: set[str] = set()
+    path: list[str] = []
+    ep = runtime.open(spec, seed=task.seed)
+    try:
+        for c in task.chain[:k]:  # the state the call sees
+            ep.step(c.tool, c.arguments)
+        calls = 0
+        for _ in range(OTHER_CHAIN_ROUNDS):
+            learned: dict[str, Any] = {}
+            for t in reads:
+                required = t.parameters.get("required", [])
+                args = {p: known[p] for p in t.parameters.get("properties", {}) if p in known}
+                if t.name in tried or not args or any(r not in known for r in required):
+                    continue
+                if calls >= OTHER_CHAIN_CALLS:
+                    return None
+                tried.add(t.name)
+                calls += 1
+                obs = ep.step(t.name, args)
+                if not obs.ok:
+                    continue
+                item = obs.result if isinstance(obs.result, dict) else \
+                    obs.result[0] if isinstance(obs.result, list) and len(obs.result) == 1 \
+                    else None
+                fields = scalar_fields(item)
+                path.append(t.name)
+                entity = param.removesuffix("_id")
+                if normalise(fields.get(param)) == want or (
+                        entity in t.name and normalise(fields.get("id")) == want):
+                    return " -> ".join(path)
+                for f, v in fields.items():
+                    learned.setdefault(f, v)
+            if not learned:
+                return None
+            for f, v in learned.items():
+                known.setdefault(f, v)
+    finally:
+        ep.close()
+    return None
+
+
+# ---- no shorter chain passes ------------------------------------------------------------------
+def gate_no_shortcut(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
+    """No read of the gold chain can be left out: for each one, its dependents are fed the
+    same values by an earlier call (a field of the same name) and, when it is the answer's
+    call, the answer is read from that earlier call; if that shorter chain passes the check,
+    the task claims more steps than it needs."""
+    ok = GateResult(name="no_shortcut", passed=True, detail="no call of the gold chain can be "
+                                                            "left out")
+    if task.origin.get("bulk") or task.origin.get("condition") or len(task.chain) < 2:
+        return ok
+    plan = _plan(task)
+    answer = task.origin.get("answer") or {"kind": "none"}
+    ep = runtime.open(spec, seed=task.seed)
+    try:
+        results = [o.result if o is not None and o.ok else None
+                   for o in execute_plan(plan, ep)]
+    finally:
+        ep.close()
+    if len(results) != len(plan.steps):
+        return ok
+    seen = [selected(r, s.select) for r, s in zip(results, plan.steps, strict=True)]
+    for j, step in enumerate(plan.steps):
+        if spec.tool(step.tool).mutates:
+            continue
+        shorter = _without(plan, seen, answer, j)
+        if shorter is None:
+            continue
+        short_plan, short_answer = shorter
+        ep = runtime.open(spec, seed=task.seed)
+        try:
+            observations = execute_plan(short_plan, ep)
+            if len(observations) != len(short_plan.steps) or \
+                    not all(o is not None and o.ok for o in observations):
+                continue
+            res = check_episode(task, ep, extract_answer(short_answer, short_plan, observations))
+        finally:
+            ep.close()
+        if res.passed:
+            return GateResult(name="no_shortcut", passed=False,
+                              detail=f"call {j + 1} ({step.tool}) can be left out: "
+                                     f"{len(short_plan.steps)} calls pass the check, the level "
+                                     f"counts {len(plan.steps)}")
+    return ok
+
+
+def _without(plan: Plan, seen: list[Any], answer: dict[str, Any], j: int
+             ) -> tuple[Plan, dict[str, Any]] | None:
+    """`plan` without step `j`, its dependents rebound to an earlier step that shows the same
+    value under the same field (and the answer read there); None when one cannot be."""
+    def earlier(field: str, value: Any) -> int | None:
+        return next((i for i in reversed(range(j)) if value is not None and
+                     field_value(seen[i], field) == value), None)
+
+    new_answer = dict(answer)
+    if answer.get("step") == j:
+        if answer.get("kind") != "field":
+            return None
+        i = earlier(answer["field"], field_value(seen[j], answer["field"]))
+        if i is None:
+            return None
+        new_answer["step"] = i
+    steps = []
+    for k, step in enumerate(plan.steps):
+        if k == j:
+            continue
+        bound = {}
+        for param, b in step.bound.items():
+            if b.step == j:
+                i = earlier(b.field, field_value(seen[j], b.field))
+                if i is None:
+                    return None
+                b = Binding(step=i, field=b.field)
+            bound[param] = Binding(step=b.step - (b.step > j), field=b.field)
+        steps.append(step.model_copy(update={"bound": bound}))
+    if new_answer.get("step") is not None and new_answer["step"] > j:
+        new_answer["step"] -= 1
+    return Plan(steps=steps), new_answer
 
 
 def run_gates(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[GateResult]:
     """The gates in order, stopping at the first that fails (cheap ones first)."""
     out = []
     for gate in (gate_artefacts, gate_answer_from_state, gate_solvable, gate_initial_state,
-                 gate_gold_replay, gate_known_wrong):
+                 gate_gold_replay, gate_known_wrong, gate_no_shortcut):
         result = gate(task, spec, runtime)
         out.append(result)
         if not result.passed:
@@ -400,5 +573,6 @@ def run_gates(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[GateResult
 
 
 __all__ = ["GATES", "clock_values", "gate_answer_from_state", "gate_artefacts",
-           "gate_gold_replay", "gate_initial_state", "gate_known_wrong", "gate_solvable",
+           "gate_gold_replay", "gate_initial_state", "gate_known_wrong", "gate_no_shortcut",
+           "gate_solvable",
            "gold_run", "other_branch", "run_gates", "run_plan", "stated", "wrong_variants"]

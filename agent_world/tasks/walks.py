@@ -12,12 +12,16 @@ perturbed argument or without its writes (known-wrong solutions).
 graph's edges with probability proportional to the edge weight (mostly from the last step;
 with `branch_p` from any earlier step, which gives branching chains), its bound arguments are
 taken from the observations, its other required arguments sampled (from the tool's own tests,
-from database columns of the same name, from enums), and a call that fails ends the walk.
+from database columns of the same name, from enums), and a call that fails ends the walk. An
+edit that would name only its record gets one of its fields to set (`ValueSampler.edit_values`),
+a re-read of the entity the last step read is drawn less often, and `prune_detours` drops the
+look-ups no later step uses.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -136,6 +140,20 @@ def execute_plan(plan: Plan, episode: Episode, overrides: dict[tuple[int, str], 
 
 # ---- sampling argument values -------------------------------------------------------------
 _PAGING = ("limit", "offset", "page", "page_size", "max_results", "per_page")
+_KEY = re.compile(r"(?:^|_)(?:id|code|number|sku|uuid|key)$|[a-z]Id$")
+_EDIT_VERBS = frozenset({"edit", "update", "modify", "change", "set", "patch", "amend"})
+
+
+def is_edit(spec: EnvSpec, tool: str) -> bool:
+    """A write that sets the fields it is given (`update_member`, "Edit a member: set the
+    given fields"), as opposed to an action on a record (`cancel_slot`)."""
+    t = spec.tool(tool)
+    if not t.mutates:
+        return False
+    first = re.split(r"[_\W]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower())[:1]
+    said = t.description.split()[:1]
+    return bool(set(first) & _EDIT_VERBS) or bool(said and said[0].lower() in _EDIT_VERBS)
+
 
 
 class ValueSampler:
@@ -163,7 +181,17 @@ class ValueSampler:
         types = set(types) if isinstance(types, list) else {types}
         if types & {"array", "object"}:
             return [v for v in self.tested.get((tool, param), []) if v is not None]
-        pool = list(self.tested.get((tool, param), [])) + list(self.columns.get(param, []))
+        columns = self.columns.get(param, [])
+        tested = self.tested.get((tool, param), [])
+        if columns and tested:
+            # a test's edited copy of a stored value ("-05:00 (edited)") is no value a
+            # person would ask for when the stored ones are at hand
+            known = {c for c in columns if isinstance(c, str)}
+            tested = [v for v in tested if not (isinstance(v, str) and " (" in v
+                                                and v[: v.index(" (")] in known)]
+        pool = list(tested) + list(columns)
+        plain = [v for v in pool if not (isinstance(v, str) and v.endswith("(edited)"))]
+        pool = plain or pool  # a test's marked edit, when anything else is at hand
         ok = []
         for v in pool:
             if isinstance(v, bool) and "boolean" not in types:
@@ -189,17 +217,36 @@ class ValueSampler:
         required = set(spec_tool.parameters.get("required", []))
         if tests and rng.random() < 0.4:
             # a page size is not something a person asks for: the tool's default page
-            return {k: v for k, v in rng.choice(tests).items()
-                    if k in required or k not in _PAGING}
+            return self.edit_values(tool, {k: v for k, v in rng.choice(tests).items()
+                                           if k in required or k not in _PAGING}, rng)
         args = {}
         props = spec_tool.parameters.get("properties", {})
         for param in spec_tool.parameters.get("required", []):
             value = self.sample(tool, param, props.get(param, {}), rng)
             if value is None:
-                return {k: v for k, v in rng.choice(tests).items()
-                        if k in required or k not in _PAGING} if tests else None
+                return self.edit_values(tool, {k: v for k, v in rng.choice(tests).items()
+                                               if k in required or k not in _PAGING},
+                                        rng) if tests else None
             args[param] = value
-        return args
+        return self.edit_values(tool, args, rng)
+
+    def edit_values(self, tool: str, args: dict[str, Any] | None, rng: random.Random,
+                    keys: set[str] = frozenset()) -> dict[str, Any] | None:
+        """An edit that names only its record ("Please edit appointment 57.") sets nothing a
+        person asked for: it gets one of its optional fields to set (None: there is no value
+        to set). `keys`: arguments bound from earlier calls."""
+        if args is None or not is_edit(self.spec, tool):
+            return args
+        if any(not _KEY.search(k) for k in [*args, *keys] if k not in _PAGING):
+            return args
+        props = self.spec.tool(tool).parameters.get("properties", {})
+        optional = sorted(p for p in props if p not in args and p not in keys
+                          and p not in _PAGING and not _KEY.search(p)
+                          and self.candidates(tool, p, props[p]))
+        if not optional:
+            return None
+        p = rng.choice(optional)
+        return {**args, p: self.sample(tool, p, props[p], rng)}
 
 
 # ---- walking --------------------------------------------------------------------------------
@@ -249,9 +296,23 @@ def _next_tools(graph: nx.DiGraph, plan: Plan, rng: random.Random, branch_p: flo
                     (used.get(dst) and spec.tool(dst).mutates):
                 continue
             w = sum(b["strength"] for b in data.get("bindings", []) if b.get("required"))
+            if w > 0 and not spec.tool(dst).mutates and _entity(dst) == _entity(src):
+                # "find the member, then open that member's full record": a re-read mostly
+                # shows what the first read showed (the no-shortcut gate drops those tasks)
+                w *= RE_READ_WEIGHT
             if w > 0:
                 out.append((dst, w, i))
     return out
+
+
+RE_READ_WEIGHT = 0.2
+
+
+def _entity(tool: str) -> str:
+    """A tool's name minus its verb, singular words (`search_members` → member)."""
+    words = re.split(r"[_\W]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower())
+    words = [w for w in words[1:] or words if w not in ("details", "detail", "record", "info")]
+    return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words)
 
 
 def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.Random,
@@ -300,6 +361,30 @@ def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.
     return plan
 
 
+def prune_detours(plan: Plan, spec: EnvSpec) -> tuple[Plan, list[int]]:
+    """The plan without the look-ups that feed nothing after them ("find the patient of
+    that appointment", then never use the patient): a step the request would ask for and the
+    task never needs. Writes stay (the task checks what they change), the last step stays
+    (the answer is read from it). Returns the plan and the indices of the steps kept."""
+    kept = list(range(len(plan.steps)))
+    while True:
+        used = {b.step for i in kept for b in plan.steps[i].bound.values()}
+        drop = next((i for i in kept[:-1] if i not in used
+                     and not spec.tool(plan.steps[i].tool).mutates), None)
+        if drop is None:
+            break
+        kept.remove(drop)
+    if len(kept) == len(plan.steps):
+        return plan, kept
+    at = {old: new for new, old in enumerate(kept)}
+    steps = []
+    for old in kept:
+        step = plan.steps[old].model_copy(deep=True)
+        step.bound = {p: Binding(step=at[b.step], field=b.field) for p, b in step.bound.items()}
+        steps.append(step)
+    return Plan(steps=steps), kept
+
+
 def _args_of(plan: Plan, results: list[Any]) -> list[dict[str, Any] | None]:
     out = []
     for i, s in enumerate(plan.steps):
@@ -345,8 +430,12 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
             step.given[param] = value
     if not step.bound:
         return None
+    given = sampler.edit_values(dst, step.given, rng, keys=set(step.bound))
+    if given is None:
+        return None
+    step.given = given
     return step
 
 
 __all__ = ["Binding", "Plan", "PlanStep", "ValueSampler", "execute_plan", "field_value",
-           "random_walk", "resolve", "scalar_fields", "selected"]
+           "is_edit", "prune_detours", "random_walk", "resolve", "scalar_fields", "selected"]

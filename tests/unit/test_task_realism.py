@@ -6,15 +6,21 @@ Each test was run first on the code before the change and failed there.
 
 from __future__ import annotations
 
+import random
 from datetime import date, timedelta
 
 import pytest
 from langchain_core.messages import HumanMessage
 
+from agent_world.agents import phrasing
 from agent_world.agents.attempt import run_attempt
 from agent_world.agents.baseline import BaselineChatModel, literals
 from agent_world.envs import EnvRuntime, load_example
+from agent_world.tasks.artefacts import artefacts
+from agent_world.tasks.gates import gate_no_shortcut, gate_solvable
 from agent_world.tasks.model import Task
+from agent_world.tasks.truth import ground_truth
+from agent_world.tasks.walks import Binding, Plan, PlanStep, ValueSampler, prune_detours
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +95,106 @@ def test_the_baseline_solves_a_task_that_says_next_friday(airline, runtime):
     traj = run_attempt(task, BaselineChatModel(seed=1), spec=airline, runtime=runtime)
     assert traj.steps and traj.steps[0].arguments.get("date") == day.isoformat()
     assert traj.meta["passed"], traj.final_answer
+
+
+# ---- requests a person would write ---------------------------------------------------------
+def test_an_edit_states_what_it_sets(airline):
+    """"Please edit appointment 57." named the record and nothing to set: an edit whose stated
+    arguments are only keys gets one of its fields to set."""
+    sampler = ValueSampler(airline)
+    for seed in range(12):
+        args = sampler.start_args("update_passenger", random.Random(seed))
+        assert args is not None
+        assert set(args) - {"reservation_id", "passenger_id"}, args
+    # an action on a record is no edit: nothing is added to it
+    assert set(sampler.start_args("cancel_reservation", random.Random(0))) == {"reservation_id"}
+
+
+def test_a_write_is_asked_for_without_what_it_returns(airline):
+    spec = airline.model_copy(deep=True)
+    tool = next(t for t in spec.tools if t.name == "add_baggage")
+    tool.description = "Create a checked bag and return the new record. Refused when full."
+    assert phrasing.action_phrase(spec, "add_baggage") == "create a checked bag"
+
+
+def test_a_key_with_a_role_reads_as_its_entity():
+    assert phrasing.arg_phrase("source_timezone_id", 33) == "timezone 33 as the source"
+    lits = literals("Convert it from timezone 33 as the source to timezone 10 as the target.")
+    assert lits[0]["context"][-1] == "source" and lits[1]["context"][-1] == "target"
+
+
+def test_the_argument_name_check_reads_values_in_their_case(airline):
+    """Under re.I the value pattern `[A-Z]{2,}` took any word: "whose utc offset is '-06:00'"
+    was an artefact, which rejected every level 3-5 candidate of the `time` environment."""
+    spec = airline.model_copy(deep=True)
+    tool = next(t for t in spec.tools if t.name == "search_flights")
+    tool.parameters["properties"]["utc_offset"] = {"type": "string"}
+    assert not artefacts("Find the flights whose utc offset is '-06:00'.", spec,
+                         ["search_flights"])
+    assert "argument-name" in artefacts("Find the flights with utc offset '-06:00'.", spec,
+                                        ["search_flights"])
+    assert "argument-name" in artefacts("Find the flights with utc offset NW100.", spec,
+                                        ["search_flights"])
+
+
+def test_a_look_up_that_feeds_nothing_is_left_out_of_the_plan(airline):
+    """"Check in reservation R. Next, find the customer. Next, ..." with the customer never
+    used: the detour is dropped, bindings re-pointed."""
+    plan = Plan(steps=[
+        PlanStep(tool="get_reservation", given={"reservation_id": "R1"}),
+        PlanStep(tool="get_customer", bound={"customer_id": Binding(step=0,
+                                                                    field="customer_id")}),
+        PlanStep(tool="check_in", bound={"reservation_id": Binding(step=0,
+                                                                   field="reservation_id")}),
+        PlanStep(tool="get_reservation", bound={"reservation_id": Binding(
+            step=2, field="reservation_id")})])
+    pruned, kept = prune_detours(plan, airline)
+    assert kept == [0, 2, 3]
+    assert [s.tool for s in pruned.steps] == ["get_reservation", "check_in", "get_reservation"]
+    assert pruned.steps[2].bound["reservation_id"].step == 1
+
+
+# ---- solvable, and not with fewer calls --------------------------------------------------------
+def _task(spec, runtime, plan, answer, instruction):
+    truth = ground_truth(spec, runtime, plan, answer, seed=0)
+    assert not isinstance(truth, str), truth
+    return Task(kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint,
+                instruction=instruction, chain=truth.chain, reference_answer=truth.answer,
+                expected_changes=truth.expected_changes,
+                origin={"plan": plan.model_dump(mode="json"), "answer": answer}).with_id()
+
+
+def test_a_task_that_passes_with_fewer_calls_is_rejected(runtime):
+    spec = load_example("ecommerce")
+    order = next(o for o in spec.rows["orders"] if o["status"] == "delivered")
+    plan = Plan(steps=[
+        PlanStep(tool="list_orders", given={"customer_id": order["customer_id"]},
+                 select={"order_id": order["order_id"]}),
+        PlanStep(tool="get_order", bound={"order_id": Binding(step=0, field="order_id")})])
+    # the list already shows each order's status: opening the order is a call too many
+    padded = _task(spec, runtime, plan, {"kind": "field", "step": 1, "field": "status"},
+                   f"List customer {order['customer_id']}'s orders, open order "
+                   f"{order['order_id']} and tell me its status.")
+    res = gate_no_shortcut(padded, spec, runtime)
+    assert not res.passed and "get_order" in res.detail
+    # the tracking number is only on the order itself: both calls are needed
+    field = next(f for f in ("tracking_number", "carrier", "shipping_address")
+                 if f not in spec.tool("list_orders").description)
+    needed = _task(spec, runtime, plan, {"kind": "field", "step": 1, "field": field},
+                   f"List customer {order['customer_id']}'s orders, open order "
+                   f"{order['order_id']} and tell me its {field.replace('_', ' ')}.")
+    assert gate_no_shortcut(needed, spec, runtime).passed
+
+
+def test_an_argument_another_chain_reads_is_solvable(airline, runtime):
+    """The request gives the customer's email, the gold chain passes the customer id: the
+    environment's customer look-up by email is another chain that reads it."""
+    c = airline.rows["customers"][3]
+    plan = Plan(steps=[PlanStep(tool="get_loyalty_balance",
+                                given={"customer_id": c["customer_id"]})])
+    task = _task(airline, runtime, plan, {"kind": "field", "step": 0, "field": "tier"},
+                 f"I am the customer with email {c['email']}. Which loyalty tier am I in?")
+    res = gate_solvable(task, airline, runtime)
+    assert res.passed and "get_customer" in res.detail, res.detail
+    hidden = task.model_copy(update={"instruction": "Which loyalty tier am I in?"})
+    assert not gate_solvable(hidden, airline, runtime).passed
