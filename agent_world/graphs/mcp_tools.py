@@ -328,6 +328,13 @@ class GraphServer(FastMCP):
                 for i, spec in enumerate(item):
                     if isinstance(spec, str):
                         self._check_source(f"{at}[{i}]", spec)
+            elif isinstance(item, str) and item and key == "ray_address":
+                # work sent to a cluster the client names comes back pickled: as good as
+                # running the client's code here
+                if not self.allow_commands:
+                    raise ToolError(f"{at}: {item!r} names a Ray cluster, and this server sends "
+                                    f"no work to a cluster a client names (start it with "
+                                    f"{COMMANDS_FLAG}: {COMMANDS_DANGER})")
             elif isinstance(item, str) and item and key in HOME_FIELDS:
                 if _resolved(item) != self.home:
                     self._refuse_path(at, item, "another arena home")

@@ -4,6 +4,7 @@ its own source only, with an error naming it, while what the others wrote stays.
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing.util
 import shlex
 import sys
@@ -12,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.server.fastmcp.exceptions import ToolError
 
 from agent_world import scaleout
 from agent_world.envs.catalog import Catalog
 from agent_world.graphs import mine as mine_graph
 from agent_world.graphs.build import BuildContext, build_environments
+from agent_world.graphs.mcp_tools import GraphServer
 from agent_world.graphs.runner import invoke
 from agent_world.graphs.synthesize import synthesize_tasks
 
@@ -109,3 +112,11 @@ def test_ray_address_without_ray_is_one_error_line(monkeypatch):
     with pytest.raises(scaleout.ScaleoutError, match=r"^--ray needs Ray: pip install "
                                                      r"'agent-world\[scale\]'$"):
         scaleout.executor(ray_address="ray://127.0.0.1:10001")
+
+
+def test_graph_server_sends_no_work_to_a_cluster_a_client_names(tmp_path):
+    server = GraphServer(tmp_path, graphs=["mine"])
+    with pytest.raises(ToolError, match=r"context\.ray_address: .* names a Ray cluster.*"
+                                        r"--allow-commands"):
+        asyncio.run(server.call_tool("mine", {"sources": SOURCES[:1], "iterations": 0,
+                                              "context": {"ray_address": "ray://10.0.0.9:10001"}}))
