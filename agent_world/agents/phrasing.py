@@ -562,9 +562,12 @@ def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
     parts = [rng.choice(_OPEN), *_clauses(spec, plan, i + 1, rng)]
     ent = entity(plan.steps[i].tool)
     test = f"{field_words(cond['field'])} is {say(cond['field'], cond['value'])}"
+    # the write is aimed at the record it is fed by: the branch's, or one read before it
+    fed = sorted({b["step"] for b in (cond["write"].get("bound") or {}).values()})
+    src = i if not fed or i in fed else fed[-1]
     act = write_clause(spec, cond["write"]["tool"], cond["write"]["given"], rng,
-                       prev=ent)
-    if entity(cond["write"]["tool"]) == ent:
+                       prev=entity(plan.steps[src].tool))
+    if entity(cond["write"]["tool"]) == ent and src == i:
         act = re.sub(rf"\bthat {re.escape(ent)}\b", "it", act, count=1)
     other = field_words(cond["else_field"])
     shape = rng.randrange(2)

@@ -288,13 +288,14 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
     conditional = kind == "graph" and recipe.condition
     ep = runtime.open(spec, seed=seed)
     try:
-        plan = random_walk(spec, graph, ep, rng, recipe.length, start=start, sampler=sampler,
-                           writes=kind == "graph" and not conditional)
+        # a few calls past the recipe's length: the detours pruned below shorten the walk
+        plan = random_walk(spec, graph, ep, rng, recipe.length + WALK_SLACK, start=start,
+                           sampler=sampler, writes=kind == "graph" and not conditional)
     finally:
         ep.close()
     if plan is None:
         return "the walk's first call failed"
-    plan, _ = prune_detours(plan, spec)
+    plan = _fit_length(plan, spec, recipe.length)
     observations, changes = run_plan(spec, runtime, plan, seed)
     results = [o.result if o is not None and o.ok else None for o in observations]
     if conditional:
@@ -358,6 +359,18 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         task = task.model_copy(update={"solution": solution_source(plan, answer),
                                        "verify": verify_source(truth)})
     return _with_state_hash(task, spec, runtime)
+
+
+WALK_SLACK = 2  # calls a walk may take past its recipe's length before the detours go
+
+
+def _fit_length(plan: Plan, spec: EnvSpec, length: int) -> Plan:
+    """The longest prefix of the walk whose steps, detours left out, are at most `length`."""
+    for n in range(len(plan.steps), 0, -1):
+        fitted, _ = prune_detours(Plan(steps=plan.steps[:n]), spec)
+        if len(fitted.steps) <= length:
+            return fitted
+    return Plan(steps=plan.steps[:1])
 
 
 def _with_state_hash(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> Task:
@@ -426,8 +439,13 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
                 CONDITION_DOMAIN[0] <= len(domain) <= CONDITION_DOMAIN[1] and v in domain and \
                 f not in fixed:
             conds.append((f, v, domain))
+    # a write the branch's record feeds first; one a record read before it feeds after
+    # ("if the copy is damaged, suspend that loan's member"): with them, a walk of 5 reads
+    # and a write reaches level 5
     writes = sorted({dst for _, dst in graph.out_edges(plan.steps[i].tool)
                      if spec.tool(dst).mutates})
+    writes += sorted({dst for s in plan.steps[:i] for _, dst in graph.out_edges(s.tool)
+                      if spec.tool(dst).mutates} - set(writes))
     if not conds or not writes:
         return "nothing to branch on"
     f, observed, domain = rng.choice(conds)
@@ -439,10 +457,13 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
     if not others:
         return "nothing to ask when the condition fails"
     else_field = rng.choice(sorted(others))
-    rng.shuffle(writes)
-    for write in writes[:3]:
+    near = [w for w in writes if w in _fed_by(graph, plan, i, spec)]
+    far = [w for w in writes if w not in near]
+    rng.shuffle(near)
+    rng.shuffle(far)
+    for write in (near + far)[:4]:
         step = _bind_step(spec, graph, plan, results, write, sampler, rng)
-        if step is None or not any(b.step == i for b in step.bound.values()):
+        if step is None:
             continue
         then_plan = Plan(steps=[*plan.steps, step])
         cond = {"step": i, "field": f, "value": value, "holds": holds,
@@ -481,6 +502,10 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
                     "recipe": recipe.__dict__})
         return _with_state_hash(task, spec, runtime)
     return "no write the observed record feeds"
+
+
+def _fed_by(graph: Any, plan: Plan, i: int, spec: EnvSpec) -> set[str]:
+    return {dst for _, dst in graph.out_edges(plan.steps[i].tool) if spec.tool(dst).mutates}
 
 
 def chain_target(task: Task) -> str:

@@ -306,6 +306,9 @@ def _next_tools(graph: nx.DiGraph, plan: Plan, rng: random.Random, branch_p: flo
 
 
 RE_READ_WEIGHT = 0.2
+# refusals the engine rolls back (the call changed nothing)
+REFUSALS = frozenset({"tool_error", "invalid_arguments", "constraint_violation",
+                      "permission_denied", "not_found"})
 
 
 def _entity(tool: str) -> str:
@@ -351,8 +354,11 @@ def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.
             # undo the selection a failed step introduced; try another way on (a few times)
             for s, sel in zip(plan.steps, selects, strict=True):
                 s.select = sel
-            if obs is not None and spec.tool(dst).mutates:
-                break  # a failed write may have left traces: the walk ends here
+            if obs is not None and spec.tool(dst).mutates and \
+                    (obs.error is None or obs.error.kind not in REFUSALS):
+                break  # a write that failed otherwise may have left traces: the walk ends
+            # a refused write is rolled back: the walk tries another way on (it ended here,
+            # and book lending's refusals left its walks at one or two calls)
             stuck += 1
             continue
         stuck = 0

@@ -16,11 +16,20 @@ from agent_world.agents import phrasing
 from agent_world.agents.attempt import run_attempt
 from agent_world.agents.baseline import BaselineChatModel, literals
 from agent_world.envs import EnvRuntime, load_example
+from agent_world.envs.episode import Observation, ObservationError
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.gates import gate_no_shortcut, gate_solvable
 from agent_world.tasks.model import Task
+from agent_world.tasks.toolgraph import build_tool_graph
 from agent_world.tasks.truth import ground_truth
-from agent_world.tasks.walks import Binding, Plan, PlanStep, ValueSampler, prune_detours
+from agent_world.tasks.walks import (
+    Binding,
+    Plan,
+    PlanStep,
+    ValueSampler,
+    prune_detours,
+    random_walk,
+)
 
 
 @pytest.fixture(scope="module")
@@ -198,3 +207,59 @@ def test_an_argument_another_chain_reads_is_solvable(airline, runtime):
     assert res.passed and "get_customer" in res.detail, res.detail
     hidden = task.model_copy(update={"instruction": "Which loyalty tier am I in?"})
     assert not gate_solvable(hidden, airline, runtime).passed
+
+
+# ---- levels where the tool graph allows them ----------------------------------------------------
+class _Refusing:
+    """An episode whose every write is refused once (the engine rolls a refusal back)."""
+
+    def __init__(self, episode, spec):
+        self.episode, self.spec, self.refused, self.done = episode, spec, [], 0
+        self.refused_at: int | None = None  # successful calls before the first refusal
+
+    def reset(self):
+        self.episode.reset()
+
+    def step(self, tool, arguments):
+        if self.spec.tool(tool).mutates and tool not in self.refused:
+            self.refused.append(tool)
+            if self.refused_at is None:
+                self.refused_at = self.done
+            return Observation(step=0, tool=tool, arguments=arguments, ok=False,
+                               error=ObservationError(kind="tool_error", message="refused"))
+        obs = self.episode.step(tool, arguments)
+        self.done += obs.ok
+        return obs
+
+
+def test_a_refused_write_does_not_end_the_walk(airline, runtime):
+    """Book lending's walks ended at their first refused write (one or two calls, no level
+    5): a refusal changes nothing, so the walk tries another way on."""
+    graph = build_tool_graph(airline, runtime=runtime)
+    ep = runtime.open(airline, seed=0)
+    try:
+        went_on = 0
+        for seed in range(8):
+            wrapped = _Refusing(ep, airline)
+            plan = random_walk(airline, graph, wrapped, random.Random(seed), 5,
+                               start="get_reservation")
+            if plan is not None and wrapped.refused_at is not None:
+                went_on += len(plan.steps) > wrapped.refused_at
+    finally:
+        ep.close()
+    assert went_on
+
+
+def test_a_condition_may_gate_a_write_on_a_record_read_before(airline):
+    """"If the flight's status is X, cancel that reservation": the write is aimed at the
+    record that feeds it, not the branch's."""
+    plan = Plan(steps=[
+        PlanStep(tool="get_reservation", given={"reservation_id": "MGX7Q2"}),
+        PlanStep(tool="get_flight_status", bound={"flight_number": Binding(
+            step=0, field="flight_number")})])
+    cond = {"step": 1, "field": "status", "value": "scheduled", "holds": True,
+            "else_field": "gate",
+            "write": PlanStep(tool="cancel_reservation", bound={"reservation_id": Binding(
+                step=0, field="reservation_id")}).model_dump(mode="json")}
+    text = phrasing.conditional_instruction(airline, plan, cond, random.Random(0))
+    assert "that reservation" in text and "flight's reservation" not in text, text
