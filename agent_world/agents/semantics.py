@@ -1042,7 +1042,7 @@ def _end_state(states: list[str], holding: set[str], scheduled: bool) -> str | N
     return None
 
 
-def _free_value(column: ColumnSpec, held: Any) -> Any:
+def free_value(column: ColumnSpec, held: Any) -> Any:
     """The value of a parent no live record holds: false, or its first state that is not the
     held one (``available``, ``published``)."""
     if held is True:
@@ -1089,7 +1089,7 @@ def _repair_invariants(spec: EnvSpec, index: dict[str, dict[Any, dict[str, Any]]
                 if row is None:
                     continue
                 row[inv["column"]] = inv["value"] if rid in live else \
-                    _free_value(col, inv["value"])
+                    free_value(col, inv["value"])
                 fixed += 1
         elif inv["kind"] == "set_only_in" and t.column(inv["column"]).nullable:
             for rid in [r for (tb, c, r) in bad if tb == t.name and c == inv["column"]]:

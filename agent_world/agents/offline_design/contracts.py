@@ -29,6 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from agent_world.agents.offline_mining.naming import singular, snake, tokens
+from agent_world.agents.semantics import free_value, spec_invariants
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 
 Verb = Literal["read_one", "list", "search", "create", "update_field", "transition", "delete",
@@ -80,6 +81,7 @@ class Value(BaseModel):
     source: Literal["arg", "const", "now", "today", "entity", "row", "days_after", "increment",
                     "new_id", "sql_table_name"]
     arg: str | None = None  # arg / row / sql_table_name: the argument
+    # arg: the entity's column kept when the (optional) argument is not given
     value: Any = None  # const: the value; days_after: days; increment: the step
     column: str | None = None  # entity/row: the column read; days_after/increment: base column
     alt_value: Any = None  # days_after: days when the entity's `alt_column` is true
@@ -94,7 +96,7 @@ class Effect(BaseModel):
     rows: Literal["entity", "children", "peers", "parent", "new"]
     link: str | None = None  # children: FK naming the entity; peers: the shared container
     # column; parent: the FK column (of the entity or of an argument's row) naming the row
-    link_arg: str | None = None  # parent: read the FK from this argument's row (else entity)
+    link_arg: str | None = None  # parent: the row this argument names (else the entity's FK)
     where: dict[str, list[Any]] = Field(default_factory=dict)  # column -> allowed values
     where_arg: dict[str, str] = Field(default_factory=dict)  # column -> argument (list: IN)
     latest: bool = False  # only the newest matching row
@@ -389,7 +391,7 @@ def derive_contract(spec: EnvSpec, tool: str, entry: dict[str, Any]) -> Contract
     args = _Args(spec, entity, entry)
     c = Contract(tool=tool, entity=entity.name, verb="list", description=desc[:400] or
                  tool.replace("_", " ") + ".", source_tool=tool)
-    for fn in (_computed, _staging, _extend, _transition, _plain):
+    for fn in (_computed, _staging, _extend, _transition, _move, _plain):
         out = fn(spec, c, entity, words, text, desc, args, entry)
         if out is not None:
             return out
@@ -694,6 +696,81 @@ def _extend(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
     return c
 
 
+# -- moves (reschedule an appointment to another slot) ---------------------------------------------
+MOVE_VERBS = frozenset({"move", "reschedule", "rebook", "reassign", "relocate", "swap"})
+
+
+def _move(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
+    """A live record moved to another parent it holds (an appointment to another open slot):
+    the old parent is freed, the new one taken (refused unless free, or the same one), and the
+    record takes the new parent's time and owners (the slot's start, clinician, location)."""
+    if entry.get("read_only") is True or not (set(words) | _words(desc)) & MOVE_VERBS \
+            or not args.refs_to(entity.name):
+        return None
+    holds = {h.fk: h for h in holds_of(spec, entity.name) if h.held}
+    target = next(((a, holds[i["via"].split(".", 1)[1]]) for a, i in args.raw.items()
+                   if i.get("role") == "reference" and i.get("table") != entity.name
+                   and str(i.get("via", "")).startswith(entity.name + ".")
+                   and i["via"].split(".", 1)[1] in holds), None)
+    status = status_of(entity)
+    if target is None or status is None:
+        return None
+    arg, h = target
+    parent = spec.table(h.parent)
+    used: set[str] = {arg}
+    key = _key_param(spec, entity, args, text, used)
+    p = _param(args.safe(arg), "row", ref_table=parent.name, ref_column=pk_of(parent),
+               type="integer", required=True,
+               description=f"The {singular(parent.name).replace('_', ' ')} to move to (its id).")
+    params = [key, p]
+    sets: dict[str, Value] = {h.fk: Value(source="row", arg=p.name, column=pk_of(parent))}
+    for col in entity.columns:  # what the record copies from where it sits
+        if col.name in sets or col.primary_key or col.name in ("created_at", "updated_at") \
+                or not _has(parent, col.name) or parent.column(col.name).type != col.type:
+            continue
+        if col.foreign_key or col.type in ("datetime", "date"):
+            sets[col.name] = Value(source="row", arg=p.name, column=col.name)
+    for a, info in args.raw.items():
+        if a in used or info.get("role") != "column" or info.get("table") != entity.name \
+                or not _has(entity, info.get("column") or "") or info["column"] in sets:
+            continue
+        col = entity.column(info["column"])
+        params.append(_param(args.safe(a), "set", column=col.name, type=_json_type(col),
+                             enum=list(col.enum) if col.enum else None,
+                             required=bool(info.get("required")),
+                             description=f"{col.name.replace('_', ' ').capitalize()}."))
+        # an optional argument left out keeps the record's value
+        sets[col.name] = Value(source="arg", arg=args.safe(a),
+                               column=None if info.get("required") else col.name)
+    for n in _now_columns(entity):
+        sets[n] = Value(source="now")
+    live = [s for s in h.holding if s not in TERMINAL_STATES]
+    live = [s for s in live if s in OPEN_STATES] or live
+    noun, pnoun = (singular(t).replace("_", " ") for t in (entity.name, parent.name))
+    guards = [Guard(kind="state_in", column=status.name, values=live,
+                    message=f"the {noun} must be {' or '.join(live)}"),
+              Guard(kind="differs", column=h.fk, arg=p.name,
+                    message=f"the new {pnoun} must differ from the {noun}'s {pnoun}")]
+    guards += [Guard(kind="state_in", row=p.name, column=col, values=values,
+                     message=f"the new {pnoun} must be "
+                             f"{'not ' + col if values == [False] else ' or '.join(values)}")
+               for col, values in h.takes.items()]
+    now = {n: Value(source="now") for n in _now_columns(parent)}
+    c.verb, c.returns = "update_field", "row"
+    c.params = params
+    c.effects = [Effect(table=entity.name, op="update", rows="entity", set=sets),
+                 Effect(table=parent.name, op="update", rows="parent", link=h.fk, coupled=True,
+                        set={**{k: Value(source="const", value=v) for k, v in h.free.items()},
+                             **now}),
+                 Effect(table=parent.name, op="update", rows="parent", link=h.fk, link_arg=p.name,
+                        coupled=True,
+                        set={**{k: Value(source="const", value=v) for k, v in h.held.items()},
+                             **now})]
+    c.guards = guards
+    c.evidence = [f"moves the {noun} to another {pnoun}: frees the old one, takes the new one"]
+    return c
+
+
 # -- transitions -----------------------------------------------------------------------------------
 def _transition(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
     if entry.get("read_only") is True:
@@ -771,8 +848,7 @@ def _transition(spec, c, entity, words, text, desc, args, entry) -> Contract | N
             guards.append(Guard(kind="differs", column=dest.name, arg=p.name,
                                 message=f"the destination must differ from the {noun}'s "
                                         f"{dest.name.replace('_', ' ')}"))
-    if target in TERMINAL_STATES:
-        effects += _release_parent(spec, entity)
+    effects += _release_parent(spec, entity, target, allowed)
     exclusive = _exclusive_peers(spec, entity, status.name, target, params,
                                  bool({"switch", "switches"} & text))
     if exclusive is not None:
@@ -896,62 +972,104 @@ def _release_records(spec: EnvSpec, entity: TableSpec, target: str, text: set[st
     return out
 
 
-def _release_parent(spec: EnvSpec, entity: TableSpec) -> list[Effect]:
-    """Ending a booking frees what it booked (a cancelled appointment's slot)."""
+class Hold(BaseModel):
+    """A parent that a live record of a child table holds (a bike its trip in progress, a slot
+    its booked appointment), from the spec's declared invariants: while a child row is in one
+    of `holding` with `fk` naming the parent, the parent's `held` columns have those values
+    (and at most one such child exists); otherwise they have the `free` values."""
+
+    parent: str
+    fk: str
+    status: str  # the child's status column
+    holding: list[Any]
+    held: dict[str, Any] = Field(default_factory=dict)  # parent column -> value while held
+    free: dict[str, Any] = Field(default_factory=dict)  # ... once nothing holds it
+    takes: dict[str, list[Any]] = Field(default_factory=dict)  # ... values it can be taken in
+
+
+def holds_of(spec: EnvSpec, child: str) -> list[Hold]:
+    """The parents a record of `child` holds while live, one per foreign key, in schema order."""
+    out: dict[str, Hold] = {}
+    tables = {t.name: t for t in spec.tables}
+    for inv in spec_invariants(spec):
+        kind = inv.get("kind")
+        if kind not in ("held_iff", "capacity"):
+            continue
+        name = inv.get("child") if kind == "held_iff" else inv.get("table")
+        parent = inv.get("table") if kind == "held_iff" else inv.get("parent")
+        if name != child or parent not in tables:
+            continue
+        h = out.setdefault(inv["fk"], Hold(
+            parent=parent, fk=inv["fk"], holding=list(inv["holding"]),
+            status=inv["child_column"] if kind == "held_iff" else inv["column"]))
+        if kind != "held_iff":
+            continue
+        col = tables[parent].column(inv["column"])
+        h.held[col.name] = inv["value"]
+        h.free[col.name] = free_value(col, inv["value"])
+        if inv["value"] is True:
+            h.takes[col.name] = [False]
+        else:
+            free = [s for s in FREE_STATES if s in (col.enum or []) and s != inv["value"]]
+            h.takes[col.name] = free[:1] or [h.free[col.name]]
+    return [out[c.name] for c in tables[child].columns if c.name in out]
+
+
+def held_values(spec: EnvSpec, parent: str) -> dict[str, Any]:
+    """Columns of `parent` that only a live child record may set (column -> held value)."""
+    return {inv["column"]: inv["value"] for inv in spec_invariants(spec)
+            if inv.get("kind") == "held_iff" and inv.get("table") == parent}
+
+
+def _release_parent(spec: EnvSpec, entity: TableSpec, target: str,
+                    allowed: list[str]) -> list[Effect]:
+    """Ending a booking frees what it booked (a cancelled appointment's slot, an ended trip's
+    bike): the parent's held columns go back to their free values. Only from states that
+    hold it: a record that never held its parent leaves it alone."""
     out = []
-    for col in entity.columns:
-        parent = fk_target(col)
-        if parent is None or col.name.startswith("current_"):
+    for h in holds_of(spec, entity.name):
+        if target in h.holding or not h.free or not set(allowed) <= set(h.holding):
             continue
-        t = spec.table(parent)
-        flag = _booked_flag(t)
-        if flag is None:
-            continue
-        sets = {flag.name: Value(source="const", value=False)}
-        st = status_of(t)
-        if st is not None and "booked" in (st.enum or []):
-            free = next((s for s in FREE_STATES if s in (st.enum or [])), None)
-            if free:
-                sets[st.name] = Value(source="const", value=free)
+        t = spec.table(h.parent)
+        sets = {c: Value(source="const", value=v) for c, v in h.free.items()}
         for n in _now_columns(t):
             sets[n] = Value(source="now")
-        out.append(Effect(table=t.name, op="update", rows="parent", link=col.name, set=sets,
+        out.append(Effect(table=t.name, op="update", rows="parent", link=h.fk, set=sets,
                           coupled=True))
     return out
 
 
-def _booked_flag(table: TableSpec) -> Any:
-    """The boolean column that says a bookable record (a slot) is taken, or None."""
-    return next((c for c in table.columns if c.type == "boolean" and c.name in
-                 ("booked", "reserved", "taken", "occupied")), None)
-
-
-def book_parent(spec: EnvSpec, entity: TableSpec, params: list[ContractParam]
-                 ) -> tuple[list[Effect], list[Guard]]:
-    """Creating a booking takes what it books (an appointment's slot): the slot becomes booked
-    and a slot already booked is refused."""
+def book_parent(spec: EnvSpec, entity: TableSpec, params: list[ContractParam],
+                state: Any = None) -> tuple[list[Effect], list[Guard]]:
+    """Creating a live record takes what it holds (an appointment's slot, a trip's bike): the
+    parent gets its held values, and a parent not free to take is refused. `state` is the new
+    record's state (None: it holds from the start)."""
     effects, guards = [], []
+    holds = {h.fk: h for h in holds_of(spec, entity.name)}
     for p in params:
-        col = entity.column(p.column) if p.column and _has(entity, p.column) else None
-        parent = fk_target(col) if col is not None else None
-        if parent is None:
+        h = holds.get(p.column or "")
+        if h is None or not h.held or (state is not None and state not in h.holding):
             continue
-        t = spec.table(parent)
-        flag = _booked_flag(t)
-        if flag is None:
-            continue
-        sets = {flag.name: Value(source="const", value=True)}
-        st = status_of(t)
-        if st is not None and "booked" in (st.enum or []):
-            sets[st.name] = Value(source="const", value="booked")
+        t = spec.table(h.parent)
+        sets = {c: Value(source="const", value=v) for c, v in h.held.items()}
         for n in _now_columns(t):
             sets[n] = Value(source="now")
-        effects.append(Effect(table=t.name, op="update", rows="parent", link=col.name,
+        effects.append(Effect(table=t.name, op="update", rows="parent", link=h.fk,
                               set=sets, coupled=True))
-        guards.append(Guard(kind="state_in", row=p.name, column=flag.name, values=[False],
-                            message=f"the {singular(parent).replace('_', ' ')} must not be "
-                                    f"{flag.name} already"))
+        noun = singular(h.parent).replace("_", " ")
+        for c, values in h.takes.items():
+            want = "not " + c if values == [False] else " or ".join(map(str, values))
+            guards.append(Guard(kind="state_in", row=p.name, column=c, values=values,
+                                message=f"the {noun} must be {want} (nothing may hold it yet)"))
     return effects, guards
+
+
+def _require(params: list[ContractParam], guards: list[Guard]) -> None:
+    """The arguments a guard reads a row of are required (a trip needs its bike)."""
+    named = {g.row for g in guards}
+    for p in params:
+        if p.name in named:
+            p.required = True
 
 
 def _exclusive_peers(spec: EnvSpec, entity: TableSpec, status: str, target: str,
@@ -1021,7 +1139,10 @@ def _plain(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
         sets.update({k: Value(source="const", value=v) for k, v in plan.fixed.items()})
         sets.update({k: Value(source="now") for k in plan.now_columns})
         c.effects = [Effect(table=entity.name, op="insert", rows="new", set=sets)]
-        booked, guards = book_parent(spec, entity, plan.params)
+        st = status_of(entity)
+        booked, guards = book_parent(spec, entity, c.params,
+                                     plan.fixed.get(st.name) if st is not None else None)
+        _require(c.params, guards)
         c.effects += booked
         c.guards += guards
         c.options = {"plan": plan.model_dump()}
@@ -1120,5 +1241,5 @@ def plan_contract(plan: Any) -> Contract:
 
 
 __all__ = ["BUSY_STATES", "Computation", "Contract", "ContractParam", "Effect", "FREE_STATES",
-           "Guard", "VERBS", "Value", "Verb", "WRITE_VERBS", "book_parent", "derive_contract",
+           "Guard", "Hold", "VERBS", "Value", "Verb", "WRITE_VERBS", "book_parent", "derive_contract", "held_values", "holds_of",
            "plan_contract"]

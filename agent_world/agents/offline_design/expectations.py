@@ -478,9 +478,12 @@ class Designer:
             return args
 
         keyed = [r for r in rows if self._key_row(plan, r) is r]
+        if status_param is not None and status_param.enum is not None:
+            enum = [s for s in enum if s in status_param.enum]
+        best = None
         for row in keyed:
             current = row.get(col)
-            if current in TERMINAL:
+            if current in TERMINAL or current in plan.refuse_states:
                 continue
             target = plan.target_status or next(
                 (s for s in enum if s != current and s not in TERMINAL), None) or next(
@@ -490,15 +493,31 @@ class Designer:
             args = args_for(row, target)
             if any(v is None for v in args.values()):
                 continue
+            coupled = self._held_changes(plan, row, current, target)
+            if coupled is None:
+                continue
             values = {col: target, **{c: self.now for c in plan.now_columns}}
             for p in plan.params:
                 if p.role == "set" and p.column != col and p.name in args:
                     values[p.column] = args[p.name]
+            values.update({f: None for f, states in plan.clear_outside.items()
+                           if target not in states and row.get(f) is not None})
+            if best is None or len(coupled) > len(best[3]):
+                best = (target, args, {"table": plan.table, "op": "update",
+                                       "key": {pk: row[pk]}, "values": values}, coupled)
+            if len(coupled) == len([h for h in plan.holds if h.held]):
+                break
+        if best is not None:
+            target, args, change, coupled = best
             out.append(self.test(plan, f"changes {col} to {target}", args,
-                                 contains={col: target},
-                                 changes=[{"table": plan.table, "op": "update",
-                                           "key": {pk: row[pk]}, "values": values}]))
-            break
+                                 contains={col: target}, changes=[change, *coupled]))
+        held = next((r for r in keyed if r.get(col) in plan.refuse_states), None)
+        if held is not None:
+            target = plan.target_status or next((s for s in enum if s != held[col]), None)
+            args = args_for(held, target)
+            if target is not None and all(v is not None for v in args.values()):
+                out.append(self.test(plan, f"held {held[col]} is refused", args, ok=False,
+                                     error_kind="tool_error", changes=[]))
         same = next((r for r in keyed if (plan.target_status or r.get(col)) == r.get(col)
                      and r.get(col) is not None), None)
         if same is not None:
@@ -515,6 +534,33 @@ class Designer:
                 out.append(self.test(plan, f"final {final[col]} is refused", args, ok=False,
                                      error_kind="tool_error", changes=[]))
         out.append(self._unknown_key(plan))
+        return out
+
+    def _held_changes(self, plan: ToolPlan, row: dict[str, Any], current: Any, target: Any
+                      ) -> list[dict[str, Any]] | None:
+        """The parents a status change frees or takes (None: refused, the parent is taken)."""
+        out: list[dict[str, Any]] = []
+        for h in plan.holds:
+            if not h.held:
+                continue
+            was, now = current in h.holding, target in h.holding
+            if was == now:
+                continue
+            parent_t = self.spec.table(h.parent)
+            ppk = pk_column(parent_t) or "id"
+            parent = next((r for r in self.rows(h.parent) if r.get(ppk) == row.get(h.fk)), None)
+            if parent is None:
+                if now:
+                    return None
+                continue
+            if now and any(parent.get(c) not in v for c, v in h.takes.items()):
+                return None
+            values = {**(h.held if now else h.free), **{
+                c.name: self.now for c in parent_t.columns
+                if c.name in ("updated_at", "modified_at")}}
+            if any(parent.get(k) != v for k, v in values.items()):
+                out.append({"table": h.parent, "op": "update", "key": {ppk: parent[ppk]},
+                            "values": values})
         return out
 
     def _update(self, plan: ToolPlan) -> list[Test]:
@@ -577,8 +623,12 @@ class Designer:
                 if r.get(col) is not None:
                     refs[r[col]] += 1
         keyed = [r for r in rows if self._key_row(plan, r) is r]
+        status = next((c.name for c in self.table(plan).columns
+                       if c.enum and c.name in ("status", "state")), None)
+        live = set(plan.refuse_states) if status else set()
         out = []
-        free = next((r for r in keyed if not refs[r[pk]]), None)
+        free = next((r for r in keyed if not refs[r[pk]] and r.get(status or "") not in live),
+                    None)
         if free is not None:
             out.append(self.test(plan, "deletes an unreferenced record",
                                  self._key_args(plan, free), equals={"deleted": free[pk]},
@@ -589,6 +639,12 @@ class Designer:
             out.append(self.test(plan, "referenced record is refused",
                                  self._key_args(plan, used), ok=False, error_kind="tool_error",
                                  changes=[]))
+        holding = next((r for r in keyed if not refs[r[pk]] and r.get(status or "") in live),
+                       None)
+        if holding is not None:
+            out.append(self.test(plan, f"{holding[status]} record is refused",
+                                 self._key_args(plan, holding), ok=False,
+                                 error_kind="tool_error", changes=[]))
         out.append(self._unknown_key(plan))
         return out
 
@@ -682,6 +738,8 @@ class ContractTests:
 
     def value(self, v: Value, row: dict[str, Any], args: dict[str, Any],
               argrows: dict[str, dict[str, Any]]) -> Any:
+        if v.source == "arg" and v.column and args.get(v.arg or "") is None:
+            return row.get(v.column)
         if v.source == "arg":
             return args.get(v.arg or "")
         if v.source == "const":
@@ -727,6 +785,9 @@ class ContractTests:
             elif e.rows == "peers":
                 targets = [r for r in self.rows(e.table) if r.get(e.link or "") ==
                            row.get(e.link or "") and r[tpk] != row[self.pk]]
+            elif e.link_arg:
+                targets = [r for r in self.rows(e.table)
+                           if r[tpk] == (argrows.get(e.link_arg) or {}).get(tpk)]
             else:
                 targets = [r for r in self.rows(e.table) if r[tpk] == source.get(e.link or "")]
             targets = [r for r in targets if all(r.get(col) in vals

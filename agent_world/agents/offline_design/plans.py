@@ -25,11 +25,15 @@ from agent_world.agents.offline_design.contracts import (
     FREE_STATES,
     Contract,
     ContractParam,
+    Hold,
     book_parent,
     derive_contract,
+    held_values,
+    holds_of,
     plan_contract,
 )
 from agent_world.agents.offline_mining.naming import plural, singular, snake, tokens
+from agent_world.agents.semantics import spec_invariants
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 
 Kind = Literal["get", "list", "count_by", "summary", "create", "set_status", "update", "delete",
@@ -89,6 +93,13 @@ class ToolPlan(BaseModel):
     unique: list[str] = Field(default_factory=list)  # create: columns that must stay unique
     unique_groups: list[list[str]] = Field(default_factory=list)  # create: ... together
     source_tool: str | None = None  # the source tool this implements
+    # set_status / delete: states the record may not leave or be deleted in (a slot a live
+    # appointment holds, a trip in progress); set_status: the parents it holds while live
+    refuse_states: list[Any] = Field(default_factory=list)
+    holds: list[Hold] = Field(default_factory=list)
+    # set_status: a field set only in some states (a cancellation's `cancelled_by`) is cleared
+    # when the record moves to another state (column -> those states)
+    clear_outside: dict[str, list[Any]] = Field(default_factory=dict)
     contract: Contract | None = None  # what the tool means (kind "contract": rendered from it)
 
     @property
@@ -273,19 +284,31 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
     if create is not None:
         out.append(create)
     if status is not None:
+        # a state only a live record gives (a bike in use): set by that record's tools, never
+        # by hand, and a record in it stays until what holds it ends
+        held = held_values(spec, t.name).get(status.name)
+        holds = holds_of(spec, t.name)
+        clear = {i["column"]: list(i["states"]) for i in spec_invariants(spec)
+                 if i.get("kind") == "set_only_in" and i.get("table") == t.name
+                 and i.get("status_column") == status.name}
+        enum = [s for s in status.enum or [] if s != held]
         out.append(ToolPlan(
             name=f"set_{noun}_{status.name}", kind="set_status", table=t.name,
             status_column=status.name,
             params=[_key_param(t), _column_param(status, "set", required=True,
-                                                 description=f"The new {status.name}.")],
+                                                 description=f"The new {status.name}.")
+                    .model_copy(update={"enum": enum})],
             now_columns=[c.name for c in t.columns if c.name in ("updated_at", "modified_at")],
+            refuse_states=[held] if held is not None else [], holds=holds, clear_outside=clear,
             description=f"Change the {status.name} of a {_words(noun)}. Refused when the "
                         f"{_words(noun)} already has that {status.name} or is in a final "
-                        f"{status.name} ({', '.join(sorted(TERMINAL & set(status.enum or [])))})."
+                        f"{status.name} ({', '.join(sorted(TERMINAL & set(status.enum or [])))})"
+                        + _held_note(noun, held) + "."
                         if TERMINAL & set(status.enum or []) else
                         f"Change the {status.name} of a {_words(noun)}. Refused when the "
-                        f"{_words(noun)} already has that {status.name}."))
-        for value in status.enum or []:
+                        f"{_words(noun)} already has that {status.name}"
+                        + _held_note(noun, held) + "."))
+        for value in enum:
             verb = next((v for v, s in VERB_STATUS.items() if s == value), None)
             if verb and value in TERMINAL:
                 out.append(ToolPlan(
@@ -293,8 +316,11 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
                     status_column=status.name, target_status=value, params=[_key_param(t)],
                     now_columns=[c.name for c in t.columns
                                  if c.name in ("updated_at", "modified_at")],
+                    refuse_states=[held] if held is not None else [], holds=holds,
+                    clear_outside={c: v for c, v in clear.items() if value not in v},
                     description=f"Mark a {_words(noun)} as {value}. Refused when it is already "
-                                f"{value} or in another final {status.name}."))
+                                f"{value} or in another final {status.name}"
+                                + _held_note(noun, held) + "."))
                 break
     editable = [c for c in _settable(t) if c.type in ("text", "integer", "real")
                 and not c.enum and not c.foreign_key and not c.unique
@@ -308,13 +334,22 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
                         f"({', '.join(_words(c.name) for c in editable)}); at least one. "
                         "Refused for an unknown id."))
     children = children_of(spec, t)
+    live = sorted({s for h in holds_of(spec, t.name) for s in h.holding}, key=str)
     out.append(ToolPlan(
         name=f"delete_{noun}", kind="delete", table=t.name, params=[_key_param(t)],
-        children=children,
+        children=children, refuse_states=live if status is not None else [],
         description=f"Delete a {_words(noun)}. Refused while other records refer to it"
                     f"{' (' + ', '.join(sorted({c for c, _ in children})) + ')' if children else ''}"
-                    " or when the id is unknown."))
+                    " or when the id is unknown"
+                    + (f"; a {_words(noun)} that is {' or '.join(live)} holds what it names and "
+                       "is not deleted" if live and status is not None else "") + "."))
     return out
+
+
+def _held_note(noun: str, held: Any) -> str:
+    return "" if held is None else (f"; {held} is set by the record that holds the "
+                                    f"{_words(noun)}, and a {_words(noun)} that is {held} "
+                                    "keeps it until that record ends")
 
 
 HOLD_FLAGS = frozenset({"booked", "reserved", "taken", "occupied"})
@@ -602,7 +637,12 @@ def _schema_contract(spec: EnvSpec, plan: ToolPlan) -> ToolPlan:
             parent, parent_col = col.foreign_key.split(".")
             p = p.model_copy(update={"ref_table": parent, "ref_column": parent_col})
         params.append(p)
-    booked, guards = book_parent(spec, table, params)
+    status = status_column(table)
+    booked, guards = book_parent(spec, table, params,
+                                 plan.fixed.get(status.name) if status is not None else None)
+    named = {g.row for g in guards}
+    params = [p.model_copy(update={"required": True}) if p.name in named else p
+              for p in params]
     if not booked:
         return plan.model_copy(update={"contract": contract})
     contract = contract.model_copy(update={

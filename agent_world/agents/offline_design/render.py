@@ -259,6 +259,12 @@ def render_tool(spec: EnvSpec, plan: ToolPlan) -> str:
         render_contract_body(b, spec, plan)
     elif plan.kind == "delete":
         key = _key_lookup(b, spec, plan)
+        status = next((c.name for c in table.columns if c.enum and c.name in ("status", "state")),
+                      None)
+        if plan.refuse_states and status:
+            b.add(f"if row[{_lit(status)}] in {tuple(plan.refuse_states)!r}:")
+            b.add(f"raise ToolError(f\"Refused: {noun} {{{key}}} is {{row[{_lit(status)}]}} and "
+                  "holds what it names; end it first.\")", 2)
         for child, col in plan.children:
             b.add(f"n = ctx.one('SELECT count(*) AS n FROM \"{child}\" WHERE \"{col}\" = ?', "
                   f"({key},))[\"n\"]")
@@ -339,7 +345,18 @@ def _render_change(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
         b.add("if current in FINAL_STATUSES:")
         b.add(f"raise ToolError(f\"{noun.capitalize()} {{{key}}} is {{current}}, a final "
               f"{col}; it can no longer change.\")", 2)
+        if plan.refuse_states:
+            b.add(f"if current in {tuple(plan.refuse_states)!r}:")
+            b.add(f"raise ToolError(f\"Refused: {noun} {{{key}}} is {{current}}; only the "
+                  f"record that holds it can change that.\")", 2)
+        _hold_lines(b, spec, plan, target)
         b.add(f"changes[{_lit(col)}] = {target}")
+        for field, states in plan.clear_outside.items():
+            if plan.target_status is None:
+                b.add(f"if {target} not in {tuple(states)!r}:")
+                b.add(f"changes[{_lit(field)}] = None  # set only while {' or '.join(states)}", 2)
+            elif plan.target_status not in states:
+                b.add(f"changes[{_lit(field)}] = None  # set only while {' or '.join(states)}")
     for p in plan.params:
         if p.role not in ("set", "ref") or p.column is None or \
                 (plan.kind == "set_status" and p.column == plan.status_column):
@@ -368,6 +385,43 @@ def _render_change(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
     b.add(f"return _update(ctx, {_lit(plan.table)}, {_lit(pk)}, {key}, changes)")
 
 
+def _hold_lines(b: _Body, spec: EnvSpec, plan: ToolPlan, target: str) -> None:
+    """A status change of a record that holds a parent while live (a trip its bike): leaving
+    the live states frees the parent, entering them takes it (refused unless it is free)."""
+    fixed = plan.target_status
+    for h in plan.holds:
+        if not h.held:
+            continue
+        parent = spec.table(h.parent)
+        ppk = pk_column(parent)
+        live = tuple(h.holding)
+        pnoun = singular(h.parent).replace("_", " ")
+        now = [c.name for c in parent.columns if c.name in ("updated_at", "modified_at")]
+        # with a fixed target only one direction can happen
+        take = f"current not in {live!r}" + ("" if fixed else f" and {target} in {live!r}")
+        free = f"current in {live!r}" + ("" if fixed else f" and {target} not in {live!r}")
+        takes = fixed is None or fixed in live
+        if takes:
+            b.add(f"if {take}:")
+            b.add(f"if row[{_lit(h.fk)}] is None:", 2)
+            b.add(f"raise ToolError(\"Refused: it names no {pnoun} to hold.\")", 3)
+            b.add(f"held = _row(ctx, {_lit(h.parent)}, {_lit(ppk)}, {_lit(ppk)}, "
+                  f"row[{_lit(h.fk)}], {_lit(pnoun)})", 2)
+            for c, values in h.takes.items():
+                b.add(f"if held[{_lit(c)}] not in {tuple(values)!r}:", 2)
+                b.add(f"raise ToolError(f\"Refused: the {pnoun} has {c} "
+                      f"{{held[{_lit(c)}]!r}}; something else holds it.\")", 3)
+        for cond, values in ((free, h.free), (take, h.held)):
+            if (values is h.held) != takes and fixed is not None:
+                continue
+            sets = {**values, **{n: None for n in now}}
+            cols = ", ".join(f'"{c}" = ?' for c in sets)
+            vals = ", ".join("ctx.now()" if c in now else _lit(v) for c, v in sets.items())
+            b.add(f"if {cond}:")
+            b.add(f"ctx.execute('UPDATE \"{h.parent}\" SET {cols} WHERE \"{ppk}\" = ?', "
+                  f"[{vals}, row[{_lit(h.fk)}]])", 2)
+
+
 def render_module(spec: EnvSpec, plans: list[ToolPlan]) -> str:
     final = "frozenset({" + ", ".join(repr(s) for s in sorted(TERMINAL)) + "})"
     head = HEADER.format(name=spec.name, theme=spec.theme.name.replace('"', "'"),
@@ -381,6 +435,8 @@ __all__ = ["render_module", "render_tool"]
 # ---- tools rendered from their behaviour contract -----------------------------------------------
 def _value_expr(v: Value, row: str, spec: EnvSpec) -> str:
     """Python expression of one written value inside a contract tool."""
+    if v.source == "arg" and v.column:
+        return f"({v.arg} if {v.arg} is not None else row[{_lit(v.column)}])"
     if v.source == "arg":
         return str(v.arg)
     if v.source == "const":
@@ -464,6 +520,9 @@ def _effect_lines(b: _Body, spec: EnvSpec, c: Contract, e: Effect, source: str) 
     elif e.rows == "peers":
         clauses += [f'"{e.link}" = ?', f'"{tpk}" != ?']
         params += [f"row[{_lit(e.link)}]", f"row[{_lit(tpk)}]"]
+    elif e.rows == "parent" and e.link_arg:
+        clauses.append(f'"{tpk}" = ?')
+        params.append(f"{e.link_arg}_row[{_lit(tpk)}]")
     elif e.rows == "parent":
         clauses.append(f'"{tpk}" = ?')
         params.append(f"{source}[{_lit(e.link)}]")
