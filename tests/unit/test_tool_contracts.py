@@ -7,7 +7,9 @@ designer held to the same contracts."""
 from __future__ import annotations
 
 import json
+import random
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from agent_world.agents.cross_validation import (
 )
 from agent_world.agents.miner import mine_theme
 from agent_world.agents.offline_design.contracts import derive_contract
+from agent_world.agents.semantics import invariant_violations
 from agent_world.agents.tool_designer import design_tools
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
@@ -26,19 +29,23 @@ from agent_world.envs.testing import verify_spec
 from agent_world.tools.sources import default_sources, read_source
 from tests.unit.test_build import FakeStructuredModel
 
-SOURCES = ("book-lending-prd", "git", "sqlite", "time")
+SOURCES = ("book-lending-prd", "git", "sqlite", "time", "clinic-booking-openapi")
+BIKESHARE = Path(__file__).resolve().parents[1] / "fixtures" / "sources" / "unseen" / \
+    "bikeshare_openapi.yaml"
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, EnvSpec]:
-    """The default mine (iterations 3, seed 0) of four sources, built offline."""
+    """The default mine (iterations 3, seed 0) of five sources and the unseen bike-share
+    OpenAPI, built offline."""
     home = tmp_path_factory.mktemp("home")
     refs = {r.name: r for r in default_sources(home)}
     compiler, runtime = SandboxCompiler(), validation_runtime()
     out = {}
     try:
-        for name in SOURCES:
-            spec = mine_theme(read_source(refs[name]), iterations=3, seed=0).spec
+        for name in (*SOURCES, "bikeshare"):
+            doc = read_source(refs[name] if name in refs else f"file:{BIKESHARE}")
+            spec = mine_theme(doc, iterations=3, seed=0).spec
             validation, spec_built, _ = cross_validate(spec, design_tools(spec, model=None),
                                                        compiler=compiler, runtime=runtime)
             assert spec_built is not None, validation.dropped
@@ -247,6 +254,116 @@ def test_convert_time_converts_from_the_source_to_the_target_zone(built, rt):
 
 
 # ---- contracts and the tests written from them -------------------------------------------------
+def test_git_commit_commits_the_staged_changes(built, rt):
+    spec = built["git"]
+    repo, changes = _repo_with(spec, staged=True)
+    staged = sorted(c["path"] for c in changes if c["staged"])
+    head = next(b for b in spec.rows["branches"]
+                if b["repository_id"] == repo["id"] and b["status"] == "checked_out")
+    tool = spec.tool("git_commit")
+    with rt.open(spec) as ep:
+        obs = ep.step("git_commit", _args(tool, repo_path=repo["path"], message="Fix it"))
+        assert obs.ok, obs.error
+        new = obs.result
+        assert sorted(new["files"]) == staged and new["parent_commit_id"] == \
+            head["head_commit_id"]
+        files = ep.query('SELECT path FROM "commit_file_changes" WHERE commit_id = ?',
+                         (new["id"],))
+        assert sorted(f["path"] for f in files) == staged
+        left = ep.query('SELECT path, staged FROM "working_tree_changes" '
+                        'WHERE repository_id = ?', (repo["id"],))
+        assert not any(r["staged"] for r in left)  # the staging area is empty
+        assert sorted(r["path"] for r in left) == sorted(
+            c["path"] for c in changes if not c["staged"])
+        branch = ep.query('SELECT head_commit_id FROM "branches" WHERE id = ?', (head["id"],))
+        assert branch[0]["head_commit_id"] == new["id"]
+        again = ep.step("git_commit", _args(tool, repo_path=repo["path"], message="Again"))
+        assert not again.ok and "nothing to commit" in again.error.message
+
+
+def test_reschedule_moves_the_slot_booking(built, rt):
+    spec = built["clinic-booking-openapi"]
+    appt = next(a for a in spec.rows["appointments"] if a["status"] == "booked")
+    free = next(s for s in spec.rows["slots"] if not s["booked"] and s["status"] == "published")
+    taken = next(s for s in spec.rows["slots"] if s["booked"] and s["id"] != appt["slot_id"])
+    tool = spec.tool("rescheduleAppointment")
+    with rt.open(spec) as ep:
+        obs = ep.step("rescheduleAppointment", _args(tool, appointmentId=appt["id"],
+                                                     slotId=free["id"]))
+        assert obs.ok, obs.error
+        assert obs.result["slot_id"] == free["id"]
+        assert obs.result["starts_at"] == free["starts_at"]
+        assert obs.result["reason"] == appt["reason"]  # not given: kept
+        slots = {r["id"]: r for r in ep.query('SELECT id, booked, status FROM "slots" '
+                                               'WHERE id IN (?, ?)', (appt["slot_id"], free["id"]))}
+        assert (bool(slots[appt["slot_id"]]["booked"]), slots[appt["slot_id"]]["status"]) == \
+            (False, "published")
+        assert (bool(slots[free["id"]]["booked"]), slots[free["id"]]["status"]) == \
+            (True, "booked")
+        refused = ep.step("rescheduleAppointment", _args(tool, appointmentId=appt["id"],
+                                                         slotId=taken["id"]))
+        assert not refused.ok
+        assert not invariant_violations(spec, ep.path)
+
+
+def test_place_hold_only_when_no_copy_is_available_at_the_pickup_branch(built, rt):
+    spec = built["book-lending-prd"]
+    copy = next(c for c in spec.rows["copies"] if c["status"] == "available")
+    tool = spec.tool("place_hold")
+    member = spec.rows["members"][0]
+    with rt.open(spec) as ep:
+        obs = ep.step("place_hold", _args(tool, title_id=copy["title_id"],
+                                          pickup_branch_id=copy["current_branch_id"],
+                                          member_id=member["id"]))
+        assert not obs.ok and "no copy is available" in obs.error.message
+    shelved = {(c["title_id"], c["current_branch_id"]) for c in spec.rows["copies"]
+               if c["status"] == "available"}
+    branch = next(b["id"] for b in spec.rows["branches"]
+                  if (copy["title_id"], b["id"]) not in shelved)
+    with rt.open(spec) as ep:
+        obs = ep.step("place_hold", _args(tool, title_id=copy["title_id"],
+                                          pickup_branch_id=branch, member_id=member["id"]))
+        assert obs.ok, obs.error
+
+
+@pytest.mark.parametrize("name", ["clinic-booking-openapi", "bikeshare"])
+def test_random_writes_keep_the_declared_invariants(built, rt, name):
+    """A walk of write calls drawn from the built tests (as the semantic audit's) leaves no
+    invariant violation: a bike is in use iff a trip in progress holds it, a slot holds at
+    most one live appointment and is booked iff it does."""
+    spec = built[name]
+    writes = {t.name for t in spec.tools if t.mutates}
+    calls = [t for t in spec.tests if t.tool in writes]
+    rng = random.Random(0)
+    with rt.open(spec, seed=0) as ep:
+        for _ in range(150):
+            test = rng.choice(calls)
+            ep.step(test.tool, test.arguments)
+        assert [v.message for v in invariant_violations(spec, ep.path)] == []
+
+
+def test_a_held_parent_is_changed_only_through_what_holds_it(built, rt):
+    spec = built["clinic-booking-openapi"]
+    appt = next(a for a in spec.rows["appointments"] if a["status"] == "booked")
+    with rt.open(spec) as ep:
+        for tool, args in (("set_slot_status", {"slot_id": appt["slot_id"],
+                                                "status": "cancelled"}),
+                           ("delete_appointment", {"appointment_id": appt["id"]})):
+            if any(t.name == tool for t in spec.tools):
+                obs = ep.step(tool, args)
+                assert not obs.ok, tool
+    bikes = built["bikeshare"]
+    bike = next(b for b in bikes.rows["bikes"] if b["status"] == "available")
+    rider = bikes.rows["riders"][0]
+    with rt.open(bikes) as ep:
+        first = ep.step("startTrip", {"riderId": rider["id"], "bikeId": bike["id"]})
+        assert first.ok, first.error
+        assert ep.query('SELECT status FROM "bikes" WHERE id = ?', (bike["id"],))[0][
+            "status"] == "in_use"
+        second = ep.step("startTrip", {"riderId": rider["id"], "bikeId": bike["id"]})
+        assert not second.ok  # one trip in progress per bike
+
+
 def test_contracts_name_verb_and_coupled_effects(built):
     spec = built["book-lending-prd"]
     cov = spec.provenance.stats["tool_coverage"]["tools"]

@@ -35,7 +35,7 @@ from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 Verb = Literal["read_one", "list", "search", "create", "update_field", "transition", "delete",
                "compute"]
 Computation = Literal["sql_select", "sql_write", "create_table", "describe_table", "diff",
-                      "status", "convert", "clock"]
+                      "status", "convert", "clock", "commit"]
 VERBS: tuple[str, ...] = ("read_one", "list", "search", "create", "update_field", "transition",
                           "delete", "compute")
 WRITE_VERBS = frozenset({"create", "update_field", "transition", "delete"})
@@ -124,6 +124,7 @@ class Guard(BaseModel):
     table: str | None = None  # exists_where / none_where: rows of this table ...
     link: str | None = None  # ... whose `link` is the entity's id ...
     where: dict[str, list[Any]] = Field(default_factory=dict)  # ... and match this
+    match: dict[str, str] = Field(default_factory=dict)  # none_where: column -> argument value
     message: str = ""
 
 
@@ -505,6 +506,9 @@ def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | Non
         c.params = [key]
         c.evidence = ["describes the columns of a table"]
         return c
+    commit = _commit(spec, c, entity, words, args, entry)
+    if commit is not None:
+        return commit
     diff_table = _diff_table(spec, entity)
     if "diff" in words and diff_table is not None:
         child, fk, staged = diff_table
@@ -588,6 +592,74 @@ def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | Non
         c.evidence = ["the environment clock in the zone"]
         return c
     return None
+
+
+def _commit(spec: EnvSpec, c: Contract, entity: TableSpec, words: list[str], args: _Args,
+            entry: dict[str, Any]) -> Contract | None:
+    """``git_commit`` ("records changes to the repository"): the repository's staged changes
+    become a commit (its file changes), leave the staging area, and the checked-out branch
+    moves to the new commit; refused when nothing is staged."""
+    if "commit" not in words or entry.get("read_only") is True or not _has(entity, "message"):
+        return None
+    repo_fk = next((col for col in entity.columns if fk_target(col) and
+                    _diff_table(spec, spec.table(fk_target(col) or "")) is not None), None)
+    if repo_fk is None:
+        return None
+    repo = spec.table(fk_target(repo_fk) or "")
+    changes, link, staged = _diff_table(spec, repo)  # type: ignore[misc]
+    ref = next((a for a in args.refs_to(repo.name)), None)
+    msg = next((a for a, i in args.raw.items() if i.get("column") == "message"), None)
+    if ref is None or msg is None:
+        return None
+    look = _resolve_ref(spec, repo, args.raw[ref].get("column"), _arg_type(args.raw[ref]))
+    if look is None:
+        return None
+    files = next(((t, fk) for t, fk in children(spec, entity) if _has(t, "path")), None)
+    branch = next((t for t, _ in children(spec, repo) if (st := status_of(t)) is not None
+                   and "checked_out" in (st.enum or []) and any(
+                       fk_target(col) == entity.name for col in t.columns)), None)
+    c.verb, c.computation, c.returns = "create", "commit", "row"
+    c.params = [_param(args.safe(ref), "row", ref_table=repo.name, ref_column=look[1],
+                       type=_json_type(repo.column(look[1])), required=True,
+                       description=f"The {singular(repo.name).replace('_', ' ')} "
+                                   f"({look[1].replace('_', ' ')})."),
+                _param(args.safe(msg), "text", required=True, description="Commit message.")]
+    o: dict[str, Any] = {"repo_fk": repo_fk.name, "changes": changes.name, "link": link.name,
+                         "staged": staged, "path": "path", "change": _change_column(changes),
+                         "diff": "diff" if _has(changes, "diff") else None,
+                         "sha": "sha" if _has(entity, "sha") else None,
+                         "parent": next((col.name for col in entity.columns
+                                         if fk_target(col) == entity.name), None),
+                         "now": [n for n in ("created_at", "updated_at") if _has(entity, n)]}
+    if files is not None:
+        ft, ffk = files
+        o["files"] = {"table": ft.name, "link": ffk.name, "change": _change_column(ft),
+                      "additions": "additions" if _has(ft, "additions") else None,
+                      "deletions": "deletions" if _has(ft, "deletions") else None}
+    if branch is not None:
+        head = next(col.name for col in branch.columns if fk_target(col) == entity.name)
+        blink = next(col.name for col in branch.columns if fk_target(col) == repo.name)
+        through = next((t for t in spec.tables if {fk_target(col) for col in t.columns}
+                        >= {branch.name, entity.name} and t.name != branch.name), None)
+        o["branch"] = {"table": branch.name, "link": blink, "head": head,
+                       "status": status_of(branch).name, "through": None if through is None  # type: ignore[union-attr]
+                       else {"table": through.name,
+                             "branch": next(col.name for col in through.columns
+                                            if fk_target(col) == branch.name),
+                             "commit": next(col.name for col in through.columns
+                                            if fk_target(col) == entity.name),
+                             "now": "created_at" if _has(through, "created_at") else None}}
+    c.options = o
+    c.effects = [Effect(table=entity.name, op="insert", rows="new", coupled=False),
+                 Effect(table=changes.name, op="delete", rows="children", link=link.name,
+                        where={staged: [True]}, coupled=True)]
+    if files is not None:
+        c.effects.append(Effect(table=files[0].name, op="insert", rows="new", coupled=True))
+    c.guards = [Guard(kind="exists_where", table=changes.name, link=link.name,
+                      where={staged: [True]}, message="something is staged")]
+    c.evidence = [f"staged {changes.name} become the commit's {files[0].name if files else 'files'}"
+                  + (f"; the checked-out {branch.name} moves to it" if branch else "")]
+    return c
 
 
 def _offset_column(table: TableSpec) -> ColumnSpec | None:
@@ -1064,9 +1136,49 @@ def book_parent(spec: EnvSpec, entity: TableSpec, params: list[ContractParam],
     return effects, guards
 
 
+_NONE_AVAILABLE = re.compile(r"\bwhen no (\w+) is (available|free|open)\b(?: at (?:their|the|"
+                             r"its) (?:chosen )?([\w ]+?))?(?:[.,;]|$)", re.I)
+
+
+def _none_available(spec: EnvSpec, entity: TableSpec, params: list[ContractParam], desc: str
+                    ) -> list[Guard]:
+    """"Place a hold on a title when no copy is available at their chosen pickup branch": a
+    new record only while no item of what it names is in that state where it says (no
+    available copy of the title at the pickup branch)."""
+    m = _NONE_AVAILABLE.search(desc)
+    if m is None:
+        return []
+    items = next((t for t in spec.tables if singular(t.name) == singular(m.group(1).lower())),
+                 None)
+    st = status_of(items) if items is not None else None
+    if items is None or st is None or m.group(2).lower() not in (st.enum or []):
+        return []
+    place = set(_words(m.group(3) or ""))
+    match: dict[str, str] = {}
+    for p in params:
+        col = entity.column(p.column) if p.column and _has(entity, p.column) else None
+        parent = fk_target(col) if col is not None else None
+        if parent is None:
+            continue
+        at = [c for c in items.columns if fk_target(c) == parent]
+        if not at:
+            continue
+        if len(at) > 1 or place & set(tokens(col.name)):  # a place: where the item is now
+            if not place & set(tokens(col.name)):
+                continue
+            at.sort(key=lambda c: not c.name.startswith("current_"))
+        match[at[0].name] = p.name
+    if len(match) < 1 + bool(place):
+        return []
+    return [Guard(kind="none_where", table=items.name, where={st.name: [m.group(2).lower()]},
+                  match=match, message=f"no {singular(items.name).replace('_', ' ')} is "
+                                       f"{m.group(2).lower()}" + (f" at the {m.group(3)}"
+                                                                  if m.group(3) else ""))]
+
+
 def _require(params: list[ContractParam], guards: list[Guard]) -> None:
-    """The arguments a guard reads a row of are required (a trip needs its bike)."""
-    named = {g.row for g in guards}
+    """The arguments a guard reads are required (a trip needs its bike)."""
+    named = {g.row for g in guards} | {a for g in guards for a in g.match.values()}
     for p in params:
         if p.name in named:
             p.required = True
@@ -1144,7 +1256,8 @@ def _plain(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
                                      plan.fixed.get(st.name) if st is not None else None)
         _require(c.params, guards)
         c.effects += booked
-        c.guards += guards
+        c.guards += guards + _none_available(spec, entity, c.params, desc)
+        _require(c.params, c.guards)
         c.options = {"plan": plan.model_dump()}
         c.evidence = [f"inserts one {singular(entity.name)}"] + [e.describe() for e in booked]
         return c

@@ -9,6 +9,7 @@ states its exact database change (`ToolExpectation.changes`).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from datetime import date, datetime, timedelta
@@ -1172,6 +1173,106 @@ class ComputeTests(ContractTests):
                 break
         return out + self.refusals(None)[-1:]
 
+    def _absent(self, g: Guard, args: dict[str, Any]) -> bool:
+        """Whether no row of the guard's table matches it under these arguments."""
+        return not any(all(r.get(c) in v for c, v in g.where.items()) and
+                       all(r.get(c) == args.get(a) for c, a in g.match.items())
+                       for r in self.rows(g.table or ""))
+
+    def _make_absent(self, g: Guard, args: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Move the last argument the guard matches (the pickup branch) to a value where nothing
+        matches; False when every value matches something."""
+        col, arg = list(g.match.items())[-1]
+        p = self.c.param(arg)
+        if p is None or p.column is None:
+            return False
+        parent = fk_target_of(self.table, p.column)
+        for r in self.rows(parent or ""):
+            if self._absent(g, {**args, arg: r.get("id")}):
+                args[arg] = new[p.column] = r.get("id")
+                return True
+        return False
+
+    def compute_commit(self) -> list[Test]:
+        """A repository with staged changes: the commit, its file changes, the staged rows
+        gone, the checked-out branch moved; nothing staged and an unknown repository are
+        refused."""
+        o = self.c.options
+        repo_p, msg_p = self.c.params[0], self.c.params[1]
+        rt = self.spec.table(repo_p.ref_table or "")
+        rpk = pk_column(rt) or "id"
+        staged_of: dict[Any, list[dict[str, Any]]] = {}
+        for r in self.rows(o["changes"]):
+            if r.get(o["staged"]) in (True, 1):
+                staged_of.setdefault(r.get(o["link"]), []).append(r)
+        repos = [r for r in self.rows(rt.name) if r.get(repo_p.ref_column or "") is not None]
+        out: list[Test] = []
+        repo = next((r for r in repos if staged_of.get(r[rpk])), None)
+        if repo is not None:
+            out.append(self._commit_test(repo, sorted(
+                staged_of[repo[rpk]], key=lambda r: (r.get(o["path"]), r.get("id")))))
+        bare = next((r for r in repos if not staged_of.get(r[rpk])), None)
+        if bare is not None:
+            out.append(self.test("refused: nothing staged", {
+                repo_p.name: bare[repo_p.ref_column or ""], msg_p.name: "Nothing here"},
+                ok=False, error_kind="tool_error", changes=[]))
+        out.append(self.test(f"refused: unknown {repo_p.name}", {
+            repo_p.name: _unknown(self.spec, rt.name, repo_p.ref_column or "", repo_p.type),
+            msg_p.name: "Nowhere"}, ok=False, error_kind="tool_error", changes=[]))
+        return out
+
+    def _commit_test(self, repo: dict[str, Any], staged: list[dict[str, Any]]) -> Test:
+        o = self.c.options
+        repo_p, msg_p = self.c.params[0], self.c.params[1]
+        rpk = pk_column(self.spec.table(repo_p.ref_table or "")) or "id"
+        now, message = self.d.now, "Record the staged changes"
+        commits = self.rows(self.c.entity)
+        new_id = max((r.get(self.pk) or 0 for r in commits), default=0) + 1
+        br = o.get("branch")
+        branch = next((r for r in self.rows(br["table"]) if r.get(br["link"]) == repo[rpk]
+                       and r.get(br["status"]) == "checked_out"), None) if br else None
+        parent = branch.get(br["head"]) if branch else None
+        if parent is None:
+            mine = [r[self.pk] for r in commits if r.get(o["repo_fk"]) == repo[rpk]]
+            parent = max(mine) if mine else None
+        values: dict[str, Any] = {o["repo_fk"]: repo[rpk], "message": message}
+        if o.get("sha"):
+            key = f"{repo[rpk]}:{parent if o.get('parent') else None}:{message}:{now}"
+            values[o["sha"]] = hashlib.sha1(key.encode()).hexdigest()
+        if o.get("parent"):
+            values[o["parent"]] = parent
+        values.update({n: now for n in o["now"]})
+        changes: list[dict[str, Any]] = [{"table": self.c.entity, "op": "insert",
+                                          "values": values}]
+        f = o.get("files")
+        for r in staged if f else []:
+            v: dict[str, Any] = {f["link"]: new_id, "path": r.get(o["path"])}
+            if f.get("change") and o.get("change"):
+                ch = r.get(o["change"])
+                v[f["change"]] = "added" if ch == "untracked" else ch
+            for key, mark in (("additions", "+"), ("deletions", "-")):
+                if f.get(key) and o.get("diff"):
+                    v[f[key]] = sum(1 for ln in (r.get(o["diff"]) or "").splitlines()
+                                    if ln.startswith(mark) and not ln.startswith(mark * 3))
+            changes.append({"table": f["table"], "op": "insert", "values": v})
+        changes += [{"table": o["changes"], "op": "delete", "key": {"id": r["id"]}}
+                    for r in staged]
+        if branch is not None:
+            bv: dict[str, Any] = {br["head"]: new_id}
+            if any(col.name == "updated_at" for col in self.spec.table(br["table"]).columns):
+                bv["updated_at"] = now
+            changes.append({"table": br["table"], "op": "update", "key": {"id": branch["id"]},
+                            "values": bv})
+            th = br.get("through")
+            if th:
+                tv = {th["branch"]: branch["id"], th["commit"]: new_id}
+                if th.get("now"):
+                    tv[th["now"]] = now
+                changes.append({"table": th["table"], "op": "insert", "values": tv})
+        return self.test("commits the staged changes", {
+            repo_p.name: repo[repo_p.ref_column or ""], msg_p.name: message},
+            contains={**values, "files": [r.get(o["path"]) for r in staged]}, changes=changes)
+
     def compute_convert(self) -> list[Test]:
         src, time_p, dst = self.c.params[:3]
         o = self.c.options
@@ -1218,6 +1319,7 @@ class ComputeTests(ContractTests):
         tests = self.d._create(self.plan)
         coupled = [e for e in self.c.effects if e.coupled]
         guards = [g for g in self.c.guards if g.row != "entity"]
+        absent = [g for g in self.c.guards if g.kind == "none_where" and g.match]
         out = []
         for t in tests:
             exp = t["expect"]
@@ -1240,6 +1342,9 @@ class ComputeTests(ContractTests):
                     break
                 args[p.name] = good[0].get(p.ref_column or "")
                 new[p.column or ""] = good[0].get(pk_column(self.spec.table(p.ref_table)) or "id")
+            for g in absent:
+                if not self._absent(g, args):
+                    ok = self._make_absent(g, args, new)
             if not ok:
                 continue
             changes = [{**exp["changes"][0], "values": new}]
@@ -1256,6 +1361,15 @@ class ComputeTests(ContractTests):
             contains.update({k: v for k, v in new.items() if k in contains})
             out.append({**t, "arguments": args, "expect": {**exp, "contains": contains,
                                                           "changes": changes}})
+            for g in absent:
+                taken = next((r for r in self.rows(g.table or "")
+                              if all(r.get(c) in v for c, v in g.where.items())
+                              and all(r.get(c) is not None for c in g.match)), None)
+                if taken is not None:
+                    out.append(self.test(f"refused: a {singular(g.table or '')} is "
+                                         f"{'/'.join(map(str, *g.where.values()))} there", {
+                                             **args, **{a: taken[c] for c, a in g.match.items()}},
+                                         ok=False, error_kind="tool_error", changes=[]))
             for g in guards:
                 p = self.c.param(g.row)
                 if p is None or p.ref_table is None:
@@ -1268,6 +1382,11 @@ class ComputeTests(ContractTests):
                                          {**args, p.name: bad.get(p.ref_column or "")}, ok=False,
                                          error_kind="tool_error", changes=[]))
         return out
+
+
+def fk_target_of(table: TableSpec, column: str) -> str | None:
+    col = next((c for c in table.columns if c.name == column), None)
+    return col.foreign_key.split(".")[0] if col is not None and col.foreign_key else None
 
 
 def _contract_tests(designer: Designer, plan: ToolPlan) -> list[Test]:

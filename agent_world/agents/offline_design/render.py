@@ -28,6 +28,7 @@ Designed from the database schema and the source's tools; each @tool function is
 (see agent_world.envs.toolkit). Refusals raise ToolError naming the rule.
 """
 
+import hashlib
 import re
 from datetime import date, datetime, timedelta
 from typing import Annotated, Literal
@@ -695,8 +696,80 @@ def _render_compute(b: _Body, spec: EnvSpec, c: Contract) -> None:
         effect = c.effects[0]
         b.add(f"return _insert(ctx, {_lit(c.entity)}, "
               f"{_lit(pk_column(spec.table(c.entity)))}, {_dict_expr(effect.set, 'row', spec)})")
+    elif c.computation == "commit":
+        _render_commit(b, spec, c)
     else:
         raise ValueError(f"no renderer for computation {c.computation!r}")
+
+
+def _render_commit(b: _Body, spec: EnvSpec, c: Contract) -> None:
+    """git commit: the staged changes become the commit's file changes and leave the staging
+    area; the checked-out branch's head moves to the commit."""
+    o = c.options
+    _resolve_rows(b, spec, c)
+    repo, msg = c.params[0].name, c.params[1].name
+    rpk = pk_column(spec.table(c.params[0].ref_table or ""))
+    pk = pk_column(spec.table(c.entity))
+    b.add(f"staged = ctx.query('SELECT * FROM \"{o['changes']}\" WHERE \"{o['link']}\" = ? AND "
+          f"\"{o['staged']}\" = 1 ORDER BY \"{o['path']}\", \"id\"', ({repo}_row[{_lit(rpk)}],))")
+    b.add("if not staged:")
+    b.add("raise ToolError(\"Refused: nothing to commit (no staged changes).\")", 2)
+    b.add("now = ctx.now()")
+    br = o.get("branch")
+    parent = "None"
+    if br:
+        b.add(f"branch = ctx.one('SELECT * FROM \"{br['table']}\" WHERE \"{br['link']}\" = ? AND "
+              f"\"{br['status']}\" = ? ORDER BY \"id\" LIMIT 1', "
+              f"({repo}_row[{_lit(rpk)}], 'checked_out'))")
+        parent = f"branch[{_lit(br['head'])}] if branch else None"
+    if o.get("parent"):
+        b.add(f"parent = {parent}")
+        b.add("if parent is None:")
+        b.add(f"last = ctx.one('SELECT \"{pk}\" FROM \"{c.entity}\" WHERE \"{o['repo_fk']}\" = ? "
+              f"ORDER BY \"{pk}\" DESC LIMIT 1', ({repo}_row[{_lit(rpk)}],))", 2)
+        b.add(f"parent = last[{_lit(pk)}] if last else None", 2)
+    values = [f"{_lit(o['repo_fk'])}: {repo}_row[{_lit(rpk)}]", f"'message': {msg}"]
+    if o.get("sha"):
+        b.add(f"sha = hashlib.sha1(f\"{{{repo}_row[{_lit(rpk)}]}}:{{"
+              f"{'parent' if o.get('parent') else 'None'}}}:{{{msg}}}:{{now}}\".encode()).hexdigest()")
+        values.append(f"{_lit(o['sha'])}: sha")
+    if o.get("parent"):
+        values.append(f"{_lit(o['parent'])}: parent")
+    values += [f"{_lit(n)}: now" for n in o["now"]]
+    b.add(f"new = _insert(ctx, {_lit(c.entity)}, {_lit(pk)}, {{{', '.join(values)}}})")
+    f = o.get("files")
+    if f:
+        b.add("for change in staged:")
+        vals = [f"{_lit(f['link'])}: new[{_lit(pk)}]", f"'path': change[{_lit(o['path'])}]"]
+        if f.get("change") and o.get("change"):
+            vals.append(f"{_lit(f['change'])}: 'added' if change[{_lit(o['change'])}] == "
+                        f"'untracked' else change[{_lit(o['change'])}]")
+        for key, mark in (("additions", "+"), ("deletions", "-")):
+            if f.get(key) and o.get("diff"):
+                vals.append(f"{_lit(f[key])}: sum(1 for ln in (change[{_lit(o['diff'])}] or '')"
+                            f".splitlines() if ln.startswith({mark!r}) and not "
+                            f"ln.startswith({mark * 3!r}))")
+        b.add(f"_insert(ctx, {_lit(f['table'])}, 'id', {{{', '.join(vals)}}})", 2)
+    b.add(f"ctx.execute('DELETE FROM \"{o['changes']}\" WHERE \"{o['link']}\" = ? AND "
+          f"\"{o['staged']}\" = 1', ({repo}_row[{_lit(rpk)}],))")
+    if br:
+        b.add("if branch:")
+        b.add(f"ctx.execute('UPDATE \"{br['table']}\" SET \"{br['head']}\" = ?"
+              + (", \"updated_at\" = ?" if _has_col(spec, br["table"], "updated_at") else "")
+              + f" WHERE \"id\" = ?', [new[{_lit(pk)}]"
+              + (", now" if _has_col(spec, br["table"], "updated_at") else "")
+              + ", branch['id']])", 2)
+        th = br.get("through")
+        if th:
+            vals = [f"{_lit(th['branch'])}: branch['id']", f"{_lit(th['commit'])}: new[{_lit(pk)}]"]
+            if th.get("now"):
+                vals.append(f"{_lit(th['now'])}: now")
+            b.add(f"_insert(ctx, {_lit(th['table'])}, 'id', {{{', '.join(vals)}}})", 2)
+    b.add(f"return {{**new, \"files\": [change[{_lit(o['path'])}] for change in staged]}}")
+
+
+def _has_col(spec: EnvSpec, table: str, column: str) -> bool:
+    return any(col.name == column for col in spec.table(table).columns)
 
 
 def render_contract_body(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
@@ -733,6 +806,15 @@ def render_contract_body(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
                       f"{_lit(p.ref_column)}, {g.row}, "
                       f"{_lit(singular(p.ref_table or '').replace('_', ' '))})")
                 _guard_lines(b, spec, c, g, noun)
+        for g in c.guards:
+            if g.kind == "none_where" and g.match:
+                cond = [f'"{col}" IN ({", ".join("?" for _ in vals)})'
+                        for col, vals in g.where.items()] + [f'"{col}" = ?' for col in g.match]
+                vals = [_lit(v) for vals in g.where.values() for v in vals] + list(
+                    g.match.values())
+                b.add(f"if ctx.one('SELECT 1 FROM \"{g.table}\" WHERE {' AND '.join(cond)}', "
+                      f"[{', '.join(vals)}]):")
+                b.add(f"raise ToolError(\"Refused: only when {g.message}.\")", 2)
         b.add(f"new = _insert(ctx, {_lit(c.entity)}, {_lit(pk)}, values)")
         b.add("now = ctx.now()")
         for e in c.effects[1:]:
