@@ -6,6 +6,7 @@ OpenEnv's own validators and driven by OpenEnv's own client over its WebSocket p
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import httpx
@@ -20,6 +22,7 @@ import pytest
 
 pytest.importorskip("openenv.core", reason="openenv-core is not installed (see the README)")
 
+from openenv.cli.__main__ import app as openenv_cli  # noqa: E402
 from openenv.cli._validation import (  # noqa: E402
     validate_multi_mode_deployment,
     validate_running_environment,
@@ -31,6 +34,7 @@ from openenv.core.env_server.mcp_types import (  # noqa: E402
 )
 from openenv.core.mcp_client import MCPToolClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
+from uv import find_uv_bin  # noqa: E402
 
 from agent_world.adapters.openenv import (  # noqa: E402
     SUBMIT_TOOL,
@@ -168,15 +172,24 @@ async def _episode(url: str, task) -> tuple[float, ArenaObservation, dict]:
 
 def test_export_served_validated_and_driven_by_openenv_client(tmp_path):
     out = tmp_path / "airline_openenv"
+    # no package index (a closed loopback port): the export is whole but for its lock
+    index = f"http://127.0.0.1:{_port()}/simple"
     result = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "export", "openenv",
                                       str(out), "--drill", "lookup", "--limit", "4",
-                                      "--max-concurrent", "8"])
+                                      "--max-concurrent", "8"], env={
+        "UV_DEFAULT_INDEX": index, "UV_INDEX_URL": index, "UV_HTTP_RETRIES": "0"})
     assert result.exit_code == 0, result.output
     for name in ("openenv.yaml", "pyproject.toml", "server/app.py", "client.py", "env.json",
                  "tasks.jsonl", "README.md"):
         assert (out / name).is_file(), name
+    warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: no uv.lock: uv lock failed (")
+    assert index in warnings[0] and warnings[0].endswith("once the package index is reachable")
+    assert not (out / "uv.lock").exists()
+    [wheel] = (out / "wheels").glob("agent_world-*.whl")  # the image installs it
+    assert f"ARG AGENT_WORLD=wheels/{wheel.name}" in (out / "server" / "Dockerfile").read_text()
     ok, issues = validate_multi_mode_deployment(out)
-    # everything OpenEnv checks is there except a uv lock file, which needs the registry
+    # everything OpenEnv checks is there except the lock, which needs the index
     assert issues == ["Missing uv.lock - run 'uv lock' to generate it"]
     tasks = [t for t in drill_tasks("lookup", limit=4)]
 
@@ -253,3 +266,41 @@ def test_export_writes_a_dockerfile_that_serves_on_loopback_unless_told(tmp_path
     app_source = (out / "server" / "app.py").read_text()
     assert 'add_argument("--host", default="127.0.0.1"' in app_source
     assert "server/Dockerfile" in (out / "README.md").read_text()
+
+
+def _uv_index() -> str:
+    """The index `uv lock` resolves from (uv's own settings, else PyPI); skips the test when it
+    does not answer."""
+    index = (os.environ.get("UV_DEFAULT_INDEX") or os.environ.get("UV_INDEX_URL")
+             or "https://pypi.org/simple").rstrip("/")
+    try:
+        httpx.get(f"{index}/uv/", timeout=10, follow_redirects=True).raise_for_status()
+    except httpx.HTTPError as exc:
+        pytest.skip(f"the package index {index} is unreachable ({exc}): uv lock needs it")
+    return index
+
+
+def test_export_locks_its_dependencies_and_passes_openenv_validate(tmp_path):
+    """With the index, the export pins everything in uv.lock (`uv lock`, against a wheel of
+    this arena in the directory) and `openenv validate` passes."""
+    _uv_index()
+    out = tmp_path / "airline_openenv"
+    result = CliRunner().invoke(app, ["--home", str(tmp_path / "home"), "export", "openenv",
+                                      str(out), "--drill", "lookup", "--limit", "2"])
+    assert result.exit_code == 0 and "warning" not in result.output, result.output
+    validated = CliRunner().invoke(openenv_cli, ["validate", str(out)])
+    assert validated.exit_code == 0, validated.output
+    assert "[OK] airline_openenv: Ready for multi-mode deployment" in validated.output
+    lock = tomllib.loads((out / "uv.lock").read_text())
+    packages = {p["name"]: p for p in lock["package"]}
+    [wheel] = (out / "wheels").glob("agent_world-*.whl")
+    arena = packages["agent-world"]
+    assert arena["source"] == {"path": f"wheels/{wheel.name}"}
+    assert arena["wheels"][0]["hash"] == "sha256:" + hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert {"openenv-core", "mcp", "langgraph", "torch", "sqlalchemy"} <= set(packages)
+    assert all("version" in p for p in lock["package"])
+    # uv's own check that the lock is the current one for the exported pyproject.toml
+    checked = subprocess.run([find_uv_bin(), "lock", "--check", "--offline", "--directory",
+                              str(out), "--python", sys.executable], capture_output=True,
+                             text=True)
+    assert checked.returncode == 0, checked.stderr
