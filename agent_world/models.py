@@ -94,13 +94,19 @@ def chat_model(role: Role) -> Any | None:
         except Exception as exc:  # unknown provider, missing integration package, bad name
             raise AgentWorldError(f"cannot create chat model {name!r} for role {role!r}: "
                                   f"{exc}") from exc
+    declare_plain(role, model)
+    return model
+
+
+def declare_plain(role: Role, model: Any) -> None:
+    """Mark `model` plain (`use_plain_chat`) when AGENT_WORLD_PLAIN_CHAT names `role` or "all";
+    for models made outside `chat_model` (a policy given as provider:model)."""
     declared = {r.strip() for r in os.environ.get(PLAIN_ENV, "").split(",") if r.strip()}
     if unknown := sorted(declared - {*ROLES, "all"}):
         raise AgentWorldError(f"{PLAIN_ENV}: unknown role(s) {', '.join(unknown)}; roles: "
                               f"{', '.join(ROLES)} or all")
     if role in declared or "all" in declared:
         use_plain_chat(model, f"{PLAIN_ENV} names the {role} role")
-    return model
 
 
 def _model_key(model: Any) -> tuple[str, str, str]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
+from agent_world.models import declare_plain
 from agent_world.tasks.model import Task, Trajectory
 from agent_world.training.policies import ChatModelPolicy, HFPolicy, Policy, read_policy_settings
 from agent_world.training.rollout import RolloutConfig, run_rollouts, spec_index
@@ -153,9 +154,11 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
         from langchain.chat_models import init_chat_model
 
         try:
-            return ChatModelPolicy(init_chat_model(ref), name=ref)
+            model = init_chat_model(ref)
         except Exception as exc:
             raise AgentWorldError(f"cannot create policy model {ref!r}: {exc}") from exc
+        declare_plain("policy", model)  # AGENT_WORLD_PLAIN_CHAT=policy: text from the start
+        return ChatModelPolicy(model, name=ref)
     raise AgentWorldError(f"unknown policy {ref!r}: use baseline, smollm2, tiny, a checkpoint "
                           "directory or provider:model")
 

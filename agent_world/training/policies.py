@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent_world import models
+from agent_world.agents.plain_chat import refuses_tools
 from agent_world.tasks.model import Task
 from agent_world.training.lm import cache_kwarg, cpu_threads, output_cache
 from agent_world.training.toolcall import format_call
@@ -277,7 +279,11 @@ def read_policy_settings(model_dir: str | Path) -> dict[str, Any]:
 class ChatModelPolicy:
     """Any LangChain chat model as a policy. Models with native tool calling get the task's
     tools bound; their calls are written back in the text format so one parser validates every
-    policy's calls alike."""
+    policy's calls alike. A model without tool calling (its server refuses a request carrying
+    tools: HTTP 400/422/501; or marked plain, e.g. by AGENT_WORLD_PLAIN_CHAT) is asked without
+    them: the system prompt already lists the tools in the text protocol (`toolcall`), and the
+    conversation goes as text, earlier native calls and their results included. The switch is
+    logged once per model (`models.use_plain_chat`)."""
 
     def __init__(self, model: Any, name: str = "chat", native_tools: bool = True,
                  max_concurrency: int = 16):
@@ -287,7 +293,9 @@ class ChatModelPolicy:
         self.compact_tools = False  # chat models read the full JSON schemas
 
     @staticmethod
-    def to_langchain(messages: list[dict[str, Any]]) -> list[Any]:
+    def to_langchain(messages: list[dict[str, Any]], plain: bool = False) -> list[Any]:
+        """The conversation as LangChain messages; `plain`: no tool-call records (the calls stay
+        in the assistant's text, results come as user turns) for a model without tools."""
         from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
         out: list[Any] = []
@@ -298,20 +306,33 @@ class ChatModelPolicy:
             elif role == "user":
                 out.append(HumanMessage(content))
             elif role == "assistant":
-                calls = m.get("tool_calls") or []
+                calls = [] if plain else m.get("tool_calls") or []
                 out.append(AIMessage(content="" if calls else content, tool_calls=[
                     {"id": c["id"], "name": c["name"], "args": c["args"]} for c in calls]))
-            elif m.get("tool_call_id"):
+            elif m.get("tool_call_id") and not plain:
                 out.append(ToolMessage(content, tool_call_id=m["tool_call_id"]))
             else:
                 out.append(HumanMessage(f"Tool result:\n{content}"))
         return out
 
+    def _reply(self, state: EpisodeState) -> Any:
+        refused = ""
+        if self.native_tools and not models.plain_chat(self.model):
+            bound = self.model.bind_tools([{"type": "function", "function": t}
+                                           for t in state.tools])
+            try:
+                return bound.invoke(self.to_langchain(state.messages))
+            except Exception as exc:
+                if not refuses_tools(exc):
+                    raise
+                refused = f"tool calling refused ({type(exc).__name__}: {exc})"[:300]
+        reply = self.model.invoke(self.to_langchain(state.messages, plain=True))
+        if refused:  # the text request worked: the model is plain, not unreachable
+            models.use_plain_chat(self.model, refused)
+        return reply
+
     def _one(self, state: EpisodeState) -> str:
-        model = self.model
-        if self.native_tools:
-            model = model.bind_tools([{"type": "function", "function": t} for t in state.tools])
-        reply = model.invoke(self.to_langchain(state.messages))
+        reply = self._reply(state)
         calls = getattr(reply, "tool_calls", None) or []
         if calls:
             call = calls[0]

@@ -19,8 +19,11 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.models import chat_model, plain_chat
 from agent_world.tasks.model import Task, ToolCall, Trajectory
+from agent_world.training.api import load_policy
+from agent_world.training.policies import EpisodeState
 from agent_world.training.reward import judge_score
-from agent_world.training.toolcall import format_call
+from agent_world.training.rollout import RolloutConfig, run_rollouts
+from agent_world.training.toolcall import format_call, system_prompt, tool_views
 from tests.integration.chat_standins import TOOL_FIELDS, ChatStandIn
 
 pytestmark = pytest.mark.integration
@@ -178,3 +181,69 @@ def test_plain_roles_can_be_declared_for_servers_that_drop_tools(monkeypatch, ca
     monkeypatch.setenv("AGENT_WORLD_PLAIN_CHAT", "verifier,planner")
     with pytest.raises(AgentWorldError, match="AGENT_WORLD_PLAIN_CHAT: unknown role"):
         chat_model("verifier")
+
+
+# ---- the policy role: a chat model playing training rollouts ---------------------------------
+def _miles_task(spec: EnvSpec) -> tuple[Task, list[str]]:
+    """A two-call airline task and the text-protocol replies that solve it."""
+    customer = spec.rows["customers"][3]
+    cid = customer["customer_id"]
+    miles = next(a["miles_balance"] for a in spec.rows["loyalty_accounts"]
+                 if a["customer_id"] == cid)
+    task = Task(kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint,
+                instruction=f"I am the customer with email {customer['email']}. How many "
+                            "redeemable miles does my loyalty account have?",
+                chain=[ToolCall(tool="get_customer", arguments={"email": customer["email"]}),
+                       ToolCall(tool="get_loyalty_balance", arguments={"customer_id": cid})],
+                reference_answer=miles).with_id()
+    return task, [format_call("get_customer", {"email": customer["email"]}),
+                  format_call("get_loyalty_balance", {"customer_id": cid}),
+                  f"<answer>{miles}</answer>"]
+
+
+def test_a_chat_model_policy_plays_in_text_when_its_server_refuses_tools(monkeypatch, caplog,
+                                                                        runtime):
+    """`ChatModelPolicy` bound the tools on every request and a refusal ended the rollout; now
+    the refused request is asked again without them (the system prompt lists the tools in the
+    rollout's text protocol), and later ones go straight to text."""
+    spec = load_example("airline")
+    task, turns = _miles_task(spec)
+    caplog.set_level(logging.WARNING, "agent_world.models")
+    with plain_openai(monkeypatch, lambda body: turns[sum(
+            m["role"] == "assistant" for m in body["messages"])]) as server:
+        policy = load_policy("openai:plain-model")
+        rollouts = [r for _ in range(2) for r in run_rollouts(
+            policy, [task], {spec.fingerprint: spec}, RolloutConfig(max_turns=4),
+            runtime=runtime)]
+    for r in rollouts:
+        traj = r.trajectory
+        # the two calls, then the answer (a step without a tool)
+        assert [s.tool for s in traj.steps] == ["get_customer", "get_loyalty_balance", None]
+        assert all(s.ok for s in traj.steps[:2]) and traj.finished
+        assert traj.final_answer == task.reference_answer
+        assert traj.reward_components["check.passed"] == 1.0
+    assert server.refused == 1 and not any(_carries_tools(r) for r in server.requests[1:])
+    assert len(server.requests) == 1 + 2 * len(turns)
+    sent = server.requests[-1]["messages"]
+    assert "<tools>" in sent[0]["content"] and [m["role"] for m in sent] == [
+        "system", "user", "assistant", "user", "assistant", "user"]
+    assert sent[3]["content"].startswith("Tool result:\n")
+    assert len(_switches(caplog)) == 1
+
+
+def test_the_policy_role_can_be_declared_plain(monkeypatch, caplog):
+    """AGENT_WORLD_PLAIN_CHAT=policy: a provider:model policy asks in text from its first
+    request (a server that drops tools silently never refuses)."""
+    spec = load_example("airline")
+    task, turns = _miles_task(spec)
+    caplog.set_level(logging.WARNING, "agent_world.models")
+    monkeypatch.setenv("AGENT_WORLD_PLAIN_CHAT", "policy")
+    with plain_openai(monkeypatch, lambda body: turns[-1]) as server:
+        policy = load_policy("openai:plain-model")
+        state = EpisodeState(task=task, tools=tool_views(task, spec), messages=[
+            {"role": "system", "content": system_prompt(task, spec)},
+            {"role": "user", "content": task.instruction}])
+        assert policy.act([state]) == [turns[-1]]
+    assert server.refused == 0 and len(server.requests) == 1
+    assert not _carries_tools(server.requests[0])
+    assert [m for m in _switches(caplog) if "AGENT_WORLD_PLAIN_CHAT" in m]
