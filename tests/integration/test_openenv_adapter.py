@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 pytest.importorskip("openenv.core", reason="openenv-core is not installed (see the README)")
+pytest.importorskip("uv", reason="uv is not installed: pip install -e .[openenv]")
 
 from openenv.cli.__main__ import app as openenv_cli  # noqa: E402
 from openenv.cli._validation import (  # noqa: E402
