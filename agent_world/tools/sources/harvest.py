@@ -627,8 +627,9 @@ def harvest_one(entry: HarvestEntry, *, out: Path, cache: Path, timeout: float =
                              reason=exc.reason, seconds=time.monotonic() - start)
     path = _doc_path(out, entry)
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(_document(entry, command, license_, read), indent=1,
-                              ensure_ascii=False) + "\n", encoding="utf-8")
+    # compact: the corpus ships as package data, and some servers' schemas run to megabytes
+    tmp.write_text(json.dumps(_document(entry, command, license_, read), ensure_ascii=False,
+                              separators=(",", ":")) + "\n", encoding="utf-8")
     tmp.replace(path)
     return HarvestResult(entry=entry, status="harvested", path=str(path),
                          tools=len(read["tools"]), seconds=time.monotonic() - start)
