@@ -47,6 +47,7 @@ from agent_world.tasks.walks import (
     _bind_step,
     _selector,
     _timestamp,
+    collapse_rereads,
     field_value,
     prune_detours,
     random_walk,
@@ -298,6 +299,12 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
     plan = _fit_length(plan, spec, recipe.length)
     observations, changes = run_plan(spec, runtime, plan, seed)
     results = [o.result if o is not None and o.ok else None for o in observations]
+    if len(results) == len(plan.steps):
+        # a read that only repeats what an earlier one showed goes (the no-shortcut gate
+        # would reject the longer chain), then what fed only it
+        plan, results = collapse_rereads(plan, results, spec)
+        plan, kept = prune_detours(plan, spec)
+        results = [results[i] for i in kept]
     if conditional:
         return _conditional_candidate(spec, graph, runtime, rng, recipe, plan, results, seed,
                                       sampler, origin, model)

@@ -49,14 +49,13 @@ from agent_world.tasks.check import check_episode, normalise
 from agent_world.tasks.model import GateResult, Task
 from agent_world.tasks.truth import STEP_SHIFT, extract_answer, run_plan
 from agent_world.tasks.walks import (
-    Binding,
     Plan,
     PlanStep,
     ValueSampler,
     execute_plan,
-    field_value,
     scalar_fields,
     selected,
+    without_step,
 )
 
 GATES = ("artefacts", "answer_from_state", "solvable", "initial_state_fails", "gold_replay",
@@ -505,7 +504,7 @@ def gate_no_shortcut(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResu
     for j, step in enumerate(plan.steps):
         if spec.tool(step.tool).mutates:
             continue
-        shorter = _without(plan, seen, answer, j)
+        shorter = without_step(plan, seen, answer, j)
         if shorter is None:
             continue
         short_plan, short_answer = shorter
@@ -524,40 +523,6 @@ def gate_no_shortcut(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResu
                                      f"{len(short_plan.steps)} calls pass the check, the level "
                                      f"counts {len(plan.steps)}")
     return ok
-
-
-def _without(plan: Plan, seen: list[Any], answer: dict[str, Any], j: int
-             ) -> tuple[Plan, dict[str, Any]] | None:
-    """`plan` without step `j`, its dependents rebound to an earlier step that shows the same
-    value under the same field (and the answer read there); None when one cannot be."""
-    def earlier(field: str, value: Any) -> int | None:
-        return next((i for i in reversed(range(j)) if value is not None and
-                     field_value(seen[i], field) == value), None)
-
-    new_answer = dict(answer)
-    if answer.get("step") == j:
-        if answer.get("kind") != "field":
-            return None
-        i = earlier(answer["field"], field_value(seen[j], answer["field"]))
-        if i is None:
-            return None
-        new_answer["step"] = i
-    steps = []
-    for k, step in enumerate(plan.steps):
-        if k == j:
-            continue
-        bound = {}
-        for param, b in step.bound.items():
-            if b.step == j:
-                i = earlier(b.field, field_value(seen[j], b.field))
-                if i is None:
-                    return None
-                b = Binding(step=i, field=b.field)
-            bound[param] = Binding(step=b.step - (b.step > j), field=b.field)
-        steps.append(step.model_copy(update={"bound": bound}))
-    if new_answer.get("step") is not None and new_answer["step"] > j:
-        new_answer["step"] -= 1
-    return Plan(steps=steps), new_answer
 
 
 def run_gates(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[GateResult]:

@@ -391,6 +391,59 @@ def prune_detours(plan: Plan, spec: EnvSpec) -> tuple[Plan, list[int]]:
     return Plan(steps=steps), kept
 
 
+def without_step(plan: Plan, seen: list[Any], answer: dict[str, Any], j: int
+                 ) -> tuple[Plan, dict[str, Any]] | None:
+    """`plan` without step `j`, its dependents rebound to an earlier step that shows the same
+    value under the same field (and the answer read there); None when one cannot be."""
+    def earlier(field: str, value: Any) -> int | None:
+        return next((i for i in reversed(range(j)) if value is not None and
+                     field_value(seen[i], field) == value), None)
+
+    new_answer = dict(answer)
+    if answer.get("step") == j:
+        if answer.get("kind") != "field":
+            return None
+        i = earlier(answer["field"], field_value(seen[j], answer["field"]))
+        if i is None:
+            return None
+        new_answer["step"] = i
+    steps = []
+    for k, step in enumerate(plan.steps):
+        if k == j:
+            continue
+        bound = {}
+        for param, b in step.bound.items():
+            if b.step == j:
+                i = earlier(b.field, field_value(seen[j], b.field))
+                if i is None:
+                    return None
+                b = Binding(step=i, field=b.field)
+            bound[param] = Binding(step=b.step - (b.step > j), field=b.field)
+        steps.append(step.model_copy(update={"bound": bound}))
+    if new_answer.get("step") is not None and new_answer["step"] > j:
+        new_answer["step"] -= 1
+    return Plan(steps=steps), new_answer
+
+
+def collapse_rereads(plan: Plan, results: list[Any], spec: EnvSpec
+                     ) -> tuple[Plan, list[Any]]:
+    """The plan without the reads (but the last) whose every dependent can read the same
+    value from an earlier step ("find the customer's reservation, then open that reservation"
+    for a field the list already shows): a shorter chain the no-shortcut gate would find.
+    `results`: the plan's results, re-indexed with it."""
+    seen = [selected(r, s.select) for r, s in zip(results, plan.steps, strict=False)]
+    j = len(plan.steps) - 2
+    while j > 0:
+        if not spec.tool(plan.steps[j].tool).mutates:
+            shorter = without_step(plan, seen, {"kind": "none"}, j)
+            if shorter is not None:
+                plan = shorter[0]
+                results = results[:j] + results[j + 1:]
+                seen = seen[:j] + seen[j + 1:]
+        j -= 1
+    return plan, results
+
+
 def _args_of(plan: Plan, results: list[Any]) -> list[dict[str, Any] | None]:
     out = []
     for i, s in enumerate(plan.steps):
@@ -443,5 +496,6 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
     return step
 
 
-__all__ = ["Binding", "Plan", "PlanStep", "ValueSampler", "execute_plan", "field_value",
-           "is_edit", "prune_detours", "random_walk", "resolve", "scalar_fields", "selected"]
+__all__ = ["Binding", "Plan", "PlanStep", "ValueSampler", "collapse_rereads", "execute_plan",
+           "field_value", "is_edit", "prune_detours", "random_walk", "resolve",
+           "scalar_fields", "selected", "without_step"]

@@ -27,6 +27,8 @@ from agent_world.tasks.walks import (
     Plan,
     PlanStep,
     ValueSampler,
+    collapse_rereads,
+    execute_plan,
     prune_detours,
     random_walk,
 )
@@ -263,3 +265,23 @@ def test_a_condition_may_gate_a_write_on_a_record_read_before(airline):
                 step=0, field="reservation_id")}).model_dump(mode="json")}
     text = phrasing.conditional_instruction(airline, plan, cond, random.Random(0))
     assert "that reservation" in text and "flight's reservation" not in text, text
+
+
+def test_a_re_read_is_collapsed_before_the_gates(runtime):
+    """List the orders, open one, cancel it: the cancel reads the order's id from the list as
+    well, so the walk keeps the list and the cancel (the gate would reject the padded one)."""
+    spec = load_example("ecommerce")
+    order = next(o for o in spec.rows["orders"] if o["status"] == "pending")
+    plan = Plan(steps=[
+        PlanStep(tool="list_orders", given={"customer_id": order["customer_id"]},
+                 select={"order_id": order["order_id"]}),
+        PlanStep(tool="get_order", bound={"order_id": Binding(step=0, field="order_id")}),
+        PlanStep(tool="cancel_order", bound={"order_id": Binding(step=1, field="order_id")})])
+    ep = runtime.open(spec, seed=0)
+    try:
+        results = [o.result for o in execute_plan(plan, ep)]
+    finally:
+        ep.close()
+    short, kept_results = collapse_rereads(plan, results, spec)
+    assert [s.tool for s in short.steps] == ["list_orders", "cancel_order"]
+    assert short.steps[1].bound["order_id"].step == 0 and len(kept_results) == 2
