@@ -385,7 +385,12 @@ def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
         rest = [arg_phrase(p, v, _schema(spec, step.tool, p)) for p, v in given.items()
                 if p not in _PAGING]
         return a + (" for " + " and ".join(rest) if rest else "")
-    return write_clause(spec, step.tool, given, rng, prev=prev if step.bound else "")
+    clause = write_clause(spec, step.tool, given, rng, prev=prev if step.bound else "")
+    # a value the write takes from an earlier record is said as that record's field ("set
+    # its status to that slot's status"), never left out
+    copied = [f"its {field_words(p)} to that {entity(plan.steps[b.step].tool)}'s "
+              f"{field_words(b.field)}" for p, b in step.bound.items() if role(p) != "key"]
+    return clause + (", setting " + " and ".join(copied) if copied else "")
 
 
 def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Random,

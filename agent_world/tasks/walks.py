@@ -235,11 +235,25 @@ class ValueSampler:
         """An edit that names only its record ("Please edit appointment 57.") sets nothing a
         person asked for: it gets one of its optional fields to set (None: there is no value
         to set). `keys`: arguments bound from earlier calls."""
-        if args is None or not is_edit(self.spec, tool):
+        if args is None or not self.spec.tool(tool).mutates:
+            return args
+        props = self.spec.tool(tool).parameters.get("properties", {})
+        if not args and not keys and props:
+            # a write that takes nothing required ("place a hold") is still asked with what
+            # it is about: its keys first, then up to three of its fields
+            names = sorted(p for p in props if p not in _PAGING
+                           and self.candidates(tool, p, props[p]))
+            names.sort(key=lambda p: not _KEY.search(p))
+            out = {}
+            for p in names[:3]:
+                value = self.sample(tool, p, props[p], rng)
+                if value is not None:
+                    out[p] = value
+            return out or None
+        if not is_edit(self.spec, tool):
             return args
         if any(not _KEY.search(k) for k in [*args, *keys] if k not in _PAGING):
             return args
-        props = self.spec.tool(tool).parameters.get("properties", {})
         optional = sorted(p for p in props if p not in args and p not in keys
                           and p not in _PAGING and not _KEY.search(p)
                           and self.candidates(tool, p, props[p]))

@@ -285,3 +285,23 @@ def test_a_re_read_is_collapsed_before_the_gates(runtime):
     short, kept_results = collapse_rereads(plan, results, spec)
     assert [s.tool for s in short.steps] == ["list_orders", "cancel_order"]
     assert short.steps[1].bound["order_id"].step == 0 and len(kept_results) == 2
+
+
+def test_a_write_that_requires_nothing_is_still_asked_with_its_values():
+    """"Could you place a hold on a title ...? Thanks!" was emitted with no title, member or
+    branch: a write with no required argument is given its keys and fields."""
+    spec = load_example("ecommerce").model_copy(deep=True)
+    tool = next(t for t in spec.tools if t.name == "cancel_order")
+    tool.parameters["required"] = []
+    sampler = ValueSampler(spec)
+    assert all(sampler.start_args("cancel_order", random.Random(seed)).get("order_id")
+               for seed in range(8))
+
+
+def test_a_value_a_write_copies_from_a_record_is_said(airline):
+    plan = Plan(steps=[
+        PlanStep(tool="get_customer", given={"customer_id": 4}),
+        PlanStep(tool="update_passenger", given={"reservation_id": "MGX7Q2", "passenger_id": 1},
+                 bound={"first_name": Binding(step=0, field="first_name")})])
+    text = phrasing.step_clause(airline, plan, 1, random.Random(0))
+    assert "first name to that customer's first name" in text, text
