@@ -42,6 +42,7 @@ Declared facts come from the field hints the miner stores in
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import uuid as _uuid
@@ -576,7 +577,10 @@ def _check_values(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]]) ->
         for g in dict.fromkeys(groups):
             seen: dict[tuple, Any] = {}
             for row in rows:
-                key = tuple(row.get(c) for c in g)
+                # a JSON value (object/array) compares by its canonical text: dicts don't hash
+                key = tuple(json.dumps(v, sort_keys=True, default=str)
+                            if isinstance(v, dict | list) else v
+                            for v in (row.get(c) for c in g))
                 if any(k is None for k in key):
                     continue
                 if key in seen:

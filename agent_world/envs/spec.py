@@ -33,6 +33,8 @@ from pydantic import (
 )
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
+from sqlalchemy.dialects.postgresql.base import PGIdentifierPreparer
+from sqlalchemy.dialects.sqlite.base import SQLiteIdentifierPreparer
 
 from agent_world import pysource
 from agent_world.envs.arguments import NO_RETRIEVAL, clip
@@ -66,6 +68,16 @@ class SQLiteJSON(sa.types.UserDefinedType):
 
 def _json_type() -> sa.types.TypeEngine:
     return sa.JSON(none_as_null=True).with_variant(SQLiteJSON(), "sqlite")
+
+
+# Words either dialect reserves (RETURNING is one to SQLite >= 3.35, though SQLAlchemy's SQLite
+# list predates it): such a column is quoted in its definition and in the CHECKs we write.
+_SQL_RESERVED = frozenset(SQLiteIdentifierPreparer.reserved_words
+                          | PGIdentifierPreparer.reserved_words)
+
+
+def _sql_name(name: str) -> str:
+    return f'"{name}"' if name.lower() in _SQL_RESERVED else name
 
 
 _SA_TYPES: dict[str, Any] = {
@@ -687,6 +699,7 @@ class EnvSpec(_Model):
                         c.name,
                         _SA_TYPES[c.type](),
                         *args,
+                        quote=True if c.name.lower() in _SQL_RESERVED else None,
                         server_default=_server_default(c.default),
                         primary_key=c.primary_key,
                         nullable=c.nullable and not c.primary_key,
@@ -698,11 +711,11 @@ class EnvSpec(_Model):
                 )
                 if c.type == "json":  # PostgreSQL's json type checks this itself
                     cols.append(sa.CheckConstraint(
-                        f"{c.name} IS NULL OR json_valid({c.name})",
+                        f"{_sql_name(c.name)} IS NULL OR json_valid({_sql_name(c.name)})",
                         name=f"ck_{t.name}_{c.name}_json").ddl_if(dialect="sqlite"))
                 if c.enum:
                     values = ", ".join("'" + v.replace("'", "''") + "'" for v in c.enum)
-                    cols.append(sa.CheckConstraint(f"{c.name} IN ({values})",
+                    cols.append(sa.CheckConstraint(f"{_sql_name(c.name)} IN ({values})",
                                                    name=f"ck_{t.name}_{c.name}"))
             for group in t.unique_together:
                 cols.append(sa.UniqueConstraint(*group))

@@ -7,6 +7,7 @@ parents, end after start, updated after created).
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable
@@ -361,7 +362,7 @@ class RowFactory:
     def _index(self, tname: str) -> None:
         table = self.tables[tname]
         for g in self._groups(table):
-            self._unique[(tname, g)] = {tuple(r.get(c) for c in g) for r in self.rows[tname]}
+            self._unique[(tname, g)] = {_unique_key(r, g) for r in self.rows[tname]}
         pk = table.primary_key[0]
         self._by_id[tname] = {r.get(pk): r for r in self.rows[tname]}
 
@@ -378,7 +379,7 @@ class RowFactory:
 
     def ok_unique(self, tname: str, row: dict[str, Any]) -> bool:
         for g in self._groups(self.tables[tname]):
-            key = tuple(row.get(c) for c in g)
+            key = _unique_key(row, g)
             if any(v is None for v in key):
                 continue
             if key in self._unique[(tname, g)]:
@@ -387,7 +388,7 @@ class RowFactory:
 
     def commit(self, tname: str, row: dict[str, Any]) -> dict[str, Any]:
         for g in self._groups(self.tables[tname]):
-            key = tuple(row.get(c) for c in g)
+            key = _unique_key(row, g)
             if not any(v is None for v in key):
                 self._unique[(tname, g)].add(key)
         self.rows[tname].append(row)
@@ -915,6 +916,14 @@ class RowFactory:
             if self.make(tname, overrides=over, nulls=0.0, tries=1) is not None:
                 made += 1
         return made
+
+
+def _unique_key(row: dict[str, Any], group: tuple[str, ...]) -> tuple[Any, ...]:
+    """The hashable value of a unique group: a JSON column (object or array) by its
+    canonical text, so two equal objects still collide."""
+    values = (row.get(c) for c in group)
+    return tuple(json.dumps(v, sort_keys=True, default=str) if isinstance(v, (dict, list)) else v
+                 for v in values)
 
 
 def _suffix(value: str, rid: Any, sem: str) -> str:
