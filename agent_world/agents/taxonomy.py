@@ -2,9 +2,11 @@
 
 `classify` places a source document or a Theme on a three-level path. Offline it scores keyword
 rules: each L2 label of the ~20 L1 categories (modelled on the Agent-World paper's environment
-taxonomy) has a keyword list; the words of the theme are weighted by where they occur (name and
-tool names count more than descriptions), the best-scoring L2 wins and brings its L1; with no
-hit the path is "Uncategorized / General". L3 is always the server/source name. With a chat model
+taxonomy) has a keyword list, matched on whole words with plurals folded; the evidence is
+weighted by where it occurs (the server's name most, then its title, its tool names and, least,
+its descriptions, the last two saturating so that incidental words stay small), the L1 with the
+most evidence wins with its best L2; with too little evidence the path is
+"Uncategorized / General". L3 is always the server/source name. With a chat model
 configured for the "miner" role, the model picks L1/L2 from the same label list (structured JSON),
 and an answer outside the list falls back to the keyword rules.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -31,183 +34,242 @@ log = logging.getLogger(__name__)
 
 UNCATEGORIZED = ("Uncategorized", "General")
 
-# L1 -> L2 -> keywords (lower-case words or multi-word phrases)
+# L1 -> L2 -> keywords (lower-case words or multi-word phrases; plurals are folded, so the
+# singular is enough). Product names count as evidence: a server named after a product is
+# about that product's domain.
 CATEGORIES: dict[str, dict[str, list[str]]] = {
     "Productivity & Time": {
-        "Time & Timezones": ["time", "timezone", "timezones", "clock", "utc", "iana", "dst",
+        "Time & Timezones": ["time", "timezone", "clock", "utc", "iana", "dst",
                              "convert_time", "current_time"],
-        "Calendar & Scheduling": ["calendar", "event", "events", "schedule", "meeting",
-                                  "availability", "attendee", "attendees", "invite"],
-        "Task Management": ["todo", "task", "tasks", "kanban", "checklist", "sprint",
-                            "board", "project", "projects"],
-        "Notes & Reminders": ["note", "notes", "reminder", "reminders", "notebook", "memo"],
+        "Calendar & Scheduling": ["calendar", "event", "schedule", "meeting", "availability",
+                                  "attendee", "invite", "freebusy"],
+        "Task Management": ["todo", "task", "kanban", "checklist", "sprint", "board", "project",
+                            "asana", "trello", "todoist", "omnifocus", "monday", "card"],
+        "Notes & Reminders": ["note", "reminder", "notebook", "memo", "obsidian"],
     },
     "Developer Tools & Version Control": {
-        "Version Control": ["git", "commit", "commits", "branch", "branches", "repository",
-                            "repo", "merge", "diff", "checkout", "pull request", "rebase"],
-        "CI/CD & Builds": ["pipeline", "build", "builds", "deploy", "deployment", "ci",
-                           "workflow", "release", "artifact"],
-        "Issue Tracking": ["issue", "issues", "bug", "bugs", "ticket", "jira", "backlog"],
-        "Code Analysis": ["lint", "linter", "code review", "static analysis", "ast", "refactor",
-                          "compiler", "debugger", "sandbox", "code"],
+        "Version Control": ["git", "github", "gitlab", "bitbucket", "commit", "branch",
+                            "repository", "repo", "merge", "diff", "checkout", "pull request",
+                            "merge request", "rebase", "cherry pick"],
+        "CI/CD & Builds": ["pipeline", "build", "ci", "circleci", "workflow", "release",
+                           "artifact", "monorepo"],
+        "Issue Tracking": ["issue", "bug", "ticket", "jira", "backlog", "story"],
+        "Code Analysis": ["lint", "linter", "eslint", "code review", "static analysis", "ast",
+                          "refactor", "compiler", "code", "codebase", "lsp", "language server",
+                          "symbol", "diagnostic", "definition", "code quality", "sonarqube",
+                          "codacy", "dead code", "knip"],
+        "Coding Assistants": ["codex", "claude code", "code assist", "coding", "copilot",
+                              "code generation", "edit file", "run code", "code runner"],
+        "APIs, SDKs & Docs": ["api", "openapi", "oas", "swagger", "sdk", "graphql", "endpoint",
+                              "postman", "apidog", "apifox", "documentation", "docs", "framework",
+                              "npm", "package", "dependency", "library id", "mock"],
+        "UI Frameworks & Components": ["component", "ui", "react", "vue", "vuetify", "angular",
+                                       "kendo", "svelte", "tailwind", "tailwindcss", "css",
+                                       "shadcn", "mui", "heroui", "frontend", "directive",
+                                       "design system", "nx"],
+        "Testing & Debugging": ["test", "testing", "debug", "debugger", "simulator",
+                                "emulator", "flaky", "qa", "e2e", "feature flag", "launchdarkly",
+                                "mobile app", "ios", "android", "expo", "tauri", "react native",
+                                "accessibility", "browserstack", "spec", "lighthouse",
+                                "web vital"],
     },
     "System & Cloud Infrastructure": {
-        "Cloud Platforms": ["aws", "gcp", "azure", "cloud", "bucket", "s3", "lambda",
-                            "instance", "region"],
-        "Containers & Orchestration": ["docker", "container", "containers", "kubernetes",
-                                       "k8s", "pod", "pods", "cluster", "helm"],
-        "File Systems": ["filesystem", "file system", "directory", "directories", "read_file",
-                         "write_file", "folder", "files", "path"],
-        "Monitoring & Logging": ["monitoring", "metrics", "alert", "alerts", "logs", "logging",
-                                 "uptime", "incident", "observability"],
-        "Shell & Processes": ["shell", "terminal", "command", "process", "processes", "ssh"],
+        "Cloud Platforms": ["aws", "gcp", "gcloud", "google cloud", "azure", "cloud", "bucket",
+                            "s3", "lambda", "instance", "region", "cloudformation", "iam",
+                            "digitalocean", "droplet", "terraform", "infrastructure", "iac",
+                            "cdk", "pricing", "cloudbase", "serverless", "cloudflare", "kv"],
+        "Hosting & Deployment": ["hosting", "deploy", "deployment", "domain", "dns", "website",
+                                 "static site", "vercel", "netlify", "hostinger", "coolify",
+                                 "dokploy", "vps", "ssl", "server resource"],
+        "Containers & Orchestration": ["docker", "container", "kubernetes", "k8s", "kubectl",
+                                       "pod", "cluster", "helm", "argocd", "eks", "gke", "aks",
+                                       "manifest", "namespace", "gitops"],
+        "File Systems": ["filesystem", "file system", "directory", "read_file", "write_file",
+                         "folder", "file", "path"],
+        "Monitoring & Logging": ["monitoring", "monitor", "metric", "alert", "log", "logging",
+                                 "uptime", "incident", "observability", "datadog", "grafana",
+                                 "prometheus", "cloudwatch", "trace", "sentry", "rollbar",
+                                 "error tracking", "exception", "occurrence", "crash"],
+        "Shell & Processes": ["shell", "terminal", "command", "process", "ssh", "desktop",
+                              "computer use", "run_command"],
     },
     "Data & Databases": {
-        "SQL Databases": ["sql", "sqlite", "postgres", "postgresql", "mysql", "query",
-                          "queries", "table", "tables", "schema", "database"],
-        "Spreadsheets": ["spreadsheet", "spreadsheets", "sheet", "sheets", "excel", "csv",
-                         "cell", "cells"],
+        "SQL Databases": ["sql", "sqlite", "postgres", "postgresql", "postgrest", "pg", "mysql",
+                          "query", "table", "schema", "database", "db", "supabase",
+                          "clickhouse", "redshift", "airtable", "record", "column"],
+        "Spreadsheets": ["spreadsheet", "sheet", "excel", "csv", "cell", "workbook",
+                         "worksheet"],
         "Analytics & Warehouses": ["analytics", "warehouse", "bigquery", "snowflake",
-                                   "dashboard", "dataset", "datasets"],
-        "NoSQL & Vector Stores": ["mongodb", "redis", "vector", "embedding", "embeddings",
-                                  "elasticsearch", "document store"],
+                                   "dashboard", "dataset", "metabase", "google analytics",
+                                   "report", "dimension", "clarity", "session recording"],
+        "NoSQL & Vector Stores": ["mongodb", "mongo", "redis", "vector", "embedding",
+                                  "elasticsearch", "opensearch", "document store", "nosql",
+                                  "cosmos", "cosmosdb", "neo4j", "cypher", "graph database",
+                                  "pinecone", "index", "shard", "mapping", "memcached", "cache",
+                                  "collection", "aggregate"],
     },
     "Web & Search": {
-        "Web Search": ["search engine", "web search", "brave", "google", "bing", "serp",
-                       "search results"],
-        "Web Fetching & Scraping": ["fetch", "url", "urls", "scrape", "scraping", "html",
-                                    "markdown", "webpage", "web page", "crawl", "robots"],
+        "Web Search": ["search engine", "web search", "brave", "google search", "bing", "serp",
+                       "search results", "duckduckgo", "ddg", "serper", "searxng", "tavily",
+                       "exa", "perplexity", "jina"],
+        "Web Fetching & Scraping": ["fetch", "url", "scrape", "scraping", "html", "webpage",
+                                    "web page", "crawl", "robots", "firecrawl", "extract"],
         "Browser Automation": ["browser", "playwright", "puppeteer", "selenium", "click",
-                               "navigate", "screenshot"],
+                               "navigate", "screenshot", "hover", "fill form", "chrome",
+                               "firefox", "tab"],
     },
     "Knowledge & Memory": {
-        "Knowledge Graphs": ["knowledge graph", "entities", "relations", "observations",
-                             "ontology", "triple", "triples"],
-        "Memory Stores": ["memory", "memories", "remember", "recall"],
-        "Wikis & Documentation": ["wiki", "documentation", "docs", "confluence", "notion",
-                                  "knowledge base", "article", "articles"],
+        "Knowledge Graphs": ["knowledge graph", "entity", "relation", "observation",
+                             "ontology", "triple"],
+        "Memory Stores": ["memory", "remember", "recall", "memory bank"],
+        "Wikis & Documentation": ["wiki", "wikipedia", "confluence", "notion",
+                                  "knowledge base", "article", "encyclopedia"],
     },
     "Document & Design": {
-        "Documents & PDFs": ["pdf", "document", "documents", "docx", "word", "ocr",
-                             "template", "templates"],
-        "Design & Graphics": ["design", "figma", "canvas", "svg", "graphics", "layer",
-                              "layers", "sketch", "illustration"],
-        "Presentations": ["slides", "presentation", "presentations", "powerpoint", "deck"],
+        "Documents & PDFs": ["pdf", "document", "docx", "word", "ocr", "template", "markdown",
+                             "markitdown", "convert to markdown"],
+        "Design & Graphics": ["design", "figma", "canvas", "svg", "graphic", "layer", "sketch",
+                              "illustration", "icon", "diagram", "drawio", "mermaid",
+                              "flowchart", "shape", "mastergo", "dsl", "chart",
+                              "visualization"],
+        "Presentations": ["slide", "presentation", "powerpoint", "deck"],
     },
     "Communication & Messaging": {
-        "Email": ["email", "emails", "mail", "inbox", "gmail", "smtp", "imap"],
-        "Chat & Messaging": ["slack", "chat", "message", "messages", "channel", "channels",
-                             "discord", "telegram", "whatsapp", "sms"],
-        "Video & Voice": ["zoom", "video call", "voice", "call", "calls", "webinar"],
+        "Email": ["email", "mail", "inbox", "gmail", "smtp", "imap", "draft", "resend"],
+        "Chat & Messaging": ["slack", "chat", "message", "channel", "discord", "telegram",
+                             "whatsapp", "sms", "chatwork", "teams", "line bot", "room",
+                             "broadcast"],
+        "Video & Voice": ["zoom", "video call", "voice", "call", "webinar"],
     },
     "Social Media & Community": {
-        "Social Networks": ["twitter", "tweet", "tweets", "post", "posts", "follower",
-                            "followers", "like", "likes", "social", "instagram", "linkedin",
-                            "mastodon", "bluesky"],
+        "Social Networks": ["twitter", "tweet", "post", "follower", "like", "social",
+                            "instagram", "linkedin", "mastodon", "bluesky"],
         "Forums & Communities": ["forum", "reddit", "subreddit", "community", "thread",
-                                 "threads", "upvote"],
+                                 "upvote", "discourse", "topic"],
     },
     "Travel & Transportation": {
-        "Flights & Hotels": ["flight", "flights", "airline", "airport", "hotel", "hotels",
-                             "booking", "reservation", "itinerary", "trip", "trips"],
-        "Maps & Navigation": ["map", "maps", "geocode", "geocoding", "directions", "route",
-                              "routes", "location", "places", "distance"],
-        "Ride & Transit": ["ride", "rides", "taxi", "uber", "transit", "train", "bus",
-                           "vehicle", "vehicles", "driver"],
+        "Flights & Hotels": ["flight", "airline", "airport", "hotel", "booking", "reservation",
+                             "itinerary", "trip", "airbnb", "accommodation", "travel",
+                             "attraction", "flightradar", "variflight"],
+        "Maps & Navigation": ["map", "geocode", "geocoding", "direction", "route", "location",
+                              "place", "distance", "mapbox", "amap", "waypoint", "geo"],
+        "Ride & Transit": ["ride", "taxi", "uber", "transit", "train", "bus", "vehicle",
+                           "driver"],
     },
     "E-commerce & Retail": {
-        "Online Stores": ["shop", "store", "product", "products", "catalog", "shopify",
-                          "cart", "checkout cart", "sku"],
-        "Orders & Inventory": ["order", "orders", "inventory", "stock", "warehouse",
-                               "shipment", "shipping", "fulfillment"],
-        "Marketplaces & Reviews": ["marketplace", "seller", "sellers", "review", "reviews",
-                                   "rating", "coupon", "coupons"],
+        "Online Stores": ["shop", "store", "product", "catalog", "shopify", "cart",
+                          "checkout cart", "sku"],
+        "Orders & Inventory": ["order", "inventory", "stock", "warehouse", "shipment",
+                               "shipping", "fulfillment"],
+        "Marketplaces & Reviews": ["marketplace", "seller", "review", "rating", "coupon"],
     },
     "Health & Medical": {
-        "Clinics & Appointments": ["clinic", "patient", "patients", "doctor", "doctors",
-                                   "appointment", "appointments", "physician", "hospital"],
-        "Medical Records": ["medical", "prescription", "prescriptions", "diagnosis",
-                            "medication", "ehr", "fhir", "lab result"],
-        "Fitness & Wellness": ["fitness", "workout", "workouts", "exercise", "nutrition",
-                               "sleep", "steps", "wellness", "meditation"],
+        "Clinics & Appointments": ["clinic", "patient", "doctor", "appointment", "physician",
+                                   "hospital"],
+        "Medical Records": ["medical", "prescription", "diagnosis", "medication", "ehr", "fhir",
+                            "lab result"],
+        "Fitness & Wellness": ["fitness", "workout", "exercise", "nutrition", "sleep", "steps",
+                               "wellness", "meditation", "routine", "hevy"],
     },
     "Finance & Payments": {
-        "Payments": ["payment", "payments", "stripe", "invoice", "invoices", "refund",
-                     "charge", "checkout session", "billing", "subscription"],
-        "Banking & Accounting": ["bank", "account", "accounts", "transaction", "transactions",
-                                 "ledger", "accounting", "expense", "expenses", "budget"],
-        "Trading & Crypto": ["stock", "stocks", "trading", "crypto", "bitcoin", "wallet",
-                             "exchange rate", "portfolio", "currency"],
+        "Payments": ["payment", "stripe", "invoice", "refund", "charge", "checkout session",
+                     "billing", "subscription"],
+        "Banking & Accounting": ["bank", "account", "transaction", "ledger", "accounting",
+                                 "expense", "budget", "xero", "credit note", "journal",
+                                 "quickbooks"],
+        "Trading & Crypto": ["stock", "trading", "crypto", "bitcoin", "wallet", "exchange rate",
+                             "portfolio", "currency", "ccxt", "ticker", "orderbook", "ohlcv",
+                             "exchange"],
     },
     "Business & CRM": {
-        "CRM & Sales": ["crm", "lead", "leads", "deal", "deals", "salesforce", "hubspot",
-                        "pipeline stage", "contact", "contacts", "customer", "customers"],
-        "HR & Recruiting": ["employee", "employees", "hr", "payroll", "candidate",
-                            "candidates", "recruiting", "job", "jobs", "leave"],
+        "CRM & Sales": ["crm", "lead", "deal", "salesforce", "hubspot", "attio",
+                        "pipeline stage", "contact", "customer", "company"],
+        "HR & Recruiting": ["employee", "hr", "payroll", "candidate", "recruiting", "job",
+                            "leave"],
         "Customer Support": ["support", "helpdesk", "zendesk", "support ticket", "sla"],
     },
     "Education": {
-        "Courses & Learning": ["course", "courses", "lesson", "lessons", "student", "students",
-                               "teacher", "enrollment", "quiz", "quizzes", "grade", "grades",
-                               "classroom", "learning"],
-        "Research & Papers": ["paper", "papers", "arxiv", "citation", "citations",
-                              "research", "scholar", "journal"],
-        "Language Learning": ["vocabulary", "flashcard", "flashcards", "translation",
-                              "dictionary"],
-        "Libraries & Reading": ["library", "libraries", "librarian", "lending", "book", "books",
-                                "isbn", "loan", "loans", "borrow", "catalogue", "holds",
-                                "reader", "readers", "title", "titles"],
+        "Courses & Learning": ["course", "lesson", "student", "teacher", "enrollment", "quiz",
+                               "grade", "classroom", "learning", "workshop", "tutorial"],
+        "Research & Papers": ["paper", "arxiv", "citation", "research", "scholar", "journal",
+                              "pubmed", "zotero", "abstract", "literature", "mesh"],
+        "Language Learning": ["vocabulary", "flashcard", "translation", "dictionary"],
+        "Libraries & Reading": ["library", "librarian", "lending", "book", "isbn", "loan",
+                                "borrow", "catalogue"],
     },
     "Entertainment & Events": {
-        "Events & Ticketing": ["ticket", "tickets", "concert", "venue", "venues", "festival",
-                               "ticketing", "seat", "seats"],
-        "Music & Video": ["music", "song", "songs", "playlist", "playlists", "spotify",
-                          "album", "movie", "movies", "video", "youtube", "podcast"],
-        "Games": ["game", "games", "player", "players", "steam", "chess", "score"],
+        "Events & Ticketing": ["ticket", "concert", "venue", "festival", "ticketing", "seat"],
+        "Music & Video": ["music", "song", "playlist", "spotify", "album", "movie", "video",
+                          "youtube", "podcast", "transcript"],
+        "Games": ["game", "player", "steam", "chess", "score", "roblox"],
     },
     "Media & Content": {
-        "News": ["news", "headline", "headlines", "rss", "feed", "feeds"],
-        "Images & Video Generation": ["image", "images", "photo", "photos", "generate image",
-                                      "thumbnail", "transcode"],
-        "Blogs & CMS": ["blog", "cms", "wordpress", "publish", "content management", "page",
-                        "pages"],
+        "News": ["news", "headline", "rss", "feed"],
+        "Images & Video Generation": ["image", "photo", "generate image", "thumbnail",
+                                      "transcode"],
+        "Blogs & CMS": ["blog", "cms", "wordpress", "publish", "content management"],
     },
     "AI & Machine Learning": {
-        "Models & Inference": ["model", "models", "inference", "llm", "prompt", "prompts",
-                               "completion", "huggingface", "openai"],
-        "Agents & Reasoning": ["agent", "agents", "sequential thinking", "reasoning", "plan",
-                               "thought", "thoughts"],
+        "Models & Inference": ["model", "inference", "llm", "prompt", "completion",
+                               "huggingface", "openai", "deepseek", "gemini", "ai", "zai",
+                               "replicate", "prediction", "vision", "fim"],
+        "Agents & Reasoning": ["agent", "sequential thinking", "reasoning", "plan", "thought",
+                               "brainstorm"],
     },
     "Security & Identity": {
-        "Authentication & Access": ["auth", "login", "oauth", "password", "passwords", "sso",
-                                    "permission", "permissions", "role", "roles", "token"],
-        "Secrets & Vulnerabilities": ["secret", "secrets", "vault", "vulnerability",
-                                      "vulnerabilities", "cve", "scan", "security"],
+        "Authentication & Access": ["auth", "login", "oauth", "password", "sso",
+                                    "permission", "role", "token"],
+        "Secrets & Vulnerabilities": ["secret", "vault", "vulnerability", "cve", "scan",
+                                      "security"],
     },
     "Smart Home & IoT": {
-        "Devices & Automation": ["device", "devices", "iot", "sensor", "sensors", "thermostat",
-                                 "light", "lights", "home assistant", "smart home"],
+        "Devices & Automation": ["device", "iot", "sensor", "thermostat", "light",
+                                 "home assistant", "smart home"],
         "Energy": ["energy", "solar", "battery", "electricity", "meter"],
     },
     "Weather & Environment": {
-        "Weather": ["weather", "forecast", "forecasts", "temperature", "rain", "wind",
-                    "alerts weather", "climate"],
-        "Earth & Space": ["earthquake", "satellite", "nasa", "astronomy", "air quality"],
+        "Weather": ["weather", "forecast", "temperature", "rain", "wind", "climate",
+                    "meteo", "air quality"],
+        "Earth & Space": ["earthquake", "satellite", "nasa", "astronomy", "elevation"],
     },
     "Food & Lifestyle": {
-        "Recipes & Restaurants": ["recipe", "recipes", "ingredient", "ingredients",
-                                  "restaurant", "restaurants", "menu", "meal", "meals",
-                                  "food", "cooking"],
-        "Real Estate & Home": ["property", "properties", "listing", "listings", "rent",
-                               "tenant", "lease", "real estate"],
+        "Recipes & Restaurants": ["recipe", "ingredient", "restaurant", "menu", "meal", "food",
+                                  "cooking", "cook"],
+        "Real Estate & Home": ["property", "listing", "rent", "tenant", "lease", "real estate"],
     },
 }
 L1_LABELS: tuple[str, ...] = tuple(CATEGORIES)
+
+# Evidence weights: the server's own name says most about its domain, then its title/summary,
+# then its tool names, then the free-text descriptions (which mention incidental words).
+_W_NAME, _W_NAME_PART, _W_ABOUT, _W_TOOLS, _W_DESCS = 6.0, 3.0, 2.0, 3.0, 1.0
+# Below this the evidence is only incidental description words: say "Uncategorized".
+_MIN_SCORE = 2.0
 
 
 def _norm_words(text: str) -> list[str]:
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text)
     return [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
+
+
+def _stem(word: str) -> str:
+    """Fold plurals so that "tasks" matches "task" (kept short words such as "news" intact)."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _tokens(text: str) -> str:
+    return " " + " ".join(_stem(w) for w in _norm_words(text)) + " "
+
+
+# keyword needles (" word " / " two words "), precomputed once, deduplicated per L2
+_NEEDLES: list[tuple[str, str, tuple[str, ...]]] = [
+    (l1, l2, tuple(dict.fromkeys(_tokens(kw) for kw in kws)))
+    for l1, subs in CATEGORIES.items() for l2, kws in subs.items()
+]
 
 
 def _theme_fields(item: SourceDocument | Theme) -> tuple[str, list[str], list[str], str]:
@@ -229,37 +291,69 @@ def _theme_fields(item: SourceDocument | Theme) -> tuple[str, list[str], list[st
     return item.name, tools, descs, item.description
 
 
+class _Group:
+    """Tool names or descriptions of one theme, indexed by word for fast keyword look-up."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = [_tokens(t) for t in texts if t.strip()]
+        self.word_count: dict[str, int] = {}
+        for t in self.texts:
+            for w in set(t.split()):
+                self.word_count[w] = self.word_count.get(w, 0) + 1
+        self.saturation = math.sqrt(len(self.texts)) if self.texts else 1.0
+
+    def share(self, needle: str) -> float:
+        """How many texts carry the keyword, saturating at sqrt(n) of them so that one
+        incidental mention among forty tools counts little."""
+        word = needle.strip()
+        if " " in word:
+            hits = sum(needle in t for t in self.texts)
+        else:
+            hits = self.word_count.get(word, 0)
+        return min(1.0, hits / self.saturation)
+
+
 def _score(item: SourceDocument | Theme) -> list[tuple[float, str, str]]:
+    """(score, L1, L2) of every L2 with evidence, best first."""
     name, tools, descs, about = _theme_fields(item)
-    weighted: list[tuple[str, float]] = [(name, 3.0), (about, 2.0)]
-    weighted += [(" ".join(_norm_words(t)) + " " + t.lower(), 2.0) for t in tools]
-    weighted += [(d, 1.0) for d in descs]
-    texts = [(" " + " ".join(_norm_words(t)) + " ", w) for t, w in weighted if t]
-    raw_tools = {t.lower() for t in tools}
+    name_text, about_text = _tokens(name), _tokens(about)
+    # compound names ("hugeicons", "cloudwatch"): a keyword that begins or ends a name word
+    name_words = [w for w in name_text.split() if len(w) > 4]
+    tool_group, desc_group = _Group(tools), _Group(descs)
     scored = []
-    for l1, subs in CATEGORIES.items():
-        for l2, keywords in subs.items():
-            s = 0.0
-            for kw in keywords:
-                if kw in raw_tools:
-                    s += 3.0
-                    continue
-                needle = " " + " ".join(_norm_words(kw)) + " "
-                for text, w in texts:
-                    if needle in text:
-                        s += w * (1.5 if " " in kw else 1.0)
-            if s > 0:
-                scored.append((s, l1, l2))
+    for l1, l2, needles in _NEEDLES:
+        s = 0.0
+        for needle in needles:
+            bonus = 1.5 if needle.count(" ") > 2 else 1.0  # phrases are more specific
+            if needle in name_text:
+                e = _W_NAME
+            else:
+                word = needle.strip()
+                part = bonus == 1.0 and len(word) >= 4 and any(
+                    w != word and (w.startswith(word) or w.endswith(word)) for w in name_words)
+                e = _W_NAME_PART if part else 0.0
+            e += _W_ABOUT * (needle in about_text)
+            e += _W_TOOLS * tool_group.share(needle)
+            e += _W_DESCS * desc_group.share(needle)
+            s += e * bonus
+        if s > 0:
+            scored.append((s, l1, l2))
     scored.sort(key=lambda x: -x[0])
     return scored
 
 
 def classify_offline(item: SourceDocument | Theme) -> TaxonomyPath:
+    """Keyword placement: the L1 with the most evidence over its L2s, its best L2; too little
+    evidence (a few incidental description words) gives "Uncategorized / General"."""
     scored = _score(item)
     l3 = item.name
-    if not scored:
+    totals: dict[str, float] = {}
+    for s, l1, _ in scored:
+        totals[l1] = totals.get(l1, 0.0) + s
+    if not scored or max(totals.values()) < _MIN_SCORE:
         return TaxonomyPath(l1=UNCATEGORIZED[0], l2=UNCATEGORIZED[1], l3=l3)
-    _, l1, l2 = scored[0]
+    l1 = max(totals, key=lambda k: totals[k])  # ties: the earlier category, deterministically
+    l2 = next(l2 for _, c, l2 in scored if c == l1)
     return TaxonomyPath(l1=l1, l2=l2, l3=l3)
 
 

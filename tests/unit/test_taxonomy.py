@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +21,11 @@ from agent_world.agents.taxonomy import (
 )
 from agent_world.envs.spec import TaxonomyPath, Theme
 from agent_world.models import set_chat_model
+from agent_world.tools.sources import read_sources
 from agent_world.tools.sources.base import EntityHint, SourceDocument, ToolDescription
+from agent_world.tools.sources.harvest_corpus import corpus_sources
+
+GOLD = Path(__file__).parent.parent / "fixtures" / "taxonomy_gold.json"
 
 
 def _doc(name: str, tools: list[tuple[str, str]], kind: str = "mcp", **kw: Any) -> SourceDocument:
@@ -69,7 +75,7 @@ def _theme(doc: SourceDocument, name: str | None = None, l1: str = "Uncategorize
     (PRD, "Productivity & Time", "Task Management"),
     (FETCH, "Web & Search", "Web Fetching & Scraping"),
     (FLIGHTS, "Travel & Transportation", "Flights & Hotels"),
-    (SHOP, "E-commerce & Retail", "Orders & Inventory"),
+    (SHOP, "E-commerce & Retail", "Online Stores"),  # the name says "shop"
     (PAY, "Finance & Payments", "Payments"),
     (MYSTERY, "Uncategorized", "General"),
 ])
@@ -77,6 +83,45 @@ def test_classify_offline_by_keywords(doc, l1, l2):
     path = classify(doc, use_llm=False)
     assert (path.l1, path.l2, path.l3) == (l1, l2, doc.name)
     assert classify(_theme(doc), use_llm=False) == path  # a Theme classifies like its doc
+
+
+def test_a_few_incidental_description_words_are_not_a_category():
+    vague = _doc("zzq", [("frobnicate", "Frobnicates the quux and keeps a note of it")])
+    assert classify(vague, use_llm=False).l1 == "Uncategorized"
+    # the same word in the server's name is real evidence
+    named = _doc("quick-note", [("frobnicate", "Frobnicates the quux")])
+    assert classify(named, use_llm=False).l1 == "Productivity & Time"
+
+
+@pytest.fixture(scope="module")
+def corpus_paths() -> dict[str, TaxonomyPath]:
+    docs = read_sources(corpus_sources(), skip_errors=True)
+    return {d.name: classify(d, use_llm=False) for d in docs}
+
+
+def test_offline_placement_of_the_shipped_corpus_matches_hand_labels(corpus_paths):
+    gold = json.loads(GOLD.read_text())["l1"]
+    assert len(gold) >= 60 and set(gold) <= set(corpus_paths)
+    wrong = {n: corpus_paths[n].l1 for n, l1 in gold.items() if corpus_paths[n].l1 != l1}
+    assert 1 - len(wrong) / len(gold) >= 0.95, wrong
+    # the corpus still spreads over most of the taxonomy
+    assert len({p.l1 for p in corpus_paths.values()} - {"Uncategorized"}) >= 15
+
+
+@pytest.mark.parametrize("name, l1", [
+    ("airbnb", "Travel & Transportation"),  # listings of stays, not real estate
+    ("vuetify", "Developer Tools & Version Control"),
+    ("netlify", "System & Cloud Infrastructure"),
+    ("codex", "Developer Tools & Version Control"),
+    ("google-analytics", "Data & Databases"),  # "property" there is an analytics property
+    ("chrome-devtools", "Web & Search"),
+    ("ios-simulator", "Developer Tools & Version Control"),
+    ("launchdarkly", "Developer Tools & Version Control"),
+    ("hugeicons", "Document & Design"),  # compound name: "icons"
+    ("hevy", "Health & Medical"),
+])
+def test_named_corpus_servers(corpus_paths, name, l1):
+    assert corpus_paths[name].l1 == l1
 
 
 def test_about_twenty_categories_each_with_sub_labels():
