@@ -67,6 +67,10 @@ def reconcile_with_source(tables: list[TableSpec], hints: dict[str, dict[str, di
         thints = hints.get(t.name) or {}
         for c in t.columns:
             h = thints.get(c.name) or {}
+            if c.primary_key and not c.foreign_key and h and c.type == "integer" and \
+                    not declared_type_ok(h, c.type) and _DECLARED_TYPE.get(
+                        str(h.get("type"))) == "text":
+                _text_key(tables, t, c, notes)
             if c.primary_key or c.foreign_key or not h:
                 continue
             if not declared_type_ok(h, c.type):
@@ -95,6 +99,21 @@ def reconcile_with_source(tables: list[TableSpec], hints: dict[str, dict[str, di
                 notes.append(f"{t.name}.{stamp}: may be empty (set when {lc[0]} reaches "
                              f"{state!r}, not while {initial!r})")
     return notes
+
+
+def _text_key(tables: list[TableSpec], t: TableSpec, key: ColumnSpec,
+              notes: list[str]) -> None:
+    """A key the source declares a string (ids like 'recXYZ', 'a1b2'): the key is text, and
+    so is every foreign key to it, so that rows and references keep one type."""
+    key.type = "text"
+    refs = [f"{o.name}.{c.name}" for o in tables for c in o.columns
+            if c.foreign_key == f"{t.name}.{key.name}"]
+    for o in tables:
+        for c in o.columns:
+            if c.foreign_key == f"{t.name}.{key.name}":
+                c.type = "text"
+    notes.append(f"{t.name}.{key.name}: text ids as the source declares (was integer"
+                 + (f"; so are {', '.join(refs)})" if refs else ")"))
 
 
 def draft_tables_and_rows(doc: SourceDocument, evidence: list[Evidence], seed: int,

@@ -881,7 +881,8 @@ class RowFactory:
                 for c in table.columns:  # make unique text columns unique by suffix
                     if (c.unique or any(c.name in g for g in table.unique_together)) and \
                             c.type == "text" and isinstance(row.get(c.name), str) and \
-                            not c.enum and c.name not in overrides and attempt >= 2 and \
+                            not c.enum and not c.foreign_key and c.name not in overrides and \
+                            attempt >= 2 and \
                             column_semantic(tname, c) not in ("table_name", "isbn", "barcode"):
                         row[c.name] = _suffix(row[c.name], rid, column_semantic(tname, c))
                 if not self.ok_unique(tname, row):
