@@ -76,10 +76,16 @@ def reconcile_with_source(tables: list[TableSpec], hints: dict[str, dict[str, di
             if not declared_type_ok(h, c.type):
                 want = _DECLARED_TYPE.get(str(h.get("format"))) or \
                     _DECLARED_TYPE.get(str(h.get("type")))
+                if want == "real" and h.get("enum") and all(
+                        _integral(v) for v in h["enum"]):  # 300 | 3600 | 86400: whole numbers
+                    want = "integer"
                 if want and want != c.type:
                     notes.append(f"{t.name}.{c.name}: typed {want} as the source declares "
                                  f"(was {c.type})")
                     c.type = want  # type: ignore[assignment]
+            if c.enum and c.type != "text":  # an enum is a text CHECK: the type's values rule
+                notes.append(f"{t.name}.{c.name}: {c.type} values, not {'|'.join(c.enum)}")
+                c.enum = None
             declared = [str(v) for v in h.get("enum") or []]
             if declared and c.type == "text" and c.enum and set(c.enum) != set(declared):
                 dropped = [v for v in c.enum if v not in declared]
@@ -99,6 +105,13 @@ def reconcile_with_source(tables: list[TableSpec], hints: dict[str, dict[str, di
                 notes.append(f"{t.name}.{stamp}: may be empty (set when {lc[0]} reaches "
                              f"{state!r}, not while {initial!r})")
     return notes
+
+
+def _integral(v: Any) -> bool:
+    try:
+        return float(v) == int(float(v))
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def _text_key(tables: list[TableSpec], t: TableSpec, key: ColumnSpec,

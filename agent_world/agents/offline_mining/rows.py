@@ -443,6 +443,11 @@ class RowFactory:
         if declared.get("enum") and not col.enum and col.type == "text":
             vals = [str(v) for v in declared["enum"]]
             return r.choices(vals, weights=[1.0 / (i + 1) for i in range(len(vals))], k=1)[0]
+        if declared.get("enum") and col.type in ("integer", "real"):  # 300 | 3600 | 86400
+            nums = _numbers(declared["enum"], int if col.type == "integer" else float)
+            if nums:
+                return r.choices(nums, weights=[1.0 / (i + 1) for i in range(len(nums))],
+                                 k=1)[0]
         lo, hi = declared.get("minimum"), declared.get("maximum")
         if col.type in ("integer", "real") and (lo is not None or hi is not None):
             lo = lo if lo is not None else 0
@@ -917,6 +922,15 @@ class RowFactory:
             if self.make(tname, overrides=over, nulls=0.0, tries=1) is not None:
                 made += 1
         return made
+
+
+def _numbers(values: list[Any], kind: type) -> list[Any]:
+    """A declared enum as numbers of the column's kind; [] when any value is not one."""
+    try:
+        nums = [kind(float(v)) if kind is int else float(v) for v in values]
+    except (TypeError, ValueError, OverflowError):
+        return []
+    return nums if all(float(n) == float(v) for n, v in zip(nums, values, strict=True)) else []
 
 
 def _unique_key(row: dict[str, Any], group: tuple[str, ...]) -> tuple[Any, ...]:
