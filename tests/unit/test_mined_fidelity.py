@@ -4,6 +4,7 @@ not written for; the semantic gate repairing or rejecting an iteration (into the
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -384,3 +385,81 @@ def test_clinic_slots_hold_one_live_appointment_and_zones_fit_the_country(defaul
     for loc in [r for r in spec.rows["locations"] if r["address"]]:  # edge cases: NULLs
         cc = address_country(loc["address"])
         assert cc == "US" and loc["timezone"] in (None, *country_zones(cc)), loc
+
+
+# ---- shapes of real MCP tool lists (the shipped corpus) the offline miner once refused ----
+
+def _obj(props: dict, required: tuple[str, ...] = ()) -> dict:
+    return {"type": "object", "properties": props, "required": list(required)}
+
+
+def _tool_list(tmp_path: Path, name: str, tools: list[dict]) -> MinedTheme:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({"name": name, "description": f"{name} server", "tools": tools}))
+    return mine_theme(read_source(f"file:{path}"), iterations=0, seed=0)
+
+
+def test_object_valued_columns_are_checked_for_uniqueness(tmp_path):
+    # notion-style: an object and an array of objects as required arguments
+    # (was: TypeError unhashable type: 'dict' in the row factory's unique check)
+    spec = _tool_list(tmp_path, "comments", [{
+        "name": "create_comment", "description": "Create a comment on a page",
+        "inputSchema": _obj({"parent": _obj({"page_id": {"type": "string"}}),
+                             "rich_text": {"type": "array", "items": {"type": "object"}}},
+                            ("parent", "rich_text"))}]).spec
+    [texts] = [t for t in spec.tables if [c for c in t.columns if c.type == "json" and
+               any(c.name in g for g in t.unique_together)]]
+    assert all(isinstance(r["rich_text"], dict) for r in spec.rows[texts.name])
+    assert check_semantics(spec) == []
+
+
+def test_a_declared_string_id_gives_text_ids_and_text_references(tmp_path):
+    # airtable-style: records are read by a string id (was: the semantic gate refused the
+    # source, "records.id: the source declares string, the column is integer")
+    spec = _tool_list(tmp_path, "records", [
+        {"name": "get_record", "description": "Get a specific record by ID",
+         "inputSchema": _obj({"baseId": {"type": "string"}, "recordId": {"type": "string"}},
+                             ("baseId", "recordId")),
+         "outputSchema": _obj({"id": {"type": "string"}, "fields": {"type": "object"}},
+                              ("id", "fields"))},
+        {"name": "create_comment", "description": "Add a comment to a record",
+         "inputSchema": _obj({"recordId": {"type": "string"}, "text": {"type": "string"}},
+                             ("recordId", "text"))}]).spec
+    assert _col(spec, "records", "id").type == "text"
+    assert _col(spec, "comments", "record_id").type == "text"
+    ids = {r["id"] for r in spec.rows["records"]}
+    assert ids and all(isinstance(i, str) for i in ids)
+    assert {r["record_id"] for r in spec.rows["comments"]} <= ids
+    assert any("records.id: text ids" in n for n in spec.provenance.notes)
+
+
+def test_typed_columns_keep_no_text_enum_and_draw_declared_numbers(tmp_path):
+    # firecrawl-style: a boolean whose description names fields (was: highlights seeded
+    # 'description'), and a number declared by an enum of strings (cloudbase: '300' rows)
+    spec = _tool_list(tmp_path, "search", [{
+        "name": "web_search", "description": "Search the web",
+        "inputSchema": _obj({
+            "query": {"type": "string"},
+            "highlights": {"type": "boolean", "description":
+                           "Return excerpts. Highlights appear in web `description` and news "
+                           "`snippet`; otherwise original snippets."},
+            "period": {"type": "number", "enum": ["300", "3600", "86400"]}}, ("query",))}]).spec
+    assert _col(spec, "web_searches", "highlights").enum is None
+    assert _col(spec, "web_searches", "period").type == "integer"
+    rows = spec.rows["web_searches"]
+    assert {type(r["highlights"]) for r in rows} <= {bool, type(None)}
+    assert {r["period"] for r in rows} - {None} <= {300, 3600, 86400}
+    assert check_semantics(spec) == []
+
+
+def test_reserved_word_columns_build(tmp_path):
+    # hubspot-style: arguments named `to` and `values` (was: the CHECK constraint on the
+    # JSON column left them unquoted, `near "to": syntax error`)
+    mined = _tool_list(tmp_path, "crm", [{
+        "name": "create_association", "description": "Associate two objects",
+        "inputSchema": _obj({"from": _obj({"id": {"type": "string"}}),
+                             "to": _obj({"id": {"type": "string"}}),
+                             "values": {"type": "object"}}, ("from", "to"))}])
+    names = {c.name for c in mined.spec.table("associations").columns}
+    assert {"to", "values"} <= names
+    assert mined.spec.rows["associations"]
