@@ -21,6 +21,8 @@ from agent_world.agents.miner import (
     semantic_gate,
 )
 from agent_world.agents.offline_mining.complexify import _Complexifier
+from agent_world.agents.offline_mining.domain import DomainModel, Entity
+from agent_world.agents.offline_mining.tables import model_to_tables
 from agent_world.agents.semantics import check_semantics
 from agent_world.tools.sources import DATA_DIR, read_source
 
@@ -463,3 +465,14 @@ def test_reserved_word_columns_build(tmp_path):
     names = {c.name for c in mined.spec.table("associations").columns}
     assert {"to", "values"} <= names
     assert mined.spec.rows["associations"]
+
+
+def test_entities_that_name_one_table_get_two_tables():
+    # postman-style: a `spec_file` (core, pluralised) and a `spec_files` child entity
+    # (was: EnvSpec refused the draft, "duplicate table names")
+    m = DomainModel()
+    m.ensure("spec_file", "core")
+    m.entities["spec_files"] = Entity(name="spec_files", kind="child")
+    tables, kinds = model_to_tables(m)
+    assert [t.name for t in tables] == ["spec_files", "spec_files_2"]
+    assert kinds == {"spec_files": "core", "spec_files_2": "child"}

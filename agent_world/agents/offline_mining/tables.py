@@ -14,8 +14,13 @@ from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 
 def model_to_tables(m: DomainModel) -> tuple[list[TableSpec], dict[str, str]]:
     """TableSpecs (FK order) and each table's kind."""
-    names = {e: plural(e) if m.entities[e].kind not in ("join", "child") else e
-             for e in m.entities}
+    names: dict[str, str] = {}
+    for e in m.entities:  # `spec_file` (core) and `spec_files` (child) name one table: number
+        name = plural(e) if m.entities[e].kind not in ("join", "child") else e
+        stem, n = identifier(name, "t"), 2
+        while identifier(name, "t") in {identifier(v, "t") for v in names.values()}:
+            name, n = f"{stem}_{n}", n + 1
+        names[e] = name
     order = _entity_order(m)
     tables, kinds = [], {}
     for ename in order:
