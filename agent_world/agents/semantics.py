@@ -985,9 +985,20 @@ def repair_semantics(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]] 
                 if r is not None:
                     parent = index.get(_fk_target(t.column(r.via))[0], {}).get(  # type: ignore
                         row.get(r.via))
-                    if parent is not None:
+                    if parent is not None and (parent.get(r.parent_column) is not None
+                                               or col.nullable):
                         row[v.column] = parent.get(r.parent_column)
                         done["fk_route"] += 1
+                    elif parent is not None and row.get(v.column) is not None:
+                        # the parent names none, and the column must name one: another parent
+                        # on the route, one that names this row's (a monday upload's column
+                        # of its own item)
+                        ptable, pk = _fk_target(t.column(r.via))  # type: ignore[misc]
+                        other = next((p for p in spec.rows.get(ptable, [])
+                                      if p.get(r.parent_column) == row[v.column]), None)
+                        if other is not None:
+                            row[r.via] = other.get(pk)
+                            done["fk_route"] += 1
             elif v.rule == "time_order" and col is not None:
                 floor = _time_floor(spec, t, row, v.column, index)
                 if "after the clock" in v.message:

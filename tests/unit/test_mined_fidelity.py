@@ -23,7 +23,8 @@ from agent_world.agents.miner import (
 from agent_world.agents.offline_mining.complexify import _Complexifier
 from agent_world.agents.offline_mining.domain import DomainModel, Entity
 from agent_world.agents.offline_mining.tables import model_to_tables
-from agent_world.agents.semantics import check_semantics
+from agent_world.agents.semantics import check_semantics, repair_semantics
+from agent_world.envs.spec import EnvSpec
 from agent_world.tools.sources import DATA_DIR, read_source
 
 UNSEEN = Path(__file__).resolve().parents[1] / "fixtures" / "sources" / "unseen"
@@ -476,3 +477,28 @@ def test_entities_that_name_one_table_get_two_tables():
     tables, kinds = model_to_tables(m)
     assert [t.name for t in tables] == ["spec_files", "spec_files_2"]
     assert kinds == {"spec_files": "core", "spec_files_2": "child"}
+
+
+def test_route_repair_never_empties_a_required_reference():
+    # monday-style: an upload names its item and its column; the column's own item was just
+    # cleared (a duplicate in a nullable unique column) when the route repair read it
+    # (was: uploads.item_id set to None on a NOT NULL column, the draft refused)
+    def col(name, fk=None, **kw):
+        return {"name": name, "type": "integer", "foreign_key": fk, **kw}
+
+    spec = EnvSpec.model_validate({
+        "name": "boards", "theme": {"name": "boards", "taxonomy": {"l3": "boards"}},
+        "tables": [
+            {"name": "items", "columns": [col("id", primary_key=True)]},
+            {"name": "columns", "columns": [col("id", primary_key=True),
+                                            col("item_id", "items.id", unique=True)]},
+            {"name": "uploads", "columns": [col("id", primary_key=True),
+                                            col("column_id", "columns.id", nullable=False),
+                                            col("item_id", "items.id", nullable=False)]}],
+        "rows": {"items": [{"id": 1}, {"id": 2}],
+                 "columns": [{"id": 1, "item_id": 1}, {"id": 2, "item_id": 1},
+                             {"id": 3, "item_id": 2}],
+                 "uploads": [{"id": 1, "column_id": 2, "item_id": 2}]}})
+    fixed, _, left = repair_semantics(spec)
+    assert fixed.rows["uploads"] == [{"id": 1, "column_id": 3, "item_id": 2}]
+    assert left == []
