@@ -25,17 +25,17 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # tasks and agents
     "Task": ("agent_world.tasks.model", "Task"),
     "Trajectory": ("agent_world.tasks.model", "Trajectory"),
-    "synthesize_tasks": ("agent_world.graphs.synthesize", "synthesize_tasks"),
-    "run_attempt": ("agent_world.agents.attempt", "run_attempt"),
-    "BaselineChatModel": ("agent_world.agents.baseline", "BaselineChatModel"),
+    "synthesize_tasks": ("agent_world.graphs.synthesize_graph", "synthesize_tasks"),
+    "run_attempt": ("agent_world.rollout.react_attempt", "run_attempt"),
+    "BaselineChatModel": ("agent_world.rollout.baseline_agent", "BaselineChatModel"),
     # training
     "load_policy": ("agent_world.training.api", "load_policy"),
     "default_policy": ("agent_world.training.api", "default_policy"),
     "evaluate": ("agent_world.training.api", "evaluate"),
     "train": ("agent_world.training.api", "train"),
     # self-evolution
-    "EvolveContext": ("agent_world.graphs.evolve", "EvolveContext"),
-    "evolve_round": ("agent_world.graphs.evolve", "evolve_round"),
+    "EvolveContext": ("agent_world.graphs.evolve_graph", "EvolveContext"),
+    "evolve_round": ("agent_world.graphs.evolve_graph", "evolve_round"),
 }
 
 __all__ = [  # literal, so linters see the re-exports; the test checks it matches
@@ -46,16 +46,16 @@ __all__ = [  # literal, so linters see the re-exports; the test checks it matche
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at runtime `__getattr__` imports lazily
-    from agent_world.agents.attempt import run_attempt
-    from agent_world.agents.baseline import BaselineChatModel
+    from agent_world.rollout.react_attempt import run_attempt
+    from agent_world.rollout.baseline_agent import BaselineChatModel
     from agent_world.envs.authoring import build_env
     from agent_world.envs.catalog import Catalog
     from agent_world.envs.episode import EnvRuntime, Episode, open_episode
     from agent_world.envs.examples import load_example
     from agent_world.envs.spec import EnvSpec
     from agent_world.envs.toolkit import tool
-    from agent_world.graphs.evolve import EvolveContext, evolve_round
-    from agent_world.graphs.synthesize import synthesize_tasks
+    from agent_world.graphs.evolve_graph import EvolveContext, evolve_round
+    from agent_world.graphs.synthesize_graph import synthesize_tasks
     from agent_world.tasks.model import Task, Trajectory
     from agent_world.training.api import default_policy, evaluate, load_policy, train
 

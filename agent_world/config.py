@@ -11,7 +11,7 @@ DEFAULT_HOME = Path("~/.agent_world")
 CATALOG_FILE = "catalog.sqlite"
 
 # Directories of arena data this process uses (homes, catalog folders, runtime work dirs):
-# every sandbox started afterwards hides them (agent_world.tools.sandbox.isolation).
+# every sandbox started afterwards hides them (agent_world.sandbox.isolation).
 _protected: set[Path] = set()
 _protected_lock = threading.Lock()
 

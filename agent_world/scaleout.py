@@ -149,8 +149,8 @@ class InProcess:
 
 
 # what the pool's workers run; the fork server imports them once and forks workers from it
-JOB_MODULES = ["agent_world.graphs.mine", "agent_world.graphs.build",
-               "agent_world.graphs.synthesize"]
+JOB_MODULES = ["agent_world.graphs.mine_graph", "agent_world.graphs.build_graph",
+               "agent_world.graphs.synthesize_graph"]
 
 
 def _forkserver() -> Any:

@@ -118,7 +118,7 @@ def bench_openenv(args: argparse.Namespace, tasks: list, spec) -> list[Row]:
     import httpx
     from openenv.core.env_server.mcp_types import CallToolAction
 
-    from agent_world.adapters.openenv import SUBMIT_TOOL, ArenaEnvClient, export_openenv
+    from agent_world.integrations.openenv import SUBMIT_TOOL, ArenaEnvClient, export_openenv
 
     out = Path(tempfile.mkdtemp(prefix="adapter-bench-")) / "openenv"
     export_openenv(spec, tasks, out, max_concurrent_envs=max(args.concurrency, 1) + 1)
@@ -189,7 +189,7 @@ def bench_trl(args: argparse.Namespace, tasks: list, spec) -> list[Row]:
     (pooled and reused across batches), `reset(**row)`, the tool methods called with the
     parsed arguments from the trainer's threads, then the reward function with
     `environments=` (the arena check). No model: the calls are the gold chain."""
-    from agent_world.adapters.trl import trl_setup
+    from agent_world.integrations.trl import trl_setup
 
     by_id = {t.id: t for t in tasks}
 
@@ -243,8 +243,8 @@ def bench_verifiers(args: argparse.Namespace, tasks: list, spec) -> list[Row]:
 
     import verifiers as vf
 
-    from agent_world.adapters.replay import replay_openai_client
-    from agent_world.adapters.verifiers import load_environment
+    from agent_world.integrations.replay import replay_openai_client
+    from agent_world.integrations.verifiers_env import load_environment
 
     logging.getLogger("verifiers").setLevel(logging.WARNING)
 

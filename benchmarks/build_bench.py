@@ -26,13 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_world.agents.cross_validation import (  # noqa: E402
+from agent_world.design.cross_validation import (  # noqa: E402
     KEEP_RATIO,
     SandboxCompiler,
     cross_validate,
     validation_runtime,
 )
-from agent_world.agents.tool_designer import design_tools  # noqa: E402
+from agent_world.design.tool_designer import design_tools  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.envs.episode import EnvRuntime  # noqa: E402
 from agent_world.envs.spec import EnvSpec, ToolSpec  # noqa: E402
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     console = Console()
     home = Path(tempfile.mkdtemp(prefix="build-bench-"))
-    from agent_world.graphs import mine
+    from agent_world.graphs import mine_graph as mine
     from agent_world.graphs.runner import invoke
 
     t0 = time.perf_counter()

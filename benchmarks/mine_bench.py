@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_world.agents.miner import mine_theme  # noqa: E402
-from agent_world.agents.semantics import check_semantics, summarize  # noqa: E402
-from agent_world.tools.sources import default_sources, read_source  # noqa: E402
+from agent_world.mining.llm_miner import mine_theme  # noqa: E402
+from agent_world.mining.semantics import check_semantics, summarize  # noqa: E402
+from agent_world.mining.sources import default_sources, read_source  # noqa: E402
 
 UNSEEN = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "sources" / "unseen"
 

@@ -32,7 +32,7 @@ for p in (ROOT, ROOT / "benchmarks"):
 
 import env_bench as eb  # noqa: E402
 
-from agent_world.tools.sandbox import LocalSandbox  # noqa: E402
+from agent_world.sandbox import LocalSandbox  # noqa: E402
 from tests.integration.escape_attempts import ATTEMPTS, Arena  # noqa: E402
 
 TARGET_WARM_RATIO = 10.0

@@ -28,10 +28,10 @@ from rich.table import Table  # noqa: E402
 
 from agent_world import scaleout  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
-from agent_world.graphs import mine as mine_graph  # noqa: E402
-from agent_world.graphs.build import BuildContext, build_environments  # noqa: E402
+from agent_world.graphs import mine_graph  # noqa: E402
+from agent_world.graphs.build_graph import BuildContext, build_environments  # noqa: E402
 from agent_world.graphs.runner import invoke  # noqa: E402
-from agent_world.graphs.synthesize import synthesize_tasks  # noqa: E402
+from agent_world.graphs.synthesize_graph import synthesize_tasks  # noqa: E402
 
 
 def run(scale: dict[str, Any], iterations: int, per_env: int) -> dict[str, Any]:

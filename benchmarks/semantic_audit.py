@@ -14,7 +14,7 @@ run, one row per environment:
   with the contract's success arguments, the state change must be the contract's (its tables,
   its rows, its values, nothing else) and the result of the contract's kind; a read must not
   write, a search must take arguments (target 0);
-* ``new viol.``: semantic violations (agent_world.agents.semantics.check_semantics) of the state
+* ``new viol.``: semantic violations (agent_world.mining.semantics.check_semantics) of the state
   after ``--walk`` random write calls (tools and arguments drawn from the built tests), less
   those of the seed rows (target 0; cross-table invariants count here too);
 * ``inv. seed/walk``: of those, the cross-table invariants the spec declares
@@ -48,19 +48,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_world.agents.cross_validation import (  # noqa: E402
+from agent_world.design.cross_validation import (  # noqa: E402
     SandboxCompiler,
     cross_validate,
     validation_runtime,
 )
-from agent_world.agents.offline_design.contracts import Contract  # noqa: E402
-from agent_world.agents.offline_design.expectations import design_tests  # noqa: E402
-from agent_world.agents.offline_design.plans import contract_plan  # noqa: E402
-from agent_world.agents.semantics import (  # noqa: E402
+from agent_world.design.offline.contracts import Contract  # noqa: E402
+from agent_world.design.offline.expectations import design_tests  # noqa: E402
+from agent_world.design.offline.plans import contract_plan  # noqa: E402
+from agent_world.mining.semantics import (  # noqa: E402
     check_semantics,
     invariant_violations,
 )
-from agent_world.agents.tool_designer import design_tools  # noqa: E402
+from agent_world.design.tool_designer import design_tools  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.envs.episode import EnvRuntime  # noqa: E402
 from agent_world.envs.spec import EnvSpec, ToolTest  # noqa: E402
@@ -214,9 +214,9 @@ def _pct(a: int, b: int) -> str:
 # ---- the run -----------------------------------------------------------------------------------
 def _mine_and_build(home: Path, iterations: int, unseen: bool, console: Console
                     ) -> tuple[list[EnvSpec], int, int]:
-    from agent_world.graphs import mine
+    from agent_world.graphs import mine_graph as mine
     from agent_world.graphs.runner import invoke
-    from agent_world.tools.sources import default_sources
+    from agent_world.mining.sources import default_sources
 
     sources = [r.spec for r in default_sources(home)]
     if unseen:

@@ -73,9 +73,9 @@ def _start_server(home: Path) -> tuple[subprocess.Popen, str]:
 
 def _seed_evaluation(home: Path) -> str:
     """Two airline tasks and one stored baseline evaluation of them: the diagnoser's input."""
-    from agent_world.graphs import evaluate
+    from agent_world.graphs import evaluate_graph as evaluate
     from agent_world.graphs.runner import invoke
-    from agent_world.graphs.synthesize import synthesize_tasks
+    from agent_world.graphs.synthesize_graph import synthesize_tasks
 
     ids = synthesize_tasks(["airline"], home=home, per_env=2, levels=[1, 2])
     invoke(evaluate.build_graph(), {"tasks": ids, "policy": "baseline",
@@ -90,7 +90,7 @@ def _rate(n: int, seconds: float) -> tuple[str, str, str]:
 def server_part(runs: int, clients: int) -> Table:
     from langgraph_sdk import get_sync_client
 
-    from agent_world.graphs.agents import diagnoser
+    from agent_world.graphs.agents import diagnoser_agent as diagnoser
     from agent_world.graphs.runner import invoke
 
     table = Table(title=f"Graph invocations ({runs} runs of `diagnoser` per row)")

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_world.agents.task_synthesis import SynthesisConfig, synthesize_env  # noqa: E402
+from agent_world.tasks.synthesis.loop import SynthesisConfig, synthesize_env  # noqa: E402
 from agent_world.envs import EnvRuntime, example_names, load_example  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.tasks.gates import GATES  # noqa: E402
@@ -39,8 +39,8 @@ from agent_world.tasks.gates import GATES  # noqa: E402
 def mine_and_build(home: Path) -> list[str]:
     """The default mine (embedded sources, 3 complexification iterations), built; the names
     of the built environments."""
-    from agent_world.graphs import mine as mine_graph
-    from agent_world.graphs.build import build_environments
+    from agent_world.graphs import mine_graph
+    from agent_world.graphs.build_graph import build_environments
     from agent_world.graphs.runner import invoke
 
     invoke(mine_graph.build_graph(), {"sources": [], "iterations": 3, "seed": 0}, home=home)

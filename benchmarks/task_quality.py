@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_world.agents.synthesizer import chain_target  # noqa: E402
-from agent_world.agents.task_synthesis import (  # noqa: E402
+from agent_world.tasks.synthesis.synthesizer import chain_target  # noqa: E402
+from agent_world.tasks.synthesis.loop import (  # noqa: E402
     SynthesisConfig,
     stored_tasks,
     synthesize_env,

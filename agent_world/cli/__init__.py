@@ -32,7 +32,7 @@ from agent_world.cli import (
     train,
 )
 from agent_world.cli.common import Group, console, resolve_env, state
-from agent_world.tools.sandbox.isolation import UNSAFE_ENV, warn_unsafe
+from agent_world.sandbox.isolation import UNSAFE_ENV, warn_unsafe
 
 # markdown: help texts are reflowed paragraphs, not the docstrings' line breaks
 app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode="markdown",

@@ -41,7 +41,7 @@ def run_build(envs: list[str], max_repairs: int, max_tools: int, thread: str | N
 
     from agent_world import scaleout
     from agent_world.errors import CatalogError
-    from agent_world.graphs import build as build_graph
+    from agent_world.graphs import build_graph
     from agent_world.graphs.runner import final_state, stream, thread_config
 
     if resume and not thread:

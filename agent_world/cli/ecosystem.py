@@ -26,7 +26,7 @@ def export_trl_cmd(
     limit: LimitOpt = None,
 ) -> None:
     """Export tasks for TRL: environment_factory module, dataset, reward, GRPO script."""
-    from agent_world.adapters.trl import export_trl
+    from agent_world.integrations.trl import export_trl
     from agent_world.training.api import _specs
 
     tasks = load_tasks(tasks_file, env, drill, limit)
@@ -43,7 +43,7 @@ def export_verifiers_cmd(
     limit: LimitOpt = None,
 ) -> None:
     """Export tasks as a verifiers environment package (load_environment)."""
-    from agent_world.adapters.verifiers import ENV_ID, export_verifiers
+    from agent_world.integrations.verifiers_env import ENV_ID, export_verifiers
     from agent_world.training.api import _specs
 
     tasks = load_tasks(tasks_file, env, drill, limit)

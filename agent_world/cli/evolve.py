@@ -115,7 +115,7 @@ def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, 
                progress: Any, round_no: int) -> list[Any]:
     """Stream one invocation; returns the interrupts it stopped at (review before training).
     One bar per round (its stages) and one for the stage in flight (turns, training steps)."""
-    from agent_world.graphs.evolve import round_trace
+    from agent_world.graphs.evolve_graph import round_trace
     from agent_world.graphs.runner import stream
 
     plan = _plan(first, bool(getattr(context, "eval_after_warm_start", False)))
@@ -215,7 +215,7 @@ def evolve(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from agent_world import scaleout
-    from agent_world.graphs import evolve as evolve_graph
+    from agent_world.graphs import evolve_graph
     from agent_world.graphs.runner import final_state, thread_config
 
     if rounds < 0:

@@ -32,7 +32,7 @@ def export_openenv_cmd(
 ) -> None:
     """Export an environment and its tasks for Hugging Face OpenEnv (MCP tool actions,
     reset/step/state, the task check as the rubric)."""
-    from agent_world.adapters.openenv import (
+    from agent_world.integrations.openenv import (
         OpenEnvLockError,
         arena_wheel,
         export_openenv,

@@ -69,7 +69,7 @@ def harvest(
 
 
 def _entries(packages: list[Path], shipped: bool, only: list[str]) -> list[Any]:
-    from agent_world.tools.sources import harvest as hv
+    from agent_world.mining.sources import mcp_harvest as hv
 
     lists = [hv.load_packages(hv.SHIPPED_PACKAGES)] if shipped else []
     lists += [hv.load_packages(p) for p in packages]
@@ -89,7 +89,7 @@ def _run(entries: list[Any], out: Path, cache: Path, jobs: int, timeout: float,
          install_timeout: float, refresh: bool, quiet: bool) -> list[Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from agent_world.tools.sources import harvest as hv
+    from agent_world.mining.sources import mcp_harvest as hv
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())

@@ -19,7 +19,7 @@ from agent_world.cli.common import (
     state,
 )
 
-MAX_ITERATIONS = 10  # agent_world.agents.miner.MAX_ITERATIONS (not imported: keeps --help fast)
+MAX_ITERATIONS = 10  # agent_world.mining.llm_miner.MAX_ITERATIONS (not imported: keeps --help fast)
 
 
 def mine(
@@ -50,7 +50,7 @@ def mine(
     any source failed (the others are mined and kept; `agent-world ledger` says why)."""
     sources = list(source or [])
     if corpus or corpus_sample is not None:
-        from agent_world.tools.sources.harvest_corpus import corpus_sources
+        from agent_world.mining.sources.harvest_corpus import corpus_sources
 
         sources += [ref.spec for ref in corpus_sources(corpus_sample, seed)]
     values = run_mine(sources, iterations, seed, thread, resume, web_search, quiet=as_json,
@@ -76,9 +76,9 @@ def run_mine(sources: list[str], iterations: int, seed: int, thread: str | None,
 
     from agent_world import scaleout
     from agent_world.errors import AgentWorldError
-    from agent_world.graphs import mine as mine_graph
+    from agent_world.graphs import mine_graph
     from agent_world.graphs.runner import final_state, stream, thread_config
-    from agent_world.tools.sources import default_sources, parse_source
+    from agent_world.mining.sources import default_sources, parse_source
 
     if resume and not thread:
         raise UsageError("--resume needs the --thread of the run to continue")
@@ -209,7 +209,7 @@ def _print_mine_report(values: dict[str, Any]) -> None:
 
 def _print_fidelity(results: list[dict[str, Any]]) -> None:
     """Per theme: source tools covered by the database, semantic violations per rule."""
-    from agent_world.agents.semantics import RULES
+    from agent_world.mining.semantics import RULES
 
     mined = [r for r in results if r["status"] == "mined" and "coverage" in r]
     if not mined:
@@ -226,7 +226,7 @@ def _print_fidelity(results: list[dict[str, Any]]) -> None:
 
 
 def coverage_line(cov: dict[str, Any] | None) -> str:
-    from agent_world.agents.coverage import coverage_line as line
+    from agent_world.mining.coverage import coverage_line as line
 
     return line(cov)
 

@@ -31,7 +31,7 @@ def run(
     source failed to mine (everything else still runs)."""
     from agent_world.envs.episode import EnvRuntime
     from agent_world.envs.examples import load_example, tour_calls
-    from agent_world.tools.sources import default_sources
+    from agent_world.mining.sources import default_sources
 
     sources = [ref.spec for ref in default_sources(state.home)] + list(source or [])
     if not as_json:

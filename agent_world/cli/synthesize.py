@@ -59,7 +59,7 @@ def synthesize(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from agent_world import scaleout
-    from agent_world.graphs import synthesize as graph_module
+    from agent_world.graphs import synthesize_graph as graph_module
     from agent_world.graphs.runner import final_state, stream, thread_config
 
     if per_env < 1:

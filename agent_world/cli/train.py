@@ -37,7 +37,7 @@ def load_tasks(tasks_file: Path | None, envs: list[str] | None, drill: str | Non
             raise AgentWorldError(f"unknown drill {drill!r}; drills: {', '.join(DRILLS)}")
         tasks = drill_tasks(drill, limit=limit)
     elif tasks_file is not None:
-        from agent_world.adapters.taskfiles import read_jsonl_tasks
+        from agent_world.integrations.taskfiles import read_jsonl_tasks
 
         if not tasks_file.is_file():
             raise AgentWorldError(f"{tasks_file}: no such file")

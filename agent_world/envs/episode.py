@@ -47,7 +47,7 @@ from agent_world.envs.pool import Launcher, Turns, WorkerPool
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.worker import DEFAULT_SPIN_US
 from agent_world.errors import EpisodeClosed
-from agent_world.tools.sandbox.isolation import (
+from agent_world.sandbox.isolation import (
     Limits,
     check_isolation,
     confine,

@@ -45,7 +45,7 @@ from agent_world.envs.worker import (
     frame_size,
 )
 from agent_world.errors import WorkerError
-from agent_world.tools.sandbox.isolation import share_process_cpus
+from agent_world.sandbox.isolation import share_process_cpus
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class Turns:
 
 Launcher = Callable[[Sequence[str]], list[str]]
 # command -> a confined launch: .popen(**popen_kwargs), .kill(pid), .release()
-# (agent_world.tools.sandbox.isolation.Confined)
+# (agent_world.sandbox.isolation.Confined)
 Confiner = Callable[[list[str]], Any]
 # answers one statement frame of a call whose database the caller holds
 Serve = Callable[[dict[str, Any]], dict[str, Any]]

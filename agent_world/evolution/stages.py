@@ -36,7 +36,7 @@ def build_environments(names: list[str], home: str | Path, seed: int = 0,
     """Build (tool designer + cross-validation) the mined environments `names`; returns the
     names of those that now have a `built` version with at least one tool. `scale`: where the
     per-environment work runs (`workers`, `ray_address`: `agent_world.scaleout`)."""
-    from agent_world.graphs.build import build_environments as build
+    from agent_world.graphs.build_graph import build_environments as build
     return list(build(names, home=home, seed=seed, context=scale))
 
 
@@ -46,7 +46,7 @@ def synthesize_tasks(names: list[str], home: str | Path, per_env: int, seed: int
     """Synthesize up to `per_env` gated tasks per environment (guided by a diagnosis'
     `guidelines` when given), store them in the catalog, return their ids. `scale`: as for
     `build_environments`."""
-    from agent_world.graphs.synthesize import synthesize_tasks as synthesize
+    from agent_world.graphs.synthesize_graph import synthesize_tasks as synthesize
     return list(synthesize(names, home=home, per_env=per_env, seed=seed, guidelines=guidelines,
                            tag=tag, context=scale))
 

@@ -69,7 +69,7 @@ from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.runner import final_state, paused, stream, thread_config
 from agent_world.serving import announce_token, resolve_token, serve_http
-from agent_world.tools.sources import DATA_DIR, FileKind
+from agent_world.mining.sources import DATA_DIR, FileKind
 
 RESULT_LIMIT = 200_000  # characters of final state a tool call returns
 RESERVED_ARGS = ("thread_id", "resume", "resume_value", "context")
@@ -293,7 +293,7 @@ class GraphServer(FastMCP):
                             f"{PATHS_DANGER})")
 
     def _check_source(self, where: str, spec: str) -> None:
-        """A source or web search spec (as `tools.sources.parse_source` reads it): `mcp:`
+        """A source or web search spec (as `mining.sources.parse_source` reads it): `mcp:`
         starts a command; a file outside the bundled sources is a path; URLs are fine."""
         spec = spec.strip()
         prefix, sep, rest = spec.partition(":")

@@ -178,7 +178,7 @@ def stream(builder: StateGraph, inputs: Any, config: dict[str, Any], context: An
 
 
 def graph_name(builder: StateGraph) -> str:
-    """The graph's name: its module's (`agent_world.graphs.evolve` -> "evolve")."""
+    """The graph's name: its module's (`agent_world.graphs.evolve_graph` -> "evolve")."""
     module = getattr(getattr(builder, "state_schema", None), "__module__", "") or ""
     return module.rsplit(".", 1)[-1] if module.startswith("agent_world.") else "graph"
 

@@ -43,7 +43,7 @@ WRONG_ARGUMENT_KINDS = {"invalid_arguments", "tool_error", "constraint_violation
 
 
 def passed(traj: Trajectory) -> bool:
-    """The arena's reward (`training.reward.score`): the check passed and no format penalty
+    """The arena's reward (`rollout.reward.score`): the check passed and no format penalty
     (extra calls lower the reward of a pass, they do not undo it); a reward without the
     check's verdict: at PASS_THRESHOLD."""
     comps = traj.reward_components

@@ -40,7 +40,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, available_timezones
 
-from agent_world.agents.phrasing import date_text
+from agent_world.tasks.synthesis.phrasing import date_text
 from agent_world.envs.database import read_rows
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec

@@ -2,7 +2,7 @@
 
 Generated code is not the project's own, so it never runs in the caller's process. Everything
 starts through `_spawn()`: an isolated interpreter (`python -I`) confined by the project
-sandbox (`agent_world.tools.sandbox.confine`: bubblewrap, no network, a read-only system, its
+sandbox (`agent_world.sandbox.confine`: bubblewrap, no network, a read-only system, its
 work dir the only writable place, rlimits, a process limit) under a wall-clock timeout.
 
 Two shapes of script:
@@ -44,7 +44,7 @@ _SCORE_RULE = "a score is True, False or a finite number in [0, 1]"
 
 
 def _limits() -> Any:
-    from agent_world.tools.sandbox import Limits
+    from agent_world.sandbox import Limits
 
     return Limits(memory_bytes=1 << 30, cpu_s=60, file_bytes=64 << 20, processes=16)
 
@@ -119,7 +119,7 @@ _out.flush()
 def _spawn(program: str, workdir: Path) -> Iterator[subprocess.Popen[str]]:
     """The script's interpreter, confined by the project sandbox (bubblewrap: no network,
     read-only system, `workdir` its only writable directory, rlimits, a process limit)."""
-    from agent_world.tools.sandbox import confine
+    from agent_world.sandbox import confine
 
     confined = confine([sys.executable, "-I", "-c", program], workdir=workdir,
                        limits=_limits(), what="a task script")

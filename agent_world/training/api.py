@@ -26,8 +26,8 @@ from agent_world.errors import AgentWorldError
 from agent_world.models import declare_plain
 from agent_world.tasks.model import Task, Trajectory
 from agent_world.training.policies import ChatModelPolicy, HFPolicy, Policy, read_policy_settings
-from agent_world.training.rollout import RolloutConfig, run_rollouts, spec_index
-from agent_world.training.toolcall import gold_replies, system_prompt
+from agent_world.rollout.engine import RolloutConfig, run_rollouts, spec_index
+from agent_world.rollout.toolcall import gold_replies, system_prompt
 
 if TYPE_CHECKING:  # torch loads only when training starts
     from agent_world.training.grpo import GRPOConfig, StepStats
@@ -134,7 +134,7 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
     default (evaluation); training sets its own temperature. `base`: the base model of a LoRA
     adapter directory (default: found by `lm.adapter_base`)."""
     if ref == "baseline":
-        from agent_world.agents.baseline import BaselineChatModel
+        from agent_world.rollout.baseline_agent import BaselineChatModel
 
         return ChatModelPolicy(BaselineChatModel(seed=seed), name="baseline")
     if ref in ("smollm2", "tiny") or Path(ref).is_dir():

@@ -46,7 +46,7 @@ from agent_world.training.lm import (
     quiet_progress_bars,
 )
 from agent_world.training.policies import HFPolicy, write_policy_settings
-from agent_world.training.rollout import Rollout, RolloutConfig, run_rollouts
+from agent_world.rollout.engine import Rollout, RolloutConfig, run_rollouts
 
 
 @dataclass
@@ -373,7 +373,7 @@ class GRPOTrainer:
 
     def rollouts(self, tasks: list[Task]) -> tuple[list[Rollout], float, float]:
         """Rollouts with their generation and reward seconds."""
-        from agent_world.training.reward import score
+        from agent_world.rollout.reward import score
 
         reward_fn = self.reward or score
         span = [float("inf"), 0.0]  # first start, last end: episodes are scored in parallel

@@ -27,7 +27,7 @@ from agent_world.config import resolve_home
 from agent_world.envs.database import state_hash
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
-from agent_world.tools.sandbox import LocalSandbox
+from agent_world.sandbox import LocalSandbox
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SECRET_ENV = "AGENT_WORLD_TEST_API_KEY"

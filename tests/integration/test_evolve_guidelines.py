@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_world.agents.diagnoser import EnvMeta, diagnose
+from agent_world.evolution.diagnosis import EnvMeta, diagnose
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.examples import load_example
 from agent_world.evolution import stages

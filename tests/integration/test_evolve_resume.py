@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent_world.envs.catalog import Catalog
-from agent_world.graphs import evolve
+from agent_world.graphs import evolve_graph as evolve
 from agent_world.graphs.runner import final_state, thread_config
 
 pytestmark = pytest.mark.integration

@@ -28,7 +28,8 @@ from mcp.server.fastmcp.exceptions import ToolError
 from typing_extensions import TypedDict
 
 from agent_world.envs.catalog import Catalog
-from agent_world.graphs import mcp_tools, synthesize
+from agent_world.graphs import mcp_tools
+from agent_world.graphs import synthesize_graph as synthesize
 from agent_world.graphs.mcp_tools import GraphEntry, GraphServer, graph_entries
 from agent_world.graphs.runner import final_state, thread_config
 from tests.integration.served import AUTH, TOKEN

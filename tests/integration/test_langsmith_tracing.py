@@ -100,7 +100,7 @@ def _traced(code: str, timeout: float, home: Path | None = None) -> tuple[str, d
 
 def test_mine_graph_is_traced_to_langsmith(tmp_path):
     source = f"file:{ROOT / 'agent_world/data/sources/clinic_booking_openapi.yaml'}"
-    code = ("from agent_world.graphs.mine import graph; "
+    code = ("from agent_world.graphs.mine_graph import graph; "
             f"out = graph.invoke({{'sources': [{source!r}], 'iterations': 1}}, "
             f"{{'configurable': {{'home': {str(tmp_path)!r}}}}}); "
             "print(out['summary']); "

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_world.errors import SourceError
-from agent_world.tools.sources import (
+from agent_world.mining.sources import (
     aread_source,
     default_sources,
     parse_source,

@@ -12,9 +12,9 @@ import time
 import pytest
 
 from agent_world.envs.catalog import Catalog
-from agent_world.graphs import mine as mine_graph
+from agent_world.graphs import mine_graph
 from agent_world.graphs.runner import final_state, stream, thread_config
-from agent_world.tools.sources import default_sources
+from agent_world.mining.sources import default_sources
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.integration

@@ -37,7 +37,7 @@ from openenv.core.mcp_client import MCPToolClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 from uv import find_uv_bin  # noqa: E402
 
-from agent_world.adapters.openenv import (  # noqa: E402
+from agent_world.integrations.openenv import (  # noqa: E402
     SUBMIT_TOOL,
     ArenaEnvClient,
     ArenaObservation,

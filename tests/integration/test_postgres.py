@@ -92,7 +92,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SYNTH = """
 import json, sys
 from agent_world.envs.catalog import Catalog
-from agent_world.graphs.synthesize import synthesize_tasks
+from agent_world.graphs.synthesize_graph import synthesize_tasks
 put, out = Catalog.put_task, open(sys.argv[2], "a")
 def logged(self, task_id, *a, **k):
     put(self, task_id, *a, **k)
@@ -155,7 +155,7 @@ def test_two_processes_synthesize_into_one_postgres_catalog(pg_url, tmp_path):
 
 def _thread_state(url: str, home: Path, thread: str) -> tuple[dict, list[str]]:
     from agent_world.graphs.runner import final_state, thread_config
-    from agent_world.graphs.synthesize import build_graph
+    from agent_world.graphs.synthesize_graph import build_graph
 
     os.environ["AGENT_WORLD_CATALOG_URL"] = url
     try:

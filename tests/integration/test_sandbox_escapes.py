@@ -13,8 +13,8 @@ import pytest
 
 from agent_world.envs.episode import EnvRuntime
 from agent_world.errors import SandboxUnavailable
-from agent_world.tools.sandbox import check_isolation
-from agent_world.tools.sandbox.isolation import _tree_pids
+from agent_world.sandbox import check_isolation
+from agent_world.sandbox.isolation import _tree_pids
 from tests.integration.escape_attempts import ATTEMPTS, Arena
 
 pytestmark = pytest.mark.integration

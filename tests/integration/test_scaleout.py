@@ -17,11 +17,11 @@ from mcp.server.fastmcp.exceptions import ToolError
 
 from agent_world import scaleout
 from agent_world.envs.catalog import Catalog
-from agent_world.graphs import mine as mine_graph
-from agent_world.graphs.build import BuildContext, build_environments
+from agent_world.graphs import mine_graph
+from agent_world.graphs.build_graph import BuildContext, build_environments
 from agent_world.graphs.mcp_tools import GraphServer
 from agent_world.graphs.runner import invoke
-from agent_world.graphs.synthesize import synthesize_tasks
+from agent_world.graphs.synthesize_graph import synthesize_tasks
 
 pytestmark = pytest.mark.integration
 

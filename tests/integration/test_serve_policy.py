@@ -34,13 +34,13 @@ def task():
 
 @pytest.fixture(scope="module")
 def spec(task):
-    from agent_world.training.rollout import spec_index
+    from agent_world.rollout.engine import spec_index
 
     return spec_index([task])[task.env_fingerprint]
 
 
 def _tools(task, spec):
-    from agent_world.training.toolcall import tool_views
+    from agent_world.rollout.toolcall import tool_views
 
     return [{"type": "function", "function": v} for v in tool_views(task, spec)]
 
@@ -60,7 +60,7 @@ def _turns(task, spec, observation, system=None):
 @pytest.fixture(scope="module")
 def observation(task, spec):
     """What the gold call returns on a fresh episode (verifiers' tool message)."""
-    from agent_world.adapters.attempt import TaskAttempt
+    from agent_world.rollout.library_attempt import TaskAttempt
     from agent_world.envs.episode import EnvRuntime
 
     runtime = EnvRuntime(workers=1)
@@ -84,8 +84,8 @@ def checkpoint(task, spec, observation, tmp_path_factory):
     from agent_world.training.lm import tiny_model, tiny_tokenizer
     from agent_world.training.policies import write_policy_settings
     from agent_world.training.prompts import TOOL_AGENT_PROMPT
-    from agent_world.training.serve_policy import ChatCompletionRequest, ServedPolicy
-    from agent_world.training.toolcall import format_answer
+    from agent_world.integrations.policy_server import ChatCompletionRequest, ServedPolicy
+    from agent_world.rollout.toolcall import format_answer
 
     draft = tiny_tokenizer(["x"])
     shown = ServedPolicy(model=None, tokenizer=draft, name=NAME, compact_tools=True)
@@ -158,8 +158,8 @@ def server(checkpoint, tmp_path_factory):
 
 
 def test_the_policy_sees_a_request_as_the_arena_shows_an_episode(task, spec, observation):
-    from agent_world.training.serve_policy import ChatCompletionRequest, ServedPolicy
-    from agent_world.training.toolcall import format_call, system_prompt
+    from agent_world.integrations.policy_server import ChatCompletionRequest, ServedPolicy
+    from agent_world.rollout.toolcall import format_call, system_prompt
 
     call = task.chain[0]
     request = ChatCompletionRequest.model_validate(
@@ -351,7 +351,7 @@ def test_serve_policy_loads_a_lora_checkpoint_merged_into_the_runs_base(lora_run
     """Was refused ('holds a LoRA adapter, not a whole model')."""
     import torch
 
-    from agent_world.training.serve_policy import load_served
+    from agent_world.integrations.policy_server import load_served
 
     run, ids, adapted, bare = lora_run
     served = load_served(str(run / "checkpoints" / "step-000001"), device="cpu")
@@ -370,7 +370,7 @@ def test_a_lora_adapter_elsewhere_takes_the_base_its_config_names_or_base(lora_r
     from typer.testing import CliRunner
 
     from agent_world.cli import app
-    from agent_world.training.serve_policy import load_served
+    from agent_world.integrations.policy_server import load_served
 
     run, ids, adapted, _ = lora_run
     adapter = tmp_path / "trl-output"

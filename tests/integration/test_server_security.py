@@ -29,7 +29,7 @@ from agent_world.envs import mcp_export
 from agent_world.envs.mcp_export import EnvironmentServer
 from agent_world.envs.spec import EnvSpec
 from agent_world.graphs.mcp_tools import GraphEntry, GraphServer
-from agent_world.tools.sources import DATA_DIR
+from agent_world.mining.sources import DATA_DIR
 from tests.conftest import FIXTURES
 from tests.integration.served import (
     AUTH,

@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from agent_world.errors import SourceError
-from agent_world.tools.sources import read_mcp_url
+from agent_world.mining.sources import read_mcp_url
 
 pytestmark = pytest.mark.integration
 

@@ -88,7 +88,7 @@ def _memorised_policy(setup, answers):
 def test_export_trl_writes_the_module_trl_loads(tmp_path):
     from typer.testing import CliRunner
 
-    from agent_world.adapters.trl import ArenaEnvironment, arena_reward
+    from agent_world.integrations.trl import ArenaEnvironment, arena_reward
     from agent_world.cli import app
     from agent_world.training.drills import drill_tasks
 
@@ -132,7 +132,7 @@ def test_grpo_trainer_drives_arena_episodes_through_trl_tool_calls(tmp_path, one
     import torch
     from trl import GRPOConfig, GRPOTrainer
 
-    from agent_world.adapters.trl import arena_reward, trl_setup
+    from agent_world.integrations.trl import arena_reward, trl_setup
     from agent_world.tasks.check import check_episode
     from agent_world.training.drills import switch_tasks, switchboard_spec
 

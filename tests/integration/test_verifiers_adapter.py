@@ -48,7 +48,7 @@ def exported(tasks, tmp_path_factory):
 
 
 def _evaluate(env, tasks, wrong=False):
-    from agent_world.adapters.replay import replay_openai_client
+    from agent_world.integrations.replay import replay_openai_client
 
     client = vf.OpenAIChatCompletionsClient(replay_openai_client(tasks, wrong=wrong))
     return env.evaluate_sync(client, model="replay", rollouts_per_example=2)["outputs"]
@@ -90,7 +90,7 @@ def test_bad_calls_are_observations_and_the_episode_goes_on(tasks):
     import json
     from types import SimpleNamespace
 
-    from agent_world.adapters.verifiers import load_environment
+    from agent_world.integrations.verifiers_env import load_environment
 
     env = load_environment(tasks[:1])
     state = {"info": {"task_id": tasks[0].id}}

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from agent_world.errors import SourceError
-from agent_world.tools.web_search import MCPSearch
+from agent_world.mining.web_search import MCPSearch
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.integration
@@ -43,7 +43,7 @@ def test_unknown_tool_and_dead_server_are_clear_errors(tmp_path):
 
 def test_mine_graph_uses_web_evidence(tmp_path):
     from agent_world.envs.catalog import Catalog
-    from agent_world.graphs import mine as mine_graph
+    from agent_world.graphs import mine_graph
     from agent_world.graphs.runner import final_state, stream, thread_config
 
     log = tmp_path / "queries.log"
@@ -62,7 +62,7 @@ def test_mine_graph_uses_web_evidence(tmp_path):
 
 def test_an_unavailable_search_backend_does_not_stop_mining(tmp_path):
     from agent_world.envs.catalog import Catalog
-    from agent_world.graphs import mine as mine_graph
+    from agent_world.graphs import mine_graph
     from agent_world.graphs.runner import final_state, stream, thread_config
 
     data = FIXTURES.parent.parent / "agent_world" / "data" / "sources"

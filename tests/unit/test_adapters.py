@@ -9,8 +9,8 @@ from typing import Literal, get_args
 
 import pytest
 
-from agent_world.adapters.taskfiles import resolve_tasks, write_tasks
-from agent_world.adapters.trl import ArenaEnvironment, _annotation, tool_method, trl_setup
+from agent_world.integrations.taskfiles import resolve_tasks, write_tasks
+from agent_world.integrations.trl import ArenaEnvironment, _annotation, tool_method, trl_setup
 from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task
 from agent_world.training.drills import drill_tasks
@@ -104,7 +104,7 @@ def test_replay_model_answers_like_an_openai_server(cancel_tasks):
     import httpx
 
     task = cancel_tasks[0]
-    from agent_world.adapters.replay import replay_transport
+    from agent_world.integrations.replay import replay_transport
 
     transport = replay_transport([task])
     client = httpx.Client(transport=transport, base_url="http://replay.invalid/v1")

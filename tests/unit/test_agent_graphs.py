@@ -12,10 +12,14 @@ import agent_world
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
-from agent_world.graphs import evaluate
-from agent_world.graphs.agents import designer, diagnoser, miner, synthesizer, verifier
+from agent_world.graphs import evaluate_graph as evaluate
+from agent_world.graphs.agents import designer_agent as designer
+from agent_world.graphs.agents import diagnoser_agent as diagnoser
+from agent_world.graphs.agents import miner_agent as miner
+from agent_world.graphs.agents import synthesizer_agent as synthesizer
+from agent_world.graphs.agents import verifier_agent as verifier
 from agent_world.graphs.runner import invoke
-from agent_world.graphs.synthesize import synthesize_tasks
+from agent_world.graphs.synthesize_graph import synthesize_tasks
 from agent_world.models import chat_model, model_name, models_for
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent_world.agents import tool_designer
-from agent_world.agents.cross_validation import (
+from agent_world.design import tool_designer
+from agent_world.design.cross_validation import (
     SandboxCompiler,
     cross_validate,
     validation_runtime,
 )
-from agent_world.agents.tool_designer import Design, design_tools, repair_tool
+from agent_world.design.tool_designer import Design, design_tools, repair_tool
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.testing import verify_spec
@@ -321,7 +321,7 @@ def _home_with_mined(tmp_path, names: list[str]) -> Any:
 
 
 def test_build_graph_stores_built_versions_and_ledgers_rejections(tmp_path, monkeypatch):
-    from agent_world.graphs.build import build_environments
+    from agent_world.graphs.build_graph import build_environments
 
     home = _home_with_mined(tmp_path, ["lib_a"])
     real = tool_designer.design_offline
@@ -358,7 +358,7 @@ class Crash(BaseException):
 
 
 def test_build_graph_killed_and_resumed(tmp_path, monkeypatch):
-    from agent_world.graphs import build as build_graph
+    from agent_world.graphs import build_graph
     from agent_world.graphs.runner import invoke
 
     home = _home_with_mined(tmp_path, ["lib_a", "lib_b"])

@@ -88,7 +88,7 @@ def test_home_option_decides_where_the_catalog_lives(tmp_path, monkeypatch):
 def test_unsafe_no_sandbox_flag_runs_unconfined_and_warns(home, tmp_path, monkeypatch, caplog):
     import logging
 
-    from agent_world.tools.sandbox import UNSAFE_ENV
+    from agent_world.sandbox import UNSAFE_ENV
 
     monkeypatch.setenv(UNSAFE_ENV, "0")  # restored after the test (the flag sets it)
     calls = tmp_path / "calls.json"

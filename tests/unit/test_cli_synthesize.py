@@ -71,7 +71,7 @@ def test_a_wrong_context_value_stops_the_run_naming_the_field(home):
     """A client's configuration is checked at the start (Studio passes it unchecked): text
     where a number belongs, or a share out of range, is one error naming the field."""
     from agent_world.errors import ContextError
-    from agent_world.graphs.synthesize import synthesize_tasks
+    from agent_world.graphs.synthesize_graph import synthesize_tasks
 
     with pytest.raises(ContextError, match=r"context\.runs: .*'many'"):
         synthesize_tasks(["airline"], home=home, per_env=1, context={"runs": "many"})
@@ -93,8 +93,8 @@ class _Crash(BaseException):
 
 
 def test_synthesize_graph_resumes_only_the_unfinished_branch(home, monkeypatch):
-    from agent_world.agents import task_synthesis
-    from agent_world.graphs import synthesize as graph_module
+    from agent_world.tasks.synthesis import loop as task_synthesis
+    from agent_world.graphs import synthesize_graph as graph_module
     from agent_world.graphs.runner import invoke as run_graph
 
     real = task_synthesis.synthesize_env
@@ -130,7 +130,7 @@ def test_synthesize_graph_resumes_only_the_unfinished_branch(home, monkeypatch):
 
 
 def test_synthesize_tasks_with_guidelines_and_a_tag(home):
-    from agent_world.graphs.synthesize import synthesize_tasks
+    from agent_world.graphs.synthesize_graph import synthesize_tasks
 
     guidelines = {"environments": ["airline"], "tools": ["airline/get_customer"],
                   "error_classes": ["wrong_tool"], "difficulty": {"level": 2}}
@@ -147,12 +147,12 @@ def test_synthesize_tasks_with_guidelines_and_a_tag(home):
 
 
 def test_synthesized_ids_come_in_a_canonical_order(tmp_path, monkeypatch):
-    from agent_world.graphs.synthesize import synthesize_tasks
+    from agent_world.graphs.synthesize_graph import synthesize_tasks
 
     """Environments are synthesized concurrently and land in completion order; the ids come
     back grouped by environment in the order asked for, then by id, whatever that order was —
     a seeded run trains on the same data in the same order."""
-    from agent_world.agents import task_synthesis
+    from agent_world.tasks.synthesis import loop as task_synthesis
 
     home = tmp_path / "home"
     real = task_synthesis.synthesize_env

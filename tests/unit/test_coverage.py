@@ -3,15 +3,15 @@ stored in the mined spec for the tool designer; uncovered tools say what is miss
 
 from __future__ import annotations
 
-from agent_world.agents.coverage import (
+from agent_world.mining.coverage import (
     coverage_line,
     field_hints_from_coverage,
     tool_coverage,
     uncovered_reasons,
 )
-from agent_world.agents.miner import mine_theme
-from agent_world.tools.sources import DATA_DIR, read_openapi
-from agent_world.tools.sources.base import SourceDocument, ToolDescription
+from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.sources import DATA_DIR, read_openapi
+from agent_world.mining.sources.base import SourceDocument, ToolDescription
 
 
 def test_clinic_openapi_tools_map_to_tables_and_columns():

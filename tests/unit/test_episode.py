@@ -284,7 +284,7 @@ def test_workers_do_not_inherit_a_stepping_threads_cpu_pin(notes_spec, sandbox, 
     every CPU the process may use."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from agent_world.tools.sandbox import isolation
+    from agent_world.sandbox import isolation
 
     cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     if len(cpus) < 2:

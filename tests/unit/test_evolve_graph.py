@@ -16,8 +16,8 @@ from agent_world.envs.catalog import Catalog
 from agent_world.envs.examples import load_example
 from agent_world.evolution import stages
 from agent_world.evolution.stages import TrainResult
-from agent_world.graphs import evolve
-from agent_world.graphs import mine as mine_graph
+from agent_world.graphs import evolve_graph as evolve
+from agent_world.graphs import mine_graph
 from agent_world.graphs.runner import final_state, invoke, stream, thread_config
 from agent_world.tasks.model import Step, Task, ToolCall, Trajectory
 
@@ -253,12 +253,12 @@ def test_rounds_table_prints_wilson_intervals():
 def test_graph_lists_in_langgraph_json():
     root = Path(evolve.__file__).parents[2]
     graphs = json.loads((root / "langgraph.json").read_text())["graphs"]
-    assert graphs["evolve"] == "./agent_world/graphs/evolve.py:graph"
+    assert graphs["evolve"] == "./agent_world/graphs/evolve_graph.py:graph"
     assert evolve.graph.get_context_jsonschema()["properties"]["review_before_train"]
 
 
 def test_complexify_weak_training_env_once_per_round(tmp_path, monkeypatch):
-    from agent_world.evolution.complexify import complexify_environments
+    from agent_world.evolution.complexify_weak import complexify_environments
 
     state = invoke(mine_graph.build_graph(),
                    {"sources": [f"file:{PRD}"], "iterations": 1}, thread_id="m", home=tmp_path)

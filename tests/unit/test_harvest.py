@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from agent_world.cli import app
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import SourceError
-from agent_world.tools.sources import parse_source, read_source
-from agent_world.tools.sources.harvest import (
+from agent_world.mining.sources import parse_source, read_source
+from agent_world.mining.sources.mcp_harvest import (
     SHIPPED_PACKAGES,
     HarvestEntry,
     harvest,
@@ -24,7 +24,7 @@ from agent_world.tools.sources.harvest import (
     load_packages,
     merge_entries,
 )
-from agent_world.tools.sources.harvest_corpus import CORPUS_DIR, corpus_index, corpus_sources
+from agent_world.mining.sources.harvest_corpus import CORPUS_DIR, corpus_index, corpus_sources
 
 runner = CliRunner()
 

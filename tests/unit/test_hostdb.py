@@ -11,7 +11,7 @@ import pytest
 
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.hostdb import MAX_ANSWER_BYTES
-from agent_world.tools.sandbox.isolation import unsafe_requested
+from agent_world.sandbox.isolation import unsafe_requested
 from tests.integration.escape_attempts import attacker_spec
 
 SNIPPETS = [
@@ -224,7 +224,7 @@ def test_works_with_more_than_1024_open_files(notes_spec):
     import os
     import resource
 
-    from agent_world.tools.sandbox import LocalSandbox
+    from agent_world.sandbox import LocalSandbox
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < 2048:

@@ -108,7 +108,7 @@ def test_iterations_are_bounded_with_a_clear_error(home):
 
 
 def test_each_iteration_is_reported_while_it_runs(home):
-    from agent_world.graphs.mine import build_graph
+    from agent_world.graphs.mine_graph import build_graph
 
     events = [e for e in build_graph().compile().stream(
         {"sources": [f"file:{PRD}"], "iterations": 2}, {"configurable": {"home": str(home)}},
@@ -119,7 +119,7 @@ def test_each_iteration_is_reported_while_it_runs(home):
 
 def test_a_huge_tool_list_is_mined_from_an_even_spread(home, tmp_path):
     """Was: superlinear (3,000 tools: 127 s; 20,000 never finished)."""
-    from agent_world.agents.miner import MAX_MINED_TOOLS
+    from agent_world.mining.llm_miner import MAX_MINED_TOOLS
 
     tools = [{"name": f"get_{noun}_{i}", "description": f"Get a {noun} record.",
               "inputSchema": {"type": "object", "properties": {f"{noun}_id": {"type": "string"}}}}

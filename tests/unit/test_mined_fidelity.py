@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_world.agents import offline_mining
-from agent_world.agents.miner import (
+from agent_world.mining import offline as offline_mining
+from agent_world.mining.llm_miner import (
     MinedTheme,
     SemanticRejection,
     complexify,
@@ -20,12 +20,12 @@ from agent_world.agents.miner import (
     mine_theme,
     semantic_gate,
 )
-from agent_world.agents.offline_mining.complexify import _Complexifier
-from agent_world.agents.offline_mining.domain import DomainModel, Entity
-from agent_world.agents.offline_mining.tables import model_to_tables
-from agent_world.agents.semantics import check_semantics, repair_semantics
+from agent_world.mining.offline.complexify import _Complexifier
+from agent_world.mining.offline.domain import DomainModel, Entity
+from agent_world.mining.offline.tables import model_to_tables
+from agent_world.mining.semantics import check_semantics, repair_semantics
 from agent_world.envs.spec import EnvSpec
-from agent_world.tools.sources import DATA_DIR, read_source
+from agent_world.mining.sources import DATA_DIR, read_source
 
 UNSEEN = Path(__file__).resolve().parents[1] / "fixtures" / "sources" / "unseen"
 SOURCES = ["bikeshare_openapi.yaml", "garden_prd.md", "podcast_tools.json",
@@ -178,14 +178,14 @@ def test_unrepairable_iteration_is_rejected_and_recorded(monkeypatch):
 
 
 def _rebuilt(spec, res):
-    from agent_world.agents.miner import _next_spec
+    from agent_world.mining.llm_miner import _next_spec
 
     return _next_spec(spec, res.tables, res.rows, res.kinds, [], res.added)
 
 
 def test_rejection_goes_to_the_ledger(tmp_path, monkeypatch):
     from agent_world.envs.catalog import Catalog
-    from agent_world.graphs import mine as mine_graph
+    from agent_world.graphs import mine_graph
     from agent_world.graphs.runner import invoke
 
     real = offline_mining.complexify_offline
@@ -366,7 +366,7 @@ def test_library_copies_loans_and_fines_agree(defaults):
 
 
 def test_library_titles_read_like_titles(defaults):
-    from agent_world.agents.offline_mining.reference_data import BOOK_SUBJECTS
+    from agent_world.mining.offline.reference_data import BOOK_SUBJECTS
 
     titles = defaults["book_lending_prd.md"].spec.rows["titles"]
     # not a random pair of words ("Congress and Manager", "Inside and Several")
@@ -375,7 +375,7 @@ def test_library_titles_read_like_titles(defaults):
 
 
 def test_clinic_slots_hold_one_live_appointment_and_zones_fit_the_country(defaults):
-    from agent_world.agents.semantics import address_country, country_zones
+    from agent_world.mining.semantics import address_country, country_zones
 
     spec = defaults["clinic_booking_openapi.yaml"].spec
     held: dict[int, int] = {}

@@ -14,8 +14,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from agent_world.agents import offline_mining
-from agent_world.agents.miner import (
+from agent_world.mining import offline as offline_mining
+from agent_world.mining.llm_miner import (
     MinedTheme,
     MiningError,
     ask_structured,
@@ -26,12 +26,12 @@ from agent_world.agents.miner import (
     plan_questions,
     validate_database,
 )
-from agent_world.agents.offline_mining.complexify import ComplexifyResult, _Complexifier
-from agent_world.agents.offline_mining.naming import plural, singular, tokens
+from agent_world.mining.offline.complexify import ComplexifyResult, _Complexifier
+from agent_world.mining.offline.naming import plural, singular, tokens
 from agent_world.envs.database import build_template
 from agent_world.envs.spec import EnvSpec
 from agent_world.models import set_chat_model
-from agent_world.tools.sources.base import EntityHint, SourceDocument, ToolDescription
+from agent_world.mining.sources.base import EntityHint, SourceDocument, ToolDescription
 
 # ---------------------------------------------------------------------------------------------
 # Source documents mirroring real servers
@@ -724,7 +724,7 @@ def test_llm_path_falls_back_to_offline_after_three_invalid_answers(fake_miner):
 
 
 def test_ask_structured_parses_json_from_any_chat_model():
-    from agent_world.agents.miner import QuestionPlan
+    from agent_world.mining.llm_miner import QuestionPlan
 
     model = ScriptedChat(script={"other": ['Sure! ```json\n{"questions": ["a", "b"]}\n```']})
     out = ask_structured(model, QuestionPlan, [("system", "x"), ("human", "y")])
@@ -754,7 +754,7 @@ class ToolCallingChat(BaseChatModel):
 
 
 def test_ask_structured_uses_tool_calling_when_the_model_supports_it(fake_miner):
-    from agent_world.agents.miner import QuestionPlan
+    from agent_world.mining.llm_miner import QuestionPlan
 
     model = ToolCallingChat(args={"questions": ["Which entities?", "Which states?"]})
     out = ask_structured(model, QuestionPlan, [("human", "plan")])
@@ -774,7 +774,7 @@ def test_person_roles_cycles_and_dto_schemas(mined):
 
 @pytest.mark.parametrize("filename", ["clinic_booking_openapi.yaml", "book_lending_prd.md"])
 def test_bundled_documents_mine_cleanly(filename, tmp_path):
-    sources = pytest.importorskip("agent_world.tools.sources")
+    sources = pytest.importorskip("agent_world.mining.sources")
     path = sources.DATA_DIR / filename if hasattr(sources, "DATA_DIR") else None
     if path is None or not path.is_file():
         pytest.skip("bundled source documents not available")
@@ -790,8 +790,8 @@ def test_bundled_documents_mine_cleanly(filename, tmp_path):
 def test_escaped_field_names_never_collide():
     """A source field `from` reached as a tool argument and as a declared field (already
     escaped to `from_`) is one column; two fields that escape to one name get two."""
-    from agent_world.agents.offline_mining.domain import Col, DomainModel
-    from agent_world.agents.offline_mining.tables import model_to_tables
+    from agent_world.mining.offline.domain import Col, DomainModel
+    from agent_world.mining.offline.tables import model_to_tables
 
     m = DomainModel()
     rel = m.ensure("relation")

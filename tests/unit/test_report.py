@@ -76,7 +76,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
 
 def _scored(cat: Catalog, eval_id: str, plan: list[tuple[str, bool]]):
     """Store an evaluation of hand-made attempts: (env, passed) each, one call of `lookup`."""
-    from agent_world.evolution.evaluation import load_evaluation, record_evaluation
+    from agent_world.evolution.eval_store import load_evaluation, record_evaluation
     from agent_world.tasks.model import Difficulty, Step, Task, ToolCall, Trajectory
 
     tasks, trajs = [], []
@@ -100,8 +100,8 @@ def _scored(cat: Catalog, eval_id: str, plan: list[tuple[str, bool]]):
 
 
 def test_report_links_resolve_to_the_trajectories_it_embeds(tmp_path):
-    from agent_world.agents.diagnoser import diagnose
-    from agent_world.evolution.evaluation import evaluation_tasks
+    from agent_world.evolution.diagnosis import diagnose
+    from agent_world.evolution.eval_store import evaluation_tasks
     from agent_world.evolution.report import anchor
 
     cat = Catalog.open(tmp_path)

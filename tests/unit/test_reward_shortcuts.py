@@ -98,7 +98,7 @@ def test_a_number_spray_is_not_a_count(airline, runtime):
 def test_a_list_of_candidates_is_not_an_answer(airline, runtime):
     """Several numbers for a numeric reference fail, in the graph check and in both generated
     verification scripts (an aggregate that reads, a loop of writes that counts)."""
-    from agent_world.agents.synthesizer import verify_source
+    from agent_world.tasks.synthesis.synthesizer import verify_source
     from agent_world.tasks.programs import bulk_verify_source
     from agent_world.tasks.scripts import run_verify
     from agent_world.tasks.truth import Truth
@@ -236,7 +236,7 @@ def test_a_read_spree_costs_within_a_bound(airline, runtime):
     """Eighteen unrelated reads before the right answer lower the score (component
     `efficiency`), never below MIN_EFFICIENCY; the attempt still passes, and the training
     reward carries the same component."""
-    from agent_world.training.reward import score
+    from agent_world.rollout.reward import score
 
     c = airline.rows["customers"][3]
     miles = _miles(airline, c["customer_id"])
@@ -272,7 +272,7 @@ def test_a_yes_saying_judge_cannot_pass_a_wrong_write(airline, runtime):
     """A configured judge refines a deterministic pass; it never overturns a fail."""
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from agent_world.training.reward import score
+    from agent_world.rollout.reward import score
 
     target, other = _open_reservations(airline)[:2]
     gold = [ToolCall(tool="cancel_reservation", arguments={"reservation_id": target})]
@@ -295,11 +295,11 @@ def test_a_yes_saying_judge_cannot_pass_a_wrong_write(airline, runtime):
 
 
 def test_the_verifier_attempt_and_training_share_one_reward(airline, runtime):
-    """`run_attempt` (evaluation, the verifier) scores through `training.reward.score`: the
+    """`run_attempt` (evaluation, the verifier) scores through `rollout.reward.score`: the
     same components, format penalty included."""
-    from agent_world.agents.attempt import run_attempt
-    from agent_world.agents.baseline import BaselineChatModel
-    from agent_world.training.reward import score
+    from agent_world.rollout.react_attempt import run_attempt
+    from agent_world.rollout.baseline_agent import BaselineChatModel
+    from agent_world.rollout.reward import score
 
     c = airline.rows["customers"][3]
     task = _graph(airline, f"I am the customer with email {c['email']}. How many redeemable "

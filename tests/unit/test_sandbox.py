@@ -20,8 +20,8 @@ from e2b import AuthenticationException, CommandExitException
 from e2b_code_interpreter import models as e2b_models
 
 from agent_world.errors import SandboxUnavailable
-from agent_world.tools import sandbox as sb
-from agent_world.tools.sandbox import isolation
+from agent_world import sandbox as sb
+from agent_world.sandbox import isolation
 
 try:
     sb.check_isolation()
@@ -172,7 +172,7 @@ def test_auto_falls_back_to_local_when_e2b_is_unreachable(failure, monkeypatch, 
     def create(timeout):
         raise failure
 
-    with caplog.at_level(logging.WARNING, logger="agent_world.tools.sandbox.factory"):
+    with caplog.at_level(logging.WARNING, logger="agent_world.sandbox.factory"):
         with sb.get_sandbox(e2b_factory=create) as box:
             assert box.backend == "local"
             assert box.run_code("6 * 7").value == 42
@@ -217,7 +217,7 @@ def test_no_isolation_is_a_clear_error(monkeypatch):
 def test_unsafe_opt_out_runs_unconfined_and_warns_every_time(monkeypatch, caplog):
     monkeypatch.setenv(sb.UNSAFE_ENV, "1")
     monkeypatch.setattr(isolation, "bwrap_binary", lambda: None)
-    with caplog.at_level(logging.WARNING, logger="agent_world.tools.sandbox.isolation"):
+    with caplog.at_level(logging.WARNING, logger="agent_world.sandbox.isolation"):
         with sb.LocalSandbox() as box:
             assert box.run_code("import os\nos.getcwd()").value == box.workdir
             assert box.run_code("2").value == 2

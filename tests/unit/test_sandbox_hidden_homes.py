@@ -22,8 +22,8 @@ from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime
 from agent_world.errors import SandboxUnavailable
 from agent_world.tasks.scripts import run_solution, run_verify
-from agent_world.tools import sandbox as sb
-from agent_world.tools.sandbox import isolation
+from agent_world import sandbox as sb
+from agent_world.sandbox import isolation
 
 try:
     sb.check_isolation()

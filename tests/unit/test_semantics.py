@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_world.agents.semantics import (
+from agent_world.mining.semantics import (
     RULES,
     address_country,
     check_semantics,

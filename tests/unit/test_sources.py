@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_world.errors import SourceError
-from agent_world.tools.sources import (
+from agent_world.mining.sources import (
     DATA_DIR,
     DEFAULT_SOURCES,
     SourceRef,
@@ -20,10 +20,10 @@ from agent_world.tools.sources import (
     read_sources,
     read_tool_list,
 )
-from agent_world.tools.sources.mcp import mcp_source_name
-from agent_world.tools.sources.openapi import RefResolver, operation_name, parse_openapi
-from agent_world.tools.sources.prd import feature_tool_name, parse_prd
-from agent_world.tools.sources.toollist import parse_tool_list
+from agent_world.mining.sources.mcp import mcp_source_name
+from agent_world.mining.sources.openapi import RefResolver, operation_name, parse_openapi
+from agent_world.mining.sources.prd import feature_tool_name, parse_prd
+from agent_world.mining.sources.toollist import parse_tool_list
 
 SRC = Path(__file__).resolve().parents[1] / "fixtures" / "sources"
 
@@ -482,7 +482,7 @@ def test_mcp_source_names():
 
 
 def test_prd_field_notes_reach_the_entity_description():
-    from agent_world.tools.sources.prd import parse_prd
+    from agent_world.mining.sources.prd import parse_prd
 
     doc = parse_prd(
         "# Lending\n\nA library.\n\n## Data model\n\n### Member\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_world.agents.attempt import run_attempt
-from agent_world.agents.baseline import BaselineChatModel, literals
+from agent_world.rollout.react_attempt import run_attempt
+from agent_world.rollout.baseline_agent import BaselineChatModel, literals
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.tasks.check import (
     answer_matches,

@@ -13,9 +13,9 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from agent_world.agents import phrasing
-from agent_world.agents.synthesizer import chain_target
-from agent_world.agents.task_synthesis import SynthesisConfig, stored_tasks, synthesize_env
+from agent_world.tasks.synthesis import phrasing
+from agent_world.tasks.synthesis.synthesizer import chain_target
+from agent_world.tasks.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.catalog import Catalog
 from agent_world.tasks.artefacts import artefacts

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_world.agents import phrasing
-from agent_world.agents.synthesizer import build_candidate
-from agent_world.agents.task_synthesis import SynthesisConfig, stored_tasks, synthesize_env
-from agent_world.agents.verifier import verify_task
+from agent_world.tasks.synthesis import phrasing
+from agent_world.tasks.synthesis.synthesizer import build_candidate
+from agent_world.tasks.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
+from agent_world.tasks.synthesis.react_verifier import verify_task
 from agent_world.envs import EnvRuntime
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
@@ -193,8 +193,8 @@ def test_offline_phrasing_from_entity_and_field_names(shop):
 @pytest.fixture(scope="module")
 def mined_home(tmp_path_factory):
     """The bundled book-lending requirements document, mined and built."""
-    from agent_world.graphs import mine as mine_graph
-    from agent_world.graphs.build import build_environments
+    from agent_world.graphs import mine_graph
+    from agent_world.graphs.build_graph import build_environments
     from agent_world.graphs.runner import invoke
 
     home = tmp_path_factory.mktemp("mined")

@@ -12,9 +12,9 @@ from datetime import date, timedelta
 import pytest
 from langchain_core.messages import HumanMessage
 
-from agent_world.agents import phrasing
-from agent_world.agents.attempt import run_attempt
-from agent_world.agents.baseline import BaselineChatModel, literals
+from agent_world.tasks.synthesis import phrasing
+from agent_world.rollout.react_attempt import run_attempt
+from agent_world.rollout.baseline_agent import BaselineChatModel, literals
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.episode import Observation, ObservationError
 from agent_world.tasks.artefacts import artefacts

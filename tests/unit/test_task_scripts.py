@@ -14,7 +14,7 @@ from agent_world.tasks.check import check_task
 from agent_world.tasks.gates import gold_run
 from agent_world.tasks.model import Task
 from agent_world.tasks.scripts import ScriptError, run_solution, run_verify
-from agent_world.tools.sandbox import check_isolation
+from agent_world.sandbox import check_isolation
 
 try:
     check_isolation()

@@ -12,10 +12,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from agent_world.agents.baseline import BaselineChatModel
-from agent_world.agents.synthesizer import build_candidate
-from agent_world.agents.task_synthesis import SynthesisConfig, stored_tasks, synthesize_env
-from agent_world.agents.verifier import verify_task
+from agent_world.rollout.baseline_agent import BaselineChatModel
+from agent_world.tasks.synthesis.synthesizer import build_candidate
+from agent_world.tasks.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
+from agent_world.tasks.synthesis.react_verifier import verify_task
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
@@ -257,7 +257,7 @@ def test_obscured_names_consistent_between_instruction_view_and_check(runtime):
         assert name not in task.instruction
     passed, answer, _, detail = gold_run(task, spec, runtime)
     assert passed, detail
-    from agent_world.agents.attempt import run_attempt
+    from agent_world.rollout.react_attempt import run_attempt
 
     traj = run_attempt(task, BaselineChatModel(seed=0), spec=spec, runtime=runtime)
     assert all(s.tool in task.tool_view for s in traj.steps)

@@ -18,8 +18,8 @@ agent_mod = pytest.importorskip("openrlhf.utils.agent",
 
 from agent_world.training.drills import drill_tasks  # noqa: E402
 from agent_world.training.openrlhf_export import export_openrlhf, script_arguments  # noqa: E402
-from agent_world.training.rollout import spec_index  # noqa: E402
-from agent_world.training.toolcall import format_call  # noqa: E402
+from agent_world.rollout.engine import spec_index  # noqa: E402
+from agent_world.rollout.toolcall import format_call  # noqa: E402
 
 
 @pytest.fixture(scope="module")

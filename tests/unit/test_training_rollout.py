@@ -9,8 +9,8 @@ import pytest
 
 from agent_world.training.drills import drill_tasks
 from agent_world.training.policies import ChatModelPolicy, EpisodeState, HFPolicy
-from agent_world.training.rollout import RolloutConfig, each, run_rollouts, spec_index
-from agent_world.training.toolcall import format_call, parse_reply
+from agent_world.rollout.engine import RolloutConfig, each, run_rollouts, spec_index
+from agent_world.rollout.toolcall import format_call, parse_reply
 
 
 class Scripted:
@@ -152,7 +152,7 @@ def test_judge_refines_a_passing_graph_task_when_configured(runtime, cancel_task
     stays in the reward."""
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from agent_world.training.reward import JUDGE_WEIGHT, score
+    from agent_world.rollout.reward import JUDGE_WEIGHT, score
 
     task = cancel_tasks[0]
     rid = task.chain[0].arguments["reservation_id"]
@@ -166,7 +166,7 @@ def test_judge_refines_a_passing_graph_task_when_configured(runtime, cancel_task
 
 
 def test_chat_model_policy_runs_the_baseline(runtime, cancel_tasks):
-    from agent_world.agents.baseline import BaselineChatModel
+    from agent_world.rollout.baseline_agent import BaselineChatModel
 
     policy = ChatModelPolicy(BaselineChatModel(seed=0), name="baseline")
     rollouts = run_rollouts(policy, cancel_tasks, spec_index(cancel_tasks),
@@ -212,7 +212,7 @@ def test_hf_policy_trace_masks_prompt_and_observations(runtime, cancel_tasks):
 
 def test_compact_tool_listing_describes_only_obscured_tools(cancel_tasks):
     from agent_world.envs.examples import load_example
-    from agent_world.training.toolcall import system_prompt
+    from agent_world.rollout.toolcall import system_prompt
 
     spec = load_example("airline")
     task = cancel_tasks[0]

@@ -1,1 +1,0 @@
-"""The agents: miner (today); tool designer, task synthesizer, ReAct verifier, diagnoser follow."""

@@ -1,0 +1,20 @@
+"""The tool designer's offline strategy: plan tools from the schema, the coverage map and the
+field hints, render them in toolkit form, and write tests whose expectations come from the seed
+rows (see plans.py, render.py, expectations.py)."""
+
+from __future__ import annotations
+
+from agent_world.design.offline.expectations import design_tests
+from agent_world.design.offline.plans import ToolPlan, plan_tools
+from agent_world.design.offline.render import render_module
+from agent_world.envs.spec import EnvSpec
+
+
+def design_offline(spec: EnvSpec, max_tools: int = 40
+                   ) -> tuple[str, list[dict], dict[str, str], list[ToolPlan]]:
+    """(toolkit module source, tests, source tools not implemented -> why, plans)."""
+    plans, skipped = plan_tools(spec, max_tools=max_tools)
+    return render_module(spec, plans), design_tests(spec, plans), skipped, plans
+
+
+__all__ = ["design_offline"]

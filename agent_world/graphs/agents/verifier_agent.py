@@ -1,0 +1,127 @@
+"""The ReAct verifier agent as a graph: a stored task → its verdict over several runs.
+
+    load ──▶ attempt ⟲ (runs) ──▶ verdict
+
+Each `attempt` is one run of the verifier (`agent_world.rollout.react_attempt.run_attempt`: a
+`create_agent` ReAct agent over the task's tool view in a fresh episode, checked by
+`check_task`) with the `verifier` chat model, offline the heuristic baseline agent with a
+different seed per run. `verdict` keeps the task when more than `threshold` of the runs pass
+(`agent_world.tasks.synthesis.react_verifier.Verdict`). The state holds one line per run; the trajectories
+themselves go to the run's trace.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
+
+from agent_world.rollout.react_attempt import run_attempt
+from agent_world.tasks.synthesis.react_verifier import DEFAULT_RUNS, DEFAULT_THRESHOLD, Verdict, verifier_models
+from agent_world.envs.catalog import Catalog
+from agent_world.envs.spec import EnvSpec
+from agent_world.errors import CatalogError
+from agent_world.graphs.context import arena_home, context_as, with_models
+from agent_world.tasks.model import Task
+
+
+@dataclass
+class VerifierContext:
+    """Configuration of a verifier run (Studio's configuration panel)."""
+
+    ROLE: ClassVar[str] = "verifier"
+    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
+    model: str = ""  # the verifier's chat model ("provider:model", "offline"); empty: configured
+    runs: int = DEFAULT_RUNS  # independent runs
+    threshold: float = DEFAULT_THRESHOLD  # kept when more than this share of runs pass
+    max_turns: int = 12  # tool-calling turns per run
+
+
+class VerifierInput(TypedDict):
+    """Which task to verify."""
+
+    task_id: str  # a task in the catalog (`agent-world tasks list`)
+
+
+class VerifierOutput(TypedDict, total=False):
+    """The verdict."""
+
+    kept: bool
+    passes: int
+    runs: int
+    pass_rate: float
+    attempts: Annotated[list[dict[str, Any]], operator.add]  # one line per run
+
+
+class VerifierState(VerifierInput, VerifierOutput, total=False):
+    instruction: str
+
+
+def _load(cat: Catalog, task_id: str) -> tuple[Task, EnvSpec]:
+    row = cat.get_task(task_id)
+    if row is None:
+        raise CatalogError(f"no task {task_id!r} in the catalog")
+    task = Task.model_validate(row["payload"])
+    spec = cat.find_env(task.env_fingerprint)
+    if spec is None:
+        raise CatalogError(f"task {task_id}: no environment with fingerprint "
+                           f"{task.env_fingerprint} in the catalog")
+    return task, spec
+
+
+def load(state: VerifierState, config: RunnableConfig) -> dict[str, Any]:
+    cat = Catalog.open(arena_home(config))
+    try:
+        task, _ = _load(cat, state["task_id"])
+    finally:
+        cat.close()
+    return {"instruction": task.instruction, "runs": context_as(VerifierContext).runs}
+
+
+def attempt(state: VerifierState, config: RunnableConfig) -> dict[str, Any]:
+    ctx = context_as(VerifierContext)
+    cat = Catalog.open(arena_home(config))
+    try:
+        task, spec = _load(cat, state["task_id"])
+    finally:
+        cat.close()
+    i = len(state.get("attempts") or [])
+    traj = run_attempt(task, verifier_models(state["runs"])(i), spec=spec,
+                       max_turns=ctx.max_turns, policy="verifier", role="verifier")
+    return {"attempts": [{"run": i, "passed": bool(traj.meta.get("passed")),
+                          "reward": traj.reward, "calls": len(traj.steps),
+                          "answer": traj.final_answer, "check": traj.meta.get("check")}]}
+
+
+def route(state: VerifierState) -> str:
+    return "attempt" if len(state.get("attempts") or []) < state["runs"] else "verdict"
+
+
+def verdict(state: VerifierState) -> dict[str, Any]:
+    v = Verdict(passes=sum(a["passed"] for a in state["attempts"]), runs=state["runs"],
+                threshold=context_as(VerifierContext).threshold)
+    rate = v.passes / len(state["attempts"]) if state["attempts"] else 0.0
+    return {"kept": v.kept, "passes": v.passes, "pass_rate": round(rate, 3)}
+
+
+def build_graph() -> StateGraph:
+    g = StateGraph(VerifierState, context_schema=VerifierContext, input_schema=VerifierInput,
+                   output_schema=VerifierOutput)
+    g.add_node("load", load)
+    g.add_node("attempt", with_models(attempt))
+    g.add_node("verdict", verdict)
+    g.add_edge(START, "load")
+    g.add_conditional_edges("load", route, ["attempt", "verdict"])
+    g.add_conditional_edges("attempt", route, ["attempt", "verdict"])
+    g.add_edge("verdict", END)
+    return g
+
+
+# For `langgraph dev` / LangGraph Platform: compiled without a checkpointer (the server has one).
+graph = build_graph().compile()
+
+__all__ = ["VerifierContext", "VerifierInput", "VerifierOutput", "build_graph", "graph"]

@@ -1,0 +1,122 @@
+"""The `evaluate` graph: a policy's held-out evaluation, stored with its traces.
+
+    select ──▶ evaluate ──▶ END
+
+`select` resolves the tasks: the ids given, else the catalog's tasks of the environments given,
+else of every held-out environment (the catalog's split); at most `per_env` per environment.
+`evaluate` runs one attempt of the policy at each task (`agent_world.evolution.stages.run_policy`:
+rollouts in fresh episodes, rewarded by the task check) and stores the scored attempts under
+`evaluation_id` (`agent_world.evolution.eval_store.record_evaluation`: pass rates overall and
+per environment, tool, level, kind and error class; storing the same id again replaces it).
+The `diagnoser` graph reads the result back. The self-evolution rounds evaluate the same way.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
+
+from agent_world.envs.catalog import Catalog
+from agent_world.errors import AgentWorldError
+from agent_world.evolution import stages
+from agent_world.evolution.eval_store import record_evaluation
+from agent_world.graphs.context import arena_home, context_as, with_models
+from agent_world.tasks.model import Task
+
+
+@dataclass
+class EvaluateContext:
+    """Settings of an evaluation (what LangGraph Studio shows)."""
+
+    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
+    judge_model: str = ""  # rubric judge for graph tasks ("provider:model"); empty: configured
+    max_turns: int = 8  # turns a policy gets per task
+    seed: int = 0
+
+
+class EvaluateInput(TypedDict, total=False):
+    """Whom to evaluate on what."""
+
+    policy: str  # baseline | tiny | smollm2 | a checkpoint directory | provider:model
+    tasks: list[str]  # task ids; empty → the tasks of `envs`
+    envs: list[str]  # environments; empty → every held-out environment
+    per_env: int  # at most this many tasks per environment (0: all)
+    evaluation_id: str  # where it is stored; default a new id
+    label: str
+
+
+class EvaluateOutput(TypedDict, total=False):
+    """The stored evaluation."""
+
+    evaluation_id: str
+    tasks: list[str]
+    summary: dict[str, Any]  # pass rate overall and per environment/tool/level/kind/error
+
+
+class EvaluateState(EvaluateInput, EvaluateOutput, total=False):
+    pass
+
+
+def select(state: EvaluateState, config: RunnableConfig) -> dict[str, Any]:
+    cat = Catalog.open(arena_home(config))
+    try:
+        ids = list(state.get("tasks") or [])
+        if not ids:
+            envs = list(state.get("envs") or [])
+            if not envs:
+                envs = sorted(n for n, s in cat.splits().items() if s == "heldout")
+            if not envs:
+                raise AgentWorldError("nothing to evaluate: give tasks or envs (no environment "
+                                      "is held out yet; `agent-world evolve` holds some out)")
+            per_env = state.get("per_env") or 0
+            for name in envs:
+                rows = cat.list_tasks(cat.get_env(name).fingerprint)
+                ids += [r["id"] for r in (rows[:per_env] if per_env else rows)]
+        if not ids:
+            raise AgentWorldError("no task to evaluate on: synthesize some first")
+    finally:
+        cat.close()
+    return {"tasks": ids, "policy": state.get("policy") or "baseline",
+            "evaluation_id": state.get("evaluation_id") or f"eval-{uuid.uuid4().hex[:8]}"}
+
+
+def evaluate(state: EvaluateState, config: RunnableConfig) -> dict[str, Any]:
+    ctx = context_as(EvaluateContext)
+    home = arena_home(config)
+    cat = Catalog.open(home)
+    try:
+        rows = {i: cat.get_task(i) for i in state["tasks"]}
+        missing = [i for i, r in rows.items() if r is None]
+        if missing:
+            raise AgentWorldError(f"{len(missing)} task(s) not in the catalog: {missing[:3]}")
+        tasks = [Task.model_validate(r["payload"]) for r in rows.values() if r]
+        trajectories = stages.run_policy(state["policy"], tasks, home, seed=ctx.seed,
+                                         max_turns=ctx.max_turns)
+        report = record_evaluation(cat, state["evaluation_id"], tasks, trajectories,
+                                   label=state.get("label") or f"{state['policy']} evaluation",
+                                   policy=state["policy"])
+    finally:
+        cat.close()
+    return {"summary": report.summary()}
+
+
+def build_graph() -> StateGraph:
+    g = StateGraph(EvaluateState, context_schema=EvaluateContext, input_schema=EvaluateInput,
+                   output_schema=EvaluateOutput)
+    g.add_node("select", select)
+    g.add_node("evaluate", with_models(evaluate))
+    g.add_edge(START, "select")
+    g.add_edge("select", "evaluate")
+    g.add_edge("evaluate", END)
+    return g
+
+
+# For `langgraph dev` / LangGraph Platform: compiled without a checkpointer (the server has one).
+graph = build_graph().compile()
+
+__all__ = ["EvaluateContext", "EvaluateInput", "EvaluateOutput", "build_graph", "graph"]

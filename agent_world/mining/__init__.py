@@ -1,0 +1,1 @@
+"""Stage 1: real tool ecosystems -> themes, taxonomy and relational databases."""

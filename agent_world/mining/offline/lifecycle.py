@@ -1,0 +1,109 @@
+"""Step 5 of the algorithm: states. State words and phrases in text (`states_in`), their canonical
+spelling (`state_token`), and `attribute_states`, which gives each state word or state verb to
+the entity it is said of (adjective, preceding or following mention, the sentence's only
+entity; a lifecycle sentence naming several states wins).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from agent_world.mining.offline.domain import DomainModel
+from agent_world.mining.offline.evidence import Evidence
+from agent_world.mining.offline.naming import identifier, sentences, singular, singular_word
+from agent_world.mining.offline.vocabulary import STATE_SET, STATE_VERBS
+
+
+def state_token(word: str) -> str:
+    return word.replace("canceled", "cancelled")
+
+
+def states_in(text: str) -> list[str]:
+    low = " " + re.sub(r"[^a-z ]+", " ", text.lower()) + " "
+    low = (low.replace(" in progress ", " in_progress ").replace(" in review ", " in_review ")
+           .replace(" on hold ", " on_hold ").replace(" no show ", " no_show ")
+           .replace(" checked out ", " checked_out ").replace(" sold out ", " sold_out ")
+           .replace(" to do ", " todo "))
+    out = []
+    for w in low.split():
+        if w in STATE_SET and w not in ("new", "review", "open", "done") or w in (
+                "done", "open") and ("status" in low or "state" in low or "move" in low):
+            out.append(state_token(w))
+    return list(dict.fromkeys(out))
+
+
+def _norm_sentence(text: str) -> list[str]:
+    low = " " + re.sub(r"[^a-z ]+", " ", text.lower().replace("_", " ")) + " "
+    for a, b in ((" in progress ", " in_progress "), (" in review ", " in_review "),
+                 (" on hold ", " on_hold "), (" no show ", " no_show "),
+                 (" checked out ", " checked_out "), (" checked in ", " checked_in "),
+                 (" sold out ", " sold_out "), (" to do ", " todo "),
+                 (" in transit ", " in_transit "), (" on loan ", " on_loan "),
+                 (" check out ", " check_out "), (" check in ", " check_in "),
+                 (" pick up ", " pick_up "), (" roll back ", " roll_back ")):
+        low = low.replace(a, b)
+    return low.split()
+
+
+def attribute_states(m: DomainModel, evidence: list[Evidence]) -> None:
+    """Step 5: a state word belongs to the entity mentioned just before it (within 6 words),
+    else just after it (within 2: "an overdue loan"), else to the sentence's only entity; a
+    state verb in a feature ("suspend a member account") gives its participle to the entity
+    right after it. An entity hint's text speaks only of that entity. A lifecycle sentence
+    (two or more states for the entity) wins over scattered words."""
+    targets = {ent.name: ent for ent in m.entities.values()
+               if ent.kind not in ("join", "child", "reference")}
+    forms = sorted({(tuple(n.split("_")), n) for n in targets}
+                   | {(tuple(singular(n).split("_")), n) for n in targets},
+                   key=lambda f: -len(f[0]))
+    per: dict[str, list[list[str]]] = defaultdict(list)
+    for e in evidence:
+        if e.kind not in ("feature", "source", "web", "entity", "tool"):
+            continue
+        only = identifier(singular(e.data.get("name", "")), "x") if e.kind == "entity" else None
+        for sentence in sentences(e.text):
+            words = _norm_sentence(sentence)
+            sing = [singular_word(w) for w in words]
+            mentions: list[tuple[int, str]] = []
+            for i in range(len(words)):
+                for ftoks, name in forms:
+                    if tuple(sing[i:i + len(ftoks)]) == ftoks:
+                        mentions.append((i + len(ftoks) - 1, name))
+                        break
+            lifecycle_cue = any(w in ("status", "state", "states", "move", "moves", "marked",
+                                      "becomes", "lifecycle") for w in words)
+            found: dict[str, list[str]] = defaultdict(list)
+            for p, w in enumerate(words):
+                state = None
+                if w in STATE_SET and w not in ("new", "review", "open", "done", "ready"):
+                    state = state_token(w)
+                elif w in ("done", "open", "ready") and lifecycle_cue:
+                    state = w
+                verb = w if w in STATE_VERBS else w[:-1] if w[:-1] in STATE_VERBS else None
+                if state is None and verb and e.kind == "feature" and w not in STATE_SET:
+                    nxt = [n for i, n in mentions if 0 < i - p <= 4]
+                    if nxt:
+                        found[nxt[0]].append(STATE_VERBS[verb])
+                    continue
+                if state is None:
+                    continue
+                if only is not None:
+                    target = only if only in targets else None
+                else:  # "unpaid fines" (adjective) > "a copy is available" > "overdue the loan"
+                    adj = [n for i, n in mentions if i - p == 1]
+                    prev = [n for i, n in mentions if 0 < p - i <= 6]
+                    after = [n for i, n in mentions if 0 < i - p <= 2]
+                    names = {n for _, n in mentions}
+                    target = (adj or prev[-1:] or after or [None])[0] or (
+                        next(iter(names)) if len(names) == 1 else None)
+                if target:
+                    found[target].append(state)
+            for name, states in found.items():
+                per[name].append(list(dict.fromkeys(states)))
+    for name, lists in per.items():
+        ent = targets[name]
+        lifecycle = [st for st in lists if len(st) >= 2]
+        states = [w for st in (lifecycle or lists) for w in st]
+        if len(states) >= 2 or (states and (ent.wants_status or ent.states)):
+            ent.states.extend(states)

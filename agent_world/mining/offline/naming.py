@@ -1,0 +1,100 @@
+"""Word-level helpers for names found in sources: splitting any identifier (snake_case,
+camelCase, REST paths) into lower-case tokens, snake_case, singular and plural of the last word
+(irregular, exceptional and uncountable nouns), a valid EnvSpec identifier from any string,
+sentence splitting, the singular word set of a text, and whether a name denotes a person.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent_world.mining.offline.vocabulary import PERSON_NOUNS
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_IRREGULAR = {"person": "people", "child": "children", "man": "men", "woman": "women",
+              "analysis": "analyses", "criterion": "criteria", "diagnosis": "diagnoses",
+              "mouse": "mice", "foot": "feet", "tooth": "teeth", "medium": "media"}
+_IRREGULAR_INV = {v: k for k, v in _IRREGULAR.items()}
+_SINGULAR_EXCEPTIONS = {"statuses": "status", "buses": "bus", "campuses": "campus",
+                        "aliases": "alias", "viruses": "virus", "caches": "cache",
+                        "movies": "movie", "cookies": "cookie", "species": "species",
+                        "series": "series", "news": "news", "indices": "index",
+                        "analyses": "analysis", "diagnoses": "diagnosis", "lives": "life",
+                        "knives": "knife", "leaves": "leaf", "heroes": "hero",
+                        "potatoes": "potato", "tomatoes": "tomato", "quizzes": "quiz",
+                        "gas": "gas", "canvas": "canvas", "atlas": "atlas"}
+_UNCOUNTABLE = {"history", "data", "information", "metadata", "news", "equipment", "feedback",
+                "software", "staff", "inventory", "media", "audit", "weather", "music",
+                "research", "mail", "traffic", "health", "analytics", "species", "series"}
+
+
+def tokens(name: str) -> list[str]:
+    """'createAppointment' / 'git_create_branch' / 'GET /a/{b}' -> lower-case word tokens."""
+    spaced = _CAMEL.sub("_", name)
+    return [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
+
+
+def snake(name: str) -> str:
+    return "_".join(tokens(name))
+
+
+def singular_word(word: str) -> str:
+    if word in _SINGULAR_EXCEPTIONS:
+        return _SINGULAR_EXCEPTIONS[word]
+    if word in _UNCOUNTABLE or len(word) <= 3:
+        return word
+    if word in _IRREGULAR_INV:
+        return _IRREGULAR_INV[word]
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes", "zzes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _plural_word(word: str) -> str:
+    if word in _UNCOUNTABLE:
+        return word
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return word + "es"
+    return word + "s"
+
+
+def singular(name: str) -> str:
+    parts = snake(name).split("_")
+    return "_".join([*parts[:-1], singular_word(parts[-1])]) if parts else name
+
+
+def plural(name: str) -> str:
+    parts = snake(name).split("_")
+    return "_".join([*parts[:-1], _plural_word(parts[-1])]) if parts else name
+
+
+def identifier(name: str, fallback: str = "env") -> str:
+    """A valid EnvSpec identifier from any string."""
+    s = snake(name) or fallback
+    if s[0].isdigit():
+        s = f"{fallback}_{s}"
+    import keyword
+
+    if keyword.iskeyword(s):
+        s += "_"
+    return s[:63]
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?;\n])\s+|\n", text) if s.strip()]
+
+
+def word_set(text: str) -> set[str]:
+    return {singular_word(t) for t in tokens(text) if len(t) > 2}
+
+
+def is_person(name: str) -> bool:
+    return singular(name).split("_")[-1] in PERSON_NOUNS

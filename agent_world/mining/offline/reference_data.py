@@ -1,0 +1,149 @@
+"""Curated real-world values: IANA time zones with their standard offsets, ISO 4217 currencies,
+ISO 3166 countries and ISO 639-1 languages, exposed as `CURATED` (the columns, rows and
+description of each reference entity) and `CURATED_TABLES` (table name -> entity), plus the
+small value pools the row generator draws from (branch prefixes, MIME types, medical
+specialties, book subjects, tag words, colours).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_world.mining.offline.naming import plural
+
+TIME_ZONES = [
+    ("America/New_York", "-05:00", True), ("America/Chicago", "-06:00", True),
+    ("America/Denver", "-07:00", True), ("America/Phoenix", "-07:00", False),
+    ("America/Los_Angeles", "-08:00", True), ("America/Anchorage", "-09:00", True),
+    ("Pacific/Honolulu", "-10:00", False), ("America/Toronto", "-05:00", True),
+    ("America/Mexico_City", "-06:00", False), ("America/Bogota", "-05:00", False),
+    ("America/Sao_Paulo", "-03:00", False), ("America/Argentina/Buenos_Aires", "-03:00", False),
+    ("Europe/London", "+00:00", True), ("Europe/Dublin", "+00:00", True),
+    ("Europe/Lisbon", "+00:00", True), ("Europe/Paris", "+01:00", True),
+    ("Europe/Berlin", "+01:00", True), ("Europe/Madrid", "+01:00", True),
+    ("Europe/Rome", "+01:00", True), ("Europe/Warsaw", "+01:00", True),
+    ("Europe/Athens", "+02:00", True), ("Europe/Istanbul", "+03:00", False),
+    ("Europe/Moscow", "+03:00", False), ("Africa/Cairo", "+02:00", True),
+    ("Africa/Lagos", "+01:00", False), ("Africa/Johannesburg", "+02:00", False),
+    ("Africa/Nairobi", "+03:00", False), ("Asia/Dubai", "+04:00", False),
+    ("Asia/Karachi", "+05:00", False), ("Asia/Kolkata", "+05:30", False),
+    ("Asia/Kathmandu", "+05:45", False), ("Asia/Dhaka", "+06:00", False),
+    ("Asia/Bangkok", "+07:00", False), ("Asia/Shanghai", "+08:00", False),
+    ("Asia/Singapore", "+08:00", False), ("Asia/Tokyo", "+09:00", False),
+    ("Asia/Seoul", "+09:00", False), ("Australia/Adelaide", "+09:30", True),
+    ("Australia/Sydney", "+10:00", True), ("Pacific/Auckland", "+12:00", True),
+    ("Pacific/Chatham", "+12:45", True), ("UTC", "+00:00", False),
+]
+
+
+def _zone_offsets(zone: str) -> tuple[str, bool]:
+    """(standard UTC offset, observes DST) of an IANA zone, from the system's tzdata."""
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        tz = ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return "", False
+    jan = datetime(2026, 1, 15, 12, tzinfo=tz).utcoffset() or timedelta(0)
+    jul = datetime(2026, 7, 15, 12, tzinfo=tz).utcoffset() or timedelta(0)
+    std = min(jan, jul)
+    minutes = int(std.total_seconds() // 60)
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}", jan != jul
+
+
+# offsets and DST observance come from zoneinfo where the machine has tzdata
+TIME_ZONES = [(n, *(_zone_offsets(n) if _zone_offsets(n)[0] else (o, d)))
+              for n, o, d in TIME_ZONES]
+CURRENCIES = [
+    ("USD", "US Dollar", "$", 2), ("EUR", "Euro", "€", 2),
+    ("GBP", "Pound Sterling", "£", 2), ("JPY", "Yen", "¥", 0),
+    ("CHF", "Swiss Franc", "CHF", 2), ("CAD", "Canadian Dollar", "$", 2),
+    ("AUD", "Australian Dollar", "$", 2), ("CNY", "Yuan Renminbi", "¥", 2),
+    ("INR", "Indian Rupee", "₹", 2), ("BRL", "Brazilian Real", "R$", 2),
+    ("MXN", "Mexican Peso", "$", 2), ("KRW", "Won", "₩", 0),
+    ("SEK", "Swedish Krona", "kr", 2), ("NOK", "Norwegian Krone", "kr", 2),
+    ("ZAR", "Rand", "R", 2), ("SGD", "Singapore Dollar", "$", 2),
+    ("HKD", "Hong Kong Dollar", "$", 2), ("NZD", "New Zealand Dollar", "$", 2),
+    ("KWD", "Kuwaiti Dinar", "KD", 3), ("BHD", "Bahraini Dinar", "BD", 3),
+]
+COUNTRIES = [
+    ("US", "United States", "Americas"), ("CA", "Canada", "Americas"),
+    ("MX", "Mexico", "Americas"), ("BR", "Brazil", "Americas"),
+    ("AR", "Argentina", "Americas"), ("GB", "United Kingdom", "Europe"),
+    ("IE", "Ireland", "Europe"), ("FR", "France", "Europe"),
+    ("DE", "Germany", "Europe"), ("ES", "Spain", "Europe"), ("IT", "Italy", "Europe"),
+    ("NL", "Netherlands", "Europe"), ("PL", "Poland", "Europe"),
+    ("SE", "Sweden", "Europe"), ("TR", "Türkiye", "Asia"), ("EG", "Egypt", "Africa"),
+    ("NG", "Nigeria", "Africa"), ("KE", "Kenya", "Africa"),
+    ("ZA", "South Africa", "Africa"), ("AE", "United Arab Emirates", "Asia"),
+    ("IN", "India", "Asia"), ("CN", "China", "Asia"), ("JP", "Japan", "Asia"),
+    ("KR", "South Korea", "Asia"), ("SG", "Singapore", "Asia"),
+    ("AU", "Australia", "Oceania"), ("NZ", "New Zealand", "Oceania"),
+]
+LANGUAGES = [
+    ("en", "English"), ("es", "Spanish"), ("fr", "French"), ("de", "German"),
+    ("it", "Italian"), ("pt", "Portuguese"), ("nl", "Dutch"), ("pl", "Polish"),
+    ("sv", "Swedish"), ("tr", "Turkish"), ("ru", "Russian"), ("ar", "Arabic"),
+    ("hi", "Hindi"), ("bn", "Bengali"), ("zh", "Chinese"), ("ja", "Japanese"),
+    ("ko", "Korean"), ("sw", "Swahili"), ("el", "Greek"), ("he", "Hebrew"),
+]
+
+CURATED: dict[str, dict[str, Any]] = {
+    "timezone": {
+        "columns": [("name", "text", True), ("utc_offset", "text", False),
+                    ("observes_dst", "boolean", False), ("region", "text", False)],
+        "rows": [{"name": n, "utc_offset": o, "observes_dst": d,
+                  "region": n.split("/")[0] if "/" in n else "Etc"} for n, o, d in TIME_ZONES],
+        "description": "IANA time zones with their standard UTC offsets",
+    },
+    "currency": {
+        "columns": [("code", "text", True), ("name", "text", False), ("symbol", "text", False),
+                    ("decimals", "integer", False)],
+        "rows": [{"code": c, "name": n, "symbol": s, "decimals": d}
+                 for c, n, s, d in CURRENCIES],
+        "description": "ISO 4217 currencies",
+    },
+    "country": {
+        "columns": [("code", "text", True), ("name", "text", False), ("region", "text", False)],
+        "rows": [{"code": c, "name": n, "region": r} for c, n, r in COUNTRIES],
+        "description": "ISO 3166 countries",
+    },
+    "language": {
+        "columns": [("code", "text", True), ("name", "text", False)],
+        "rows": [{"code": c, "name": n} for c, n in LANGUAGES],
+        "description": "ISO 639-1 languages",
+    },
+}
+CURATED_TABLES = {plural(k): k for k in CURATED}
+
+
+# value pools the row generator draws from
+BRANCH_PREFIXES = ("feature", "fix", "chore", "release", "hotfix", "docs")
+MIME_TYPES = [
+    ("pdf", "application/pdf"), ("png", "image/png"), ("jpg", "image/jpeg"),
+    ("csv", "text/csv"), ("txt", "text/plain"),
+    ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+]
+SPECIALTIES = [
+    "Cardiology", "Dermatology", "Pediatrics", "Neurology", "Oncology",
+    "Orthopedics", "Psychiatry", "Radiology", "General Practice", "Ophthalmology",
+]
+TAG_WORDS = [
+    "urgent", "backlog", "customer", "internal", "bug", "feature", "follow-up",
+    "billing", "vip", "q1", "q2", "blocked", "docs", "security", "design", "research",
+    "legal", "onboarding", "migration", "priority", "later", "archive", "team",
+    "personal", "review",
+]
+# the BISAC subject headings' main categories (Book Industry Study Group), as catalogues use
+BOOK_SUBJECTS = [
+    "Biography & Autobiography", "Business & Economics", "Computers", "Cooking", "Fiction",
+    "Juvenile Fiction", "Juvenile Nonfiction", "History", "Health & Fitness", "Mathematics",
+    "Medical", "Nature", "Philosophy", "Poetry", "Political Science", "Psychology",
+    "Religion", "Science", "Self-Help", "Social Science", "Sports & Recreation", "Travel",
+    "Art", "Music", "Drama", "Language Arts & Disciplines", "Law", "Education",
+    "True Crime", "Comics & Graphic Novels",
+]
+COLORS = ["red", "orange", "yellow", "green", "teal", "blue", "indigo", "purple", "pink",
+          "gray"]

@@ -1,0 +1,299 @@
+"""Reading tool signatures (steps 2b and 2c). `tool_shape` splits a tool name into verb, object
+noun, trailing value nouns and qualifier context (the shared namespace prefix dropped),
+`resolve_object` resolves compound objects against known entities; `classify_argument` tells
+whether an argument is a filter, a reference to an entity (by name, alias or description), an
+array or a scalar; `column_type` gives a column's SQL type from JSON type, format, name and
+description.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from agent_world.mining.offline.naming import singular, singular_word, snake, tokens
+from agent_world.mining.offline.reference_data import CURATED
+from agent_world.mining.offline.vocabulary import (
+    ALIASES,
+    CREATE_VERBS,
+    FILTER_ARGS,
+    GENERIC_TAILS,
+    ID_SUFFIXES,
+    ID_WORDS,
+    MODIFIERS,
+    NOUN_VERBS,
+    PERSON_ROLES,
+    PHRASAL_VERBS,
+    QUALIFIERS,
+    READ_VERBS,
+    ROLE_PREFIXES,
+    VALUE_NOUNS,
+    VERBS,
+)
+
+# ---- tool names ----------------------------------------------------------------------------
+
+
+def namespace_prefix(doc_name: str, tool_names: list[str]) -> str | None:
+    firsts = [tokens(n)[0] for n in tool_names if tokens(n)]
+    if len(firsts) < 2:
+        return None
+    word, n = Counter(firsts).most_common(1)[0]
+    doc_words = set(tokens(doc_name))
+    if word in VERBS or word in NOUN_VERBS:
+        return None
+    if n >= max(2, math.ceil(0.6 * len(firsts))) or (word in doc_words and n >= 2):
+        return word
+    return None
+
+
+@dataclass
+class ToolShape:
+    verb: str | None
+    obj: str | None  # entity noun (singular) or None
+    value_words: list[str]  # value nouns named by the tool (time, status, ...)
+    read: bool
+    creates: bool
+    context: str | None = None  # the noun after a qualifier: reply_to_THREAD, get_x_by_Y
+
+
+def tool_shape(name: str, read_only: bool | None, ns: str | None) -> ToolShape:
+    verb: str | None = None
+    if "/" in name:  # REST style: "GET /patients/{patient_id}/appointments"
+        method, _, path = name.strip().partition(" ")
+        segs = [s for s in path.split("/") if s and not s.startswith("{") and not s.startswith(":")]
+        m = method.lower()
+        verb = {"get": "get", "post": "create", "put": "update", "patch": "update",
+                "delete": "delete"}.get(m)
+        words = tokens(segs[-1]) if segs else []
+        toks = words
+    else:
+        toks = tokens(name)
+        if ns and len(toks) > 1 and toks[0] == ns:
+            toks = toks[1:]
+        if len(toks) > 1 and f"{toks[0]}_{toks[1]}" in PHRASAL_VERBS:  # checkInAppointment
+            toks = [f"{toks[0]}_{toks[1]}", *toks[2:]]
+        if toks and toks[0] in NOUN_VERBS and len(toks) == 1:
+            pass
+        elif toks and toks[0] in VERBS:
+            verb, toks = toks[0], toks[1:]
+    words: list[str] = []
+    context = None
+    for i, t in enumerate(toks):
+        if t in QUALIFIERS:
+            rest = [x for x in toks[i + 1:] if x not in ID_WORDS and x not in MODIFIERS
+                    and x not in QUALIFIERS]
+            context = singular_word(rest[0]) if rest else None
+            break
+        if t in ID_WORDS or t in MODIFIERS:
+            continue
+        words.append(t)
+    words = words[:4]
+    if not words and verb in NOUN_VERBS and context:  # reply_to_thread: a reply on a thread
+        words = [verb]
+    value_words: list[str] = []
+    while words and (singular_word(words[-1]) in VALUE_NOUNS or words[-1] in VALUE_NOUNS):
+        value_words.insert(0, words.pop())
+    obj = None
+    if words:
+        obj = "_".join([*words[:-1], singular_word(words[-1])])
+    read = bool(read_only) if read_only is not None else (verb in READ_VERBS if verb else False)
+    if read_only is None and verb is None and obj is None:
+        read = True
+    creates = (not read) and (verb in CREATE_VERBS or verb is None or verb in NOUN_VERBS)
+    if context in VALUE_NOUNS or context == obj:
+        context = None
+    return ToolShape(verb, obj, value_words, read, creates, context)
+
+
+def resolve_object(shape: ToolShape, known: set[str]) -> ToolShape:
+    """Resolve a compound object against known entities: member_account -> member (generic
+    tail), patient_appointment -> appointment with context patient, retire_copy -> verb retire
+    + copy, child_loan -> loan (a modifier)."""
+    if not shape.obj or "_" not in shape.obj or shape.obj in known:
+        return shape
+    toks = shape.obj.split("_")
+    for i in range(len(toks) - 1, 0, -1):
+        head = singular("_".join(toks[:i]))
+        if head in known and all(t in GENERIC_TAILS for t in toks[i:]):
+            return ToolShape(shape.verb, head, shape.value_words, shape.read, shape.creates,
+                             shape.context)
+    for i in range(1, len(toks)):
+        suffix = singular("_".join(toks[i:]))
+        if suffix not in known:
+            continue
+        prefix = singular("_".join(toks[:i]))
+        verb, context, creates = shape.verb, shape.context, shape.creates
+        if prefix in known:
+            context = context or prefix
+        elif verb is None and i == 1:
+            verb = toks[0]  # an unlisted verb: it acts on an existing record
+            creates = False
+        return ToolShape(verb, suffix, shape.value_words, shape.read, creates, context)
+    return shape
+
+
+# ---- arguments -----------------------------------------------------------------------------
+
+
+@dataclass
+class ArgRole:
+    kind: str  # filter, ref, array, scalar
+    entity: str | None = None
+    role: str | None = None
+    ident: str | None = None  # own-identifier column it names (name, path, sha, ...)
+    via: str = "name"  # name, alias, description
+    many: bool = False
+
+
+def _entity_word(base: str, known: set[str], strong: bool) -> tuple[str | None, str | None]:
+    """Map a word to (entity, identifier column via alias) if it names an entity."""
+    if base in ALIASES:
+        return ALIASES[base]
+    s = singular(base)
+    if s in CURATED:
+        return s, None
+    if s in known:
+        return s, None
+    if s in PERSON_ROLES or base in PERSON_ROLES:
+        return "@person", None
+    if strong and re.fullmatch(r"[a-z][a-z0-9_]*", s) and s not in VALUE_NOUNS:
+        return s, None
+    return None, None
+
+
+_DESC_REF = re.compile(r"\b([a-z][a-z_ ]{1,30}?)\s+(sha|id|identifier|hash|name|key|path|"
+                       r"number|uuid|slug)s?\b")
+
+
+def known_suffix(toks: list[str], known: set[str]) -> tuple[str | None, str | None]:
+    """('captain', 'employee') for ['captain', 'employee'] when employee is an entity."""
+    for i in range(1, len(toks)):
+        cand = singular("_".join(toks[i:]))
+        if cand in known:
+            return "_".join(toks[:i]), cand
+    return None, None
+
+
+def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
+    name = snake(info["argument"]) or "value"
+    jtype = info["type"]
+    items = info.get("items") or {}
+    if name in ("parent_id", "parent"):
+        return ArgRole("ref", entity="@self", role="parent")
+    if name in FILTER_ARGS or re.fullmatch(r"(max|min)_(count|results|items|length|tokens)",
+                                            name):
+        return ArgRole("filter")
+    if name in ALIASES:
+        ent, ident = ALIASES[name]
+        return ArgRole("ref", entity=ent, ident=ident, via="alias")
+    toks = name.split("_")
+    role = None
+    if len(toks) > 1 and toks[0] in ROLE_PREFIXES:
+        role, toks = toks[0], toks[1:]
+    last = toks[-1]
+    if jtype == "array":
+        if last in ("ids", "id") and len(toks) > 1:
+            ent, _ = _entity_word("_".join(toks[:-1]), known, True)
+            if ent:
+                return ArgRole("ref", entity=ent, role=role, via="name", many=True)
+        ent, _ = _entity_word("_".join(toks), known, False)
+        if ent and ent != "@person" and items.get("type") in ("integer", None):
+            return ArgRole("ref", entity=ent, role=role, many=True)
+        return ArgRole("array")
+    if last in ID_SUFFIXES and len(toks) > 1:
+        base = "_".join(toks[:-1])
+        strong = last in ("id", "ids", "uuid")
+        prefix, suffix_entity = known_suffix(toks[:-1], known)
+        if suffix_entity and prefix:  # captain_employee_id -> employees, role "captain"
+            return ArgRole("ref", entity=suffix_entity, role="_".join(filter(None, [
+                role, prefix])), ident=None if last in ("id", "ids", "uuid") else last)
+        if base in ("first", "last", "middle", "full", "display", "file", "nick", "given",
+                    "family", "host", "domain", "user"):
+            if base == "user" and last in ("id", "name"):
+                return ArgRole("ref", entity="user", role=role,
+                               ident=None if last == "id" else last)
+            return ArgRole("scalar")
+        ent, alias_ident = _entity_word(base, known, strong or base in ALIASES)
+        if ent:
+            ident = alias_ident or (None if last in ("id", "ids", "uuid") else last)
+            return ArgRole("ref", entity=ent, role=role, ident=ident,
+                           via="alias" if base in ALIASES else "name")
+    whole = "_".join(toks)
+    if singular(whole) in CURATED or whole in ALIASES:
+        ent, ident = _entity_word(whole, known, False)
+        return ArgRole("ref", entity=ent, role=role, ident=ident, via="name")
+    if role and singular(whole) in known:
+        return ArgRole("ref", entity=singular(whole), role=role, ident="name", via="name")
+    if info.get("enum") or jtype not in ("string", "integer"):
+        return ArgRole("scalar")
+    # "The commit sha that branch should contain" -> reference to commit, via the description
+    for m in _DESC_REF.finditer(info.get("description", "").lower()):
+        phrase = m.group(1).strip().split()
+        for n in (2, 1):
+            if len(phrase) >= n:
+                cand = singular("_".join(phrase[-n:]))
+                if cand in known or cand in ALIASES:
+                    ent = ALIASES[cand][0] if cand in ALIASES else cand
+                    return ArgRole("ref", entity=ent, via="description")
+    return ArgRole("scalar")
+
+
+
+# ---- column typing ---------------------------------------------------------------------------
+
+_DATETIME_NAMES = re.compile(r"(^|_)(at|timestamp|datetime|time|start|end|starts|ends|"
+                             r"begin|until|since|deadline|when)$")
+_DATE_NAMES = re.compile(r"(^|_)(date|dob|birthday|day)$|^date_|_on$")
+_BOOL_NAMES = re.compile(r"^(is|has|can|should|allow|enable|enabled|active|archived|"
+                         r"verified|public|private|pinned|paid|done)(_|$)")
+_INT_NAMES = re.compile(r"(^|_)(count|quantity|qty|number|num|age|year|minutes|seconds|"
+                        r"hours|days|duration|capacity|stock|size|bytes|seats|rank|priority|"
+                        r"position|lines|nights|guests|floor|level)$")
+_REAL_NAMES = re.compile(r"(^|_)(price|amount|cost|total|balance|fee|salary|subtotal|tax|"
+                         r"rate|latitude|longitude|lat|lng|lon|score|rating|weight|height|"
+                         r"percent|percentage|discount|budget)$")
+
+
+_ID_NUMBERS = re.compile(r"(^|_)(card|account|phone|order|invoice|tracking|serial|member|policy|"
+                         r"license|licence|passport|reference|confirmation|record|ticket|"
+                         r"registration|routing|case)_number$")
+
+
+def column_type(name: str, jtype: str | None, fmt: str | None, desc: str = "") -> str:
+    n = name.lower()
+    d = desc.lower()
+    if _ID_NUMBERS.search(n) and jtype in (None, "string"):
+        return "text"  # an identifier written with digits, not a quantity
+    if n in ("opening_hours", "business_hours", "hours_of_operation") and jtype in (None,
+                                                                                 "string"):
+        return "text"  # a schedule, not a number of hours
+    if fmt in ("date-time", "datetime"):
+        return "datetime"
+    if fmt == "date":
+        return "date"
+    if jtype == "boolean":
+        return "boolean"
+    if jtype == "integer":
+        return "integer"
+    if jtype == "number":
+        return "real"
+    if jtype in ("object", "array"):
+        return "json"
+    if "hh:mm" in d and "yyyy" not in d and "iso" not in d:
+        return "text"
+    if _DATE_NAMES.search(n) and not n.endswith("_at"):
+        return "date"
+    if _DATETIME_NAMES.search(n) or "iso 8601" in d or "timestamp" in d:
+        return "datetime"
+    if jtype is None:
+        if _BOOL_NAMES.search(n):
+            return "boolean"
+        if _REAL_NAMES.search(n):
+            return "real"
+        if _INT_NAMES.search(n):
+            return "integer"
+    return "text"

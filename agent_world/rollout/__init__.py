@@ -1,0 +1,1 @@
+"""One rollout step and one reward: tool view -> call -> observation, scored."""

@@ -1,0 +1,1 @@
+"""Stage 3: task synthesis -- candidates, phrasing, gates, the ReAct verifier."""

@@ -1,0 +1,619 @@
+"""The task synthesizer: turns executed walks into tasks (instruction, reference, rubric, code).
+
+Two kinds of candidates, both grown from a weighted random walk on the tool-dependency graph
+(`agent_world.tasks.walks`) and grounded by executing it (`agent_world.tasks.truth`):
+
+- **graph** tasks: the answer is one field of the chain's last observation (or nothing, when
+  the chain ends in a write and is checked on the state); checked by `check_task` against the
+  reference answer and the expected changes.
+- **programmatic** tasks: the chain ends in a list and the answer aggregates it (how many match
+  a value, a total, a maximum or minimum); they carry a Python solution (`solve(env)`, tool
+  calls plus logic) and a verification script (`verify(initial_db, final_db, answer)`), both
+  run isolated.
+
+The instruction and rubric come from the "synthesizer" chat model when one is configured
+(`models.chat_model("synthesizer")`, prompts in `synthesizer_prompts`); offline — or when the
+model's text breaks a rule (names a tool, drops a stated value) — from templates with varied
+phrasing built from the tools' descriptions and the walk's data. A task never names its tools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from typing import Any
+
+from agent_world.tasks.synthesis import phrasing
+from agent_world.tasks.synthesis.phrasing import field_words, noun, value_text
+from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.spec import EnvSpec
+from agent_world.tasks.check import answer_rule_source, normalise
+from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
+from agent_world.tasks.model import Task
+from agent_world.tasks.programs import (
+    SOLUTION_HELPERS,
+    bulk_solution_source,
+    bulk_verify_source,
+    call_lines,
+    find_bulk,
+)
+from agent_world.tasks.truth import Truth, ground_truth, run_plan
+from agent_world.tasks.walks import (
+    Plan,
+    PlanStep,
+    ValueSampler,
+    _bind_step,
+    _selector,
+    _timestamp,
+    collapse_rereads,
+    field_value,
+    prune_detours,
+    random_walk,
+    scalar_fields,
+)
+
+
+# ---- phrasing (agent_world.tasks.synthesis.phrasing writes the offline text) -------------------------
+def _words(name: str) -> str:
+    return field_words(name)
+
+
+def _noun(param: str) -> str:
+    return noun(param)
+
+
+def _value_text(value: Any) -> str:
+    return value_text(value)
+
+
+def offline_text(spec: EnvSpec, plan: Plan, answer: dict[str, Any],
+                 rng: random.Random, changed: set[str] | None = None,
+                 value: Any = None) -> tuple[str, list[str]]:
+    """Instruction (phrased by the values' types and roles, see `phrasing`) and no rubric:
+    the caller derives the rubric from the ground truth. `changed`: fields the chain's
+    writes changed; `value`: the answer (its type picks the question's form)."""
+    return phrasing.instruction(spec, plan, {**answer, "value": value}, rng, changed), []
+
+
+def bulk_text(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
+              rng: random.Random) -> tuple[str, list[str]]:
+    """Instruction and rubric of a programmatic task that writes."""
+    (k, v), = bulk["where"].items()
+    ents = phrasing.entity_plural(" ".join(phrasing.split_words(
+        phrasing.singular(bulk["table"]))))
+    rubric = [f"Changes every one of the {ents} whose {_words(k)} is {_value_text(v)}, "
+              "each the same way, and no other record.",
+              "Skips none of them and stops at none of them halfway."]
+    if bulk["answer"] == "count":
+        rubric.append("The reply states how many were changed.")
+    return phrasing.bulk_instruction(spec, plan, bulk, rng), rubric
+
+
+def rubric_for(spec: EnvSpec, plan: Plan, answer: dict[str, Any], truth: Truth) -> list[str]:
+    out = []
+    kind = answer.get("kind", "none")
+    if kind == "field":
+        out.append(f"The reply states the {_words(answer['field'])}: {_value_text(truth.answer)}.")
+    elif kind != "none":
+        what = "number of matching items" if kind == "count" else \
+            f"{kind} of the {_words(answer['field'])}"
+        out.append(f"The reply states the {what}: {_value_text(truth.answer)}.")
+    for step in plan.steps:
+        for param, value in step.given.items():
+            if param not in phrasing._PAGING:
+                out.append(f"Works with {phrasing.arg_phrase(param, value)} as the user "
+                           "asked.")
+    if truth.expected_changes:
+        changed = ", ".join(f"{t} ({sum(len(v) for v in d.values())} row change(s))"
+                            for t, d in truth.expected_changes.items())
+        out.append(f"Makes the requested change and nothing else: {changed}.")
+    else:
+        out.append("Changes nothing in the system.")
+    return out
+
+
+def llm_text(model: Any, spec: EnvSpec, plan: Plan, answer: dict[str, Any],
+             truth: Truth) -> tuple[str, list[str]] | None:
+    """Instruction and rubric from a chat model; None when its reply breaks a rule."""
+    facts = {
+        "environment": spec.theme.name,
+        "user_states": [{"what": _noun(k), "value": v} for s in plan.steps
+                        for k, v in s.given.items()],
+        "steps": [{"does": phrasing.action_phrase(spec, s.tool),
+                   "choose_item_with": s.select} for s in plan.steps],
+        "final_answer": {"kind": answer.get("kind"), "field": answer.get("field"),
+                         "where": answer.get("where")},
+    }
+    return _written(model, spec, facts)
+
+
+def llm_bulk_text(model: Any, spec: EnvSpec, plan: Plan,
+                  bulk: dict[str, Any]) -> tuple[str, list[str]] | None:
+    """A programmatic task that writes, worded by a chat model; None when it breaks a rule."""
+    (k, v), = bulk["where"].items()
+    ents = phrasing.entity_plural(" ".join(phrasing.split_words(
+        phrasing.singular(bulk["table"]))))
+    states = [{"what": _noun(p), "value": x} for s in plan.steps for p, x in s.given.items()
+              if p not in ("limit", "offset", "page", "page_size", "max_results")]
+    states += [{"what": _noun(p), "value": x} for p, x in bulk["args"].items()]
+    states.append({"what": f"condition on the {ents}: {_words(k)}", "value": v})
+    facts = {
+        "environment": spec.theme.name, "user_states": states,
+        "steps": [{"does": phrasing.action_phrase(spec, s.tool),
+                   "choose_item_with": s.select} for s in plan.steps[:-1]]
+        + [{"does": f"for every one of the {ents} whose {_words(k)} is {_value_text(v)}: "
+                    f"{phrasing.action_phrase(spec, bulk['write'])}; no other record"}],
+        "final_answer": {"kind": "how many were changed" if bulk["answer"] == "count"
+                         else "none (confirm it is done)"},
+    }
+    return _written(model, spec, facts)
+
+
+def _written(model: Any, spec: EnvSpec, facts: dict[str, Any]
+             ) -> tuple[str, list[str]] | None:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from agent_world.tasks.synthesis.synthesizer_prompts import WRITE_TASK_SYSTEM, WRITE_TASK_USER
+
+    try:
+        reply = model.invoke([SystemMessage(WRITE_TASK_SYSTEM), HumanMessage(
+            WRITE_TASK_USER.format(facts=json.dumps(facts, default=str),
+                                   forbidden=", ".join(t.name for t in spec.tools)))])
+        text = str(reply.content)
+        data = json.loads(text[text.index("{"): text.rindex("}") + 1])
+        instruction, rubric = str(data["instruction"]), [str(r) for r in data.get("rubric", [])]
+    except Exception:  # any malformed reply: the caller falls back to templates
+        return None
+    if names_a_tool(instruction, spec, {}):
+        return None
+    for state in facts["user_states"]:
+        v = state["value"]
+        if isinstance(v, str | int) and str(v).lower() not in instruction.lower():
+            return None
+    return instruction, rubric
+
+
+def _writer(model: Any, text: Any) -> str:
+    """Who wrote a request: the model's name, "offline" (no model configured) or
+    "offline-fallback" (the model's reply could not be used: the templates wrote it, and
+    synthesis counts and reports it)."""
+    if model is None:
+        return "offline"
+    return "offline-fallback" if text is None else getattr(model, "model_name",
+                                                            type(model).__name__)
+
+
+def names_a_tool(text: str, spec: EnvSpec, view: dict[str, str]) -> bool:
+    names = {t.name for t in spec.tools} | set(view)
+    return any(re.search(rf"\b{re.escape(n)}\b", text) for n in names)
+
+
+# ---- answers ----------------------------------------------------------------------------------
+def _echoed(plan: Plan) -> set[str]:
+    return {normalise(v) for s in plan.steps for v in s.given.values()}
+
+
+def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
+                   changed: set[str] | None = None) -> list[dict]:
+    """Answer specs worth asking about the last observation, best first. After a write
+    (`changed`: the columns it changed), only what it changed: the new status, not a field
+    any lookup gives; never a timestamp a write stamps (the engine's clock)."""
+    i = len(plan.steps) - 1
+    echo = _echoed(plan)
+    if isinstance(last, list):
+        items = [x for x in last if isinstance(x, dict)]
+        if len(items) < 2:
+            return []
+        if aggregate:
+            return _aggregations(i, items, rng)
+        step = plan.steps[i]
+        item = rng.choice(items)
+        step.select = _selector(items, item, set(step.given), rng) or None
+        if step.select is None:
+            return []
+        last = item
+    if not isinstance(last, dict):
+        return []
+    fields = [(k, v) for k, v in scalar_fields(last).items()
+              if v is not None and not isinstance(v, bool) and normalise(v) not in echo
+              and len(str(v)) <= 60 and str(v).strip() and k not in (plan.steps[i].select or {})]
+    if changed is not None:
+        fields = [(k, v) for k, v in fields if k in changed and not _timestamp(k, v)]
+    rng.shuffle(fields)
+    # readable fields first; identifiers and timestamps are fair answers but less interesting
+    fields.sort(key=lambda kv: (kv[0].endswith("_id") or kv[0] == "id") + _timestamp(*kv))
+    return [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
+
+
+def _aggregations(i: int, items: list[dict], rng: random.Random) -> list[dict]:
+    options = []
+    cats, nums = {}, []
+    for k in scalar_fields(items[0]):
+        values = [field_value(x, k) for x in items]
+        if all(isinstance(x, str) for x in values) and 2 <= len(set(values)) <= 6 \
+                and len(set(values)) < len(values):
+            cats[k] = sorted(set(values))
+        if all(isinstance(x, int | float) and not isinstance(x, bool) for x in values) and \
+                not k.endswith("id") and len(set(values)) > 1:
+            nums.append(k)
+    for k, values in cats.items():
+        options.append({"kind": "count", "step": i, "where": {k: rng.choice(values)}})
+    for k in nums:
+        where = {}
+        if cats and rng.random() < 0.5:
+            c = rng.choice(sorted(cats))
+            where = {c: rng.choice(cats[c])}
+        options.append({"kind": rng.choice(["sum", "max", "min"]), "step": i, "field": k,
+                        "where": where})
+    rng.shuffle(options)
+    return options[:4]
+
+
+# ---- tool views -----------------------------------------------------------------------------
+def tool_view(spec: EnvSpec, plan: Plan, recipe: Recipe, rng: random.Random,
+              salt: str) -> dict[str, str]:
+    """The tools the agent sees: the chain's tools plus distractors, maybe under opaque names."""
+    needed = list(dict.fromkeys(s.tool for s in plan.steps))
+    others = [t.name for t in spec.tools if t.name not in needed]
+    if recipe.many_distractors:
+        k = len(others) if len(others) < MANY_DISTRACTORS else \
+            rng.randint(MANY_DISTRACTORS, len(others))
+    else:
+        k = rng.randint(0, min(MANY_DISTRACTORS - 1, len(others), 4))
+    names = needed + rng.sample(others, k)
+    rng.shuffle(names)
+    if not recipe.obscured:
+        return {n: n for n in names}
+    view: dict[str, str] = {}
+    for n in names:
+        opaque = "tool_" + hashlib.sha256(f"{salt}:{n}".encode()).hexdigest()[:6]
+        view[opaque] = n
+    return view
+
+
+# ---- candidates -------------------------------------------------------------------------------
+def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.Random,
+                    recipe: Recipe, kind: str, seed: int, sampler: ValueSampler,
+                    model: Any = None, start: str | None = None,
+                    origin: dict[str, Any] | None = None,
+                    bulk_share: float | None = None) -> Task | str:
+    """One candidate task (not yet gated or verified), or why none came out of this walk.
+    `bulk_share`: how often a programmatic walk first tries a task that writes."""
+    if kind == "programmatic" and start is None and rng.random() < LIST_START:
+        # a programmatic task needs a list: most of its walks start at a tool that lists
+        lists = sorted(n for n in graph if graph.nodes[n].get("returns") == "list"
+                       and not spec.tool(n).mutates)
+        start = rng.choice(lists) if lists else None
+    conditional = kind == "graph" and recipe.condition
+    ep = runtime.open(spec, seed=seed)
+    try:
+        # a few calls past the recipe's length: the detours pruned below shorten the walk
+        plan = random_walk(spec, graph, ep, rng, recipe.length + WALK_SLACK, start=start,
+                           sampler=sampler, writes=kind == "graph" and not conditional)
+    finally:
+        ep.close()
+    if plan is None:
+        return "the walk's first call failed"
+    plan = _fit_length(plan, spec, recipe.length)
+    observations, changes = run_plan(spec, runtime, plan, seed)
+    results = [o.result if o is not None and o.ok else None for o in observations]
+    if len(results) == len(plan.steps):
+        # a read that only repeats what an earlier one showed goes (the no-shortcut gate
+        # would reject the longer chain), then what fed only it
+        plan, results = collapse_rereads(plan, results, spec)
+        plan, kept = prune_detours(plan, spec)
+        results = [results[i] for i in kept]
+    if conditional:
+        return _conditional_candidate(spec, graph, runtime, rng, recipe, plan, results, seed,
+                                      sampler, origin, model)
+    if kind == "programmatic":
+        last_list = max((i for i, r in enumerate(results)
+                         if isinstance(r, list) and len(r) >= 2), default=None)
+        if last_list is None:
+            return "no list to aggregate in the walk"
+        if rng.random() < (BULK_SHARE if bulk_share is None else bulk_share):
+            found = find_bulk(spec, graph, runtime, plan, results, last_list, rng, sampler, seed)
+            if not isinstance(found, str):
+                return _bulk_candidate(spec, found, recipe, rng, seed, origin, model)
+        plan = Plan(steps=[s.model_copy(deep=True) for s in plan.steps[: last_list + 1]])
+        plan.steps[-1].select = None  # the whole list is aggregated: no element is picked
+        plan, kept = prune_detours(plan, spec)
+        results = [results[i] for i in kept]
+    changed = _changed_columns(changes) if plan.writes(spec) else None
+    if changed is not None and not spec.tool(plan.steps[-1].tool).mutates:
+        changed = None  # a read after the write: its fields are what it shows
+    options = answer_options(plan, results[-1], rng, aggregate=kind == "programmatic",
+                             changed=changed)
+    while not options and kind == "graph" and len(plan.steps) > 1 and \
+            not spec.tool(plan.steps[-1].tool).mutates:
+        # the last read gives nothing to ask: the walk up to the call before it may
+        plan, kept = prune_detours(Plan(steps=plan.steps[:-1]), spec)
+        results = [results[i] for i in kept]
+        options = answer_options(plan, results[-1], rng, aggregate=False)
+    last_tool = spec.tool(plan.steps[-1].tool)
+    if last_tool.mutates:
+        options.append({"kind": "none"})
+    if not options:
+        return "nothing to ask about the walk's last observation"
+    truth: Truth | str = "no answer option"
+    answer: dict[str, Any] = {}
+    for answer in options:
+        truth = ground_truth(spec, runtime, plan, answer, seed)
+        if isinstance(truth, Truth):
+            break
+    if isinstance(truth, str):
+        return truth
+    view = tool_view(spec, plan, recipe, rng, salt=f"{seed}:{rng.random()}")
+    text = llm_text(model, spec, plan, answer, truth) if model is not None else None
+    writer = _writer(model, text)
+    instruction, rubric = text or offline_text(
+        spec, plan, answer, rng, changed=_changed_columns(truth.expected_changes or {}),
+        value=truth.answer)
+    if names_a_tool(instruction, spec, view):
+        return "the instruction names a tool"
+    diff = _difficulty(spec, truth, plan, view, recipe,
+                       aggregation=answer.get("kind") in ("count", "sum", "max", "min"))
+    task = Task(
+        kind=kind, env_name=spec.name, env_fingerprint=spec.fingerprint, seed=seed,
+        instruction=instruction, tool_view=view, chain=truth.chain,
+        reference_answer=truth.answer, rubric=rubric or rubric_for(spec, plan, answer, truth),
+        expected_changes=truth.expected_changes, difficulty=diff,
+        origin={**(origin or {}), "plan": plan.model_dump(mode="json"), "answer": answer,
+                "writer": writer, "recipe": recipe.__dict__})
+    if kind == "programmatic":
+        task = task.model_copy(update={"solution": solution_source(plan, answer),
+                                       "verify": verify_source(truth)})
+    return _with_state_hash(task, spec, runtime)
+
+
+WALK_SLACK = 2  # calls a walk may take past its recipe's length before the detours go
+
+
+def _fit_length(plan: Plan, spec: EnvSpec, length: int) -> Plan:
+    """The longest prefix of the walk whose steps, detours left out, are at most `length`."""
+    for n in range(len(plan.steps), 0, -1):
+        fitted, _ = prune_detours(Plan(steps=plan.steps[:n]), spec)
+        if len(fitted.steps) <= length:
+            return fitted
+    return Plan(steps=plan.steps[:1])
+
+
+def _with_state_hash(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> Task:
+    ep = runtime.open(spec, seed=task.seed)
+    try:
+        for c in task.chain:
+            ep.step(c.tool, c.arguments)
+        task.expected_state_hash = ep.state_hash()
+    finally:
+        ep.close()
+    return task.with_id()
+
+
+def _changed_columns(changes: dict[str, Any]) -> set[str]:
+    """Columns a change set updated (or filled in a row it inserted)."""
+    out: set[str] = set()
+    for delta in (changes or {}).values():
+        for u in delta.get("updated", []):
+            out |= {c for c in u.get("after", {}) if u.get("before", {}).get(c) !=
+                    u["after"][c]}
+    return out
+
+
+def _difficulty(spec: EnvSpec, truth: Truth, plan: Plan, view: dict[str, str], recipe: Recipe,
+                aggregation: bool, condition: bool = False, tools: set[str] | None = None
+                ) -> Any:
+    tools = tools or {c.tool for c in truth.chain}
+    needed = len(set(view.values()) & (tools | {s.tool for s in plan.steps}))
+    return difficulty(chain_length=len(truth.chain), branching=plan.branching,
+                      aggregation=aggregation, distractors=len(view) - needed,
+                      obscured=recipe.obscured, distinct_tools=len(tools), condition=condition)
+
+
+# ---- conditional tasks ---------------------------------------------------------------------
+CONDITION_DOMAIN = (2, 12)  # distinct values a condition's field takes in the database
+
+
+def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.Random,
+                           recipe: Recipe, plan: Plan, results: list[Any], seed: int,
+                           sampler: ValueSampler, origin: dict[str, Any] | None,
+                           model: Any) -> Task | str:
+    """A request that branches on a value the agent observes: the walk's reads, then "if
+    its status is X, <write>; otherwise tell me its Y". The gold chain is the branch the
+    observed value takes; the other branch is a known-wrong solution (`gates`)."""
+    i = len(plan.steps) - 1
+    last = results[i]
+    if isinstance(last, list):
+        items = [x for x in last if isinstance(x, dict)]
+        if len(items) < 2:
+            return "nothing to branch on"
+        item = rng.choice(items)
+        plan.steps[i].select = _selector(items, item, set(plan.steps[i].given), rng) or None
+        if plan.steps[i].select is None:
+            return "nothing to branch on"
+        last = item
+    if not isinstance(last, dict):
+        return "nothing to branch on"
+    fields = scalar_fields(last)
+    echo = _echoed(plan) | {normalise(v) for v in (plan.steps[i].select or {}).values()}
+    # a field an earlier pick or filter fixed is known before the read: no condition on it
+    fixed = {k for s in plan.steps for k in [*(s.select or {}), *s.given]}
+    conds = []
+    for f, v in fields.items():
+        domain = sorted({str(x) for x in sampler.columns.get(f, []) if isinstance(x, str)})
+        if isinstance(v, str) and not _timestamp(f, v) and not f.endswith("id") and \
+                CONDITION_DOMAIN[0] <= len(domain) <= CONDITION_DOMAIN[1] and v in domain and \
+                f not in fixed:
+            conds.append((f, v, domain))
+    # a write the branch's record feeds first; one a record read before it feeds after
+    # ("if the copy is damaged, suspend that loan's member"): with them, a walk of 5 reads
+    # and a write reaches level 5
+    writes = sorted({dst for _, dst in graph.out_edges(plan.steps[i].tool)
+                     if spec.tool(dst).mutates})
+    writes += sorted({dst for s in plan.steps[:i] for _, dst in graph.out_edges(s.tool)
+                      if spec.tool(dst).mutates} - set(writes))
+    if not conds or not writes:
+        return "nothing to branch on"
+    f, observed, domain = rng.choice(conds)
+    holds = rng.random() < 0.5
+    value = observed if holds else rng.choice([d for d in domain if d != observed])
+    others = [k for k, v in fields.items() if k != f and v is not None and
+              not isinstance(v, bool) and normalise(v) not in echo and not _timestamp(k, v)
+              and len(str(v)) <= 60 and str(v).strip() and not k.endswith("id")]
+    if not others:
+        return "nothing to ask when the condition fails"
+    else_field = rng.choice(sorted(others))
+    near = [w for w in writes if w in _fed_by(graph, plan, i, spec)]
+    far = [w for w in writes if w not in near]
+    rng.shuffle(near)
+    rng.shuffle(far)
+    for write in (near + far)[:4]:
+        step = _bind_step(spec, graph, plan, results, write, sampler, rng)
+        if step is None:
+            continue
+        then_plan = Plan(steps=[*plan.steps, step])
+        cond = {"step": i, "field": f, "value": value, "holds": holds,
+                "write": step.model_dump(mode="json"), "else_field": else_field}
+        else_answer = {"kind": "field", "step": i, "field": else_field}
+        then_truth = ground_truth(spec, runtime, then_plan, {"kind": "none"}, seed)
+        if isinstance(then_truth, str) or not then_truth.expected_changes:
+            continue  # the write must do something in either branch's world
+        gold_plan, answer = (then_plan, {"kind": "none"}) if holds else (plan, else_answer)
+        truth = then_truth if holds else ground_truth(spec, runtime, plan, else_answer, seed)
+        if isinstance(truth, str):
+            return truth
+        view = tool_view(spec, then_plan, recipe, rng, salt=f"{seed}:{rng.random()}")
+        instruction = phrasing.conditional_instruction(spec, plan, cond, rng)
+        text = None
+        if model is not None:
+            text = llm_text(model, spec, plan, {"kind": "condition", **cond}, truth)
+            if text is not None:
+                instruction = text[0]
+        writer = _writer(model, text)
+        if names_a_tool(instruction, spec, view):
+            return "the instruction names a tool"
+        diff = _difficulty(spec, truth, gold_plan, view, recipe, aggregation=False,
+                           condition=True, tools={s.tool for s in then_plan.steps})
+        rubric = [f"Reads the {phrasing.field_words(f)} before deciding.",
+                  ("Makes the change, since the condition holds, and nothing else." if holds
+                   else "Changes nothing, since the condition does not hold, and states the "
+                        f"{phrasing.field_words(else_field)}: {_value_text(truth.answer)}.")]
+        task = Task(
+            kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint, seed=seed,
+            instruction=instruction, tool_view=view, chain=truth.chain,
+            reference_answer=truth.answer, rubric=rubric,
+            expected_changes=truth.expected_changes, difficulty=diff,
+            origin={**(origin or {}), "plan": gold_plan.model_dump(mode="json"),
+                    "answer": answer, "condition": cond, "writer": writer,
+                    "recipe": recipe.__dict__})
+        return _with_state_hash(task, spec, runtime)
+    return "no write the observed record feeds"
+
+
+def _fed_by(graph: Any, plan: Plan, i: int, spec: EnvSpec) -> set[str]:
+    return {dst for _, dst in graph.out_edges(plan.steps[i].tool) if spec.tool(dst).mutates}
+
+
+def chain_target(task: Task) -> str:
+    """What a task asks of which records: its gold calls and the element, condition or
+    list filter its answer is about. Two tasks of a set with the same pair are the same
+    task asked twice (one order looked up for four different fields)."""
+    answer = task.origin.get("answer") or {}
+    target = {"where": answer.get("where"), "bulk": (task.origin.get("bulk") or {}).get("where"),
+              "condition": bool(task.origin.get("condition"))}
+    calls = [[c.tool, sorted((k, str(v)) for k, v in c.arguments.items())] for c in task.chain]
+    return hashlib.sha256(json.dumps([calls, target], sort_keys=True, default=str)
+                          .encode()).hexdigest()[:16]
+
+
+def _bulk_candidate(spec: EnvSpec, found: tuple[dict, Plan, list, dict], recipe: Recipe,
+                    rng: random.Random, seed: int, origin: dict[str, Any] | None,
+                    model: Any = None) -> Task | str:
+    """A programmatic task that writes (see `agent_world.tasks.programs`)."""
+    bulk, reads, chain, changes = found
+    view = tool_view(spec, Plan(steps=[*reads.steps, PlanStep(tool=bulk["write"])]), recipe,
+                     rng, salt=f"{seed}:{rng.random()}")
+    text = llm_bulk_text(model, spec, reads, bulk) if model is not None else None
+    writer = _writer(model, text)
+    instruction, rubric = text or bulk_text(spec, reads, bulk, rng)
+    if names_a_tool(instruction, spec, view):
+        return "the instruction names a tool"
+    tools = {s.tool for s in reads.steps} | {bulk["write"]}
+    # the loop is one step of the chain, however many targets it writes
+    diff = difficulty(chain_length=len(reads.steps) + 1, branching=reads.branching,
+                      aggregation=True,
+                      distractors=len(view) - len(tools), obscured=recipe.obscured,
+                      distinct_tools=len(tools), condition=True)
+    n = len([c for c in chain if c.tool == bulk["write"]])
+    task = Task(
+        kind="programmatic", env_name=spec.name, env_fingerprint=spec.fingerprint, seed=seed,
+        instruction=instruction, tool_view=view, chain=chain,
+        reference_answer=n if bulk["answer"] == "count" else None, rubric=rubric,
+        expected_changes=changes, difficulty=diff,
+        solution=bulk_solution_source(reads, bulk), verify=bulk_verify_source(bulk),
+        origin={**(origin or {}), "plan": reads.model_dump(mode="json"),
+                "answer": {"kind": "bulk"}, "bulk": bulk, "writer": writer,
+                "recipe": recipe.__dict__})
+    return task.with_id()
+
+
+BULK_SHARE = 0.5  # share of programmatic walks that try a task that writes first
+LIST_START = 0.7  # share of programmatic walks that start at a tool returning a list
+
+
+# ---- programmatic code ------------------------------------------------------------------------
+def solution_source(plan: Plan, answer: dict[str, Any]) -> str:
+    """`solve(env)`: the plan's tool calls plus the aggregation, as Python."""
+    lines = call_lines(plan)
+    i = answer["step"]
+    where = answer.get("where") or {}
+    lines.append(f"    items = [x for x in r{i} if all(field(x, k) == v for k, v in "
+                 f"{where!r}.items())]")
+    if answer["kind"] == "count":
+        lines.append("    return len(items)")
+    else:
+        lines.append(f"    values = [field(x, {answer['field']!r}) for x in items]")
+        lines.append("    values = [v for v in values if isinstance(v, (int, float))]")
+        agg = {"sum": "round(sum(values), 2)", "max": "max(values)", "min": "min(values)"}
+        lines.append(f"    return {agg[answer['kind']]}")
+    return SOLUTION_HELPERS.lstrip() + "\n\n" + "\n".join(lines) + "\n"
+
+
+_VERIFY_TEMPLATE = '''EXPECTED = {expected!r}
+
+
+def _states_expected(answer):
+    """The answer is EXPECTED: the one number it states (`answer_values`, above: a list of
+    candidate numbers, or digits of a date, a time or a code, are not an answer)."""
+    import math
+
+    numbers = answer_values(answer, MAX_ANSWER_CHARS).get("number", [])
+    return len(numbers) == 1 and math.isclose(numbers[0], EXPECTED, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _unchanged(initial_db, final_db):
+    """Every table holds the same rows before and after (the task only reads)."""
+    tables = [r["name"] for r in initial_db.query(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+    for t in tables:
+        q = f'SELECT * FROM "{{t}}" ORDER BY rowid'
+        if initial_db.query(q) != final_db.query(q):
+            return False
+    return True
+
+
+def verify(initial_db, final_db, answer):
+    return _states_expected(answer) and _unchanged(initial_db, final_db)
+'''
+
+
+def verify_source(truth: Truth) -> str:
+    """`verify(initial_db, final_db, answer)`: the aggregate is stated (the check's answer
+    rule, `answer_rule_source`), nothing was written."""
+    return answer_rule_source() + _VERIFY_TEMPLATE.format(expected=float(truth.answer))
+
+
+__all__ = ["answer_options", "build_candidate", "bulk_text", "chain_target", "llm_bulk_text", "llm_text",
+           "names_a_tool",
+           "offline_text", "rubric_for", "solution_source", "tool_view", "verify_source"]

@@ -1,1 +1,0 @@
-"""Things agents call: mining sources, the sandbox, SQL helpers."""
