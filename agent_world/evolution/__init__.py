@@ -1,1 +1,1 @@
-"""Self-evolution: held-out split, evaluation, round records, the report."""
+"""Self-evolution: held-out split, evaluation records, the diagnosis, round records, the report."""

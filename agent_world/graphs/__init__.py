@@ -1,1 +1,1 @@
-"""LangGraph state machines: mine (today); build, synthesize, evaluate, evolve follow."""
+"""LangGraph graphs: the pipeline (mine, build, synthesize, evaluate, evolve) and each agent alone."""

@@ -1,4 +1,4 @@
-"""Training: rollouts, structured verifiable rewards, embedded GRPO, the OpenRLHF bridge.
+"""Training: the embedded GRPO trainer, the supervised warm start, policies, the OpenRLHF bridge.
 
 The Python API (`agent_world.training.api`) is what the CLI and the evolve graph call."""
 
