@@ -46,8 +46,6 @@ __all__ = [  # literal, so linters see the re-exports; the test checks it matche
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at runtime `__getattr__` imports lazily
-    from agent_world.rollout.react_attempt import run_attempt
-    from agent_world.rollout.baseline_agent import BaselineChatModel
     from agent_world.envs.authoring import build_env
     from agent_world.envs.catalog import Catalog
     from agent_world.envs.episode import EnvRuntime, Episode, open_episode
@@ -56,6 +54,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at runtime `__getattr__` import
     from agent_world.envs.toolkit import tool
     from agent_world.graphs.evolve_graph import EvolveContext, evolve_round
     from agent_world.graphs.synthesize_graph import synthesize_tasks
+    from agent_world.rollout.baseline_agent import BaselineChatModel
+    from agent_world.rollout.react_attempt import run_attempt
     from agent_world.tasks.model import Task, Trajectory
     from agent_world.training.api import default_policy, evaluate, load_policy, train
 

@@ -41,8 +41,8 @@ def serve_policy(
     """Serve a trained policy as an OpenAI-compatible endpoint (/v1/models,
     /v1/chat/completions): tools offered in a request are shown to the policy as in the
     arena's rollouts, and its calls come back in OpenAI's tool_calls format."""
-    from agent_world.serving import announce_token, resolve_token
     from agent_world.integrations.policy_server import load_served, serve
+    from agent_world.serving import announce_token, resolve_token
 
     if no_token and token:
         raise typer.BadParameter(f"--no-token and a token (--token / ${TOKEN_ENV}) exclude "

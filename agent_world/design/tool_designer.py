@@ -38,9 +38,9 @@ from agent_world.design.offline import design_offline
 from agent_world.design.offline.expectations import design_tests
 from agent_world.design.offline.plans import ToolPlan, plan_tools
 from agent_world.design.offline.render import render_tool
-from agent_world.plain_chat import ask_structured
 from agent_world.envs.spec import EnvSpec, ToolTest
 from agent_world.errors import BuildError
+from agent_world.plain_chat import ask_structured
 
 DEFAULT_TOOLS = 40
 

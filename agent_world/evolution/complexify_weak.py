@@ -17,8 +17,8 @@ from agent_world.errors import AgentWorldError
 def complexify_environments(catalog: Any, names: list[str], tag: str, seed: int = 0,
                             run_id: str | None = None) -> dict[str, str]:
     """Complexify each environment once; env name → "complexified" or the reason it was not."""
-    from agent_world.mining.llm_miner import complexify
     from agent_world.envs.testing import verify_spec
+    from agent_world.mining.llm_miner import complexify
 
     out: dict[str, str] = {}
     for name in names:

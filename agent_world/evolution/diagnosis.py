@@ -42,9 +42,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent_world.evolution import diagnosis_prompts as prompts
 from agent_world.envs.spec import EnvSpec, format_validation_error
+from agent_world.evolution import diagnosis_prompts as prompts
 from agent_world.models import chat_model
+from agent_world.tasks.difficulty import level_of
 from agent_world.tasks.evaluation import (
     AGENT_ERROR_CLASSES,
     Attempt,
@@ -52,7 +53,6 @@ from agent_world.tasks.evaluation import (
     EvalReport,
     score,
 )
-from agent_world.tasks.difficulty import level_of
 from agent_world.tasks.model import Task, Trajectory
 
 log = logging.getLogger(__name__)

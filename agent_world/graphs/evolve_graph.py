@@ -46,11 +46,11 @@ from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
 from agent_world import scaleout
-from agent_world.evolution.diagnosis import Diagnosis, EnvMeta, diagnose
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.evolution import scores, stages
 from agent_world.evolution.complexify_weak import complexify_environments
+from agent_world.evolution.diagnosis import Diagnosis, EnvMeta, diagnose
 from agent_world.evolution.eval_store import (
     evaluation_tasks,
     load_evaluation,

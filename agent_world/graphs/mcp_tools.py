@@ -68,8 +68,8 @@ from agent_world.config import resolve_home
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.runner import final_state, paused, stream, thread_config
-from agent_world.serving import announce_token, resolve_token, serve_http
 from agent_world.mining.sources import DATA_DIR, FileKind
+from agent_world.serving import announce_token, resolve_token, serve_http
 
 RESULT_LIMIT = 200_000  # characters of final state a tool call returns
 RESERVED_ARGS = ("thread_id", "resume", "resume_value", "context")
@@ -122,7 +122,9 @@ def graph_entries() -> tuple[GraphEntry, ...]:
             continue
         module = importlib.import_module(info.name)
         if hasattr(getattr(module, "graph", None), "builder"):
-            out.append(GraphEntry(info.name.rsplit(".", 1)[-1], info.name))
+            # the names langgraph.json gives: evolve_graph -> evolve, agents.miner_agent -> miner
+            stem = info.name.rsplit(".", 1)[-1].removesuffix("_graph").removesuffix("_agent")
+            out.append(GraphEntry(stem, info.name))
     return tuple(out)
 
 

@@ -39,6 +39,10 @@ from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from agent_world import scaleout
+from agent_world.envs.catalog import Catalog
+from agent_world.envs.spec import TaxonomyPath
+from agent_world.errors import AgentWorldError
+from agent_world.graphs.context import checked_context, home_field, model_field, with_models
 from agent_world.mining.coverage import uncovered_reasons
 from agent_world.mining.llm_miner import (
     MAX_ITERATIONS,
@@ -48,13 +52,9 @@ from agent_world.mining.llm_miner import (
     check_iterations,
     mine_theme,
 )
-from agent_world.mining.taxonomy import classify, merge_near_duplicates
-from agent_world.envs.catalog import Catalog
-from agent_world.envs.spec import TaxonomyPath
-from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import checked_context, home_field, model_field, with_models
 from agent_world.mining.sources import DEFAULT_TIMEOUT, default_sources, parse_source, read_source
 from agent_world.mining.sources.base import SourceDocument
+from agent_world.mining.taxonomy import classify, merge_near_duplicates
 from agent_world.mining.web_search import MCPSearch, configured_search_spec
 
 

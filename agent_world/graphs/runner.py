@@ -178,9 +178,12 @@ def stream(builder: StateGraph, inputs: Any, config: dict[str, Any], context: An
 
 
 def graph_name(builder: StateGraph) -> str:
-    """The graph's name: its module's (`agent_world.graphs.evolve_graph` -> "evolve")."""
+    """The graph's name, as langgraph.json gives it: its module's without the suffix
+    (`agent_world.graphs.evolve_graph` -> "evolve", `graphs.agents.miner_agent` -> "miner")."""
     module = getattr(getattr(builder, "state_schema", None), "__module__", "") or ""
-    return module.rsplit(".", 1)[-1] if module.startswith("agent_world.") else "graph"
+    if not module.startswith("agent_world."):
+        return "graph"
+    return module.rsplit(".", 1)[-1].removesuffix("_graph").removesuffix("_agent")
 
 
 def traced(builder: StateGraph, config: dict[str, Any]) -> dict[str, Any]:

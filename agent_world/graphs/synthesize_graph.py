@@ -32,7 +32,6 @@ from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from agent_world import scaleout
-from agent_world.tasks.synthesis import loop as task_synthesis
 from agent_world.envs.catalog import Catalog, LedgerEntry
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import example_names, load_example
@@ -47,6 +46,7 @@ from agent_world.graphs.context import (
 )
 from agent_world.graphs.runner import final_state, invoke, thread_config
 from agent_world.models import chat_model
+from agent_world.tasks.synthesis import loop as task_synthesis
 
 DEFAULTS = task_synthesis.SynthesisConfig()
 

@@ -73,9 +73,9 @@ from agent_world.envs.episode import EnvRuntime, Episode
 from agent_world.envs.mcp_export import EnvironmentServer
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
+from agent_world.rollout.toolcall import tool_views
 from agent_world.tasks.check import CheckResult, check_episode
 from agent_world.tasks.model import Step, Task
-from agent_world.rollout.toolcall import tool_views
 
 SUBMIT_TOOL = "submit_answer"
 DEFAULT_MAX_CONCURRENT = 64

@@ -39,9 +39,6 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent_world.errors import AgentWorldError
-from agent_world.serving import BearerAuth
-from agent_world.training.lm import ADAPTER_CONFIG
-from agent_world.training.policies import EpisodeState, HFPolicy
 from agent_world.rollout.toolcall import (
     COMPACT_TEMPLATE,
     SYSTEM_TEMPLATE,
@@ -50,6 +47,9 @@ from agent_world.rollout.toolcall import (
     parse_reply,
     tools_prompt,
 )
+from agent_world.serving import BearerAuth
+from agent_world.training.lm import ADAPTER_CONFIG
+from agent_world.training.policies import EpisodeState, HFPolicy
 
 DEFAULT_PORT = 8767
 MAX_CHOICES = 16  # `n`: one decoding batch

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
-from agent_world.tasks.model import Task
 from agent_world.rollout.engine import spec_index
+from agent_world.tasks.model import Task
 
 TaskSource = str | Path | Sequence[Task]
 

@@ -38,13 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_world.rollout.library_attempt import TaskAttempt
-from agent_world.integrations.taskfiles import TaskSource, resolve_tasks, write_tasks
 from agent_world.envs.episode import EnvRuntime, default_runtime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
-from agent_world.tasks.model import Task
+from agent_world.integrations.taskfiles import TaskSource, resolve_tasks, write_tasks
+from agent_world.rollout.library_attempt import TaskAttempt
 from agent_world.rollout.toolcall import tool_views
+from agent_world.tasks.model import Task
 
 _JSON_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool,
                                "object": dict}

@@ -35,13 +35,13 @@ import verifiers as vf
 from datasets import Dataset
 from verifiers.types import ToolMessage
 
-from agent_world.rollout.library_attempt import TaskAttempt
-from agent_world.integrations.taskfiles import TaskSource, resolve_tasks, write_tasks
 from agent_world.envs.episode import EnvRuntime, default_runtime
 from agent_world.envs.spec import EnvSpec
+from agent_world.integrations.taskfiles import TaskSource, resolve_tasks, write_tasks
+from agent_world.rollout.library_attempt import TaskAttempt
+from agent_world.rollout.toolcall import tool_views
 from agent_world.tasks.model import Task
 from agent_world.training.prompts import TOOL_AGENT_PROMPT
-from agent_world.rollout.toolcall import tool_views
 
 ENV_ID = "agent-world-arena"
 

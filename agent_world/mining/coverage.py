@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent_world.envs.spec import EnvSpec, TableSpec
 from agent_world.mining.offline.evidence import argument_info, tool_arguments
 from agent_world.mining.offline.naming import plural, singular, snake
 from agent_world.mining.offline.signatures import (
@@ -33,7 +34,6 @@ from agent_world.mining.offline.signatures import (
     tool_shape,
 )
 from agent_world.mining.offline.vocabulary import ALIASES, FILTER_ARGS, TRANSFORM_VERBS
-from agent_world.envs.spec import EnvSpec, TableSpec
 from agent_world.mining.sources.base import SourceDocument, ToolDescription
 
 __all__ = ["CONTROL_ARGS", "coverage_line", "declared_fidelity", "declared_hints",

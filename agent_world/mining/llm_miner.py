@@ -42,18 +42,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent_world.mining import miner_prompts as prompts
-from agent_world.mining import offline
-from agent_world.mining import semantics
-from agent_world.mining.coverage import (
-    declared_fidelity,
-    declared_hints,
-    tool_coverage,
-    uncovered_reasons,
-)
-from agent_world.mining.offline import Evidence, SearchFn
-from agent_world.plain_chat import ask_structured
-from agent_world.mining.taxonomy import classify
 from agent_world.envs.database import build_template
 from agent_world.envs.spec import (
     ColumnSpec,
@@ -64,8 +52,19 @@ from agent_world.envs.spec import (
     format_validation_error,
 )
 from agent_world.errors import AgentWorldError, SpecError
-from agent_world.models import chat_model
+from agent_world.mining import miner_prompts as prompts
+from agent_world.mining import offline, semantics
+from agent_world.mining.coverage import (
+    declared_fidelity,
+    declared_hints,
+    tool_coverage,
+    uncovered_reasons,
+)
+from agent_world.mining.offline import Evidence, SearchFn
 from agent_world.mining.sources.base import SourceDocument
+from agent_world.mining.taxonomy import classify
+from agent_world.models import chat_model
+from agent_world.plain_chat import ask_structured
 
 __all__ = [
     "Evidence", "IterationStats", "MinedTheme", "MiningError", "SearchFn", "SemanticRejection",

@@ -19,9 +19,9 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime, Episode
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.model import Step, Task, Trajectory
 from agent_world.rollout.engine import observation_text, observe_call
 from agent_world.rollout.toolcall import parse_reply, tool_views
+from agent_world.tasks.model import Step, Task, Trajectory
 
 
 class TaskAttempt:

@@ -27,14 +27,14 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphRecursionError
 
-from agent_world.plain_chat import refuses_tools
 from agent_world.envs.episode import EnvRuntime, Episode, default_runtime
 from agent_world.envs.spec import EnvSpec
 from agent_world.models import plain_chat, use_plain_chat
-from agent_world.tasks.model import Step, Task, Trajectory
-from agent_world.rollout.reward import score
+from agent_world.plain_chat import refuses_tools
 from agent_world.rollout.engine import observation_text, observe_reply
+from agent_world.rollout.reward import score
 from agent_world.rollout.toolcall import system_prompt, tool_views
+from agent_world.tasks.model import Step, Task, Trajectory
 
 DEFAULT_MAX_TURNS = 12
 SYSTEM_PROMPT = ("You are a careful assistant with tools over a live system. Use the tools to "

@@ -25,8 +25,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agent_world.plain_chat import content_text
 from agent_world.envs.episode import Episode
+from agent_world.plain_chat import content_text
 from agent_world.tasks.model import Task, Trajectory
 from agent_world.training.prompts import JUDGE_PROMPT
 

@@ -11,6 +11,8 @@ use it). This package imports only `agent_world.config` and `agent_world.errors`
 layer, the engine included, may use it.
 """
 
+from agent_world.sandbox.e2b import E2BSandbox
+from agent_world.sandbox.factory import get_sandbox
 from agent_world.sandbox.interface import (
     CommandResult,
     Execution,
@@ -20,8 +22,6 @@ from agent_world.sandbox.interface import (
     Sandbox,
     SandboxExecutionFailed,
 )
-from agent_world.sandbox.e2b import E2BSandbox
-from agent_world.sandbox.factory import get_sandbox
 from agent_world.sandbox.isolation import (
     UNSAFE_ENV,
     Confined,

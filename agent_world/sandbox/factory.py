@@ -7,8 +7,8 @@ import os
 from collections.abc import Callable
 from typing import Any, Literal
 
-from agent_world.sandbox.interface import Sandbox
 from agent_world.sandbox.e2b import E2BSandbox
+from agent_world.sandbox.interface import Sandbox
 from agent_world.sandbox.isolation import Limits
 from agent_world.sandbox.local import LocalSandbox
 

@@ -57,7 +57,7 @@ SANDBOX_WORKDIR = "/sandbox"
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives",
               "nsswitch.conf", "mime.types")
 _ROOT_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
-_PACKAGE = Path(__file__).resolve().parents[2]  # agent_world/: the kernel and the worker
+_PACKAGE = Path(__file__).resolve().parents[1]  # agent_world/: the kernel and the worker
 # How deep below a bound directory arena data this process never opened is looked for, and the
 # folders never searched (nothing of an arena lives there; they hold many files).
 _SCAN_DEPTH = 3

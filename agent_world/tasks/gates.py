@@ -40,13 +40,13 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, available_timezones
 
-from agent_world.tasks.synthesis.phrasing import date_text
 from agent_world.envs.database import read_rows
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.check import check_episode, normalise
 from agent_world.tasks.model import GateResult, Task
+from agent_world.tasks.synthesis.phrasing import date_text
 from agent_world.tasks.truth import STEP_SHIFT, extract_answer, run_plan
 from agent_world.tasks.walks import (
     Plan,

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.models import declare_plain
-from agent_world.tasks.model import Task, Trajectory
-from agent_world.training.policies import ChatModelPolicy, HFPolicy, Policy, read_policy_settings
 from agent_world.rollout.engine import RolloutConfig, run_rollouts, spec_index
 from agent_world.rollout.toolcall import gold_replies, system_prompt
+from agent_world.tasks.model import Task, Trajectory
+from agent_world.training.policies import ChatModelPolicy, HFPolicy, Policy, read_policy_settings
 
 if TYPE_CHECKING:  # torch loads only when training starts
     from agent_world.training.grpo import GRPOConfig, StepStats

@@ -37,6 +37,7 @@ from agent_world import stop
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
+from agent_world.rollout.engine import Rollout, RolloutConfig, run_rollouts
 from agent_world.tasks.model import Task
 from agent_world.training.lm import (
     cache_kwarg,
@@ -46,7 +47,6 @@ from agent_world.training.lm import (
     quiet_progress_bars,
 )
 from agent_world.training.policies import HFPolicy, write_policy_settings
-from agent_world.rollout.engine import Rollout, RolloutConfig, run_rollouts
 
 
 @dataclass

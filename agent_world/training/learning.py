@@ -13,11 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 from agent_world.envs.episode import EnvRuntime
+from agent_world.rollout.engine import RolloutConfig, run_rollouts, spec_index
 from agent_world.tasks.model import Task
 from agent_world.training.drills import ROOMS, switch_tasks, switchboard_spec
 from agent_world.training.grpo import GRPOConfig, GRPOTrainer
 from agent_world.training.policies import HFPolicy
-from agent_world.rollout.engine import RolloutConfig, run_rollouts, spec_index
 from agent_world.training.sft import gold_messages, sft
 
 

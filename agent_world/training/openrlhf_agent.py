@@ -24,9 +24,9 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime, Episode
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.model import Task, Trajectory
 from agent_world.rollout.engine import RolloutConfig, observation_text
 from agent_world.rollout.toolcall import system_prompt
+from agent_world.tasks.model import Task, Trajectory
 
 # ChatML: the template of SmolLM2 and Qwen models. vLLM's token ids of a finished turn end
 # with the end-of-turn token (its text does not), so feedback opens with the newline after it.
@@ -87,8 +87,8 @@ class ArenaEpisode:
     async def step(self, states: dict[str, Any]) -> dict[str, Any]:
         import torch
 
-        from agent_world.rollout.reward import score
         from agent_world.rollout.engine import observe_reply
+        from agent_world.rollout.reward import score
         from agent_world.rollout.toolcall import tool_views
 
         assert self.task and self.episode and self.trajectory, "step before reset"

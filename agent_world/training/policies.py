@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 from agent_world import models
 from agent_world.plain_chat import refuses_tools
+from agent_world.rollout.toolcall import format_call
 from agent_world.tasks.model import Task
 from agent_world.training.lm import cache_kwarg, cpu_threads, output_cache
-from agent_world.rollout.toolcall import format_call
 
 
 @dataclass

@@ -37,6 +37,9 @@ from openenv.core.mcp_client import MCPToolClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 from uv import find_uv_bin  # noqa: E402
 
+from agent_world.cli import app  # noqa: E402
+from agent_world.envs import load_example  # noqa: E402
+from agent_world.envs.episode import EnvRuntime  # noqa: E402
 from agent_world.integrations.openenv import (  # noqa: E402
     SUBMIT_TOOL,
     ArenaEnvClient,
@@ -45,9 +48,6 @@ from agent_world.integrations.openenv import (  # noqa: E402
     OpenEnvAdapterError,
     export_openenv,
 )
-from agent_world.cli import app  # noqa: E402
-from agent_world.envs import load_example  # noqa: E402
-from agent_world.envs.episode import EnvRuntime  # noqa: E402
 from agent_world.tasks.check import check_task  # noqa: E402
 from agent_world.training.drills import drill_tasks  # noqa: E402
 from tests.integration.served import listening_hosts  # noqa: E402

@@ -60,8 +60,8 @@ def _turns(task, spec, observation, system=None):
 @pytest.fixture(scope="module")
 def observation(task, spec):
     """What the gold call returns on a fresh episode (verifiers' tool message)."""
-    from agent_world.rollout.library_attempt import TaskAttempt
     from agent_world.envs.episode import EnvRuntime
+    from agent_world.rollout.library_attempt import TaskAttempt
 
     runtime = EnvRuntime(workers=1)
     try:
@@ -81,11 +81,11 @@ def checkpoint(task, spec, observation, tmp_path_factory):
     (the arena's layout) and with verifiers' system prompt."""
     import torch
 
+    from agent_world.integrations.policy_server import ChatCompletionRequest, ServedPolicy
+    from agent_world.rollout.toolcall import format_answer
     from agent_world.training.lm import tiny_model, tiny_tokenizer
     from agent_world.training.policies import write_policy_settings
     from agent_world.training.prompts import TOOL_AGENT_PROMPT
-    from agent_world.integrations.policy_server import ChatCompletionRequest, ServedPolicy
-    from agent_world.rollout.toolcall import format_answer
 
     draft = tiny_tokenizer(["x"])
     shown = ServedPolicy(model=None, tokenizer=draft, name=NAME, compact_tools=True)

@@ -88,8 +88,8 @@ def _memorised_policy(setup, answers):
 def test_export_trl_writes_the_module_trl_loads(tmp_path):
     from typer.testing import CliRunner
 
-    from agent_world.integrations.trl import ArenaEnvironment, arena_reward
     from agent_world.cli import app
+    from agent_world.integrations.trl import ArenaEnvironment, arena_reward
     from agent_world.training.drills import drill_tasks
 
     tasks = drill_tasks("cancel", limit=3)

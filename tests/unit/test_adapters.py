@@ -9,9 +9,9 @@ from typing import Literal, get_args
 
 import pytest
 
+from agent_world.errors import AgentWorldError
 from agent_world.integrations.taskfiles import resolve_tasks, write_tasks
 from agent_world.integrations.trl import ArenaEnvironment, _annotation, tool_method, trl_setup
-from agent_world.errors import AgentWorldError
 from agent_world.tasks.model import Task
 from agent_world.training.drills import drill_tasks
 

@@ -7,7 +7,6 @@ import sqlite3
 import threading
 
 import pytest
-
 from typer.testing import CliRunner
 
 from agent_world.cli import app
@@ -93,9 +92,9 @@ class _Crash(BaseException):
 
 
 def test_synthesize_graph_resumes_only_the_unfinished_branch(home, monkeypatch):
-    from agent_world.tasks.synthesis import loop as task_synthesis
     from agent_world.graphs import synthesize_graph as graph_module
     from agent_world.graphs.runner import invoke as run_graph
+    from agent_world.tasks.synthesis import loop as task_synthesis
 
     real = task_synthesis.synthesize_env
     calls: list[str] = []

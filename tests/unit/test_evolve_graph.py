@@ -30,13 +30,13 @@ class Doubles:
         self.trained_on: list[list[str]] = []
         self.warm_steps: list[int | None] = []
 
-    def build(self, names, home, seed=0):  # noqa: ARG002 - examples stand in for built envs
+    def build(self, names, home, seed=0, scale=None):  # noqa: ARG002 - examples stand in for built envs
         cat = Catalog.open(home)
         for n in ("airline", "ecommerce"):
             cat.put_env(load_example(n), stage="built")
         return ["airline", "ecommerce"]
 
-    def synthesize(self, names, home, per_env, seed=0, guidelines=None, tag=""):
+    def synthesize(self, names, home, per_env, seed=0, guidelines=None, tag="", scale=None):  # noqa: ARG002
         self.synth_calls.append({"names": list(names), "guidelines": guidelines, "tag": tag})
         cat = Catalog.open(home)
         ids = []

@@ -16,6 +16,7 @@ from agent_world.cli import app
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import SourceError
 from agent_world.mining.sources import parse_source, read_source
+from agent_world.mining.sources.harvest_corpus import CORPUS_DIR, corpus_index, corpus_sources
 from agent_world.mining.sources.mcp_harvest import (
     SHIPPED_PACKAGES,
     HarvestEntry,
@@ -24,7 +25,6 @@ from agent_world.mining.sources.mcp_harvest import (
     load_packages,
     merge_entries,
 )
-from agent_world.mining.sources.harvest_corpus import CORPUS_DIR, corpus_index, corpus_sources
 
 runner = CliRunner()
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_world.envs.spec import EnvSpec
 from agent_world.mining import offline as offline_mining
 from agent_world.mining.llm_miner import (
     MinedTheme,
@@ -24,7 +25,6 @@ from agent_world.mining.offline.complexify import _Complexifier
 from agent_world.mining.offline.domain import DomainModel, Entity
 from agent_world.mining.offline.tables import model_to_tables
 from agent_world.mining.semantics import check_semantics, repair_semantics
-from agent_world.envs.spec import EnvSpec
 from agent_world.mining.sources import DATA_DIR, read_source
 
 UNSEEN = Path(__file__).resolve().parents[1] / "fixtures" / "sources" / "unseen"

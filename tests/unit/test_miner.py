@@ -14,6 +14,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from agent_world.envs.database import build_template
+from agent_world.envs.spec import EnvSpec
 from agent_world.mining import offline as offline_mining
 from agent_world.mining.llm_miner import (
     MinedTheme,
@@ -28,10 +30,8 @@ from agent_world.mining.llm_miner import (
 )
 from agent_world.mining.offline.complexify import ComplexifyResult, _Complexifier
 from agent_world.mining.offline.naming import plural, singular, tokens
-from agent_world.envs.database import build_template
-from agent_world.envs.spec import EnvSpec
-from agent_world.models import set_chat_model
 from agent_world.mining.sources.base import EntityHint, SourceDocument, ToolDescription
+from agent_world.models import set_chat_model
 
 # ---------------------------------------------------------------------------------------------
 # Source documents mirroring real servers

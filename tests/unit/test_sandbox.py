@@ -19,8 +19,8 @@ import pytest
 from e2b import AuthenticationException, CommandExitException
 from e2b_code_interpreter import models as e2b_models
 
-from agent_world.errors import SandboxUnavailable
 from agent_world import sandbox as sb
+from agent_world.errors import SandboxUnavailable
 from agent_world.sandbox import isolation
 
 try:

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from agent_world import sandbox as sb
 from agent_world.cli.common import State
 from agent_world.config import HOME_ENV
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime
 from agent_world.errors import SandboxUnavailable
-from agent_world.tasks.scripts import run_solution, run_verify
-from agent_world import sandbox as sb
 from agent_world.sandbox import isolation
+from agent_world.tasks.scripts import run_solution, run_verify
 
 try:
     sb.check_isolation()

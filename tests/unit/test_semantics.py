@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from agent_world.envs.database import build_template
+from agent_world.envs.spec import EnvSpec
 from agent_world.mining.semantics import (
     RULES,
     address_country,
@@ -23,8 +25,6 @@ from agent_world.mining.semantics import (
     summarize,
     time_pairs,
 )
-from agent_world.envs.database import build_template
-from agent_world.envs.spec import EnvSpec
 
 CLOCK = "2026-01-15T09:00:00"
 

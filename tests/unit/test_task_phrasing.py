@@ -13,9 +13,6 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from agent_world.tasks.synthesis import phrasing
-from agent_world.tasks.synthesis.synthesizer import chain_target
-from agent_world.tasks.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.catalog import Catalog
 from agent_world.tasks.artefacts import artefacts
@@ -25,6 +22,9 @@ from agent_world.tasks.gates import (
     gate_solvable,
 )
 from agent_world.tasks.model import Task
+from agent_world.tasks.synthesis import phrasing
+from agent_world.tasks.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
+from agent_world.tasks.synthesis.synthesizer import chain_target
 from agent_world.tasks.truth import ground_truth
 from agent_world.tasks.walks import Plan, PlanStep
 

@@ -15,10 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from agent_world.tasks.synthesis import phrasing
-from agent_world.tasks.synthesis.synthesizer import build_candidate
-from agent_world.tasks.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
-from agent_world.tasks.synthesis.react_verifier import verify_task
 from agent_world.envs import EnvRuntime
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
@@ -27,6 +23,10 @@ from agent_world.tasks.difficulty import Recipe
 from agent_world.tasks.gates import gate_known_wrong, gold_run, run_gates
 from agent_world.tasks.model import Task
 from agent_world.tasks.programs import bulk_wrong_sources
+from agent_world.tasks.synthesis import phrasing
+from agent_world.tasks.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
+from agent_world.tasks.synthesis.react_verifier import verify_task
+from agent_world.tasks.synthesis.synthesizer import build_candidate
 from agent_world.tasks.toolgraph import build_tool_graph
 from agent_world.tasks.walks import Plan, PlanStep, ValueSampler
 from tests.unit.test_task_synthesis import _shop
@@ -198,7 +198,7 @@ def mined_home(tmp_path_factory):
     from agent_world.graphs.runner import invoke
 
     home = tmp_path_factory.mktemp("mined")
-    source = Path(phrasing.__file__).parents[1] / "data" / "sources" / "book_lending_prd.md"
+    source = Path(phrasing.__file__).parents[2] / "data" / "sources" / "book_lending_prd.md"
     invoke(mine_graph.build_graph(), {"sources": [f"file:{source}"], "iterations": 3,
                                       "seed": 0}, home=home)
     assert build_environments([], home=home) == ["book_lending_prd"]

@@ -12,14 +12,14 @@ from datetime import date, timedelta
 import pytest
 from langchain_core.messages import HumanMessage
 
-from agent_world.tasks.synthesis import phrasing
-from agent_world.rollout.react_attempt import run_attempt
-from agent_world.rollout.baseline_agent import BaselineChatModel, literals
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.episode import Observation, ObservationError
+from agent_world.rollout.baseline_agent import BaselineChatModel, literals
+from agent_world.rollout.react_attempt import run_attempt
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.gates import gate_no_shortcut, gate_solvable
 from agent_world.tasks.model import Task
+from agent_world.tasks.synthesis import phrasing
 from agent_world.tasks.toolgraph import build_tool_graph
 from agent_world.tasks.truth import ground_truth
 from agent_world.tasks.walks import (

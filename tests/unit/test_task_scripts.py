@@ -10,11 +10,11 @@ import sqlite3
 import pytest
 
 from agent_world.errors import SandboxUnavailable
+from agent_world.sandbox import check_isolation
 from agent_world.tasks.check import check_task
 from agent_world.tasks.gates import gold_run
 from agent_world.tasks.model import Task
 from agent_world.tasks.scripts import ScriptError, run_solution, run_verify
-from agent_world.sandbox import check_isolation
 
 try:
     check_isolation()

@@ -11,6 +11,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from agent_world.envs.spec import TaxonomyPath, Theme
+from agent_world.mining.sources import read_sources
+from agent_world.mining.sources.base import EntityHint, SourceDocument, ToolDescription
+from agent_world.mining.sources.harvest_corpus import corpus_sources
 from agent_world.mining.taxonomy import (
     CATEGORIES,
     build_taxonomy,
@@ -19,11 +23,7 @@ from agent_world.mining.taxonomy import (
     normalized_name,
     similarity,
 )
-from agent_world.envs.spec import TaxonomyPath, Theme
 from agent_world.models import set_chat_model
-from agent_world.mining.sources import read_sources
-from agent_world.mining.sources.base import EntityHint, SourceDocument, ToolDescription
-from agent_world.mining.sources.harvest_corpus import corpus_sources
 
 GOLD = Path(__file__).parent.parent / "fixtures" / "taxonomy_gold.json"
 

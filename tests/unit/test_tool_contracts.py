@@ -19,13 +19,13 @@ from agent_world.design.cross_validation import (
     cross_validate,
     validation_runtime,
 )
-from agent_world.mining.llm_miner import mine_theme
 from agent_world.design.offline.contracts import derive_contract
-from agent_world.mining.semantics import invariant_violations
 from agent_world.design.tool_designer import design_tools
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.testing import verify_spec
+from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.semantics import invariant_violations
 from agent_world.mining.sources import default_sources, read_source
 from tests.unit.test_build import FakeStructuredModel
 

@@ -69,8 +69,8 @@ def test_loss_is_a_token_level_mean_over_policy_tokens():
 # ---- trainer -----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def setup(runtime):
-    from agent_world.training.drills import drill_tasks
     from agent_world.rollout.engine import spec_index
+    from agent_world.training.drills import drill_tasks
 
     tasks = drill_tasks("cancel", limit=4, runtime=runtime)
     return tasks, spec_index(tasks)

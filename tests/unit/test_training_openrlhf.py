@@ -16,10 +16,10 @@ import pytest
 agent_mod = pytest.importorskip("openrlhf.utils.agent",
                                 reason="openrlhf not installed (pip install --no-deps openrlhf)")
 
-from agent_world.training.drills import drill_tasks  # noqa: E402
-from agent_world.training.openrlhf_export import export_openrlhf, script_arguments  # noqa: E402
 from agent_world.rollout.engine import spec_index  # noqa: E402
 from agent_world.rollout.toolcall import format_call  # noqa: E402
+from agent_world.training.drills import drill_tasks  # noqa: E402
+from agent_world.training.openrlhf_export import export_openrlhf, script_arguments  # noqa: E402
 
 
 @pytest.fixture(scope="module")

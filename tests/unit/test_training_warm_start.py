@@ -51,8 +51,8 @@ def test_warm_start_fits_gold_solutions_before_grpo(tmp_path, runtime, monkeypat
 def test_micro_batches_take_the_same_step_as_the_whole_batch(runtime):
     import torch
 
-    from agent_world.training.lm import tiny_model, tiny_tokenizer
     from agent_world.rollout.engine import spec_index
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
 
     tasks = drill_tasks("cancel", limit=4, runtime=runtime)
     specs = spec_index(tasks)
@@ -75,9 +75,9 @@ def test_micro_batches_take_the_same_step_as_the_whole_batch(runtime):
 def test_warm_start_computes_no_logits_for_the_prompt(runtime):
     import torch
 
+    from agent_world.rollout.engine import spec_index
     from agent_world.training.grpo import token_logprobs
     from agent_world.training.lm import tiny_model, tiny_tokenizer
-    from agent_world.rollout.engine import spec_index
 
     tasks = drill_tasks("cancel", limit=3, runtime=runtime)
     specs = spec_index(tasks)
@@ -101,8 +101,8 @@ def test_warm_start_computes_no_logits_for_the_prompt(runtime):
 
 def test_warm_start_leaves_out_conversations_over_the_token_budget(runtime):
     from agent_world.errors import AgentWorldError
-    from agent_world.training.lm import tiny_model, tiny_tokenizer
     from agent_world.rollout.engine import spec_index
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
 
     tasks = drill_tasks("cancel", limit=3, runtime=runtime)
     specs = spec_index(tasks)
@@ -130,9 +130,9 @@ def test_a_stop_request_ends_training_between_steps(tmp_path, runtime):
     import pytest
 
     from agent_world import stop
+    from agent_world.rollout.engine import spec_index
     from agent_world.training.grpo import GRPOTrainer
     from agent_world.training.lm import tiny_model, tiny_tokenizer
-    from agent_world.rollout.engine import spec_index
 
     tasks = drill_tasks("cancel", limit=2, runtime=runtime)
     specs = spec_index(tasks)
@@ -214,9 +214,9 @@ def test_cpu_threads_one_for_small_models_every_core_for_larger(monkeypatch):
 def test_recovery_detours_add_a_refused_wrong_call_before_the_unchanged_gold_path(runtime):
     import random
 
-    from agent_world.training.lm import tiny_model, tiny_tokenizer
     from agent_world.rollout.engine import observe_call, spec_index
     from agent_world.rollout.toolcall import tool_views
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
 
     plain_tasks = drill_tasks("cancel", limit=3, runtime=runtime)
     specs = spec_index(plain_tasks)
@@ -259,8 +259,8 @@ def test_recovery_detours_add_a_refused_wrong_call_before_the_unchanged_gold_pat
 
 
 def test_recovery_adds_detoured_copies_to_the_warm_start(runtime, monkeypatch):
-    from agent_world.training.lm import tiny_model, tiny_tokenizer
     from agent_world.rollout.engine import spec_index
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
 
     tasks = drill_tasks("cancel", limit=4, runtime=runtime)
     specs = spec_index(tasks)
@@ -279,10 +279,10 @@ def test_recovery_adds_detoured_copies_to_the_warm_start(runtime, monkeypatch):
 
 
 def test_reply_limits_cover_gold_replies(tmp_path, runtime):
+    from agent_world.rollout.toolcall import format_answer, format_call, gold_replies
     from agent_world.tasks.model import ToolCall
     from agent_world.training.lm import tiny_tokenizer
     from agent_world.training.policies import write_policy_settings
-    from agent_world.rollout.toolcall import format_answer, format_call, gold_replies
 
     task = drill_tasks("cancel", limit=1, runtime=runtime)[0]
     assert gold_replies(task) == [format_call(c.tool, c.arguments) for c in task.chain] + [

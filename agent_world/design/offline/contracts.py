@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.mining.offline.naming import singular, snake, tokens
 from agent_world.mining.semantics import free_value, spec_invariants
-from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 
 Verb = Literal["read_one", "list", "search", "create", "update_field", "transition", "delete",
                "compute"]

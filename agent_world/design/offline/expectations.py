@@ -24,8 +24,8 @@ from agent_world.design.offline.plans import (
     ToolPlan,
     pk_column,
 )
-from agent_world.mining.offline.naming import singular
 from agent_world.envs.spec import EnvSpec, TableSpec
+from agent_world.mining.offline.naming import singular
 
 Test = dict[str, Any]
 

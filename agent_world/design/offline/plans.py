@@ -32,9 +32,9 @@ from agent_world.design.offline.contracts import (
     holds_of,
     plan_contract,
 )
+from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.mining.offline.naming import plural, singular, snake, tokens
 from agent_world.mining.semantics import spec_invariants
-from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 
 Kind = Literal["get", "list", "count_by", "summary", "create", "set_status", "update", "delete",
                "contract"]

@@ -19,8 +19,8 @@ from agent_world.design.offline.plans import (
     ToolPlan,
     pk_column,
 )
-from agent_world.mining.offline.naming import singular
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import singular
 
 HEADER = '''"""Tools of the `{name}` environment ({theme}).
 

@@ -23,6 +23,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
+from agent_world.envs.spec import EnvSpec
+from agent_world.graphs.context import arena_home, context_as, with_models
 from agent_world.mining.llm_miner import (
     annotate_fidelity,
     bounded_document,
@@ -35,8 +37,6 @@ from agent_world.mining.llm_miner import (
     summarize_evidence,
 )
 from agent_world.mining.offline import Evidence
-from agent_world.envs.spec import EnvSpec
-from agent_world.graphs.context import arena_home, context_as, with_models
 from agent_world.mining.sources import DEFAULT_TIMEOUT, read_source
 from agent_world.mining.sources.base import SourceDocument
 from agent_world.mining.web_search import MCPSearch, configured_search_spec

@@ -23,7 +23,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from agent_world.tasks.synthesis.synthesizer import build_candidate
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import load_example
@@ -33,6 +32,7 @@ from agent_world.models import chat_model
 from agent_world.tasks.difficulty import recipe_for
 from agent_world.tasks.gates import run_gates
 from agent_world.tasks.model import Task
+from agent_world.tasks.synthesis.synthesizer import build_candidate
 from agent_world.tasks.toolgraph import tool_graph
 from agent_world.tasks.walks import ValueSampler
 

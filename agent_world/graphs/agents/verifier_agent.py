@@ -20,13 +20,18 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from agent_world.rollout.react_attempt import run_attempt
-from agent_world.tasks.synthesis.react_verifier import DEFAULT_RUNS, DEFAULT_THRESHOLD, Verdict, verifier_models
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import CatalogError
 from agent_world.graphs.context import arena_home, context_as, with_models
+from agent_world.rollout.react_attempt import run_attempt
 from agent_world.tasks.model import Task
+from agent_world.tasks.synthesis.react_verifier import (
+    DEFAULT_RUNS,
+    DEFAULT_THRESHOLD,
+    Verdict,
+    verifier_models,
+)
 
 
 @dataclass

@@ -20,6 +20,7 @@ from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
 
+from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.mining.offline import implied
 from agent_world.mining.offline.naming import identifier, plural, singular
 from agent_world.mining.offline.rows import (
@@ -32,7 +33,6 @@ from agent_world.mining.offline.rows import (
 from agent_world.mining.offline.tables import table_kinds, table_order
 from agent_world.mining.offline.vocabulary import TERMINAL_FOR
 from agent_world.mining.semantics import fk_routes, lifecycle_columns, time_group, time_pairs
-from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.mining.sources.base import SourceDocument
 
 MAIN_KINDS = {"core": 4, "person": 3, "activity": 2, "reference": 1}

@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.mining.offline.derivation import complete_model, derive_model
 from agent_world.mining.offline.evidence import Evidence
 from agent_world.mining.offline.naming import identifier, singular
@@ -18,7 +19,6 @@ from agent_world.mining.offline.reference_data import CURATED_TABLES
 from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.offline.tables import model_to_tables, table_kinds, table_order
 from agent_world.mining.semantics import declared_type_ok, lifecycle_columns, state_rank
-from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.mining.sources.base import SourceDocument
 
 

@@ -25,11 +25,11 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from agent_world.envs.spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.evidence import argument_info, json_type, tool_arguments
 from agent_world.mining.offline.naming import identifier, plural, singular, snake
 from agent_world.mining.offline.rows import ROW_RULES, parse_iso, to_iso
 from agent_world.mining.offline.signatures import column_type
-from agent_world.envs.spec import ColumnSpec, TableSpec
 from agent_world.mining.sources.base import SourceDocument
 
 _PK = {"name": "id", "type": "integer", "primary_key": True, "nullable": False}

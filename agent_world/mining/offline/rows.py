@@ -16,6 +16,7 @@ from typing import Any
 
 from faker import Faker
 
+from agent_world.envs.spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import is_person, singular
 from agent_world.mining.offline.reference_data import (
     BOOK_SUBJECTS,
@@ -43,7 +44,6 @@ from agent_world.mining.semantics import (
     time_group,
     time_stem,
 )
-from agent_world.envs.spec import ColumnSpec, TableSpec
 
 WINDOW_START = datetime(2023, 1, 1, 8, 0, 0)
 _VISIT_REASONS = [

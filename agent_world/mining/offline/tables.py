@@ -6,10 +6,10 @@ provenance or by inference.
 
 from __future__ import annotations
 
+from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.mining.offline.domain import DomainModel
 from agent_world.mining.offline.naming import identifier, is_person, plural
 from agent_world.mining.offline.reference_data import CURATED, CURATED_TABLES
-from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 
 
 def model_to_tables(m: DomainModel) -> tuple[list[TableSpec], dict[str, str]]:

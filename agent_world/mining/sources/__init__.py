@@ -54,7 +54,11 @@ from agent_world.mining.sources.mcp import (
 )
 from agent_world.mining.sources.openapi import looks_like_openapi, parse_openapi, read_openapi
 from agent_world.mining.sources.prd import looks_like_prd, parse_prd, read_prd
-from agent_world.mining.sources.toollist import looks_like_tool_list, parse_tool_list, read_tool_list
+from agent_world.mining.sources.toollist import (
+    looks_like_tool_list,
+    parse_tool_list,
+    read_tool_list,
+)
 
 __all__ = [
     "DATA_DIR",

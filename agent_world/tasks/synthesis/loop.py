@@ -43,7 +43,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_world.tasks.synthesis.synthesizer import build_candidate, chain_target
+from agent_world.envs.catalog import Catalog
+from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.spec import EnvSpec
+from agent_world.tasks.difficulty import level_of, level_quotas, recipe_for
+from agent_world.tasks.gates import run_gates
+from agent_world.tasks.model import GateResult, Task
 from agent_world.tasks.synthesis.react_verifier import (
     DEFAULT_RUNS,
     DEFAULT_THRESHOLD,
@@ -51,12 +56,7 @@ from agent_world.tasks.synthesis.react_verifier import (
     verifier_models,
     verify_task,
 )
-from agent_world.envs.catalog import Catalog
-from agent_world.envs.episode import EnvRuntime
-from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.difficulty import level_of, level_quotas, recipe_for
-from agent_world.tasks.gates import run_gates
-from agent_world.tasks.model import GateResult, Task
+from agent_world.tasks.synthesis.synthesizer import build_candidate, chain_target
 from agent_world.tasks.toolgraph import tool_graph
 from agent_world.tasks.walks import ValueSampler
 

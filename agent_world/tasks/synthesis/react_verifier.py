@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_world.rollout.react_attempt import run_attempt
-from agent_world.rollout.baseline_agent import BaselineChatModel
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
+from agent_world.rollout.baseline_agent import BaselineChatModel
+from agent_world.rollout.react_attempt import run_attempt
 from agent_world.tasks.model import Task, Trajectory
 
 DEFAULT_RUNS = 5

@@ -25,8 +25,6 @@ import random
 import re
 from typing import Any
 
-from agent_world.tasks.synthesis import phrasing
-from agent_world.tasks.synthesis.phrasing import field_words, noun, value_text
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.check import answer_rule_source, normalise
@@ -39,6 +37,8 @@ from agent_world.tasks.programs import (
     call_lines,
     find_bulk,
 )
+from agent_world.tasks.synthesis import phrasing
+from agent_world.tasks.synthesis.phrasing import field_words, noun, value_text
 from agent_world.tasks.truth import Truth, ground_truth, run_plan
 from agent_world.tasks.walks import (
     Plan,
