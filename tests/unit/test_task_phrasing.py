@@ -14,7 +14,6 @@ from collections import Counter, defaultdict
 import pytest
 
 from agent_world.envs import EnvRuntime, load_example
-from agent_world.envs.catalog import Catalog
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.gates import (
     clock_values,
@@ -23,7 +22,7 @@ from agent_world.tasks.gates import (
 )
 from agent_world.tasks.model import Task
 from agent_world.tasks.synthesis import phrasing
-from agent_world.tasks.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
+from agent_world.tasks.synthesis.loop import stored_tasks
 from agent_world.tasks.synthesis.synthesizer import chain_target
 from agent_world.tasks.truth import ground_truth
 from agent_world.tasks.walks import Plan, PlanStep
@@ -50,17 +49,11 @@ def runtime():
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory, runtime):
+def synthesized(examples_synthesized):
     """Both bundled examples, 12 tasks each (what the main job asks per environment)."""
-    cat = Catalog.open(tmp_path_factory.mktemp("phrasing"))
-    tasks = {}
-    for name in ("airline", "ecommerce"):
-        spec = load_example(name)
-        cat.put_env(spec, stage="example")
-        synthesize_env(spec, SynthesisConfig(per_env=12), cat, runtime, run_id="r")
-        tasks[name] = stored_tasks(cat, spec.fingerprint)
-    yield tasks
-    cat.close()
+    cat, _ = examples_synthesized
+    return {name: stored_tasks(cat, load_example(name).fingerprint)
+            for name in ("airline", "ecommerce")}
 
 
 def test_the_artefact_suite_catches_the_old_template_english():

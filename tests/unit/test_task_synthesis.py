@@ -276,18 +276,8 @@ def test_dedup_ids_ignore_case_and_spacing(shop):
 
 # ---- the whole loop -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory):
-    home = tmp_path_factory.mktemp("synth")
-    cat = Catalog.open(home)
-    stats = {}
-    with EnvRuntime() as rt:
-        for name in ("airline", "ecommerce"):
-            spec = load_example(name)
-            cat.put_env(spec, stage="example")
-            stats[name] = synthesize_env(spec, SynthesisConfig(per_env=10), cat, rt,
-                                         run_id="run-1")
-    yield cat, stats
-    cat.close()
+def synthesized(examples_synthesized):
+    return examples_synthesized
 
 
 def test_every_emitted_task_rechecks(synthesized, runtime):
@@ -321,7 +311,7 @@ def test_rerun_of_a_run_continues_and_dedups(synthesized):
     spec = load_example("airline")
     before = {t.id for t in stored_tasks(cat, spec.fingerprint)}
     with EnvRuntime() as rt:
-        again = synthesize_env(spec, SynthesisConfig(per_env=10), cat, rt, run_id="run-1")
+        again = synthesize_env(spec, SynthesisConfig(per_env=12), cat, rt, run_id="run-1")
         assert again["kept"] == 0 and again["candidates"] == 0  # the run was complete
         # a new run with the same seed draws the same first walks: their tasks are skipped
         fresh = synthesize_env(spec, SynthesisConfig(per_env=10, attempts_per_task=2), cat, rt,
