@@ -30,7 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_world.tasks.synthesis.loop import SynthesisConfig, synthesize_env  # noqa: E402
 from agent_world.envs import EnvRuntime  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.graphs import mine_graph  # noqa: E402
@@ -38,6 +37,7 @@ from agent_world.graphs.build_graph import build_environments  # noqa: E402
 from agent_world.graphs.runner import invoke  # noqa: E402
 from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
+from agent_world.tasks.synthesis.loop import SynthesisConfig, synthesize_env  # noqa: E402
 
 
 def _peak_mb() -> tuple[float, float]:

@@ -31,14 +31,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from agent_world.envs.database import build_template  # noqa: E402
+from agent_world.errors import AgentWorldError  # noqa: E402
 from agent_world.mining.llm_miner import mine_theme  # noqa: E402
 from agent_world.mining.semantics import (  # noqa: E402
     check_semantics,
     invariant_violations,
     spec_invariants,
 )
-from agent_world.envs.database import build_template  # noqa: E402
-from agent_world.errors import AgentWorldError  # noqa: E402
 from agent_world.mining.sources import default_sources, read_source  # noqa: E402
 
 UNSEEN = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "sources" / "unseen"

@@ -56,15 +56,15 @@ from agent_world.design.cross_validation import (  # noqa: E402
 from agent_world.design.offline.contracts import Contract  # noqa: E402
 from agent_world.design.offline.expectations import design_tests  # noqa: E402
 from agent_world.design.offline.plans import contract_plan  # noqa: E402
-from agent_world.mining.semantics import (  # noqa: E402
-    check_semantics,
-    invariant_violations,
-)
 from agent_world.design.tool_designer import design_tools  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.envs.episode import EnvRuntime  # noqa: E402
 from agent_world.envs.spec import EnvSpec, ToolTest  # noqa: E402
 from agent_world.envs.testing import run_tool_test  # noqa: E402
+from agent_world.mining.semantics import (  # noqa: E402
+    check_semantics,
+    invariant_violations,
+)
 
 UNSEEN = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "sources" / "unseen"
 

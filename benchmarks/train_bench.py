@@ -39,12 +39,12 @@ import torch
 
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import load_example
+from agent_world.rollout.engine import RolloutConfig, each, run_rollouts, spec_index
+from agent_world.rollout.toolcall import format_answer, format_call, system_prompt
 from agent_world.training.drills import drill_tasks
 from agent_world.training.grpo import GRPOConfig, GRPOTrainer
 from agent_world.training.lm import sized_model, tiny_tokenizer
 from agent_world.training.policies import EpisodeState
-from agent_world.rollout.engine import RolloutConfig, each, run_rollouts, spec_index
-from agent_world.rollout.toolcall import format_answer, format_call, system_prompt
 
 
 class ScriptedPolicy:
@@ -242,9 +242,9 @@ def bench_trl(tasks, specs, size, device, steps, group, new_tokens, warmup=1) ->
         return None
     import tempfile
 
-    from agent_world.tasks.model import Trajectory
-    from agent_world.rollout.reward import score
     from agent_world.rollout.engine import observe_reply
+    from agent_world.rollout.reward import score
+    from agent_world.tasks.model import Trajectory
 
     model, tok = make_model(tasks, specs, size, device)
     saved = tempfile.mkdtemp(prefix="trl-bench-model-")
