@@ -44,6 +44,23 @@ def pytest_sessionfinish(session, exitstatus):
     _remove_session_dirs()
 
 
+# Unit modules that train, synthesize whole examples or start many worker processes (each
+# takes tens of seconds on 2 cores); with tests/integration/ they are the `slow` ones, so
+# `pytest -m "not slow"` is a quick pass while editing. `pytest -q` still runs everything.
+SLOW_UNIT_MODULES = frozenset({
+    "test_agent_graphs.py", "test_catalog_concurrency.py", "test_cli_synthesize.py",
+    "test_deferral_attacks.py", "test_evolve_graph.py", "test_harvest.py",
+    "test_mine_repeatability.py", "test_task_phrasing.py", "test_task_synthesis.py",
+    "test_tool_contracts.py", "test_training_learning.py", "test_training_warm_start.py",
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "integration" in item.path.parts or item.path.name in SLOW_UNIT_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
 atexit.register(_remove_session_dirs)  # again at exit: late writers (platformdirs' runtime dir)
 
 
