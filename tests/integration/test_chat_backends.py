@@ -117,18 +117,9 @@ def test_the_verifier_and_the_judge_work_with_a_plain_chat_model(monkeypatch, ca
     """The verifier's ReAct runs read calls from the text (the training rollout's parser) and
     the judge grades in text: a task a plain model solves is kept, and judged."""
     spec = load_example("airline")
-    customer = spec.rows["customers"][3]
-    cid = customer["customer_id"]
-    miles = next(a["miles_balance"] for a in spec.rows["loyalty_accounts"]
-                 if a["customer_id"] == cid)
-    task = Task(kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint,
-                instruction=f"I am the customer with email {customer['email']}. How many "
-                            "redeemable miles does my loyalty account have?",
-                chain=[ToolCall(tool="get_customer", arguments={"email": customer["email"]}),
-                       ToolCall(tool="get_loyalty_balance", arguments={"customer_id": cid})],
-                reference_answer=miles, rubric=["states the miles balance"]).with_id()
-    turns = [format_call("get_customer", {"email": customer["email"]}),
-             format_call("get_loyalty_balance", {"customer_id": cid}), f"<answer>{miles}</answer>"]
+    task, turns = _miles_task(spec)
+    task = task.model_copy(update={"rubric": ["states the miles balance"]}).with_id()
+    miles = task.reference_answer
 
     def reply(body):
         messages = body["messages"]

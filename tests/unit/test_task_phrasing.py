@@ -20,12 +20,11 @@ from agent_world.tasks.gates import (
     gate_answer_from_state,
     gate_solvable,
 )
-from agent_world.tasks.model import Task
 from agent_world.tasks.synthesis import phrasing
 from agent_world.tasks.synthesis.loop import stored_tasks
 from agent_world.tasks.synthesis.synthesizer import chain_target
-from agent_world.tasks.truth import ground_truth
 from agent_world.tasks.walks import Plan, PlanStep
+from tests.unit.task_helpers import graph_task
 
 # sentences the old offline synthesis emitted (issue 37's review, verbatim)
 OLD = [
@@ -119,13 +118,7 @@ def test_levels_count_reasoning_and_obscured_names_are_apart(synthesized):
             if t.difficulty.obscured} - {3}
 
 
-def _task(spec, runtime, plan: Plan, answer: dict, instruction: str) -> Task:
-    truth = ground_truth(spec, runtime, plan, answer, seed=0)
-    assert not isinstance(truth, str), truth
-    return Task(kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint,
-                instruction=instruction, chain=truth.chain, reference_answer=truth.answer,
-                expected_changes=truth.expected_changes,
-                origin={"plan": plan.model_dump(mode="json"), "answer": answer}).with_id()
+_task = graph_task
 
 
 def test_clock_id_and_world_knowledge_answers_are_rejected(runtime):

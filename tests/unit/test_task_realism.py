@@ -21,7 +21,6 @@ from agent_world.tasks.gates import gate_no_shortcut, gate_solvable
 from agent_world.tasks.model import Task
 from agent_world.tasks.synthesis import phrasing
 from agent_world.tasks.toolgraph import build_tool_graph
-from agent_world.tasks.truth import ground_truth
 from agent_world.tasks.walks import (
     Binding,
     Plan,
@@ -32,6 +31,7 @@ from agent_world.tasks.walks import (
     prune_detours,
     random_walk,
 )
+from tests.unit.task_helpers import graph_task
 
 
 @pytest.fixture(scope="module")
@@ -166,13 +166,7 @@ def test_a_look_up_that_feeds_nothing_is_left_out_of_the_plan(airline):
 
 
 # ---- solvable, and not with fewer calls --------------------------------------------------------
-def _task(spec, runtime, plan, answer, instruction):
-    truth = ground_truth(spec, runtime, plan, answer, seed=0)
-    assert not isinstance(truth, str), truth
-    return Task(kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint,
-                instruction=instruction, chain=truth.chain, reference_answer=truth.answer,
-                expected_changes=truth.expected_changes,
-                origin={"plan": plan.model_dump(mode="json"), "answer": answer}).with_id()
+_task = graph_task
 
 
 def test_a_task_that_passes_with_fewer_calls_is_rejected(runtime):

@@ -26,6 +26,7 @@ from agent_world.tasks.synthesis.synthesizer import build_candidate
 from agent_world.tasks.toolgraph import build_tool_graph, observe_outputs
 from agent_world.tasks.truth import ground_truth
 from agent_world.tasks.walks import Plan, PlanStep, ValueSampler, random_walk
+from tests.unit.task_helpers import graph_task
 
 # ---- a hand-made environment ------------------------------------------------------------------
 _TOOLS = {
@@ -103,14 +104,7 @@ def runtime():
         yield rt
 
 
-def _task(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, answer: dict[str, Any],
-          instruction: str = "do it") -> Task:
-    truth = ground_truth(spec, runtime, plan, answer, seed=0)
-    assert not isinstance(truth, str), truth
-    return Task(kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint,
-                instruction=instruction, chain=truth.chain, reference_answer=truth.answer,
-                expected_changes=truth.expected_changes,
-                origin={"plan": plan.model_dump(mode="json"), "answer": answer}).with_id()
+_task = graph_task
 
 
 # ---- graph and walks --------------------------------------------------------------------------
