@@ -520,3 +520,14 @@ def test_expected_deletes_are_matched_in_a_table_with_a_key_column(rt):
                                            "key": {"id": 1}}]}}]})
     assert verify_spec(spec, rt) == ["kv: drop_entry / not 1: entries: row {\"id\": 1} was not "
                                      "deleted"]
+
+
+def test_a_dump_tool_without_annotations_reads(notes_spec):
+    """omnifocus' dump_database ("Gets the current state of your OmniFocus database") has no
+    readOnlyHint; its name's verb alone said nothing and it was built as a write."""
+    from agent_world.design.offline.plans import source_plan
+
+    entry = {"table": "notes", "read_only": None, "arguments": {},
+             "description": "Gets the current state of your notes database"}
+    plan = source_plan(notes_spec, "dump_database", entry)
+    assert plan is not None and plan.kind in {"get", "list", "summary", "count_by"}, plan

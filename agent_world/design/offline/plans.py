@@ -61,7 +61,7 @@ CREATE_VERBS = frozenset({"add", "create", "register", "book", "place", "append"
 DELETE_VERBS = frozenset({"delete", "remove", "drop", "purge", "destroy", "unlink"})
 READ_VERBS = frozenset({"get", "list", "search", "view", "show", "read", "describe", "find",
                         "fetch", "status", "query", "lookup", "browse", "check", "count",
-                        "diff", "log", "history", "retrieve", "current"})
+                        "diff", "log", "history", "retrieve", "current", "dump"})
 SEARCH_VERBS = frozenset({"search", "find", "lookup", "browse", "query"})
 LIMIT_ARGS = frozenset({"limit", "max_count", "max_results", "page_size", "count", "top", "n"})
 _GE = re.compile(r"(^|_)(start|from|since|after|min)(_|$)")
