@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from agent_world.envs.episode import Episode, Observation
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.toolgraph import tested_values
+from agent_world.tasks.words import entity
 
 
 class Binding(BaseModel):
@@ -310,7 +311,7 @@ def _next_tools(graph: nx.DiGraph, plan: Plan, rng: random.Random, branch_p: flo
                     (used.get(dst) and spec.tool(dst).mutates):
                 continue
             w = sum(b["strength"] for b in data.get("bindings", []) if b.get("required"))
-            if w > 0 and not spec.tool(dst).mutates and _entity(dst) == _entity(src):
+            if w > 0 and not spec.tool(dst).mutates and entity(dst) == entity(src):
                 # "find the member, then open that member's full record": a re-read mostly
                 # shows what the first read showed (the no-shortcut gate drops those tasks)
                 w *= RE_READ_WEIGHT
@@ -323,13 +324,6 @@ RE_READ_WEIGHT = 0.2
 # refusals the engine rolls back (the call changed nothing)
 REFUSALS = frozenset({"tool_error", "invalid_arguments", "constraint_violation",
                       "permission_denied", "not_found"})
-
-
-def _entity(tool: str) -> str:
-    """A tool's name minus its verb, singular words (`search_members` → member)."""
-    words = re.split(r"[_\W]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower())
-    words = [w for w in words[1:] or words if w not in ("details", "detail", "record", "info")]
-    return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words)
 
 
 def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.Random,
@@ -465,6 +459,14 @@ def _args_of(plan: Plan, results: list[Any]) -> list[dict[str, Any] | None]:
     return out
 
 
+def _self_copy(src: str, dst: str, param: str) -> bool:
+    """A value (not a key) that a write would copy from a record of its own kind: "create a
+    customer, setting its name to that customer's name", "change appointment 78, setting its
+    status to that appointment's status". Nobody asks for these; the value is sampled instead."""
+    key = param == "id" or bool(re.search(r"(_id|Id|_ids|Ids)$", param))
+    return not key and entity(src) == entity(dst)
+
+
 def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any], dst: str,
                sampler: ValueSampler, rng: random.Random) -> PlanStep | None:
     tool = spec.tool(dst)
@@ -476,7 +478,7 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
         for i in reversed(range(len(plan.steps))):
             data = graph.get_edge_data(plan.steps[i].tool, dst)
             for b in (data or {}).get("bindings", []):
-                if b["param"] == param:
+                if b["param"] == param and not _self_copy(plan.steps[i].tool, dst, param):
                     sources.append((i, b["field"], b["strength"]))
         if sources:
             i, field, _ = max(sources, key=lambda s: (s[2], s[0]))

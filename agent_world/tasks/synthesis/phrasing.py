@@ -27,6 +27,7 @@ from typing import Any
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.check import normalise
 from agent_world.tasks.walks import Plan
+from agent_world.tasks.words import entity, entity_plural, plural, singular, split_words
 
 _OPEN = ["", "", "", "Hi. ", "Hello! ", "Hi there. ", "Can you help me? "]
 _READ_VERBS = {"get", "list", "search", "find", "view", "show", "read", "fetch", "lookup",
@@ -36,49 +37,6 @@ _PAGING = ("limit", "offset", "page", "page_size", "max_results")
 _THEN = ["Then {a}.", "After that, {a}.", "Next, {a}.", "Once you have that, {a}.",
          "From there, {a}."]
 _FIRST = ["Please {a}.", "I need you to {a}.", "Could you {a}?", "{A}.", "I'd like you to {a}."]
-
-
-def split_words(name: str) -> list[str]:
-    """`listPatientAppointments` / `list_patient_appointments` → list, patient, appointments."""
-    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [w for w in re.split(r"[_\W]+", name.lower()) if w]
-
-
-def singular(word: str) -> str:
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "ches", "shes", "xes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
-
-
-def plural(word: str) -> str:
-    if word.endswith("y") and word[-2:-1] not in "aeiou":
-        return word[:-1] + "ies"
-    if word.endswith(("s", "x", "ch", "sh")):
-        return word + "es"
-    return word + "s"
-
-
-def entity(tool: str) -> str:
-    """The thing a tool is about, singular: `list_holds` → hold, `set_member_status` →
-    member, `count_loans_by_status` → loan."""
-    words = split_words(tool)
-    rest = words[1:] if len(words) > 1 else words
-    while len(rest) > 1 and rest[0] in ("in", "out", "up", "off", "on", "back", "all"):
-        rest = rest[1:]  # check_in_copy → copy, not "in copy"
-    if "by" in rest:
-        rest = rest[: rest.index("by")] or rest
-    if len(rest) > 1 and rest[-1] in ("status", "details", "history", "count"):
-        rest = rest[:-1]
-    return " ".join([*rest[:-1], singular(rest[-1])]) if rest else "record"
-
-
-def entity_plural(ent: str) -> str:
-    words = ent.split()
-    return " ".join([*words[:-1], plural(words[-1])])
 
 
 def field_words(name: str) -> str:
@@ -121,7 +79,10 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
         m = re.match(r"^[A-Z][\w ]{0,40}? can (.+)", desc)
         if m:
             desc = m.group(1)
-    clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|, unless\b|, optionally\b| in id order",
+    # a condition or qualifier of the tool is no part of what the user asks: "place a hold on
+    # a title when no copy is available", "cancel a hold at any time before it is collected"
+    clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|,? unless\b|, optionally\b| in id order"
+                      r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b",
                       desc, maxsplit=1)[0].strip().rstrip(" .,;:")
     # "create a slot and return the new record": what the tool hands back is no request
     clause = re.sub(r",? (?:and )?(?:return(?:s|ing)?|giv(?:es|ing)) (?:the|a|it|its)\b.*$", "",
@@ -183,7 +144,8 @@ def role(name: str, value: Any = None, schema: dict[str, Any] | None = None) -> 
         return "date"
     if isinstance(value, str) and re.fullmatch(r"[\w.+-]+@[\w-]+(\.[\w-]+)+", value):
         return "email"
-    if words and (words[-1] in _KEY_WORDS or name == "id"):
+    if words and (words[-1] in _KEY_WORDS or name == "id") and \
+            words[-2:] not in (["postal", "code"], ["zip", "code"], ["phone", "number"]):
         return "key"
     if isinstance(value, int | float) and set(words) & _MONEY and "count" not in words:
         return "money"
@@ -243,31 +205,57 @@ def _key_phrase(param: str, value: Any) -> str:
     return f"{n} {v}"
 
 
+def _record_phrase(item: dict[str, Any]) -> str:
+    """One element of a list argument as words: {"product_id": 51, "quantity": 2} → "2
+    units of product 51"."""
+    counts = [_count(v, split_words(k)[-1]) for k, v in item.items()
+              if role(k, v) == "count"]
+    keys = [_key_phrase(k, v) for k, v in item.items() if role(k, v) == "key"]
+    rest = [arg_phrase(k, v) for k, v in item.items() if role(k, v) not in ("count", "key")]
+    head = " of ".join(x for x in (" ".join(counts), " and ".join(keys)) if x)
+    return ", ".join(x for x in (head, *rest) if x)
+
+
+def date_phrase(words: str, when: str) -> str:
+    """A date argument as a clause: "ending March 4, 2026 at 21:45" (ends_at), "ordered on
+    ..." (ordered_at), "on ..." (date), "the due date March 4, 2026" (due_date)."""
+    w = words.split()
+    if w[-1:] == ["at"] and len(w) == 2 and w[0].endswith("s") and not w[0].endswith("ss"):
+        return f"{w[0][:-1].removesuffix('e')}ing {when}"  # ends at → ending, starts → starting
+    if w[-1:] == ["at"] and len(w) == 2 and w[0].endswith("ed"):
+        return f"{w[0]} on {when}"
+    if words in ("date", "day", "at", "on"):
+        return f"on {when}"
+    return f"the {words} {when}"
+
+
 def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
                writes: bool = False) -> str:
     """How a request states one argument, by its role (no argument name as such): a key as
     its entity, a count with its unit, a new value as what it sets."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return " and ".join(_record_phrase(v) for v in value)  # "1 unit of product 51"
     r = role(param, value, schema)
     words = field_words(param)
     if r == "key":
         return _key_phrase(param, value)
     if r == "email":
         return f"the email address {value}"
-    if r == "count":
+    if r == "count" and not writes:
         return _count(value, split_words(param)[-1])
     if r == "name" and not writes:
-        return f"{say(param, value, schema)}"
+        return f"named {say(param, value, schema)}" if words == "name" else \
+            f"the {words} {say(param, value, schema)}"
     several = len(words.split()) > 1
     if writes:
         return f"its {words} to {say(param, value, schema)}" if r != "name" else \
             f"the {words} {say(param, value, schema)}"
-    if several and r not in ("date", "text"):
+    if r == "date":
+        return date_phrase(words, say(param, value, schema))
+    if several and r != "text":
         # a name of several words reads as a name, not as English: "the offset before set
         # to '+00:00'", never "offset before '+00:00'"
         return f"the {words} set to {say(param, value, schema)}"
-    if r == "date":
-        return f"{words} {say(param, value, schema)}" if words not in ("date", "day") else \
-            f"on {say(param, value, schema)}"
     if r == "text":
         return f"the {words} {say(param, value, schema)}"
     return f"{words} {say(param, value, schema)}"
@@ -326,12 +314,21 @@ def which(field: str, value: Any) -> str:
     return f"whose {field_words(field)} is {say(field, value)}"
 
 
-def _with_key(act: str, ent: str, key: str) -> str:
-    """Aim a write's clause at one record: "cancel a hold" → "cancel hold 3"."""
+def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
+    """Aim a write's clause at one record: "cancel a hold" → "cancel hold 3". `whole`: the
+    tool's own entity when `ent` is a part of it ("branch" of "branch commit" is not aimed at
+    in "create a branch commit")."""
     head = ent.split()[-1] if ent else ""
+    if whole != ent and whole.endswith(" " + ent):  # "commit" of "a branch commit" is not it
+        head = ""
     if head:
-        out, n = re.subn(rf"\b(?:a|an|one|the|their|its)\s+(?:[\w-]+\s+){{0,3}}?"
-                         rf"{re.escape(head)}s?\b", key, act, count=1)
+        # the words between determiner and noun are no determiner or preposition: in "place
+        # a hold on a title", "a title" is the title, not "a hold on a title"
+        between = r"(?:(?!(?:a|an|the|on|of|to|for|in|at|with|from)\b)[\w-]+\s+){0,3}?"
+        rest = whole.split()[len(ent.split()):] if whole.startswith(ent + " ") else []
+        after = rf"(?!\s+{re.escape(rest[0])}\b)" if rest else ""
+        out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{between}"
+                         rf"{re.escape(head)}s?\b{after}", key, act, count=1)
         if n:
             return out
     return f"{act} for {key}"
@@ -385,7 +382,8 @@ def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
         rest = [arg_phrase(p, v, _schema(spec, step.tool, p)) for p, v in given.items()
                 if p not in _PAGING]
         return a + (" for " + " and ".join(rest) if rest else "")
-    clause = write_clause(spec, step.tool, given, rng, prev=prev if step.bound else "")
+    clause = write_clause(spec, step.tool, given, rng, prev=prev if step.bound else "",
+                          bound_keys=tuple(p for p in step.bound if role(p) == "key"))
     # a value the write takes from an earlier record is said as that record's field ("set
     # its status to that slot's status"), never left out
     copied = [f"its {field_words(p)} to that {entity(plan.steps[b.step].tool)}'s "
@@ -393,8 +391,13 @@ def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
     return clause + (", setting " + " and ".join(copied) if copied else "")
 
 
+def _creates(act: str) -> bool:
+    return act.split(" ", 1)[0] in ("create", "add", "insert", "register", "open", "new",
+                                    "save", "make", "book", "log", "record", "submit", "post")
+
+
 def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Random,
-                 prev: str = "") -> str:
+                 prev: str = "", bound_keys: tuple[str, ...] = ()) -> str:
     """A write as a request: its action aimed at the stated record, then what it sets."""
     ent = entity(tool)
     act = action_phrase(spec, tool)
@@ -406,13 +409,31 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         # aimed at the record the key names: "add a coupon to a pending order" → "... to
         # order ORD-1", not "add order ORD-1 ..."
         base = act  # the other keys are aimed by the action's own words, not the first key's
-        act = _with_key(act, noun(key) or ent, _key_phrase(key, given.pop(key)))
+        act = _with_key(act, noun(key) or ent, _key_phrase(key, given.pop(key)), ent)
         for p in [p for p in given if role(p, given[p]) == "key"]:
             act = _with_key(act, noun(p), _key_phrase(p, given.pop(p))) \
                 if re.search(rf"\b{re.escape(noun(p).split()[-1])}s?\b", base) else \
                 f"{act} with {_key_phrase(p, given.pop(p))}"
-    elif prev:
-        act = _with_key(act, ent, f"that {prev}" if prev == ent else f"that {prev}'s {ent}")
+    if prev:
+        # aimed at the record the earlier one leads to, by the key it passes on: "place a hold
+        # on that copy's title", "create a commit for that branch's repository"
+        # (a create that only copies values is aimed at nothing: "create a query, setting its
+        # content to that insight's content")
+        aims = [noun(p) or ent for p in bound_keys] or \
+            ([] if _creates(act) or key is not None else [ent])
+        missed = []
+        for n in aims:
+            words = n.split()
+            that = f"that {prev}" if prev == n else f"that {prev}'s {n}"
+            if len(words) > 1 and words[0] in _KEY_ROLES:  # "that transition's timezone as
+                that = f"that {prev}'s {' '.join(words[1:])} as the {words[0]}"  # the source"
+            aimed = _with_key(act, n, that, ent)
+            if aimed == f"{act} for {that}":
+                missed.append(that)
+            else:
+                act = aimed
+        if missed:
+            act += " for " + " and ".join(missed)
     rest = []
     sets = act.split(" ", 1)[0] in ("change", "edit", "update", "set", "modify", "rename",
                                     "correct")
@@ -421,7 +442,7 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
             continue
         schema = _schema(spec, tool, p)
         r = role(p, v, schema)
-        if sets and r not in ("key", "count"):
+        if sets and r != "key":
             rest.append(arg_phrase(p, v, schema, writes=True))
         elif r == "key":
             rest.append(_key_phrase(p, v))
@@ -431,9 +452,14 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         return act
     if sets:
         return f"{act}: set " + " and ".join(rest)
-    return f"{act}, using " + " and ".join(rest) if len(rest) > 1 or \
-        role(next(iter(given)), next(iter(given.values()))) == "key" else \
-        f"{act} with {rest[0]}"
+    if len(rest) > 1:  # "using the name X and ...", not "using named X"
+        rest = [f"the name {r.removeprefix('named ')}" if r.startswith("named ") else r
+                for r in rest]
+    only = next(iter(given)), next(iter(given.values()))
+    if len(rest) == 1 and (role(*only) == "date" or rest[0].startswith("named ")):
+        return f"{act} {rest[0]}"  # "create a slot for clinician 4 ending March 4, 2026"
+    return f"{act}, using " + " and ".join(rest) if len(rest) > 1 or role(*only) == "key" \
+        else f"{act} with {rest[0]}"
 
 
 # ---- questions --------------------------------------------------------------------------------
@@ -484,7 +510,7 @@ def where_text(where: dict[str, Any]) -> str:
 
 def ask_aggregate(kind: str, field: str | None, where: dict[str, Any], ents: str,
                   rng: random.Random) -> str:
-    scope = " ".join(f"whose {where_text({k: v})}" for k, v in where.items())
+    scope = " and ".join(which(k, v) for k, v in where.items())  # "whose ...", "named ..."
     those = f"{ents} {scope}".strip()
     if kind == "count":
         if not where:
@@ -570,10 +596,14 @@ def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
     # the write is aimed at the record it is fed by: the branch's, or one read before it
     fed = sorted({b["step"] for b in (cond["write"].get("bound") or {}).values()})
     src = i if not fed or i in fed else fed[-1]
+    bound = cond["write"].get("bound") or {}
     act = write_clause(spec, cond["write"]["tool"], cond["write"]["given"], rng,
-                       prev=entity(plan.steps[src].tool))
+                       prev=entity(plan.steps[src].tool),
+                       bound_keys=tuple(p for p in bound if role(p) == "key"))
     if entity(cond["write"]["tool"]) == ent and src == i:
-        act = re.sub(rf"\bthat {re.escape(ent)}\b", "it", act, count=1)
+        act, n = re.subn(rf"\bthat {re.escape(ent)}'s\b", "its", act, count=1)
+        if not n:
+            act = re.sub(rf"\bthat {re.escape(ent)}\b", "it", act, count=1)
     other = field_words(cond["else_field"])
     shape = rng.randrange(2)
     if shape == 0:
