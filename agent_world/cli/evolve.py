@@ -198,8 +198,8 @@ def evolve(
         help="GRPO steps per round (default 3).")] = None,
     warm_start_steps: Annotated[int | None, typer.Option(
         help="Supervised steps on each round's gold solutions before GRPO (default: the "
-             "policy's: 32 for tiny; for SmolLM2 24 in round 1 and 12 in later rounds, which start "
-             "from a trained checkpoint; 0: none).")
+             "policy's: 32 for tiny; for SmolLM2 on a CPU 20 in round 1 and 10 in later "
+             "rounds, which start from a trained checkpoint; 0: none).")
     ] = None,
     policy: Annotated[str, typer.Option(help="Starting policy; empty: the default.")] = "",
     review: Annotated[bool, typer.Option(

@@ -210,6 +210,8 @@ class HFPolicy:
                     do_sample=sample, temperature=self.temperature if sample else None,
                     top_p=self.top_p if sample else None, top_k=0 if sample else None,
                     min_new_tokens=self.min_new_tokens or None,
+                    **({} if self.min_new_tokens else
+                       {"stop_strings": list(STOP_STRINGS), "tokenizer": self.tokenizer}),
                     pad_token_id=pad, eos_token_id=self.eos_id,
                     return_dict_in_generate=True)
             del cache
@@ -221,6 +223,8 @@ class HFPolicy:
             for b, (row, i) in enumerate(zip(out.sequences[:, width:].tolist(), chunk,
                                              strict=True)):
                 gen = row[:row.index(self.eos_id) + 1] if self.eos_id in row else row
+                while gen and gen[-1] == pad != self.eos_id:  # a row stopped by a stop string
+                    gen = gen[:-1]
                 text = self.tokenizer.decode([t for t in gen if t != self.eos_id],
                                              skip_special_tokens=True)
                 trace = states[i].trace
@@ -235,6 +239,12 @@ class HFPolicy:
                 trace.synced += 1  # the assistant message the rollout appends next
                 replies[i] = text
         return replies
+
+
+# a reply ends with its closing tag: past it, a small policy went on writing `<answer>` after
+# `<answer>` to the token limit (round 2 of the main job: its evaluation took twice round 1's)
+# (or opening it twice: nothing well-formed follows, the rest was `<answer>` to the limit)
+STOP_STRINGS = ("</answer>", "</tool_call>", "<answer><answer>")
 
 
 # a decoding batch is padded to its longest row: one held-out attempt that read a ~3,500-token

@@ -343,3 +343,43 @@ def test_later_turns_start_from_the_previous_turns_cache(cancel_tasks):
     # turn 1 is the same prefill; later turns run only what was appended since
     assert carried_fed[0] == plain_fed[0]
     assert all(c < p / 2 for c, p in zip(carried_fed[1:], plain_fed[1:], strict=True))
+
+
+def test_a_reply_ends_at_its_closing_tag(cancel_tasks):
+    """A policy that would write `</answer>` over and over stops after the first one: the rest
+    of its turn is never generated, and the turn is closed."""
+    import torch
+
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+
+    tok = tiny_tokenizer(["<answer>yes</answer> done"] * 50 + [t.instruction for t in
+                                                              cancel_tasks], vocab_size=300)
+    parts = tok("</answer>", add_special_tokens=False)["input_ids"]
+    model = tiny_model(tok, layers=1)
+    # no layer adds anything to the residual stream: the next token depends on the last one
+    # only, through an embedding and an untied head that map each part of the tag to the next
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.o_proj.weight.zero_()
+            layer.mlp.down_proj.weight.zero_()
+        hidden = model.config.hidden_size
+        emb = torch.zeros(len(tok), hidden)
+        emb[:, 0] = 1.0  # any token leads to the tag's first part
+        head = torch.zeros(len(tok), hidden)
+        for k, t in enumerate(parts):
+            emb[t] = 0.0
+            emb[t, k + 1] = 1.0  # part k ...
+            head[parts[(k + 1) % len(parts)], k + 1] = 10.0  # ... leads to part k + 1
+        head[parts[0], 0] = 10.0
+        model.model.embed_tokens.weight.copy_(emb)
+        model.lm_head.weight = torch.nn.Parameter(head)
+    policy = HFPolicy(model, tok, max_new_tokens=40, temperature=0.0)
+    def fresh() -> EpisodeState:
+        return EpisodeState(task=cancel_tasks[0], tools=[], messages=[
+            {"role": "user", "content": cancel_tasks[0].instruction}])
+
+    state = fresh()
+    assert policy.act([state]) == ["</answer>"]
+    assert state.trace.ids[-1] == policy.eos_id and state.trace.mask[-1] == 0
+    policy.min_new_tokens = 40  # fixed-length turns (benchmarks) are not cut
+    assert policy.act([fresh()])[0].count("</answer>") > 3
