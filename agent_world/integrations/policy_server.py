@@ -49,7 +49,7 @@ from agent_world.rollout.toolcall import (
 )
 from agent_world.serving import BearerAuth
 from agent_world.training.lm import ADAPTER_CONFIG
-from agent_world.training.policies import EpisodeState, HFPolicy
+from agent_world.training.policies import STOP_STRINGS, EpisodeState, HFPolicy
 
 DEFAULT_PORT = 8767
 MAX_CHOICES = 16  # `n`: one decoding batch
@@ -274,9 +274,11 @@ class ServedPolicy:
             assert state.trace is not None
             generated = sum(state.trace.mask)
             completion_tokens += generated
-            text, stopped = _stopped(text, request.stop)
             # a reply cut by the limit ends in the end-of-turn token the policy did not write
-            cut = state.trace.mask[-1] == 0 and not stopped
+            # (as does one that ended at its closing tag)
+            cut = state.trace.mask[-1] == 0 and not text.endswith(STOP_STRINGS)
+            text, stopped = _stopped(text, request.stop)
+            cut = cut and not stopped
             choices.append(_choice(i, text, request.offers_tools, cut))
         return ChatCompletion(
             id=f"chatcmpl-{uuid.uuid4().hex}", created=int(time.time()), model=self.name,
