@@ -15,6 +15,7 @@ reward is computed on the live episode (final state) before it is closed.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -94,14 +95,28 @@ def observe_call(episode: Episode, task: Task, visible: list[str], name: str | N
     return Step(text=text, tool=name, arguments=arguments, ok=obs.ok,
                 result=obs.result if obs.ok else None,
                 error_kind=obs.error.kind if obs.error else None,
-                error_message=obs.error.message if obs.error else None,
+                error_message=visible_text(obs.error.message, task) if obs.error else None,
                 fault=obs.error.fault if obs.error else None)  # type: ignore[arg-type]
 
 
-def observation_text(step: Step) -> str:
+def visible_text(text: str, task: Task) -> str:
+    """Text with real tool names replaced by the names the agent sees (obscured views)."""
+    for visible, real in task.tool_view.items():
+        if visible != real:
+            text = re.sub(rf"\b{re.escape(real)}\b", visible, text)
+    return text
+
+
+def observation_text(step: Step, task: Task | None = None) -> str:
+    """What the agent reads back after a step: the result (JSON, unless it is plain text: a
+    user id arrives without quotes), or the error with its kind; under the names the agent
+    sees when `task` is given. Every rollout, attempt and warm-start conversation reads this."""
     if step.ok:
-        return json.dumps(step.result, ensure_ascii=False, default=str)
-    return f"Error ({step.error_kind}): {step.error_message}"
+        text = step.result if isinstance(step.result, str) else \
+            json.dumps(step.result, ensure_ascii=False, default=str)
+    else:
+        text = f"Error ({step.error_kind}): {step.error_message}"
+    return visible_text(text, task) if task is not None else text
 
 
 def each(pool: ThreadPoolExecutor, threads: int, fn: Callable[[Any], Any],
@@ -173,7 +188,7 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
                 i, text = item
                 step = observe_reply(episodes[i], rollouts[i].task, visible[i], text)
                 answered = step.tool is None and step.error_kind is None
-                return step, "" if answered else observation_text(step)
+                return step, "" if answered else observation_text(step, rollouts[i].task)
 
             for turn in range(config.max_turns):
                 if not live:
@@ -229,4 +244,4 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
 
 
 __all__ = ["RewardFn", "Rollout", "RolloutConfig", "each", "observation_text", "observe_call",
-           "observe_reply", "run_rollouts", "spec_index"]
+           "observe_reply", "run_rollouts", "spec_index", "visible_text"]

@@ -48,7 +48,7 @@ class TaskAttempt:
             self.trajectory.steps.append(step)
             if step.fault == "environment":
                 self.trajectory.env_fault = True
-            return observation_text(step)
+            return observation_text(step, self.task)
 
     def malformed(self, name: str | None, error: str) -> str:
         """Record a call the library could not read (bad JSON arguments): an agent fault that
@@ -57,7 +57,7 @@ class TaskAttempt:
                     fault="agent")
         with self._lock:
             self.trajectory.steps.append(step)
-        return observation_text(step)
+        return observation_text(step, self.task)
 
     def finish(self, final_text: str | None) -> Trajectory:
         """Score the attempt once: `final_text` is the agent's last message (None or a text

@@ -18,7 +18,6 @@ verdict). Evaluation and the verifier use this function.
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
@@ -31,7 +30,7 @@ from agent_world.envs.episode import EnvRuntime, Episode, default_runtime
 from agent_world.envs.spec import EnvSpec
 from agent_world.models import plain_chat, use_plain_chat
 from agent_world.plain_chat import refuses_tools
-from agent_world.rollout.engine import observation_text, observe_reply
+from agent_world.rollout.engine import observation_text, observe_call, observe_reply, visible_text
 from agent_world.rollout.reward import score
 from agent_world.rollout.toolcall import system_prompt, tool_views
 from agent_world.tasks.model import Step, Task, Trajectory
@@ -42,31 +41,19 @@ SYSTEM_PROMPT = ("You are a careful assistant with tools over a live system. Use
                  "requested value(s). Do not invent values you have not seen.")
 
 
-def visible_text(text: str, task: Task) -> str:
-    """Text with real tool names replaced by the names the agent sees (obscured views)."""
-    for visible, real in task.tool_view.items():
-        if visible != real:
-            text = re.sub(rf"\b{re.escape(real)}\b", visible, text)
-    return text
-
-
 def task_tools(task: Task, spec: EnvSpec, episode: Episode,
                steps: list[Step]) -> list[StructuredTool]:
     """LangChain tools of the task's view, stepping `episode` and recording `steps`."""
     view = task.tool_view or {t.name: t.name for t in spec.tools}
+    names = list(view)
     out = []
     for visible, real in view.items():
         tool = spec.tool(real)
 
-        def call(_real: str = real, _visible: str = visible, **arguments: Any) -> str:
-            obs = episode.step(_real, arguments)
-            err = obs.error
-            steps.append(Step(tool=_visible, arguments=arguments, ok=obs.ok,
-                              result=obs.result if obs.ok else None,
-                              error_kind=err.kind if err else None,
-                              error_message=visible_text(err.message, task) if err else None,
-                              fault=err.fault if err else None))  # type: ignore[arg-type]
-            return visible_text(obs.to_text(), task)
+        def call(_visible: str = visible, **arguments: Any) -> str:
+            step = observe_call(episode, task, names, _visible, arguments)  # the one step
+            steps.append(step)
+            return observation_text(step, task)
 
         out.append(StructuredTool.from_function(
             func=call, name=visible, description=visible_text(tool.description, task),
@@ -170,10 +157,8 @@ def _text_protocol(task: Task, spec: EnvSpec, model: Any, episode: Episode, step
         step = observe_reply(episode, task, visible, text)
         if step.tool is None and step.error_kind is None:  # an answer
             return messages, step.result, True
-        if step.error_message:
-            step.error_message = visible_text(step.error_message, task)
         steps.append(step)
-        messages.append(HumanMessage(f"Tool result:\n{visible_text(observation_text(step), task)}"))
+        messages.append(HumanMessage(f"Tool result:\n{observation_text(step, task)}"))
     return messages, None, False
 
 

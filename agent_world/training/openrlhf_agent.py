@@ -103,7 +103,8 @@ class ArenaEpisode:
         done = answered or len(self.trajectory.steps) >= self.max_turns \
             or step.fault == "environment"
         reward = 0.0
-        feedback = "" if answered else TOOL_TURN.format(observation=observation_text(step))
+        feedback = "" if answered else \
+            TOOL_TURN.format(observation=observation_text(step, self.task))
         if done:
             await asyncio.to_thread(score, self.task, self.trajectory, self.episode)
             reward = self.trajectory.reward

@@ -25,7 +25,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.rollout.engine import observation_text, observe_call
 from agent_world.rollout.toolcall import format_call, gold_replies, system_prompt, tool_views
-from agent_world.tasks.model import Step, Task
+from agent_world.tasks.model import Task
 from agent_world.training.grpo import first_policy_column, pick_device, token_logprobs
 from agent_world.training.lm import cpu_threads, release_memory
 from agent_world.training.policies import EpisodeState, HFPolicy, TokenTrace
@@ -33,12 +33,6 @@ from agent_world.training.policies import EpisodeState, HFPolicy, TokenTrace
 # a wrong name the policy might write: the gold name with another verb
 _VERBS = ("get", "list", "find", "search", "create", "update", "delete", "set")
 REFUSED_KINDS = frozenset({"invalid_arguments", "unknown_tool"})  # refused before tool code
-
-
-def _step(ep: Any, tool: str, arguments: dict[str, Any]) -> Step:
-    obs = ep.step(tool, arguments)
-    return Step(ok=obs.ok, result=obs.result, error_kind=obs.error.kind if obs.error else None,
-                error_message=obs.error.message if obs.error else None)
 
 
 def detours(task: Task, spec: EnvSpec, call: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -88,10 +82,11 @@ def gold_messages(task: Task, spec: EnvSpec, runtime: EnvRuntime,
                     if step.error_kind in REFUSED_KINDS:  # refused: the state is untouched
                         messages.append({"role": "assistant", "train": False,
                                          "content": format_call(name, arguments)})
-                        messages.append({"role": "tool", "content": observation_text(step)})
-            step = _step(ep, call.tool, call.arguments)
+                        messages.append({"role": "tool", "content": observation_text(step, task)})
+            seen = next((v for v, r in task.tool_view.items() if r == call.tool), call.tool)
+            step = observe_call(ep, task, [seen], seen, call.arguments)
             messages.append({"role": "assistant", "content": reply})
-            messages.append({"role": "tool", "content": observation_text(step)})
+            messages.append({"role": "tool", "content": observation_text(step, task)})
     messages.append({"role": "assistant", "content": replies[-1]})
     return messages
 

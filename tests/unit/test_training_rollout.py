@@ -383,3 +383,33 @@ def test_a_reply_ends_at_its_closing_tag(cancel_tasks):
     assert state.trace.ids[-1] == policy.eos_id and state.trace.mask[-1] == 0
     policy.min_new_tokens = 40  # fixed-length turns (benchmarks) are not cut
     assert policy.act([fresh()])[0].count("</answer>") > 3
+
+
+def test_a_react_tool_and_a_rollout_read_the_same_step(runtime, cancel_tasks):
+    """One rollout step: a LangChain tool of an attempt and the training rollout run a call the
+    same way and read back the same text, under the names the agent sees (an obscured view's
+    errors never name the real tool)."""
+    from agent_world.envs.examples import load_example
+    from agent_world.rollout.engine import observation_text, observe_call
+    from agent_world.rollout.react_attempt import task_tools
+
+    task = cancel_tasks[0]
+    spec = load_example(task.env_name)
+    real = task.chain[0].tool
+    hidden = task.model_copy(update={"tool_view": {"tool_x1": real}})
+    for arguments in (task.chain[0].arguments, {"nope": 1}):
+        texts = []
+        for how in ("react", "rollout"):
+            ep = runtime.open(spec, seed=task.seed)
+            try:
+                if how == "react":
+                    steps: list = []
+                    texts.append(task_tools(hidden, spec, ep, steps)[0].invoke(arguments))
+                else:
+                    step = observe_call(ep, hidden, ["tool_x1"], "tool_x1", arguments)
+                    texts.append(observation_text(step, hidden))
+            finally:
+                ep.close()
+        assert texts[0] == texts[1]
+        assert real not in texts[0]
+    assert texts[0].startswith("Error (")
