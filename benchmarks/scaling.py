@@ -25,10 +25,12 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from agent_world.envs.catalog import Catalog  # noqa: E402
-from agent_world.evolution import stages  # noqa: E402
 from agent_world.evolution.eval_store import record_evaluation  # noqa: E402
 from agent_world.evolution.heldout import split_environments  # noqa: E402
-from agent_world.graphs import mine_graph  # noqa: E402
+from agent_world.graphs import (
+    mine_graph,  # noqa: E402
+    stages,  # noqa: E402
+)
 from agent_world.graphs.runner import invoke  # noqa: E402
 from agent_world.tasks.model import Task  # noqa: E402
 

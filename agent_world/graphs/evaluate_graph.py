@@ -4,7 +4,7 @@
 
 `select` resolves the tasks: the ids given, else the catalog's tasks of the environments given,
 else of every held-out environment (the catalog's split); at most `per_env` per environment.
-`evaluate` runs one attempt of the policy at each task (`agent_world.evolution.stages.run_policy`:
+`evaluate` runs one attempt of the policy at each task (`agent_world.graphs.stages.run_policy`:
 rollouts in fresh episodes, rewarded by the task check) and stores the scored attempts under
 `evaluation_id` (`agent_world.evolution.eval_store.record_evaluation`: pass rates overall and
 per environment, tool, level, kind and error class; storing the same id again replaces it).
@@ -23,8 +23,8 @@ from typing_extensions import TypedDict
 
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
-from agent_world.evolution import stages
 from agent_world.evolution.eval_store import record_evaluation
+from agent_world.graphs import stages
 from agent_world.graphs.context import arena_home, context_as, with_models
 from agent_world.tasks.model import Task
 

@@ -7,7 +7,7 @@
                      train ─▶ evaluate (after) ─▶ record
 
 `mine` runs the mine graph as a subgraph; `build`, `synthesize` and `train` call their stages
-(`agent_world.evolution.stages`). The held-out environments are chosen once (`split`) and never
+(`agent_world.graphs.stages`). The held-out environments are chosen once (`split`) and never
 trained on: their tasks only measure the policy. Round r starts from the evaluation that ended
 round r-1 (the baseline for round 1), diagnoses its failures, grows the databases the diagnosis
 names (one more complexification iteration, kept only if the tools' tests still pass),
@@ -48,7 +48,7 @@ from typing_extensions import TypedDict
 from agent_world import scaleout
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
-from agent_world.evolution import scores, stages
+from agent_world.evolution import scores
 from agent_world.evolution.complexify_weak import complexify_environments
 from agent_world.evolution.diagnosis import Diagnosis, EnvMeta, diagnose
 from agent_world.evolution.eval_store import (
@@ -58,7 +58,7 @@ from agent_world.evolution.eval_store import (
 )
 from agent_world.evolution.heldout import split_environments
 from agent_world.evolution.rounds import CurvePoint, RoundRecord
-from agent_world.graphs import mine_graph
+from agent_world.graphs import mine_graph, stages
 from agent_world.graphs.context import arena_home, checked_context, with_models
 from agent_world.graphs.runner import final_state, invoke, thread_config
 from agent_world.tasks.evaluation import attempt

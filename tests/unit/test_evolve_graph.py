@@ -14,11 +14,10 @@ from langgraph.types import Command
 
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.examples import load_example
-from agent_world.evolution import stages
-from agent_world.evolution.stages import TrainResult
 from agent_world.graphs import evolve_graph as evolve
-from agent_world.graphs import mine_graph
+from agent_world.graphs import mine_graph, stages
 from agent_world.graphs.runner import final_state, invoke, stream, thread_config
+from agent_world.graphs.stages import TrainResult
 from agent_world.tasks.model import Step, Task, ToolCall, Trajectory
 
 PRD = str(Path(evolve.__file__).parents[1] / "data" / "sources" / "book_lending_prd.md")

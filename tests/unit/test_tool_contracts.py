@@ -20,6 +20,7 @@ from agent_world.design.cross_validation import (
     validation_runtime,
 )
 from agent_world.design.offline.contracts import derive_contract
+from agent_world.design.offline.plans import source_plan
 from agent_world.design.tool_designer import design_tools
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
@@ -364,25 +365,29 @@ def test_a_held_parent_is_changed_only_through_what_holds_it(built, rt):
         assert not second.ok  # one trip in progress per bike
 
 
+def contract_of(spec: EnvSpec, tool: str, entry: dict[str, Any]) -> Any:
+    return derive_contract(spec, tool, entry, source_plan)
+
+
 def test_contracts_name_verb_and_coupled_effects(built):
     spec = built["book-lending-prd"]
     cov = spec.provenance.stats["tool_coverage"]["tools"]
-    checkout = derive_contract(spec, "check_out_copy", cov["check_out_copy"])
+    checkout = contract_of(spec, "check_out_copy", cov["check_out_copy"])
     assert checkout.verb == "transition" and checkout.entity == "copies"
     assert {(e.table, e.op) for e in checkout.effects} == {("copies", "update"),
                                                           ("loans", "insert")}
-    renew = derive_contract(spec, "renew_loan", cov["renew_loan"])
+    renew = contract_of(spec, "renew_loan", cov["renew_loan"])
     assert renew.verb == "update_field"
     assert set(renew.effects[0].set) >= {"due_on", "renewal_count"}
     assert any(g.kind == "below" and g.limit == 2 for g in renew.guards)
-    search = derive_contract(spec, "search_catalogue", cov["search_catalogue"])
+    search = contract_of(spec, "search_catalogue", cov["search_catalogue"])
     assert search.verb == "search" and any(p.role == "any_like" for p in search.params)
     git = built["git"]
     gcov = git.provenance.stats["tool_coverage"]["tools"]
-    assert derive_contract(git, "git_diff", gcov["git_diff"]).computation == "diff"
-    assert derive_contract(git, "git_status", gcov["git_status"]).computation == "status"
+    assert contract_of(git, "git_diff", gcov["git_diff"]).computation == "diff"
+    assert contract_of(git, "git_status", gcov["git_status"]).computation == "status"
     sq = built["sqlite"]
-    assert derive_contract(sq, "read_query", sq.provenance.stats["tool_coverage"]["tools"][
+    assert contract_of(sq, "read_query", sq.provenance.stats["tool_coverage"]["tools"][
         "read_query"]).computation == "sql_select"
 
 

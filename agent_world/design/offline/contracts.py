@@ -24,12 +24,14 @@ what the contract says, on the right rows and nowhere else.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
-from agent_world.mining.offline.naming import singular, snake, tokens
+from agent_world.mining.offline.naming import safe_name, singular, snake, tokens
 from agent_world.mining.semantics import free_value, spec_invariants
 
 Verb = Literal["read_one", "list", "search", "create", "update_field", "transition", "delete",
@@ -367,8 +369,6 @@ class _Args:
         return list(self.raw)
 
     def safe(self, arg: str) -> str:
-        from agent_world.design.offline.plans import safe_name
-
         return safe_name(arg)
 
     def refs_to(self, table: str) -> list[str]:
@@ -380,8 +380,15 @@ class _Args:
 
 
 # ---- derivation ----------------------------------------------------------------------------
-def derive_contract(spec: EnvSpec, tool: str, entry: dict[str, Any]) -> Contract | None:
-    """The contract of one covered source tool (None: nothing in the schema it can act on)."""
+# the plain plan of a source tool (plans.source_plan), passed in: the planner builds on the
+# contracts, not the other way round
+SourcePlan = Callable[[EnvSpec, str, dict[str, Any]], Any]
+
+
+def derive_contract(spec: EnvSpec, tool: str, entry: dict[str, Any],
+                    source_plan: SourcePlan) -> Contract | None:
+    """The contract of one covered source tool (None: nothing in the schema it can act on);
+    `source_plan` gives the plain kinds (lookup, listing, insert, field edit, delete)."""
     tables = {t.name: t for t in spec.tables}
     entity = tables.get(entry.get("table") or "")
     if entity is None or pk_of(entity) is None:
@@ -392,7 +399,7 @@ def derive_contract(spec: EnvSpec, tool: str, entry: dict[str, Any]) -> Contract
     args = _Args(spec, entity, entry)
     c = Contract(tool=tool, entity=entity.name, verb="list", description=desc[:400] or
                  tool.replace("_", " ") + ".", source_tool=tool)
-    for fn in (_computed, _staging, _extend, _transition, _move, _plain):
+    for fn in (_computed, _staging, _extend, _transition, _move, partial(_plain, source_plan)):
         out = fn(spec, c, entity, words, text, desc, args, entry)
         if out is not None:
             return out
@@ -1212,10 +1219,8 @@ def _exclusive_peers(spec: EnvSpec, entity: TableSpec, status: str, target: str,
 
 
 # -- reads, creates, plain updates and deletes ------------------------------------------------------
-def _plain(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
-    from agent_world.design.offline import plans as P
-
-    plan = P.source_plan(spec, c.tool, entry)
+def _plain(source_plan, spec, c, entity, words, text, desc, args, entry) -> Contract | None:
+    plan = source_plan(spec, c.tool, entry)
     if plan is None:
         return None
     read = not plan.write

@@ -33,7 +33,8 @@ from agent_world.design.offline.contracts import (
     plan_contract,
 )
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
-from agent_world.mining.offline.naming import plural, singular, snake, tokens
+from agent_world.mining.offline.naming import plural, safe_name, singular, snake, tokens
+from agent_world.mining.offline.vocabulary import READ_VERBS
 from agent_world.mining.semantics import spec_invariants
 
 Kind = Literal["get", "list", "count_by", "summary", "create", "set_status", "update", "delete",
@@ -59,9 +60,9 @@ CREATE_VERBS = frozenset({"add", "create", "register", "book", "place", "append"
                           "new", "write", "open", "submit", "make", "log", "record", "enroll",
                           "schedule", "issue", "post", "upload", "commit", "start"})
 DELETE_VERBS = frozenset({"delete", "remove", "drop", "purge", "destroy", "unlink"})
-READ_VERBS = frozenset({"get", "list", "search", "view", "show", "read", "describe", "find",
-                        "fetch", "status", "query", "lookup", "browse", "check", "count",
-                        "diff", "log", "history", "retrieve", "current", "dump"})
+# the mining vocabulary's read verbs, and `log` as a read (git_log) where a tool's name is
+# planned: mining reads `log` as a write verb ("log a call")
+PLAN_READ_VERBS = frozenset(READ_VERBS | {"log"})
 SEARCH_VERBS = frozenset({"search", "find", "lookup", "browse", "query"})
 LIMIT_ARGS = frozenset({"limit", "max_count", "max_results", "page_size", "count", "top", "n"})
 _GE = re.compile(r"(^|_)(start|from|since|after|min)(_|$)")
@@ -164,14 +165,6 @@ def entity_tables(spec: EnvSpec) -> list[TableSpec]:
 
     out = [t for t in spec.tables if pk_column(t) and t.column(pk_column(t)).type == "integer"]
     return sorted(out, key=weight)
-
-
-def safe_name(name: str) -> str:
-    """An argument name usable as a Python parameter."""
-    name = re.sub(r"\W", "_", name)
-    if not name or name[0].isdigit():
-        name = f"arg_{name}"
-    return name + "_" if keyword.iskeyword(name) else name
 
 
 def _column_param(col: ColumnSpec, role: Role, *, name: str | None = None,
@@ -451,7 +444,7 @@ def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPla
     desc = " ".join(str(entry.get("description") or "").split())[:400]
     if read_only is None:
         read_only = not (set(words) & (CREATE_VERBS | DELETE_VERBS | set(VERB_STATUS))
-                         or _status_for(words, status)) and bool(set(words) & READ_VERBS)
+                         or _status_for(words, status)) and bool(set(words) & PLAN_READ_VERBS)
     params: list[ParamPlan] = []
     used: set[str] = set()
     is_create = not read_only and bool(set(words) & CREATE_VERBS) and not _status_for(words,
@@ -655,7 +648,7 @@ def contract_plan(spec: EnvSpec, name: str, entry: dict[str, Any]) -> ToolPlan |
     """The plan of one source tool, from its behaviour contract: the plain kinds (a lookup, a
     listing, an insert, a field edit, a delete) keep their renderer and test writer; anything
     with coupled effects, guards or a computation is rendered from the contract itself."""
-    contract = derive_contract(spec, name, entry)
+    contract = derive_contract(spec, name, entry, source_plan)
     if contract is None:
         return None
     plain = contract.options.get("plan")

@@ -6,6 +6,7 @@ sentence splitting, the singular word set of a text, and whether a name denotes 
 
 from __future__ import annotations
 
+import keyword
 import re
 
 from agent_world.mining.offline.vocabulary import PERSON_NOUNS
@@ -98,3 +99,11 @@ def word_set(text: str) -> set[str]:
 
 def is_person(name: str) -> bool:
     return singular(name).split("_")[-1] in PERSON_NOUNS
+
+
+def safe_name(name: str) -> str:
+    """An argument name usable as a Python parameter."""
+    name = re.sub(r"\W", "_", name)
+    if not name or name[0].isdigit():
+        name = f"arg_{name}"
+    return name + "_" if keyword.iskeyword(name) else name

@@ -40,7 +40,8 @@ NOUN_VERBS = {"commit", "comment", "review", "message", "post", "order", "note",
               "tag", "label", "vote", "tweet", "reply", "transfer", "deposit", "return"}
 READ_VERBS = {"get", "list", "search", "find", "fetch", "read", "show", "query", "lookup",
               "retrieve", "check", "count", "describe", "view", "browse", "export", "download",
-              "scrape", "navigate", "look_up", "scan", "dump"}
+              "scrape", "navigate", "look_up", "scan", "dump", "status", "diff", "history",
+              "current"}
 CREATE_VERBS = {"create", "add", "new", "book", "schedule", "register", "insert", "upsert",
                 "make", "submit", "upload", "send", "invite", "post", "save", "write", "open",
                 "import", "clone", "attach", "deploy", "build", "append", "record", "log"}

@@ -30,8 +30,6 @@ from agent_world.tasks.walks import Plan
 from agent_world.tasks.words import entity, entity_plural, plural, singular, split_words
 
 _OPEN = ["", "", "", "Hi. ", "Hello! ", "Hi there. ", "Can you help me? "]
-_READ_VERBS = {"get", "list", "search", "find", "view", "show", "read", "fetch", "lookup",
-               "look", "count", "summarize", "check", "describe"}
 _LIST_VERBS = {"list", "search", "find", "browse"}
 _PAGING = ("limit", "offset", "page", "page_size", "max_results")
 _THEN = ["Then {a}.", "After that, {a}.", "Next, {a}.", "Once you have that, {a}.",
