@@ -177,6 +177,9 @@ def evolve(
     source: Annotated[list[str] | None, typer.Option(
         "--source", "-s", help="Sources to mine (first round). None: the embedded default.")
     ] = None,
+    corpus_sample: Annotated[int | None, typer.Option(
+        min=1, help="Also mine N servers of the shipped MCP corpus, drawn with --seed (first "
+                    "round): more environments to train on and hold out.")] = None,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     tasks_per_env: Annotated[int | None, typer.Option(
         help="Initial tasks per training env (default 6).")] = None,
@@ -195,7 +198,7 @@ def evolve(
     targeted_tasks: Annotated[int | None, typer.Option(
         help="Targeted tasks per env per round (default 4).")] = None,
     train_steps: Annotated[int | None, typer.Option(
-        help="GRPO steps per round (default 3).")] = None,
+        help="GRPO steps per round (default 2).")] = None,
     warm_start_steps: Annotated[int | None, typer.Option(
         help="Supervised steps on each round's gold solutions before GRPO (default: the "
              "policy's: 32 for tiny; for SmolLM2 on a CPU 20 in round 1 and 10 in later "
@@ -233,7 +236,8 @@ def evolve(
              "targeted_tasks_per_env": targeted_tasks, "train_steps": train_steps,
              "warm_start_steps": warm_start_steps,
              "fresh_heldout_tasks_per_env": fresh_heldout_tasks,
-             "eval_after_warm_start": eval_warm_start, "resynthesis": resynthesis}
+             "eval_after_warm_start": eval_warm_start, "resynthesis": resynthesis,
+             "corpus_sample": corpus_sample}
     context = evolve_graph.EvolveContext(
         sources=list(source or []), seed=seed, policy=policy, review_before_train=review,
         workers=workers, ray_address=ray,

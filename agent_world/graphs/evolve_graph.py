@@ -61,6 +61,8 @@ from agent_world.evolution.rounds import CurvePoint, RoundRecord
 from agent_world.graphs import mine_graph, stages
 from agent_world.graphs.context import arena_home, checked_context, with_models
 from agent_world.graphs.runner import final_state, invoke, thread_config
+from agent_world.mining.sources import default_sources
+from agent_world.mining.sources.harvest_corpus import corpus_sources
 from agent_world.tasks.evaluation import attempt
 from agent_world.tasks.model import Task
 
@@ -70,6 +72,9 @@ class EvolveContext:
     """Settings of a self-evolution thread (what LangGraph Studio shows)."""
 
     sources: list[str] = field(default_factory=list)  # empty: the embedded default sources
+    # also mine a seeded sample of this many servers of the shipped MCP corpus (breadth: more
+    # environments to train on and hold out); 0: none
+    corpus_sample: int = 0
     iterations: int = 2  # database complexification iterations when mining
     seed: int = 0
     heldout_fraction: float = 0.34  # share of environments never trained on
@@ -93,11 +98,14 @@ class EvolveContext:
     # evaluate the policy after the supervised warm start too, so the warm start's and GRPO's
     # contributions show apart (one more held-out evaluation per round)
     eval_after_warm_start: bool = False
-    train_steps: int = 3  # GRPO steps per round
+    # GRPO steps per round: 2 on the main job's budget (a step of SmolLM2 on two cores is
+    # ~100 s; with 3, the main job ran 21 min), after the supervised warm start
+    train_steps: int = 2
     # supervised steps on the gold solutions of each round's training mix before its GRPO (a
     # base model learns the tool-call format in round 1; later rounds learn the targeted
     # tasks' solutions); never on held-out environments' tasks. None: the policy's default
-    # (32 for a tiny random model; 24 for SmolLM2 from the base model, 12 from a checkpoint)
+    # (32 for a tiny random model; on a CPU 20 for SmolLM2 from the base model, 10 from a
+    # checkpoint)
     warm_start_steps: int | None = None
     max_turns: int = 4  # turns a policy gets per held-out task
     policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy
@@ -271,8 +279,12 @@ def route_begin(state: EvolveState) -> str:
 def mine(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     started = time.monotonic()
     s = _settings(state)
+    sources = list(s.sources)
+    if s.corpus_sample:
+        sources = (sources or [r.spec for r in default_sources(_home(config))]) + \
+            [r.spec for r in corpus_sources(s.corpus_sample, s.seed)]
     out = mine_graph.build_graph().compile().invoke(
-        {"sources": s.sources, "iterations": s.iterations, "seed": s.seed}, config,
+        {"sources": sources, "iterations": s.iterations, "seed": s.seed}, config,
         context=mine_graph.MineContext(**_scale()))
     names = [r["env"] for r in out.get("results", []) if r.get("status") == "mined"]
     if not names:

@@ -459,12 +459,19 @@ def _args_of(plan: Plan, results: list[Any]) -> list[dict[str, Any] | None]:
     return out
 
 
-def _self_copy(src: str, dst: str, param: str) -> bool:
-    """A value (not a key) that a write would copy from a record of its own kind: "create a
+# a record's own words: a customer named after a product ("create a customer, setting its
+# name to that product's name") is no request anyone makes
+_OWN_WORDS = frozenset({"name", "title", "full_name", "description", "content", "body",
+                        "message", "note", "notes", "summary"})
+
+
+def _self_copy(src: str, dst: str, param: str, field: str) -> bool:
+    """A value (not a key) that a write would copy from a record of its own kind ("create a
     customer, setting its name to that customer's name", "change appointment 78, setting its
-    status to that appointment's status". Nobody asks for these; the value is sampled instead."""
+    status to that appointment's status"), or a record's own words copied into another kind
+    of record. Nobody asks for these; the value is sampled instead."""
     key = param == "id" or bool(re.search(r"(_id|Id|_ids|Ids)$", param))
-    return not key and entity(src) == entity(dst)
+    return not key and (entity(src) == entity(dst) or param == field and param in _OWN_WORDS)
 
 
 def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any], dst: str,
@@ -478,7 +485,8 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
         for i in reversed(range(len(plan.steps))):
             data = graph.get_edge_data(plan.steps[i].tool, dst)
             for b in (data or {}).get("bindings", []):
-                if b["param"] == param and not _self_copy(plan.steps[i].tool, dst, param):
+                if b["param"] == param and \
+                        not _self_copy(plan.steps[i].tool, dst, param, b["field"]):
                     sources.append((i, b["field"], b["strength"]))
         if sources:
             i, field, _ = max(sources, key=lambda s: (s[2], s[0]))

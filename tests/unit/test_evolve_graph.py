@@ -130,6 +130,19 @@ def test_two_rounds_on_one_thread(tmp_path, doubles):
     assert fails and fails[0]["trajectory"]["task_id"] in heldout
 
 
+def test_a_corpus_sample_joins_the_sources(tmp_path, doubles):
+    """`corpus_sample` mines that many shipped MCP servers beside the given sources: more
+    environments to train on and hold out."""
+    from agent_world.mining.sources.harvest_corpus import corpus_sources
+
+    s1 = invoke(evolve.build_graph(), {"goal_rounds": 1}, thread_id="c", home=tmp_path,
+                context=_ctx(corpus_sample=2))
+    mined = set(s1["mined"])  # (the build double stands in examples for what was mined)
+    assert "book_lending_prd" in mined and len(mined) == 3
+    served = {r.name.replace("-", "_") for r in corpus_sources(2, 0)}
+    assert all(any(s in e for s in served) for e in mined - {"book_lending_prd"}), mined
+
+
 def test_review_interrupt_before_training(tmp_path, doubles):
     g = evolve.build_graph()
     config = thread_config("rv", tmp_path)
