@@ -192,7 +192,9 @@ class ValueSampler:
                                                 and v[: v.index(" (")] in known)]
         pool = list(tested) + list(columns)
         plain = [v for v in pool if not (isinstance(v, str) and v.endswith("(edited)"))]
-        pool = plain or pool  # a test's marked edit, when anything else is at hand
+        # a test's marked edit only when nothing else is at hand, and then without its mark:
+        # "set its utc offset to '-05:00 (edited)'" asks for no value the field ever holds
+        pool = plain or [v.removesuffix(" (edited)") if isinstance(v, str) else v for v in pool]
         ok = []
         for v in pool:
             if isinstance(v, bool) and "boolean" not in types:

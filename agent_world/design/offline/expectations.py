@@ -30,6 +30,23 @@ from agent_world.mining.offline.naming import singular
 Test = dict[str, Any]
 
 
+
+def _variant(base: str, i: int) -> str:
+    """A fresh value shaped like a stored one, as a person would type it: the last number
+    moved on (`FP-9372` → `FP-9373`), a hex digest redrawn, else a numbered copy
+    (`America/New_York-2`); "new1-FP-9372" read as an artefact in every request."""
+    if re.fullmatch(r"[0-9a-f]{7,64}", base):
+        return hashlib.sha256(f"{base}:{i}".encode()).hexdigest()[:len(base)]
+    if re.fullmatch(r"[^@\s]+@[^@\s]+", base):  # an address: another mailbox, same domain
+        local, domain = base.split("@")
+        return f"{local}{i + 1}@{domain}"
+    m = list(re.finditer(r"\d+", base))
+    if m:
+        last = m[-1]
+        n = str(int(last.group()) + i).zfill(len(last.group()))
+        return base[:last.start()] + n + base[last.end():]
+    return f"{base}-{i + 1}"
+
 class Rows:
     """The seed rows of a spec as the database returns them (defaults filled, booleans as
     booleans, JSON columns left out)."""
@@ -340,9 +357,9 @@ class Designer:
             return int(max(nums, default=0)) + 1
         base = template if isinstance(template, str) else column
         for i in range(1, 100):
-            cand = f"new{i}-{base}"
-            if cand not in taken and _fits(p, cand):
-                return cand
+            for cand in (_variant(base, i), f"new{i}-{base}"):
+                if cand not in taken and _fits(p, cand):
+                    return cand
         return None
 
     def _create(self, plan: ToolPlan) -> list[Test]:
