@@ -173,7 +173,8 @@ def test_offline_phrasing_from_entity_and_field_names(shop):
             "Returns the full details of one order.",
             "Cancel a pending order.", "A lucky number.", "The clock."], strict=True)]})
     assert phrasing.action_phrase(story, "find_user") == "find users by email"
-    assert phrasing.action_phrase(story, "list_orders") == "list their orders at any time"
+    # a qualifier of the tool ("at any time", "when ...", "before ...") is no part of a request
+    assert phrasing.action_phrase(story, "list_orders") == "list their orders"
     assert phrasing.action_phrase(story, "get_order") == "return the full details of one order"
     # one walk, many phrasings; none names a tool
     plan = Plan(steps=[PlanStep(tool="find_user", given={"email": "ann@example.com"}),
