@@ -212,6 +212,18 @@ class ValueSampler:
         pool = [v for v in self.candidates(tool, param, schema) if v != avoid]
         return rng.choice(pool) if pool else None
 
+    def _unmarked(self, tool: str, args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        """A test's arguments without its edit marks: "http://x.com (edited)" becomes another
+        stored value of that argument (else the value without its mark)."""
+        props = self.spec.tool(tool).parameters.get("properties", {})
+        out = {}
+        for k, v in args.items():
+            if isinstance(v, str) and v.endswith(" (edited)"):
+                plain = v.removesuffix(" (edited)")
+                v = self.sample(tool, k, props.get(k, {}), rng, avoid=plain) or plain
+            out[k] = v
+        return out
+
     def start_args(self, tool: str, rng: random.Random) -> dict[str, Any] | None:
         """Arguments for a first call: a successful test's, or sampled per required argument."""
         spec_tool = self.spec.tool(tool)
@@ -220,16 +232,17 @@ class ValueSampler:
         required = set(spec_tool.parameters.get("required", []))
         if tests and rng.random() < 0.4:
             # a page size is not something a person asks for: the tool's default page
-            return self.edit_values(tool, {k: v for k, v in rng.choice(tests).items()
-                                           if k in required or k not in _PAGING}, rng)
+            return self.edit_values(tool, self._unmarked(tool, {
+                k: v for k, v in rng.choice(tests).items()
+                if k in required or k not in _PAGING}, rng), rng)
         args = {}
         props = spec_tool.parameters.get("properties", {})
         for param in spec_tool.parameters.get("required", []):
             value = self.sample(tool, param, props.get(param, {}), rng)
             if value is None:
-                return self.edit_values(tool, {k: v for k, v in rng.choice(tests).items()
-                                               if k in required or k not in _PAGING},
-                                        rng) if tests else None
+                return self.edit_values(tool, self._unmarked(tool, {
+                    k: v for k, v in rng.choice(tests).items()
+                    if k in required or k not in _PAGING}, rng), rng) if tests else None
             args[param] = value
         return self.edit_values(tool, args, rng)
 
