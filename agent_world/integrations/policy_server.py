@@ -276,9 +276,9 @@ class ServedPolicy:
             completion_tokens += generated
             # a reply cut by the limit ends in the end-of-turn token the policy did not write
             # (as does one that ended at its closing tag)
-            cut = state.trace.mask[-1] == 0 and not text.endswith(STOP_STRINGS)
+            tagged = text.endswith(STOP_STRINGS)
             text, stopped = _stopped(text, request.stop)
-            cut = cut and not stopped
+            cut = state.trace.mask[-1] == 0 and not (tagged or stopped)
             choices.append(_choice(i, text, request.offers_tools, cut))
         return ChatCompletion(
             id=f"chatcmpl-{uuid.uuid4().hex}", created=int(time.time()), model=self.name,

@@ -92,6 +92,17 @@ class HFPolicy:
         self.eos_text = tokenizer.eos_token
         self.eos_id = tokenizer.convert_tokens_to_ids(self.eos_text)
         self._carried: dict[int, CarriedCache] = {}  # id(state) -> its previous turn's cache
+        self._stop_criteria: Any = None
+
+    def _stops(self) -> Any:
+        """The closing-tag stop (STOP_STRINGS), built once: building it reads the whole
+        vocabulary, and `generate(stop_strings=...)` built it again on every decoding batch."""
+        if self._stop_criteria is None:
+            from transformers import StoppingCriteriaList, StopStringCriteria
+
+            self._stop_criteria = StoppingCriteriaList(
+                [StopStringCriteria(self.tokenizer, list(STOP_STRINGS))])
+        return self._stop_criteria
 
     def forget(self) -> None:
         """Drop the caches kept for the episodes' next turns."""
@@ -210,8 +221,7 @@ class HFPolicy:
                     do_sample=sample, temperature=self.temperature if sample else None,
                     top_p=self.top_p if sample else None, top_k=0 if sample else None,
                     min_new_tokens=self.min_new_tokens or None,
-                    **({} if self.min_new_tokens else
-                       {"stop_strings": list(STOP_STRINGS), "tokenizer": self.tokenizer}),
+                    stopping_criteria=None if self.min_new_tokens else self._stops(),
                     pad_token_id=pad, eos_token_id=self.eos_id,
                     return_dict_in_generate=True)
             del cache

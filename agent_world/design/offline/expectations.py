@@ -30,7 +30,6 @@ from agent_world.mining.offline.naming import singular
 Test = dict[str, Any]
 
 
-
 def _variant(base: str, i: int) -> str:
     """A fresh value shaped like a stored one, as a person would type it: the last number
     moved on (`FP-9372` → `FP-9373`), a hex digest redrawn, else a numbered copy
@@ -46,6 +45,7 @@ def _variant(base: str, i: int) -> str:
         n = str(int(last.group()) + i).zfill(len(last.group()))
         return base[:last.start()] + n + base[last.end():]
     return f"{base}-{i + 1}"
+
 
 class Rows:
     """The seed rows of a spec as the database returns them (defaults filled, booleans as
