@@ -43,10 +43,13 @@ def _log(home: Path) -> str:
     return (home / "evolve.log").read_text()[-3000:]
 
 
+_GRAPH = evolve.build_graph()
+
+
 def _state(home: Path) -> tuple[dict, list[str]]:
     for _ in range(50):
         try:
-            return final_state(evolve.build_graph(), thread_config(THREAD, home))
+            return final_state(_GRAPH, thread_config(THREAD, home))
         except sqlite3.OperationalError:  # the writer holds the lock for a moment
             time.sleep(0.05)
     raise AssertionError("checkpoint database stayed locked")
@@ -68,7 +71,8 @@ def _kill_when(proc: subprocess.Popen, home: Path, node: str, round_no: int,
                 values, nxt = _state(home)
                 assert nxt == [node], f"killed after {node} finished: next is {nxt}"
                 return
-        time.sleep(0.02)
+        # each look reads the whole thread state; more often would take the child's CPU
+        time.sleep(0.1)
     proc.kill()
     raise AssertionError(f"{node} of round {round_no} never started")
 
