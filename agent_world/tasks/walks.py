@@ -354,8 +354,9 @@ def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.
     args = sampler.start_args(start, rng)
     if args is None:
         return None
+    before = episode.state_hash() if spec.tool(start).mutates else ""
     obs = episode.step(start, args)
-    if not obs.ok:
+    if not obs.ok or _no_change(episode, before):
         return None
     plan = Plan(steps=[PlanStep(tool=start, given=args)])
     results: list[Any] = [obs.result]
@@ -372,12 +373,15 @@ def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.
         repeat = args is not None and any(s.tool == dst and r_args == args
                                           for s, r_args in zip(plan.steps, _args_of(plan, results),
                                                                strict=True))
-        obs = episode.step(dst, args) if args is not None and not repeat else None
-        if obs is None or not obs.ok:
+        calls = args is not None and not repeat
+        before = episode.state_hash() if calls and spec.tool(dst).mutates else ""
+        obs = episode.step(dst, args) if calls else None
+        unchanged = obs is not None and obs.ok and _no_change(episode, before)
+        if obs is None or not obs.ok or unchanged:
             # undo the selection a failed step introduced; try another way on (a few times)
             for s, sel in zip(plan.steps, selects, strict=True):
                 s.select = sel
-            if obs is not None and spec.tool(dst).mutates and \
+            if obs is not None and not unchanged and spec.tool(dst).mutates and \
                     (obs.error is None or obs.error.kind not in REFUSALS):
                 break  # a write that failed otherwise may have left traces: the walk ends
             # a refused write is rolled back: the walk tries another way on (it ended here,
@@ -388,6 +392,13 @@ def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.
         plan.steps.append(step)
         results.append(obs.result)
     return plan
+
+
+def _no_change(episode: Episode, before: str) -> bool:
+    """A write that left the database as it was ("set its currency to USD" on a product in
+    USD, "mark that order as paid" on a paid one): nobody asks for it, and a policy that skips
+    the call ends in the same state (`before`: the state hash before the call; "" for reads)."""
+    return bool(before) and episode.state_hash() == before
 
 
 def prune_detours(plan: Plan, spec: EnvSpec) -> tuple[Plan, list[int]]:

@@ -216,6 +216,9 @@ class _Refusing:
     def reset(self):
         self.episode.reset()
 
+    def state_hash(self):
+        return self.episode.state_hash()
+
     def step(self, tool, arguments):
         if self.spec.tool(tool).mutates and tool not in self.refused:
             self.refused.append(tool)
@@ -299,3 +302,91 @@ def test_a_value_a_write_copies_from_a_record_is_said(airline):
                  bound={"first_name": Binding(step=0, field="first_name")})])
     text = phrasing.step_clause(airline, plan, 1, random.Random(0))
     assert "first name to that customer's first name" in text, text
+
+
+def test_what_a_tool_allows_or_leads_to_is_no_part_of_the_request(airline):
+    """"create a new branch from an optional base branch", "suspend a member account and
+    reactivate it later": the option and the afterthought are the tool's, not the user's."""
+    spec = airline.model_copy(deep=True)
+    tool = next(t for t in spec.tools if t.name == "cancel_reservation")
+    tool.description = "Cancel a reservation and rebook it later."
+    assert phrasing.action_phrase(spec, "cancel_reservation") == "cancel a reservation"
+    tool.description = "Cancel a reservation with an optional reason for the airline."
+    assert phrasing.action_phrase(spec, "cancel_reservation") == "cancel a reservation"
+
+
+def test_a_key_does_not_split_the_tool_s_own_noun(airline):
+    """"Please create branch 41 commit for commit 17": the branch key was aimed at the first
+    word of "a branch commit"."""
+    spec = airline.model_copy(deep=True)
+    base = next(t for t in spec.tools if t.name == "cancel_reservation")
+    link = base.model_copy(deep=True, update={
+        "name": "create_reservation_flight", "description": "Create a reservation flight.",
+        "parameters": {"type": "object", "required": ["reservation_id", "flight_id"],
+                       "properties": {"reservation_id": {"type": "string"},
+                                      "flight_id": {"type": "integer"}}}})
+    spec.tools.append(link)
+    text = phrasing.write_clause(spec, "create_reservation_flight",
+                                 {"reservation_id": "MGX7Q2", "flight_id": 17},
+                                 random.Random(0))
+    assert text == "create a reservation flight for flight 17 and reservation MGX7Q2", text
+
+
+class _Watching:
+    """An episode that notes, for every successful write, whether the database changed."""
+
+    def __init__(self, episode):
+        self.episode, self.writes = episode, []
+
+    def reset(self):
+        self.episode.reset()
+
+    def state_hash(self):
+        return self.episode.state_hash()
+
+    def step(self, tool, arguments):
+        before = self.episode.state_hash()
+        obs = self.episode.step(tool, arguments)
+        if obs.ok and self.episode.spec.tool(tool).mutates:
+            self.writes.append((tool, self.episode.state_hash() != before))
+        return obs
+
+
+def test_no_walk_holds_a_write_that_changes_nothing(runtime):
+    """"Edit that product: set its currency to USD" on a product created in USD one step
+    before, "mark that order as paid" on a paid order: a write that leaves the database as it
+    was asks for nothing (and a policy that skips it ends in the same state)."""
+    spec = load_example("ecommerce")
+    graph = build_tool_graph(spec, runtime=runtime)
+    sampler = ValueSampler(spec)
+    writes = 0
+    with runtime.open(spec) as episode:
+        for seed in range(40):
+            plan = random_walk(spec, graph, episode, random.Random(seed), length=5,
+                               sampler=sampler)
+            if plan is None:
+                continue
+            watching = _Watching(episode)
+            watching.reset()
+            execute_plan(plan, watching)
+            assert all(changed for _, changed in watching.writes), (seed, plan.steps)
+            writes += len(watching.writes)
+    assert writes >= 20  # the walks do write
+
+
+def test_positions_dates_and_ratings_are_never_added_up():
+    """"Add up the year of the dst transitions: what is the total?" asks for nothing a person
+    wants; their highest or lowest still is a question."""
+    from agent_world.tasks.synthesis.synthesizer import _aggregations
+
+    items = [{"id": i, "year": 2020 + i % 3, "rating": i % 5, "page_number": i,
+              "amount": 10.0 * i, "number_of_guests": i % 4 + 1, "kind": "ab"[i % 2]}
+             for i in range(1, 9)]
+    kinds: dict[str, set[str]] = {}
+    for seed in range(60):
+        for option in _aggregations(0, items, random.Random(seed)):
+            if "field" in option:
+                kinds.setdefault(option["field"], set()).add(option["kind"])
+    for field in ("year", "rating", "page_number"):
+        assert kinds[field] <= {"max", "min"}, (field, kinds[field])
+    assert "sum" in kinds["amount"] and "sum" in kinds["number_of_guests"]

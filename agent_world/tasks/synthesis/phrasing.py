@@ -79,8 +79,12 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
             desc = m.group(1)
     # a condition or qualifier of the tool is no part of what the user asks: "place a hold on
     # a title when no copy is available", "cancel a hold at any time before it is collected"
+    # and so is what the tool allows or what comes after it: "create a new branch from an
+    # optional base branch", "suspend a member account and reactivate it later"
     clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|,? unless\b|, optionally\b| in id order"
-                      r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b",
+                      r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b"
+                      r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
+                      r"|,? and \w+ (?:it|them) (?:later|again)\b",
                       desc, maxsplit=1)[0].strip().rstrip(" .,;:")
     # "create a slot and return the new record": what the tool hands back is no request
     clause = re.sub(r",? (?:and )?(?:return(?:s|ing)?|giv(?:es|ing)) (?:the|a|it|its)\b.*$", "",
@@ -409,9 +413,15 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         base = act  # the other keys are aimed by the action's own words, not the first key's
         act = _with_key(act, noun(key) or ent, _key_phrase(key, given.pop(key)), ent)
         for p in [p for p in given if role(p, given[p]) == "key"]:
-            act = _with_key(act, noun(p), _key_phrase(p, given.pop(p))) \
-                if re.search(rf"\b{re.escape(noun(p).split()[-1])}s?\b", base) else \
-                f"{act} with {_key_phrase(p, given.pop(p))}"
+            named = _key_phrase(p, given.pop(p))
+            if not re.search(rf"\b{re.escape(noun(p).split()[-1])}s?\b", base):
+                act = f"{act} with {named}"
+                continue
+            # "branch" in "a branch commit" is part of the tool's own noun: "create a branch
+            # commit for commit 17 and branch 41", not "create branch 41 commit"
+            aimed = _with_key(act, noun(p), named, ent)
+            act = f"{act} and {named}" if aimed == f"{act} for {named}" and \
+                re.search(r" for \w+ [\w-]+$", act) else aimed
     if prev:
         # aimed at the record the earlier one leads to, by the key it passes on: "place a hold
         # on that copy's title", "create a commit for that branch's repository"

@@ -53,6 +53,7 @@ from agent_world.tasks.walks import (
     random_walk,
     scalar_fields,
 )
+from agent_world.tasks.words import split_words
 
 
 # ---- phrasing (agent_world.tasks.synthesis.phrasing writes the offline text) -------------------------
@@ -227,6 +228,22 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     return [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
 
 
+# numbers that say where or when, or rate something: their highest or lowest is a question, their
+# total is not ("add up the year of the dst transitions"); a number, index or day last in a name
+# is a position ("page number"), elsewhere it may count ("number of guests", "days overdue")
+NOT_ADDITIVE = frozenset({
+    "year", "month", "week", "hour", "minute", "age", "latitude", "longitude", "lat", "lon",
+    "lng", "offset", "rating", "score", "rank", "priority", "version", "percent", "percentage",
+    "temperature", "stars", "port", "floor",
+})
+POSITION_LAST = frozenset({"number", "no", "index", "sequence", "position", "day", "second"})
+
+
+def _not_additive(field: str) -> bool:
+    words = split_words(field)
+    return bool(words) and (words[-1] in POSITION_LAST or any(w in NOT_ADDITIVE for w in words))
+
+
 def _aggregations(i: int, items: list[dict], rng: random.Random) -> list[dict]:
     options = []
     cats, nums = {}, []
@@ -245,8 +262,8 @@ def _aggregations(i: int, items: list[dict], rng: random.Random) -> list[dict]:
         if cats and rng.random() < 0.5:
             c = rng.choice(sorted(cats))
             where = {c: rng.choice(cats[c])}
-        options.append({"kind": rng.choice(["sum", "max", "min"]), "step": i, "field": k,
-                        "where": where})
+        kinds = ["max", "min"] if _not_additive(k) else ["sum", "max", "min"]
+        options.append({"kind": rng.choice(kinds), "step": i, "field": k, "where": where})
     rng.shuffle(options)
     return options[:4]
 
