@@ -51,22 +51,21 @@ def run_build(envs: list[str], max_repairs: int, max_tools: int, thread: str | N
                                        workers=workers, ray_address=ray)
     config = thread_config(thread, state.home)
     builder = build_graph.build_graph()
-    cat = state.catalog()
-    if resume:
-        values, _ = final_state(builder, config)
-        if not values:
-            raise typer.BadParameter(f"thread {thread!r} has no run to resume")
-        total = len(values.get("envs", []))
-        inputs = None
-    else:
-        for name in envs:
-            if cat.get_env_at_stage(name, "mined") is None:
-                raise CatalogError(f"environment {name!r} has no mined version to build "
-                                   "(see `agent-world env list --stage mined`)")
-        total = len(envs) or sum(1 for e in cat.list_envs()
-                                 if cat.get_env_at_stage(e.name, "mined") is not None)
-        inputs = {"envs": envs, "max_repairs": max_repairs, "max_tools": max_tools}
-    cat.close()
+    with state.catalog() as cat:
+        if resume:
+            values, _ = final_state(builder, config)
+            if not values:
+                raise typer.BadParameter(f"thread {thread!r} has no run to resume")
+            total = len(values.get("envs", []))
+            inputs = None
+        else:
+            for name in envs:
+                if cat.get_env_at_stage(name, "mined") is None:
+                    raise CatalogError(f"environment {name!r} has no mined version to build "
+                                       "(see `agent-world env list --stage mined`)")
+            total = len(envs) or sum(1 for e in cat.list_envs()
+                                     if cat.get_env_at_stage(e.name, "mined") is not None)
+            inputs = {"envs": envs, "max_repairs": max_repairs, "max_tools": max_tools}
     err_console.print(f"build: thread [bold]{config['configurable']['thread_id']}[/] "
                       "(resume with --thread ... --resume)")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

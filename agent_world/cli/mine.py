@@ -170,11 +170,10 @@ def _close_run(run_id: str | None, status: str) -> None:
     if not run_id:
         return
     try:
-        cat = state.catalog(seed_examples=False)
-        run = cat.get_run(run_id)
-        if run and run["status"] == "running":
-            cat.finish_run(run_id, status)
-        cat.close()
+        with state.catalog(seed_examples=False) as cat:
+            run = cat.get_run(run_id)
+            if run and run["status"] == "running":
+                cat.finish_run(run_id, status)
     except Exception:  # noqa: BLE001 - best effort on the way out; the first error matters
         pass
 

@@ -43,13 +43,10 @@ def load_tasks(tasks_file: Path | None, envs: list[str] | None, drill: str | Non
             raise AgentWorldError(f"{tasks_file}: no such file")
         tasks = read_jsonl_tasks(tasks_file)
     else:
-        cat = state.catalog()
-        try:
+        with state.catalog() as cat:
             tasks = [Task.model_validate(row["payload"]) for row in cat.list_tasks()]
             if envs:
                 tasks = [t for t in tasks if t.env_name in envs]
-        finally:
-            cat.close()
     if limit is not None:
         tasks = tasks[:limit]
     if not tasks:

@@ -160,14 +160,11 @@ def _catalog(config: RunnableConfig | None) -> Catalog:
 def start(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
     ctx = checked_context(BuildContext)  # a wrong setting stops the run here, naming the field
     scaleout.for_context(ctx)  # as does an executor that cannot start (no Ray there)
-    cat = _catalog(config)
-    try:
+    with _catalog(config) as cat:
         envs = list(state.get("envs") or [])
         if not envs:
             envs = [e.name for e in cat.list_envs() if cat.get_env_at_stage(e.name, "mined") is not None]
         run_id = state.get("run_id") or cat.start_run("build", summary={"envs": envs})
-    finally:
-        cat.close()
     return {"envs": envs, "run_id": run_id,
             "max_repairs": state.get("max_repairs", ctx.max_repairs),
             "max_tools": state.get("max_tools", ctx.max_tools)}
@@ -188,11 +185,8 @@ def report(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
                "failed": sum(r["status"] == "failed" for r in results),
                "tools": sum(r["kept"] for r in built),
                "candidates": sum(r.get("candidates", 0) for r in results)}
-    cat = _catalog(config)
-    try:
+    with _catalog(config) as cat:
         cat.finish_run(state["run_id"], "done", summary)
-    finally:
-        cat.close()
     return {"summary": summary}
 
 
@@ -210,16 +204,14 @@ def _load(path: str) -> Design:
 @_serialized
 def design(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
     """Candidate tools and tests for the environment's mined version."""
-    cat = _catalog(config)
-    try:
-        spec = cat.get_env_at_stage(state["env"], "mined")
-        if spec is None:
-            raise AgentWorldError(f"environment {state['env']!r} has no mined version to build")
-        d = design_tools(spec, max_tools=state.get("max_tools", DEFAULT_TOOLS))
-    except Exception as exc:  # one environment's failure is that branch's, not the run's
-        return {"error": _reason(exc)}
-    finally:
-        cat.close()
+    with _catalog(config) as cat:
+        try:
+            spec = cat.get_env_at_stage(state["env"], "mined")
+            if spec is None:
+                raise AgentWorldError(f"environment {state['env']!r} has no mined version to build")
+            d = design_tools(spec, max_tools=state.get("max_tools", DEFAULT_TOOLS))
+        except Exception as exc:  # one environment's failure is that branch's, not the run's
+            return {"error": _reason(exc)}
     path = _design_file(config, state, 0)
     path.write_text(d.model_dump_json())
     return {"design_path": str(path), "attempt": 0, "repairs": {}}
@@ -244,17 +236,15 @@ def validate(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
     executor: a worker process or Ray task)."""
     if state.get("error"):
         return {}
-    cat = _catalog(config)
-    try:
-        spec = cat.get_env_at_stage(state["env"], "mined")
-        assert spec is not None
-        validation, outcomes = _executor().run(
-            f"environment {state['env']}", validate_job, spec, _load(state["design_path"]),
-            state.get("repairs") or {})
-    except Exception as exc:
-        return {"error": _reason(exc)}
-    finally:
-        cat.close()
+    with _catalog(config) as cat:
+        try:
+            spec = cat.get_env_at_stage(state["env"], "mined")
+            assert spec is not None
+            validation, outcomes = _executor().run(
+                f"environment {state['env']}", validate_job, spec, _load(state["design_path"]),
+                state.get("repairs") or {})
+        except Exception as exc:
+            return {"error": _reason(exc)}
     return {"validation": validation, "outcomes": outcomes}
 
 
@@ -272,18 +262,16 @@ def route(state: DesignState) -> str:
 @_serialized
 def repair(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
     """Ask the designer to fix every rejected tool, given its error."""
-    cat = _catalog(config)
-    try:
-        spec = cat.get_env_at_stage(state["env"], "mined")
-        assert spec is not None
-        repairs = dict(state.get("repairs") or {})
-        fixed, changed = repair_failing(
-            _load(state["design_path"]), Validation.model_validate(state["validation"]),
-            lambda d, tool, err: repair_tool(spec, d, tool, err), repairs)
-    except Exception as exc:
-        return {"error": _reason(exc)}
-    finally:
-        cat.close()
+    with _catalog(config) as cat:
+        try:
+            spec = cat.get_env_at_stage(state["env"], "mined")
+            assert spec is not None
+            repairs = dict(state.get("repairs") or {})
+            fixed, changed = repair_failing(
+                _load(state["design_path"]), Validation.model_validate(state["validation"]),
+                lambda d, tool, err: repair_tool(spec, d, tool, err), repairs)
+        except Exception as exc:
+            return {"error": _reason(exc)}
     attempt = state.get("attempt", 0) + 1
     if not changed:  # nothing repaired: stop asking
         return {"attempt": state.get("max_repairs", DEFAULT_REPAIRS)}
@@ -309,45 +297,43 @@ def store(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
     """Keep what passed (finished on the run's executor), ledger every rejection, store the
     `built` version."""
     env, run_id = state["env"], state["run_id"]
-    cat = _catalog(config)
-    try:
-        if state.get("error"):
-            cat.record("build", env, state["error"], run_id=run_id)
-            return {"results": [{"env": env, "status": "failed", "error": state["error"],
-                                 "kept": 0, "candidates": 0}]}
-        spec = cat.get_env_at_stage(env, "mined")
-        assert spec is not None
-        d = _load(state["design_path"])
-        validation = Validation.model_validate(state["validation"])
-        built = _executor().run(f"environment {env}", finish_job, spec, d, validation,
-                                state.get("outcomes") or {})
-        for v in validation.verdicts:
-            if not v.kept:
-                cat.record("build", f"{env}.{v.tool}", v.reason, run_id=run_id,
-                           payload={"category": v.category, "passed": v.passed,
-                                    "total": v.total, "repairs": v.repairs})
-        for t in validation.dropped_tests:
-            cat.record("build", f"{env}.{t['tool']}/{t['test']}", f"test dropped: {t['reason']}",
-                       run_id=run_id, payload={"category": "test"})
-        for tool, why in d.not_implemented.items():
-            cat.record("build", f"{env}.{tool}", f"source tool not implemented: {why}",
-                       run_id=run_id, payload={"category": "source_tool"})
-        result = _result(env, d, validation)
-        if built is None:
-            cat.record("build", env, f"environment dropped: {validation.dropped}",
-                       run_id=run_id, payload={"category": "environment"})
-            return {"results": [{**result, "status": "dropped", "error": validation.dropped}]}
-        built = _with_provenance(built, spec, d, validation)
-        summary = cat.put_env(built, stage="built")
-        return {"results": [{**result, "status": "built", "version": summary.version,
-                             "fingerprint": summary.fingerprint}]}
-    except Exception as exc:
-        reason = _reason(exc)
-        cat.record("build", env, reason, run_id=run_id)
-        return {"results": [{"env": env, "status": "failed", "error": reason, "kept": 0,
-                             "candidates": 0}]}
-    finally:
-        cat.close()
+    with _catalog(config) as cat:
+        try:
+            if state.get("error"):
+                cat.record("build", env, state["error"], run_id=run_id)
+                return {"results": [{"env": env, "status": "failed", "error": state["error"],
+                                     "kept": 0, "candidates": 0}]}
+            spec = cat.get_env_at_stage(env, "mined")
+            assert spec is not None
+            d = _load(state["design_path"])
+            validation = Validation.model_validate(state["validation"])
+            built = _executor().run(f"environment {env}", finish_job, spec, d, validation,
+                                    state.get("outcomes") or {})
+            for v in validation.verdicts:
+                if not v.kept:
+                    cat.record("build", f"{env}.{v.tool}", v.reason, run_id=run_id,
+                               payload={"category": v.category, "passed": v.passed,
+                                        "total": v.total, "repairs": v.repairs})
+            for t in validation.dropped_tests:
+                cat.record("build", f"{env}.{t['tool']}/{t['test']}", f"test dropped: {t['reason']}",
+                           run_id=run_id, payload={"category": "test"})
+            for tool, why in d.not_implemented.items():
+                cat.record("build", f"{env}.{tool}", f"source tool not implemented: {why}",
+                           run_id=run_id, payload={"category": "source_tool"})
+            result = _result(env, d, validation)
+            if built is None:
+                cat.record("build", env, f"environment dropped: {validation.dropped}",
+                           run_id=run_id, payload={"category": "environment"})
+                return {"results": [{**result, "status": "dropped", "error": validation.dropped}]}
+            built = _with_provenance(built, spec, d, validation)
+            summary = cat.put_env(built, stage="built")
+            return {"results": [{**result, "status": "built", "version": summary.version,
+                                 "fingerprint": summary.fingerprint}]}
+        except Exception as exc:
+            reason = _reason(exc)
+            cat.record("build", env, reason, run_id=run_id)
+            return {"results": [{"env": env, "status": "failed", "error": reason, "kept": 0,
+                                 "candidates": 0}]}
 
 
 def _reason(exc: Exception) -> str:

@@ -63,8 +63,7 @@ class EvaluateState(EvaluateInput, EvaluateOutput, total=False):
 
 
 def select(state: EvaluateState, config: RunnableConfig) -> dict[str, Any]:
-    cat = Catalog.open(arena_home(config))
-    try:
+    with Catalog.open(arena_home(config)) as cat:
         ids = list(state.get("tasks") or [])
         if not ids:
             envs = list(state.get("envs") or [])
@@ -79,8 +78,6 @@ def select(state: EvaluateState, config: RunnableConfig) -> dict[str, Any]:
                 ids += [r["id"] for r in (rows[:per_env] if per_env else rows)]
         if not ids:
             raise AgentWorldError("no task to evaluate on: synthesize some first")
-    finally:
-        cat.close()
     return {"tasks": ids, "policy": state.get("policy") or "baseline",
             "evaluation_id": state.get("evaluation_id") or f"eval-{uuid.uuid4().hex[:8]}"}
 
@@ -88,8 +85,7 @@ def select(state: EvaluateState, config: RunnableConfig) -> dict[str, Any]:
 def evaluate(state: EvaluateState, config: RunnableConfig) -> dict[str, Any]:
     ctx = context_as(EvaluateContext)
     home = arena_home(config)
-    cat = Catalog.open(home)
-    try:
+    with Catalog.open(home) as cat:
         rows = {i: cat.get_task(i) for i in state["tasks"]}
         missing = [i for i, r in rows.items() if r is None]
         if missing:
@@ -100,8 +96,6 @@ def evaluate(state: EvaluateState, config: RunnableConfig) -> dict[str, Any]:
         report = record_evaluation(cat, state["evaluation_id"], tasks, trajectories,
                                    label=state.get("label") or f"{state['policy']} evaluation",
                                    policy=state["policy"])
-    finally:
-        cat.close()
     return {"summary": report.summary()}
 
 

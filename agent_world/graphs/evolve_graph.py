@@ -220,16 +220,13 @@ def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eva
     and with tracing on the LangSmith links of the experiment on the held-out set `dataset`."""
     s = _settings(state)
     home = _home(config)
-    cat = Catalog.open(home)
-    try:
+    with Catalog.open(home) as cat:
         tasks = _tasks(cat, ids)
         report_turn = _reporter("evaluate", len(tasks))
         trajectories = stages.run_policy(state["policy"], tasks, home, seed=s.seed,
                                          max_turns=s.max_turns, progress=report_turn)
         report = record_evaluation(cat, eval_id, tasks, trajectories, label=label,
                                    policy=state["policy"])
-    finally:
-        cat.close()
     links: dict[str, str] = {}
     if scores.tracing_on():
         attempts = [attempt(t, tr, f"{eval_id}/{i:04d}")
@@ -304,11 +301,8 @@ def build(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
 
 def split(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     s = _settings(state)
-    cat = Catalog.open(_home(config))
-    try:
+    with Catalog.open(_home(config)) as cat:
         train, heldout = split_environments(cat, state["envs"], s.heldout_fraction, s.seed)
-    finally:
-        cat.close()
     return {"train_envs": train, "heldout_envs": heldout}
 
 
@@ -371,15 +365,12 @@ def _env_meta(cat: Catalog, state: EvolveState) -> list[EnvMeta]:
 
 def diagnose_node(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     started = time.monotonic()
-    cat = Catalog.open(_home(config))
-    try:
+    with Catalog.open(_home(config)) as cat:
         # the fresh set when there is one: the fixed set only scores rounds
         source = state.get("fresh_eval") or state["before_eval"]
         attempts, traces = load_evaluation(cat, source)
         diagnosis = diagnose(attempts, _env_meta(cat, state), traces,
                              evaluation_tasks(cat, attempts))
-    finally:
-        cat.close()
     return {"diagnosis": diagnosis.model_dump(mode="json"),
             "fresh_before_eval": state.get("fresh_eval") or "",
             "fresh_before": (state.get("fresh") or {}) if state.get("fresh_eval") else {},
@@ -409,12 +400,9 @@ def resynthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
                 "replay_extra": s.targeted_tasks_per_env * len(targets),
                 "seconds": _timed(state, "resynthesize", started)}
     if s.complexify and grow:
-        cat = Catalog.open(_home(config))
-        try:
+        with Catalog.open(_home(config)) as cat:
             grown = complexify_environments(cat, grow, f"evolve {_thread(config)}/round-"
                                             f"{state['round']}", seed=s.seed + state["round"])
-        finally:
-            cat.close()
     targeted = stages.synthesize_tasks(targets or state["train_envs"], _home(config),
                                        s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
                                        guidelines=guidelines,
@@ -533,8 +521,7 @@ def record(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     stages.finish_training(_round_dir(config, state["round"]))
     diagnosis = Diagnosis.model_validate(state["diagnosis"])
     training = state.get("training") or {}
-    cat = Catalog.open(_home(config))
-    try:
+    with Catalog.open(_home(config)) as cat:
         tools = sum(len(cat.get_env(n).tools) for n in state["envs"])
         rec = RoundRecord(
             thread=_thread(config), round=state["round"], status="done",
@@ -561,8 +548,6 @@ def record(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
             warm_start=list(training.get("warm_start") or []),
             seconds=state.get("seconds") or {})
         cat.put_round(rec.thread, rec.round, rec.model_dump(mode="json"))
-    finally:
-        cat.close()
     return {"rounds_done": state["round"], "history": [*(state.get("history") or []), rec.row()]}
 
 

@@ -435,8 +435,7 @@ class GraphServer(FastMCP):
         return report
 
     def _read_catalog(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        cat = Catalog.open(self.home)
-        try:
+        with Catalog.open(self.home) as cat:
             if name == "list_environments":
                 envs = cat.list_envs(stage=args.get("stage"))
                 return {"environments": [{"name": e.name, "stage": e.stage,
@@ -454,8 +453,6 @@ class GraphServer(FastMCP):
                      "instruction": t.get("instruction")} for t in tasks[:limit]]}
             runs = cat.list_runs(kind=args.get("kind"), limit=int(args.get("limit") or 20))
             return {"runs": runs}
-        finally:
-            cat.close()
 
 
 def serve(home: str | Path | None = None, transport: Literal["stdio", "http"] = "stdio",

@@ -148,11 +148,8 @@ def start(state: MineState, config: RunnableConfig, runtime: Runtime[MineContext
     # a source named twice (or by two spellings of one path) is mined once
     sources = list({_normalized(s): s for s in reversed(sources)}.values())[::-1]
     iterations = check_iterations(state.get("iterations", 3))
-    cat = _catalog(config, runtime)
-    try:
+    with _catalog(config, runtime) as cat:
         run_id = cat.start_run("mine", summary={"sources": sources})
-    finally:
-        cat.close()
     return {"sources": sources, "run_id": run_id, "iterations": iterations,
             "seed": state.get("seed", 0), "results": None,
             "web_search": configured_search_spec(state.get("web_search"))}
@@ -202,8 +199,7 @@ def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineC
     miner has a chat model); what they made is written to the catalog here."""
     write = get_stream_writer()
     ctx = checked_context(MineContext)
-    cat = _catalog(config, runtime)
-    try:
+    with _catalog(config, runtime) as cat:
         try:
             pool = scaleout.for_context(ctx)
             remote = pool.remote and not scaleout.has_model("miner")
@@ -256,8 +252,6 @@ def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineC
                              "taxonomy": str(theme.taxonomy),
                              "fingerprint": summary.fingerprint, "stats": stats,
                              "seconds": mined.seconds, **fidelity}]}
-    finally:
-        cat.close()
 
 
 def _portable(doc: Any) -> str:
@@ -298,43 +292,41 @@ def _web_search(spec: str | None, notes: list[str]) -> Iterator[Any]:
 
 def taxonomy(state: MineState, config: RunnableConfig, runtime: Runtime[MineContext]
              ) -> dict[str, Any]:
-    cat = _catalog(config, runtime)
-    try:
-        results = state.get("results", [])
-        failed = [r for r in results if r["status"] == "failed"]
-        mined = [r for r in results if r["status"] == "mined"]
-        # one theme per stored theme row, however many sources led to it; compared under
-        # their environment names, which are unique where theme names may not be
-        unique = {r["env"]: r for r in mined}
-        themes = {env: cat.get_env(env).theme for env in unique}
-        _, merged_pairs = merge_near_duplicates(
-            t.model_copy(update={"name": env}) for env, t in themes.items())
-        merged = []
-        for a, b, similarity in merged_pairs:
-            if a == b:
-                continue  # never a duplicate of itself
-            kept_name, dropped = themes[a].name, themes[b]
-            merged.append([kept_name, dropped.name])
-            cat.merge_theme(dropped, into=kept_name, key=unique[b].get("theme_key"))
-            cat.record("mine", dropped.name, f"near-duplicate of theme {kept_name!r} (env "
-                       f"{a}, similarity {similarity:.2f}); merged", run_id=state["run_id"])
-        summary = {"sources": len(state["sources"]), "mined": len(mined),
-                   "failed": len(failed), "themes": len(unique) - len(merged),
-                   "merged": len(merged)}
-        if failed and not mined:
-            cat.finish_run(state["run_id"], "failed", summary)
-            raise MiningError(f"all {len(failed)} source(s) failed; first: "
-                              f"{failed[0]['source']}: {failed[0]['error']}")
-        status = "partial" if failed else "done"
-        cat.finish_run(state["run_id"], status, summary)
-        return {"merged": merged, "summary": summary, "status": status}
-    except MiningError:
-        raise
-    except BaseException as exc:
-        cat.finish_run(state["run_id"], "failed", {"error": f"{type(exc).__name__}: {exc}"})
-        raise
-    finally:
-        cat.close()
+    with _catalog(config, runtime) as cat:
+        try:
+            results = state.get("results", [])
+            failed = [r for r in results if r["status"] == "failed"]
+            mined = [r for r in results if r["status"] == "mined"]
+            # one theme per stored theme row, however many sources led to it; compared under
+            # their environment names, which are unique where theme names may not be
+            unique = {r["env"]: r for r in mined}
+            themes = {env: cat.get_env(env).theme for env in unique}
+            _, merged_pairs = merge_near_duplicates(
+                t.model_copy(update={"name": env}) for env, t in themes.items())
+            merged = []
+            for a, b, similarity in merged_pairs:
+                if a == b:
+                    continue  # never a duplicate of itself
+                kept_name, dropped = themes[a].name, themes[b]
+                merged.append([kept_name, dropped.name])
+                cat.merge_theme(dropped, into=kept_name, key=unique[b].get("theme_key"))
+                cat.record("mine", dropped.name, f"near-duplicate of theme {kept_name!r} (env "
+                           f"{a}, similarity {similarity:.2f}); merged", run_id=state["run_id"])
+            summary = {"sources": len(state["sources"]), "mined": len(mined),
+                       "failed": len(failed), "themes": len(unique) - len(merged),
+                       "merged": len(merged)}
+            if failed and not mined:
+                cat.finish_run(state["run_id"], "failed", summary)
+                raise MiningError(f"all {len(failed)} source(s) failed; first: "
+                                  f"{failed[0]['source']}: {failed[0]['error']}")
+            status = "partial" if failed else "done"
+            cat.finish_run(state["run_id"], status, summary)
+            return {"merged": merged, "summary": summary, "status": status}
+        except MiningError:
+            raise
+        except BaseException as exc:
+            cat.finish_run(state["run_id"], "failed", {"error": f"{type(exc).__name__}: {exc}"})
+            raise
 
 
 def build_graph() -> StateGraph:

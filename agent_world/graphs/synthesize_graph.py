@@ -119,8 +119,7 @@ def _catalog(config: RunnableConfig | None) -> Catalog:
 def start(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
     # a wrong setting (or no Ray there) stops the run here, naming the field
     scaleout.for_context(checked_context(SynthesizeContext))
-    cat = _catalog(config)
-    try:
+    with _catalog(config) as cat:
         for name in example_names():  # the bundled examples are always there
             if not cat.has_env(name):
                 cat.put_env(load_example(name), stage="example")
@@ -130,8 +129,6 @@ def start(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
             envs = [e.name for e in cat.list_envs() if e.stats.get("tools", 0) > 0]
         run_id = state.get("run_id") or cat.start_run(
             "synthesize", summary={"envs": envs, "guidelines": guidelines})
-    finally:
-        cat.close()
     return {"envs": envs, "run_id": run_id, "per_env": state.get("per_env", 10),
             "levels": state.get("levels") or [1, 2, 3, 4, 5], "seed": state.get("seed", 0),
             "guidelines": guidelines}
@@ -202,8 +199,7 @@ def synthesize_env(job: EnvJob, config: RunnableConfig,
         per_env=job["per_env"], levels=job["levels"], seed=job["seed"], runs=ctx.runs,
         threshold=ctx.threshold, programmatic_share=ctx.programmatic_share,
         attempts_per_task=ctx.attempts_per_task)
-    cat = _catalog(config)
-    try:
+    with _catalog(config) as cat:
         try:
             spec = cat.get_env(job["env"])
             if not spec.tools:
@@ -227,8 +223,6 @@ def synthesize_env(job: EnvJob, config: RunnableConfig,
             cat.record(task_synthesis.STAGE, job["env"], reason, run_id=job["run_id"])
             return {"results": [{"env": job["env"], "status": "failed", "error": reason}]}
         return {"results": [{**stats, "status": "done"}]}
-    finally:
-        cat.close()
 
 
 def report(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
@@ -242,11 +236,8 @@ def report(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
                "candidates": sum(r["candidates"] for r in done),
                "kept": sum(r["kept"] for r in done), "rejected": rejected,
                "seconds": round(sum(r["seconds"] for r in done), 2)}
-    cat = _catalog(config)
-    try:
+    with _catalog(config) as cat:
         cat.finish_run(state["run_id"], "done", summary)
-    finally:
-        cat.close()
     return {"summary": summary}
 
 
@@ -293,15 +284,12 @@ def synthesize_tasks(names: list[str], home: str | Path | None = None, per_env: 
         resume = bool(values) and bool(pending)
         state = invoke(builder, None if resume else inputs, thread_id=thread, home=home,
                        context=context)
-    cat = Catalog.open(home)
-    try:
+    with Catalog.open(home) as cat:
         rank = {name: i for i, name in enumerate(names)}
         mine = [t for t in cat.list_tasks()
                 if (t["payload"].get("origin") or {}).get("run_id") == state["run_id"]]
         mine.sort(key=lambda t: (rank.get(t["payload"].get("env_name"), len(rank)), t["id"]))
         return [t["id"] for t in mine]
-    finally:
-        cat.close()
 
 
 # For `langgraph dev` / LangGraph Platform: compiled without a checkpointer (the server has one).

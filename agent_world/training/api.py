@@ -176,11 +176,8 @@ def _specs(tasks: list[Task], specs: Iterable[EnvSpec], home: str | Path | None
     try:
         return spec_index(tasks, specs)
     except AgentWorldError:
-        cat = Catalog.open(home)
-        try:
+        with Catalog.open(home) as cat:
             return spec_index(tasks, specs, cat)
-        finally:
-            cat.close()
 
 
 def evaluate(policy: str | Policy, tasks: list[Task], home: str | Path | None = None,

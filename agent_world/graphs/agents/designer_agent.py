@@ -62,24 +62,18 @@ class DesignerState(TypedDict, total=False):
 
 def start(state: DesignerState, config: RunnableConfig) -> dict[str, Any]:
     ctx = context_as(DesignerContext)
-    cat = Catalog.open(arena_home(config))
-    try:
+    with Catalog.open(arena_home(config)) as cat:
         if cat.get_env_at_stage(state["env"], "mined") is None:
             raise AgentWorldError(f"environment {state['env']!r} has no mined version to build")
         run_id = state.get("run_id") or cat.start_run("build", summary={"envs": [state["env"]]})
-    finally:
-        cat.close()
     return {"run_id": run_id, "max_tools": ctx.max_tools, "max_repairs": ctx.max_repairs}
 
 
 def finish(state: DesignerState, config: RunnableConfig) -> dict[str, Any]:
     [result] = state["results"][-1:]
-    cat = Catalog.open(arena_home(config))
-    try:
+    with Catalog.open(arena_home(config)) as cat:
         cat.finish_run(state["run_id"], "done" if result["status"] == "built" else "failed",
                        {k: result.get(k) for k in ("env", "status", "kept", "candidates")})
-    finally:
-        cat.close()
     return {"result": result}
 
 

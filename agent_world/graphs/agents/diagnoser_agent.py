@@ -53,27 +53,21 @@ class DiagnoserState(DiagnoserInput, DiagnoserOutput, total=False):
 
 
 def load(state: DiagnoserState, config: RunnableConfig) -> dict[str, Any]:
-    cat = Catalog.open(arena_home(config))
-    try:
+    with Catalog.open(arena_home(config)) as cat:
         row = cat.get_evaluation(state["evaluation_id"])
-    finally:
-        cat.close()
     if row is None:
         raise CatalogError(f"no evaluation {state['evaluation_id']!r} in the catalog")
     return {"evaluation": row.get("summary") or {}}
 
 
 def diagnose_node(state: DiagnoserState, config: RunnableConfig) -> dict[str, Any]:
-    cat = Catalog.open(arena_home(config))
-    try:
+    with Catalog.open(arena_home(config)) as cat:
         attempts, traces = load_evaluation(cat, state["evaluation_id"])
         tasks = evaluation_tasks(cat, attempts)
         splits = cat.splits()
         names = {a.env_name for a in attempts} | {n for n, s in splits.items() if s == "train"}
         metas = [EnvMeta.from_spec(cat.get_env(n), "train" if splits.get(n) == "train"
                                    else "heldout") for n in sorted(names) if cat.has_env(n)]
-    finally:
-        cat.close()
     diagnosis = diagnose(attempts, metas, traces, tasks)
     return {"diagnosis": diagnosis.model_dump(mode="json"), "text": diagnosis.text()}
 

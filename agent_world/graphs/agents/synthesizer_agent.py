@@ -83,11 +83,8 @@ def draft(state: SynthesizerState, config: RunnableConfig) -> dict[str, Any]:
     home = arena_home(config)
     count, level = state.get("count", 3), state.get("level", 2)
     kind, seed = state.get("kind", "graph"), state.get("seed", 0)
-    cat = Catalog.open(home)
-    try:
+    with Catalog.open(home) as cat:
         spec = _spec(cat, state["env"])
-    finally:
-        cat.close()
     tasks: dict[str, Task] = {}
     misses: dict[str, int] = {}
     with EnvRuntime() as runtime:
@@ -117,11 +114,8 @@ def draft(state: SynthesizerState, config: RunnableConfig) -> dict[str, Any]:
 def gate(state: SynthesizerState, config: RunnableConfig) -> dict[str, Any]:
     tasks = [Task.model_validate_json(line)
              for line in Path(state["candidates_path"]).read_text().splitlines() if line]
-    cat = Catalog.open(arena_home(config))
-    try:
+    with Catalog.open(arena_home(config)) as cat:
         spec = _spec(cat, state["env"])
-    finally:
-        cat.close()
     out = []
     with EnvRuntime() as runtime:
         for task in tasks:

@@ -79,21 +79,15 @@ def _load(cat: Catalog, task_id: str) -> tuple[Task, EnvSpec]:
 
 
 def load(state: VerifierState, config: RunnableConfig) -> dict[str, Any]:
-    cat = Catalog.open(arena_home(config))
-    try:
+    with Catalog.open(arena_home(config)) as cat:
         task, _ = _load(cat, state["task_id"])
-    finally:
-        cat.close()
     return {"instruction": task.instruction, "runs": context_as(VerifierContext).runs}
 
 
 def attempt(state: VerifierState, config: RunnableConfig) -> dict[str, Any]:
     ctx = context_as(VerifierContext)
-    cat = Catalog.open(arena_home(config))
-    try:
+    with Catalog.open(arena_home(config)) as cat:
         task, spec = _load(cat, state["task_id"])
-    finally:
-        cat.close()
     i = len(state.get("attempts") or [])
     traj = run_attempt(task, verifier_models(state["runs"])(i), spec=spec,
                        max_turns=ctx.max_turns, policy="verifier", role="verifier")
