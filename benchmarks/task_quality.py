@@ -15,6 +15,8 @@ environment and level:
 - `chain`, `tools`: mean chain length and mean distinct tools of the gold chains;
 - `cond %`: tasks that branch on an observed value (a condition, or a loop over the matching
   elements); `agg %`: aggregations;
+- `no-op`: kept tasks whose gold chain holds a write that leaves the database as it was
+  ("set its currency to USD" on a product in USD; should read 0);
 - `clock/world`: kept tasks whose answer is the engine's clock, an id it generated or world
   knowledge (re-checked with the answer gate: should read 0);
 - `survive %`: gated candidates of the level that were kept (survival per level);
@@ -50,6 +52,20 @@ from agent_world.tasks.synthesis.loop import (  # noqa: E402
     synthesize_env,
 )
 from agent_world.tasks.synthesis.synthesizer import chain_target  # noqa: E402
+
+
+def _holds_no_op_write(task, spec, rt) -> bool:
+    """The gold chain, replayed from the task's start: does a write change nothing?"""
+    with rt.open(spec, seed=task.seed) as episode:
+        for call in task.chain:
+            writes = spec.tool(call.tool).mutates
+            before = episode.state_hash() if writes else ""
+            obs = episode.step(call.tool, call.arguments)
+            if not obs.ok:
+                return False
+            if writes and episode.state_hash() == before:
+                return True
+    return False
 
 
 def main() -> int:
@@ -99,6 +115,7 @@ def main() -> int:
                     "tools": sum(t.difficulty.distinct_tools for t in kept) / n,
                     "condition": sum(t.difficulty.condition for t in kept) / n,
                     "aggregation": sum(t.difficulty.aggregation for t in kept) / n,
+                    "no_op": sum(_holds_no_op_write(t, spec, rt) for t in kept),
                     "clock_world": bad, "survival": len(kept) / max(gated, 1),
                     "baseline": sum(t.pass_rate or 0 for t in kept) / n,
                     "obscured": sum(t.difficulty.obscured for t in kept) / n,
@@ -108,7 +125,7 @@ def main() -> int:
         source.close()
     table = Table(title=f"Task quality: {args.per_env} tasks per environment, seed {args.seed}")
     cols = ["env", "L", "tasks", "cand", "artef %", "cand artef %", "dup", "chain", "tools",
-            "cond %", "agg %", "clock/world", "survive %", "baseline %", "obsc %", "distr"]
+            "cond %", "agg %", "no-op", "clock/world", "survive %", "baseline %", "obsc %", "distr"]
     for c in cols:
         table.add_column(c, justify="left" if c == "env" else "right")
     for r in rows:
@@ -116,7 +133,7 @@ def main() -> int:
                       f"{100 * r['artefact_rate']:.0f}", f"{100 * r['candidate_artefact_rate']:.0f}",
                       str(r["duplicates"]), f"{r['chain']:.2f}", f"{r['tools']:.2f}",
                       f"{100 * r['condition']:.0f}", f"{100 * r['aggregation']:.0f}",
-                      str(r["clock_world"]), f"{100 * r['survival']:.0f}",
+                      str(r["no_op"]), str(r["clock_world"]), f"{100 * r['survival']:.0f}",
                       f"{100 * r['baseline']:.0f}", f"{100 * r['obscured']:.0f}",
                       f"{r['distractors']:.1f}")
     console = Console(width=200)

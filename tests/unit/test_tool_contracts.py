@@ -307,6 +307,45 @@ def test_reschedule_moves_the_slot_booking(built, rt):
         assert not invariant_violations(spec, ep.path)
 
 
+def test_book_appointment_books_and_cancel_keeps_what_it_was_not_given(built, rt):
+    """bookAppointment made a checked-in appointment (the first state that says nothing holds
+    it), which checkInAppointment then refused; cancelAppointment without a reason erased the
+    appointment's reason."""
+    spec = built["clinic-booking-openapi"]
+    free = next(s for s in spec.rows["slots"] if not s["booked"] and s["status"] == "published")
+    patient = spec.rows["patients"][0]
+    tool = spec.tool("bookAppointment")
+    with rt.open(spec) as ep:
+        obs = ep.step("bookAppointment", _args(tool, slotId=free["id"], patientId=patient["id"],
+                                               visitType="follow_up", reason="Back pain"))
+        assert obs.ok, obs.error
+        assert obs.result["status"] == "booked"
+        checked = ep.step("checkInAppointment", {"appointmentId": obs.result["id"]})
+        assert checked.ok, checked.error
+    appt = next(a for a in spec.rows["appointments"] if a["status"] == "booked" and a["reason"])
+    with rt.open(spec) as ep:
+        obs = ep.step("cancelAppointment", {"appointmentId": appt["id"]})
+        assert obs.ok, obs.error
+        assert ep.query("SELECT reason FROM appointments WHERE id = ?", (appt["id"],)) == [
+            {"reason": appt["reason"]}]
+
+
+def test_check_in_closes_a_renewed_loan(built, rt):
+    """A renewed loan is still open: checking its copy in left it 'renewed' with no return
+    time."""
+    spec = built["book-lending-prd"]
+    loan = next(r for r in spec.rows["loans"] if r["returned_at"] is None
+                and r["status"] == "renewed" and r["copy_id"] is not None)
+    copy = next(c for c in spec.rows["copies"] if c["id"] == loan["copy_id"])
+    tool = spec.tool("check_in_copy")
+    with rt.open(spec) as ep:
+        obs = ep.step("check_in_copy", _args(tool, barcode=copy["barcode"], copy_id=copy["id"],
+                                             branch_id=copy["current_branch_id"]))
+        assert obs.ok, obs.error
+        (after,) = ep.query("SELECT status, returned_at FROM loans WHERE id = ?", (loan["id"],))
+        assert after["status"] == "returned" and after["returned_at"] is not None
+
+
 def test_place_hold_only_when_no_copy_is_available_at_the_pickup_branch(built, rt):
     spec = built["book-lending-prd"]
     copy = next(c for c in spec.rows["copies"] if c["status"] == "available")

@@ -62,8 +62,9 @@ STATE_VERBS: dict[tuple[str, ...], tuple[str, ...]] = {
 BUSY_STATES = frozenset({"on_loan", "checked_out", "borrowed", "in_use", "rented", "booked",
                          "reserved", "occupied"})
 FREE_STATES = ("available", "published", "open", "free", "active")
+# ("renewed" last: a renewed loan is still open, but no record is opened renewed)
 OPEN_STATES = ("active", "open", "on_loan", "checked_out", "borrowed", "overdue", "booked",
-               "pending", "waiting", "ready")
+               "pending", "waiting", "ready", "renewed")
 TERMINAL_STATES = frozenset({"cancelled", "canceled", "archived", "closed", "completed",
                              "deleted", "retired", "expired", "returned", "paid", "waived",
                              "failed", "succeeded", "collected", "refunded", "rejected",
@@ -902,7 +903,9 @@ def _transition(spec, c, entity, words, text, desc, args, entry) -> Contract | N
                                  enum=list(col.enum) if col.enum else None,
                                  required=bool(info.get("required")),
                                  description=f"{col.name.replace('_', ' ').capitalize()}."))
-            sets[col.name] = Value(source="arg", arg=args.safe(a))
+            # left out, it keeps the record's value ("cancel" without a reason kept none)
+            sets[col.name] = Value(source="arg", arg=args.safe(a),
+                                   column=None if info.get("required") else col.name)
             used.add(a)
     # "with a written reason": a reason column named after the verb
     reason = next((col for col in entity.columns if col.type == "text" and
@@ -1271,8 +1274,8 @@ def _plain(source_plan, spec, c, entity, words, text, desc, args, entry) -> Cont
         return None
     c.verb, c.returns = "update_field", "row"
     c.effects = [Effect(table=entity.name, op="update", rows="entity", set={
-        p.column: Value(source="arg", arg=p.name) for p in plan.params
-        if p.role in ("set", "ref") and p.column})]
+        p.column: Value(source="arg", arg=p.name, column=None if p.required else p.column)
+        for p in plan.params if p.role in ("set", "ref") and p.column})]
     c.options = {"plan": plan.model_dump()}
     return c
 

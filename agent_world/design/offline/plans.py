@@ -363,6 +363,17 @@ def _initial_state(col: ColumnSpec) -> Any:
                 if enum else None)
 
 
+def _named_state(tool: str, col: ColumnSpec) -> Any:
+    """The state a create tool names with its verb: "bookAppointment" makes a booked
+    appointment (not the first state that says nothing holds it, checked_in), "reserve_room" a
+    reserved one, "register..." a registered one (None: the verb names none)."""
+    words = [w for w in tokens(tool) if w != "git"]
+    verb = words[0] if words else ""
+    enum = list(col.enum or [])
+    return next((s for s in (verb + "ed", verb + "d", verb + verb[-1:] + "ed") if verb
+                 and s in enum), None)
+
+
 def create_plan(spec: EnvSpec, t: TableSpec, name: str,
                 params: list[ParamPlan] | None = None) -> ToolPlan | None:
     """Insert one row. Without `params` every settable column becomes an argument (required
@@ -389,7 +400,8 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
         if c.name in AUTO_COLUMNS and c.type in ("datetime", "date", "text"):
             now_cols.append(c.name)
         elif status is not None and c.name == status.name:
-            fixed[c.name] = c.default if c.default is not None else _initial_state(c)
+            fixed[c.name] = _named_state(name, c) or (
+                c.default if c.default is not None else _initial_state(c))
         elif _hold_flag(c):
             fixed[c.name] = False  # nothing holds a new record yet (a new slot is free)
         elif not c.nullable and c.default is None:
