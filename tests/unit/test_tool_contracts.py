@@ -346,6 +346,20 @@ def test_check_in_closes_a_renewed_loan(built, rt):
         assert after["status"] == "returned" and after["returned_at"] is not None
 
 
+def test_git_log_lists_the_newest_commits_first(built, rt):
+    """git_log with max_count kept the oldest commits (it listed by ascending id)."""
+    spec = built["git"]
+    commits = spec.rows["commits"]
+    repo_of = {r["id"]: r["path"] for r in spec.rows["repositories"]}
+    repo = max(repo_of, key=lambda r: sum(c["repository_id"] == r for c in commits))
+    ids = sorted(c["id"] for c in commits if c["repository_id"] == repo)
+    assert len(ids) >= 2
+    with rt.open(spec) as ep:
+        obs = ep.step("git_log", {"repo_path": repo_of[repo], "max_count": 1})
+        assert obs.ok, obs.error
+        assert [c["id"] for c in obs.result] == [ids[-1]]
+
+
 def test_place_hold_only_when_no_copy_is_available_at_the_pickup_branch(built, rt):
     spec = built["book-lending-prd"]
     copy = next(c for c in spec.rows["copies"] if c["status"] == "available")

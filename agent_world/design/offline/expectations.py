@@ -22,6 +22,7 @@ from agent_world.design.offline.plans import (
     TERMINAL,
     ParamPlan,
     ToolPlan,
+    newest_first,
     pk_column,
 )
 from agent_world.envs.spec import EnvSpec, TableSpec
@@ -271,6 +272,8 @@ class Designer:
     def _expected_ids(self, plan: ToolPlan, args: dict[str, Any]) -> list[Any]:
         pk = pk_column(self.table(plan))
         hits = [r[pk] for r in self.rows(plan.table) if self.matches(plan, r, args)]
+        if newest_first(plan.name, plan.description):
+            hits.reverse()
         return hits[:self._limit(plan, args)]
 
     def _list(self, plan: ToolPlan) -> list[Test]:
@@ -1002,8 +1005,10 @@ class ContractTests:
         limit = next((p for p in self.c.params if p.role == "limit"), None)
         cap = (limit.default if limit else MAX_ROWS) or MAX_ROWS
 
+        order = rows[::-1] if newest_first(self.c.tool, self.c.description) else rows
+
         def ids(pred: Any, n: int = cap) -> list[Any]:
-            return [r[self.pk] for r in rows if pred(r)][:n]
+            return [r[self.pk] for r in order if pred(r)][:n]
 
         out: list[Test] = []
         for p in self.c.params:

@@ -363,6 +363,13 @@ def _initial_state(col: ColumnSpec) -> Any:
                 if enum else None)
 
 
+def newest_first(tool: str, description: str) -> bool:
+    """A log or history lists its newest entries first ("git_log ... max_count" kept the
+    oldest commits when it listed by ascending id)."""
+    words = set(tokens(tool)) | set(re.findall(r"[a-z]+", description.lower())[:12])
+    return bool(words & {"log", "logs", "history", "recent", "latest", "newest"})
+
+
 def _named_state(tool: str, col: ColumnSpec) -> Any:
     """The state a create tool names with its verb: "bookAppointment" makes a booked
     appointment (not the first state that says nothing holds it, checked_in), "reserve_room" a

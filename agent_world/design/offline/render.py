@@ -17,6 +17,7 @@ from agent_world.design.offline.plans import (
     TERMINAL,
     ParamPlan,
     ToolPlan,
+    newest_first,
     pk_column,
 )
 from agent_world.envs.spec import EnvSpec
@@ -236,7 +237,8 @@ def render_tool(spec: EnvSpec, plan: ToolPlan) -> str:
     elif plan.kind == "list":
         _filters(b, spec, plan)
         limit = plan.param("limit")
-        b.add(f"sql = f'SELECT * FROM \"{plan.table}\"{{where}} ORDER BY \"{pk}\" LIMIT ?'")
+        order = " DESC" if newest_first(plan.name, plan.description) else ""
+        b.add(f"sql = f'SELECT * FROM \"{plan.table}\"{{where}} ORDER BY \"{pk}\"{order} LIMIT ?'")
         b.add(f"return ctx.query(sql, [*params, {limit.name if limit else 'MAX_ROWS'}])")
     elif plan.kind == "count_by":
         _filters(b, spec, plan)
@@ -793,7 +795,8 @@ def render_contract_body(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
     if c.verb in ("list", "search"):
         _contract_filters(b, c)
         limit = next((p.name for p in c.params if p.role == "limit"), "MAX_ROWS")
-        b.add(f"sql = f'SELECT * FROM \"{c.entity}\"{{where}} ORDER BY \"{pk}\" LIMIT ?'")
+        order = " DESC" if newest_first(c.tool, c.description) else ""
+        b.add(f"sql = f'SELECT * FROM \"{c.entity}\"{{where}} ORDER BY \"{pk}\"{order} LIMIT ?'")
         b.add(f"return ctx.query(sql, [*params, {limit}])")
         return
     if c.verb == "create":
