@@ -360,6 +360,20 @@ def test_git_log_lists_the_newest_commits_first(built, rt):
         assert [c["id"] for c in obs.result] == [ids[-1]]
 
 
+def test_an_edit_given_no_field_is_refused(built, rt):
+    """update_commit, update_branch, update_member said "at least one" field and, given none,
+    only stamped updated_at."""
+    for env, tool, table in (("git", "update_commit", "commits"),
+                             ("book-lending-prd", "update_member", "members")):
+        spec = built[env]
+        key = next(p for p in spec.tool(tool).parameters["required"])
+        row = spec.rows[table][0]
+        with rt.open(spec) as ep:
+            obs = ep.step(tool, {key: row["id"]})
+            assert not obs.ok and obs.error.kind == "tool_error", (tool, obs)
+            assert not ep.diff().tables, tool
+
+
 def test_place_hold_only_when_no_copy_is_available_at_the_pickup_branch(built, rt):
     spec = built["book-lending-prd"]
     copy = next(c for c in spec.rows["copies"] if c["status"] == "available")

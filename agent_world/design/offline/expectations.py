@@ -632,6 +632,13 @@ class Designer:
                                  changes=[{"table": plan.table, "op": "update",
                                            "key": {pk: row[pk]}, "values": values}]))
             break
+        if keyed and sets and not any(p.required for p in sets):
+            args = self._key_args(plan, keyed[0])
+            for p in plan.params:
+                if p.required and p.name not in args:
+                    args[p.name] = self.filler(p)
+            out.append(self.test(plan, "an edit with no field to change is refused", args,
+                                 ok=False, error_kind="tool_error", changes=[]))
         out.append(self._unknown_key(plan))
         return out
 

@@ -379,7 +379,9 @@ def _render_change(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
             b.add(f"changes[{_lit(p.column)}] = {p.name}", level)
     if plan.kind == "update":
         b.add("if not changes:")
-        if plan.now_columns:
+        # an edit given none of its fields changes nothing ("update_commit" with no field
+        # only stamped updated_at); an action with no fields records its time
+        if plan.now_columns and not any(p.role in ("set", "ref") for p in plan.params):
             b.add("pass  # nothing but the time of the action is recorded", 2)
         else:
             b.add("raise ToolError(\"Nothing to change: give at least one field.\")", 2)
