@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from agent_world.mining.offline.vocabulary import VERBS
+
 
 def split_words(name: str) -> list[str]:
     """`listPatientAppointments` / `list_patient_appointments` → list, patient, appointments."""
@@ -30,13 +32,20 @@ def plural(word: str) -> str:
     return word + "s"
 
 
+_HOW = frozenset({"with", "using", "via", "from", "into", "as"})
+
+
 def entity(tool: str) -> str:
     """The thing a tool is about, singular: `list_holds` → hold, `set_member_status` →
     member, `count_loans_by_status` → loan."""
     words = split_words(tool)
+    if len(words) > 2 and words[0] not in VERBS and words[1] in VERBS:
+        words = words[1:]  # a service's prefix: git_create_branch → branch, not "create branch"
     rest = words[1:] if len(words) > 1 else words
     while len(rest) > 1 and rest[0] in ("in", "out", "up", "off", "on", "back", "all"):
         rest = rest[1:]  # check_in_copy → copy, not "in copy"
+    if len(rest) > 1 and rest[0] in _HOW:
+        return "record"  # a name that says how, not what: upgrade_with_miles is no "with mile"
     if "by" in rest:
         rest = rest[: rest.index("by")] or rest
     if len(rest) > 1 and rest[-1] in ("status", "details", "history", "count"):

@@ -161,6 +161,11 @@ def test_offline_phrasing_from_entity_and_field_names(shop):
     assert phrasing.entity("list_holds") == "hold"
     assert phrasing.entity("listPatientAppointments") == "patient appointment"
     assert phrasing.entity("count_loans_by_status") == "loan"
+    # a service's prefix is no part of the thing ("that create branch's checkout"), and a
+    # name that says how names no thing ("the with mile's miles balance")
+    assert phrasing.entity("git_create_branch") == "branch"
+    assert phrasing.entity("jira_get_issue") == "issue"
+    assert phrasing.entity("upgrade_with_miles") == "record"
     assert phrasing.noun("patientId") == "patient"
     rng = random.Random(0)
     assert phrasing.ask_field("created_at", rng).startswith(("When", "What is the created",
