@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_world.envs import testing
 from agent_world.errors import AgentWorldError
+from agent_world.mining.llm_miner import complexify
 
 
 def complexify_environments(catalog: Any, names: list[str], tag: str, seed: int = 0,
                             run_id: str | None = None) -> dict[str, str]:
     """Complexify each environment once; env name → "complexified" or the reason it was not."""
-    from agent_world.envs.testing import verify_spec
-    from agent_world.mining.llm_miner import complexify
-
     out: dict[str, str] = {}
     for name in names:
         spec = catalog.get_env(name)
@@ -30,7 +29,7 @@ def complexify_environments(catalog: Any, names: list[str], tag: str, seed: int 
         done = len(spec.provenance.stats.get("iterations") or [])
         try:
             new = complexify(spec, iteration=done + 1, seed=seed)
-            failures = verify_spec(new)
+            failures = testing.verify_spec(new)  # looked up on each call (tests replace it)
         except AgentWorldError as exc:
             failures = [str(exc)]
         if failures:

@@ -40,10 +40,12 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_world.envs.spec import EnvSpec, format_validation_error
 from agent_world.evolution import diagnosis_prompts as prompts
+from agent_world.mining.llm_miner import ask_structured
 from agent_world.models import chat_model
 from agent_world.tasks.difficulty import level_of
 from agent_world.tasks.evaluation import (
@@ -905,10 +907,6 @@ def _user_prompt(report: EvalReport, envs: Mapping[str, EnvMeta],
 def _llm_diagnosis(model: Any, report: EvalReport, envs: Mapping[str, EnvMeta],
                    trajectories: Mapping[str, Trajectory], tasks: Mapping[str, Task],
                    draft: Diagnosis) -> tuple[Diagnosis | None, list[str]]:
-    from langchain_core.messages import HumanMessage, SystemMessage
-
-    from agent_world.mining.llm_miner import ask_structured
-
     messages: list[Any] = [SystemMessage(content=prompts.SYSTEM), HumanMessage(
         content=_user_prompt(report, envs, trajectories, tasks, draft))]
     errors: list[str] = []

@@ -23,6 +23,8 @@ import html
 import io
 import json
 import re
+import shutil
+import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from agent_world.tasks.evaluation import AGENT_ERROR_CLASSES
 
 
 def _figure() -> Any:
+    # matplotlib loads only when a report is drawn (seconds of imports)
     import matplotlib
 
     matplotlib.use("Agg")  # headless
@@ -472,9 +475,6 @@ def load_rounds(catalog: Any, thread: str | None = None) -> list[RoundRecord]:
 def screenshot(html_path: str | Path, png_path: str | Path, width: int = 1200,
                height: int = 2400, timeout: float = 120) -> Path:
     """Render the report in headless Chromium and save a PNG (checks that it renders)."""
-    import shutil
-    import subprocess
-
     browser = next((b for b in ("chromium", "chromium-browser", "google-chrome")
                     if shutil.which(b)), None)
     if browser is None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -494,8 +495,6 @@ def train(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
 
 def _record_settings(state: EvolveState) -> dict[str, Any]:
     """The run's settings as the report shows them (sizes, seed, policy, versions)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     settings = {k: v for k, v in (state.get("settings") or {}).items()
                 if not k.endswith("_model") and k != "home"}
     settings["policy"] = settings.get("policy") or state.get("policy_before") or ""

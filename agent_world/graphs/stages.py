@@ -7,8 +7,8 @@
     finish_training(out_dir)                                  drop what only a resume needs
     default_policy()                                          the embedded default policy reference
 
-Each imports its stage module when called, so importing the evolve graph stays light (the
-training stage brings torch and transformers).
+The GRPO trainer (`finish_training`) is imported when called: it brings torch and
+transformers, which importing the evolve graph should not.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_world.graphs import build_graph, synthesize_graph
 from agent_world.tasks.model import Task, Trajectory
+from agent_world.training import api as training_api
 
 Progress = Callable[[dict[str, Any]], None]  # a stage reports how far it is
 
@@ -36,8 +38,7 @@ def build_environments(names: list[str], home: str | Path, seed: int = 0,
     """Build (tool designer + cross-validation) the mined environments `names`; returns the
     names of those that now have a `built` version with at least one tool. `scale`: where the
     per-environment work runs (`workers`, `ray_address`: `agent_world.scaleout`)."""
-    from agent_world.graphs.build_graph import build_environments as build
-    return list(build(names, home=home, seed=seed, context=scale))
+    return list(build_graph.build_environments(names, home=home, seed=seed, context=scale))
 
 
 def synthesize_tasks(names: list[str], home: str | Path, per_env: int, seed: int = 0,
@@ -46,25 +47,22 @@ def synthesize_tasks(names: list[str], home: str | Path, per_env: int, seed: int
     """Synthesize up to `per_env` gated tasks per environment (guided by a diagnosis'
     `guidelines` when given), store them in the catalog, return their ids. `scale`: as for
     `build_environments`."""
-    from agent_world.graphs.synthesize_graph import synthesize_tasks as synthesize
-    return list(synthesize(names, home=home, per_env=per_env, seed=seed, guidelines=guidelines,
-                           tag=tag, context=scale))
+    return list(synthesize_graph.synthesize_tasks(names, home=home, per_env=per_env, seed=seed,
+                                                  guidelines=guidelines, tag=tag, context=scale))
 
 
 def default_policy() -> str:
     """The policy the main job trains (SmolLM2-135M-Instruct)."""
-    from agent_world.training.api import default_policy as policy
-    return policy()
+    return training_api.default_policy()
 
 
 def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0,
                max_turns: int = 8, progress: Progress | None = None) -> list[Trajectory]:
     """One attempt of `policy` (a checkpoint directory or policy reference) at each task;
     `progress` hears {"turn", "live"} after every turn."""
-    from agent_world.training.api import evaluate
     on_turn = (lambda turn, live: progress({"turn": turn, "live": live})) if progress else None
-    return list(evaluate(policy, tasks, home=home, seed=seed, max_turns=max_turns,
-                         on_turn=on_turn))
+    return list(training_api.evaluate(policy, tasks, home=home, seed=seed, max_turns=max_turns,
+                                      on_turn=on_turn))
 
 
 def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int,
@@ -76,8 +74,6 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
     the policy model's default (`training.api.training_sizes`). `progress` hears
     {"step", "steps", "reward"} after every GRPO step and {"warm": True, "step", "steps",
     "loss"} after every supervised warm-start step."""
-    from agent_world.training.api import train
-
     heard: dict[int, float] = {}  # step → call rate, for the report's training curves
 
     def on_step(st: Any) -> None:
@@ -87,8 +83,9 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
 
     on_warm = (lambda i, n, loss: progress({"warm": True, "step": i, "steps": n, "loss": loss})
                ) if progress else None
-    out = train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home,
-                on_step=on_step, warm_start_steps=warm_start_steps, on_warm_step=on_warm)
+    out = training_api.train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home,
+                             on_step=on_step, warm_start_steps=warm_start_steps,
+                             on_warm_step=on_warm)
     curve = [{**p, "call_rate": heard[p["step"]]} if p.get("step") in heard else dict(p)
              for p in out.curve]
     return TrainResult(checkpoint=str(out.checkpoint), curve=curve,
@@ -99,7 +96,7 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
 def finish_training(out_dir: str | Path) -> int:
     """Remove the optimizer states and frozen reference of a finished `train_policy` run in
     `out_dir` (its checkpoints stay loadable); the bytes freed."""
-    from agent_world.training.grpo import GRPOTrainer
+    from agent_world.training.grpo import GRPOTrainer  # torch: see the module docstring
     return GRPOTrainer.prune(out_dir)
 
 
