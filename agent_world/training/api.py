@@ -16,20 +16,28 @@ a directory written by `train`/save_pretrained, or "provider:model" for any Lang
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.models import declare_plain
+from agent_world.rollout.baseline_agent import BaselineChatModel
 from agent_world.rollout.engine import RolloutConfig, run_rollouts, spec_index
 from agent_world.rollout.toolcall import gold_replies, system_prompt
+from agent_world.tasks.evaluation import passed
 from agent_world.tasks.model import Task, Trajectory
+from agent_world.training.lm import load_lm, release_memory, small_cpu_model
 from agent_world.training.policies import ChatModelPolicy, HFPolicy, Policy, read_policy_settings
 
-if TYPE_CHECKING:  # torch loads only when training starts
+# Imported where used: agent_world.training.grpo and .sft (torch loads only when a policy is
+# trained) and langchain.chat_models (about 0.5 s of imports, needed only for a provider:model
+# policy).
+if TYPE_CHECKING:
     from agent_world.training.grpo import GRPOConfig, StepStats
 
 
@@ -91,7 +99,6 @@ class TrainingSizes:
 def training_sizes(model: Any, device: str = "auto") -> TrainingSizes:
     """The sizes for `model` trained on `device` (GRPOConfig.device)."""
     from agent_world.training.grpo import pick_device
-    from agent_world.training.lm import small_cpu_model
 
     on_cpu = pick_device(device).type == "cpu"
     if on_cpu and small_cpu_model(model):
@@ -135,12 +142,8 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
     default (evaluation); training sets its own temperature. `base`: the base model of a LoRA
     adapter directory (default: found by `lm.adapter_base`)."""
     if ref == "baseline":
-        from agent_world.rollout.baseline_agent import BaselineChatModel
-
         return ChatModelPolicy(BaselineChatModel(seed=seed), name="baseline")
     if ref in ("smollm2", "tiny") or Path(ref).is_dir():
-        from agent_world.training.lm import load_lm
-
         corpus = _corpus(tasks or [], specs or {}) if ref == "tiny" else None
         model, tok = load_lm(ref, corpus=corpus, seed=seed, base=base)
         trained = read_policy_settings(ref) if Path(ref).is_dir() else {}
@@ -171,8 +174,6 @@ def default_policy() -> str:
 
 def _specs(tasks: list[Task], specs: Iterable[EnvSpec], home: str | Path | None
            ) -> dict[str, EnvSpec]:
-    from agent_world.envs.catalog import Catalog
-
     try:
         return spec_index(tasks, specs)
     except AgentWorldError:
@@ -199,8 +200,6 @@ def pass_rates(trajectories: list[Trajectory]) -> dict[str, float]:
     """Mean reward, pass rate (the verdict of held-out evaluations, `tasks.evaluation.passed`:
     the full reward, so an answer guessed without the task's calls is no pass) and env-fault
     share."""
-    from agent_world.tasks.evaluation import passed
-
     kept = [t for t in trajectories if not t.env_fault]
     n = max(1, len(kept))
     return {"attempts": float(len(trajectories)),
@@ -223,10 +222,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
     the model's default (`training_sizes`: fewer steps when `policy` is a checkpoint
     directory, which already learned the format). Without a `config`, GRPO batches are sized to the
     model too. `on_warm_step(step, steps, loss)` hears every supervised step."""
-    import time
-
     from agent_world.training.grpo import GRPOConfig, GRPOTrainer
-    from agent_world.training.lm import load_lm, release_memory
 
     started = time.perf_counter()
     index = _specs(tasks, specs, home)

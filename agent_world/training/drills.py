@@ -8,6 +8,8 @@ run: the learning check, the SFT warm start, benchmarks and `agent-world train -
 
 from __future__ import annotations
 
+import random
+import string
 from dataclasses import dataclass
 
 from agent_world.envs.episode import EnvRuntime
@@ -104,9 +106,6 @@ def rekeyed(spec: EnvSpec, table: str, column: str, seed: int) -> EnvSpec:
     codes of the same shape, references included: the same world under new names, so a
     policy trained on variants must read keys from the instruction instead of memorising them.
     """
-    import random
-    import string
-
     rng = random.Random(seed)
     alphabet = string.ascii_uppercase + string.digits
     mapping: dict[str, str] = {}

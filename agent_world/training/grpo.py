@@ -38,6 +38,7 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.rollout.engine import Rollout, RolloutConfig, run_rollouts
+from agent_world.rollout.reward import score
 from agent_world.tasks.model import Task
 from agent_world.training.lm import (
     cache_kwarg,
@@ -47,6 +48,9 @@ from agent_world.training.lm import (
     quiet_progress_bars,
 )
 from agent_world.training.policies import HFPolicy, write_policy_settings
+
+# transformers loads only when a run resumes from a checkpoint (a trainer is handed its model),
+# peft only for LoRA (an optional package)
 
 
 @dataclass
@@ -373,8 +377,6 @@ class GRPOTrainer:
 
     def rollouts(self, tasks: list[Task]) -> tuple[list[Rollout], float, float]:
         """Rollouts with their generation and reward seconds."""
-        from agent_world.rollout.reward import score
-
         reward_fn = self.reward or score
         span = [float("inf"), 0.0]  # first start, last end: episodes are scored in parallel
         lock = threading.Lock()

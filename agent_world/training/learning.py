@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import torch
+
 from agent_world.envs.episode import EnvRuntime
 from agent_world.rollout.engine import RolloutConfig, run_rollouts, spec_index
 from agent_world.tasks.model import Task
 from agent_world.training.drills import ROOMS, switch_tasks, switchboard_spec
 from agent_world.training.grpo import GRPOConfig, GRPOTrainer
+from agent_world.training.lm import load_lm, tiny_model, tiny_tokenizer
 from agent_world.training.policies import HFPolicy
 from agent_world.training.sft import gold_messages, sft
 
@@ -67,10 +70,6 @@ def learning_run(policy: str = "tiny", steps: int = 200, sft_steps: int = 100,
     answering without a call seen before had two causes, both fixed in the reward and the
     advantages: a no-call answer (0) scored above a malformed call (-0.1..-0.3), and a group
     whose attempts all scored -0.1 got advantage +0.83 each from float rounding."""
-    import torch
-
-    from agent_world.training.lm import load_lm, tiny_model, tiny_tokenizer
-
     runtime = EnvRuntime()
     try:
         spec = switchboard_spec()

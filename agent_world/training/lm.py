@@ -10,7 +10,9 @@ and saves in a normal dtype. Nothing here downloads anything.
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import gc
 import importlib.util
 import inspect
 import io
@@ -23,6 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from agent_world.errors import AgentWorldError
+
+# torch, transformers, tokenizers and peft are imported in the functions that build or load a
+# model: this module is imported by the policy and rollout code, which runs without them until
+# a model is loaded (peft is optional)
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + "
@@ -172,8 +178,6 @@ def cpu_thread_count(model: Any) -> int | None:
     and sampled 4×40 tokens in 5.3 s against 8.9 s. OpenMP threads that do not each own a core
     spin waiting for each other (decoding took 3.3 s against 0.58 s per step at load 8), so on
     a machine shared with other work set AGENT_WORLD_CPU_THREADS (e.g. 1)."""
-    import os
-
     params = list(model.parameters())
     if not params or params[0].device.type != "cpu":
         return None
@@ -235,9 +239,6 @@ def release_memory() -> None:
     the process stayed at 10 GB, and the next round's differently shaped tensors did not fit
     in those holes, so an evolve run grew to 24 GB and was killed. `malloc_trim` returns the
     free pages; elsewhere (other C libraries) this only collects garbage."""
-    import ctypes
-    import gc
-
     gc.collect()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)

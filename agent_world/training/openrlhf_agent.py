@@ -24,8 +24,9 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime, Episode
 from agent_world.envs.spec import EnvSpec
-from agent_world.rollout.engine import RolloutConfig, observation_text
-from agent_world.rollout.toolcall import system_prompt
+from agent_world.rollout.engine import RolloutConfig, observation_text, observe_reply
+from agent_world.rollout.reward import score
+from agent_world.rollout.toolcall import system_prompt, tool_views
 from agent_world.tasks.model import Task, Trajectory
 
 # ChatML: the template of SmolLM2 and Qwen models. vLLM's token ids of a finished turn end
@@ -85,11 +86,7 @@ class ArenaEpisode:
         return {"observation": states["observation"]}
 
     async def step(self, states: dict[str, Any]) -> dict[str, Any]:
-        import torch
-
-        from agent_world.rollout.engine import observe_reply
-        from agent_world.rollout.reward import score
-        from agent_world.rollout.toolcall import tool_views
+        import torch  # torch loads in OpenRLHF's rollout actor, not when an export is written
 
         assert self.task and self.episode and self.trajectory, "step before reset"
         text = states["action_text"]

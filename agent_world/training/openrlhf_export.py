@@ -14,6 +14,7 @@ DIR/train_grpo.sh    the launch command: group-normalised advantages, n samples 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -151,8 +152,6 @@ def export_openrlhf(tasks: list[Task], specs: Mapping[str, EnvSpec], out_dir: st
 
 def script_arguments(script: str) -> list[str]:
     """The train_ppo_ray arguments of a launch script, shell defaults expanded (tests)."""
-    import re
-
     body = script.split("train_ppo_ray", 1)[1].replace("\\\n", " ")
     body = re.sub(r"\$\{(\w+):-([^}]*)\}", r"\2", body).replace('"$HERE"', "/export")
     return shlex.split(body)

@@ -17,11 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
 from agent_world import models
 from agent_world.plain_chat import refuses_tools
 from agent_world.rollout.toolcall import format_call
 from agent_world.tasks.model import Task
 from agent_world.training.lm import cache_kwarg, cpu_threads, output_cache
+
+# torch and transformers are imported where a token policy samples: the rollout engine and the
+# chat-model policies import this module without them
 
 
 @dataclass
@@ -316,8 +321,6 @@ class ChatModelPolicy:
     def to_langchain(messages: list[dict[str, Any]], plain: bool = False) -> list[Any]:
         """The conversation as LangChain messages; `plain`: no tool-call records (the calls stay
         in the assistant's text, results come as user turns) for a model without tools."""
-        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-
         out: list[Any] = []
         for m in messages:
             role, content = m["role"], m["content"]

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from agent_world import stop
+from agent_world.envs.arguments import CompiledArguments, argument_problem
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
@@ -40,8 +41,6 @@ def detours(task: Task, spec: EnvSpec, call: Any) -> list[tuple[str, dict[str, A
     before running any tool code, so the episode's state stays as the gold chain needs it:
     another listed tool whose schema the gold arguments fail, the gold tool without one of its
     required arguments, and names that are not in the list."""
-    from agent_world.envs.arguments import CompiledArguments, argument_problem
-
     tools = {t.name: t for t in spec.tools}
     real_of = task.tool_view or {name: name for name in tools}
     visible = {real: vis for vis, real in real_of.items()}
