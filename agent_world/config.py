@@ -6,6 +6,8 @@ import os
 import threading
 from pathlib import Path
 
+from agent_world.errors import AgentWorldError
+
 HOME_ENV = "AGENT_WORLD_HOME"
 DEFAULT_HOME = Path("~/.agent_world")
 CATALOG_FILE = "catalog.sqlite"
@@ -36,8 +38,6 @@ def protected_paths() -> list[Path]:
 def resolve_home(home: str | Path | None = None) -> Path:
     """Explicit argument, else $AGENT_WORLD_HOME, else ~/.agent_world; created if missing and,
     from now on, hidden from every sandbox this process starts."""
-    from agent_world.errors import AgentWorldError
-
     chosen = home or os.environ.get(HOME_ENV) or DEFAULT_HOME
     path = Path(chosen).expanduser().resolve()
     try:

@@ -87,6 +87,8 @@ def chat_model(role: Role) -> Any | None:
         name = model_name(role)
         if name == OFFLINE:
             return None
+        # imported here: langchain.chat_models doubles the import time of everything that
+        # imports this module (~0.5 s), and the offline backend never needs it
         from langchain.chat_models import init_chat_model
 
         try:

@@ -48,7 +48,8 @@ from agent_world.rollout.toolcall import (
     tools_prompt,
 )
 from agent_world.serving import BearerAuth
-from agent_world.training.lm import ADAPTER_CONFIG
+from agent_world.training.api import load_policy
+from agent_world.training.lm import ADAPTER_CONFIG, load_lm
 from agent_world.training.policies import STOP_STRINGS, EpisodeState, HFPolicy
 
 DEFAULT_PORT = 8767
@@ -358,9 +359,6 @@ def load_served(ref: str, device: str = "auto", name: str | None = None,
     model/), "smollm2", or "tiny" (random and untrained: a smoke test of the endpoint), on
     `device` (auto: the GPU when torch sees one). A LoRA adapter directory is merged into its
     base model (`lm.adapter_base`: `base`, a training run's base/, or the adapter config's)."""
-    from agent_world.training.api import load_policy
-    from agent_world.training.lm import load_lm
-
     if ref == "tiny":
         model, tok = load_lm("tiny", corpus=[SYSTEM_TEMPLATE, COMPACT_TEMPLATE])
         policy = HFPolicy(model.eval(), tok, name="tiny")

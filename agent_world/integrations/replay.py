@@ -17,6 +17,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import httpx
+
 from agent_world.tasks.model import Task
 
 
@@ -53,8 +55,6 @@ def _reply(tasks: dict[str, Task], body: dict[str, Any], wrong: bool) -> dict[st
 
 def replay_transport(tasks: Sequence[Task], wrong: bool = False) -> Any:
     """An httpx transport answering POST /chat/completions like an OpenAI-compatible server."""
-    import httpx
-
     by_instruction = {t.instruction.strip(): t for t in tasks}
 
     def handle(request: httpx.Request) -> httpx.Response:
@@ -68,8 +68,7 @@ def replay_transport(tasks: Sequence[Task], wrong: bool = False) -> Any:
 
 def replay_openai_client(tasks: Sequence[Task], wrong: bool = False) -> Any:
     """An `openai.AsyncOpenAI` client whose requests go to `replay_transport`."""
-    import httpx
-    from openai import AsyncOpenAI
+    from openai import AsyncOpenAI  # an optional package (the openenv and verifiers extras)
 
     return AsyncOpenAI(base_url="http://replay.invalid/v1", api_key="replay",
                        http_client=httpx.AsyncClient(transport=replay_transport(tasks, wrong)))

@@ -17,6 +17,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.rollout.engine import spec_index
 from agent_world.tasks.model import Task
+from agent_world.training.drills import DRILLS, drill_tasks
 
 TaskSource = str | Path | Sequence[Task]
 
@@ -52,8 +53,6 @@ def resolve_tasks(source: TaskSource, specs: Iterable[EnvSpec] = (),
     if isinstance(source, str | Path):
         text = str(source)
         if text.startswith("drill:"):
-            from agent_world.training.drills import DRILLS, drill_tasks
-
             name = text.removeprefix("drill:")
             if name not in DRILLS:
                 raise AgentWorldError(f"unknown drill {name!r}; drills: {', '.join(DRILLS)}")

@@ -227,7 +227,7 @@ class TRLSetup:
 
     def dataset(self) -> Any:
         """The rows as a `datasets.Dataset` (prompt, task_id[, environment])."""
-        from datasets import Dataset
+        from datasets import Dataset  # optional and heavy (pyarrow): only when TRL trains
 
         return Dataset.from_list(self.rows)
 

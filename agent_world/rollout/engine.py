@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_world.envs.episode import EnvRuntime, Episode
+from agent_world.envs.examples import example_names, load_example
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
+from agent_world.rollout.reward import score
 from agent_world.rollout.toolcall import parse_reply, system_prompt, tool_views
 from agent_world.tasks.model import Step, Task, Trajectory
 from agent_world.training.policies import EpisodeState, Policy
@@ -51,8 +53,6 @@ def spec_index(tasks: Iterable[Task], specs: Iterable[EnvSpec] = (),
                catalog: Any = None) -> dict[str, EnvSpec]:
     """Fingerprint -> EnvSpec for every task: given specs first, then the catalog, then the
     bundled examples. A task whose environment is nowhere is a clear error."""
-    from agent_world.envs.examples import example_names, load_example
-
     index = {s.fingerprint: s for s in specs}
     for task in tasks:
         fp = task.env_fingerprint
@@ -146,8 +146,6 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
     (default: `rollout.reward.score`); it is called from several threads at once, one
     episode each. `on_turn(turn, live)` reports progress.
     """
-    from agent_world.rollout.reward import score
-
     config = config or RolloutConfig()
     reward = reward or score
     own_runtime = runtime is None

@@ -20,6 +20,7 @@ from typing import Any
 from agent_world.envs.episode import EnvRuntime, Episode
 from agent_world.envs.spec import EnvSpec
 from agent_world.rollout.engine import observation_text, observe_call
+from agent_world.rollout.reward import score
 from agent_world.rollout.toolcall import parse_reply, tool_views
 from agent_world.tasks.model import Step, Task, Trajectory
 
@@ -62,8 +63,6 @@ class TaskAttempt:
     def finish(self, final_text: str | None) -> Trajectory:
         """Score the attempt once: `final_text` is the agent's last message (None or a text
         that still asks for a call: no answer). Later calls return the same trajectory."""
-        from agent_world.rollout.reward import score
-
         with self._lock:
             if not self.scored:
                 if final_text is not None and final_text.strip():

@@ -26,8 +26,10 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphRecursionError
 
+from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime, Episode, default_runtime
 from agent_world.envs.spec import EnvSpec
+from agent_world.errors import CatalogError
 from agent_world.models import plain_chat, use_plain_chat
 from agent_world.plain_chat import refuses_tools
 from agent_world.rollout.engine import observation_text, observe_call, observe_reply, visible_text
@@ -69,12 +71,8 @@ def run_attempt(task: Task, model: Any, spec: EnvSpec | None = None,
     `rollout.reward.score` takes it). `role` (policy, verifier, ...) names the run in traces
     (LangSmith), with the task and environment."""
     if spec is None:
-        from agent_world.envs.catalog import Catalog
-
         spec = Catalog.open().find_env(task.env_fingerprint)
         if spec is None:
-            from agent_world.errors import CatalogError
-
             raise CatalogError(f"task {task.id}: no environment with fingerprint "
                                f"{task.env_fingerprint} in the catalog")
     runtime = runtime or default_runtime()

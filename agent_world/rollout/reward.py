@@ -26,7 +26,9 @@ from collections.abc import Callable
 from typing import Any
 
 from agent_world.envs.episode import Episode
+from agent_world.models import chat_model
 from agent_world.plain_chat import content_text
+from agent_world.tasks.check import check_episode
 from agent_world.tasks.model import Task, Trajectory
 from agent_world.training.prompts import JUDGE_PROMPT
 
@@ -130,8 +132,6 @@ def score(task: Task, traj: Trajectory, episode: Episode, checker: Checker | Non
         traj.reward, traj.reward_components = 0.0, {"env_fault": 1.0}
         return None
     if checker is None:  # the one task check, grounded in the attempt's calls
-        from agent_world.tasks.check import check_episode
-
         result = check_episode(task, episode, traj.final_answer, steps=traj.steps)
     else:
         result = checker(task, episode, traj.final_answer)
@@ -141,8 +141,6 @@ def score(task: Task, traj: Trajectory, episode: Episode, checker: Checker | Non
     components["check.passed"] = float(passed)
     if passed and task.kind == "graph":
         if judge == "auto":
-            from agent_world.models import chat_model
-
             judge = chat_model("judge")
         if judge is not None:
             try:
