@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from agent_world.envs.episode import Episode, Observation
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.toolgraph import tested_values
-from agent_world.tasks.words import entity
+from agent_world.tasks.words import entity, singular
 
 
 class Binding(BaseModel):
@@ -165,14 +165,17 @@ class ValueSampler:
         self.spec = spec
         self.tested = tested_values(spec)
         self.columns: dict[str, list[Any]] = defaultdict(list)
+        # (table, column) -> values: a product's name is drawn from products, not customers
+        self.own: dict[tuple[str, str], list[Any]] = {}
         for t in spec.tables:
             rows = spec.rows.get(t.name, [])
             for c in t.columns:
                 values = [r[c.name] for r in rows if r.get(c.name) is not None]
                 self.columns[c.name].extend(values)
+                self.own[(singular(t.name), c.name)] = values
                 if c.primary_key:
-                    singular = t.name[:-1] if t.name.endswith("s") else t.name
-                    self.columns[f"{singular}_{c.name}" if c.name == "id" else c.name] \
+                    one = t.name[:-1] if t.name.endswith("s") else t.name
+                    self.columns[f"{one}_{c.name}" if c.name == "id" else c.name] \
                         .extend(values)
 
     def candidates(self, tool: str, param: str, schema: dict[str, Any]) -> list[Any]:
@@ -182,7 +185,8 @@ class ValueSampler:
         types = set(types) if isinstance(types, list) else {types}
         if types & {"array", "object"}:
             return [v for v in self.tested.get((tool, param), []) if v is not None]
-        columns = self.columns.get(param, [])
+        ent = entity(tool).split()[-1]
+        columns = self.own.get((ent, param)) or self.columns.get(param, [])
         tested = self.tested.get((tool, param), [])
         if columns and tested:
             # a test's edited copy of a stored value ("-05:00 (edited)") is no value a

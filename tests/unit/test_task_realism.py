@@ -390,3 +390,16 @@ def test_positions_dates_and_ratings_are_never_added_up():
     for field in ("year", "rating", "page_number"):
         assert kinds[field] <= {"max", "min"}, (field, kinds[field])
     assert "sum" in kinds["amount"] and "sum" in kinds["number_of_guests"]
+
+
+def test_a_value_is_drawn_from_the_tool_s_own_records(airline):
+    """A product was named "Anne Gutierrez DDS": a write's value came from every column of the
+    name in the database (customers' names for a product); it comes from the records the tool
+    writes, then from the rest."""
+    sampler = ValueSampler(airline)
+    own = {p["first_name"] for p in airline.rows["passengers"]}
+    others = {c["first_name"] for c in airline.rows["customers"]} - own
+    assert others  # else the test proves nothing
+    tested = set(sampler.tested.get(("update_passenger", "first_name"), []))
+    drawn = set(sampler.candidates("update_passenger", "first_name", {"type": "string"}))
+    assert drawn and drawn <= own | tested, drawn - own - tested
