@@ -403,3 +403,16 @@ def test_a_value_is_drawn_from_the_tool_s_own_records(airline):
     tested = set(sampler.tested.get(("update_passenger", "first_name"), []))
     drawn = set(sampler.candidates("update_passenger", "first_name", {"type": "string"}))
     assert drawn and drawn <= own | tested, drawn - own - tested
+
+
+def test_a_write_copies_no_value_a_person_would_not_ask_to_copy():
+    """"Create that customer, setting its name to that customer's name" (its own kind),
+    "setting its status to that slot's status" on an appointment (another record's lifecycle):
+    such values are sampled instead; a passenger's name copied from a customer is asked."""
+    from agent_world.tasks.walks import _self_copy
+
+    assert _self_copy("get_customer", "create_customer", "name", "name")
+    assert _self_copy("get_slot", "set_appointment_status", "status", "status")
+    assert _self_copy("get_product", "create_order_item", "name", "name")
+    assert not _self_copy("get_customer", "update_passenger", "first_name", "first_name")
+    assert not _self_copy("get_slot", "book_appointment", "slot_id", "id")
