@@ -603,3 +603,12 @@ def test_a_dump_tool_without_annotations_reads(notes_spec):
              "description": "Gets the current state of your notes database"}
     plan = source_plan(notes_spec, "dump_database", entry)
     assert plan is not None and plan.kind in {"get", "list", "summary", "count_by"}, plan
+
+
+def test_a_search_test_looks_for_a_whole_word():
+    """A search's test looked for "Americ", and tasks drawn from the tests asked for
+    "timezones matching 'Americ'"."""
+    from agent_world.design.offline.expectations import _needle
+
+    assert _needle("America/New_York") == "America"
+    assert _needle("a Knee pain") == "Knee"

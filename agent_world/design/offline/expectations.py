@@ -111,8 +111,10 @@ def _fits(p: ParamPlan, value: Any) -> bool:
 
 
 def _needle(value: str) -> str | None:
+    """A word of a stored value to search for: a whole word, as a person types it (a test's
+    "Americ" became the tasks' "timezones matching 'Americ'")."""
     words = [w for w in re.findall(r"[A-Za-z0-9]{3,}", value)]
-    return words[0][:6] if words else None
+    return words[0] if words else None
 
 
 class Designer:
