@@ -18,12 +18,18 @@ environments, split, initial and held-out tasks, so arms of one seed differ by t
 Each (arm, seed) runs `agent-world evolve` in its own arena home under `--root`, one after
 another (each uses every core); runs resume, so a stopped benchmark continues where it was.
 Arguments after `--` go to every run (e.g. `-- --policy tiny --heldout-tasks 6`).
+
+Besides mean ± sd per arm and round, the arms are compared task by task after the last round
+(the arms of a seed share their held-out tasks): tasks both pass, tasks only one passes, and an
+exact two-sided sign test on the latter.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -36,8 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.evolution.rounds import RoundRecord, wilson  # noqa: E402
-from benchmarks.evolve_seeds import rounds_of  # noqa: E402  (the runs' records)
+from benchmarks.evolve_seeds import THREAD, rounds_of  # noqa: E402  (the runs' records)
 
 ARMS: dict[str, list[str]] = {
     "warm": ["--resynthesis", "none", "--train-steps", "0"],
@@ -77,6 +84,46 @@ def _spread(rates: list[float]) -> str:
     mean = statistics.fmean(rates)
     sd = statistics.stdev(rates) if len(rates) > 1 else 0.0
     return f"{100 * mean:.1f} ± {100 * sd:.1f} %"
+
+
+def passed_tasks(home: Path, round_no: int) -> dict[str, bool]:
+    """Task id -> passed, in the held-out evaluation after round `round_no` ({}: not run)."""
+    if not (home / "catalog.sqlite").exists():
+        return {}
+    with Catalog.open(home) as cat:
+        return {a["task_id"]: bool(a["passed"])
+                for a in cat.evaluation_attempts(f"{THREAD}/r{round_no}/after")}
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test on the discordant pairs (ties dropped)."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(wins, losses) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def paired(root: Path, arms: list[str], seeds: list[int], round_no: int
+           ) -> list[tuple[str, str, int, int, int, int, float]]:
+    """Per pair of arms, over every seed's held-out tasks after `round_no` (the arms of a seed
+    share the held-out set, so each task is a pair): (a, b, tasks, both passed, only a, only b,
+    sign-test p). Pairing takes out the tasks' own difficulty, which rates over 24 tasks
+    cannot."""
+    out = []
+    for a, b in itertools.combinations(arms, 2):
+        n = both = only_a = only_b = 0
+        for seed in seeds:
+            pa = passed_tasks(root / f"{a}-seed{seed}", round_no)
+            pb = passed_tasks(root / f"{b}-seed{seed}", round_no)
+            for task in pa.keys() & pb.keys():
+                n += 1
+                both += pa[task] and pb[task]
+                only_a += pa[task] and not pb[task]
+                only_b += pb[task] and not pa[task]
+        if n:
+            out.append((a, b, n, both, only_a, only_b, sign_test(only_a, only_b)))
+    return out
 
 
 def plot(results: dict[str, dict[int, list[tuple[int, int]]]], rounds: int, path: Path) -> None:
@@ -160,10 +207,21 @@ def main() -> int:
             for s, c in by_seed.items() if c[-1][1])
         table.add_row(arm, str(len(by_seed)), *cells, last)
     Console().print(table)
+    pairs = paired(args.root, arms, seeds, args.rounds)
+    if pairs:
+        ptable = Table(title=f"Paired per held-out task, after round {args.rounds} "
+                             "(all seeds; exact sign test on the tasks one arm passes alone)")
+        for c in ("arm a", "arm b", "tasks", "both pass", "only a", "only b", "p"):
+            ptable.add_column(c, justify="left" if c.startswith("arm") else "right")
+        for a, b, n, both, only_a, only_b, pv in pairs:
+            ptable.add_row(a, b, str(n), str(both), str(only_a), str(only_b), f"{pv:.2f}")
+        Console().print(ptable)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     plot(results, args.rounds, args.out.with_suffix(".png"))
     args.out.with_suffix(".json").write_text(json.dumps(
         {"arms": {a: {str(s): c for s, c in r.items()} for a, r in results.items()},
+         "paired": [dict(zip(("a", "b", "tasks", "both", "only_a", "only_b", "p"), row,
+                             strict=True)) for row in pairs],
          "walls_s": walls, "rounds": args.rounds, "extra": extra}, indent=1))
     console.print(f"plot: {args.out.with_suffix('.png')}; results: "
                   f"{args.out.with_suffix('.json')}")

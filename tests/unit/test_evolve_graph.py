@@ -327,3 +327,13 @@ def _patched_init():
         self.iterations = 1
 
     return init
+
+
+def test_ablation_pairs_arms_per_task_with_an_exact_sign_test():
+    """Arms of one seed share the held-out set: the benchmark compares them task by task
+    (3 tasks only one arm passes against 1 is no evidence; 6 against 0 is)."""
+    from benchmarks.ablation import sign_test
+
+    assert sign_test(0, 0) == 1.0
+    assert sign_test(3, 1) == sign_test(1, 3) == 0.625
+    assert sign_test(6, 0) == 0.03125
