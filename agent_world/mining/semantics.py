@@ -48,12 +48,13 @@ import sqlite3
 import uuid as _uuid
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from faker.providers.address.en_US import Provider as _UsAddress
 from faker.providers.geo import Provider as _Geo
@@ -62,7 +63,7 @@ from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 
 __all__ = [
     "NEGATIVE_ENDS", "RULES", "Route", "Violation", "address_country", "check_semantics",
-    "country_zones", "declared_type_ok", "derive_invariants", "describe_invariant",
+    "country_zones", "declared_type_ok", "known_zones", "zone_offsets", "derive_invariants", "describe_invariant",
     "fk_routes", "holding_states", "invariant_violations", "lifecycle_columns",
     "repair_semantics", "spec_invariants", "state_rank", "summarize", "time_group",
     "time_pairs", "time_stem",
@@ -775,6 +776,30 @@ def _zone_table() -> dict[str, tuple[str, ...]]:
 def country_zones(country: str) -> tuple[str, ...]:
     """The IANA zones of an ISO 3166 alpha-2 country (the populous ones first); () unknown."""
     return _zone_table().get(country.upper(), ()) if isinstance(country, str) else ()
+
+
+def zone_offsets(zone: str) -> tuple[str, bool]:
+    """(standard UTC offset, observes DST) of an IANA zone, from the system's tzdata."""
+    try:
+        tz = ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return "", False
+    jan = datetime(2026, 1, 15, 12, tzinfo=tz).utcoffset() or timedelta(0)
+    jul = datetime(2026, 7, 15, 12, tzinfo=tz).utcoffset() or timedelta(0)
+    std = min(jan, jul)
+    minutes = int(std.total_seconds() // 60)
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}", jan != jul
+
+
+def known_zones(like: str | None = None) -> tuple[str, ...]:
+    """The IANA zones of tzdata's zone tables, sorted (the shipped package, not the machine's
+    own tz database); `like`: only those with its standard offset and daylight saving."""
+    zones = sorted({z for zs in _zone_table().values() for z in zs})
+    if like is not None:
+        want = zone_offsets(like)
+        zones = [z for z in zones if zone_offsets(z) == want] if want[0] else []
+    return tuple(zones)
 
 
 _US_STATES = frozenset(_UsAddress.states_abbr)

@@ -612,3 +612,13 @@ def test_a_search_test_looks_for_a_whole_word():
 
     assert _needle("America/New_York") == "America"
     assert _needle("a Knee pain") == "Knee"
+
+
+def test_a_created_time_zone_is_one_that_exists(built):
+    """A tool test created "America/New_York-2", and tasks drawn from it asked for it."""
+    from zoneinfo import available_timezones
+
+    spec = built["time"]
+    names = [v for t in spec.tests if spec.tool(t.tool).mutates and t.expect.ok
+             for k, v in t.arguments.items() if k in ("name", "timezone", "zone")]
+    assert names and all(n in available_timezones() for n in names), names

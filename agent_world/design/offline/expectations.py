@@ -27,8 +27,11 @@ from agent_world.design.offline.plans import (
 )
 from agent_world.envs.spec import EnvSpec, TableSpec
 from agent_world.mining.offline.naming import singular
+from agent_world.mining.semantics import known_zones
 
 Test = dict[str, Any]
+
+
 
 
 def _variant(base: str, i: int) -> str:
@@ -361,6 +364,11 @@ class Designer:
             nums = [v for v in taken if isinstance(v, int | float) and not isinstance(v, bool)]
             return int(max(nums, default=0)) + 1
         base = template if isinstance(template, str) else column
+        zones = known_zones(like=base) if "/" in base else ()
+        if zones:  # a time zone that exists, at the same offset: not "America/New_York-2"
+            zone = next((z for z in zones if z not in taken and _fits(p, z)), None)
+            if zone is not None:
+                return zone
         for i in range(1, 100):
             for cand in (_variant(base, i), f"new{i}-{base}"):
                 if cand not in taken and _fits(p, cand):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_world.mining.offline.naming import plural
+from agent_world.mining.semantics import zone_offsets
 
 TIME_ZONES = [
     ("America/New_York", "-05:00", True), ("America/Chicago", "-06:00", True),
@@ -36,25 +37,8 @@ TIME_ZONES = [
 ]
 
 
-def _zone_offsets(zone: str) -> tuple[str, bool]:
-    """(standard UTC offset, observes DST) of an IANA zone, from the system's tzdata."""
-    from datetime import datetime, timedelta
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    try:
-        tz = ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        return "", False
-    jan = datetime(2026, 1, 15, 12, tzinfo=tz).utcoffset() or timedelta(0)
-    jul = datetime(2026, 7, 15, 12, tzinfo=tz).utcoffset() or timedelta(0)
-    std = min(jan, jul)
-    minutes = int(std.total_seconds() // 60)
-    sign = "-" if minutes < 0 else "+"
-    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}", jan != jul
-
-
 # offsets and DST observance come from zoneinfo where the machine has tzdata
-TIME_ZONES = [(n, *(_zone_offsets(n) if _zone_offsets(n)[0] else (o, d)))
+TIME_ZONES = [(n, *(zone_offsets(n) if zone_offsets(n)[0] else (o, d)))
               for n, o, d in TIME_ZONES]
 CURRENCIES = [
     ("USD", "US Dollar", "$", 2), ("EUR", "Euro", "€", 2),
