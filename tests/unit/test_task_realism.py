@@ -380,6 +380,7 @@ def test_positions_dates_and_ratings_are_never_added_up():
     from agent_world.tasks.synthesis.synthesizer import _aggregations
 
     items = [{"id": i, "year": 2020 + i % 3, "rating": i % 5, "page_number": i,
+              "status_code": 200 + 100 * (i % 3),
               "amount": 10.0 * i, "number_of_guests": i % 4 + 1, "kind": "ab"[i % 2]}
              for i in range(1, 9)]
     kinds: dict[str, set[str]] = {}
@@ -387,7 +388,7 @@ def test_positions_dates_and_ratings_are_never_added_up():
         for option in _aggregations(0, items, random.Random(seed)):
             if "field" in option:
                 kinds.setdefault(option["field"], set()).add(option["kind"])
-    for field in ("year", "rating", "page_number"):
+    for field in ("year", "rating", "page_number", "status_code"):
         assert kinds[field] <= {"max", "min"}, (field, kinds[field])
     assert "sum" in kinds["amount"] and "sum" in kinds["number_of_guests"]
 

@@ -228,13 +228,14 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     return [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
 
 
-# numbers that say where or when, or rate something: their highest or lowest is a question, their
-# total is not ("add up the year of the dst transitions"); a number, index or day last in a name
-# is a position ("page number"), elsewhere it may count ("number of guests", "days overdue")
+# numbers that say where or when, rate or code something: their highest or lowest is a question,
+# their total is not ("add up the year of the dst transitions", "add up the status code of the
+# pages"); a number, index or day last in a name is a position ("page number"), elsewhere it
+# may count ("number of guests", "days overdue")
 NOT_ADDITIVE = frozenset({
     "year", "month", "week", "hour", "minute", "age", "latitude", "longitude", "lat", "lon",
     "lng", "offset", "rating", "score", "rank", "priority", "version", "percent", "percentage",
-    "temperature", "stars", "port", "floor",
+    "temperature", "stars", "port", "floor", "code", "status", "zip", "postal",
 })
 POSITION_LAST = frozenset({"number", "no", "index", "sequence", "position", "day", "second"})
 
