@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from agent_world.mining.offline.vocabulary import VERBS
+from agent_world.mining.offline.vocabulary import past_prefix
 
 
 def split_words(name: str) -> list[str]:
@@ -38,9 +38,7 @@ _HOW = frozenset({"with", "using", "via", "from", "into", "as"})
 def entity(tool: str) -> str:
     """The thing a tool is about, singular: `list_holds` → hold, `set_member_status` →
     member, `count_loans_by_status` → loan."""
-    words = split_words(tool)
-    if len(words) > 2 and words[0] not in VERBS and words[1] in VERBS:
-        words = words[1:]  # a service's prefix: git_create_branch → branch, not "create branch"
+    words = past_prefix(split_words(tool))  # git_create_branch → branch, not "create branch"
     rest = words[1:] if len(words) > 1 else words
     while len(rest) > 1 and rest[0] in ("in", "out", "up", "off", "on", "back", "all"):
         rest = rest[1:]  # check_in_copy → copy, not "in copy"

@@ -34,7 +34,7 @@ from agent_world.design.offline.contracts import (
 )
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.mining.offline.naming import plural, safe_name, singular, snake, tokens
-from agent_world.mining.offline.vocabulary import READ_VERBS, VERBS
+from agent_world.mining.offline.vocabulary import READ_VERBS, past_prefix
 from agent_world.mining.semantics import spec_invariants
 
 Kind = Literal["get", "list", "count_by", "summary", "create", "set_status", "update", "delete",
@@ -374,9 +374,7 @@ def _named_state(tool: str, col: ColumnSpec) -> Any:
     """The state a create tool names with its verb: "bookAppointment" makes a booked
     appointment (not the first state that says nothing holds it, checked_in), "reserve_room" a
     reserved one, "register..." a registered one (None: the verb names none)."""
-    words = tokens(tool)
-    if len(words) > 2 and words[0] not in VERBS and words[1] in VERBS:
-        words = words[1:]  # a service's prefix: git_create_branch
+    words = past_prefix(tokens(tool))
     verb = words[0] if words else ""
     enum = list(col.enum or [])
     return next((s for s in (verb + "ed", verb + "d", verb + verb[-1:] + "ed") if verb

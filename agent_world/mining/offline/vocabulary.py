@@ -151,3 +151,11 @@ COMMON_ENTITIES = {
     "memory", "record", "form", "survey", "question", "answer", "quiz", "grade", "student",
 }
 FILE_WORDS = {"file", "files", "path", "paths", "filename", "attachment"}
+
+
+def past_prefix(words: list[str]) -> list[str]:
+    """A tool name's words from its verb on: a service's prefix before the verb names nothing
+    the tool is about (`git_create_branch` -> create, branch)."""
+    if len(words) > 2 and words[0] not in VERBS and words[1] in VERBS:
+        return words[1:]
+    return words
