@@ -196,7 +196,7 @@ def evolve(
         "--eval-warm-start/--no-eval-warm-start",
         help="Also evaluate after the supervised warm start, before GRPO.")] = None,
     targeted_tasks: Annotated[int | None, typer.Option(
-        help="Targeted tasks per env per round (default 4).")] = None,
+        help="Targeted tasks per env per round (default 6).")] = None,
     train_steps: Annotated[int | None, typer.Option(
         help="GRPO steps per round (default 2).")] = None,
     warm_start_steps: Annotated[int | None, typer.Option(

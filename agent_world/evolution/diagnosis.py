@@ -38,7 +38,7 @@ import logging
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
@@ -221,6 +221,8 @@ class Guidelines(BaseModel):
     # analogues of the tools the policy mixed up); the key is a tool the walk starts at
     confusable: dict[str, list[str]] = Field(default_factory=dict)
     difficulty: DifficultyTarget = Field(default_factory=DifficultyTarget)
+    # levels to synthesize at (empty: around `difficulty.level`)
+    levels: list[Annotated[int, Field(ge=1, le=5)]] = Field(default_factory=list)
     complexify_databases: list[str] = Field(default_factory=list)
     cites: list[Citation] = Field(default_factory=list)
     notes: str = ""
@@ -271,7 +273,7 @@ class Diagnosis(BaseModel):
             lines.append(f"called {c.called} instead of {c.expected}: {c.count}x"
                          f"{cite(c.evidence)}")
         for a in self.argument_slips[:4]:
-            lines.append(f"wrong {a.argument} for {a.tool} (the value was in the {a.source}): "
+            lines.append(f"wrong {a.argument} for {a.tool} ({where_phrase(a.source)}): "
                          f"{a.count}x{cite(a.evidence)}")
         for s in self.skills[:4]:
             lines.append(f"skill {s.name}: {s.detail}{cite(s.evidence)}")
@@ -280,7 +282,8 @@ class Diagnosis(BaseModel):
         conf = "; ".join(f"{k} beside {', '.join(v)}" for k, v in g.confusable.items())
         lines.append(
             f"Guidelines: target {', '.join(g.environments) or 'all environments'}"
-            f"{' (tools ' + ', '.join(g.tools) + ')' if g.tools else ''}; level {d.level}, "
+            f"{' (tools ' + ', '.join(g.tools) + ')' if g.tools else ''}; "
+            f"{'levels ' + ', '.join(map(str, g.levels)) if g.levels else f'level {d.level}'}, "
             f"chains of {d.chain_length}{', aggregation' if d.aggregation else ''}"
             f"{f', {d.distractors} distractors' if d.distractors else ''}"
             f"{f', branching {d.branching}' if d.branching else ''}"
@@ -330,6 +333,18 @@ def where_value(value: Any, instruction: str, earlier: list[tuple[int, str, Any]
         if any(_same(leaf, value) for leaf in _leaves(result)):
             return f"observation {k} ({tool})"
     return "nowhere before the call"
+
+
+EXTRA_ARGUMENT = "no such argument in the chain"
+
+
+def where_phrase(source: str | None) -> str:
+    """A `where_value` source (or `EXTRA_ARGUMENT`) as the end of a sentence about the value."""
+    if source == EXTRA_ARGUMENT:
+        return "the chain passes no such argument"
+    if not source or source.startswith("nowhere"):
+        return "the value appeared nowhere before the call"
+    return f"the value was in the {source}"
 
 
 def _args_key(args: Any) -> str:
@@ -393,11 +408,11 @@ def read_failure(a: Attempt, task: Task | None, traj: Trajectory | None) -> Atte
                 if bad is not None and bad in slot.arguments:
                     f.source = where_value(slot.arguments[bad], task.instruction, earlier)
                 elif bad is not None:
-                    f.source = "no such argument in the chain"
+                    f.source = EXTRA_ARGUMENT
                 refused = f" (refused: {s.error_kind})" if s.ok is False else ""
                 f.detail = (f"call {k}: {real}({bad}={json.dumps(f.given, default=str)}) where "
                             f"the chain passes {json.dumps(f.wanted, default=str)}"
-                            f"{refused}; the value was in the {f.source}" if bad else
+                            f"{refused}; {where_phrase(f.source)}" if bad else
                             f"call {k}: {real} refused ({s.error_kind}: "
                             f"{(s.error_message or '')[:80]})")
                 return f
@@ -583,8 +598,8 @@ def _skills(findings: list[AttemptFinding]) -> list[Skill]:
                       if pairs else "it called tools the task does not need")
         elif name == "fill_arguments":
             srcs = Counter(_source_kind(f.source) for f in mine)
-            detail = "wrong argument values; the right one was in the " + ", ".join(
-                f"{s} ({n}x)" for s, n in srcs.most_common())
+            detail = "wrong argument values: " + ", ".join(
+                f"{where_phrase(s)} ({n}x)" for s, n in srcs.most_common())
         elif name == "call_before_answering":
             detail = "it answered or stopped without a single call"
         elif name == "finish_chain":
@@ -741,10 +756,13 @@ def _guidelines(report: EvalReport, envs: Mapping[str, EnvMeta], findings: list[
             continue
         _, env, exp, called = max(options)
         key = f"{env}/{exp}"
-        confusable.setdefault(key, [])
-        if called not in confusable[key]:
-            confusable[key].append(called)
-        tools.append(key)
+        # both ways: tasks calling the right tool beside the one it called, and tasks calling
+        # that one beside the right tool, so each is practised where it belongs
+        for a, b in ((exp, called), (called, exp)):
+            confusable.setdefault(f"{env}/{a}", [])
+            if b not in confusable[f"{env}/{a}"]:
+                confusable[f"{env}/{a}"].append(b)
+        tools += [key, f"{env}/{called}"]
         _cite(cites, "confusable", f"{key} ~ {env}/{called}",
               f"it called {c.called} instead of {c.expected}", c.evidence)
         _cite(cites, "tool", key, f"stands for {c.expected}, mixed up with {c.called}",
@@ -760,7 +778,7 @@ def _guidelines(report: EvalReport, envs: Mapping[str, EnvMeta], findings: list[
             _, ref = max(options)
             tools.append(ref)
             _cite(cites, "tool", ref, f"takes an argument like {slip.argument} (wrong for "
-                  f"{slip.tool}; it was in the {slip.source})", slip.evidence)
+                  f"{slip.tool}; {where_phrase(slip.source)})", slip.evidence)
     for s in skills:
         _cite(cites, "skill", s.name, s.detail, s.evidence)
     # difficulty: around the failed tasks of the dominant class, moved by its remedy
@@ -770,10 +788,15 @@ def _guidelines(report: EvalReport, envs: Mapping[str, EnvMeta], findings: list[
     for n in complexify:
         _cite(cites, "complexify", n, f"{top[0]} failures depend on the data", behind[n])
     notes = "; ".join(f"{c}: {REMEDY[c]['why']}" for c in top)
+    # the levels the failed tasks sit at and those around the remedy's: targeted tasks have
+    # the shape of what the policy fails (the remedy's level alone held every targeted task at
+    # L1-L2 while the failures spread over L1-L4)
+    levels = sorted({f.level for f in findings} |
+                    {lv for lv in (diff.level - 1, diff.level, diff.level + 1) if 1 <= lv <= 5})
     return Guidelines(environments=targets, tools=list(dict.fromkeys(tools))[:8],
                       error_classes=top, skills=[s.name for s in skills[:3]],
-                      confusable=confusable, difficulty=diff, complexify_databases=complexify,
-                      cites=list(cites.values()), notes=notes)
+                      confusable=confusable, difficulty=diff, levels=levels,
+                      complexify_databases=complexify, cites=list(cites.values()), notes=notes)
 
 
 def _difficulty(report: EvalReport, findings: list[AttemptFinding], top: list[str],

@@ -83,7 +83,10 @@ class EvolveContext:
     # evaluation tasks per held-out environment: 24 on the two held-out default environments
     # (one task is 4 points of pass rate; with 12, one lucky task moved it by 8 points)
     heldout_tasks_per_env: int = 12
-    targeted_tasks_per_env: int = 4  # tasks per targeted environment each round
+    # tasks per targeted environment each round: 6 on 3 environments are about half of a
+    # round's mix beside the replay (with 4, a third of the mix: the targeted tasks were too
+    # few to tell from random ones, docs/ablation.md)
+    targeted_tasks_per_env: int = 6
     # how each round's new training tasks are chosen (benchmarks/ablation.py compares them):
     # "targeted" by the diagnosis' guidelines; "random": as many tasks, on as many training
     # environments drawn at random, without guidelines; "none": no new tasks (the round

@@ -303,8 +303,14 @@ def test_wrong_tool_guidelines_show_the_analogue_of_the_confused_pair():
     assert d.target_error == "wrong_tool" and g.environments == ["airline"]
     assert g.skills[0] == "choose_tool" and g.error_classes[0] == "wrong_tool"
     # one order by id vs a customer's list → one reservation by id vs a customer's list
-    assert g.confusable == {"airline/get_reservation": ["list_customer_reservations"]}
-    assert "airline/get_reservation" in g.tools
+    # both ways: each tool of the pair is practised beside the other
+    assert g.confusable == {"airline/get_reservation": ["list_customer_reservations"],
+                            "airline/list_customer_reservations": ["get_reservation"]}
+    assert {"airline/get_reservation", "airline/list_customer_reservations"} <= set(g.tools)
+    # the targeted levels are those of the failed tasks (and the edge level)
+    failed = {t.difficulty.level for t in tasks.values()
+              if any(a.task_id == t.id and not a.passed for a in attempts)}
+    assert failed <= set(g.levels) and "levels " in d.text()
     cites = {(c.kind, c.name): c for c in g.cites}
     pair = cites[("confusable",
                   "airline/get_reservation ~ airline/list_customer_reservations")]
