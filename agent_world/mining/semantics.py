@@ -139,6 +139,17 @@ def _containment(col: ColumnSpec) -> bool:
     return bool(target) and col.name == f"{_singular(target[0])}_id"
 
 
+# columns a contained record shares with its container when both have them: scheduled times
+# and identifiers of the thing itself (not created_at, status or names, which are each row's own)
+_SCHEDULE_STEMS = frozenset({"start", "starts", "end", "ends", "begin", "begins", "scheduled",
+                             "scheduled_for"})
+_IDENTITY = frozenset({"url", "uri", "isbn", "sku", "barcode", "mrn"})
+
+
+def _copied(name: str) -> bool:
+    return time_stem(name) in _SCHEDULE_STEMS or name in _IDENTITY
+
+
 def fk_routes(tables: list[TableSpec]) -> list[Route]:
     """Every route the rows must agree on (see the module docstring)."""
     by = {t.name: t for t in tables}
@@ -162,6 +173,14 @@ def fk_routes(tables: list[TableSpec]) -> list[Route]:
                         continue  # a role link (an actor, a base branch) only keeps the
                         # record inside its container (a base branch in its own repository)
                 routes.append(Route("via", t.name, col.name, via.name, col.name))
+            if ptable != t.name and _containment(via):
+                # a value the record copies from its container (an appointment's start is its
+                # slot's, a fetch's URL its page's)
+                for col in t.columns:
+                    pc = pcols.get(col.name)
+                    if pc is not None and not col.foreign_key and not col.primary_key and \
+                            pc.type == col.type and _copied(col.name):
+                        routes.append(Route("via", t.name, col.name, via.name, col.name))
         # two parents inside the same container
         for i, a in enumerate(fks):
             for b in fks[i + 1:]:
@@ -369,6 +388,13 @@ _SOFT_END = {"archived", "expired", "deleted"}  # housekeeping ends, after any o
 NEGATIVE_ENDS = frozenset({"cancelled", "no_show", "rejected", "failed", "declined",
                            "withdrawn", "expired", "lost", "late_cancelled", "refunded",
                            "revoked", "void", "voided", "abandoned"})
+
+
+# states a scheduled record (an appointment, a session, a trip) reaches only once its start
+# has passed: none of them lies in the future
+ATTENDED = frozenset({"checked_in", "in_progress", "started", "running", "completed", "no_show",
+                      "done", "attended", "discharged", "finished", "ended", "fulfilled",
+                      "boarded", "departed", "arrived"})
 
 
 def state_rank(state: str) -> int | None:
@@ -1014,6 +1040,8 @@ def repair_semantics(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]] 
                                                or col.nullable):
                         row[v.column] = parent.get(r.parent_column)
                         done["fk_route"] += 1
+                        if col.type in ("date", "datetime") and row[v.column] is not None:
+                            _created_by(t, row, row[v.column])
                     elif parent is not None and row.get(v.column) is not None:
                         # the parent names none, and the column must name one: another parent
                         # on the route, one that names this row's (a monday upload's column
@@ -1066,6 +1094,16 @@ def repair_semantics(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]] 
         left = check_semantics(spec, hints)
     notes = [f"repaired {n} {rule} violation(s)" for rule, n in done.items()]
     return spec, notes, left
+
+
+def _created_by(t: TableSpec, row: dict[str, Any], start: str) -> None:
+    """A copied start fixed, the row's creation times move back to it where they were later
+    (a booking is made before the slot it books starts)."""
+    for c in _time_columns(t):
+        v = row.get(c.name)
+        if _group(c.name) == "create" and isinstance(v, str) and _as_time(v) is not None and \
+                _as_time(start) is not None and _before(_as_time(start), _as_time(v)):
+            row[c.name] = _like(start, c)
 
 
 def _end_state(states: list[str], holding: set[str], scheduled: bool) -> str | None:

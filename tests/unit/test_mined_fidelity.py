@@ -390,6 +390,36 @@ def test_clinic_slots_hold_one_live_appointment_and_zones_fit_the_country(defaul
         assert cc == "US" and loc["timezone"] in (None, *country_zones(cc)), loc
 
 
+def test_an_appointment_keeps_its_slots_time_and_is_not_attended_in_the_future(defaults):
+    spec = defaults["clinic_booking_openapi.yaml"].spec
+    slots = {s["id"]: s for s in spec.rows["slots"]}
+    appointments = spec.rows["appointments"]
+    assert appointments and all("starts_at" in a for a in appointments)  # the column stays
+    for a in appointments:
+        slot = slots.get(a["slot_id"])
+        if slot is None:
+            continue
+        assert (a["starts_at"], a["clinician_id"], a["location_id"]) == (
+            slot["starts_at"], slot["clinician_id"], slot["location_id"]), a
+        assert a["booked_at"] is None or a["booked_at"] <= a["starts_at"], a
+        if a["starts_at"] > spec.clock_start:
+            assert a["status"] not in ("checked_in", "completed", "no_show"), a
+
+
+def test_an_audit_log_ends_in_the_records_current_values(defaults):
+    spec = defaults["book_lending_prd.md"].spec
+    loans = {r["id"]: r for r in spec.rows["loans"]}
+    changes = [h for h in spec.rows["loan_history"] if h["field_name"]]
+    assert changes and all(h["field_name"] in loans[h["loan_id"]] for h in changes)
+    seen = set()
+    for h in changes:
+        loan = loans[h["loan_id"]]
+        assert h["new_value"] == str(loan[h["field_name"]]) != h["old_value"], h
+        assert (h["loan_id"], h["field_name"]) not in seen  # one entry per field: no two ends
+        seen.add((h["loan_id"], h["field_name"]))
+        assert loan["created_at"] <= h["changed_at"], h
+
+
 # ---- shapes of real MCP tool lists (the shipped corpus) the offline miner once refused ----
 
 def _obj(props: dict, required: tuple[str, ...] = ()) -> dict:

@@ -460,6 +460,12 @@ def test_complexification_follows_the_source_not_a_schedule(mined):
     pages = mined["fetch"].spec.rows["pages"]
     assert pages and {200, 404} & {p["status_code"] for p in pages}
     assert all(p["body"] for p in pages if p["status_code"] == 200)
+    # pages grown later too: HTTP codes, no body on an error, the byte length of the body
+    assert {p["status_code"] for p in pages} <= {200, 201, 204, 301, 302, 304, 400, 401, 403,
+                                                 404, 410, 429, 500, 502, 503}
+    assert all(p["body"] is None for p in pages if p["status_code"] >= 400)
+    assert all(p["byte_length"] == len((p["body"] or "").encode()) for p in pages
+               if p["byte_length"] is not None)
     fetches = mined["fetch"].spec.rows["fetches"]
     by_page = {p["id"]: p for p in pages}
     assert all(by_page[f["page_id"]]["url"] == f["url"] for f in fetches if f.get("page_id"))

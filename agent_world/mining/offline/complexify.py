@@ -32,7 +32,14 @@ from agent_world.mining.offline.rows import (
 )
 from agent_world.mining.offline.tables import table_kinds, table_order
 from agent_world.mining.offline.vocabulary import TERMINAL_FOR
-from agent_world.mining.semantics import fk_routes, lifecycle_columns, time_group, time_pairs
+from agent_world.mining.semantics import (
+    NEGATIVE_ENDS,
+    fk_routes,
+    lifecycle_columns,
+    state_rank,
+    time_group,
+    time_pairs,
+)
 from agent_world.mining.sources.base import SourceDocument
 
 MAIN_KINDS = {"core": 4, "person": 3, "activity": 2, "reference": 1}
@@ -387,8 +394,11 @@ class _Complexifier:
         return False
 
     def history_row(self, hist: str) -> dict[str, Any] | None:
-        """An 'updated'/'status_changed' entry whose old value is the record's current value
-        and whose new value is a fresh one of the same kind, after the record was created."""
+        """An 'updated'/'status_changed' entry that ends in the record's current value: its
+        new value is the value the record holds now, its old value one the record held before
+        (an earlier state, one less of a count), at a time between the record's creation and
+        its last update (a state's own stamp when it has one). One entry per (record, field),
+        so the log never disagrees with itself."""
         t = self.table(hist)
         fkc = next((c for c in t.columns if c.foreign_key and not c.nullable), None)
         if fkc is None or {"field_name", "old_value", "new_value"} - {c.name for c in t.columns}:
@@ -399,25 +409,51 @@ class _Complexifier:
         tcols = [c for c in self.table(target).columns
                  if not c.primary_key and not c.foreign_key and c.type in ("text", "integer",
                                                                            "real", "boolean")]
-        pid = self.f.pick_parent(hist, fkc, True)
-        parent = self.f.parent_row(fkc, pid)
-        if parent is None or not tcols:
-            return self.f.make(hist, skew=True)
-        col = self.rng.choice(tcols)
-        new = self.f.value(target, col, parent)
-        for _ in range(4):  # a change changes something
-            if new != parent.get(col.name):
+        logged = {(h.get(fkc.name), h.get("field_name")) for h in self.f.rows.get(hist, [])}
+        for _ in range(6):
+            pid = self.f.pick_parent(hist, fkc, True)
+            parent = self.f.parent_row(fkc, pid)
+            if parent is None or not tcols:
                 break
-            new = self.f.value(target, col, parent)
-        at = parse_iso(parent.get("created_at")) or WINDOW_START
-        action = "status_changed" if col.name in ("status", "state") else "updated"
-        if action == "status_changed" and new == "archived":
-            action = "archived"
-        return self.f.make(hist, overrides={
-            fkc.name: pid, "action": action, "field_name": col.name,
-            "old_value": None if parent.get(col.name) is None else str(parent.get(col.name)),
-            "new_value": str(new),
-            "changed_at": to_iso(self.f._rand_time(at, datetime.fromisoformat(self.clock)))})
+            col = self.rng.choice(tcols)
+            old = self._earlier_value(target, col, parent)
+            if (pid, col.name) in logged or old is None:
+                continue
+            return self.f.make(hist, overrides={
+                fkc.name: pid, "field_name": col.name,
+                "action": "status_changed" if col.name in ("status", "state") else "updated",
+                "old_value": str(old), "new_value": str(parent[col.name]),
+                "changed_at": self._changed_at(target, col, parent)})
+        return None  # nothing left to log that the records agree with
+
+    def _earlier_value(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> Any:
+        """A value `row[col]` plausibly held before its current one (None: none to tell)."""
+        now = row.get(col.name)
+        if now is None:
+            return None
+        if col.name in ("status", "state") and col.enum:
+            rank = state_rank(str(now))
+            before = [st for st in col.enum if rank is not None and
+                      (state_rank(st) or 0) < rank and st not in NEGATIVE_ENDS]
+            return self.rng.choice(before) if before else None
+        if col.type == "boolean":
+            return not now
+        if col.type == "integer" and col.name.endswith(("count", "_count", "total")):
+            return now - 1 if isinstance(now, int) and now > 0 else None
+        for _ in range(4):  # a change changes something
+            old = self.f.value(table, col, row)
+            if old is not None and old != now:
+                return old
+        return None
+
+    def _changed_at(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> str:
+        lc = lifecycle_columns(self.table(table))
+        if lc and col.name == lc[0] and isinstance(row.get(lc[1].get(str(row[col.name]), "")),
+                                                   str):
+            return str(row[lc[1][str(row[col.name])]])  # a state's change is its stamp
+        lo = parse_iso(row.get("created_at")) or WINDOW_START
+        hi = parse_iso(row.get("updated_at")) or datetime.fromisoformat(self.clock)
+        return to_iso(self.f._rand_time(lo, max(lo, hi)))
 
     SCHEDULE = (("actors", "history"), ("tags", "status"), ("lookup", "children"),
                 ("history", "children"), ("tags", "lookup"), ("children", "actors"))
@@ -480,8 +516,8 @@ class _Complexifier:
         moved = 0
         for t in list(self.tables):
             kind = self.kinds.get(t.name, "core")
-            if kind in ("reference", "lookup", "join"):
-                continue
+            if kind in ("reference", "lookup", "join", "history"):
+                continue  # an audit entry is about a real change (history_row), not made up
             # terminal states (an enum the source declared is not widened)
             status = next((c for c in t.columns if c.name in ("status", "state") and c.enum),
                           None)

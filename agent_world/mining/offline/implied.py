@@ -308,12 +308,7 @@ def pages(cx: Any) -> str | None:
         code = rng.choices([c for c, _ in _STATUS_CODES], [w for _, w in _STATUS_CODES])[0]
         ctype = rng.choices([c for c, _ in _CONTENT_TYPES], [w for _, w in _CONTENT_TYPES])[0]
         title = cx.f.fake.sentence(nb_words=rng.randint(3, 7)).rstrip(".")
-        body = None
-        if code == 200:
-            body = (f"# {title}\n\n" + "\n\n".join(cx.f.fake.paragraph(nb_sentences=3)
-                                                   for _ in range(rng.randint(1, 4))))
-        elif code in (301, 302):
-            body = f"Moved to {url.rstrip('/')}/index.html"
+        body = _page_body(cx.f.fake, rng, url, title, code)
         cx.f.make("pages", overrides={
             "url": url, "status_code": code, "content_type": ctype, "title": title,
             "body": body, "byte_length": len(body.encode()) if body else 0,
@@ -323,6 +318,17 @@ def pages(cx: Any) -> str | None:
                                          description="the page this fetch returned"),
                   lambda row: by_url.get(row.get("url")))
     return f"implied by fetched URLs: pages ({len(by_url)} rows) <- {fetch_table}.page_id"
+
+
+def _page_body(fake: Any, rng: Any, url: str, title: str | None, code: Any) -> str | None:
+    """What a fetch of `url` returned: the page (Markdown) on 200, where it moved on a
+    redirect, nothing on an error."""
+    if code == 200:
+        return (f"# {title or fake.sentence(nb_words=4).rstrip('.')}\n\n" + "\n\n".join(
+            fake.paragraph(nb_sentences=3) for _ in range(rng.randint(1, 4))))
+    if code in (301, 302, 307, 308):
+        return f"Moved to {str(url).rstrip('/')}/index.html"
+    return None
 
 
 def page_links(cx: Any) -> str | None:
@@ -528,10 +534,12 @@ def _derive(factory: Any, table: str, row: dict[str, Any]) -> None:
     cols = {c.name for c in factory.tables[table].columns}
     if "converted_time" in cols and "on_date" in cols and "timezones" in factory.tables:
         row.update(_convert(factory, table, row))
-    if "page_id" in cols and "url" in cols and row.get("page_id") is not None:
-        page = factory._by_id.get("pages", {}).get(row["page_id"])
-        if page is not None:
-            row["url"] = page["url"]
+    if {"status_code", "body", "url"} <= cols and row.get("url"):
+        # a page grown later says what its status says (a 200 has a body, an error none)
+        row["body"] = _page_body(factory.fake, factory.rng, row["url"], row.get("title"),
+                                 row.get("status_code"))
+        if "byte_length" in cols:
+            row["byte_length"] = len(row["body"].encode()) if row["body"] else 0
 
 
 ROW_RULES.append(_derive)

@@ -33,6 +33,7 @@ from agent_world.mining.offline.reference_data import (
     TIME_ZONES,
 )
 from agent_world.mining.semantics import (
+    ATTENDED,
     NEGATIVE_ENDS,
     Route,
     address_country,
@@ -193,6 +194,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "percent"
         return "money"
     if t == "integer":
+        if n in ("status_code", "http_status", "response_code", "http_code"):
+            return "http_status"
         if words & {"year"}:
             return "year"
         if words & {"age"}:
@@ -467,7 +470,9 @@ class RowFactory:
                 for c in self.tables[table].columns):
             sem = "library_branch"
         if sem == "enum":
-            vals = col.enum or []
+            vals = list(col.enum or [])
+            if self._upcoming(table, row) and (self._lifecycle(table) or ("",))[0] == col.name:
+                vals = [v for v in vals if v not in ATTENDED] or vals  # not attended yet
             return r.choices(vals, weights=[1.0 / (i + 1) for i in range(len(vals))], k=1)[0]
         if sem == "bool":
             return r.random() < (0.25 if col.name.startswith(("is_archived", "pinned",
@@ -486,6 +491,10 @@ class RowFactory:
             "year": lambda: r.randint(1990, 2026),
             "age": lambda: r.randint(1, 95),
             "small_int": lambda: r.randint(1, 5),
+            # mostly successes, as a crawler's log holds them
+            "http_status": lambda: r.choices([200, 201, 204, 301, 302, 304, 400, 401, 403,
+                                              404, 410, 429, 500, 502, 503],
+                                             [60, 2, 2, 5, 4, 3, 2, 2, 2, 8, 1, 1, 3, 2, 3])[0],
             "duration": lambda: r.choice([15, 30, 45, 60, 90, 120]),
             "bytes": lambda: int(r.lognormvariate(11, 2)),
             "decimals": lambda: r.choice([0, 2, 2, 2, 3]),
@@ -661,8 +670,17 @@ class RowFactory:
         return f"{verb} {self.fake.word()} {what}"
 
     # ---- times: one lifecycle per row ------------------------------------------------------
-    _SCHEDULED = {"start", "starts", "begin", "begins", "departure", "departs", "end", "ends",
-                  "arrival", "arrives"}
+    _SCHEDULED_START = {"start", "starts", "begin", "begins", "departure", "departs"}
+    _SCHEDULED = _SCHEDULED_START | {"end", "ends", "arrival", "arrives"}
+
+    def _upcoming(self, table: str, row: dict[str, Any]) -> bool:
+        """Whether the row's scheduled start (already chosen: copied from its slot) is after
+        the clock."""
+        for c in self.tables[table].columns:
+            if time_stem(c.name) in self._SCHEDULED_START and isinstance(row.get(c.name), str):
+                t = parse_iso(row[c.name])
+                return t is not None and t > self.clock
+        return False
 
     def _lifecycle(self, table: str) -> tuple[str, dict[str, str]] | None:
         key = ("lifecycle", table)
@@ -723,12 +741,17 @@ class RowFactory:
         elif group == "create":
             if created is not None:  # booked_at and created_at of one record: the same moment
                 dt = created
-            else:
-                dt = self._rand_time(self._floor(table, row), clock - timedelta(hours=1))
+            else:  # before a start copied from its container (booked before the slot)
+                hi = min(clock - timedelta(hours=1), starts - timedelta(hours=1)) \
+                    if starts is not None else clock - timedelta(hours=1)
+                dt = self._rand_time(self._floor(table, row), max(self._floor(table, row), hi))
         elif group == "start":
-            if stem in self._SCHEDULED:  # a scheduled time: past or upcoming
-                dt = self._rand_time(max(floor, clock - timedelta(days=150)),
-                                     max(floor, clock + timedelta(days=75)))
+            if stem in self._SCHEDULED:  # a scheduled time: past or upcoming (past once
+                # attended: a completed visit or a no-show lies before the clock)
+                status = row.get((self._lifecycle(table) or ("",))[0])
+                hi = clock - timedelta(hours=1) if status in ATTENDED else \
+                    clock + timedelta(days=75)
+                dt = self._rand_time(max(floor, clock - timedelta(days=150)), max(floor, hi))
                 dt = dt.replace(minute=(dt.minute // 15) * 15, second=0)
             else:  # an event that happened
                 dt = self._rand_time(floor, max(floor, clock - timedelta(minutes=5)))
@@ -770,12 +793,16 @@ class RowFactory:
     def _order(self, table: TableSpec) -> list[ColumnSpec]:
         vias = {r.via for r in self._routes(table.name)} | {
             r.column for r in self._routes(table.name) if r.kind == "siblings"}
+        copied = {r.column for r in self._routes(table.name)
+                  if r.kind == "via" and not table.column(r.column).foreign_key}
 
         def key(c: ColumnSpec) -> tuple[int, int]:
             if c.primary_key:
                 return (0, 0)
             if c.foreign_key:
                 return (1, 0 if c.name in vias else 1)
+            if c.name in copied:  # from the container, before the times ordered after it
+                return (1, 2)
             if c.type in ("date", "datetime"):
                 return (self._TIME_ORDER[time_group(c.name)], 0)
             if c.name in ("status", "state") and c.enum:
@@ -871,6 +898,12 @@ class RowFactory:
                             self.rng.random() < nulls:
                         v = None
                     row[c.name] = v
+                elif (copied := self._implied(tname, c.name, row)) is not None:
+                    if c.type in ("date", "datetime") and \
+                            (parse_iso(copied) or self.clock) < self._floor(tname, row):
+                        dead_end = True  # a slot that started before the patient existed:
+                        break  # other parents on the next try
+                    row[c.name] = copied
                 elif c.nullable and not c.unique and self.rng.random() < nulls and \
                         c.name not in ("name", "title") and c.type not in ("date", "datetime"):
                     row[c.name] = None
