@@ -417,3 +417,55 @@ def test_a_write_copies_no_value_a_person_would_not_ask_to_copy():
     assert _self_copy("get_product", "create_order_item", "name", "name")
     assert not _self_copy("get_customer", "update_passenger", "first_name", "first_name")
     assert not _self_copy("get_slot", "book_appointment", "slot_id", "id")
+
+
+def test_an_edit_says_its_name_and_email_as_what_it_sets():
+    """"set the name Emily Thomas", "set the email address x@y": an edit reads "set its name
+    to Emily Thomas"."""
+    assert phrasing.arg_phrase("name", "Emily Thomas", writes=True) == \
+        "its name to Emily Thomas"
+    assert phrasing.arg_phrase("email", "a@b.org", writes=True) == "its email address to a@b.org"
+    assert phrasing.arg_phrase("full_name", "Karen Johnson", writes=True) == \
+        "its full name to Karen Johnson"
+    # a creation keeps naming what it makes
+    assert phrasing.arg_phrase("name", "develop") == "named develop"
+
+
+def test_a_state_the_record_must_be_in_is_no_part_of_the_request(airline):
+    """"If its status is 'pending', cancel it that has not shipped yet": the tool's
+    precondition stayed behind the pronoun."""
+    spec = airline.model_copy(deep=True)
+    tool = next(t for t in spec.tools if t.name == "cancel_reservation")
+    tool.description = "Cancel an order that has not shipped yet."
+    assert phrasing.action_phrase(spec, "cancel_reservation") == "cancel an order"
+    tool.description = "Cancel a reservation which is already confirmed."
+    assert phrasing.action_phrase(spec, "cancel_reservation") == "cancel a reservation"
+
+
+def test_a_count_of_one_is_singular_and_an_id_pick_names_the_record(airline):
+    assert phrasing.which("items", 1) == "with 1 item"
+    assert phrasing.which("items", 3) == "with 3 items"
+    pick = Plan(steps=[PlanStep(tool="list_customer_reservations", given={}, select={"id": 16})])
+    text = phrasing.step_clause(airline, pick, 0, random.Random(0))
+    assert "whose id is" not in text and text.endswith("customer reservation 16"), text
+
+
+def test_a_call_given_one_record_in_two_roles_is_no_task():
+    """"create a time conversion for that transition's timezone as the source and that
+    transition's timezone as the target": a conversion from a zone to itself."""
+    from agent_world.tasks.synthesis.synthesizer import _one_record_twice
+
+    twice = Plan(steps=[
+        PlanStep(tool="get_dst_transition", given={"dst_transition_id": 5}),
+        PlanStep(tool="create_time_conversion", given={"time": "00:45"},
+                 bound={"source_timezone_id": Binding(step=0, field="timezone_id"),
+                        "target_timezone_id": Binding(step=0, field="timezone_id")})])
+    assert _one_record_twice(twice)
+    assert _one_record_twice(Plan(steps=[PlanStep(
+        tool="create_time_conversion",
+        given={"source_timezone_id": 3, "target_timezone_id": 3})]))
+    assert not _one_record_twice(Plan(steps=[PlanStep(
+        tool="create_time_conversion",
+        given={"source_timezone_id": 3, "target_timezone_id": 4})]))
+    assert not _one_record_twice(Plan(steps=[PlanStep(   # a member and a branch: two records
+        tool="check_out", given={"member_id": 3, "branch_id": 3})]))

@@ -346,8 +346,7 @@ def page_links(cx: Any) -> str | None:
             continue
         for href in rng.sample(urls, k=min(len(urls), rng.randint(1, 5))):
             if href != page["url"]:
-                cx.f.make("page_links", overrides={"page_id": page["id"], "href": href,
-                                                   "anchor_text": cx.f.fake.words(2)[0]})
+                cx.f.make("page_links", overrides={"page_id": page["id"], "href": href})
     return f"implied by pages: page_links ({len(cx.f.rows['page_links'])} rows)"
 
 

@@ -243,7 +243,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "person_name"
     if n in ("username", "login", "handle", "user_name"):
         return "username"
-    if words & {"url", "uri", "link", "website", "homepage", "endpoint"}:
+    if n in ("anchor_text", "anchor", "link_text"):
+        return "anchor"
+    if words & {"url", "uri", "link", "website", "homepage", "endpoint", "href"}:
         return "url"
     if n in ("file_name", "filename"):
         return "file_name"
@@ -533,6 +535,11 @@ class RowFactory:
                                  else f.sentence(nb_words=r.randint(5, 12))),
             "paragraph": lambda: f.paragraph(nb_sentences=2),
             "title": lambda: f.catch_phrase(),
+            # what a link says on the page: a few words, no sentence
+            "anchor": lambda: r.choice(["Read more", "Pricing", "Contact us", "Documentation",
+                                        "About", "Sign in", "Download", "Blog", "Careers",
+                                        "Privacy policy"]) if r.random() < 0.4 else
+            " ".join(f.words(r.randint(1, 3))).capitalize(),
             "book_title": lambda: self._book_title(),
             "book_subject": lambda: r.choice(BOOK_SUBJECTS),
             "library_branch": lambda: f"{f.city()} {r.choice(['Branch', 'Library', 'Branch'])}",

@@ -84,7 +84,9 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|,? unless\b|, optionally\b| in id order"
                       r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b"
                       r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
-                      r"|,? and \w+ (?:it|them) (?:later|again)\b",
+                      r"|,? and \w+ (?:it|them) (?:later|again)\b"
+                      r"|,? (?:that|which) (?:has|have|is|are)(?: not| already| still)? "
+                      r"(?:been |yet )?\w+(?:ed|en)\b",
                       desc, maxsplit=1)[0].strip().rstrip(" .,;:")
     # "create a slot and return the new record": what the tool hands back is no request
     clause = re.sub(r",? (?:and )?(?:return(?:s|ing)?|giv(?:es|ing)) (?:the|a|it|its)\b.*$", "",
@@ -242,16 +244,15 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
     if r == "key":
         return _key_phrase(param, value)
     if r == "email":
-        return f"the email address {value}"
+        return f"its email address to {value}" if writes else f"the email address {value}"
     if r == "count" and not writes:
         return _count(value, split_words(param)[-1])
     if r == "name" and not writes:
         return f"named {say(param, value, schema)}" if words == "name" else \
             f"the {words} {say(param, value, schema)}"
     several = len(words.split()) > 1
-    if writes:
-        return f"its {words} to {say(param, value, schema)}" if r != "name" else \
-            f"the {words} {say(param, value, schema)}"
+    if writes:  # "set its name to Emily Thomas", never "set the name Emily Thomas"
+        return f"its {words} to {say(param, value, schema)}"
     if r == "date":
         return date_phrase(words, say(param, value, schema))
     if several and r != "text":
@@ -309,7 +310,7 @@ def which(field: str, value: Any) -> str:
     words = split_words(field)
     if isinstance(value, int) and not isinstance(value, bool) and r != "key" and words and \
             words[-1].endswith("s") and words[-1] not in ("status", "address", "class"):
-        return f"with {value} {' '.join(words)}"
+        return f"with {value} {' '.join(words[:-1] + [singular(words[-1])] if value == 1 else words)}"
     if r == "name" or field in ("name", "title"):
         return f"named {say(field, value)}" if field != "title" else \
             f"titled {say(field, value)}"
@@ -361,9 +362,11 @@ def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
             tail = f" of {owner}" if owner else (of_prev if step.bound else "")
             if prev == ent and step.bound and not owner:
                 one = f"other {one}"
-            return rng.choice(["find the {o}{t} {w}", "look up the {o}{t} {w}",
-                               "pull up the {o}{t} {w}"]).format(
-                o=one, t=tail, w=which(k, v)) + (f" {after}" if after else "")
+            verb = rng.choice(["find", "look up", "pull up"])
+            if k == "id" and not tail:  # "pull up appointment 16", not "... whose id is 16"
+                return f"{verb} {ent} {value_text(v).strip(chr(39))}" + (
+                    f" among the {what}" if after else "")
+            return f"{verb} the {one}{tail} {which(k, v)}" + (f" {after}" if after else "")
         return rng.choice(["look through the {e}", "pull up the {e}", "check the {e}",
                            "go over the {e}"]).format(e=what)
     if kind == "read":
@@ -388,9 +391,16 @@ def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                           bound_keys=tuple(p for p in step.bound if role(p) == "key"))
     # a value the write takes from an earlier record is said as that record's field ("set
     # its status to that slot's status"), never left out
-    copied = [f"its {field_words(p)} to that {entity(plan.steps[b.step].tool)}'s "
-              f"{field_words(b.field)}" for p, b in step.bound.items() if role(p) != "key"]
-    return clause + (", setting " + " and ".join(copied) if copied else "")
+    copied = [(p, f"that {entity(plan.steps[b.step].tool)}'s {field_words(b.field)}")
+              for p, b in step.bound.items() if role(p) != "key"]
+    if not copied:
+        return clause
+    if clause.split(" ", 1)[0] in ("change", "edit", "update", "set", "modify", "correct"):
+        return clause + ", setting " + " and ".join(f"its {field_words(p)} to {v}"
+                                                    for p, v in copied)
+    # an action given a value of an earlier record ("record changes ... using that
+    # repository's path"): nothing of the record is set
+    return clause + ", using " + " and ".join(v for _, v in copied)
 
 
 def _creates(act: str) -> bool:
@@ -427,8 +437,12 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         # on that copy's title", "create a commit for that branch's repository"
         # (a create that only copies values is aimed at nothing: "create a query, setting its
         # content to that insight's content")
+        # a tool named for an action, not a record (git_reset's "reset"): aimed at the record
+        # itself, "unstage all changes in that repository", not "that repository's reset"
+        own = ent if any(" ".join(split_words(singular(t.name))) == ent for t in spec.tables) \
+            else prev
         aims = [noun(p) or ent for p in bound_keys] or \
-            ([] if _creates(act) or key is not None else [ent])
+            ([] if _creates(act) or key is not None else [own])
         missed = []
         for n in aims:
             words = n.split()

@@ -292,6 +292,19 @@ def tool_view(spec: EnvSpec, plan: Plan, recipe: Recipe, rng: random.Random,
 
 
 # ---- candidates -------------------------------------------------------------------------------
+def _one_record_twice(plan: Plan) -> bool:
+    """A call given one record under two roles ("timezone 1 as the source and as the
+    target"): a conversion from a zone to itself is nothing a person asks for."""
+    for s in plan.steps:
+        keys = [(b.step, b.field) for p, b in s.bound.items() if phrasing.role(p) == "key"]
+        given = [normalise(v) for p, v in s.given.items() if phrasing.role(p, v) == "key"]
+        if len(set(keys)) < len(keys) or len(set(given)) < len(given) and len({
+                noun(p).split()[-1] for p, v in s.given.items()
+                if phrasing.role(p, v) == "key"}) < len(given):
+            return True
+    return False
+
+
 def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.Random,
                     recipe: Recipe, kind: str, seed: int, sampler: ValueSampler,
                     model: Any = None, start: str | None = None,
@@ -314,6 +327,8 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         ep.close()
     if plan is None:
         return "the walk's first call failed"
+    if _one_record_twice(plan):
+        return "one record in two roles of a call"
     plan = _fit_length(plan, spec, recipe.length)
     observations, changes = run_plan(spec, runtime, plan, seed)
     results = [o.result if o is not None and o.ok else None for o in observations]
@@ -488,8 +503,8 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
     rng.shuffle(far)
     for write in (near + far)[:4]:
         step = _bind_step(spec, graph, plan, results, write, sampler, rng)
-        if step is None:
-            continue
+        if step is None or normalise(step.given.get(f, object())) == normalise(value):
+            continue  # "if its region is Pacific, set its region to Pacific" asks nothing
         then_plan = Plan(steps=[*plan.steps, step])
         cond = {"step": i, "field": f, "value": value, "holds": holds,
                 "write": step.model_dump(mode="json"), "else_field": else_field}
