@@ -26,11 +26,13 @@ Rules: every tool is a typed function whose first parameter is `ctx` (ctx.query(
 -> list of dicts, ctx.one(sql, params) -> dict or None, ctx.execute(sql, params) -> cursor,
 ctx.now() -> ISO time, ctx.today(), ctx.new_id(prefix)); tag it @tool (read) or
 @tool(write=True) (changes the database); document it with a docstring and an Args: section;
-refuse invalid requests with `raise ToolError("...")` naming the rule; import only the standard
+refuse invalid requests with `raise ToolError("...")` naming the rule (an unknown id names the
+kind of record: "No loan with id 7."); import only the standard
 library; never use the clock or randomness except through ctx. Read tools must not write.
 
 Tests: each is {"name", "tool", "arguments", "expect"}; expect has `ok` (false for a refusal),
-`error_kind` ("tool_error" for refusals), `equals` (the whole result), `contains` (keys of a
+`error_kind` ("tool_error" for refusals), `error_contains` (words the refusal's message
+holds), `equals` (the whole result), `contains` (keys of a
 dict result), `pluck` + `equals` (compare [item[pluck] for item in result] to equals),
 `changes` (the exact database change: [{"table", "op": "insert"|"update"|"delete", "count",
 "key": {...}, "values": {...}}], [] for none). Derive every expected value from the seed rows

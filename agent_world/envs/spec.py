@@ -528,6 +528,9 @@ class RowChange(_Model):
 class ToolExpectation(_Model):
     ok: bool = True  # False: the call must give an error observation
     error_kind: str | None = None
+    # words the error message holds (case and underscores aside): an unknown loan's refusal
+    # names the loan, so a tool answering for another kind of record fails the test
+    error_contains: str | None = None
     equals: Any = None  # the whole result equals this (when not None)
     contains: dict[str, Any] | None = None  # result (a dict) has these key/values
     min_items: int | None = None  # result (a list) has at least this many items
@@ -541,7 +544,7 @@ class ToolExpectation(_Model):
         # fields added after the first format stay out of the JSON (and the fingerprint) while
         # unused, so specs that do not use them keep their bytes and fingerprints
         data = handler(self)
-        for key in ("pluck", "changes"):
+        for key in ("pluck", "changes", "error_contains"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data

@@ -37,6 +37,10 @@ def check_observation(obs: Observation, expect: ToolExpectation) -> tuple[bool, 
         if expect.error_kind is not None and obs.error.kind != expect.error_kind:
             return False, (f"expected error kind {expect.error_kind!r}, got "
                            f"{obs.error.kind!r}: {obs.error.message}")
+        if expect.error_contains is not None and _words(expect.error_contains) not in \
+                _words(obs.error.message):
+            return False, (f"expected the error to mention {expect.error_contains!r}, got "
+                           f"{obs.error.kind}: {obs.error.message}")
         return True, f"failed as expected ({obs.error.kind}: {obs.error.message})"
     if not obs.ok:
         assert obs.error is not None
@@ -67,6 +71,10 @@ def check_observation(obs: Observation, expect: ToolExpectation) -> tuple[bool, 
         if len(result) < expect.min_items:
             return False, f"expected at least {expect.min_items} items, got {len(result)}"
     return True, "ok"
+
+
+def _words(text: str) -> str:
+    return " ".join(str(text).lower().replace("_", " ").split())
 
 
 def _same(a: Any, b: Any) -> bool:

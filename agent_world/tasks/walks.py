@@ -209,7 +209,34 @@ class ValueSampler:
             if isinstance(v, str) and "string" not in types:
                 continue
             ok.append(v)
+        if re.search(r"(?:^|_)(?:quantity|qty|units)$", param):
+            # nobody orders 0 units: a stored 0 is an edge case, not a request
+            ok = [v for v in ok if v != 0] or ok
         return ok
+
+    def row_of(self, tool: str, rng: random.Random) -> dict[str, Any]:
+        """One stored record of the tool's own table ({} when it has none): the values of one
+        call drawn from it agree with each other (a DST transition's year, instant and offsets
+        are one transition's, not four draws that contradict each other)."""
+        ent = entity(tool).split()[-1]
+        table = next((t for t in self.spec.tables if singular(t.name) == ent), None)
+        rows = self.spec.rows.get(table.name, []) if table is not None else []
+        if not rows or table is None:
+            return {}
+        # a unique value copied from a stored record would only be refused as taken; the
+        # records a call points at are drawn on their own
+        unique = {c.name for c in table.columns if c.unique or c.primary_key or c.foreign_key
+                  } | {c for group in table.unique_together for c in group}
+        return {k: v for k, v in rng.choice(rows).items() if k not in unique}
+
+    def draw(self, tool: str, param: str, schema: dict[str, Any], rng: random.Random,
+             row: dict[str, Any]) -> Any:
+        """`param`'s value from `row` (a record of the tool's table, `row_of`) when the record
+        has one that fits the schema, else a sampled one."""
+        v = row.get(param)
+        if v is not None and v in self.candidates(tool, param, schema):
+            return v
+        return self.sample(tool, param, schema, rng)
 
     def sample(self, tool: str, param: str, schema: dict[str, Any], rng: random.Random,
                avoid: Any = None) -> Any:
@@ -241,8 +268,9 @@ class ValueSampler:
                 if k in required or k not in _PAGING}, rng), rng)
         args = {}
         props = spec_tool.parameters.get("properties", {})
+        row = self.row_of(tool, rng)
         for param in spec_tool.parameters.get("required", []):
-            value = self.sample(tool, param, props.get(param, {}), rng)
+            value = self.draw(tool, param, props.get(param, {}), rng, row)
             if value is None:
                 return self.edit_values(tool, self._unmarked(tool, {
                     k: v for k, v in rng.choice(tests).items()
@@ -293,6 +321,11 @@ def _timestamp(name: str, value: Any) -> bool:
         and value[:4].isdigit())
 
 
+def _quotable(text: str) -> bool:
+    """A value a person would quote to point at a record: one line, a few words at most."""
+    return "\n" not in text and len(text) <= 60
+
+
 def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
               rng: random.Random) -> dict[str, Any]:
     """Field values that single out `item` among `items`, preferring readable fields."""
@@ -303,9 +336,11 @@ def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
             continue
         if sum(1 for i in items if isinstance(i, dict) and field_value(i, k) == v) == 1:
             unique.append(k)
-    # nobody picks a record by its timestamp: dates and times only when nothing else is unique
+    # nobody picks a record by its timestamp: dates and times only when nothing else is unique;
+    # nor by a paragraph or a diff: a value to quote is one short line
     timeless = [k for k in unique if not _timestamp(k, fields[k])]
-    readable = [k for k in timeless if not k.endswith(_IDENTIFYING_SKIP) and k not in avoid]
+    readable = [k for k in timeless if not k.endswith(_IDENTIFYING_SKIP) and k not in avoid
+                and (not isinstance(fields[k], str) or _quotable(fields[k]))]
     pool = readable or timeless or unique
     if not pool:
         return {}
@@ -512,6 +547,7 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
     props = tool.parameters.get("properties", {})
     required = tool.parameters.get("required", [])
     step = PlanStep(tool=dst)
+    row = sampler.row_of(dst, rng)
     for param in required:
         sources = []
         for i in reversed(range(len(plan.steps))):
@@ -539,7 +575,7 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
                 return None
             step.bound[param] = Binding(step=i, field=field)
         else:
-            value = sampler.sample(dst, param, props.get(param, {}), rng)
+            value = sampler.draw(dst, param, props.get(param, {}), rng, row)
             if value is None:
                 return None
             step.given[param] = value

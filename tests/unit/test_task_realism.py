@@ -238,7 +238,7 @@ def test_a_refused_write_does_not_end_the_walk(airline, runtime):
     ep = runtime.open(airline, seed=0)
     try:
         went_on = 0
-        for seed in range(8):
+        for seed in range(16):  # walks are random: most end before their first write
             wrapped = _Refusing(ep, airline)
             plan = random_walk(airline, graph, wrapped, random.Random(seed), 5,
                                start="get_reservation")
@@ -361,7 +361,7 @@ def test_no_walk_holds_a_write_that_changes_nothing(runtime):
     sampler = ValueSampler(spec)
     writes = 0
     with runtime.open(spec) as episode:
-        for seed in range(40):
+        for seed in range(60):
             plan = random_walk(spec, graph, episode, random.Random(seed), length=5,
                                sampler=sampler)
             if plan is None:
@@ -469,3 +469,21 @@ def test_a_call_given_one_record_in_two_roles_is_no_task():
         given={"source_timezone_id": 3, "target_timezone_id": 4})]))
     assert not _one_record_twice(Plan(steps=[PlanStep(   # a member and a branch: two records
         tool="check_out", given={"member_id": 3, "branch_id": 3})]))
+
+
+def test_the_values_of_one_call_come_from_one_record():
+    """"create a dst transition, using year 2026 and the transition at utc March 30, 2025 and
+    the offset before '+13:00' and the offset after '-08:00'": four draws that contradict each
+    other. A call's values are one stored record's (its references and unique values apart)."""
+    spec = load_example("ecommerce")
+    sampler = ValueSampler(spec)
+    stored = {(r["city"], r["state"], r["postal_code"]) for r in spec.rows["addresses"]}
+    drawn = []
+    for seed in range(30):
+        row = sampler.row_of("add_address", random.Random(seed))
+        assert row and "address_id" not in row and "customer_id" not in row
+        props = spec.tool("add_address").parameters["properties"]
+        drawn.append(tuple(sampler.draw("add_address", p, props[p], random.Random(seed), row)
+                           for p in ("city", "state", "postal_code")))
+    assert all(d in stored for d in drawn), drawn
+    assert len(set(drawn)) > 3

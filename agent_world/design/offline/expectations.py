@@ -89,6 +89,11 @@ def _now(spec: EnvSpec) -> str:
             ).isoformat(timespec="seconds")
 
 
+def _noun(table: str) -> str:
+    """What a refusal of an unknown record of `table` names (the renderer's noun)."""
+    return singular(table).replace("_", " ")
+
+
 def _unknown(spec: EnvSpec, table: str, column: str, py_type: str) -> Any:
     values = [r.get(column) for r in spec.rows.get(table, [])]
     if py_type in ("integer", "number"):
@@ -254,7 +259,8 @@ class Designer:
                         break
         args[key.name] = _unknown(self.spec, plan.table, key.column or "", key.type)
         return self.test(plan, "unknown record is refused", args, ok=False,
-                         error_kind="tool_error", changes=[] if plan.write else None)
+                         error_kind="tool_error", error_contains=_noun(plan.table),
+                         changes=[] if plan.write else None)
 
     def _get(self, plan: ToolPlan) -> list[Test]:
         rows = self.rows(plan.table)
@@ -321,7 +327,8 @@ class Designer:
             out.append(self.test(plan, f"unknown {p.name} is refused",
                                  {**base, p.name: _unknown(self.spec, p.ref_table or "",
                                                            p.ref_column or "", p.type)},
-                                 ok=False, error_kind="tool_error"))
+                                 ok=False, error_kind="tool_error",
+                                 error_contains=_noun(p.ref_table or "")))
         return out
 
     def _scopes(self, plan: ToolPlan, rows: list[dict[str, Any]], every: str,
@@ -429,7 +436,8 @@ class Designer:
                 column = p.ref_column if p.role == "ref" else col.foreign_key.split(".")[1]
                 bad = {**args, p.name: _unknown(self.spec, table or "", column or "", p.type)}
                 out.append(self.test(plan, f"unknown {p.name} is refused", bad, ok=False,
-                                     error_kind="tool_error", changes=[]))
+                                     error_kind="tool_error", error_contains=_noun(table or ""),
+                                     changes=[]))
                 break
         for group in plan.unique_groups:
             row = rows[0] if rows else None
@@ -986,7 +994,7 @@ class ContractTests:
                     out.append(self.test(f"refused: unknown {p.name}", {
                         **args, p.name: _unknown(self.spec, p.ref_table, p.ref_column or "",
                                                  p.type)}, ok=False, error_kind="tool_error",
-                        changes=[]))
+                        error_contains=_noun(p.ref_table), changes=[]))
                     break
         key = self.c.key()
         if key is not None:

@@ -85,6 +85,7 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
                       r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b"
                       r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
                       r"|,? and \w+ (?:it|them) (?:later|again)\b"
+                      r"| by (?:scanning|entering|giving|passing|providing|specifying|using)\b"
                       r"|,? (?:that|which) (?:has|have|is|are)(?: not| already| still)? "
                       r"(?:been |yet )?\w+(?:ed|en)\b",
                       desc, maxsplit=1)[0].strip().rstrip(" .,;:")
@@ -314,6 +315,9 @@ def which(field: str, value: Any) -> str:
     if r == "name" or field in ("name", "title"):
         return f"named {say(field, value)}" if field != "title" else \
             f"titled {say(field, value)}"
+    if r == "key" and field != "id" and len(split_words(field)) > 1:
+        # "whose pickup branch is branch 4", not "whose pickup branch id is 4"
+        return f"whose {noun(field)} is {noun(field).split()[-1]} {value_text(value).strip(chr(39))}"
     return f"whose {field_words(field)} is {say(field, value)}"
 
 
@@ -363,9 +367,9 @@ def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
             if prev == ent and step.bound and not owner:
                 one = f"other {one}"
             verb = rng.choice(["find", "look up", "pull up"])
-            if k == "id" and not tail:  # "pull up appointment 16", not "... whose id is 16"
-                return f"{verb} {ent} {value_text(v).strip(chr(39))}" + (
-                    f" among the {what}" if after else "")
+            if k == "id":  # "pull up appointment 16", not "... whose id is 16"
+                return f"{verb} {ent} {value_text(v).strip(chr(39))}{tail}" + (
+                    f" among the {what}" if after and not tail else "")
             return f"{verb} the {one}{tail} {which(k, v)}" + (f" {after}" if after else "")
         return rng.choice(["look through the {e}", "pull up the {e}", "check the {e}",
                            "go over the {e}"]).format(e=what)
