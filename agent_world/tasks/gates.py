@@ -27,6 +27,9 @@
   passes with fewer calls claims a level it does not have: "find the member, open their full
   record, tell me their status", when the first call already shows the status).
 
+- `natural` (last): with a "judge" chat model configured, the judge rates the request at least
+  3 of 5 for how a user would write it (`agent_world.tasks.synthesis.naturalness`).
+
 Gates need the task's plan and answer spec (`task.origin["plan"]`, `task.origin["answer"]`,
 written by the synthesizer). `run_gates` stops at the first failure; the synthesizer writes
 that failure to the ledger with the gate's name.
@@ -46,6 +49,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.check import check_episode, normalise
 from agent_world.tasks.model import GateResult, Task
+from agent_world.tasks.synthesis.naturalness import gate_natural
 from agent_world.tasks.synthesis.phrasing import date_text
 from agent_world.tasks.truth import STEP_SHIFT, extract_answer, run_plan
 from agent_world.tasks.walks import (
@@ -59,7 +63,7 @@ from agent_world.tasks.walks import (
 )
 
 GATES = ("artefacts", "answer_from_state", "solvable", "initial_state_fails", "gold_replay",
-         "known_wrong", "no_shortcut")
+         "known_wrong", "no_shortcut", "natural")
 
 
 def _plan(task: Task) -> Plan:
@@ -529,7 +533,7 @@ def run_gates(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[GateResult
     """The gates in order, stopping at the first that fails (cheap ones first)."""
     out = []
     for gate in (gate_artefacts, gate_answer_from_state, gate_solvable, gate_initial_state,
-                 gate_gold_replay, gate_known_wrong, gate_no_shortcut):
+                 gate_gold_replay, gate_known_wrong, gate_no_shortcut, gate_natural):
         result = gate(task, spec, runtime)
         out.append(result)
         if not result.passed:
