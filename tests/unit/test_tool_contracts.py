@@ -30,7 +30,7 @@ from agent_world.mining.semantics import invariant_violations
 from agent_world.mining.sources import default_sources, read_source
 from tests.unit.test_build import FakeStructuredModel
 
-SOURCES = ("book-lending-prd", "git", "sqlite", "time", "clinic-booking-openapi")
+SOURCES = ("book-lending-prd", "git", "sqlite", "time", "clinic-booking-openapi", "fetch")
 BIKESHARE = Path(__file__).resolve().parents[1] / "fixtures" / "sources" / "unseen" / \
     "bikeshare_openapi.yaml"
 
@@ -238,6 +238,29 @@ def test_read_query_runs_the_select_read_only(built, rt):
         assert obs.result == [{"n": n}]
         bad = ep.step("read_query", {"query": "DELETE FROM customers"})
         assert not bad.ok and ep.diff().empty
+
+
+def test_fetch_returns_the_stored_page_in_pieces_and_refuses_error_pages(built, rt):
+    """`fetch` returned the fetch log's rows for the URL; mcp-server-fetch returns the page's
+    content, cut to max_length from start_index."""
+    spec = built["fetch"]
+    pages = spec.rows["pages"]
+    page = max((p for p in pages if p["status_code"] == 200 and p["body"]),
+               key=lambda p: len(p["body"]))
+    error = next(p for p in pages if p["status_code"] >= 400)
+    with rt.open(spec) as ep:
+        whole = ep.step("fetch", {"url": page["url"]})
+        assert whole.ok, whole.error
+        assert whole.result["content"] == page["body"][:5000]
+        first = ep.step("fetch", {"url": page["url"], "max_length": 20})
+        assert (first.result["content"], first.result["next_start_index"]) == (
+            page["body"][:20], 20)
+        after = ep.step("fetch", {"url": page["url"], "max_length": 20, "start_index": 20})
+        assert after.result["content"] == page["body"][20:40]
+        refused = ep.step("fetch", {"url": error["url"]})
+        assert not refused.ok and str(error["status_code"]) in refused.error.message
+        assert not ep.step("fetch", {"url": "https://nowhere.invalid/none"}).ok
+        assert ep.diff().empty  # a read
 
 
 def test_convert_time_converts_from_the_source_to_the_target_zone(built, rt):

@@ -137,7 +137,7 @@ class ContractParam(BaseModel):
 
     name: str
     role: Literal["key", "scope", "row", "eq", "like", "any_like", "ge", "le", "ref", "set",
-                  "child_eq", "child_state", "paths", "limit", "ignore", "text"]
+                  "child_eq", "child_state", "paths", "limit", "ignore", "text", "option"]
     column: str | None = None
     columns: list[str] = Field(default_factory=list)  # any_like
     type: Literal["integer", "number", "string", "boolean", "array"] = "string"
@@ -398,13 +398,23 @@ def derive_contract(spec: EnvSpec, tool: str, entry: dict[str, Any],
     desc = " ".join(str(entry.get("description") or "").split())
     text = _words(desc) | set(words)
     args = _Args(spec, entity, entry)
-    c = Contract(tool=tool, entity=entity.name, verb="list", description=desc[:400] or
+    c = Contract(tool=tool, entity=entity.name, verb="list", description=_clip(desc) or
                  tool.replace("_", " ") + ".", source_tool=tool)
     for fn in (_computed, _staging, _extend, _transition, _move, partial(_plain, source_plan)):
         out = fn(spec, c, entity, words, text, desc, args, entry)
         if out is not None:
             return out
     return None
+
+
+def _clip(text: str, limit: int = 400) -> str:
+    """A description cut at its last whole sentence within `limit` characters (mid-word:
+    "let the user kno")."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind(". "), cut.rfind("! "), cut.rfind("? "))
+    return cut[:end + 1] if end > 0 else cut.rsplit(" ", 1)[0] + "..."
 
 
 def _param(name: str, role: str, **kw: Any) -> ContractParam:
@@ -473,7 +483,44 @@ def _row_param(spec: EnvSpec, table: TableSpec, name: str, text: set[str], requi
 
 
 # -- computations ------------------------------------------------------------------------------
+FETCH_MAX_LENGTH = 5000  # mcp-server-fetch's default page of content
+
+
+def _fetch(spec: EnvSpec, c: Contract, words: list[str], args: _Args,
+           entry: dict[str, Any]) -> Contract | None:
+    """``fetch(url, max_length, start_index, raw)`` ("fetches a URL ... as markdown"): the page
+    stored for the URL, its content cut to ``max_length`` characters from ``start_index``;
+    refused for an unknown URL and for a page whose status is an HTTP error."""
+    page = next((t for t in spec.tables
+                 if {"url", "body", "status_code"} <= {col.name for col in t.columns}), None)
+    url = next((a for a in args.names() if snake(a) in ("url", "uri")), None)
+    if page is None or url is None or "fetch" not in words or entry.get("read_only") is False:
+        return None
+    c.entity = page.name
+    c.verb, c.computation, c.returns = "compute", "fetch", "result"
+    c.params = [_param(args.safe(url), "row", ref_table=page.name, ref_column="url",
+                       required=True, description="The URL to fetch.")]
+    options = {"max_length": ("integer", FETCH_MAX_LENGTH, "Characters of content to return "
+                              f"at most (default {FETCH_MAX_LENGTH})."),
+               "start_index": ("integer", 0, "Where the returned content starts, in "
+                               "characters (to read on where a cut ended; default 0)."),
+               "raw": ("boolean", False, "Accepted as the source has it: pages are stored "
+                       "as Markdown, so the raw page is the same text.")}
+    for a in args.names():
+        if snake(a) in options:
+            kind, default, text = options[snake(a)]
+            c.params.append(_param(args.safe(a), "option", type=kind, default=default,
+                                   description=text))
+    c.options = {"content_type": "content_type" if _has(page, "content_type") else None}
+    c.evidence = [f"the stored {singular(page.name)} of the URL, cut to max_length from "
+                  "start_index; HTTP errors refused"]
+    return c
+
+
 def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
+    fetched = _fetch(spec, c, words, args, entry)
+    if fetched is not None:
+        return fetched
     query_arg = next((a for a in args.names() if snake(a) in ("query", "sql", "statement")
                       and _arg_type(args.raw[a]) == "string"), None)
     business = [t for t in spec.tables if t.name not in ("queries", "tables", "insights")]

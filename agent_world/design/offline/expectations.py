@@ -15,7 +15,13 @@ from collections import Counter
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from agent_world.design.offline.contracts import Contract, ContractParam, Guard, Value
+from agent_world.design.offline.contracts import (
+    FETCH_MAX_LENGTH,
+    Contract,
+    ContractParam,
+    Guard,
+    Value,
+)
 from agent_world.design.offline.plans import (
     DEFAULT_LIMIT,
     MAX_ROWS,
@@ -26,7 +32,7 @@ from agent_world.design.offline.plans import (
     pk_column,
 )
 from agent_world.envs.spec import EnvSpec, TableSpec
-from agent_world.mining.offline.naming import singular
+from agent_world.mining.offline.naming import singular, snake
 from agent_world.mining.semantics import known_zones
 
 Test = dict[str, Any]
@@ -1342,6 +1348,47 @@ class ComputeTests(ContractTests):
             out.append(self.test("an unknown zone is refused", {
                 src.name: "Nowhere/Unknown", time_p.name: "10:00", dst.name: zones[0][o["name"]]},
                 ok=False, error_kind="tool_error"))
+        return out
+
+    def compute_fetch(self) -> list[Test]:
+        """A page read whole and in pieces (the cut continues where it ended), an error page
+        and an unknown URL refused: derived from the stored pages, not from the tool."""
+        url = self.c.params[0]
+        opt = {snake(p.name): p.name for p in self.c.params if p.role == "option"}
+        pages = [r for r in self.rows(self.c.entity) if r.get("url")]
+        ok = [r for r in pages if (r.get("status_code") or 0) < 400 and r.get("body")]
+        out = []
+
+        def page(r: dict[str, Any], start: int, size: int) -> dict[str, Any]:
+            body = r["body"]
+            want = {"url": r["url"], "status_code": r["status_code"],
+                    "content": body[start:start + size]}
+            if self.c.options.get("content_type"):
+                want["content_type"] = r.get("content_type")
+            if start + size < len(body):
+                want["next_start_index"] = start + size
+            return want
+
+        for r in sorted(ok, key=lambda r: len(r["body"]))[-1:]:
+            out.append(self.test("a page is read", {url.name: r["url"]},
+                                 equals=page(r, 0, FETCH_MAX_LENGTH), changes=[]))
+            if "max_length" in opt and len(r["body"]) > 10:
+                cut = {url.name: r["url"], opt["max_length"]: 10}
+                out.append(self.test("a long page is cut where asked", cut,
+                                     equals=page(r, 0, 10), changes=[]))
+                if "start_index" in opt:
+                    out.append(self.test("the next piece starts where the cut ended",
+                                         {**cut, opt["start_index"]: 10},
+                                         equals=page(r, 10, 10), changes=[]))
+        bad = next((r for r in pages if (r.get("status_code") or 0) >= 400), None)
+        if bad is not None:
+            out.append(self.test("an error page is refused", {url.name: bad["url"]}, ok=False,
+                                 error_kind="tool_error",
+                                 error_contains=str(bad["status_code"]), changes=[]))
+        out.append(self.test("an unknown URL is refused",
+                             {url.name: "https://nowhere.invalid/none"}, ok=False,
+                             error_kind="tool_error", error_contains=_noun(self.c.entity),
+                             changes=[]))
         return out
 
     def compute_clock(self) -> list[Test]:

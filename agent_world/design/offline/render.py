@@ -11,7 +11,13 @@ import json
 import textwrap
 from typing import Any
 
-from agent_world.design.offline.contracts import Contract, Effect, Guard, Value
+from agent_world.design.offline.contracts import (
+    FETCH_MAX_LENGTH,
+    Contract,
+    Effect,
+    Guard,
+    Value,
+)
 from agent_world.design.offline.plans import (
     MAX_ROWS,
     TERMINAL,
@@ -21,7 +27,7 @@ from agent_world.design.offline.plans import (
     pk_column,
 )
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.offline.naming import singular
+from agent_world.mining.offline.naming import singular, snake
 
 HEADER = '''"""Tools of the `{name}` environment ({theme}).
 
@@ -700,6 +706,30 @@ def _render_compute(b: _Body, spec: EnvSpec, c: Contract) -> None:
         effect = c.effects[0]
         b.add(f"return _insert(ctx, {_lit(c.entity)}, "
               f"{_lit(pk_column(spec.table(c.entity)))}, {_dict_expr(effect.set, 'row', spec)})")
+    elif c.computation == "fetch":
+        _resolve_rows(b, spec, c)
+        url = c.params[0].name
+        opt = {snake(p.name): p.name for p in c.params if p.role == "option"}
+        start, length = opt.get("start_index"), opt.get("max_length")
+        b.add(f"page = {url}_row")
+        b.add("if page['status_code'] is not None and page['status_code'] >= 400:")
+        b.add(f"raise ToolError(f\"Failed to fetch {{{url}}} - status code "
+              "{page['status_code']}.\")", 2)
+        b.add("body = page['body'] or ''")
+        b.add(f"start = max(0, {start} or 0)" if start else "start = 0")
+        b.add(f"size = {length} if {length} and {length} > 0 else {FETCH_MAX_LENGTH}" if length
+              else f"size = {FETCH_MAX_LENGTH}")
+        b.add("if start and start >= len(body):")
+        b.add("raise ToolError(f\"No more content: start_index {start} is past its end "
+              "({len(body)} characters).\")", 2)
+        b.add("content = body[start:start + size]")
+        b.add("out = {'url': page['url'], 'status_code': page['status_code'], "
+              "'content': content}")
+        if c.options.get("content_type"):
+            b.add("out['content_type'] = page['content_type']")
+        b.add("if start + size < len(body):")
+        b.add("out['next_start_index'] = start + size  # cut: call again from here", 2)
+        b.add("return out")
     elif c.computation == "commit":
         _render_commit(b, spec, c)
     else:
