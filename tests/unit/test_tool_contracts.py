@@ -277,6 +277,26 @@ def test_convert_time_converts_from_the_source_to_the_target_zone(built, rt):
         assert obs.result["time_difference"] == "+10.5h"
 
 
+def test_time_tools_keep_daylight_saving_time_from_the_transitions(built, rt):
+    """The clock is mid-January: Sydney is on daylight saving time (+11:00, not its standard
+    +10:00), New York is not; both tools read it from the zone's DST transitions."""
+    spec = built["time"]
+    zones = {z["name"]: z for z in spec.rows["timezones"]}
+    if "Australia/Sydney" not in zones:
+        pytest.fail(f"the mined time zones lack Australia/Sydney: {sorted(zones)[:10]}")
+    with rt.open(spec) as ep:
+        now = ep.step("get_current_time", {"timezone": "Australia/Sydney"})
+        assert now.ok, now.error
+        assert now.result["utc_offset"] == "+11:00" and now.result["datetime"].endswith("+11:00")
+        obs = ep.step("convert_time", {"source_timezone": "America/New_York", "time": "16:00",
+                                       "target_timezone": "Australia/Sydney"})
+        assert obs.ok, obs.error
+        # 16:00 -05:00 is 21:00 UTC, 08:00 the next day at +11:00
+        assert (obs.result["target"]["time"], obs.result["target"]["utc_offset"],
+                obs.result["day_offset"], obs.result["time_difference"]) == (
+            "08:00", "+11:00", 1, "+16h")
+
+
 # ---- contracts and the tests written from them -------------------------------------------------
 def test_git_commit_commits_the_staged_changes(built, rt):
     spec = built["git"]

@@ -517,6 +517,18 @@ def _fetch(spec: EnvSpec, c: Contract, words: list[str], args: _Args,
     return c
 
 
+def _transitions(spec: EnvSpec, zones: TableSpec) -> dict[str, str] | None:
+    """The table of a zone's offset changes (DST transitions: when, and the offset after),
+    when the environment has one: a zone's offset at an instant is its last change's."""
+    for t in spec.tables:
+        link = next((col.name for col in t.columns if fk_target(col) == zones.name), None)
+        at = next((col.name for col in t.columns if col.type == "datetime"
+                   and col.name.startswith("transition")), None)
+        if link and at and _has(t, "offset_after"):
+            return {"table": t.name, "link": link, "at": at, "after": "offset_after"}
+    return None
+
+
 def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
     fetched = _fetch(spec, c, words, args, entry)
     if fetched is not None:
@@ -631,7 +643,8 @@ def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | Non
                            required=True, description="Target time zone name.")]
         c.options = {"offset": offset.name, "name": named.name,
                      "dst": next((col.name for col in entity.columns
-                                  if col.type == "boolean" and "dst" in col.name), None)}
+                                  if col.type == "boolean" and "dst" in col.name), None),
+                     "transitions": _transitions(spec, entity)}
         c.evidence = [f"shifts the time by the zones' {offset.name}"]
         return c
     if offset is not None and "current" in words and "time" in words:
@@ -643,7 +656,8 @@ def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | Non
         c.params = [_param(args.safe(zone), "row", ref_table=entity.name,
                            ref_column=named.name, required=True,
                            description="Time zone name.")]
-        c.options = {"offset": offset.name, "name": named.name}
+        c.options = {"offset": offset.name, "name": named.name,
+                     "transitions": _transitions(spec, entity)}
         c.evidence = ["the environment clock in the zone"]
         return c
     return None

@@ -1326,6 +1326,20 @@ class ComputeTests(ContractTests):
             repo_p.name: repo[repo_p.ref_column or ""], msg_p.name: message},
             contains={**values, "files": [r.get(o["path"]) for r in staged]}, changes=changes)
 
+    def _offset(self, zone: dict[str, Any], instant: datetime) -> int:
+        """The zone's offset at `instant` (UTC): after its last transition, else standard."""
+        o = self.c.options
+        tr = o.get("transitions")
+        standard = _offset_minutes(zone.get(o["offset"]))
+        if not tr:
+            return standard
+        pk = pk_column(self.spec.table(self.c.entity))
+        when = instant.isoformat(timespec="seconds")
+        past = [r for r in self.rows(tr["table"]) if r.get(tr["link"]) == zone.get(pk)
+                and str(r.get(tr["at"]) or "") <= when]
+        return _offset_minutes(max(past, key=lambda r: r[tr["at"]])[tr["after"]]) if past \
+            else standard
+
     def compute_convert(self) -> list[Test]:
         src, time_p, dst = self.c.params[:3]
         o = self.c.options
@@ -1333,9 +1347,22 @@ class ComputeTests(ContractTests):
         out = []
         pairs = [(zones[0], zones[-1], "12:30"), (zones[-1], zones[0], "23:15")] \
             if len(zones) > 1 else []
+        if o.get("transitions"):  # a pair whose offsets today are not their standard ones
+            today = datetime.fromisoformat(self.d.now).date()
+            noon = datetime.combine(today, datetime.min.time()) + timedelta(hours=12)
+            shifted = [z for z in zones if self._offset(z, noon) != _offset_minutes(
+                z.get(o["offset"]))]
+            if shifted:
+                pairs.append((zones[0], shifted[0], "08:45"))
+                pairs.append((shifted[-1], zones[0], "21:10"))
         for a, z, clock in pairs:
-            ma, mz = _offset_minutes(a.get(o["offset"])), _offset_minutes(z.get(o["offset"]))
             h, m = (int(x) for x in clock.split(":"))
+            ma, mz = _offset_minutes(a.get(o["offset"])), _offset_minutes(z.get(o["offset"]))
+            if o.get("transitions"):
+                local = datetime.combine(datetime.fromisoformat(self.d.now).date(),
+                                         datetime.min.time()) + timedelta(hours=h, minutes=m)
+                ma = self._offset(a, local - timedelta(minutes=ma))
+                mz = self._offset(z, local - timedelta(minutes=ma))
             day, t = divmod(h * 60 + m - ma + mz, 24 * 60)
             out.append(self.test(f"converts {clock} from {a[o['name']]} to {z[o['name']]}", {
                 src.name: a[o["name"]], time_p.name: clock, dst.name: z[o["name"]]}, equals={
@@ -1395,9 +1422,17 @@ class ComputeTests(ContractTests):
         zone = self.c.params[0]
         o = self.c.options
         out = []
-        for z in [r for r in self.rows(self.c.entity) if r.get(o["name"])][:2]:
-            mz = _offset_minutes(z.get(o["offset"]))
-            local = datetime.fromisoformat(self.d.now) + timedelta(minutes=mz)
+        named = [r for r in self.rows(self.c.entity) if r.get(o["name"])]
+        now = datetime.fromisoformat(self.d.now)
+        # two zones, one of them on daylight saving time now when the transitions say so
+        shifted = [z for z in named if self._offset(z, now) != _offset_minutes(z.get(o["offset"]))]
+        picks: list[dict[str, Any]] = []
+        for z in [*named[:1], *shifted[:1], *named[1:2]]:
+            if all(z is not p for p in picks):
+                picks.append(z)
+        for z in picks[:2]:
+            mz = self._offset(z, now)
+            local = now + timedelta(minutes=mz)
             out.append(self.test(f"the time in {z[o['name']]}", {zone.name: z[o["name"]]},
                                  equals={"timezone": z[o["name"]],
                                          "datetime": local.isoformat(timespec="seconds")

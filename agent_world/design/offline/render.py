@@ -98,6 +98,15 @@ def _minutes(offset):
     return sign * (int(m.group(2)) * 60 + int(m.group(3)))
 
 
+def _offset_at(ctx, zone_id, instant, standard, table, link, at, after):
+    """A zone's offset (minutes) at `instant` (UTC): the offset after its last transition
+    (daylight saving time starting or ending) at or before it, else its standard offset."""
+    row = ctx.one(f'SELECT "{{after}}" FROM "{{table}}" WHERE "{{link}}" = ? AND "{{at}}" <= ? '
+                  f'ORDER BY "{{at}}" DESC LIMIT 1',
+                  (zone_id, instant.isoformat(timespec="seconds")))
+    return standard if row is None else _minutes(row[after])
+
+
 def _offset_text(minutes):
     sign = "+" if minutes >= 0 else "-"
     return f"{{sign}}{{abs(minutes) // 60:02d}}:{{abs(minutes) % 60:02d}}"
@@ -675,6 +684,17 @@ def _render_compute(b: _Body, spec: EnvSpec, c: Contract) -> None:
         off, name = _lit(o["offset"]), _lit(o["name"])
         b.add(f"a, z = _minutes({src}_row[{off}]), _minutes({dst}_row[{off}])")
         b.add(f"hours, minutes = (int(x) for x in {time_arg}.split(':'))")
+        tr = o.get("transitions")
+        if tr:  # today's offsets: the zones' daylight saving time from the transitions table
+            pk = _lit(pk_column(spec.table(c.entity)))
+            where = f"{_lit(tr['table'])}, {_lit(tr['link'])}, {_lit(tr['at'])}, " \
+                    f"{_lit(tr['after'])}"
+            b.add("local = datetime.combine(ctx.clock.date(), datetime.min.time()) + "
+                  "timedelta(hours=hours, minutes=minutes)")
+            b.add(f"a = _offset_at(ctx, {src}_row[{pk}], local - timedelta(minutes=a), a, "
+                  f"{where})")
+            b.add(f"z = _offset_at(ctx, {dst}_row[{pk}], local - timedelta(minutes=a), z, "
+                  f"{where})")
         b.add("total = hours * 60 + minutes - a + z")
         b.add("day, clock = divmod(total, 24 * 60)")
         b.add(f"return {{\"source\": {{\"timezone\": {src}_row[{name}], \"time\": {time_arg}, "
@@ -687,6 +707,11 @@ def _render_compute(b: _Body, spec: EnvSpec, c: Contract) -> None:
         zone = c.params[0].name
         off, name = _lit(o["offset"]), _lit(o["name"])
         b.add(f"z = _minutes({zone}_row[{off}])")
+        tr = o.get("transitions")
+        if tr:  # the offset the zone has now (daylight saving time from the transitions)
+            b.add(f"z = _offset_at(ctx, {zone}_row[{_lit(pk_column(spec.table(c.entity)))}], "
+                  f"ctx.clock, z, {_lit(tr['table'])}, {_lit(tr['link'])}, {_lit(tr['at'])}, "
+                  f"{_lit(tr['after'])})")
         b.add("local = ctx.clock + timedelta(minutes=z)")
         b.add(f"return {{\"timezone\": {zone}_row[{name}], "
               "\"datetime\": local.isoformat(timespec='seconds') + _offset_text(z), "
