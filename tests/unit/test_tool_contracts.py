@@ -350,6 +350,35 @@ def test_reschedule_moves_the_slot_booking(built, rt):
         assert not invariant_violations(spec, ep.path)
 
 
+def test_clinic_lookups_take_every_argument_the_source_gives_them(built, rt):
+    """listClinicians ignored its location, searchPatients matched the given name only,
+    listAvailableSlots dropped the last day of its range, registerPatient left the MRN and
+    the registration time empty."""
+    spec = built["clinic-booking-openapi"]
+    links = spec.rows["clinician_locations"]
+    loc = max({r["location_id"] for r in links}, key=[r["location_id"] for r in links].count)
+    patient = next(p for p in spec.rows["patients"] if p["family_name"])
+    slot = next(s for s in spec.rows["slots"] if s["starts_at"])
+    with rt.open(spec) as ep:
+        at = ep.step("listClinicians", {"locationId": loc})
+        assert at.ok, at.error
+        assert sorted(c["id"] for c in at.result) == sorted(
+            {r["clinician_id"] for r in links if r["location_id"] == loc})
+        found = ep.step("searchPatients", {"name": patient["family_name"]})
+        assert patient["id"] in [p["id"] for p in found.result]
+        day = slot["starts_at"][:10]
+        slots = ep.step("listAvailableSlots", {"clinicianId": slot["clinician_id"],
+                                               "fromDate": day, "toDate": day})
+        assert slot["id"] in [s["id"] for s in slots.result]  # the whole last day
+        new = ep.step("registerPatient", {"givenName": "Ada", "familyName": "Lovelace",
+                                          "birthDate": "1990-12-10"})
+        assert new.ok, new.error
+        mrns = [p["mrn"] for p in spec.rows["patients"] if p["mrn"]]
+        assert new.result["mrn"] and new.result["mrn"] not in mrns
+        assert new.result["mrn"][:4] == mrns[0][:4] and len(new.result["mrn"]) == len(mrns[0])
+        assert new.result["registered_at"] == new.result["created_at"]
+
+
 def test_book_appointment_books_and_cancel_keeps_what_it_was_not_given(built, rt):
     """bookAppointment made a checked-in appointment (the first state that says nothing holds
     it), which checkInAppointment then refused; cancelAppointment without a reason erased the

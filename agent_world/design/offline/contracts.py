@@ -82,7 +82,7 @@ class Value(BaseModel):
     """How one written column gets its value."""
 
     source: Literal["arg", "const", "now", "today", "entity", "row", "days_after", "increment",
-                    "new_id", "sql_table_name"]
+                    "new_id", "next_code", "sql_table_name"]
     arg: str | None = None  # arg / row / sql_table_name: the argument
     # arg: the entity's column kept when the (optional) argument is not given
     value: Any = None  # const: the value; days_after: days; increment: the step
@@ -1307,6 +1307,7 @@ def _plain(source_plan, spec, c, entity, words, text, desc, args, entry) -> Cont
             if not any(p.role not in ("limit", "ignore") for p in c.params):
                 c.params = _list_filters(spec, entity, text, desc) if c.verb == "list" \
                     else _search_params(spec, entity, text, desc)
+            c.params = [_sharpened(spec, entity, p, args) for p in c.params]
         c.evidence = [f"{c.verb} {entity.name}"]
         return c
     if plan.kind == "delete":
@@ -1319,6 +1320,8 @@ def _plain(source_plan, spec, c, entity, words, text, desc, args, entry) -> Cont
                 if p.role in ("set", "ref") and p.column}
         sets.update({k: Value(source="const", value=v) for k, v in plan.fixed.items()})
         sets.update({k: Value(source="now") for k in plan.now_columns})
+        sets.update({k: Value(source="next_code", column=k, value=entity.name)
+                     for k in plan.code_columns})
         c.effects = [Effect(table=entity.name, op="insert", rows="new", set=sets)]
         st = status_of(entity)
         booked, guards = book_parent(spec, entity, c.params,
@@ -1339,6 +1342,42 @@ def _plain(source_plan, spec, c, entity, words, text, desc, args, entry) -> Cont
         for p in plan.params if p.role in ("set", "ref") and p.column})]
     c.options = {"plan": plan.model_dump()}
     return c
+
+
+_GIVEN = ("given_name", "first_name")
+_FAMILY = ("family_name", "last_name", "surname")
+
+
+def _sharpened(spec: EnvSpec, entity: TableSpec, p: ContractParam, args: _Args
+               ) -> ContractParam:
+    """A listing's filter as the source means it: a `name` matched against the given name
+    alone matches the whole name (given or family); a reference to records the entity links
+    to through a join table ("clinicians ... filtered by location", clinician_locations)
+    filters through that table instead of being ignored."""
+    raw = next((i for a, i in args.raw.items() if args.safe(a) == p.name), {})
+    if p.role in ("like", "eq") and p.column in _GIVEN and snake(p.name) in (
+            "name", "full_name", "query", "q"):
+        family = next((col.name for col in entity.columns if col.name in _FAMILY), None)
+        if family is not None:
+            return p.model_copy(update={"role": "any_like", "columns": [p.column, family],
+                                        "column": None, "description": "A fragment of the "
+                                        "given or family name."})
+    if p.role == "ignore" and raw.get("role") == "reference" and raw.get("table"):
+        target = raw["table"]
+        # the association table first (clinician_locations), before a record that happens to
+        # hold both (a slot of a clinician at a location)
+        for t in sorted(spec.tables, key=lambda t: (
+                not (singular(entity.name) in t.name and singular(target) in t.name),
+                len(t.columns), t.name)):
+            mine = next((col.name for col in t.columns if fk_target(col) == entity.name), None)
+            theirs = next((col.name for col in t.columns if fk_target(col) == target), None)
+            if t.name not in (entity.name, target) and mine and theirs:
+                return p.model_copy(update={
+                    "role": "child_eq", "via_table": t.name, "via_link": mine,
+                    "via_column": theirs, "type": "integer",
+                    "description": f"Only {entity.name.replace('_', ' ')} linked to this "
+                                   f"{singular(target).replace('_', ' ')} ({t.name})."})
+    return p
 
 
 def _list_filters(spec: EnvSpec, entity: TableSpec, text: set[str], desc: str

@@ -29,6 +29,7 @@ from agent_world.design.offline.plans import (
     ParamPlan,
     ToolPlan,
     newest_first,
+    next_code,
     pk_column,
 )
 from agent_world.envs.spec import EnvSpec, TableSpec
@@ -172,6 +173,8 @@ class Designer:
             elif p.role in ("ge", "le"):
                 if cell is None or not isinstance(cell, type(v)):
                     return False
+                if p.role == "le" and isinstance(cell, str):
+                    cell = cell[:len(v)]  # an upper bound keeps the whole day it names
                 if (p.role == "ge" and cell < v) or (p.role == "le" and cell > v):
                     return False
             elif p.role == "ref":
@@ -427,6 +430,8 @@ class Designer:
                   for p in plan.params if p.role in ("set", "ref") and p.name in args}
         values.update(plan.fixed)
         values.update({c: self.now for c in plan.now_columns})
+        values.update({c: next_code([r.get(c) for r in self.rows(plan.table)])
+                       for c in plan.code_columns})
         t = self.table(plan)
         booleans = {c.name for c in t.columns if c.type == "boolean"}
         values = {k: (bool(v) if k in booleans and v is not None else v)

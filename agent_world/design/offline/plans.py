@@ -35,7 +35,7 @@ from agent_world.design.offline.contracts import (
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.mining.offline.naming import plural, safe_name, singular, snake, tokens
 from agent_world.mining.offline.vocabulary import READ_VERBS, past_prefix
-from agent_world.mining.semantics import spec_invariants
+from agent_world.mining.semantics import spec_invariants, time_group
 
 Kind = Literal["get", "list", "count_by", "summary", "create", "set_status", "update", "delete",
                "contract"]
@@ -86,6 +86,9 @@ class ToolPlan(BaseModel):
     params: list[ParamPlan] = Field(default_factory=list)
     fixed: dict[str, Any] = Field(default_factory=dict)  # columns written with fixed values
     now_columns: list[str] = Field(default_factory=list)  # columns written with ctx.now()
+    # identifier columns a create assigns: the next code after the stored ones (an MRN, a
+    # card number), not NULL
+    code_columns: list[str] = Field(default_factory=list)
     group_by: str | None = None  # count_by
     measure: str | None = None  # summary
     status_column: str | None = None  # set_status
@@ -188,6 +191,21 @@ def _key_param(table: TableSpec) -> ParamPlan:
 def _limit_param(name: str = "limit", default: int = DEFAULT_LIMIT) -> ParamPlan:
     return ParamPlan(name=name, role="limit", type="integer", default=default,
                      description="Maximum number of results.")
+
+
+_CODE = re.compile(r"(?:^|_)(?:mrn|barcode|card_number|account_number|member_number|"
+                   r"record_number|reference|ref_code)$")
+
+
+def next_code(values: list[Any]) -> str | None:
+    """The code after `values` (stored identifiers of one form, "MRN-0174976"): the same
+    prefix and width, one past the largest number; None when they share no such form."""
+    found = [re.fullmatch(r"(\D*)(\d+)", v) for v in values if isinstance(v, str)]
+    found = [m for m in found if m]
+    if not found or len({m.group(1) for m in found}) != 1:
+        return None
+    width = max(len(m.group(2)) for m in found)
+    return f"{found[0].group(1)}{max(int(m.group(2)) for m in found) + 1:0{width}d}"
 
 
 def _settable(table: TableSpec) -> list[ColumnSpec]:
@@ -401,11 +419,16 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
     named = {p.column for p in params if p.column}
     fixed: dict[str, Any] = {}
     now_cols: list[str] = []
+    codes: list[str] = []
     for c in t.columns:
         if c.primary_key or c.name in named:
             continue
-        if c.name in AUTO_COLUMNS and c.type in ("datetime", "date", "text"):
-            now_cols.append(c.name)
+        if c.name in AUTO_COLUMNS and c.type in ("datetime", "date", "text") or (
+                c.type == "datetime" and time_group(c.name) == "create"):
+            now_cols.append(c.name)  # created_at, and registered_at of a registration
+        elif c.type == "text" and not c.foreign_key and _CODE.search(c.name) and \
+                next_code([r.get(c.name) for r in rows]) is not None:
+            codes.append(c.name)
         elif status is not None and c.name == status.name:
             fixed[c.name] = _named_state(name, c) or (
                 c.default if c.default is not None else _initial_state(c))
@@ -424,7 +447,7 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
         return None  # a uniqueness rule over columns the caller cannot choose
     return ToolPlan(
         name=name, kind="create", table=t.name, params=params, fixed=fixed,
-        now_columns=now_cols, unique=unique, unique_groups=groups,
+        now_columns=now_cols, code_columns=codes, unique=unique, unique_groups=groups,
         description=f"Create a {_words(noun)} and return the new record. Refused when a "
                     "referenced record does not exist"
                     + (f" or the {', '.join(_words(u) for u in unique)} is already taken"

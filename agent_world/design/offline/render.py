@@ -98,6 +98,19 @@ def _minutes(offset):
     return sign * (int(m.group(2)) * 60 + int(m.group(3)))
 
 
+def _next_code(ctx, table, column):
+    """The identifier after the stored ones ("MRN-0174976" -> one past the largest number,
+    same prefix and width)."""
+    found = [re.fullmatch(r"(\\D*)(\\d+)", r["v"]) for r in ctx.query(
+        f'SELECT "{{column}}" AS v FROM "{{table}}" WHERE "{{column}}" IS NOT NULL')
+        if isinstance(r["v"], str)]
+    found = [m for m in found if m]
+    if not found:
+        return None
+    width = max(len(m.group(2)) for m in found)
+    return f"{{found[0].group(1)}}{{max(int(m.group(2)) for m in found) + 1:0{{width}}d}}"
+
+
 def _offset_at(ctx, zone_id, instant, standard, table, link, at, after):
     """A zone's offset (minutes) at `instant` (UTC): the offset after its last transition
     (daylight saving time starting or ending) at or before it, else its standard offset."""
@@ -225,9 +238,7 @@ def _filters(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
             b.add(f"clauses.append('\"{p.column}\" LIKE ? ESCAPE \\'\\\\\\'')", level)
             b.add(f"params.append(_like({p.name}))", level)
         elif p.role in ("ge", "le"):
-            op = ">=" if p.role == "ge" else "<="
-            b.add(f"clauses.append('\"{p.column}\" {op} ?')", level)
-            b.add(f"params.append({p.name})", level)
+            _bound(b, p, level)
         elif p.role == "ref":
             assert p.ref_table and p.ref_column
             ref_pk = pk_column(spec.table(p.ref_table))
@@ -334,6 +345,8 @@ def _render_create(b: _Body, spec: EnvSpec, plan: ToolPlan, ret: bool = True) ->
         b.add(f"values[{_lit(col)}] = {_lit(value)}")
     for col in plan.now_columns:
         b.add(f"values[{_lit(col)}] = ctx.now()")
+    for col in plan.code_columns:
+        b.add(f"values[{_lit(col)}] = _next_code(ctx, {_lit(plan.table)}, {_lit(col)})")
     if ret:
         b.add(f"return _insert(ctx, {_lit(plan.table)}, {_lit(pk)}, values)")
 
@@ -479,6 +492,8 @@ def _value_expr(v: Value, row: str, spec: EnvSpec) -> str:
         return f"(row[{_lit(v.column)}] or 0) + {_lit(v.value)}"
     if v.source == "new_id":
         return "ctx.new_id()"
+    if v.source == "next_code":
+        return f"_next_code(ctx, {_lit(v.value)}, {_lit(v.column)})"
     if v.source == "sql_table_name":
         return "table_name"
     raise ValueError(f"unknown value source {v.source!r}")
@@ -627,9 +642,19 @@ def _contract_filters(b: _Body, c: Contract) -> None:
             b.add(f"clauses.append('\"{p.column}\" LIKE ? ESCAPE \\'\\\\\\'')", level)
             b.add(f"params.append(_like({p.name}))", level)
         elif p.role in ("ge", "le"):
-            b.add(f"clauses.append('\"{p.column}\" {'>=' if p.role == 'ge' else '<='} ?')", level)
-            b.add(f"params.append({p.name})", level)
+            _bound(b, p, level)
     b.add('where = (" WHERE " + " AND ".join(clauses)) if clauses else ""')
+
+
+def _bound(b: _Body, p: Any, level: int) -> None:
+    """A range bound: an upper bound compares as much of the value as it gives, so "to
+    2026-01-20" keeps that day's 09:00 ('2026-01-20T09:00' > '2026-01-20' as text)."""
+    if p.role == "ge":
+        b.add(f"clauses.append('\"{p.column}\" >= ?')", level)
+        b.add(f"params.append({p.name})", level)
+    else:
+        b.add(f"clauses.append('substr(\"{p.column}\", 1, length(?)) <= ?')", level)
+        b.add(f"params.extend([{p.name}, {p.name}])", level)
 
 
 def _render_compute(b: _Body, spec: EnvSpec, c: Contract) -> None:
