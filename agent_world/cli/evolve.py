@@ -21,6 +21,9 @@ from agent_world.cli.common import (
 )
 from agent_world.evolution.rounds import rate_text, wilson
 
+# servers of the shipped corpus the corpus arena mines beside the embedded sources
+CORPUS_ARENA = 18
+
 STAGE_LABEL = {"begin": "begin round", "mine": "mine tool ecosystems", "build": "build tools",
                "split": "held-out split", "synthesize": "synthesize tasks",
                "evaluate": "evaluate on held-out", "diagnose": "diagnose failures",
@@ -180,6 +183,11 @@ def evolve(
     corpus_sample: Annotated[int | None, typer.Option(
         min=1, help="Also mine N servers of the shipped MCP corpus, drawn with --seed (first "
                     "round): more environments to train on and hold out.")] = None,
+    arena: Annotated[str, typer.Option(
+        help="default: the embedded sources, a share of the environments held out; corpus: "
+             f"{CORPUS_ARENA} servers of the shipped MCP corpus beside them (or "
+             "--corpus-sample N), whole L2 categories held out so evaluation is out of "
+             "distribution.")] = "default",
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     tasks_per_env: Annotated[int | None, typer.Option(
         help="Initial tasks per training env (default 6).")] = None,
@@ -223,6 +231,8 @@ def evolve(
 
     if rounds < 0:
         raise typer.BadParameter("--rounds must be ≥ 0")
+    if arena not in ("default", "corpus"):
+        raise typer.BadParameter(f"--arena must be default or corpus, not {arena!r}")
     scaleout.executor(workers, ray)  # no Ray, or no cluster there: one error line, now
     builder = evolve_graph.build_graph()
     config = thread_config(thread, state.home)
@@ -237,7 +247,8 @@ def evolve(
              "warm_start_steps": warm_start_steps,
              "fresh_heldout_tasks_per_env": fresh_heldout_tasks,
              "eval_after_warm_start": eval_warm_start, "resynthesis": resynthesis,
-             "corpus_sample": corpus_sample}
+             "corpus_sample": corpus_sample or (CORPUS_ARENA if arena == "corpus" else None),
+             "heldout_by": "category" if arena == "corpus" else None}
     context = evolve_graph.EvolveContext(
         sources=list(source or []), seed=seed, policy=policy, review_before_train=review,
         workers=workers, ray_address=ray,

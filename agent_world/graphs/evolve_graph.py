@@ -79,6 +79,9 @@ class EvolveContext:
     iterations: int = 2  # database complexification iterations when mining
     seed: int = 0
     heldout_fraction: float = 0.34  # share of environments never trained on
+    # what is held out: "environment" (a share of the environments) or "category" (whole L2
+    # taxonomy categories: evaluation on kinds of service the policy never trained on)
+    heldout_by: str = "environment"
     tasks_per_env: int = 6  # initial training tasks per training environment
     # evaluation tasks per held-out environment: 24 on the two held-out default environments
     # (one task is 4 points of pass rate; with 12, one lucky task moved it by 8 points)
@@ -305,8 +308,16 @@ def build(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
 
 def split(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     s = _settings(state)
+    if s.heldout_by not in ("environment", "category"):
+        raise AgentWorldError(f"heldout_by must be environment or category, not "
+                              f"{s.heldout_by!r}")
     with Catalog.open(_home(config)) as cat:
-        train, heldout = split_environments(cat, state["envs"], s.heldout_fraction, s.seed)
+        groups = None
+        if s.heldout_by == "category":
+            taxonomy = {n: cat.get_env(n).theme.taxonomy for n in state["envs"]}
+            groups = {n: f"{t.l1} / {t.l2}" for n, t in taxonomy.items()}
+        train, heldout = split_environments(cat, state["envs"], s.heldout_fraction, s.seed,
+                                            groups=groups)
     return {"train_envs": train, "heldout_envs": heldout}
 
 

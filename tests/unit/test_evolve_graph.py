@@ -14,6 +14,7 @@ from langgraph.types import Command
 
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.examples import load_example
+from agent_world.errors import AgentWorldError
 from agent_world.graphs import evolve_graph as evolve
 from agent_world.graphs import mine_graph, stages
 from agent_world.graphs.runner import final_state, invoke, stream, thread_config
@@ -141,6 +142,21 @@ def test_a_corpus_sample_joins_the_sources(tmp_path, doubles):
     assert "book_lending_prd" in mined and len(mined) == 3
     served = {r.name.replace("-", "_") for r in corpus_sources(2, 0)}
     assert all(any(s in e for s in served) for e in mined - {"book_lending_prd"}), mined
+
+
+def test_whole_categories_can_be_held_out(tmp_path, doubles):
+    """`--arena corpus` (heldout_by="category"): the held-out environments' L2 categories
+    are none of the training environments'; a bad setting is an error."""
+    s1 = invoke(evolve.build_graph(), {"goal_rounds": 1}, thread_id="cat", home=tmp_path,
+                context=_ctx(heldout_by="category"))
+    cat = Catalog.open(tmp_path)
+    side = {n: str(cat.get_env(n).theme.taxonomy).rsplit(" / ", 1)[0]
+            for n in [*s1["train_envs"], *s1["heldout_envs"]]}
+    assert s1["heldout_envs"] and s1["train_envs"]
+    assert not {side[n] for n in s1["heldout_envs"]} & {side[n] for n in s1["train_envs"]}
+    with pytest.raises(AgentWorldError, match="heldout_by"):
+        invoke(evolve.build_graph(), {"goal_rounds": 1}, thread_id="bad",
+               home=tmp_path / "bad", context=_ctx(heldout_by="server"))
 
 
 def test_review_interrupt_before_training(tmp_path, doubles):

@@ -34,3 +34,24 @@ def test_bad_split_inputs(tmp_path):
         split_environments(cat, ["a", "b"], 1.5)
     with pytest.raises(CatalogError, match="unknown split"):
         cat.assign_split({"a": "test"})
+
+
+def test_whole_categories_are_held_out_and_stay_so(tmp_path):
+    """`--arena corpus`: no environment of a held-out category is trained on; a new
+    environment of a category already split takes its side."""
+    groups = {"git": "Dev / VCS", "gitlab": "Dev / VCS", "time": "Util / Time",
+              "clock": "Util / Time", "fetch": "Web / Fetch", "crawl": "Web / Fetch",
+              "sqlite": "Data / SQL"}
+    cat = Catalog.open(tmp_path)
+    first = ["git", "time", "clock", "fetch", "crawl", "sqlite"]
+    train, held = split_environments(cat, first, 0.34, seed=3, groups=groups)
+    assert held and train
+    held_groups = {groups[n] for n in held}
+    assert not held_groups & {groups[n] for n in train}  # a category is on one side only
+    assert len(held) >= round(0.34 * len(first))
+    train2, held2 = split_environments(cat, [*first, "gitlab"], 0.34, seed=3, groups=groups)
+    assert ("gitlab" in held2) == ("git" in held)  # it joins git's side
+    assert set(held) <= set(held2)
+    with pytest.raises(AgentWorldError, match="two or more categories"):
+        split_environments(Catalog.open(tmp_path / "one"), ["git", "gitlab"], 0.34,
+                           groups=groups)
