@@ -487,3 +487,34 @@ def test_the_values_of_one_call_come_from_one_record():
                            for p in ("city", "state", "postal_code")))
     assert all(d in stored for d in drawn), drawn
     assert len(set(drawn)) > 3
+
+
+def test_a_conversion_reads_from_to_and_a_value_takes_the_place_of_its_kind():
+    """"convert time between timezones for the source timezone set to 'America/New_York' and
+    time '16:00' and the target timezone set to ...", "get current time in a specific timezone
+    for timezone 'Europe/Paris'", "fetch a URL ... for url ... and the max length set to 200"."""
+    from agent_world.envs.spec import ToolSpec
+
+    spec = load_example("airline").model_copy(deep=True)
+    for name, desc, props in (
+            ("convert_time", "Convert time between timezones",
+             ["source_timezone", "time", "target_timezone"]),
+            ("get_current_time", "Get current time in a specific timezone", ["timezone"]),
+            ("fetch", "Fetches a URL from the internet and optionally extracts its contents "
+                      "as markdown.", ["url", "max_length"])):
+        spec.tools.append(ToolSpec(name=name, description=desc, source=f"def {name}(ctx):\n"
+                                   "    return None\n", parameters={
+            "type": "object", "properties": {p: {"type": "integer" if p == "max_length"
+                                                 else "string"} for p in props}}))
+
+    def said(tool, **given):
+        return phrasing.step_clause(spec, Plan(steps=[PlanStep(tool=tool, given=given)]), 0,
+                                    random.Random(0))
+
+    assert said("convert_time", source_timezone="America/New_York", time="16:00",
+                target_timezone="Australia/Sydney") == \
+        "convert time from America/New_York to Australia/Sydney at 16:00"
+    assert said("get_current_time", timezone="Europe/Paris") == \
+        "get current time in Europe/Paris"
+    assert said("fetch", url="https://x.org/a", max_length=200) == \
+        "fetch https://x.org/a from the internet (just the first 200 characters)"

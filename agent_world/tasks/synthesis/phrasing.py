@@ -84,7 +84,7 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|,? unless\b|, optionally\b| in id order"
                       r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b"
                       r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
-                      r"|,? and \w+ (?:it|them) (?:later|again)\b"
+                      r"|,? and \w+ (?:it|them) (?:later|again)\b|,? and optionally\b"
                       r"| by (?:scanning|entering|giving|passing|providing|specifying|using)\b"
                       r"|,? (?:that|which) (?:has|have|is|are)(?: not| already| still)? "
                       r"(?:been |yet )?\w+(?:ed|en)\b",
@@ -184,11 +184,20 @@ def say(name: str, value: Any, schema: dict[str, Any] | None = None) -> str:
     return value_text(value)
 
 
+def _bare(name: str, value: Any, schema: dict[str, Any] | None = None) -> str:
+    """A value that reads without quotes when it is one token (a zone name, a URL)."""
+    if isinstance(value, str) and re.fullmatch(r"[\w./:@+?=&%#~-]+", value):
+        return value
+    return say(name, value, schema)
+
+
 def _count(n: Any, word: str) -> str:
     unit = _UNITS.get(word, singular(word))
     return f"{value_text(n)} {unit if n == 1 else plural(unit)}"
 
 
+_FROM = frozenset({"source", "from", "origin"})
+_TO = frozenset({"target", "to", "destination"})
 _KEY_ROLES = frozenset({"source", "target", "origin", "destination", "parent", "child", "from",
                         "to", "primary", "secondary", "home", "pickup", "return", "billing",
                         "shipping", "sender", "receiver", "owner", "old", "new", "previous",
@@ -251,6 +260,18 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
     if r == "name" and not writes:
         return f"named {say(param, value, schema)}" if words == "name" else \
             f"the {words} {say(param, value, schema)}"
+    head = words.split()[0] if words else ""
+    if not writes and r not in ("key", "count") and head in _FROM | _TO and len(words.split()) > 1:
+        # "from America/New_York", "to Australia/Sydney": the ends of a conversion or a move
+        return f"{'from' if head in _FROM else 'to'} {_bare(param, value, schema)}"
+    if not writes and param in ("max_length", "max_chars", "max_characters") and \
+            isinstance(value, int):
+        return f"(just the first {value} characters)"
+    if not writes and param in ("start_index", "offset_chars") and isinstance(value, int):
+        return f"starting at character {value}"
+    if not writes and words == "time" and isinstance(value, str) and \
+            re.fullmatch(r"\d{2}:\d{2}", value):
+        return f"at {value}"
     several = len(words.split()) > 1
     if writes:  # "set its name to Emily Thomas", never "set the name Emily Thomas"
         return f"its {words} to {say(param, value, schema)}"
@@ -388,9 +409,28 @@ def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                 rng.choice([f"open that {ent}'s full record", f"look up that {ent}'s details"])
         else:
             a = action_phrase(spec, step.tool)
+            # a value the action names by its kind takes its place: "get current time in a
+            # specific timezone" -> "get current time in Europe/Paris"
+            for p in [p for p in given if p not in _PAGING and role(p, given[p]) != "key"]:
+                head = noun(p).split()[-1] if noun(p) else ""
+                put, n = re.subn(rf"\b(?:a|an|the|one)\s+(?:specific\s+|given\s+|"
+                                 rf"particular\s+)?{re.escape(head)}s?\b",
+                                 _bare(p, given[p], _schema(spec, step.tool, p)), a, count=1,
+                                 flags=re.I)
+                if head and n:
+                    a = put
+                    given.pop(p)
         rest = [arg_phrase(p, v, _schema(spec, step.tool, p)) for p, v in given.items()
                 if p not in _PAGING]
-        return a + (" for " + " and ".join(rest) if rest else "")
+        # "from X to Y at 16:00", "(just the first 200 characters)" follow the action; other
+        # values are what it is for
+        lead = ("from", "to", "at", "starting", "(just")
+        ends = sorted((x for x in rest if x.split(" ", 1)[0] in lead),
+                      key=lambda x: lead.index(x.split(" ", 1)[0]))
+        if ends:  # "convert time between timezones from X to Y": the ends say between what
+            a = re.sub(r" between \w+$", "", a)
+        rest = [x for x in rest if x not in ends]
+        return a + "".join(f" {x}" for x in ends) + (" for " + " and ".join(rest) if rest else "")
     clause = write_clause(spec, step.tool, given, rng, prev=prev if step.bound else "",
                           bound_keys=tuple(p for p in step.bound if role(p) == "key"))
     # a value the write takes from an earlier record is said as that record's field ("set
