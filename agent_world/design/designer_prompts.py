@@ -29,6 +29,8 @@ ctx.now() -> ISO time, ctx.today(), ctx.new_id(prefix)); tag it @tool (read) or
 refuse invalid requests with `raise ToolError("...")` naming the rule (an unknown id names the
 kind of record: "No loan with id 7."); import only the standard
 library; never use the clock or randomness except through ctx. Read tools must not write.
+Audit logs (`<entity>_history` tables of field_name/old_value/new_value) are written by the
+engine on every change of their records: tools do not write them and tests need not list them.
 
 Tests: each is {"name", "tool", "arguments", "expect"}; expect has `ok` (false for a refusal),
 `error_kind` ("tool_error" for refusals), `error_contains` (words the refusal's message

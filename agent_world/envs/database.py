@@ -37,6 +37,7 @@ def _full_rows(spec: EnvSpec, table: str) -> list[dict[str, Any]]:
 
 
 UNDO_TABLE = f"{INTERNAL_PREFIX}undo"
+UNDOING = f"{INTERNAL_PREFIX}undoing"  # a counters row while a reset undoes: no audit entries
 
 
 def _old_table(table: str) -> str:
@@ -48,6 +49,68 @@ def _rowid_alias(spec: EnvSpec, table: str) -> bool:
     t = spec.table(table)
     pk = t.primary_key
     return len(pk) == 1 and t.column(pk[0]).type == "integer"
+
+
+_AUDIT_COLUMNS = {"action", "field_name", "old_value", "new_value", "changed_at"}
+_NOT_AUDITED = {"created_at", "updated_at", "modified_at"}
+
+
+def audit_logs(spec: EnvSpec) -> list[tuple[str, str, str]]:
+    """(log table, entity table, FK naming the entity) for each audit log of the spec: a
+    table of (entity FK, action, field_name, old_value, new_value, changed_at) rows over an
+    entity with an `updated_at` (the `<entity>_history` tables mining adds when the source
+    speaks of an audit log). The engine writes them (`bookkeeping_ddl`)."""
+    out = []
+    for t in spec.tables:
+        if not _AUDIT_COLUMNS <= {c.name for c in t.columns}:
+            continue
+        for c in t.columns:
+            target = c.foreign_key.split(".")[0] if c.foreign_key else None
+            entity = next((e for e in spec.tables if e.name == target), None)
+            if entity is not None and entity.name != t.name and not c.nullable and \
+                    any(x.name == "updated_at" for x in entity.columns) and \
+                    len(entity.primary_key) == 1:
+                out.append((t.name, entity.name, c.name))
+                break
+    return out
+
+
+def audited_changes(spec: EnvSpec, entity: str, before: dict[str, Any],
+                    after: dict[str, Any]) -> list[str]:
+    """The fields of one updated `entity` row its audit log records."""
+    pk = spec.table(entity).primary_key[0]
+    return [c.name for c in spec.table(entity).columns
+            if c.name not in _NOT_AUDITED and c.name != pk and before.get(c.name) !=
+            after.get(c.name)]
+
+
+def _audit_ddl(spec: EnvSpec) -> list[str]:
+    """Triggers that write every change of an audited record to its log: one row per changed
+    field (old and new value as text, the record's `updated_at` as the time), so a log never
+    disagrees with the records whatever tool made the change."""
+    stmts = []
+    for log, entity, fk in audit_logs(spec):
+        t = spec.table(entity)
+        pk = t.primary_key[0]
+        for c in t.columns:
+            if c.name in _NOT_AUDITED or c.name == pk:
+                continue
+            col = _q(c.name)
+            text = (lambda v: f"CASE WHEN {v} IS NULL THEN NULL WHEN {v} THEN 'True' ELSE "
+                    f"'False' END") if c.type == "boolean" else (lambda v: f"CAST({v} AS TEXT)")
+            action = "status_changed" if c.name in ("status", "state") else "updated"
+            stmts.append(
+                f"CREATE TRIGGER {_q(INTERNAL_PREFIX + 'audit_' + entity + '_' + c.name)} "
+                f"AFTER UPDATE OF {col} ON {_q(entity)} FOR EACH ROW "
+                f"WHEN old.{col} IS NOT new.{col} AND NOT EXISTS (SELECT 1 FROM "
+                f"{COUNTERS_TABLE} WHERE name = '{UNDOING}') BEGIN "
+                f"INSERT INTO {_q(log)} ({_q(fk)}, action, field_name, old_value, new_value, "
+                f"changed_at) VALUES (new.{_q(pk)}, '{action}', '{c.name}', "
+                f"{text('old.' + col)}, {text('new.' + col)}, new.updated_at); "
+                # a trigger's insert fires no other trigger: it logs its own undo entry
+                f"INSERT INTO {UNDO_TABLE} (tbl, op, new_rowid) VALUES "
+                f"('{log.replace(chr(39), chr(39) * 2)}', 'I', last_insert_rowid()); END")
+    return stmts
 
 
 def bookkeeping_ddl(spec: EnvSpec) -> list[str]:
@@ -75,7 +138,7 @@ def bookkeeping_ddl(spec: EnvSpec) -> list[str]:
                 f"('{tag}', '{kind}', old.rowid, {'new.rowid' if kind == 'U' else 'NULL'}); "
                 f"INSERT INTO {old} (seq, {', '.join(cols)}) VALUES (last_insert_rowid(), {olds}); "
                 "END")
-    return stmts
+    return stmts + _audit_ddl(spec)
 
 
 def undo_connection(path: Path) -> sqlite3.Connection:
@@ -92,6 +155,9 @@ def undo_changes(spec: EnvSpec, path: Path, conn: sqlite3.Connection | None = No
     try:
         # foreign keys stay off here (the default): the log already holds every cascaded change
         conn.execute("BEGIN IMMEDIATE")
+        # putting records back is no change to log (the marker goes with the counters below)
+        conn.execute(f"INSERT OR REPLACE INTO {COUNTERS_TABLE} (name, n) VALUES (?, 1)",
+                     (UNDOING,))
         entries = conn.execute(f"SELECT seq, tbl, op, old_rowid, new_rowid FROM {UNDO_TABLE} "
                                "ORDER BY seq DESC").fetchall()
         touched = set()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent_world.envs.database import audit_logs, audited_changes
 from agent_world.envs.episode import EnvRuntime, Episode, Observation
 from agent_world.envs.spec import EnvSpec, RowChange, ToolExpectation, ToolTest
 
@@ -97,6 +98,20 @@ def check_changes(episode: Episode, changes: list[RowChange]) -> tuple[bool, str
     diff = episode.diff()
     ops = {"insert": "inserted", "update": "updated", "delete": "deleted"}
     tables = set(diff.tables) | {c.table for c in changes}
+    # an audit log's entries follow from the records' changes (the engine writes them): a
+    # test that does not list them expects exactly one entry per changed field
+    listed = {c.table for c in changes}
+    for log, entity, _ in audit_logs(episode.spec):
+        if log in listed or log not in tables:
+            continue
+        got = diff.tables.get(entity)
+        want = sum(len(audited_changes(episode.spec, entity, u["before"], u["after"]))
+                   for u in (got.updated if got is not None else []))
+        logged = diff.tables[log]
+        if (len(logged.inserted), len(logged.updated), len(logged.deleted)) != (want, 0, 0):
+            return False, (f"{log}: {len(logged.inserted)} entries written, expected {want} "
+                           f"(one per changed field of {entity})")
+        tables.discard(log)
     for table in sorted(tables):
         got = diff.tables.get(table)
         for op, attr in ops.items():

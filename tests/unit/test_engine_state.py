@@ -270,3 +270,46 @@ def test_plain_text_reaches_mcp_clients_unquoted(runtime, spec):
         assert json.loads(content.text)["name"] == "Bo" == structured["result"]["name"]
     finally:
         server.close()
+
+
+def test_an_audit_log_records_every_change_and_a_reset_takes_its_entries_back(runtime,
+                                                                             notes_spec):
+    """A `<entity>_history` table (an audit log) gets one entry per changed field of its
+    records from the engine, whatever tool made the change; a reset removes them with the
+    change; a tool test that does not list them expects exactly those entries."""
+    from agent_world.envs.spec import RowChange
+    from agent_world.envs.testing import check_changes
+
+    raw = json.loads(notes_spec.to_json())
+    users = raw["tables"][0]
+    users["columns"] += [{"name": "active", "type": "boolean"},
+                         {"name": "updated_at", "type": "datetime"}]
+    raw["tables"].append({"name": "user_history", "columns": [
+        {"name": "id", "type": "integer", "primary_key": True, "nullable": False},
+        {"name": "user_id", "type": "integer", "nullable": False, "foreign_key": "users.id"},
+        {"name": "action", "type": "text", "nullable": False},
+        {"name": "field_name", "type": "text"}, {"name": "old_value", "type": "text"},
+        {"name": "new_value", "type": "text"},
+        {"name": "changed_at", "type": "datetime", "nullable": False}]})
+    for row in raw["rows"]["users"]:
+        row.update(active=True, updated_at="2026-01-01T00:00:00")
+    raw["tools"].append(TOOLS[0])  # sql
+    raw["tools"].append(_tool("edit_user", "ctx.execute('UPDATE users SET name = ?, active = ?, "
+                                           "updated_at = ? WHERE id = 1', (kw['name'], False, "
+                                           "ctx.now()))\nreturn None"))
+    spec = EnvSpec.from_dict(raw)
+    ep = runtime.open(spec)
+    pristine = ep.state_hash()
+    assert ep.step("edit_user", {"name": "Ann Lee"}).ok
+    logged = ep.diff().tables["user_history"].inserted
+    assert sorted((h["field_name"], h["old_value"], h["new_value"], h["action"])
+                  for h in logged) == [("active", "True", "False", "updated"),
+                                       ("name", "Ann", "Ann Lee", "updated")]
+    assert {h["changed_at"] for h in logged} == {"2026-02-01T08:01:00"}  # the write's time
+    update = RowChange(table="users", op="update", key={"id": 1}, values={"name": "Ann Lee"})
+    assert check_changes(ep, [update]) == (True, "ok")  # the log's entries follow from it
+    assert ep.step("sql", {"q": "DELETE FROM user_history WHERE field_name = 'active'"}).ok
+    ok, why = check_changes(ep, [update])
+    assert not ok and "1 entries written, expected 2" in why
+    ep.reset()
+    assert ep.state_hash() == pristine and ep.diff().empty  # no entry for putting it back

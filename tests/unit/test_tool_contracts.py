@@ -117,7 +117,14 @@ def test_renew_loan_moves_the_due_date_and_counts_the_renewal(built, rt):
                             (loan["id"],))
         assert after["due_on"] > loan["due_on"]
         assert after["renewal_count"] == (loan["renewal_count"] or 0) + 1
-        assert set(ep.diff().tables) == {"loans"}
+        # "every change to a loan ... is written to an audit log": one entry per field
+        diff = ep.diff()
+        assert set(diff.tables) == {"loans", "loan_history"}
+        logged = {h["field_name"]: (h["old_value"], h["new_value"])
+                  for h in diff.tables["loan_history"].inserted}
+        assert logged == {"due_on": (loan["due_on"], after["due_on"]),
+                          "renewal_count": (str(loan["renewal_count"] or 0),
+                                            str(after["renewal_count"]))}
     maxed = next((r for r in spec.rows["loans"] if r["renewal_count"] == 2
                   and r["returned_at"] is None), None)
     if maxed is not None:  # "up to two times"
