@@ -360,7 +360,13 @@ def _pypi_license(meta: Any) -> str | None:
 class _Stdio:
     """A minimal MCP client over a child's stdio: JSON-RPC lines, with a deadline per read.
     Anything on stdout that is not a JSON-RPC message is counted and quoted (servers that
-    print banners or logs there)."""
+    print banners or logs there).
+
+    Not the MCP SDK's `stdio_client` (which `mcp.py` uses for trusted servers): a harvested
+    server is untrusted code that must start inside `sandbox.isolation.confine` (its own
+    process wrapper, rlimits, no network, killed by the sandbox), its stdout must be read with
+    a byte cap, and its non-protocol lines are the diagnosis the ledger quotes; the SDK spawns
+    the process itself and drops such lines as parse errors."""
 
     def __init__(self, proc: subprocess.Popen[bytes]):
         self.proc = proc
