@@ -304,15 +304,22 @@ def test_a_value_a_write_copies_from_a_record_is_said(airline):
     assert "first name to that customer's first name" in text, text
 
 
-def test_what_a_tool_allows_or_leads_to_is_no_part_of_the_request(airline):
-    """"create a new branch from an optional base branch", "suspend a member account and
-    reactivate it later": the option and the afterthought are the tool's, not the user's."""
+@pytest.mark.parametrize(("description", "said"), [
+    # what the tool allows or what comes after it is the tool's, not the user's ("create a
+    # new branch from an optional base branch", "suspend a member account and reactivate it
+    # later")
+    ("Cancel a reservation and rebook it later.", "cancel a reservation"),
+    ("Cancel a reservation with an optional reason for the airline.", "cancel a reservation"),
+    # a state the record must be in stayed behind the pronoun: "If its status is 'pending',
+    # cancel it that has not shipped yet"
+    ("Cancel an order that has not shipped yet.", "cancel an order"),
+    ("Cancel a reservation which is already confirmed.", "cancel a reservation"),
+])
+def test_what_a_tool_allows_requires_or_leads_to_is_no_part_of_the_request(
+        airline, description, said):
     spec = airline.model_copy(deep=True)
-    tool = next(t for t in spec.tools if t.name == "cancel_reservation")
-    tool.description = "Cancel a reservation and rebook it later."
-    assert phrasing.action_phrase(spec, "cancel_reservation") == "cancel a reservation"
-    tool.description = "Cancel a reservation with an optional reason for the airline."
-    assert phrasing.action_phrase(spec, "cancel_reservation") == "cancel a reservation"
+    next(t for t in spec.tools if t.name == "cancel_reservation").description = description
+    assert phrasing.action_phrase(spec, "cancel_reservation") == said
 
 
 def test_a_key_does_not_split_the_tool_s_own_noun(airline):
@@ -429,17 +436,6 @@ def test_an_edit_says_its_name_and_email_as_what_it_sets():
         "its full name to Karen Johnson"
     # a creation keeps naming what it makes
     assert phrasing.arg_phrase("name", "develop") == "named develop"
-
-
-def test_a_state_the_record_must_be_in_is_no_part_of_the_request(airline):
-    """"If its status is 'pending', cancel it that has not shipped yet": the tool's
-    precondition stayed behind the pronoun."""
-    spec = airline.model_copy(deep=True)
-    tool = next(t for t in spec.tools if t.name == "cancel_reservation")
-    tool.description = "Cancel an order that has not shipped yet."
-    assert phrasing.action_phrase(spec, "cancel_reservation") == "cancel an order"
-    tool.description = "Cancel a reservation which is already confirmed."
-    assert phrasing.action_phrase(spec, "cancel_reservation") == "cancel a reservation"
 
 
 def test_a_count_of_one_is_singular_and_an_id_pick_names_the_record(airline):
