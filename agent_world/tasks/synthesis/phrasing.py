@@ -362,6 +362,21 @@ def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
     return f"{act} for {key}"
 
 
+def _in_place(spec: EnvSpec, tool: str, act: str, given: dict[str, Any]) -> str:
+    """`act` with each value the action names by its kind put in its place ("get current time
+    in a specific timezone" -> "get current time in Europe/Paris"); those values leave
+    `given`."""
+    for p in [p for p in given if p not in _PAGING and role(p, given[p]) != "key"]:
+        head = noun(p).split()[-1] if noun(p) else ""
+        put, n = re.subn(rf"\b(?:a|an|the|one)\s+(?:specific\s+|given\s+|particular\s+)?"
+                         rf"{re.escape(head)}s?\b", _bare(p, given[p], _schema(spec, tool, p)),
+                         act, count=1, flags=re.I)
+        if head and n:
+            act = put
+            given.pop(p)
+    return act
+
+
 def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                 lists: bool = False) -> str:
     """One step as a request clause (lower case, no final stop)."""
@@ -408,18 +423,7 @@ def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                             f"open that {prev}'s {ent}"]) if prev != ent else \
                 rng.choice([f"open that {ent}'s full record", f"look up that {ent}'s details"])
         else:
-            a = action_phrase(spec, step.tool)
-            # a value the action names by its kind takes its place: "get current time in a
-            # specific timezone" -> "get current time in Europe/Paris"
-            for p in [p for p in given if p not in _PAGING and role(p, given[p]) != "key"]:
-                head = noun(p).split()[-1] if noun(p) else ""
-                put, n = re.subn(rf"\b(?:a|an|the|one)\s+(?:specific\s+|given\s+|"
-                                 rf"particular\s+)?{re.escape(head)}s?\b",
-                                 _bare(p, given[p], _schema(spec, step.tool, p)), a, count=1,
-                                 flags=re.I)
-                if head and n:
-                    a = put
-                    given.pop(p)
+            a = _in_place(spec, step.tool, action_phrase(spec, step.tool), given)
         rest = [arg_phrase(p, v, _schema(spec, step.tool, p)) for p, v in given.items()
                 if p not in _PAGING]
         # "from X to Y at 16:00", "(just the first 200 characters)" follow the action; other
@@ -439,12 +443,15 @@ def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
               for p, b in step.bound.items() if role(p) != "key"]
     if not copied:
         return clause
-    if clause.split(" ", 1)[0] in ("change", "edit", "update", "set", "modify", "correct"):
+    if clause.split(" ", 1)[0] in _EDITS:
         return clause + ", setting " + " and ".join(f"its {field_words(p)} to {v}"
                                                     for p, v in copied)
     # an action given a value of an earlier record ("record changes ... using that
     # repository's path"): nothing of the record is set
     return clause + ", using " + " and ".join(v for _, v in copied)
+
+
+_EDITS = frozenset({"change", "edit", "update", "set", "modify", "rename", "correct"})
 
 
 def _creates(act: str) -> bool:
@@ -501,8 +508,7 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         if missed:
             act += " for " + " and ".join(missed)
     rest = []
-    sets = act.split(" ", 1)[0] in ("change", "edit", "update", "set", "modify", "rename",
-                                    "correct")
+    sets = act.split(" ", 1)[0] in _EDITS
     for p, v in given.items():
         if p in _PAGING:
             continue
@@ -709,7 +715,7 @@ def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
     (k, v), = bulk["where"].items()
     cond = which(k, v)
     act = action_phrase(spec, bulk["write"])
-    writes = act.split(" ", 1)[0] in ("change", "edit", "update", "set", "modify")
+    writes = act.split(" ", 1)[0] in _EDITS
     extra = [arg_phrase(p, x, _schema(spec, bulk["write"], p), writes=writes)
              for p, x in bulk["args"].items()]
     if extra and writes:
