@@ -287,7 +287,8 @@ def test_every_emitted_task_rechecks(synthesized, runtime):
         for t in tasks:
             assert [g.name for g in t.gates] == ["artefacts", "answer_from_state", "solvable",
                                                  "initial_state_fails", "gold_replay",
-                                                 "known_wrong", "no_shortcut", "verifier"]
+                                                 "known_wrong", "no_shortcut", "natural",
+                                                 "verifier"]
             assert t.pass_rate is not None  # offline, the baseline's runs are a measurement
             passed, _, _, detail = gold_run(t, spec, runtime)
             assert passed, (t.id, detail)
