@@ -701,3 +701,18 @@ def test_a_created_time_zone_is_one_that_exists(built):
     names = [v for t in spec.tests if spec.tool(t.tool).mutates and t.expect.ok
              for k, v in t.arguments.items() if k in ("name", "timezone", "zone")]
     assert names and all(n in available_timezones() for n in names), names
+
+
+def test_a_booking_takes_its_slots_time_clinician_and_location(built, rt):
+    """bookAppointment left the appointment's start, clinician and location empty: the seed
+    rows copy them from the slot, and so does the tool."""
+    spec = built["clinic-booking-openapi"]
+    slot = next(s for s in spec.rows["slots"] if s["status"] == "published" and not s["booked"])
+    patient = spec.rows["patients"][0]
+    with rt.open(spec) as ep:
+        obs = ep.step("bookAppointment", {"patientId": patient["id"], "slotId": slot["id"],
+                                          "visitType": "follow_up"})
+        assert obs.ok, obs.error
+        assert (obs.result["starts_at"], obs.result["clinician_id"],
+                obs.result["location_id"]) == (slot["starts_at"], slot["clinician_id"],
+                                               slot["location_id"])

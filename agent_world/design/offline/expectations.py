@@ -182,6 +182,17 @@ class Designer:
                     return False
         return True
 
+    def copied_values(self, plan: ToolPlan, values: dict[str, Any]) -> dict[str, Any]:
+        """What a new record takes from the container its values name (`plan.copied`)."""
+        out = {}
+        for col, (via, parent, parent_col) in plan.copied.items():
+            ppk = pk_column(self.spec.table(parent))
+            owner = next((r for r in self.rows(parent) if values.get(via) is not None
+                          and r.get(ppk) == values[via]), None)
+            if owner is not None:
+                out[col] = owner.get(parent_col)
+        return out
+
     def filler(self, p: ParamPlan) -> Any:
         """A value for an argument the tool accepts but does not use."""
         if p.enum:
@@ -432,6 +443,7 @@ class Designer:
         values.update({c: self.now for c in plan.now_columns})
         values.update({c: next_code([r.get(c) for r in self.rows(plan.table)])
                        for c in plan.code_columns})
+        values.update(self.copied_values(plan, values))
         t = self.table(plan)
         booleans = {c.name for c in t.columns if c.type == "boolean"}
         values = {k: (bool(v) if k in booleans and v is not None else v)
@@ -1481,6 +1493,7 @@ class ComputeTests(ContractTests):
                     ok = self._make_absent(g, args, new)
             if not ok:
                 continue
+            new.update(self.d.copied_values(self.plan, new))  # from the container chosen now
             changes = [{**exp["changes"][0], "values": new}]
             for e in coupled:
                 parent = next((r for r in self.rows(e.table) if r.get("id") == new.get(e.link)),

@@ -35,7 +35,7 @@ from agent_world.design.offline.contracts import (
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.mining.offline.naming import plural, safe_name, singular, snake, tokens
 from agent_world.mining.offline.vocabulary import READ_VERBS, past_prefix
-from agent_world.mining.semantics import spec_invariants, time_group
+from agent_world.mining.semantics import fk_routes, spec_invariants, time_group
 
 Kind = Literal["get", "list", "count_by", "summary", "create", "set_status", "update", "delete",
                "contract"]
@@ -89,6 +89,10 @@ class ToolPlan(BaseModel):
     # identifier columns a create assigns: the next code after the stored ones (an MRN, a
     # card number), not NULL
     code_columns: list[str] = Field(default_factory=list)
+    # columns a create takes from the container another column names (an appointment's start,
+    # clinician and location from its slot): column -> [that FK column, container table, its
+    # column]
+    copied: dict[str, list[str]] = Field(default_factory=dict)
     group_by: str | None = None  # count_by
     measure: str | None = None  # summary
     status_column: str | None = None  # set_status
@@ -406,22 +410,31 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
     noun = singular(t.name)
     status = status_column(t)
     rows = spec.rows.get(t.name, [])
+    # values the container an FK names fixes (not a parent of the same table: a first commit
+    # has no parent commit to take its repository from)
+    routes = {r.column: r for r in fk_routes(spec.tables) if r.table == t.name
+              and r.kind == "via" and r.column != r.via
+              and t.column(r.via).foreign_key.split(".")[0] != t.name}  # type: ignore[union-attr]
     if params is None:
         params = []
         for c in _settable(t):
-            if status is not None and c.name == status.name or _hold_flag(c):
-                continue
+            if status is not None and c.name == status.name or _hold_flag(c) or \
+                    c.name in routes and not t.column(routes[c.name].via).nullable:
+                continue  # a copied value is the container's, not an argument
             required = not c.nullable and c.default is None
             desc = (f"Id of the {_words(c.foreign_key.split('.')[0])} record."
                     if c.foreign_key else "")
             params.append(_column_param(c, "set", required=required, description=desc))
         params.sort(key=lambda p: not p.required)
     named = {p.column for p in params if p.column}
+    copied = {col: [r.via, t.column(r.via).foreign_key.split(".")[0],  # type: ignore[union-attr]
+                    r.parent_column] for col, r in routes.items()
+              if col not in named and r.via in named}
     fixed: dict[str, Any] = {}
     now_cols: list[str] = []
     codes: list[str] = []
     for c in t.columns:
-        if c.primary_key or c.name in named:
+        if c.primary_key or c.name in named or c.name in copied:
             continue
         if c.name in AUTO_COLUMNS and c.type in ("datetime", "date", "text") or (
                 c.type == "datetime" and time_group(c.name) == "create"):
@@ -447,7 +460,8 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
         return None  # a uniqueness rule over columns the caller cannot choose
     return ToolPlan(
         name=name, kind="create", table=t.name, params=params, fixed=fixed,
-        now_columns=now_cols, code_columns=codes, unique=unique, unique_groups=groups,
+        now_columns=now_cols, code_columns=codes, copied=copied, unique=unique,
+        unique_groups=groups,
         description=f"Create a {_words(noun)} and return the new record. Refused when a "
                     "referenced record does not exist"
                     + (f" or the {', '.join(_words(u) for u in unique)} is already taken"
@@ -712,7 +726,8 @@ def contract_plan(spec: EnvSpec, name: str, entry: dict[str, Any]) -> ToolPlan |
     return ToolPlan(name=name, kind="contract", table=contract.entity,
                     description=contract.description, params=contract.params,
                     fixed=base.fixed if base else {}, now_columns=base.now_columns if base else [],
-                    unique=base.unique if base else [],
+                    code_columns=base.code_columns if base else [],
+                    copied=base.copied if base else {}, unique=base.unique if base else [],
                     unique_groups=base.unique_groups if base else [],
                     source_tool=name, contract=contract)
 

@@ -341,6 +341,15 @@ def _render_create(b: _Body, spec: EnvSpec, plan: ToolPlan, ret: bool = True) ->
         b.add(f"if ctx.one('SELECT 1 FROM \"{plan.table}\" WHERE {where}', "
               f"[values.get(c) for c in {group!r}]):")
         b.add(f"raise ToolError(\"A {noun} with these {', '.join(group)} already exists.\")", 2)
+    for via, parent in dict.fromkeys((v, p) for v, p, _ in plan.copied.values()):
+        # the container's values (an appointment starts when its slot does, with its clinician)
+        ppk = pk_column(spec.table(parent))
+        b.add(f"if values.get({_lit(via)}) is not None:")
+        b.add(f"container = _row(ctx, {_lit(parent)}, {_lit(ppk)}, {_lit(ppk)}, "
+              f"values[{_lit(via)}], {_lit(singular(parent).replace('_', ' '))})", 2)
+        for col, (v, _, parent_col) in plan.copied.items():
+            if v == via:
+                b.add(f"values[{_lit(col)}] = container[{_lit(parent_col)}]", 2)
     for col, value in plan.fixed.items():
         b.add(f"values[{_lit(col)}] = {_lit(value)}")
     for col in plan.now_columns:
