@@ -106,10 +106,9 @@ def _audit_ddl(spec: EnvSpec) -> list[str]:
                 f"{COUNTERS_TABLE} WHERE name = '{UNDOING}') BEGIN "
                 f"INSERT INTO {_q(log)} ({_q(fk)}, action, field_name, old_value, new_value, "
                 f"changed_at) VALUES (new.{_q(pk)}, '{action}', '{c.name}', "
-                f"{text('old.' + col)}, {text('new.' + col)}, new.updated_at); "
-                # a trigger's insert fires no other trigger: it logs its own undo entry
-                f"INSERT INTO {UNDO_TABLE} (tbl, op, new_rowid) VALUES "
-                f"('{log.replace(chr(39), chr(39) * 2)}', 'I', last_insert_rowid()); END")
+                # (tool connections run with recursive_triggers on: the log's own undo
+                # trigger records the entry, so a reset takes it back)
+                f"{text('old.' + col)}, {text('new.' + col)}, new.updated_at); END")
     return stmts
 
 
