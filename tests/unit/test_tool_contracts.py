@@ -716,3 +716,20 @@ def test_a_booking_takes_its_slots_time_clinician_and_location(built, rt):
         assert (obs.result["starts_at"], obs.result["clinician_id"],
                 obs.result["location_id"]) == (slot["starts_at"], slot["clinician_id"],
                                                slot["location_id"])
+
+
+def test_a_paid_order_still_ships_and_a_delivered_one_is_final(built, rt):
+    """`paid` was a final state everywhere, so a paid order could never ship; it is final for
+    a fine, not for an order whose enum goes on to shipped and delivered."""
+    from agent_world.design.offline.contracts import final_states
+
+    assert "paid" in final_states(["unpaid", "paid", "waived"])
+    assert "paid" not in final_states(["pending", "paid", "shipped", "delivered"])
+    spec = built["sqlite"]
+    paid = next(o for o in spec.rows["orders"] if o["status"] == "paid")
+    delivered = next(o for o in spec.rows["orders"] if o["status"] == "delivered")
+    with rt.open(spec) as ep:
+        obs = ep.step("set_order_status", {"order_id": paid["id"], "status": "shipped"})
+        assert obs.ok, obs.error
+        assert not ep.step("set_order_status", {"order_id": delivered["id"],
+                                                "status": "pending"}).ok

@@ -69,6 +69,20 @@ TERMINAL_STATES = frozenset({"cancelled", "canceled", "archived", "closed", "com
                              "deleted", "retired", "expired", "returned", "paid", "waived",
                              "failed", "succeeded", "collected", "refunded", "rejected",
                              "delivered", "done", "late_cancelled", "no_show"})
+# states after which a record still moves on when its enum has them: an order is paid, then
+# shipped and delivered (a fine's `paid` is final; an order's is not)
+_FULFILMENT = frozenset({"shipped", "delivered", "fulfilled", "in_transit", "dispatched"})
+
+
+def final_states(enum: list[str] | None) -> frozenset[str]:
+    """The states of `enum` a record never leaves."""
+    states = set(enum or [])
+    final = TERMINAL_STATES & states
+    if states & _FULFILMENT:
+        final -= {"paid", "succeeded"}
+    return frozenset(final)
+
+
 EXTEND_VERBS = frozenset({"renew", "extend", "prolong"})
 SEARCH_WORDS = frozenset({"search", "find", "lookup", "browse"})
 GENERIC_TOKENS = frozenset({"id", "number", "name", "code", "the", "a", "of", "and", "or"})
@@ -935,18 +949,19 @@ def _transition(spec, c, entity, words, text, desc, args, entry) -> Contract | N
     effects: list[Effect] = []
     guards: list[Guard] = []
     enum = list(status.enum or [])
+    final = final_states(enum)
     busy_now = target in BUSY_STATES
     freeing = target in FREE_STATES or target in ("returned", "checked_in")
     if busy_now:
         allowed = [s for s in FREE_STATES if s in enum][:1] or \
-            [s for s in enum if s not in TERMINAL_STATES and s != target]
+            [s for s in enum if s not in final and s != target]
     elif freeing:
         allowed = [s for s in enum if s in BUSY_STATES] or \
-            [s for s in enum if s not in TERMINAL_STATES and s != target]
+            [s for s in enum if s not in final and s != target]
     elif target == "in_transit":
         allowed = [s for s in FREE_STATES if s in enum][:1]
     else:
-        allowed = [s for s in enum if s not in TERMINAL_STATES and s != target]
+        allowed = [s for s in enum if s not in final and s != target]
         if _holders(spec, entity):  # ending a copy on loan would strand its loan
             allowed = [s for s in allowed if s not in BUSY_STATES]
     if "before" in text and "collected" in text:  # "cancel ... any time before it is collected"

@@ -25,9 +25,9 @@ from agent_world.design.offline.contracts import (
 from agent_world.design.offline.plans import (
     DEFAULT_LIMIT,
     MAX_ROWS,
-    TERMINAL,
     ParamPlan,
     ToolPlan,
+    final_states,
     newest_first,
     next_code,
     pk_column,
@@ -543,12 +543,13 @@ class Designer:
         if status_param is not None and status_param.enum is not None:
             enum = [s for s in enum if s in status_param.enum]
         best = None
+        final = final_states(self.table(plan).column(col).enum)
         for row in keyed:
             current = row.get(col)
-            if current in TERMINAL or current in plan.refuse_states:
+            if current in final or current in plan.refuse_states:
                 continue
             target = plan.target_status or next(
-                (s for s in enum if s != current and s not in TERMINAL), None) or next(
+                (s for s in enum if s != current and s not in final), None) or next(
                 (s for s in enum if s != current), None)
             if target is None or target == current:
                 continue
@@ -587,13 +588,13 @@ class Designer:
             if all(v is not None for v in args.values()):
                 out.append(self.test(plan, f"already {same[col]} is refused", args, ok=False,
                                      error_kind="tool_error", changes=[]))
-        final = next((r for r in keyed if r.get(col) in TERMINAL
-                      and r.get(col) != plan.target_status), None)
-        if final is not None:
-            target = plan.target_status or next((s for s in enum if s != final[col]), None)
-            args = args_for(final, target)
+        done = next((r for r in keyed if r.get(col) in final
+                     and r.get(col) != plan.target_status), None)
+        if done is not None:
+            target = plan.target_status or next((s for s in enum if s != done[col]), None)
+            args = args_for(done, target)
             if target is not None and all(v is not None for v in args.values()):
-                out.append(self.test(plan, f"final {final[col]} is refused", args, ok=False,
+                out.append(self.test(plan, f"final {done[col]} is refused", args, ok=False,
                                      error_kind="tool_error", changes=[]))
         out.append(self._unknown_key(plan))
         return out

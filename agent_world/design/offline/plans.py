@@ -23,11 +23,13 @@ from pydantic import BaseModel, Field
 from agent_world.design.offline.contracts import (
     BUSY_STATES,
     FREE_STATES,
+    TERMINAL_STATES,
     Contract,
     ContractParam,
     Hold,
     book_parent,
     derive_contract,
+    final_states,
     held_values,
     holds_of,
     plan_contract,
@@ -44,9 +46,7 @@ WRITE_KINDS = frozenset({"create", "set_status", "update", "delete"})
 _PLAIN_ROLES = frozenset({"key", "eq", "like", "ge", "le", "ref", "set", "limit", "ignore"})
 
 # statuses a record does not leave (the rule set_status/verb tools enforce)
-TERMINAL = frozenset({"cancelled", "canceled", "archived", "closed", "completed", "deleted",
-                      "retired", "expired", "returned", "paid", "waived", "failed",
-                      "succeeded", "collected", "refunded", "rejected", "delivered", "done"})
+TERMINAL = TERMINAL_STATES  # one list of final states for plans and contracts
 # verb of an action tool -> the status it sets
 VERB_STATUS = {"cancel": "cancelled", "archive": "archived", "suspend": "suspended",
                "close": "closed", "complete": "completed", "approve": "approved",
@@ -757,4 +757,5 @@ def fallback_coverage(spec: EnvSpec) -> dict[str, Any]:
 
 
 __all__ = ["DEFAULT_LIMIT", "MAX_ROWS", "ParamPlan", "TERMINAL", "ToolPlan", "WRITE_KINDS",
+           "final_states",
            "contract_plan", "fallback_coverage", "pk_column", "plan_tools", "schema_plans", "source_plan"]

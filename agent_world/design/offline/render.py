@@ -20,9 +20,9 @@ from agent_world.design.offline.contracts import (
 )
 from agent_world.design.offline.plans import (
     MAX_ROWS,
-    TERMINAL,
     ParamPlan,
     ToolPlan,
+    final_states,
     newest_first,
     pk_column,
 )
@@ -45,7 +45,6 @@ from pydantic import Field
 from agent_world.envs.toolkit import Ctx, ToolError, tool
 
 MAX_ROWS = {max_rows}
-FINAL_STATUSES = {final}
 
 
 def _row(ctx, table, key, column, value, noun):
@@ -382,7 +381,8 @@ def _render_change(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
         b.add(f"current = row[{_lit(col)}]")
         b.add(f"if current == {target}:")
         b.add(f"raise ToolError(f\"{noun.capitalize()} {{{key}}} is already {{current}}.\")", 2)
-        b.add("if current in FINAL_STATUSES:")
+        final = tuple(sorted(final_states(table.column(col).enum)))  # type: ignore[arg-type]
+        b.add(f"if current in {final!r}:")
         b.add(f"raise ToolError(f\"{noun.capitalize()} {{{key}}} is {{current}}, a final "
               f"{col}; it can no longer change.\")", 2)
         if plan.refuse_states:
@@ -465,9 +465,8 @@ def _hold_lines(b: _Body, spec: EnvSpec, plan: ToolPlan, target: str) -> None:
 
 
 def render_module(spec: EnvSpec, plans: list[ToolPlan]) -> str:
-    final = "frozenset({" + ", ".join(repr(s) for s in sorted(TERMINAL)) + "})"
     head = HEADER.format(name=spec.name, theme=spec.theme.name.replace('"', "'"),
-                         max_rows=MAX_ROWS, final=final)
+                         max_rows=MAX_ROWS)
     return head + "".join("\n\n" + render_tool(spec, p) for p in plans)
 
 
