@@ -733,3 +733,25 @@ def test_a_paid_order_still_ships_and_a_delivered_one_is_final(built, rt):
         assert obs.ok, obs.error
         assert not ep.step("set_order_status", {"order_id": delivered["id"],
                                                 "status": "pending"}).ok
+
+
+def test_git_branch_contains_follows_history_and_not_contains_negates(built, rt):
+    """`contains` matched only branches whose head was the commit, and `not_contains` was the
+    same filter as `contains`: a branch contains a commit its head descends from."""
+    spec = built["git"]
+    commits = {c["id"]: c for c in spec.rows["commits"]}
+    branch = next(b for b in spec.rows["branches"] if b["head_commit_id"] and
+                  commits[b["head_commit_id"]]["parent_commit_id"])
+    head = commits[branch["head_commit_id"]]
+    older = commits[head["parent_commit_id"]]  # in the branch's history, not its head
+    repo = next(r for r in spec.rows["repositories"] if r["id"] == branch["repository_id"])
+    args = {"repo_path": repo["path"], "branch_type": branch["branch_type"]}
+    with rt.open(spec) as ep:
+        hold = ep.step("git_branch", {**args, "contains": older["sha"]})
+        assert hold.ok, hold.error
+        assert branch["id"] in [b["id"] for b in hold.result]
+        lack = ep.step("git_branch", {**args, "not_contains": older["sha"]})
+        assert branch["id"] not in [b["id"] for b in lack.result]
+        every = ep.step("git_branch", args)
+        assert sorted(b["id"] for b in hold.result + lack.result) == sorted(
+            b["id"] for b in every.result)  # the two split the branches

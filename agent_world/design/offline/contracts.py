@@ -166,6 +166,10 @@ class ContractParam(BaseModel):
     via_column: str | None = None  # ... the column compared ...
     via_value: Any = None  # child_state: ... with this value
     pattern: str | None = None
+    # ref: the rows NOT naming that record ("not_contains"), and the self-reference along which
+    # a record holds its descendants ("contains": a branch whose history holds the commit)
+    negate: bool = False
+    closure: str | None = None
 
 
 class Contract(BaseModel):

@@ -154,9 +154,17 @@ class Designer:
         return None
 
     def ref_ids(self, p: ParamPlan, value: Any) -> set[Any]:
+        """The ids the argument names (and, with `closure`, their descendants)."""
         assert p.ref_table and p.ref_column
         ref_pk = pk_column(self.spec.table(p.ref_table))
-        return {r[ref_pk] for r in self.rows(p.ref_table) if r.get(p.ref_column) == value}
+        rows = self.rows(p.ref_table)
+        ids = {r[ref_pk] for r in rows if r.get(p.ref_column) == value}
+        while p.closure:
+            more = {r[ref_pk] for r in rows if r.get(p.closure) in ids} - ids
+            if not more:
+                break
+            ids |= more
+        return ids
 
     def matches(self, plan: ToolPlan, row: dict[str, Any], args: dict[str, Any]) -> bool:
         for p in plan.params:
@@ -178,7 +186,7 @@ class Designer:
                 if (p.role == "ge" and cell < v) or (p.role == "le" and cell > v):
                     return False
             elif p.role == "ref":
-                if cell not in self.ref_ids(p, v):
+                if (cell in self.ref_ids(p, v)) is p.negate:
                     return False
         return True
 

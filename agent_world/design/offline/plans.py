@@ -637,8 +637,15 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
             else None
         if ref_col is None:
             return base
-        return base.model_copy(update={"role": "ref", "column": fk.name, "ref_table": col_table.name,
-                                       "ref_column": column, "type": json_type(ref_col)})
+        contains = snake(arg).removeprefix("not_").removeprefix("exclude_")
+        parent = next((c.name for c in col_table.columns if c.foreign_key ==
+                       f"{col_table.name}.{target_pk}"), None)
+        return base.model_copy(update={
+            "role": "ref", "column": fk.name, "ref_table": col_table.name,
+            "ref_column": column, "type": json_type(ref_col),
+            "negate": snake(arg).startswith(("not_", "exclude_")),
+            # "contains" a commit: the head is the commit or one of its descendants
+            "closure": parent if contains in ("contains", "containing") else None})
     return base
 
 

@@ -244,8 +244,16 @@ def _filters(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
             noun = singular(p.ref_table).replace("_", " ")
             b.add(f"_row(ctx, {_lit(p.ref_table)}, {_lit(ref_pk)}, {_lit(p.ref_column)}, "
                   f"{p.name}, {_lit(noun)})", level)
-            b.add(f"clauses.append('\"{p.column}\" IN (SELECT \"{ref_pk}\" FROM "
-                  f"\"{p.ref_table}\" WHERE \"{p.ref_column}\" = ?)')", level)
+            sub = f'SELECT \\"{ref_pk}\\" FROM \\"{p.ref_table}\\" WHERE \\"{p.ref_column}\\" = ?'
+            if p.closure:  # the record and every record descending from it
+                sub = (f'WITH RECURSIVE down(id) AS ({sub} UNION SELECT c.\\"{ref_pk}\\" FROM '
+                       f'\\"{p.ref_table}\\" c JOIN down ON c.\\"{p.closure}\\" = down.id) '
+                       'SELECT id FROM down')
+            # a row that names no record does not name that one ("not_contains": a branch
+            # with no head holds no commit)
+            test = f'(\\"{p.column}\\" IS NULL OR \\"{p.column}\\" NOT IN ({sub}))' \
+                if p.negate else f'\\"{p.column}\\" IN ({sub})'
+            b.add(f"clauses.append('{test}')", level)
             b.add(f"params.append({p.name})", level)
     b.add('where = (" WHERE " + " AND ".join(clauses)) if clauses else ""')
 
