@@ -755,3 +755,14 @@ def test_git_branch_contains_follows_history_and_not_contains_negates(built, rt)
         every = ep.step("git_branch", args)
         assert sorted(b["id"] for b in hold.result + lack.result) == sorted(
             b["id"] for b in every.result)  # the two split the branches
+
+
+def test_git_show_names_a_commit_by_a_short_sha(built, rt):
+    spec = built["git"]
+    commit = spec.rows["commits"][0]
+    repo = next(r for r in spec.rows["repositories"] if r["id"] == commit["repository_id"])
+    with rt.open(spec) as ep:
+        obs = ep.step("git_show", {"repo_path": repo["path"], "revision": commit["sha"][:7]})
+        assert obs.ok, obs.error
+        assert commit["id"] in [c["id"] for c in obs.result]
+        assert all(c["sha"].startswith(commit["sha"][:7]) for c in obs.result)

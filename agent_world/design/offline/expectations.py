@@ -21,13 +21,14 @@ from agent_world.design.offline.contracts import (
     ContractParam,
     Guard,
     Value,
+    final_states,
 )
 from agent_world.design.offline.plans import (
     DEFAULT_LIMIT,
+    HASH_COLUMNS,
     MAX_ROWS,
     ParamPlan,
     ToolPlan,
-    final_states,
     newest_first,
     next_code,
     pk_column,
@@ -172,7 +173,10 @@ class Designer:
                 continue
             v = args[p.name]
             cell = row.get(p.column) if p.column else None
-            if p.role in ("eq", "key"):
+            if p.role in ("eq", "key") and p.column in HASH_COLUMNS:
+                if not isinstance(cell, str) or not cell.startswith(str(v)):
+                    return False
+            elif p.role in ("eq", "key"):
                 if cell != v:
                     return False
             elif p.role == "like":

@@ -29,7 +29,6 @@ from agent_world.design.offline.contracts import (
     Hold,
     book_parent,
     derive_contract,
-    final_states,
     held_values,
     holds_of,
     plan_contract,
@@ -47,6 +46,8 @@ _PLAIN_ROLES = frozenset({"key", "eq", "like", "ge", "le", "ref", "set", "limit"
 
 # statuses a record does not leave (the rule set_status/verb tools enforce)
 TERMINAL = TERMINAL_STATES  # one list of final states for plans and contracts
+# columns holding a content hash: a record is named by any prefix of it (git's short shas)
+HASH_COLUMNS = frozenset({"sha", "commit_sha", "hash", "commit_hash", "revision"})
 # verb of an action tool -> the status it sets
 VERB_STATUS = {"cancel": "cancelled", "archive": "archived", "suspend": "suspended",
                "close": "closed", "complete": "completed", "approve": "approved",
@@ -763,6 +764,5 @@ def fallback_coverage(spec: EnvSpec) -> dict[str, Any]:
     return {"tools": tools}
 
 
-__all__ = ["DEFAULT_LIMIT", "MAX_ROWS", "ParamPlan", "TERMINAL", "ToolPlan", "WRITE_KINDS",
-           "final_states",
-           "contract_plan", "fallback_coverage", "pk_column", "plan_tools", "schema_plans", "source_plan"]
+__all__ = ["DEFAULT_LIMIT", "HASH_COLUMNS", "MAX_ROWS", "ParamPlan", "TERMINAL", "ToolPlan",
+           "WRITE_KINDS", "contract_plan", "fallback_coverage", "pk_column", "plan_tools", "schema_plans", "source_plan"]

@@ -17,12 +17,13 @@ from agent_world.design.offline.contracts import (
     Effect,
     Guard,
     Value,
+    final_states,
 )
 from agent_world.design.offline.plans import (
+    HASH_COLUMNS,
     MAX_ROWS,
     ParamPlan,
     ToolPlan,
-    final_states,
     newest_first,
     pk_column,
 )
@@ -230,7 +231,11 @@ def _filters(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
         if not p.required:
             b.add(f"if {p.name} is not None:")
             level = 2
-        if p.role in ("eq", "key"):
+        if p.role in ("eq", "key") and p.column in HASH_COLUMNS:
+            # a commit is named by any prefix of its hash, as git does ("a1b2c3d")
+            b.add(f"clauses.append('substr(\"{p.column}\", 1, length(?)) = ?')", level)
+            b.add(f"params.extend([{p.name}, {p.name}])", level)
+        elif p.role in ("eq", "key"):
             b.add(f"clauses.append('\"{p.column}\" = ?')", level)
             b.add(f"params.append({p.name})", level)
         elif p.role == "like":
@@ -244,15 +249,15 @@ def _filters(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
             noun = singular(p.ref_table).replace("_", " ")
             b.add(f"_row(ctx, {_lit(p.ref_table)}, {_lit(ref_pk)}, {_lit(p.ref_column)}, "
                   f"{p.name}, {_lit(noun)})", level)
-            sub = f'SELECT \\"{ref_pk}\\" FROM \\"{p.ref_table}\\" WHERE \\"{p.ref_column}\\" = ?'
+            sub = f'SELECT "{ref_pk}" FROM "{p.ref_table}" WHERE "{p.ref_column}" = ?'
             if p.closure:  # the record and every record descending from it
-                sub = (f'WITH RECURSIVE down(id) AS ({sub} UNION SELECT c.\\"{ref_pk}\\" FROM '
-                       f'\\"{p.ref_table}\\" c JOIN down ON c.\\"{p.closure}\\" = down.id) '
+                sub = (f'WITH RECURSIVE down(id) AS ({sub} UNION SELECT c."{ref_pk}" FROM '
+                       f'"{p.ref_table}" c JOIN down ON c."{p.closure}" = down.id) '
                        'SELECT id FROM down')
             # a row that names no record does not name that one ("not_contains": a branch
             # with no head holds no commit)
-            test = f'(\\"{p.column}\\" IS NULL OR \\"{p.column}\\" NOT IN ({sub}))' \
-                if p.negate else f'\\"{p.column}\\" IN ({sub})'
+            test = f'("{p.column}" IS NULL OR "{p.column}" NOT IN ({sub}))' \
+                if p.negate else f'"{p.column}" IN ({sub})'
             b.add(f"clauses.append('{test}')", level)
             b.add(f"params.append({p.name})", level)
     b.add('where = (" WHERE " + " AND ".join(clauses)) if clauses else ""')
