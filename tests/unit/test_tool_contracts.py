@@ -365,7 +365,9 @@ def test_clinic_lookups_take_every_argument_the_source_gives_them(built, rt):
     links = spec.rows["clinician_locations"]
     loc = max({r["location_id"] for r in links}, key=[r["location_id"] for r in links].count)
     patient = next(p for p in spec.rows["patients"] if p["family_name"])
-    slot = next(s for s in spec.rows["slots"] if s["starts_at"])
+    slot = next(s for s in spec.rows["slots"] if s["starts_at"] and s["status"] == "published"
+                and not s["booked"])
+    taken = next(s for s in spec.rows["slots"] if s["booked"] and s["starts_at"])
     with rt.open(spec) as ep:
         at = ep.step("listClinicians", {"locationId": loc})
         assert at.ok, at.error
@@ -377,6 +379,12 @@ def test_clinic_lookups_take_every_argument_the_source_gives_them(built, rt):
         slots = ep.step("listAvailableSlots", {"clinicianId": slot["clinician_id"],
                                                "fromDate": day, "toDate": day})
         assert slot["id"] in [s["id"] for s in slots.result]  # the whole last day
+        # "slots that are published and not yet booked": a booked slot is not open
+        day = taken["starts_at"][:10]
+        open_then = ep.step("listAvailableSlots", {"clinicianId": taken["clinician_id"],
+                                                   "fromDate": day, "toDate": day})
+        assert open_then.ok and taken["id"] not in [s["id"] for s in open_then.result]
+        assert all(s["status"] == "published" and not s["booked"] for s in open_then.result)
         new = ep.step("registerPatient", {"givenName": "Ada", "familyName": "Lovelace",
                                           "birthDate": "1990-12-10"})
         assert new.ok, new.error

@@ -168,6 +168,8 @@ class Designer:
         return ids
 
     def matches(self, plan: ToolPlan, row: dict[str, Any], args: dict[str, Any]) -> bool:
+        if any(row.get(col) not in values for col, values in plan.where.items()):
+            return False
         for p in plan.params:
             if p.name not in args or p.role in ("limit", "ignore", "set"):
                 continue

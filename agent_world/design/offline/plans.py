@@ -109,6 +109,9 @@ class ToolPlan(BaseModel):
     # set_status: a field set only in some states (a cancellation's `cancelled_by`) is cleared
     # when the record moves to another state (column -> those states)
     clear_outside: dict[str, list[Any]] = Field(default_factory=dict)
+    # a listing's own conditions, from its description ("slots that are published and not yet
+    # booked"): column -> the values it keeps
+    where: dict[str, list[Any]] = Field(default_factory=dict)
     contract: Contract | None = None  # what the tool means (kind "contract": rendered from it)
 
     @property
@@ -708,6 +711,30 @@ def _schema_contract(spec: EnvSpec, plan: ToolPlan) -> ToolPlan:
     return plan.model_copy(update={"kind": "contract", "params": params, "contract": contract})
 
 
+_NOT = r"(?:not(?: yet)?|never|un)\s*"
+
+
+def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]]:
+    """What a listing's description says its rows are: "slots that are published and not yet
+    booked" -> status in (published), booked = false. Only the table's own states and flags,
+    named as words; a state said with "not" is left out."""
+    text = " " + " ".join(description.lower().replace("_", " ").split()) + " "
+    if not re.search(r"\b(?:that|which|who) (?:are|is)\b", text):
+        return {}
+    out: dict[str, list[Any]] = {}
+    status = status_column(table)
+    if status is not None:
+        said = [st for st in status.enum or [] if re.search(
+            rf"(?<!not )(?<!not yet )(?<!un)\b{re.escape(st.replace('_', ' '))}\b", text)]
+        if said and len(said) < len(status.enum or []):
+            out[status.name] = said
+    for c in table.columns:
+        if c.type == "boolean" and re.search(rf"\b{_NOT}{re.escape(c.name.replace('_', ' '))}\b",
+                                             text):
+            out[c.name] = [False]
+    return out
+
+
 def contract_plan(spec: EnvSpec, name: str, entry: dict[str, Any]) -> ToolPlan | None:
     """The plan of one source tool, from its behaviour contract: the plain kinds (a lookup, a
     listing, an insert, a field edit, a delete) keep their renderer and test writer; anything
@@ -724,9 +751,11 @@ def contract_plan(spec: EnvSpec, name: str, entry: dict[str, Any]) -> ToolPlan |
         kind = "get" if contract.verb == "read_one" else "list"
         if kind == "get" and not any(p.role == "key" for p in contract.params):
             return None
+        where = stated_conditions(spec.table(contract.entity), contract.description) \
+            if kind == "list" else {}
         return ToolPlan(name=name, kind=kind, table=contract.entity,
                         description=contract.description, params=contract.params,
-                        source_tool=name, contract=contract)
+                        where=where, source_tool=name, contract=contract)
     if contract.verb == "delete":
         plan = source_plan(spec, name, entry)
         return plan.model_copy(update={"contract": contract}) if plan else None

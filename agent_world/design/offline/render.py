@@ -224,6 +224,9 @@ def _key_lookup(b: _Body, spec: EnvSpec, plan: ToolPlan) -> str:
 
 def _filters(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
     b.add("clauses, params = [], []")
+    for col, values in plan.where.items():  # what the listing's description says its rows are
+        b.add(f"clauses.append('\"{col}\" IN ({', '.join('?' for _ in values)})')")
+        b.add(f"params.extend({list(values)!r})")
     for p in plan.params:
         if p.role not in ("eq", "like", "ge", "le", "ref", "key"):
             continue
