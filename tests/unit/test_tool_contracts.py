@@ -108,8 +108,12 @@ def test_check_out_copy_puts_the_copy_on_loan_and_opens_a_loan(built, rt):
 
 def test_renew_loan_moves_the_due_date_and_counts_the_renewal(built, rt):
     spec = built["book-lending-prd"]
+    copies = {c["id"]: c for c in spec.rows["copies"]}
     loan = next(r for r in spec.rows["loans"] if r["returned_at"] is None
-                and (r["renewal_count"] or 0) < 2 and r["status"] == "active")
+                and (r["renewal_count"] or 0) < 2 and r["status"] == "active"
+                and r["copy_id"] in copies
+                and not any(h["title_id"] == copies[r["copy_id"]]["title_id"]
+                            and h["status"] in ("waiting", "ready") for h in spec.rows["holds"]))
     with rt.open(spec) as ep:
         obs = ep.step("renew_loan", {"loan_id": loan["id"]})
         assert obs.ok, obs.error
@@ -125,6 +129,19 @@ def test_renew_loan_moves_the_due_date_and_counts_the_renewal(built, rt):
         assert logged == {"due_on": (loan["due_on"], after["due_on"]),
                           "renewal_count": (str(loan["renewal_count"] or 0),
                                             str(after["renewal_count"]))}
+    # "unless another member holds the title": a live hold of the loan's title by someone else
+    copies = {c["id"]: c for c in spec.rows["copies"]}
+    held = next((r for r in spec.rows["loans"] if r["status"] in ("active", "renewed")
+                 and r["returned_at"] is None and (r["renewal_count"] or 0) < 2
+                 and r["copy_id"] in copies and any(h["title_id"] == copies[r["copy_id"]]["title_id"]
+                         and h["status"] in ("waiting", "ready")
+                         and h["member_id"] != r["member_id"] for h in spec.rows["holds"])),
+                None)
+    if held is not None:
+        with rt.open(spec) as ep:
+            refused = ep.step("renew_loan", {"loan_id": held["id"]})
+            assert not refused.ok and "holds the title" in refused.error.message
+            assert ep.diff().empty
     maxed = next((r for r in spec.rows["loans"] if r["renewal_count"] == 2
                   and r["returned_at"] is None), None)
     if maxed is not None:  # "up to two times"

@@ -132,7 +132,7 @@ class Effect(BaseModel):
 class Guard(BaseModel):
     """A refusal rule: the call fails (and changes nothing) unless it holds."""
 
-    kind: Literal["state_in", "below", "differs", "exists_where", "none_where"]
+    kind: Literal["state_in", "below", "differs", "exists_where", "none_where", "none_held"]
     row: str = "entity"  # "entity" or the argument whose resolved row is checked
     column: str | None = None
     values: list[Any] = Field(default_factory=list)  # state_in
@@ -142,6 +142,10 @@ class Guard(BaseModel):
     link: str | None = None  # ... whose `link` is the entity's id ...
     where: dict[str, list[Any]] = Field(default_factory=dict)  # ... and match this
     match: dict[str, str] = Field(default_factory=dict)  # none_where: column -> argument value
+    # none_held: no live row of `table` (`where`) whose `link` names the record the entity
+    # reaches along `path` (its FK columns: a loan's copy_id, the copy's title_id) for another
+    # owner (its `column` differs from the entity's `arg`)
+    path: list[str] = Field(default_factory=list)
     message: str = ""
 
 
@@ -807,6 +811,53 @@ def _staging(spec, c, entity, words, text, desc, args, entry) -> Contract | None
 
 
 # -- extend (renew) ------------------------------------------------------------------------------
+_HELD_BY_ANOTHER = re.compile(r"\bunless (?:another|some other|a different) (\w+) holds? "
+                              r"(?:the|that|this|a) (\w+)", re.I)
+
+
+def _fk_path(spec: EnvSpec, start: TableSpec, goal: str, avoid: str) -> list[str] | None:
+    """FK columns from `start` to table `goal` (at most two hops, not through `avoid`)."""
+    for col in start.columns:
+        if fk_target(col) == goal:
+            return [col.name]
+    for col in start.columns:
+        mid = fk_target(col)
+        if mid in (None, start.name, avoid):
+            continue
+        nxt = next((c.name for c in spec.table(mid).columns if fk_target(c) == goal), None)
+        if nxt is not None:
+            return [col.name, nxt]
+    return None
+
+
+def _held_by_another(spec: EnvSpec, entity: TableSpec, desc: str) -> Guard | None:
+    """"Renew a loan ... unless another member holds the title": refused while a live hold of
+    the loan's title (reached through its copy) belongs to another member."""
+    m = _HELD_BY_ANOTHER.search(desc)
+    if m is None:
+        return None
+    who, what = singular(m.group(1).lower()), singular(m.group(2).lower())
+    people = next((t.name for t in spec.tables if singular(t.name) == who), None)
+    target = next((t.name for t in spec.tables if singular(t.name) == what), None)
+    mine = next((c.name for c in entity.columns if people and fk_target(c) == people), None)
+    if people is None or target is None or mine is None:
+        return None
+    for t in spec.tables:
+        link = next((c.name for c in t.columns if fk_target(c) == target), None)
+        owner = next((c.name for c in t.columns if fk_target(c) == people), None)
+        st = status_of(t)
+        if t.name in (entity.name, target) or not link or not owner or st is None:
+            continue
+        path = _fk_path(spec, entity, target, people)
+        live = [s for s in st.enum or [] if s not in final_states(st.enum)]
+        if path and live:
+            return Guard(kind="none_held", table=t.name, link=link, column=owner, arg=mine,
+                         path=path, where={st.name: live},
+                         message=f"another {who.replace('_', ' ')} holds the "
+                                 f"{what.replace('_', ' ')}")
+    return None
+
+
 def _extend(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
     if not (set(words) & EXTEND_VERBS):
         return None
@@ -849,6 +900,9 @@ def _extend(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
             guards.append(Guard(kind="below", column=counter.name, limit=limit,
                                 message=f"{counter.name.replace('_', ' ')} must be below "
                                         f"{int(limit)}"))
+    held = _held_by_another(spec, entity, desc)
+    if held is not None:
+        guards.append(held)
     c.guards = guards
     c.evidence = [f"{verb} moves {due.name} by {days} days" +
                   (f" and raises {counter.name}" if counter is not None else "")]

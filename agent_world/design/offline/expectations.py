@@ -813,6 +813,17 @@ class ContractTests:
         if g.kind == "differs":
             other = argrows.get(g.arg or "")
             return other is not None and row.get(g.column or "") != other.get("id")
+        if g.kind == "none_held":
+            reached = row.get(g.path[0])
+            source = self.c.entity
+            for prev, col in zip(g.path, g.path[1:], strict=False):
+                parent, pk = self.spec.table(source).column(prev).foreign_key.split(".")  # type: ignore[union-attr]
+                hit = next((r for r in self.rows(parent) if r.get(pk) == reached), {})
+                reached, source = hit.get(col), parent
+            (st, live), = g.where.items()
+            return not any(h.get(g.link or "") == reached and h.get(st) in live
+                           and h.get(g.column or "") != row.get(g.arg or "")
+                           for h in self.rows(g.table or ""))
         if g.kind == "exists_where":
             paths = next((args.get(p.name) for p in self.c.params if p.role == "paths"), [])
             known = {r.get("path") for r in self.rows(g.table or "")
@@ -984,10 +995,10 @@ class ContractTests:
     def refusals(self, good: dict[str, Any] | None) -> list[Test]:
         out: list[Test] = []
         for g in self.c.guards:
-            if g.row != "entity" or g.kind not in ("state_in", "below"):
+            if g.row != "entity" or g.kind not in ("state_in", "below", "none_held"):
                 continue
             others = [x for x in self.c.guards if x is not g and x.row == "entity"
-                      and x.kind in ("state_in", "below")]
+                      and x.kind in ("state_in", "below", "none_held")]
             for row in self.rows(self.c.entity):
                 built = self.args_for(row)
                 if built is None:
@@ -996,7 +1007,8 @@ class ContractTests:
                 if self.guard_ok(g, row, args, argrows) or not all(
                         self.guard_ok(x, row, args, argrows) for x in others):
                     continue
-                what = f"{g.column} {row.get(g.column or '')!r}"
+                what = g.message if g.kind == "none_held" else \
+                    f"{g.column} {row.get(g.column or '')!r}"
                 out.append(self.test(f"refused: {what}", args, ok=False,
                                      error_kind="tool_error", changes=[]))
                 break

@@ -544,6 +544,20 @@ def _guard_lines(b: _Body, spec: EnvSpec, c: Contract, g: Guard, noun: str) -> N
         ref_pk = pk_column(spec.table(arg.ref_table)) if arg and arg.ref_table else "id"
         b.add(f"if row[{_lit(g.column)}] == {g.arg}_row[{_lit(ref_pk)}]:")
         b.add(f"raise ToolError(\"Refused: {g.message}.\")", 2)
+    elif g.kind == "none_held":
+        # the record the entity reaches along its FK path (a loan's copy's title)
+        value, source = "?", c.entity
+        for prev, col in zip(g.path, g.path[1:], strict=False):
+            parent, pk = spec.table(source).column(prev).foreign_key.split(".")  # type: ignore[union-attr]
+            value = f'(SELECT "{col}" FROM "{parent}" WHERE "{pk}" = {value})'
+            source = parent
+        (st, live), = g.where.items()
+        marks = ", ".join("?" for _ in live)
+        b.add(f"if ctx.one('SELECT 1 FROM \"{g.table}\" WHERE \"{g.link}\" = {value} AND "
+              f"\"{st}\" IN ({marks}) AND \"{g.column}\" IS NOT ?', "
+              f"[row[{_lit(g.path[0])}], {', '.join(_lit(x) for x in live)}, "
+              f"row[{_lit(g.arg)}]]):")
+        b.add(f"raise ToolError(\"Refused: {g.message}.\")", 2)
     elif g.kind == "exists_where":
         paths = next(p.name for p in c.params if p.role == "paths")
         path = c.options.get("path", "path")
