@@ -258,17 +258,21 @@ def branch_heads(cx: Any) -> str | None:
             "repository_id" not in _cols(cx, "branches") or \
             "repository_id" not in _cols(cx, "commits"):
         return None
-    latest: dict[Any, dict[str, Any]] = {}
-    for c in cx.f.rows["commits"]:
-        k = c.get("repository_id")
-        if k not in latest or (c.get("created_at") or "") > (latest[k].get("created_at") or ""):
-            latest[k] = c
+    by_repo: dict[Any, list[dict[str, Any]]] = {}
+    for c in sorted(cx.f.rows["commits"], key=lambda c: (c.get("created_at") or "", c["id"])):
+        by_repo.setdefault(c.get("repository_id"), []).append(c)
 
     def head(row: dict[str, Any]) -> Any:
-        commit = latest.get(row.get("repository_id"))
-        if commit is None or (commit.get("created_at") or "") < (row.get("created_at") or ""):
-            return None  # no commit on it yet
-        return commit["id"]
+        """The repository's newest commit, or for a branch made after it the newest one
+        before the branch (where it was branched off); none before the first commit."""
+        commits = by_repo.get(row.get("repository_id")) or []
+        made = row.get("created_at") or ""
+        before = [c for c in commits if (c.get("created_at") or "") <= made]
+        if not commits or not before and made:
+            return None  # branched before the repository had a commit
+        newest = commits[-1]
+        return newest["id"] if (newest.get("created_at") or "") <= made or not made \
+            else (before[-1]["id"] if before else newest["id"])
 
     cx.add_column("branches", cx.fk_col("head_commit_id", "commits", nullable=True,
                                         description="the commit the branch points at"), head)
