@@ -310,6 +310,6 @@ def test_an_audit_log_records_every_change_and_a_reset_takes_its_entries_back(ru
     assert check_changes(ep, [update]) == (True, "ok")  # the log's entries follow from it
     assert ep.step("sql", {"q": "DELETE FROM user_history WHERE field_name = 'active'"}).ok
     ok, why = check_changes(ep, [update])
-    assert not ok and "1 entries written, expected 2" in why
+    assert not ok and "1 entries written" in why and "'active'" in why
     ep.reset()
     assert ep.state_hash() == pristine and ep.diff().empty  # no entry for putting it back
