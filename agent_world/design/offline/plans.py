@@ -36,7 +36,7 @@ from agent_world.design.offline.contracts import (
 from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
 from agent_world.mining.offline.naming import plural, safe_name, singular, snake, tokens
 from agent_world.mining.offline.vocabulary import READ_VERBS, past_prefix
-from agent_world.mining.semantics import fk_routes, spec_invariants, time_group
+from agent_world.mining.semantics import fk_routes, spec_invariants, state_rank, time_group
 
 Kind = Literal["get", "list", "count_by", "summary", "create", "set_status", "update", "delete",
                "contract"]
@@ -378,15 +378,18 @@ def _hold_flag(col: ColumnSpec) -> bool:
     return col.type == "boolean" and col.name in HOLD_FLAGS
 
 
-def _initial_state(col: ColumnSpec) -> Any:
-    """The state a new record starts in: a free one (available, published, ...) before the
-    first of the others; never one that says something holds it or that it ended."""
+def _initial_state(col: ColumnSpec, holder: bool = False) -> Any:
+    """The state a new record starts in: a free one (available, published, ...), else the
+    first initial one (`state_rank` 0) that has not ended. A held record never starts in a
+    state that says something holds it; a record that holds another (an appointment its
+    slot) starts in its live state ("booked", not "checked_in")."""
     enum = list(col.enum or [])
     free = next((s for s in FREE_STATES if s in enum), None)
     if free is not None:
         return free
-    return next((s for s in enum if s not in BUSY_STATES and s not in TERMINAL), enum[0]
-                if enum else None)
+    open_ = [s for s in enum if s not in TERMINAL and (holder or s not in BUSY_STATES)]
+    return next((s for s in open_ if state_rank(s) == 0), None) or next(
+        iter(open_), enum[0] if enum else None)
 
 
 def newest_first(tool: str, description: str) -> bool:
@@ -448,7 +451,8 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
             codes.append(c.name)
         elif status is not None and c.name == status.name:
             fixed[c.name] = _named_state(name, c) or (
-                c.default if c.default is not None else _initial_state(c))
+                c.default if c.default is not None else _initial_state(
+                    c, holder=bool(holds_of(spec, t.name))))
         elif _hold_flag(c):
             fixed[c.name] = False  # nothing holds a new record yet (a new slot is free)
         elif not c.nullable and c.default is None:
