@@ -32,6 +32,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from agent_world.envs.database import audit_logs
 from agent_world.envs.episode import EnvRuntime, Observation
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.check import answer_rule_source, episode_changes
@@ -186,6 +187,8 @@ def find_bulk(spec: EnvSpec, graph: Any, runtime: EnvRuntime, plan: Plan, result
         if not all(o is not None and o.ok for o in reads) or not all(o.ok for o in writes):
             why = "a write fails for one of the targets"
             continue
+        logs = {log for log, _, _ in audit_logs(spec)}  # entries follow from the change itself
+        changes = {t: d for t, d in changes.items() if t not in logs}
         if len(changes) != 1:
             why = "the write changes more than one table" if changes else "the write is a no-op"
             continue

@@ -237,6 +237,10 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         # late in the budget, a level that stays out of reach lends its quota to the others
         spill = attempt >= config.spill_after * budget and level in level_left and \
             sum(max(v, 0) for v in level_left.values()) > 0
+        # the writing program a set needs may take another level's quota (its level is the
+        # walk's, not a choice)
+        spill = spill or bool(task.origin.get("bulk")) and writes_left > 0 and \
+            level in level_left and sum(max(v, 0) for v in level_left.values()) > 0
         # the last programmatic slot waits for a task that writes, until late in the budget
         reserved = task.kind == "programmatic" and not task.origin.get("bulk") and \
             kind_left["programmatic"] <= writes_left and attempt < config.spill_after * budget
