@@ -173,6 +173,7 @@ def find_bulk(spec: EnvSpec, graph: Any, runtime: EnvRuntime, plan: Plan, result
         return "no condition picks 2-6 elements of the list"
     trials = [(o, c) for o in options[:3] for c in rng.sample(conds, min(len(conds), 3))]
     why = "no write changes just the targets"
+    logs = {log for log, _, _ in audit_logs(spec)}  # their entries follow from the change
     for (write, key_param, key_field, _), (k, v) in trials[:tries]:
         targets = [x for x in items if field_value(x, k) == v]
         args = _other_args(spec, write, key_param, sampler, rng, items)
@@ -187,7 +188,6 @@ def find_bulk(spec: EnvSpec, graph: Any, runtime: EnvRuntime, plan: Plan, result
         if not all(o is not None and o.ok for o in reads) or not all(o.ok for o in writes):
             why = "a write fails for one of the targets"
             continue
-        logs = {log for log, _, _ in audit_logs(spec)}  # entries follow from the change itself
         changes = {t: d for t, d in changes.items() if t not in logs}
         if len(changes) != 1:
             why = "the write changes more than one table" if changes else "the write is a no-op"
