@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from agent_world.version import __version__
 
 # public name -> (module, attribute)
 _EXPORTS: dict[str, tuple[str, str]] = {

@@ -37,7 +37,7 @@ from agent_world.graphs.build_graph import build_environments  # noqa: E402
 from agent_world.graphs.runner import invoke  # noqa: E402
 from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
-from agent_world.tasks.synthesis.loop import SynthesisConfig, synthesize_env  # noqa: E402
+from agent_world.synthesis.loop import SynthesisConfig, synthesize_env  # noqa: E402
 
 
 def _peak_mb() -> tuple[float, float]:

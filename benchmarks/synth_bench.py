@@ -32,8 +32,8 @@ from rich.table import Table  # noqa: E402
 
 from agent_world.envs import EnvRuntime, example_names, load_example  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
-from agent_world.tasks.gates import GATES  # noqa: E402
-from agent_world.tasks.synthesis.loop import SynthesisConfig, synthesize_env  # noqa: E402
+from agent_world.synthesis.gates import GATES  # noqa: E402
+from agent_world.synthesis.loop import SynthesisConfig, synthesize_env  # noqa: E402
 
 
 def mine_and_build(home: Path) -> list[str]:

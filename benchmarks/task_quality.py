@@ -44,14 +44,14 @@ from rich.table import Table  # noqa: E402
 
 from agent_world.envs import EnvRuntime, example_names, load_example  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
-from agent_world.tasks.artefacts import artefacts  # noqa: E402
-from agent_world.tasks.gates import gate_answer_from_state  # noqa: E402
-from agent_world.tasks.synthesis.loop import (  # noqa: E402
+from agent_world.synthesis.gates import gate_answer_from_state  # noqa: E402
+from agent_world.synthesis.loop import (  # noqa: E402
     SynthesisConfig,
     stored_tasks,
     synthesize_env,
 )
-from agent_world.tasks.synthesis.synthesizer import chain_target  # noqa: E402
+from agent_world.synthesis.synthesizer import chain_target  # noqa: E402
+from agent_world.tasks.artefacts import artefacts  # noqa: E402
 
 
 def _holds_no_op_write(task, spec, rt) -> bool:

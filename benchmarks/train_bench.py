@@ -40,11 +40,11 @@ import torch
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import load_example
 from agent_world.rollout.engine import RolloutConfig, each, run_rollouts, spec_index
+from agent_world.rollout.policy import EpisodeState
 from agent_world.rollout.toolcall import format_answer, format_call, system_prompt
 from agent_world.training.drills import drill_tasks
 from agent_world.training.grpo import GRPOConfig, GRPOTrainer
 from agent_world.training.lm import sized_model, tiny_tokenizer
-from agent_world.training.policies import EpisodeState
 
 
 class ScriptedPolicy:

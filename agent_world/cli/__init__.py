@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from agent_world import __version__, stop
+from agent_world import stop
 from agent_world.cli import (
     build,
     ecosystem,
@@ -33,6 +33,7 @@ from agent_world.cli import (
 )
 from agent_world.cli.common import Group, console, resolve_env, state
 from agent_world.sandbox.isolation import UNSAFE_ENV, warn_unsafe
+from agent_world.version import __version__
 
 # markdown: help texts are reflowed paragraphs, not the docstrings' line breaks
 app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode="markdown",

@@ -62,7 +62,6 @@ from mcp.types import TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from pydantic import TypeAdapter, ValidationError
 
-import agent_world
 import agent_world.graphs
 from agent_world.config import resolve_home
 from agent_world.envs.catalog import Catalog
@@ -101,7 +100,7 @@ class GraphEntry:
 
 
 def _manifest() -> Path:
-    return Path(agent_world.__file__).resolve().parent.parent / "langgraph.json"
+    return Path(__file__).resolve().parents[2] / "langgraph.json"
 
 
 @lru_cache(maxsize=1)

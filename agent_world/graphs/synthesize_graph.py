@@ -5,7 +5,7 @@
 `start` resolves the environments (the names given, else every catalog environment that has
 tools, the bundled examples included) and opens a run; each `synthesize_env` branch builds
 candidates for one environment, gates them, runs the ReAct verifier and stores the survivors
-(`agent_world.tasks.synthesis.loop`); `report` totals the gate statistics and closes the run.
+(`agent_world.synthesis.loop`); `report` totals the gate statistics and closes the run.
 
 Input: `envs`, `per_env`, `levels`, `seed`, and optional `guidelines` (self-evolution's
 conditioning: `environments`, `tools`, `error_kinds`, `levels`). The context (what Studio
@@ -46,7 +46,7 @@ from agent_world.graphs.context import (
 )
 from agent_world.graphs.runner import final_state, invoke, thread_config
 from agent_world.models import chat_model
-from agent_world.tasks.synthesis import loop as task_synthesis
+from agent_world.synthesis import loop as task_synthesis
 
 DEFAULTS = task_synthesis.SynthesisConfig()
 

@@ -39,6 +39,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent_world.errors import AgentWorldError
+from agent_world.rollout.policy import EpisodeState
 from agent_world.rollout.toolcall import (
     COMPACT_TEMPLATE,
     SYSTEM_TEMPLATE,
@@ -50,7 +51,7 @@ from agent_world.rollout.toolcall import (
 from agent_world.serving import BearerAuth
 from agent_world.training.api import load_policy
 from agent_world.training.lm import ADAPTER_CONFIG, load_lm
-from agent_world.training.policies import STOP_STRINGS, EpisodeState, HFPolicy
+from agent_world.training.policies import STOP_STRINGS, HFPolicy
 
 DEFAULT_PORT = 8767
 MAX_CHOICES = 16  # `n`: one decoding batch

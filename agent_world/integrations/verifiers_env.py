@@ -39,9 +39,9 @@ from agent_world.envs.episode import EnvRuntime, default_runtime
 from agent_world.envs.spec import EnvSpec
 from agent_world.integrations.taskfiles import TaskSource, resolve_tasks, write_tasks
 from agent_world.rollout.library_attempt import TaskAttempt
+from agent_world.rollout.prompts import TOOL_AGENT_PROMPT
 from agent_world.rollout.toolcall import tool_views
 from agent_world.tasks.model import Task
-from agent_world.training.prompts import TOOL_AGENT_PROMPT
 
 ENV_ID = "agent-world-arena"
 

@@ -25,10 +25,10 @@ from agent_world.envs.episode import EnvRuntime, Episode
 from agent_world.envs.examples import example_names, load_example
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
+from agent_world.rollout.policy import EpisodeState, Policy
 from agent_world.rollout.reward import score
 from agent_world.rollout.toolcall import parse_reply, system_prompt, tool_views
 from agent_world.tasks.model import Step, Task, Trajectory
-from agent_world.training.policies import EpisodeState, Policy
 
 RewardFn = Callable[[Task, Trajectory, Episode], None]
 

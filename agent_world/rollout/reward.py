@@ -28,9 +28,9 @@ from typing import Any
 from agent_world.envs.episode import Episode
 from agent_world.models import chat_model
 from agent_world.plain_chat import content_text
+from agent_world.rollout.prompts import JUDGE_PROMPT
 from agent_world.tasks.check import check_episode
 from agent_world.tasks.model import Task, Trajectory
-from agent_world.training.prompts import JUDGE_PROMPT
 
 MALFORMED_PENALTY = 0.1  # per malformed tool call
 UNFINISHED_PENALTY = 0.1  # no answer before the turn/token limit

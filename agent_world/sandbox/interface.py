@@ -16,7 +16,6 @@ Paths given to `files` and `commands` are relative to the sandbox's work directo
 from __future__ import annotations
 
 import ast
-import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -145,11 +144,3 @@ class Sandbox(ABC):
 
     def __exit__(self, *exc: Any) -> None:
         self.kill()
-
-
-def json_or_none(value: Any) -> Any:
-    """`value` if it survives a JSON round trip unchanged in kind, else None."""
-    try:
-        return json.loads(json.dumps(value))
-    except (TypeError, ValueError):
-        return None

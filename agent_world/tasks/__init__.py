@@ -1,5 +1,6 @@
-"""Stage 3, tasks: the task and trajectory records, tool-dependency graphs, walks, the check,
-trust gates, and their synthesis (`tasks.synthesis`)."""
+"""Tasks: the task and trajectory records, tool-dependency graphs, walks and programs, the check.
+Their synthesis (drafting, phrasing, the trust gates, the ReAct verifier) is `agent_world.synthesis`,
+which sits above the rollout it verifies with."""
 
 from agent_world.tasks.model import Difficulty, GateResult, Step, Task, ToolCall, Trajectory
 

@@ -28,11 +28,12 @@ from agent_world.errors import AgentWorldError
 from agent_world.models import declare_plain
 from agent_world.rollout.baseline_agent import BaselineChatModel
 from agent_world.rollout.engine import RolloutConfig, run_rollouts, spec_index
+from agent_world.rollout.policy import Policy
 from agent_world.rollout.toolcall import gold_replies, system_prompt
 from agent_world.tasks.evaluation import passed
 from agent_world.tasks.model import Task, Trajectory
 from agent_world.training.lm import load_lm, release_memory, small_cpu_model
-from agent_world.training.policies import ChatModelPolicy, HFPolicy, Policy, read_policy_settings
+from agent_world.training.policies import ChatModelPolicy, HFPolicy, read_policy_settings
 
 # Imported where used: agent_world.training.grpo and .sft (torch loads only when a policy is
 # trained) and langchain.chat_models (about 0.5 s of imports, needed only for a provider:model

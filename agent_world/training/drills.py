@@ -8,8 +8,6 @@ run: the learning check, the SFT warm start, benchmarks and `agent-world train -
 
 from __future__ import annotations
 
-import random
-import string
 from dataclasses import dataclass
 
 from agent_world.envs.episode import EnvRuntime
@@ -101,33 +99,6 @@ def switch_tasks(runtime: EnvRuntime | None = None) -> list[Task]:
     return tasks
 
 
-def rekeyed(spec: EnvSpec, table: str, column: str, seed: int) -> EnvSpec:
-    """A variant of `spec` whose `table.column` keys (text codes) are replaced by fresh random
-    codes of the same shape, references included: the same world under new names, so a
-    policy trained on variants must read keys from the instruction instead of memorising them.
-    """
-    rng = random.Random(seed)
-    alphabet = string.ascii_uppercase + string.digits
-    mapping: dict[str, str] = {}
-    for row in spec.rows[table]:
-        old = row[column]
-        new = "".join(rng.choice(alphabet) for _ in old)
-        while new in mapping.values():
-            new = "".join(rng.choice(alphabet) for _ in old)
-        mapping[old] = new
-    out = spec.model_copy(deep=True)
-    out.name = f"{spec.name}_v{seed}"
-    target = f"{table}.{column}"
-    for t in out.tables:
-        cols = [c.name for c in t.columns
-                if c.foreign_key == target or (t.name == table and c.name == column)]
-        for row in out.rows.get(t.name, []):
-            for c in cols:
-                if row.get(c) in mapping:
-                    row[c] = mapping[row[c]]
-    return out
-
-
 def expected_changes(runtime: EnvRuntime, spec: EnvSpec, chain: list[ToolCall],
                      seed: int = 0) -> dict | None:
     """The changes the chain makes; step-dependent values (ids, clock) as wildcards. None if
@@ -180,5 +151,5 @@ def drill_tasks(name: str, limit: int | None = None, runtime: EnvRuntime | None 
     return tasks
 
 
-__all__ = ["DRILLS", "Drill", "ROOMS", "drill_tasks", "expected_changes", "rekeyed",
+__all__ = ["DRILLS", "Drill", "ROOMS", "drill_tasks", "expected_changes",
            "switch_tasks", "switchboard_spec"]

@@ -25,11 +25,12 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.rollout.engine import observation_text, observe_call
+from agent_world.rollout.policy import EpisodeState, TokenTrace
 from agent_world.rollout.toolcall import format_call, gold_replies, system_prompt, tool_views
 from agent_world.tasks.model import Task
 from agent_world.training.grpo import first_policy_column, pick_device, token_logprobs
 from agent_world.training.lm import cpu_threads, release_memory
-from agent_world.training.policies import EpisodeState, HFPolicy, TokenTrace
+from agent_world.training.policies import HFPolicy
 
 # a wrong name the policy might write: the gold name with another verb
 _VERBS = ("get", "list", "find", "search", "create", "update", "delete", "set")

@@ -18,12 +18,12 @@ from agent_world.errors import AgentWorldError
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.models import chat_model, plain_chat
 from agent_world.rollout.engine import RolloutConfig, run_rollouts
+from agent_world.rollout.policy import EpisodeState
 from agent_world.rollout.reward import judge_score
 from agent_world.rollout.toolcall import format_call, system_prompt, tool_views
+from agent_world.synthesis.react_verifier import verify_task
 from agent_world.tasks.model import Task, ToolCall, Trajectory
-from agent_world.tasks.synthesis.react_verifier import verify_task
 from agent_world.training.api import load_policy
-from agent_world.training.policies import EpisodeState
 from tests.integration.chat_standins import TOOL_FIELDS, ChatStandIn
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,4 @@
-"""The naturalness judge (`agent_world.tasks.synthesis.naturalness`): with a "judge" chat model
+"""The naturalness judge (`agent_world.synthesis.naturalness`): with a "judge" chat model
 configured, a request the judge rates below 3 of 5 is rejected by gate `natural` and goes to the
 ledger with the judge's reason; an unreadable verdict rejects, never passes; offline the gate
 says no judge read the request. Driven through LangChain's real OpenAI client against a local
@@ -13,9 +13,9 @@ import pytest
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import load_example
+from agent_world.synthesis.loop import SynthesisConfig, synthesize_env
+from agent_world.synthesis.naturalness import gate_natural
 from agent_world.tasks.model import Task
-from agent_world.tasks.synthesis.loop import SynthesisConfig, synthesize_env
-from agent_world.tasks.synthesis.naturalness import gate_natural
 from tests.integration.test_chat_backends import plain_openai
 
 pytestmark = pytest.mark.integration

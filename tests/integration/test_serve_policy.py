@@ -82,10 +82,10 @@ def checkpoint(task, spec, observation, tmp_path_factory):
     import torch
 
     from agent_world.integrations.policy_server import ChatCompletionRequest, ServedPolicy
+    from agent_world.rollout.prompts import TOOL_AGENT_PROMPT
     from agent_world.rollout.toolcall import format_answer
     from agent_world.training.lm import tiny_model, tiny_tokenizer
     from agent_world.training.policies import write_policy_settings
-    from agent_world.training.prompts import TOOL_AGENT_PROMPT
 
     draft = tiny_tokenizer(["x"])
     shown = ServedPolicy(model=None, tokenizer=draft, name=NAME, compact_tools=True)

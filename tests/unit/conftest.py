@@ -6,7 +6,7 @@ import pytest
 
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.catalog import Catalog
-from agent_world.tasks.synthesis.loop import SynthesisConfig, synthesize_env
+from agent_world.synthesis.loop import SynthesisConfig, synthesize_env
 
 
 @pytest.fixture(scope="session")

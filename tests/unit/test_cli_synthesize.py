@@ -94,7 +94,7 @@ class _Crash(BaseException):
 def test_synthesize_graph_resumes_only_the_unfinished_branch(home, monkeypatch):
     from agent_world.graphs import synthesize_graph as graph_module
     from agent_world.graphs.runner import invoke as run_graph
-    from agent_world.tasks.synthesis import loop as task_synthesis
+    from agent_world.synthesis import loop as task_synthesis
 
     real = task_synthesis.synthesize_env
     calls: list[str] = []
@@ -151,7 +151,7 @@ def test_synthesized_ids_come_in_a_canonical_order(tmp_path, monkeypatch):
     """Environments are synthesized concurrently and land in completion order; the ids come
     back grouped by environment in the order asked for, then by id, whatever that order was —
     a seeded run trains on the same data in the same order."""
-    from agent_world.tasks.synthesis import loop as task_synthesis
+    from agent_world.synthesis import loop as task_synthesis
 
     home = tmp_path / "home"
     real = task_synthesis.synthesize_env

@@ -14,15 +14,15 @@ from collections import Counter, defaultdict
 import pytest
 
 from agent_world.envs import EnvRuntime, load_example
-from agent_world.tasks.artefacts import artefacts
-from agent_world.tasks.gates import (
+from agent_world.synthesis import phrasing
+from agent_world.synthesis.gates import (
     clock_values,
     gate_answer_from_state,
     gate_solvable,
 )
-from agent_world.tasks.synthesis import phrasing
-from agent_world.tasks.synthesis.loop import stored_tasks
-from agent_world.tasks.synthesis.synthesizer import chain_target
+from agent_world.synthesis.loop import stored_tasks
+from agent_world.synthesis.synthesizer import chain_target
+from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.walks import Plan, PlanStep
 from tests.unit.task_helpers import graph_task
 

@@ -18,15 +18,15 @@ import pytest
 from agent_world.envs import EnvRuntime
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
+from agent_world.synthesis import phrasing
+from agent_world.synthesis.gates import gate_known_wrong, gold_run, run_gates
+from agent_world.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
+from agent_world.synthesis.react_verifier import verify_task
+from agent_world.synthesis.synthesizer import build_candidate
 from agent_world.tasks.check import check_task
 from agent_world.tasks.difficulty import Recipe
-from agent_world.tasks.gates import gate_known_wrong, gold_run, run_gates
 from agent_world.tasks.model import Task
 from agent_world.tasks.programs import bulk_wrong_sources
-from agent_world.tasks.synthesis import phrasing
-from agent_world.tasks.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
-from agent_world.tasks.synthesis.react_verifier import verify_task
-from agent_world.tasks.synthesis.synthesizer import build_candidate
 from agent_world.tasks.toolgraph import build_tool_graph
 from agent_world.tasks.walks import Plan, PlanStep, ValueSampler
 from tests.unit.test_task_synthesis import _shop

@@ -16,10 +16,10 @@ from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.episode import Observation, ObservationError
 from agent_world.rollout.baseline_agent import BaselineChatModel, literals
 from agent_world.rollout.react_attempt import run_attempt
+from agent_world.synthesis import phrasing
+from agent_world.synthesis.gates import gate_no_shortcut, gate_solvable
 from agent_world.tasks.artefacts import artefacts
-from agent_world.tasks.gates import gate_no_shortcut, gate_solvable
 from agent_world.tasks.model import Task
-from agent_world.tasks.synthesis import phrasing
 from agent_world.tasks.toolgraph import build_tool_graph
 from agent_world.tasks.walks import (
     Binding,
@@ -384,7 +384,7 @@ def test_no_walk_holds_a_write_that_changes_nothing(runtime):
 def test_positions_dates_and_ratings_are_never_added_up():
     """"Add up the year of the dst transitions: what is the total?" asks for nothing a person
     wants; their highest or lowest still is a question."""
-    from agent_world.tasks.synthesis.synthesizer import _aggregations
+    from agent_world.synthesis.synthesizer import _aggregations
 
     items = [{"id": i, "year": 2020 + i % 3, "rating": i % 5, "page_number": i,
               "status_code": 200 + 100 * (i % 3),
@@ -449,7 +449,7 @@ def test_a_count_of_one_is_singular_and_an_id_pick_names_the_record(airline):
 def test_a_call_given_one_record_in_two_roles_is_no_task():
     """"create a time conversion for that transition's timezone as the source and that
     transition's timezone as the target": a conversion from a zone to itself."""
-    from agent_world.tasks.synthesis.synthesizer import _one_record_twice
+    from agent_world.synthesis.synthesizer import _one_record_twice
 
     twice = Plan(steps=[
         PlanStep(tool="get_dst_transition", given={"dst_transition_id": 5}),

@@ -16,13 +16,18 @@ from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.rollout.baseline_agent import BaselineChatModel
+from agent_world.synthesis.gates import (
+    gate_gold_replay,
+    gate_initial_state,
+    gate_known_wrong,
+    gold_run,
+)
+from agent_world.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
+from agent_world.synthesis.react_verifier import verify_task
+from agent_world.synthesis.synthesizer import build_candidate
 from agent_world.tasks.check import check_task
 from agent_world.tasks.difficulty import Recipe, level_of, level_quotas
-from agent_world.tasks.gates import gate_gold_replay, gate_initial_state, gate_known_wrong, gold_run
 from agent_world.tasks.model import Task
-from agent_world.tasks.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
-from agent_world.tasks.synthesis.react_verifier import verify_task
-from agent_world.tasks.synthesis.synthesizer import build_candidate
 from agent_world.tasks.toolgraph import build_tool_graph, observe_outputs
 from agent_world.tasks.truth import ground_truth
 from agent_world.tasks.walks import Plan, PlanStep, ValueSampler, random_walk

@@ -8,9 +8,10 @@ import json
 import pytest
 
 from agent_world.rollout.engine import RolloutConfig, each, run_rollouts, spec_index
+from agent_world.rollout.policy import EpisodeState
 from agent_world.rollout.toolcall import format_call, parse_reply
 from agent_world.training.drills import drill_tasks
-from agent_world.training.policies import ChatModelPolicy, EpisodeState, HFPolicy
+from agent_world.training.policies import ChatModelPolicy, HFPolicy
 
 
 class Scripted:

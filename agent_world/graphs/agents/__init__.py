@@ -5,4 +5,4 @@ call the same agent code. Each module has the template's parts: a context (Studi
 configuration: `home`, `model`, sizes), input/output/state schemas, nodes, `build_graph()` and
 `graph` (compiled without a checkpointer, for the server). Each agent's prompts live in its
 stage's `*_prompts` module (`mining.miner_prompts`, `design.designer_prompts`,
-`tasks.synthesis.synthesizer_prompts`, `evolution.diagnosis_prompts`)."""
+`synthesis.synthesizer_prompts`, `evolution.diagnosis_prompts`)."""

@@ -4,7 +4,7 @@
 
 `draft` takes weighted random walks on the environment's tool-dependency graph, executes them
 for the ground truth and has the synthesizer write the instruction and rubric
-(`agent_world.tasks.synthesis.synthesizer.build_candidate`; the `synthesizer` chat model with the
+(`agent_world.synthesis.synthesizer.build_candidate`; the `synthesizer` chat model with the
 prompts of `synthesizer_prompts`, or the offline templates). `gate` runs the trust gates on
 every candidate (the check fails on the initial state, the gold solution passes twice,
 known-wrong solutions fail). Candidates are JSON lines under `<home>/agent_runs/synthesizer/`;
@@ -29,10 +29,10 @@ from agent_world.envs.examples import load_example
 from agent_world.envs.spec import EnvSpec
 from agent_world.graphs.context import arena_home, context_as, with_models
 from agent_world.models import chat_model
+from agent_world.synthesis.gates import run_gates
+from agent_world.synthesis.synthesizer import build_candidate
 from agent_world.tasks.difficulty import recipe_for
-from agent_world.tasks.gates import run_gates
 from agent_world.tasks.model import Task
-from agent_world.tasks.synthesis.synthesizer import build_candidate
 from agent_world.tasks.toolgraph import tool_graph
 from agent_world.tasks.walks import ValueSampler
 

@@ -6,7 +6,7 @@ Each `attempt` is one run of the verifier (`agent_world.rollout.react_attempt.ru
 `create_agent` ReAct agent over the task's tool view in a fresh episode, checked by
 `check_task`) with the `verifier` chat model, offline the heuristic baseline agent with a
 different seed per run. `verdict` keeps the task when more than `threshold` of the runs pass
-(`agent_world.tasks.synthesis.react_verifier.Verdict`). The state holds one line per run; the trajectories
+(`agent_world.synthesis.react_verifier.Verdict`). The state holds one line per run; the trajectories
 themselves go to the run's trace.
 """
 
@@ -25,13 +25,13 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.errors import CatalogError
 from agent_world.graphs.context import arena_home, context_as, with_models
 from agent_world.rollout.react_attempt import run_attempt
-from agent_world.tasks.model import Task
-from agent_world.tasks.synthesis.react_verifier import (
+from agent_world.synthesis.react_verifier import (
     DEFAULT_RUNS,
     DEFAULT_THRESHOLD,
     Verdict,
     verifier_models,
 )
+from agent_world.tasks.model import Task
 
 
 @dataclass

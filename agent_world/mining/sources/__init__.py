@@ -21,7 +21,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -87,7 +87,6 @@ __all__ = [
     "read_source",
     "read_sources",
     "read_tool_list",
-    "source_specs",
 ]
 
 FileKind = Literal["tool-list", "openapi", "prd"]
@@ -356,8 +355,3 @@ def default_sources(home: str | os.PathLike[str] | None = None, create: bool = T
 
 
 DEFAULT_SOURCES: tuple[SourceRef, ...] = tuple(default_sources(create=False))
-
-
-def source_specs(refs: Sequence[SourceRef]) -> list[str]:
-    """Spec strings of refs (for config files and CLI echo)."""
-    return [r.spec for r in refs]

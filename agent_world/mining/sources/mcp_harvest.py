@@ -45,9 +45,9 @@ from typing import Any, Literal
 from mcp import types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agent_world import __version__
 from agent_world.errors import SourceError
 from agent_world.sandbox.isolation import SANDBOX_WORKDIR, Limits, confine
+from agent_world.version import __version__
 
 __all__ = [
     "HARVEST_DIR",

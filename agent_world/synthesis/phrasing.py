@@ -660,7 +660,7 @@ def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
                             rng: random.Random) -> str:
     """A request that branches on an observed value: the reads, then "if its status is
     pending, cancel it; otherwise tell me its total" (`cond`: the condition spec the
-    synthesizer recorded, see `agent_world.tasks.synthesis.synthesizer`)."""
+    synthesizer recorded, see `agent_world.synthesis.synthesizer`)."""
     i = cond["step"]
     parts = [rng.choice(_OPEN), *_clauses(spec, plan, i + 1, rng)]
     ent = entity(plan.steps[i].tool)

@@ -27,6 +27,8 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
+from agent_world.synthesis import phrasing
+from agent_world.synthesis.phrasing import field_words, noun, value_text
 from agent_world.tasks.check import answer_rule_source, normalise
 from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
 from agent_world.tasks.model import Task
@@ -37,8 +39,6 @@ from agent_world.tasks.programs import (
     call_lines,
     find_bulk,
 )
-from agent_world.tasks.synthesis import phrasing
-from agent_world.tasks.synthesis.phrasing import field_words, noun, value_text
 from agent_world.tasks.truth import Truth, ground_truth, run_plan
 from agent_world.tasks.walks import (
     Plan,
@@ -56,7 +56,7 @@ from agent_world.tasks.walks import (
 from agent_world.tasks.words import split_words
 
 
-# ---- phrasing (agent_world.tasks.synthesis.phrasing writes the offline text) -------------------------
+# ---- phrasing (agent_world.synthesis.phrasing writes the offline text) -------------------------
 def _words(name: str) -> str:
     return field_words(name)
 
@@ -156,7 +156,7 @@ def _written(model: Any, spec: EnvSpec, facts: dict[str, Any]
              ) -> tuple[str, list[str]] | None:
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    from agent_world.tasks.synthesis.synthesizer_prompts import WRITE_TASK_SYSTEM, WRITE_TASK_USER
+    from agent_world.synthesis.synthesizer_prompts import WRITE_TASK_SYSTEM, WRITE_TASK_USER
 
     try:
         reply = model.invoke([SystemMessage(WRITE_TASK_SYSTEM), HumanMessage(

@@ -22,8 +22,8 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.models import chat_model
 from agent_world.plain_chat import ask_structured
+from agent_world.synthesis.synthesizer_prompts import JUDGE_NATURAL_SYSTEM, JUDGE_NATURAL_USER
 from agent_world.tasks.model import GateResult, Task
-from agent_world.tasks.synthesis.synthesizer_prompts import JUDGE_NATURAL_SYSTEM, JUDGE_NATURAL_USER
 
 MIN_SCORE = 3  # "understandable, plainly machine-made in places" is the lowest kept
 

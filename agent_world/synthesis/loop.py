@@ -3,10 +3,10 @@
     summary = synthesize_env(spec, SynthesisConfig(per_env=10), catalog, runtime)
 
 The loop draws a kind (graph or programmatic) and a difficulty level that still lack tasks,
-builds a candidate from a recipe for that level (`agent_world.tasks.synthesis.synthesizer`), drops
+builds a candidate from a recipe for that level (`agent_world.synthesis.synthesizer`), drops
 duplicates (same content id: normalised instruction + checks; or the same gold chain and
 target as a task of the set, `synthesizer.chain_target`), runs the trust gates
-(`agent_world.tasks.gates`) and then the ReAct verifier (`agent_world.tasks.synthesis.react_verifier`: a
+(`agent_world.synthesis.gates`) and then the ReAct verifier (`agent_world.synthesis.react_verifier`: a
 filter with a verifier model configured, a recorded measurement offline), and stores what
 survives in the catalog with its gate results and verifier pass rate. Every gate or verifier
 rejection goes to the ledger (stage `synthesize`) with the gate's name.
@@ -46,17 +46,17 @@ from typing import Any
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
-from agent_world.tasks.difficulty import level_of, level_quotas, recipe_for
-from agent_world.tasks.gates import run_gates
-from agent_world.tasks.model import GateResult, Task
-from agent_world.tasks.synthesis.react_verifier import (
+from agent_world.synthesis.gates import run_gates
+from agent_world.synthesis.react_verifier import (
     DEFAULT_RUNS,
     DEFAULT_THRESHOLD,
     configured_verifier,
     verifier_models,
     verify_task,
 )
-from agent_world.tasks.synthesis.synthesizer import build_candidate, chain_target
+from agent_world.synthesis.synthesizer import build_candidate, chain_target
+from agent_world.tasks.difficulty import level_of, level_quotas, recipe_for
+from agent_world.tasks.model import GateResult, Task
 from agent_world.tasks.toolgraph import tool_graph
 from agent_world.tasks.walks import ValueSampler
 
@@ -299,7 +299,7 @@ def _gate_and_verify(task: Task, spec: EnvSpec, runtime: EnvRuntime, config: Syn
                      stats: dict[str, Any]) -> tuple[Task, GateResult | None]:
     """The trust gates, then the verifier; the task with its gate results, and the first
     gate it failed (None: kept). With a verifier model configured its runs are a filter;
-    offline the baseline agent's runs are a measurement (`agent_world.tasks.synthesis.react_verifier`)."""
+    offline the baseline agent's runs are a measurement (`agent_world.synthesis.react_verifier`)."""
     gates = run_gates(task, spec, runtime)
     failed = next((g for g in gates if not g.passed), None)
     if failed is None:

@@ -28,7 +28,7 @@
   record, tell me their status", when the first call already shows the status).
 
 - `natural` (last): with a "judge" chat model configured, the judge rates the request at least
-  3 of 5 for how a user would write it (`agent_world.tasks.synthesis.naturalness`).
+  3 of 5 for how a user would write it (`agent_world.synthesis.naturalness`).
 
 Gates need the task's plan and answer spec (`task.origin["plan"]`, `task.origin["answer"]`,
 written by the synthesizer). `run_gates` stops at the first failure; the synthesizer writes
@@ -46,11 +46,11 @@ from zoneinfo import ZoneInfo, available_timezones
 from agent_world.envs.database import read_rows
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
+from agent_world.synthesis.naturalness import gate_natural
+from agent_world.synthesis.phrasing import date_text
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.check import check_episode, normalise
 from agent_world.tasks.model import GateResult, Task
-from agent_world.tasks.synthesis.naturalness import gate_natural
-from agent_world.tasks.synthesis.phrasing import date_text
 from agent_world.tasks.truth import STEP_SHIFT, extract_answer, run_plan
 from agent_world.tasks.walks import (
     Plan,

@@ -8,7 +8,7 @@ if more than `threshold` of the `runs` pass (default: 5 runs, majority). Offline
 a different seed per run) attempts every task and its pass rate is recorded on the task, but it
 decides nothing. A word-overlap heuristic as the filter kept only the tasks it could solve
 (survival fell from 77 % at level 1 to 7 % at level 5); offline, what keeps a task honest is
-the solvability gate (`agent_world.tasks.gates.gate_solvable`) and the other trust gates.
+the solvability gate (`agent_world.synthesis.gates.gate_solvable`) and the other trust gates.
 """
 
 from __future__ import annotations

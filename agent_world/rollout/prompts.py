@@ -1,4 +1,5 @@
-"""Prompts of the training stage, kept apart from code."""
+"""Prompts of the rollout: the judge that scores a final answer, the system prompt of an agent
+whose library offers the tools natively. Kept apart from code."""
 
 JUDGE_PROMPT = """You grade an agent's answer to a task it solved with tools.
 Task: {instruction}

@@ -1,1 +1,0 @@
-"""Stage 3: task synthesis -- candidates, phrasing, gates, the ReAct verifier."""
