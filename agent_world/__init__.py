@@ -34,7 +34,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "evaluate": ("agent_world.training.api", "evaluate"),
     "train": ("agent_world.training.api", "train"),
     # self-evolution
-    "EvolveContext": ("agent_world.graphs.evolve_graph", "EvolveContext"),
+    "EvolveContext": ("agent_world.graphs.evolve_schema", "EvolveContext"),
     "evolve_round": ("agent_world.graphs.evolve_graph", "evolve_round"),
 }
 
@@ -52,7 +52,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at runtime `__getattr__` import
     from agent_world.envs.examples import load_example
     from agent_world.envs.spec import EnvSpec
     from agent_world.envs.toolkit import tool
-    from agent_world.graphs.evolve_graph import EvolveContext, evolve_round
+    from agent_world.graphs.evolve_graph import evolve_round
+    from agent_world.graphs.evolve_schema import EvolveContext
     from agent_world.graphs.synthesize_graph import synthesize_tasks
     from agent_world.rollout.baseline_agent import BaselineChatModel
     from agent_world.rollout.react_attempt import run_attempt

@@ -118,7 +118,8 @@ def bench_openenv(args: argparse.Namespace, tasks: list, spec) -> list[Row]:
     import httpx
     from openenv.core.env_server.mcp_types import CallToolAction
 
-    from agent_world.integrations.openenv import SUBMIT_TOOL, ArenaEnvClient, export_openenv
+    from agent_world.integrations.openenv import SUBMIT_TOOL, ArenaEnvClient
+    from agent_world.integrations.openenv_export import export_openenv
 
     out = Path(tempfile.mkdtemp(prefix="adapter-bench-")) / "openenv"
     export_openenv(spec, tasks, out, max_concurrent_envs=max(args.concurrency, 1) + 1)

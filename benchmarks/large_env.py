@@ -176,22 +176,22 @@ class InProcess:
     one transaction per call, the engine's own ToolContext and row type."""
 
     def __init__(self, spec: EnvSpec, template: Path, workdir: Path):
-        from agent_world.envs import worker
+        from agent_world.envs import tool_context, tool_sql
 
-        self.worker = worker
+        self.worker = tool_context
         path = workdir / "inprocess.sqlite"
         src = sqlite3.connect(template)
         self.conn = sqlite3.connect(path, isolation_level=None,
                                     detect_types=sqlite3.PARSE_DECLTYPES)
         src.backup(self.conn)
         src.close()
-        self.conn.row_factory = worker._row
+        self.conn.row_factory = tool_sql._row
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.spec = spec
         self.counters: dict[str, int] = {}
         self.fns: dict[str, Any] = {}
         for t in spec.tools:
-            ns: dict[str, Any] = {"ToolError": worker.ToolError}
+            ns: dict[str, Any] = {"ToolError": tool_context.ToolError}
             exec(compile(t.source, t.name, "exec"), ns)
             self.fns[t.name] = (ns[t.name], t.mutates)
 

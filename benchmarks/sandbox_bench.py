@@ -30,7 +30,9 @@ for p in (ROOT, ROOT / "benchmarks"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-import env_bench as eb  # noqa: E402
+from env_bench_figures import engine_figures, figures_title, render_figures  # noqa: E402
+from env_bench_phases import DEFAULT_THREADS, DEFAULT_WORKERS, load_average  # noqa: E402
+from env_bench_store import build_spec  # noqa: E402
 
 from agent_world.sandbox import LocalSandbox  # noqa: E402
 from tests.integration.escape_attempts import ATTEMPTS, Arena  # noqa: E402
@@ -120,7 +122,7 @@ def render(res: dict[str, Any]) -> None:
                f"{rc['evaluate_p50_ms']:.2f} ms", "", f"{rc['db_bytes'] >> 10} KiB of files")
     console.print(t1)
 
-    eb.render_figures(res["engine"], eb.figures_title(
+    render_figures(res["engine"], figures_title(
         res["engine"], res["config"]["workers"], res["config"]["threads"],
         res["config"]["load_start"], res["config"]["load_end"]))
     console.print(f"wall time {res['wall_s']:.0f} s")
@@ -130,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run with smaller counts")
     ap.add_argument("--json", metavar="PATH", help="also write the raw figures as JSON here")
-    ap.add_argument("--workers", type=int, default=eb.DEFAULT_WORKERS)
-    ap.add_argument("--threads", type=int, default=eb.DEFAULT_THREADS)
+    ap.add_argument("--workers", type=int, default=DEFAULT_WORKERS)
+    ap.add_argument("--threads", type=int, default=DEFAULT_THREADS)
     ap.add_argument("--no-large", action="store_true",
                     help="leave out the large environment (benchmarks/large_env.py)")
     args = ap.parse_args(argv)
@@ -144,16 +146,16 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     res: dict[str, Any] = {"config": {"quick": args.quick, "workers": args.workers,
                                       "threads": args.threads, "rounds": args.rounds,
-                                      "load_start": eb.load_average()}}
+                                      "load_start": load_average()}}
     res["security"] = security()
     res["run_code"] = run_code_figures(5 if args.quick else 15, 200 if args.quick else 1000)
     from large_env import build_spec as build_large_spec
 
-    res["engine"] = eb.engine_figures(
-        eb.build_spec(), None if args.no_large else build_large_spec(), workers=args.workers,
+    res["engine"] = engine_figures(
+        build_spec(), None if args.no_large else build_large_spec(), workers=args.workers,
         threads=args.threads, rounds=args.rounds, n_reset=args.n_reset, n_step=args.n_step,
         target_steps=args.target_steps, n_large=200 if args.quick else 600)
-    res["config"]["load_end"] = eb.load_average()
+    res["config"]["load_end"] = load_average()
     res["wall_s"] = time.perf_counter() - started
     render(res)
     if args.json:

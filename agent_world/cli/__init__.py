@@ -16,51 +16,69 @@ from typing import Annotated
 import typer
 
 from agent_world import stop
-from agent_world.cli import (
-    build,
-    ecosystem,
-    env,
-    evolve,
-    export_openenv,
-    harvest,
-    ledger,
-    mine,
-    run,
-    serve_graphs,
-    serve_policy,
-    synthesize,
-    train,
-)
-from agent_world.cli.common import Group, console, resolve_env, state
+from agent_world.cli.common import LazyGroup, console, resolve_env, state
 from agent_world.sandbox.isolation import UNSAFE_ENV, warn_unsafe
 from agent_world.version import __version__
 
+
+class Root(LazyGroup):
+    # command -> (where it lives, the short help the root help lists): a command's module, and
+    # the stage dependencies it imports, load only when that command runs
+    lazy = {
+        "mine": ("agent_world.cli.mine:mine",
+                 "Mine tool ecosystems into themes, a taxonomy and complexified databases."),
+        "themes": ("agent_world.cli.mine:themes",
+                   "The theme taxonomy as a tree (L1 category / L2 sub-category / L3 server)."),
+        "harvest": ("agent_world.cli.harvest:harvest",
+                    "Install MCP server packages (npm, PyPI), start each with no network and "
+                    "dummy credentials, and save its `initialize` + `tools/list` (+ resources, "
+                    "prompts) as a tool-list document with provenance."),
+        "build": ("agent_world.cli.build:build",
+                  "Design tools and tests for mined environments, cross-validate them in the "
+                  "sandbox and store what passes as `built` versions (rejections go to the "
+                  "ledger)."),
+        "run": ("agent_world.cli.run:run",
+                "The main job on the embedded default: mine the bundled tool ecosystems, show "
+                "the taxonomy, then step an example environment and show its state diff."),
+        "evolve": ("agent_world.cli.evolve:evolve",
+                   "Self-evolution: evaluate on held-out environments, diagnose, synthesize "
+                   "targeted tasks, train — one round per graph invocation on a persistent "
+                   "thread."),
+        "report": ("agent_world.cli.evolve:report_cmd",
+                   "Write the self-evolution report: one self-contained HTML file with plots."),
+        "train": ("agent_world.cli.train:train",
+                  "Train a policy with the embedded GRPO trainer on arena tasks."),
+        "evaluate": ("agent_world.cli.train:evaluate",
+                     "Evaluate a policy on arena tasks: pass rate and mean reward per "
+                     "environment."),
+        "serve-graphs": ("agent_world.cli.serve_graphs:serve_graphs",
+                         "Serve the arena's graphs and agents (mine, build, synthesize, evolve, "
+                         "...) as MCP tools; each call runs checkpointed on a durable thread in "
+                         "the arena home."),
+        "serve-policy": ("agent_world.cli.serve_policy:serve_policy",
+                         "Serve a trained policy as an OpenAI-compatible endpoint (/v1/models, "
+                         "/v1/chat/completions): tools offered in a request are shown to the "
+                         "policy as in the arena's rollouts, and its calls come back in OpenAI's "
+                         "tool_calls format."),
+        "synthesize": ("agent_world.cli.synthesize:synthesize",
+                       "Synthesize verified tasks: tool-graph walks, programmatic tasks, gates, "
+                       "ReAct verifier."),
+        "ledger": ("agent_world.cli.ledger:ledger",
+                   "The ledger: what a stage rejected or what failed, and why (newest last)."),
+        "runs": ("agent_world.cli.ledger:runs",
+                 "Recent runs, newest first: kind, status and summary."),
+        "env": ("agent_world.cli.env:env_app",
+                "Environments: list, show, import, serve over MCP, play tool calls."),
+        "export": ("agent_world.cli.export:export_app", "Export arena tasks for other trainers."),
+        "tasks": ("agent_world.cli.synthesize:tasks_app", "Synthesized tasks in the catalog."),
+    }
+
+
 # markdown: help texts are reflowed paragraphs, not the docstrings' line breaks
-app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode="markdown",
+app = typer.Typer(cls=Root, no_args_is_help=True, rich_markup_mode="markdown",
                   add_completion=False,
                   help="Agent-World arena: mine tool ecosystems into executable environments, "
                        "synthesize verifiable tasks, train tool-using agents.")
-app.add_typer(env.env_app, name="env")
-app.command()(mine.mine)
-app.command()(mine.themes)
-app.command()(harvest.harvest)
-app.command()(build.build)
-app.command()(run.run)
-app.command()(evolve.evolve)
-app.command("report")(evolve.report_cmd)
-app.command()(train.train)
-app.command()(train.evaluate)
-app.add_typer(train.export_app, name="export")
-train.export_app.command("openenv")(export_openenv.export_openenv_cmd)
-train.export_app.command("trl")(ecosystem.export_trl_cmd)
-train.export_app.command("verifiers")(ecosystem.export_verifiers_cmd)
-app.command("serve-graphs")(serve_graphs.serve_graphs)
-app.command("serve-policy")(serve_policy.serve_policy)
-app.command()(synthesize.synthesize)
-app.add_typer(synthesize.tasks_app, name="tasks")
-env.env_app.command("graph")(synthesize.env_graph)
-app.command("ledger")(ledger.ledger)
-app.command("runs")(ledger.runs)
 
 
 def _version(value: bool) -> None:

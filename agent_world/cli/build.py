@@ -6,7 +6,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from agent_world import scaleout
 from agent_world.cli.common import (
     RayOption,
     WorkersOption,
@@ -15,6 +17,9 @@ from agent_world.cli.common import (
     fit_table,
     state,
 )
+from agent_world.errors import CatalogError
+from agent_world.graphs import build_graph
+from agent_world.graphs.runner import final_state, stream, thread_config
 
 
 def build(
@@ -37,13 +42,6 @@ def build(
 def run_build(envs: list[str], max_repairs: int, max_tools: int, thread: str | None,
               resume: bool, workers: int | None = None, ray: str | None = None
               ) -> dict[str, Any]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from agent_world import scaleout
-    from agent_world.errors import CatalogError
-    from agent_world.graphs import build_graph
-    from agent_world.graphs.runner import final_state, stream, thread_config
-
     if resume and not thread:
         raise typer.BadParameter("--resume needs the --thread of the run to continue")
     scaleout.executor(workers, ray)  # no Ray, or no cluster there: one error line, now

@@ -17,12 +17,13 @@ For a new command module:
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import typer
 from rich import box
@@ -32,8 +33,12 @@ from rich.padding import Padding
 from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
+from agent_world.config import resolve_home
+from agent_world.envs.catalog import Catalog
+from agent_world.envs.examples import example_names, load_example
+from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError, SpecError
 
 try:  # Typer ships its own copy of Click; its exceptions are the ones raised
@@ -144,12 +149,52 @@ class Group(TyperGroup):
             fail(f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""))
 
 
+class LazyGroup(Group):
+    """The root group: `lazy` names each command's `module:attribute` (a function or a Typer
+    sub-app) and the short help the root help lists, and a command's module is imported only
+    when that command runs or shows its own help, so a command never imports another stage's
+    dependencies (a test holds the short help to the command's own)."""
+
+    lazy: ClassVar[dict[str, tuple[str, str]]] = {}
+    _listing = False
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        eager = [n for n in super().list_commands(ctx) if n not in self.lazy]
+        return [*self.lazy, *eager]
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
+        if cmd_name in self.commands or cmd_name not in self.lazy:
+            return super().get_command(ctx, cmd_name)
+        target, short_help = self.lazy[cmd_name]
+        if self._listing:  # the root help needs the name and a line, not the module
+            return TyperCommand(name=cmd_name, short_help=short_help)
+        self.add_command(load_command(target, cmd_name), cmd_name)
+        return self.commands[cmd_name]
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
+def load_command(target: str, name: str) -> Any:
+    """The Click command behind `module:attribute`: a Typer sub-app as its group, a function
+    as a command of that name."""
+    module, attribute = target.split(":")
+    obj = getattr(importlib.import_module(module), attribute)
+    if isinstance(obj, typer.Typer):
+        return typer.main.get_group(obj)
+    one = typer.Typer(rich_markup_mode="markdown")
+    one.command(name)(obj)
+    return typer.main.get_command(one)
+
+
 class State:
     home: Path | None = None
 
     def set_home(self, home: Path | None) -> None:
-        from agent_world.config import resolve_home
-
         self.home = resolve_home(home)  # an unusable home is one error line (AgentWorldError)
 
     def resolve(self) -> Path:
@@ -159,8 +204,6 @@ class State:
         return self.home
 
     def catalog(self, seed_examples: bool = True):  # noqa: ANN201 - lazy: keeps --help fast
-        from agent_world.envs.catalog import Catalog
-        from agent_world.envs.examples import example_names, load_example
 
         home = self.resolve()
         cat = Catalog.open(home)
@@ -250,8 +293,6 @@ class FitTable:
 
 def resolve_env(ref: str):  # noqa: ANN201
     """An environment by catalog name, JSON file path, or bundled example name."""
-    from agent_world.envs.spec import EnvSpec
-
     path = Path(ref)
     if path.suffix == ".json" or path.exists():
         if not path.exists():

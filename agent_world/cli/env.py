@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.table import Table
 
 from agent_world.cli.common import (
     Group,
@@ -21,8 +22,14 @@ from agent_world.cli.common import (
     resolve_env,
     state,
 )
-from agent_world.cli.serve_graphs import TOKEN_ENV
+from agent_world.envs.authoring import build_env
+from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.mcp_export import serve
+from agent_world.envs.spec import EnvSpec
+from agent_world.envs.testing import run_tool_test, verify_spec
 from agent_world.errors import SpecError
+from agent_world.serving import TOKEN_ENV
+from agent_world.tasks.toolgraph import draw_graph, save_graph, tool_graph
 
 env_app = typer.Typer(cls=Group, no_args_is_help=True, rich_markup_mode="markdown",
                       help="Environments: list, show, import, serve over MCP, play tool calls.")
@@ -104,14 +111,9 @@ def env_import(files: Annotated[list[Path], typer.Argument(help="EnvSpec JSON fi
                ) -> None:
     """Validate EnvSpec files, build each one's database and run its tool tests, then store
     it in the catalog (a changed spec becomes a new version). A spec that fails is refused."""
-    from agent_world.envs.spec import EnvSpec
-    from agent_world.envs.testing import verify_spec
-
     cat = state.catalog()
     specs = [(f, EnvSpec.load(f)) for f in files]
     if not no_test:
-        from agent_world.envs.episode import EnvRuntime
-
         with EnvRuntime() as runtime:
             for f, spec in specs:
                 failures = verify_spec(spec, runtime)
@@ -145,9 +147,6 @@ def env_rm(names: Annotated[list[str], typer.Argument(help="Catalog names.")],
 def env_test(env: Annotated[str, typer.Argument(help="Catalog name, example name or JSON file.")],
              as_json: JsonOption = False) -> None:
     """Run the environment's tool tests, each on a fresh episode. Exits 1 if any fails."""
-    from agent_world.envs.episode import EnvRuntime
-    from agent_world.envs.testing import run_tool_test
-
     spec = resolve_env(env)
     results = []
     with EnvRuntime() as runtime, runtime.open(spec, seed=0) as episode:
@@ -183,8 +182,6 @@ def env_build(
                                          "fail if one fails.")] = False,
 ) -> None:
     """Compile a hand-written environment (toolkit form) into an EnvSpec."""
-    from agent_world.envs.authoring import build_env
-
     spec = build_env(path, name=name)
     target = out or Path(f"{spec.name}.json")
     target.write_text(spec.to_json() + "\n")
@@ -194,8 +191,6 @@ def env_build(
                   f"{stats['rows']} rows, {stats['tools']} tools ({writes} write), "
                   f"{stats['tests']} tests; fingerprint {spec.fingerprint}")
     if verify:
-        from agent_world.envs.testing import verify_spec
-
         failures = verify_spec(spec)
         for line in failures:
             console.print(f"  [red]FAIL[/] {line}")
@@ -224,8 +219,6 @@ def env_serve(
     """Serve an environment as an MCP server; each client session gets an isolated episode
     (stateless clients: episode_open, then ?episode=ID in the URL; tools episode_reset and
     episode_diff). Over HTTP every request needs the bearer token."""
-    from agent_world.envs.mcp_export import serve
-
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("must be 'stdio' or 'http'", param_hint="--transport")
     spec = resolve_env(env)
@@ -265,8 +258,6 @@ def env_play(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Run tool calls in a fresh episode; print every observation and the state diff."""
-    from agent_world.envs.episode import EnvRuntime
-
     spec = resolve_env(env)
     plan = read_calls(calls)
     with EnvRuntime() as runtime:
@@ -281,3 +272,34 @@ def env_play(
         return
     print_observations(observations)
     print_diff(diff)
+
+
+@env_app.command("graph")
+def env_graph(
+    env: Annotated[str, typer.Argument(help="Catalog name, example name or JSON file.")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Picture to write (.png/.svg/.pdf). Default ENV-toolgraph.png")]
+    = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the edges as JSON too.")] = False,
+) -> None:
+    """Build the tool-dependency graph (saved in the arena home) and draw it."""
+    spec = resolve_env(env)
+    g = tool_graph(spec, home=state.home)
+    saved = save_graph(g, state.home)
+    path = draw_graph(g, out or Path(f"{spec.name}-toolgraph.png"))
+    if as_json:
+        console.print_json(json.dumps([{"from": a, "to": b, "weight": d["weight"],
+                                        "bindings": d["bindings"]}
+                                       for a, b, d in g.edges(data=True)]))
+    table = Table(title=f"{spec.name}: strongest dependencies")
+    for col in ("from", "to", "weight", "field → argument"):
+        table.add_column(col)
+    edges = sorted(g.edges(data=True), key=lambda e: -e[2]["weight"])
+    for a, b, d in edges[:15]:
+        table.add_row(a, b, f"{d['weight']:.2f}", ", ".join(
+            f"{x['field']} → {x['param']}" for x in d["bindings"][:3]))
+    console.print(table)
+    console.print(f"{len(g)} tools, {g.number_of_edges()} edges; graph saved to {saved}; "
+                  f"picture written to {path}")
+
+

@@ -7,10 +7,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from langgraph.types import Command
 from rich.console import Group
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from agent_world import scaleout
 from agent_world.cli.common import (
     RayOption,
     WorkersOption,
@@ -19,7 +22,13 @@ from agent_world.cli.common import (
     fit_table,
     state,
 )
+from agent_world.evolution.report import load_rounds, write_report
+from agent_world.evolution.report import screenshot as shoot
 from agent_world.evolution.rounds import rate_text, wilson
+from agent_world.graphs import evolve_graph
+from agent_world.graphs.evolve_graph import round_trace
+from agent_world.graphs.evolve_schema import EvolveContext
+from agent_world.graphs.runner import final_state, stream, thread_config
 
 # servers of the shipped corpus the corpus arena mines beside the embedded sources
 CORPUS_ARENA = 18
@@ -118,9 +127,6 @@ def _run_round(builder: Any, inputs: Any, config: dict[str, Any], context: Any, 
                progress: Any, round_no: int) -> list[Any]:
     """Stream one invocation; returns the interrupts it stopped at (review before training).
     One bar per round (its stages) and one for the stage in flight (turns, training steps)."""
-    from agent_world.graphs.evolve_graph import round_trace
-    from agent_world.graphs.runner import stream
-
     plan = _plan(first, bool(getattr(context, "eval_after_warm_start", False)))
     bar = progress.add_task(f"round {round_no}", total=len(plan))
     inner: int | None = None
@@ -222,13 +228,6 @@ def evolve(
 ) -> None:
     """Self-evolution: evaluate on held-out environments, diagnose, synthesize targeted tasks,
     train — one round per graph invocation on a persistent thread."""
-    from langgraph.types import Command
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from agent_world import scaleout
-    from agent_world.graphs import evolve_graph
-    from agent_world.graphs.runner import final_state, thread_config
-
     if rounds < 0:
         raise typer.BadParameter("--rounds must be ≥ 0")
     if arena not in ("default", "corpus"):
@@ -249,7 +248,7 @@ def evolve(
              "eval_after_warm_start": eval_warm_start, "resynthesis": resynthesis,
              "corpus_sample": corpus_sample or (CORPUS_ARENA if arena == "corpus" else None),
              "heldout_by": "category" if arena == "corpus" else None}
-    context = evolve_graph.EvolveContext(
+    context = EvolveContext(
         sources=list(source or []), seed=seed, policy=policy, review_before_train=review,
         workers=workers, ray_address=ray,
         **{k: v for k, v in sizes.items() if v is not None})
@@ -278,8 +277,6 @@ def evolve(
             inputs = {"goal_rounds": goal}
     console.print(round_table(values.get("history") or []))
     if values.get("history"):
-        from agent_world.evolution.report import load_rounds, write_report
-
         cat = state.catalog()
         out = write_report(load_rounds(cat, thread),
                            report or Path(state.home or ".") / "report.html", catalog=cat)
@@ -295,9 +292,6 @@ def report_cmd(
         help="Also render it in headless Chromium to this PNG.")] = None,
 ) -> None:
     """Write the self-evolution report: one self-contained HTML file with plots."""
-    from agent_world.evolution.report import load_rounds, write_report
-    from agent_world.evolution.report import screenshot as shoot
-
     cat = state.catalog()
     rounds = load_rounds(cat, thread)
     path = write_report(rounds, out, catalog=cat)

@@ -7,8 +7,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agent_world.cli.common import JsonOption, UsageError, console, err_console, print_json, state
+from agent_world.mining.sources import mcp_harvest as hv
 
 CACHE_ENV = "AGENT_WORLD_HARVEST_CACHE"
 
@@ -69,8 +71,6 @@ def harvest(
 
 
 def _entries(packages: list[Path], shipped: bool, only: list[str]) -> list[Any]:
-    from agent_world.mining.sources import mcp_harvest as hv
-
     lists = [hv.load_packages(hv.SHIPPED_PACKAGES)] if shipped else []
     lists += [hv.load_packages(p) for p in packages]
     if not lists:
@@ -87,10 +87,6 @@ def _entries(packages: list[Path], shipped: bool, only: list[str]) -> list[Any]:
 
 def _run(entries: list[Any], out: Path, cache: Path, jobs: int, timeout: float,
          install_timeout: float, refresh: bool, quiet: bool) -> list[Any]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from agent_world.mining.sources import mcp_harvest as hv
-
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True, disable=quiet) as progress:

@@ -6,7 +6,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.tree import Tree
 
+from agent_world import scaleout
 from agent_world.cli.common import (
     JsonOption,
     RayOption,
@@ -18,8 +21,14 @@ from agent_world.cli.common import (
     print_json,
     state,
 )
-
-MAX_ITERATIONS = 10  # agent_world.mining.llm_miner.MAX_ITERATIONS (not imported: keeps --help fast)
+from agent_world.errors import AgentWorldError
+from agent_world.graphs import mine_graph
+from agent_world.graphs.runner import final_state, stream, thread_config
+from agent_world.mining.coverage import coverage_line as line
+from agent_world.mining.llm_miner import MAX_ITERATIONS
+from agent_world.mining.semantics.violations import RULES
+from agent_world.mining.sources import default_sources, parse_source
+from agent_world.mining.sources.harvest_corpus import corpus_sources
 
 
 def mine(
@@ -50,8 +59,6 @@ def mine(
     any source failed (the others are mined and kept; `agent-world ledger` says why)."""
     sources = list(source or [])
     if corpus or corpus_sample is not None:
-        from agent_world.mining.sources.harvest_corpus import corpus_sources
-
         sources += [ref.spec for ref in corpus_sources(corpus_sample, seed)]
     values = run_mine(sources, iterations, seed, thread, resume, web_search, quiet=as_json,
                       workers=workers, ray=ray)
@@ -72,14 +79,6 @@ def run_mine(sources: list[str], iterations: int, seed: int, thread: str | None,
     """Run (or resume) the mine graph on a durable thread with progress on stderr; returns
     the final state plus `thread_id` and `status` ("done", "partial" or "failed"). `workers`
     and `ray`: where sources are read and mined (`agent_world.scaleout`)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from agent_world import scaleout
-    from agent_world.errors import AgentWorldError
-    from agent_world.graphs import mine_graph
-    from agent_world.graphs.runner import final_state, stream, thread_config
-    from agent_world.mining.sources import default_sources, parse_source
-
     if resume and not thread:
         raise UsageError("--resume needs the --thread of the run to continue")
     if not 0 <= iterations <= MAX_ITERATIONS:
@@ -208,8 +207,6 @@ def _print_mine_report(values: dict[str, Any]) -> None:
 
 def _print_fidelity(results: list[dict[str, Any]]) -> None:
     """Per theme: source tools covered by the database, semantic violations per rule."""
-    from agent_world.mining.semantics import RULES
-
     mined = [r for r in results if r["status"] == "mined" and "coverage" in r]
     if not mined:
         return
@@ -225,15 +222,11 @@ def _print_fidelity(results: list[dict[str, Any]]) -> None:
 
 
 def coverage_line(cov: dict[str, Any] | None) -> str:
-    from agent_world.mining.coverage import coverage_line as line
-
     return line(cov)
 
 
 def themes(as_json: JsonOption = False) -> None:
     """The theme taxonomy as a tree (L1 category / L2 sub-category / L3 server)."""
-    from rich.tree import Tree
-
     rows = state.catalog().list_themes()
     if as_json:
         print_json([{k: r[k] for k in ("name", "l1", "l2", "l3", "source_kind", "source_ref",

@@ -16,6 +16,9 @@ from agent_world.cli.common import (
 )
 from agent_world.cli.env import _observation, env_list
 from agent_world.cli.mine import MAX_ITERATIONS, mine_failed, run_mine, themes
+from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.examples import load_example, tour_calls
+from agent_world.mining.sources import default_sources
 
 
 def run(
@@ -29,10 +32,6 @@ def run(
     """The main job on the embedded default: mine the bundled tool ecosystems, show the
     taxonomy, then step an example environment and show its state diff. Exits 1 when a
     source failed to mine (everything else still runs)."""
-    from agent_world.envs.episode import EnvRuntime
-    from agent_world.envs.examples import load_example, tour_calls
-    from agent_world.mining.sources import default_sources
-
     sources = [ref.spec for ref in default_sources(state.home)] + list(source or [])
     if not as_json:
         console.rule("[bold]1. Mine tool ecosystems")

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from agent_world.cli.common import state
-
-TOKEN_ENV = "AGENT_WORLD_TOKEN"  # agent_world.serving.TOKEN_ENV (not imported: it loads uvicorn)
+from agent_world.graphs.mcp_tools import serve
+from agent_world.serving import TOKEN_ENV
 
 
 def serve_graphs(
@@ -32,8 +32,6 @@ def serve_graphs(
     """Serve the arena's graphs and agents (mine, build, synthesize, evolve, ...) as MCP tools;
     each call runs checkpointed on a durable thread in the arena home. Over HTTP every request
     needs the bearer token, and clients may name no command or path unless allowed."""
-    from agent_world.graphs.mcp_tools import serve
-
     if transport not in ("stdio", "http"):
         raise typer.BadParameter("must be 'stdio' or 'http'", param_hint="--transport")
     serve(state.resolve(), transport=transport, host=host, port=port, graphs=graph,  # type: ignore[arg-type]

@@ -8,9 +8,8 @@ from typing import Annotated
 import typer
 
 from agent_world.cli.common import err_console
-
-TOKEN_ENV = "AGENT_WORLD_TOKEN"  # agent_world.serving.TOKEN_ENV (not imported: it loads uvicorn)
-DEFAULT_PORT = 8767  # serve_policy.DEFAULT_PORT (not imported: it loads torch)
+from agent_world.integrations.policy_server import DEFAULT_PORT, load_served, serve
+from agent_world.serving import TOKEN_ENV, announce_token, resolve_token
 
 
 def serve_policy(
@@ -41,9 +40,6 @@ def serve_policy(
     """Serve a trained policy as an OpenAI-compatible endpoint (/v1/models,
     /v1/chat/completions): tools offered in a request are shown to the policy as in the
     arena's rollouts, and its calls come back in OpenAI's tool_calls format."""
-    from agent_world.integrations.policy_server import load_served, serve
-    from agent_world.serving import announce_token, resolve_token
-
     if no_token and token:
         raise typer.BadParameter(f"--no-token and a token (--token / ${TOKEN_ENV}) exclude "
                                  "each other", param_hint="--no-token")

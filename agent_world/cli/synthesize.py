@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from agent_world import scaleout
 from agent_world.cli.common import (
     RayOption,
     WorkersOption,
@@ -20,6 +21,8 @@ from agent_world.cli.common import (
     state,
 )
 from agent_world.errors import AgentWorldError
+from agent_world.graphs import synthesize_graph as graph_module
+from agent_world.graphs.runner import final_state, stream, thread_config
 
 tasks_app = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
                         help="Synthesized tasks in the catalog.")
@@ -56,12 +59,6 @@ def synthesize(
     ray: RayOption = None,
 ) -> None:
     """Synthesize verified tasks: tool-graph walks, programmatic tasks, gates, ReAct verifier."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from agent_world import scaleout
-    from agent_world.graphs import synthesize_graph as graph_module
-    from agent_world.graphs.runner import final_state, stream, thread_config
-
     if per_env < 1:
         raise typer.BadParameter("--per-env must be at least 1")
     if runs < 1 or not 0 <= threshold < 1:
@@ -235,32 +232,3 @@ def export_tasks(
     console.print(f"wrote {len(rows)} task(s) to {out}")
 
 
-def env_graph(
-    env: Annotated[str, typer.Argument(help="Catalog name, example name or JSON file.")],
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Picture to write (.png/.svg/.pdf). Default ENV-toolgraph.png")]
-    = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the edges as JSON too.")] = False,
-) -> None:
-    """Build the tool-dependency graph (saved in the arena home) and draw it."""
-    from agent_world.cli.common import resolve_env
-    from agent_world.tasks.toolgraph import draw_graph, save_graph, tool_graph
-
-    spec = resolve_env(env)
-    g = tool_graph(spec, home=state.home)
-    saved = save_graph(g, state.home)
-    path = draw_graph(g, out or Path(f"{spec.name}-toolgraph.png"))
-    if as_json:
-        console.print_json(json.dumps([{"from": a, "to": b, "weight": d["weight"],
-                                        "bindings": d["bindings"]}
-                                       for a, b, d in g.edges(data=True)]))
-    table = Table(title=f"{spec.name}: strongest dependencies")
-    for col in ("from", "to", "weight", "field → argument"):
-        table.add_column(col)
-    edges = sorted(g.edges(data=True), key=lambda e: -e[2]["weight"])
-    for a, b, d in edges[:15]:
-        table.add_row(a, b, f"{d['weight']:.2f}", ", ".join(
-            f"{x['field']} → {x['param']}" for x in d["bindings"][:3]))
-    console.print(table)
-    console.print(f"{len(g)} tools, {g.number_of_edges()} edges; graph saved to {saved}; "
-                  f"picture written to {path}")

@@ -1,5 +1,5 @@
-"""`agent-world train`, `agent-world evaluate` and `agent-world export openrlhf`: policies on
-arena tasks (embedded GRPO, pass rates, the OpenRLHF bridge)."""
+"""`agent-world train` and `agent-world evaluate`: policies on arena tasks (embedded GRPO, pass
+rates), and the task selection every command that reads tasks shares (`load_tasks`)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from agent_world.cli.common import console, err_console, state
+from agent_world.config import resolve_home
 from agent_world.errors import AgentWorldError
-
-export_app = typer.Typer(no_args_is_help=True, rich_markup_mode="markdown",
-                        help="Export arena tasks for other trainers.")
+from agent_world.integrations.taskfiles import read_jsonl_tasks
+from agent_world.tasks.model import Task
+from agent_world.training.api import evaluate as run_evaluate
+from agent_world.training.api import pass_rates
+from agent_world.training.api import train as run_train
+from agent_world.training.drills import DRILLS, drill_tasks
+from agent_world.training.grpo import GRPOConfig
 
 TasksOpt = Annotated[Path | None, typer.Option(
     "--tasks", help="JSONL file of tasks (one Task JSON per line). Default: the catalog's.")]
@@ -28,17 +34,11 @@ LimitOpt = Annotated[int | None, typer.Option(help="At most this many tasks.")]
 def load_tasks(tasks_file: Path | None, envs: list[str] | None, drill: str | None,
                limit: int | None) -> list[Any]:
     """Tasks from a JSONL file, a drill, or the catalog; a clear error when there are none."""
-    from agent_world.tasks.model import Task
-
     if drill:
-        from agent_world.training.drills import DRILLS, drill_tasks
-
         if drill not in DRILLS:
             raise AgentWorldError(f"unknown drill {drill!r}; drills: {', '.join(DRILLS)}")
         tasks = drill_tasks(drill, limit=limit)
     elif tasks_file is not None:
-        from agent_world.integrations.taskfiles import read_jsonl_tasks
-
         if not tasks_file.is_file():
             raise AgentWorldError(f"{tasks_file}: no such file")
         tasks = read_jsonl_tasks(tasks_file)
@@ -77,12 +77,6 @@ def train(
     limit: LimitOpt = None,
 ) -> None:
     """Train a policy with the embedded GRPO trainer on arena tasks."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    from agent_world.config import resolve_home
-    from agent_world.training.api import train as run_train
-    from agent_world.training.grpo import GRPOConfig
-
     tasks = load_tasks(tasks_file, env, drill, limit)
     run_dir = out or resolve_home(state.home) / "policies" / "grpo"
     config = GRPOConfig(tasks_per_step=tasks_per_step, group_size=group_size, lr=lr,
@@ -120,9 +114,6 @@ def evaluate(
     limit: LimitOpt = None,
 ) -> None:
     """Evaluate a policy on arena tasks: pass rate and mean reward per environment."""
-    from agent_world.training.api import evaluate as run_evaluate
-    from agent_world.training.api import pass_rates
-
     tasks = load_tasks(tasks_file, env, drill, limit)
     with err_console.status(f"evaluating {policy} on {len(tasks)} tasks…") as status:
         trajs = run_evaluate(policy, tasks, home=state.home, seed=seed, attempts=attempts,
@@ -147,26 +138,4 @@ def evaluate(
     console.print(table)
 
 
-@export_app.command("openrlhf")
-def export_openrlhf_cmd(
-    out: Annotated[Path, typer.Argument(help="Directory to write the export to.")],
-    model: Annotated[str, typer.Option(help="Model OpenRLHF trains (HF id or path).")
-                     ] = "HuggingFaceTB/SmolLM2-135M-Instruct",
-    group_size: Annotated[int, typer.Option(help="Samples per prompt (GRPO group).")] = 8,
-    kl: Annotated[float, typer.Option(help="k3 KL loss coefficient.")] = 0.04,
-    max_turns: Annotated[int, typer.Option(help="Turns per episode.")] = 8,
-    gpus: Annotated[int, typer.Option(help="GPUs per node.")] = 8,
-    tasks_file: TasksOpt = None, env: EnvOpt = None, drill: DrillOpt = None,
-    limit: LimitOpt = None,
-) -> None:
-    """Export tasks for OpenRLHF: dataset, agent file, launch script, DeepSpeed config."""
-    from agent_world.training.api import _specs
-    from agent_world.training.openrlhf_export import export_openrlhf
-
-    tasks = load_tasks(tasks_file, env, drill, limit)
-    path = export_openrlhf(tasks, _specs(tasks, (), state.home), out, model=model,
-                           group_size=group_size, kl_coef=kl, max_turns=max_turns, gpus=gpus)
-    console.print(f"exported {len(tasks)} tasks to {path}; run {path / 'train_grpo.sh'}")
-
-
-__all__ = ["evaluate", "export_app", "load_tasks", "train"]
+__all__ = ["DrillOpt", "EnvOpt", "LimitOpt", "TasksOpt", "evaluate", "load_tasks", "train"]

@@ -19,6 +19,7 @@ Designed code is not the project's own, so it never runs in this process:
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import time
@@ -34,14 +35,16 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec, ToolTest
 from agent_world.envs.testing import run_tool_test
 from agent_world.errors import AgentWorldError, BuildError
+from agent_world.sandbox import get_sandbox
 
 KEEP_RATIO = 0.5  # a tool must pass more than this share of its tests
 DEFAULT_REPAIRS = 2
 TOOL_TIMEOUT_S = 2.0
 _PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 # The toolkit compiler and what it imports, copied into the sandbox (it has no agent_world).
-_SHIM = ("errors.py", "pysource.py", "envs/arguments.py", "envs/spec.py", "envs/worker.py",
-         "envs/toolkit.py")
+_SHIM = ("errors.py", "pysource.py", "envs/arguments.py", "envs/spec.py", "envs/table_spec.py",
+         "envs/spec_limits.py", "envs/frames.py", "envs/tool_sql.py", "envs/host_channel.py",
+         "envs/tool_context.py", "envs/toolkit.py")
 
 _COMPILE = '''
 import importlib.util, json, sys
@@ -96,8 +99,6 @@ class SandboxCompiler:
 
     def _prepare(self) -> Any:
         if self._sandbox is None:
-            from agent_world.sandbox import get_sandbox
-
             self._sandbox = get_sandbox()
         sbx = self._sandbox
         if hasattr(sbx, "starts"):  # the local sandbox: a kernel that died since the last
@@ -319,8 +320,6 @@ def cross_validate(spec: EnvSpec, design: Design, *, compiler: SandboxCompiler,
 
 
 def _write_flags(design: Design) -> dict[str, bool]:
-    import ast
-
     flags = {}
     try:
         tree = pysource.parse(design.module)

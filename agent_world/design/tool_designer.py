@@ -30,14 +30,17 @@ import ast
 import json
 from typing import Any, Literal
 
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_world import models, pysource
 from agent_world.design import designer_prompts as prompts
 from agent_world.design.offline import design_offline
+from agent_world.design.offline.contracts import Contract
 from agent_world.design.offline.expectations import design_tests
-from agent_world.design.offline.plans import ToolPlan, plan_tools
+from agent_world.design.offline.plans import ToolPlan
 from agent_world.design.offline.render import render_tool
+from agent_world.design.offline.source_plans import plan_tools
 from agent_world.envs.spec import EnvSpec, ToolTest
 from agent_world.errors import BuildError
 from agent_world.plain_chat import ask_structured
@@ -166,8 +169,6 @@ def contract_prompt(spec: EnvSpec, plans: list[ToolPlan]) -> str:
 
 
 def _llm_design(spec: EnvSpec, model: Any, count: int, retries: int) -> Design:
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-
     sources = _source_tools(spec)
     plans, skipped = plan_tools(spec, max_tools=0)  # the source tools' contracts only
     plans = [p for p in plans if p.source_tool]
@@ -223,8 +224,6 @@ def design_tools(spec: EnvSpec, *, model: Any | None = None, max_tools: int = DE
 
 # ---- repair ------------------------------------------------------------------------------------
 def _contract_text(design: Design, tool: str) -> str:
-    from agent_world.design.offline.contracts import Contract
-
     raw = design.contracts.get(tool)
     return Contract.model_validate(raw).text() if raw else "(none: a tool the designer added)"
 
@@ -266,7 +265,6 @@ def repair_tool(spec: EnvSpec, design: Design, tool: str, error: str, *,
     model = model if model is not None else models.chat_model("designer")
     if model is None:
         return None
-    from langchain_core.messages import HumanMessage, SystemMessage
 
     tests = [t for t in design.tests if t.get("tool") == tool]
     messages: list[Any] = [

@@ -15,9 +15,10 @@ _EXPORTS = {
     "Episode": "episode", "EpisodeClosed": "episode", "Observation": "episode",
     "ObservationError": "episode",
     "default_runtime": "episode", "open_episode": "episode",
-    "ColumnSpec": "spec", "EnvSpec": "spec", "Provenance": "spec", "TableSpec": "spec",
+    "ColumnSpec": "table_spec", "EnvSpec": "spec", "Provenance": "spec",
+    "TableSpec": "table_spec",
     "TaxonomyPath": "spec", "Theme": "spec", "ToolExpectation": "spec", "ToolSpec": "spec",
-    "ToolTest": "spec", "ToolError": "worker", "Row": "worker",
+    "ToolTest": "spec", "ToolError": "tool_context", "Row": "tool_sql",
     "load_example": "examples", "example_names": "examples",
 }
 

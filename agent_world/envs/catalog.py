@@ -3,227 +3,54 @@
 SQLAlchemy ORM over a SQLite file by default (`<home>/catalog.sqlite`); any SQLAlchemy URL works
 (`postgresql+psycopg://...` for a shared deployment). Every write is one transaction. Big
 artefacts (specs, task payloads) are JSON documents in a column; graph state refers to them by
-name, fingerprint or id.
+name, fingerprint or id. The tables live in `catalog_tables`; the engine's set-up and the retry
+policy in `catalog_engine`.
 """
 
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
-import random
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from pydantic import BaseModel
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from agent_world.config import catalog_url, protect, resolve_home
+from agent_world.envs.catalog_engine import (
+    _RETRIES,
+    _backoff,
+    _reason,
+    _sqlite_folder,
+    _sqlite_pragmas,
+    _transient,
+)
+from agent_world.envs.catalog_tables import (
+    AttemptRow,
+    Base,
+    EnvironmentRow,
+    EnvSummary,
+    EnvVersionRow,
+    EvaluationRow,
+    LedgerEntry,
+    LedgerRow,
+    RoundRow,
+    RunRow,
+    SplitRow,
+    TaskRow,
+    ThemeRow,
+    _now,
+    theme_key,
+)
 from agent_world.envs.spec import EnvSpec, Theme
 from agent_world.errors import CatalogError
 
 T = TypeVar("T")
-
-# Writers in other processes can make a transaction fail in ways that are fine to retry: two
-# inserts of one key (IntegrityError), SQLite's busy/locked, PostgreSQL serialization failures
-# and deadlocks. A retried transaction re-reads the rows, so it lands on the winner's result.
-_RETRIES = 12
-_TRANSIENT = ("database is locked", "database is busy", "deadlock detected",
-              "could not serialize", "already exists", "duplicate key", "unique constraint",
-              "tuple concurrently updated")
-
-
-def _transient(exc: sa.exc.DBAPIError) -> bool:
-    if isinstance(exc, sa.exc.IntegrityError):
-        return True
-    return any(t in str(exc.orig).lower() for t in _TRANSIENT)
-
-
-def _backoff(attempt: int) -> None:
-    time.sleep(min(0.5, 0.005 * 2 ** attempt) * (0.5 + random.random()))
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
-class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: sa.JSON, list[Any]: sa.JSON}
-
-
-class EnvironmentRow(Base):
-    __tablename__ = "environments"
-    name: Mapped[str] = mapped_column(sa.String(200), primary_key=True)
-    latest_version: Mapped[int] = mapped_column(default=1)
-    stage: Mapped[str] = mapped_column(sa.String(40), default="manual")
-    created_at: Mapped[datetime] = mapped_column(default=_now)
-    updated_at: Mapped[datetime] = mapped_column(default=_now, onupdate=_now)
-
-
-class EnvVersionRow(Base):
-    __tablename__ = "env_versions"
-    __table_args__ = (sa.UniqueConstraint("env_name", "version"),)
-    id: Mapped[int] = mapped_column(primary_key=True)
-    env_name: Mapped[str] = mapped_column(sa.ForeignKey("environments.name", ondelete="CASCADE"))
-    version: Mapped[int]
-    fingerprint: Mapped[str] = mapped_column(sa.String(64), index=True)
-    stage: Mapped[str] = mapped_column(sa.String(40))
-    spec_json: Mapped[str] = mapped_column(sa.Text)
-    stats: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    created_at: Mapped[datetime] = mapped_column(default=_now)
-
-
-class ThemeRow(Base):
-    __tablename__ = "themes"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    key: Mapped[str] = mapped_column(sa.String(64), unique=True)  # idempotent re-mining
-    name: Mapped[str] = mapped_column(sa.String(200))
-    l1: Mapped[str] = mapped_column(sa.String(200))
-    l2: Mapped[str] = mapped_column(sa.String(200))
-    l3: Mapped[str] = mapped_column(sa.String(200))
-    source_kind: Mapped[str] = mapped_column(sa.String(40))
-    source_ref: Mapped[str] = mapped_column(sa.Text)
-    env_name: Mapped[str | None] = mapped_column(sa.String(200), nullable=True)
-    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    created_at: Mapped[datetime] = mapped_column(default=_now)
-
-
-class TaskRow(Base):
-    __tablename__ = "tasks"
-    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    env_fingerprint: Mapped[str] = mapped_column(sa.String(64), index=True)
-    kind: Mapped[str] = mapped_column(sa.String(40))
-    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    created_at: Mapped[datetime] = mapped_column(default=_now)
-
-
-class RunRow(Base):
-    __tablename__ = "runs"
-    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    kind: Mapped[str] = mapped_column(sa.String(40))
-    status: Mapped[str] = mapped_column(sa.String(20), default="running")
-    started_at: Mapped[datetime] = mapped_column(default=_now)
-    finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
-    summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
-
-
-class LedgerRow(Base):
-    __tablename__ = "ledger"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    run_id: Mapped[str | None] = mapped_column(sa.String(64), nullable=True, index=True)
-    stage: Mapped[str] = mapped_column(sa.String(40), index=True)
-    subject: Mapped[str] = mapped_column(sa.Text)
-    reason: Mapped[str] = mapped_column(sa.Text)
-    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    created_at: Mapped[datetime] = mapped_column(default=_now)
-
-
-class SplitRow(Base):
-    """Which environments are held out from training (assigned once, never moved)."""
-
-    __tablename__ = "env_splits"
-    env_name: Mapped[str] = mapped_column(sa.String(200), primary_key=True)
-    split: Mapped[str] = mapped_column(sa.String(20))  # "train" | "heldout"
-    created_at: Mapped[datetime] = mapped_column(default=_now)
-
-
-class EvaluationRow(Base):
-    """One evaluation of a policy: its summary (pass rates sliced) and its attempts."""
-
-    __tablename__ = "evaluations"
-    id: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
-    label: Mapped[str] = mapped_column(sa.String(200), default="")
-    policy: Mapped[str] = mapped_column(sa.Text, default="")
-    summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    created_at: Mapped[datetime] = mapped_column(default=_now)
-
-
-class AttemptRow(Base):
-    """One scored attempt of an evaluation, with its full trace (payload["trajectory"])."""
-
-    __tablename__ = "eval_attempts"
-    id: Mapped[str] = mapped_column(sa.String(128), primary_key=True)  # the trajectory id
-    evaluation_id: Mapped[str] = mapped_column(
-        sa.ForeignKey("evaluations.id", ondelete="CASCADE"), index=True)
-    task_id: Mapped[str] = mapped_column(sa.String(64), index=True)
-    env_name: Mapped[str] = mapped_column(sa.String(200), index=True)
-    passed: Mapped[bool]
-    reward: Mapped[float]
-    error_class: Mapped[str | None] = mapped_column(sa.String(40), nullable=True)
-    payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
-
-
-class RoundRow(Base):
-    """One self-evolution round of a thread: diagnosis, counts, curve, pass rates, checkpoint."""
-
-    __tablename__ = "rounds"
-    __table_args__ = (sa.UniqueConstraint("thread", "round"),)
-    id: Mapped[int] = mapped_column(primary_key=True)
-    thread: Mapped[str] = mapped_column(sa.String(200), index=True)
-    round: Mapped[int]
-    record: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    created_at: Mapped[datetime] = mapped_column(default=_now)
-    updated_at: Mapped[datetime] = mapped_column(default=_now, onupdate=_now)
-
-
-class EnvSummary(BaseModel):
-    name: str
-    version: int
-    stage: str
-    fingerprint: str
-    theme: str
-    taxonomy: str
-    stats: dict[str, Any]
-
-
-class LedgerEntry(BaseModel):
-    stage: str
-    subject: str
-    reason: str
-    run_id: str | None = None
-    payload: dict[str, Any] = {}
-    created_at: datetime
-
-
-def theme_key(theme: Theme) -> str:
-    raw = f"{theme.source_kind}\x00{theme.source_ref}\x00{theme.name}"
-    return hashlib.sha256(raw.encode()).hexdigest()[:32]
-
-
-def _reason(exc: sa.exc.DBAPIError) -> str:
-    return str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
-
-
-def _sqlite_folder(database: str | None) -> Path | None:
-    """The folder of a SQLite catalog file (None: in memory)."""
-    if not database or database == ":memory:" or database.startswith("file::memory:"):
-        return None
-    if database.startswith("file:"):  # a URI filename (?uri=true)
-        database = database.removeprefix("file:").split("?")[0]
-    return Path(database).parent
-
-
-def _sqlite_pragmas(engine: sa.Engine) -> None:
-    """Foreign keys on, WAL (readers never block the writer), a generous busy timeout, and
-    transactions begun by this code rather than by the driver: writes say BEGIN IMMEDIATE."""
-
-    @sa.event.listens_for(engine, "connect")
-    def _connect(conn: Any, _: Any) -> None:
-        conn.isolation_level = None  # the driver must not issue its own BEGIN
-        conn.execute("PRAGMA busy_timeout=30000")  # first: the next pragma may wait for a lock
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA journal_mode=WAL")
-
-    @sa.event.listens_for(engine, "begin")
-    def _begin(conn: sa.Connection) -> None:
-        write = conn.get_execution_options().get("catalog_write")
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
 class Catalog:

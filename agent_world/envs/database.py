@@ -20,8 +20,8 @@ from pydantic import BaseModel, Field
 
 from agent_world.envs.spec import EnvSpec
 
-# the worker module registers the BOOLEAN/JSONTEXT converters and names the bookkeeping tables
-from agent_world.envs.worker import COUNTERS_TABLE, INTERNAL_PREFIX
+# tool_sql registers the BOOLEAN/JSONTEXT converters and names the bookkeeping tables
+from agent_world.envs.tool_sql import COUNTERS_TABLE, INTERNAL_PREFIX
 from agent_world.errors import SpecError
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import json
 import os
 import shutil
 import sqlite3
@@ -42,10 +43,11 @@ from agent_world.envs.database import (
     read_rows,
     state_hash,
 )
-from agent_world.envs.hostdb import EpisodeDB, Forecast
+from agent_world.envs.forecast import Forecast
+from agent_world.envs.frames import DEFAULT_SPIN_US
+from agent_world.envs.hostdb import EpisodeDB
 from agent_world.envs.pool import Launcher, Turns, WorkerPool
 from agent_world.envs.spec import EnvSpec
-from agent_world.envs.worker import DEFAULT_SPIN_US
 from agent_world.errors import EpisodeClosed
 from agent_world.sandbox.isolation import (
     Limits,
@@ -97,8 +99,6 @@ class Observation(BaseModel):
     def to_text(self) -> str:
         """What a policy reads back: the result (JSON unless it is plain text), or the error
         with its kind."""
-        import json
-
         if self.ok:  # plain text stays text (a user id arrives without quotes)
             if isinstance(self.result, str):
                 return self.result
@@ -458,7 +458,7 @@ class Episode:
                 reply = runtime.pool.call(message, runtime.tool_timeout_s, serve=db.serve)
                 if message.get("defer") and db.settle(reply):
                     # a deferred write failed: run the call again, every statement in turn,
-                    # so the tool meets the error where it happens (hostdb, worker.HostChannel)
+                    # so the tool meets the error where it happens (hostdb, host_channel.HostChannel)
                     forecast.reruns += 1
                     db.rollback()
                     message["counters"] = db.begin(mutates, runtime.tool_timeout_s)

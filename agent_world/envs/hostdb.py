@@ -11,17 +11,15 @@ guard, commit half a call or touch the engine's bookkeeping: it has statements, 
 Every tool statement gets a suffix with a per-process random tag and the call's mode: prepared
 statements are cached by their text, and the authorizer only runs when a statement is
 prepared, so a tool's statement must never be one the engine prepared with the guard off, nor
-one a write call prepared when a read call runs it.
+one a write call prepared when a read call runs it. The statements a call is expected to begin
+with are run ahead and sent with the request (`agent_world.envs.forecast`).
 """
 
 from __future__ import annotations
 
-import base64
 import functools
 import marshal
-import math
 import os
-import re
 import sqlite3
 import time
 import urllib.parse
@@ -29,21 +27,20 @@ from pathlib import Path
 from typing import Any
 
 from agent_world.envs.database import undo_changes
-from agent_world.envs.spec import EnvSpec
-from agent_world.envs.worker import (
-    BYTES_KEY,
-    COUNTERS_TABLE,
-    ENDED_MESSAGE,
-    FLOAT_KEY,
-    MAX_DEFERRED,
-    MAX_FRAME_BYTES,
-    WRITES_COUNTER,
-    Guard,
-    call_clock,
-    ended,
-    issued_id,
-    plain_write,
+from agent_world.envs.forecast import (
+    AHEAD_SHARE,
+    MAX_AHEAD,
+    MAX_AHEAD_BYTES,
+    CallValues,
+    Forecast,
+    _computed,
+    _fill,
+    _is_select,
 )
+from agent_world.envs.frames import MAX_FRAME_BYTES, _params
+from agent_world.envs.host_channel import MAX_DEFERRED, plain_write
+from agent_world.envs.spec import EnvSpec
+from agent_world.envs.tool_sql import COUNTERS_TABLE, ENDED_MESSAGE, WRITES_COUNTER, Guard, ended
 
 _TAG = os.urandom(8).hex()
 _TOOL_MARK = {True: f"\n-- aw tool write {_TAG}", False: f"\n-- aw tool read {_TAG}"}
@@ -74,251 +71,7 @@ class AnswerTooLarge(Exception):
     pass
 
 
-# ---------------------------------------------------------------------------------------------
-# Answers sent ahead. Most tools begin with the same statements, their parameters taken from
-# the call's arguments, from the rows an earlier read returned (look up the reservation by the
-# id given, then its flight by the reservation's flight_id), from an earlier insert's rowid or
-# from the call's clock and ids (`ctx.now()`, `ctx.new_id(prefix)`: functions of the seed and
-# the committed counters, which this process holds). Each statement costs a round trip to the
-# worker and back. A Forecast remembers, per environment and tool, the leading statements of
-# the tool's last call and where each parameter came from; the next call runs them right after
-# BEGIN, as the tool would, and sends the answers with the request. The worker hands one out
-# only when the tool sends exactly that statement with exactly those parameters at that
-# position, so the tool sees what it would have seen; the first statement it sends itself says
-# how many it took, and the writes run ahead past that point are rolled back (each has its
-# savepoint) before anything else runs. A miss costs one wasted statement; a write whose
-# parameters missed (computed by the tool) is never run ahead again. Statements run ahead
-# under the guard with the call's own rules (writes only in a write call), within the call's
-# deadline and a size budget: nothing runs that the tool could not have run itself in that
-# call, and nothing it did not run stays.
-# ---------------------------------------------------------------------------------------------
-
-MAX_AHEAD = 12  # leading statements learned per tool
-MAX_AHEAD_BYTES = 64 << 10  # rows sent ahead per call
-MAX_AHEAD_IDS = 8  # a parameter is looked for among the first ids of a prefix a call issues
-AHEAD_SHARE = 0.25  # of the call's time limit, the most its statements run ahead may take
-_SCALARS = (int, float, str, type(None))  # bool is an int; bytes and JSON stay out
-_SELECT = re.compile(r"\s*select\b", re.IGNORECASE)
-_HEX = frozenset("0123456789ABCDEF")
 _RERUN = {"error": "rerun", "message": "a deferred write failed; the call runs again"}
-
-
-def _is_select(sql: str) -> bool:
-    """A statement that can only read (SQLite runs one statement per execute; a SELECT cannot
-    write, and no SQL function on this connection does). Remembered per text: a tool's calls
-    send the same few statements over and over."""
-    known = _SELECTS.get(sql)
-    if known is None:
-        known = _SELECT.match(sql) is not None
-        if len(_SELECTS) >= _MEMO_SIZE:
-            _SELECTS.clear()
-        _SELECTS[sql] = known
-    return known
-
-
-_MEMO_SIZE = 4096  # statement texts (or clocks) remembered at most; then it starts over
-_SELECTS: dict[str, bool] = {}
-_NAMED: dict[tuple[str, int], dict[str, str]] = {}
-
-
-def _named(clock_start: str, writes: int) -> dict[str, str]:
-    """`ctx.now()`, `ctx.today()` and `ctx.clock` (as a parameter) after `writes` committed
-    writes, remembered: every write call of an episode asks for them."""
-    key = (clock_start, writes)
-    named = _NAMED.get(key)
-    if named is None:
-        clock = call_clock(clock_start, writes)
-        named = {"now": clock.isoformat(timespec="seconds"), "today": clock.date().isoformat(),
-                 "clock": clock.isoformat(" ")}
-        if len(_NAMED) >= _MEMO_SIZE:
-            _NAMED.clear()
-        _NAMED[key] = named
-    return named
-
-
-class CallValues:
-    """What a call's tool can compute without the database: `ctx.now()`, `ctx.today()`,
-    `ctx.clock` as a parameter, and the ids `ctx.new_id(prefix)` issues (see `ToolContext`)."""
-
-    __slots__ = ("seed", "counters", "clock_start", "_named")
-
-    def __init__(self, seed: int, clock_start: str, counters: dict[str, int]):
-        self.seed, self.counters, self.clock_start = seed, counters, clock_start
-        self._named: dict[str, str] | None = None
-
-    @property
-    def named(self) -> dict[str, str]:
-        if self._named is None:  # only when a recipe asks (most calls never do)
-            self._named = _named(self.clock_start, self.counters.get(WRITES_COUNTER, 0))
-        return self._named
-
-    def source(self, value: str) -> tuple | None:
-        for name, known in self.named.items():
-            if known == value:
-                return ("k", name)
-        if len(value) >= 8 and _HEX.issuperset(value[-8:]):
-            prefix = value[:-8]
-            start = self.counters.get(prefix, 0)
-            for k in range(1, MAX_AHEAD_IDS + 1):
-                if issued_id(self.seed, prefix, start + k) == value:
-                    return ("i", prefix, k)
-        return None
-
-    def take(self, source: tuple) -> Any:
-        if source[0] == "k":
-            return self.named.get(source[1], _MISSING)
-        return issued_id(self.seed, source[1], self.counters.get(source[1], 0) + source[2])
-
-
-def _source(value: Any, args: dict[str, Any], firsts: list[tuple | None],
-            known: CallValues | None) -> tuple:
-    """Where a parameter value came from: an argument, a column of an earlier statement's
-    first row (an insert's rowid for writes), the call's clock or ids, or a constant."""
-    kind = type(value)
-    if kind in _SCALARS or kind is bool:
-        for key, arg in args.items():
-            if type(arg) is kind and arg == value:
-                return ("a", key)
-        for i, row in enumerate(firsts):
-            if row is not None:
-                for j, col in enumerate(row):
-                    if type(col) is kind and col == value:
-                        return ("r", i, j)
-        if kind is str and known is not None:
-            found = known.source(value)
-            if found is not None:
-                return found
-    return ("c", value)
-
-
-def _take(source: tuple, args: dict[str, Any], firsts: list[tuple | None],
-          known: CallValues | None) -> Any:
-    kind = source[0]
-    if kind == "c":
-        return source[1]
-    if kind == "a":
-        value = args.get(source[1], _MISSING)
-    elif kind == "r":
-        row = firsts[source[1]] if source[1] < len(firsts) else None
-        value = row[source[2]] if row is not None and source[2] < len(row) else _MISSING
-    else:
-        return _MISSING if known is None else known.take(source)
-    if type(value) not in _SCALARS and type(value) is not bool:
-        return _MISSING
-    if type(value) is float and not math.isfinite(value):
-        return _MISSING
-    return value
-
-
-_MISSING = object()
-
-
-def _fill(recipe: Any, args: dict[str, Any], firsts: list[tuple | None],
-          known: CallValues | None = None) -> Any:
-    """A statement's parameters (as the worker would send them) from its recipe, or None."""
-    if isinstance(recipe, dict):
-        out = {k: _take(src, args, firsts, known) for k, src in recipe.items()}
-        return None if any(v is _MISSING for v in out.values()) else out
-    values = [_take(src, args, firsts, known) for src in recipe]
-    return None if any(v is _MISSING for v in values) else values
-
-
-def _computed(ahead: list[Any], sent: tuple[str, Any, Any]) -> bool:
-    """Whether the tool sent the write run ahead with another value where the recipe had a
-    constant: a value the tool computes (a refund, a sum), which will miss every time."""
-    sql, wire, _ = sent
-    if sql != ahead[0] or _is_select(sql) or type(wire) is not type(ahead[1]):
-        return False
-    recipe = ahead[4]
-    if isinstance(wire, dict):
-        keys = wire.keys() & recipe.keys()
-        return any(recipe[k][0] == "c" and wire[k] != ahead[1].get(k) for k in keys)
-    return any(src[0] == "c" and sent_v != ran_v for src, sent_v, ran_v
-               in zip(recipe, wire, ahead[1], strict=False))
-
-
-class Forecast:
-    """The leading statements of one tool's last call (see above), and how well they
-    predicted."""
-
-    __slots__ = ("plan", "sent", "used", "deferred", "reruns", "missed")
-
-    def __init__(self) -> None:
-        self.plan: tuple[tuple[str, Any], ...] = ()
-        self.sent = 0  # statements run ahead
-        self.used = 0  # of those, answers the tool took
-        self.deferred = 0  # calls run with deferred writes
-        self.reruns = 0  # of those, calls run again because a deferred write failed
-        self.missed: set[str] = set()  # writes the tool sent with other parameters than run
-
-    def learn(self, leading: list[tuple[str, Any, tuple | None]], args: dict[str, Any],
-              known: CallValues | None = None) -> None:
-        firsts: list[tuple | None] = []
-        plan = []
-        for sql, wire, first in leading[:MAX_AHEAD]:
-            if sql in self.missed:
-                break
-            if isinstance(wire, dict):
-                recipe: Any = {k: _source(v, args, firsts, known) for k, v in wire.items()}
-            elif isinstance(wire, list):
-                recipe = [_source(v, args, firsts, known) for v in wire]
-            else:
-                break
-            plan.append((sql, recipe))
-            firsts.append(first)
-        self.plan = tuple(plan)
-
-    @property
-    def defer(self) -> bool:
-        """Whether the tool's next call may defer writes: not for a tool whose deferred writes
-        often fail (one that inserts and catches the duplicate, say), as each failure costs
-        the call twice."""
-        return self.deferred < 32 or self.reruns * 8 < self.deferred
-
-    @property
-    def off(self) -> bool:
-        """Given up on: most answers sent ahead were not used (tools whose first statements
-        depend on their arguments in ways the recipes cannot follow)."""
-        return self.sent >= 64 and self.used * 2 < self.sent
-
-
-def _from_wire(value: Any) -> Any:
-    if isinstance(value, dict):
-        if len(value) == 1 and isinstance(value.get(FLOAT_KEY), str):
-            number = value[FLOAT_KEY]
-            if number not in ("inf", "-inf", "nan"):
-                raise ValueError("parameters must be numbers, strings, null or bytes")
-            return float(number)
-        if set(value) != {BYTES_KEY} or not isinstance(value[BYTES_KEY], str):
-            raise ValueError("parameters must be numbers, strings, null or bytes")
-        return base64.b64decode(value[BYTES_KEY], validate=True)
-    if isinstance(value, list):
-        raise ValueError("a parameter cannot be a list (bind JSON as text)")
-    return value
-
-
-_PLAIN = frozenset({int, float, str, type(None), bool})  # what binds as it travels
-
-
-def _params(raw: Any, many: bool) -> Any:
-    if not many:  # the common case: plain values, nothing to decode
-        kind = type(raw)
-        if kind is list and all(type(v) in _PLAIN for v in raw):
-            return raw
-        if kind is dict and all(type(v) in _PLAIN for v in raw.values()):
-            return raw
-
-    def one(p: Any) -> Any:
-        if isinstance(p, dict):
-            return {k: _from_wire(v) for k, v in p.items()}
-        if isinstance(p, list):
-            return [_from_wire(v) for v in p]
-        raise ValueError("parameters must be a list or an object")
-    if many:
-        if not isinstance(raw, list):
-            raise ValueError("executemany needs a list of parameter sets")
-        return [one(p) for p in raw]
-    return one(raw)
 
 
 class EpisodeDB:
@@ -415,7 +168,7 @@ class EpisodeDB:
         """Run writes the tool deferred, in order, under the guard: [[rowcount, lastrowid],
         ...], or None (and this run of the call void) when one fails or the list is not one
         of writes; the caller then runs the call again without deferring (see
-        `agent_world.envs.worker.HostChannel`)."""
+        `agent_world.envs.host_channel.HostChannel`)."""
         done = []
         if not self._defer or not isinstance(writes, list) or len(writes) > MAX_DEFERRED:
             self.void = True
@@ -462,7 +215,7 @@ class EpisodeDB:
                 params = _params(wire, many)
             except (ValueError, TypeError) as exc:
                 raise sqlite3.ProgrammingError(str(exc)) from None
-            if not self.conn.in_transaction:  # an OR ROLLBACK ended it (see worker.DB)
+            if not self.conn.in_transaction:  # an OR ROLLBACK ended it (see tool_context.DB)
                 raise sqlite3.OperationalError(ENDED_MESSAGE)
             guard.denied = None
             guard.read_only = read_only

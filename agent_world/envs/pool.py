@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent_world.envs.worker import (
+from agent_world.envs.frames import (
     DEFAULT_SPIN_US,
     MAX_FRAME_BYTES,
     decode_body,
@@ -108,7 +108,7 @@ class WorkerClient:
         self.launcher = launcher
         self.confiner = confiner
         self.turns = turns  # given up while this client waits for its worker
-        self.spin_us = spin_us  # the worker's --spin-us (worker.InputWaiter)
+        self.spin_us = spin_us  # the worker's --spin-us (frames.InputWaiter)
         self.proc: subprocess.Popen[bytes] | None = None
         self._confined: Any = None
         self.loaded: set[str] = set()
@@ -383,7 +383,7 @@ class WorkerPool:
     several environments taking turns do not recycle (restart) a worker at every turn; past
     `max_size` the least recently used idle worker of another environment is recycled.
     `spin_us`: how long each worker polls for its next frame before it sleeps
-    (`worker.InputWaiter`; 0: never)."""
+    (`frames.InputWaiter`; 0: never)."""
 
     def __init__(self, size: int = 1, launcher: Launcher | None = None,
                  confiner: Confiner | None = None, rss_limit: int | None = None,

@@ -49,7 +49,7 @@ from pydantic import ConfigDict, Field, PydanticUserError, create_model
 
 from agent_world import pysource
 from agent_world.envs.spec import ToolSpec
-from agent_world.envs.worker import ToolContext, ToolError
+from agent_world.envs.tool_context import ToolContext, ToolError
 from agent_world.errors import ToolkitError
 
 Ctx = ToolContext  # the type of a tool's first argument

@@ -1,6 +1,6 @@
 """Database complexification of weak training environments, as a diagnosis asks for it.
 
-One more complexification iteration of the miner (`agent_world.mining.llm_miner.complexify`: more
+One more complexification iteration of the miner (`agent_world.mining.complexify_step.complexify`: more
 tables and relations, skew, edge cases, more rows) on the environment's latest version; the new
 version is kept only if every tool test of the environment still passes on it, else the reason
 goes to the ledger and the environment stays as it was. The new version's provenance carries
@@ -13,7 +13,7 @@ from typing import Any
 
 from agent_world.envs import testing
 from agent_world.errors import AgentWorldError
-from agent_world.mining.llm_miner import complexify
+from agent_world.mining.complexify_step import complexify
 
 
 def complexify_environments(catalog: Any, names: list[str], tag: str, seed: int = 0,

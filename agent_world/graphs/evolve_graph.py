@@ -27,31 +27,32 @@ checkpoints by thread/round, written atomically), so a killed round resumed on t
 context on the first round and stay with the thread. `review_before_train` pauses before
 training (a LangGraph interrupt) so a person can read the diagnosis; resume with
 `Command(resume=True)` to train, `Command(resume=False)` to skip this round's training.
+
+The context, input and output schemas are in `evolve_schema`; node helpers that need no round
+state in `evolve_helpers`.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from annotated_types import Ge
 from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
-from agent_world import scaleout
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.evolution import scores
 from agent_world.evolution.complexify_weak import complexify_environments
-from agent_world.evolution.diagnosis import Diagnosis, EnvMeta, diagnose
+from agent_world.evolution.diagnosis import diagnose
+from agent_world.evolution.diagnosis_model import Diagnosis, EnvMeta
 from agent_world.evolution.eval_store import (
     evaluation_tasks,
     load_evaluation,
@@ -60,95 +61,23 @@ from agent_world.evolution.eval_store import (
 from agent_world.evolution.heldout import split_environments
 from agent_world.evolution.rounds import CurvePoint, RoundRecord
 from agent_world.graphs import mine_graph, stages
-from agent_world.graphs.context import arena_home, checked_context, with_models
+from agent_world.graphs.context import checked_context, with_models
+from agent_world.graphs.evolve_helpers import (
+    home_of,
+    load_tasks,
+    round_dir,
+    run_scale,
+    stage_reporter,
+    thread_of,
+)
+from agent_world.graphs.evolve_schema import EvolveContext, EvolveInput, EvolveOutput
 from agent_world.graphs.runner import final_state, invoke, thread_config
 from agent_world.mining.sources import default_sources
 from agent_world.mining.sources.harvest_corpus import corpus_sources
 from agent_world.tasks.evaluation import attempt
-from agent_world.tasks.model import Task
 
 
-@dataclass
-class EvolveContext:
-    """Settings of a self-evolution thread (what LangGraph Studio shows)."""
-
-    sources: list[str] = field(default_factory=list)  # empty: the embedded default sources
-    # also mine a seeded sample of this many servers of the shipped MCP corpus (breadth: more
-    # environments to train on and hold out); 0: none
-    corpus_sample: int = 0
-    iterations: int = 2  # database complexification iterations when mining
-    seed: int = 0
-    heldout_fraction: float = 0.34  # share of environments never trained on
-    # what is held out: "environment" (a share of the environments) or "category" (whole L2
-    # taxonomy categories: evaluation on kinds of service the policy never trained on)
-    heldout_by: str = "environment"
-    tasks_per_env: int = 6  # initial training tasks per training environment
-    # evaluation tasks per held-out environment: 24 on the two held-out default environments
-    # (one task is 4 points of pass rate; with 12, one lucky task moved it by 8 points)
-    heldout_tasks_per_env: int = 12
-    # tasks per targeted environment each round: 6 on 3 environments are about half of a
-    # round's mix beside the replay (with 4, a third of the mix: the targeted tasks were too
-    # few to tell from random ones, docs/ablation.md)
-    targeted_tasks_per_env: int = 6
-    # how each round's new training tasks are chosen (benchmarks/ablation.py compares them):
-    # "targeted" by the diagnosis' guidelines; "random": as many tasks, on as many training
-    # environments drawn at random, without guidelines; "none": no new tasks (the round
-    # replays that many more earlier ones instead)
-    resynthesis: str = "targeted"
-    # earlier training tasks replayed each round: with 8 beside 12 targeted tasks, round 2 of
-    # the default run forgot what round 1 learned (held-out 17 % -> 4 %, its passes lost)
-    replay: int = 16
-    # fresh held-out tasks per held-out environment each round (a new seed per round), beside
-    # the fixed set that compares rounds: the diagnosis reads the fresh set, so the tasks that
-    # score a round are not the ones that steered it (0: none; the diagnosis reads the fixed set)
-    fresh_heldout_tasks_per_env: int = 0
-    # evaluate the policy after the supervised warm start too, so the warm start's and GRPO's
-    # contributions show apart (one more held-out evaluation per round)
-    eval_after_warm_start: bool = False
-    # GRPO steps per round: 2 on the main job's budget (a step of SmolLM2 on two cores is
-    # ~100 s; with 3, the main job ran 21 min), after the supervised warm start
-    train_steps: int = 2
-    # supervised steps on the gold solutions of each round's training mix before its GRPO (a
-    # base model learns the tool-call format in round 1; later rounds learn the targeted
-    # tasks' solutions); never on held-out environments' tasks. None: the policy's default
-    # (32 for a tiny random model; on a CPU 20 for SmolLM2 from the base model, 10 from a
-    # checkpoint)
-    warm_start_steps: int | None = None
-    max_turns: int = 4  # turns a policy gets per held-out task
-    policy: str = ""  # starting policy (checkpoint or model id); empty: the default policy
-    review_before_train: bool = False  # pause before training for a person to review
-    complexify: bool = True  # grow the databases the diagnosis names (complexify_databases)
-    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
-    # chat model per role ("provider:model" or "offline"); empty: the configured one
-    miner_model: str = ""
-    designer_model: str = ""
-    synthesizer_model: str = ""
-    verifier_model: str = ""
-    diagnoser_model: str = ""
-    judge_model: str = ""
-    # where mine, build and synthesize run their per-source / per-environment work
-    # (agent_world.scaleout); this run's, not the thread's: a resumed run may choose others
-    workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
-    ray_address: str | None = scaleout.ray_field()
-
-
-class EvolveInput(TypedDict, total=False):
-    """What to run on this thread; everything else is the context (the settings of the
-    thread's first round)."""
-
-    goal_rounds: int  # rounds the thread should have done at the end (default: one more)
-
-
-class EvolveOutput(TypedDict, total=False):
-    """Where the thread stands after the run (rounds, their table, the current policy)."""
-
-    rounds_done: int
-    history: list[dict[str, Any]]  # one row per finished round: pass rates, targeted error
-    policy: str  # the current policy checkpoint
-    diagnosis: dict[str, Any]  # the last round's diagnosis
-    last: dict[str, Any]  # the last held-out evaluation's summary
-
-
+# The state schema stays here: its module names the graph (`runner.graph_name`: "evolve").
 class EvolveState(TypedDict, total=False):
     goal_rounds: int  # rounds the caller wants on this thread (`--resume` finishes them)
     settings: dict[str, Any]  # EvolveContext of the first round
@@ -185,24 +114,9 @@ class EvolveState(TypedDict, total=False):
     history: list[dict[str, Any]]  # one row per finished round
 
 
-def _home(config: RunnableConfig) -> Path:
-    return arena_home(config)
-
-
-def _thread(config: RunnableConfig) -> str:
-    return str((config.get("configurable") or {}).get("thread_id") or "evolve")
-
-
 def _settings(state: EvolveState) -> EvolveContext:
     known = {f for f in EvolveContext.__dataclass_fields__}
     return EvolveContext(**{k: v for k, v in state["settings"].items() if k in known})
-
-
-def _scale() -> dict[str, Any]:
-    """Where this run's stages put their per-source / per-environment work (its context's
-    `workers` and `ray_address`, never the first round's settings)."""
-    ctx = checked_context(EvolveContext)
-    return {"workers": ctx.workers, "ray_address": ctx.ray_address}
 
 
 def _timed(state: EvolveState, stage: str, started: float) -> dict[str, float]:
@@ -214,11 +128,11 @@ def _fresh_tasks(state: EvolveState, config: RunnableConfig, round_no: int) -> l
     s = _settings(state)
     if s.fresh_heldout_tasks_per_env <= 0:
         return []
-    return stages.synthesize_tasks(state["heldout_envs"], _home(config),
+    return stages.synthesize_tasks(state["heldout_envs"], home_of(config),
                                    s.fresh_heldout_tasks_per_env,
                                    s.seed + 1 + 7919 * round_no,
-                                   tag=f"{_thread(config)}/heldout-r{round_no}",
-                                   scale=_scale())
+                                   tag=f"{thread_of(config)}/heldout-r{round_no}",
+                                   scale=run_scale())
 
 
 def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eval_id: str,
@@ -226,10 +140,10 @@ def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eva
     """Evaluate the current policy on the tasks `ids` and store it as `eval_id`; its summary,
     and with tracing on the LangSmith links of the experiment on the held-out set `dataset`."""
     s = _settings(state)
-    home = _home(config)
+    home = home_of(config)
     with Catalog.open(home) as cat:
-        tasks = _tasks(cat, ids)
-        report_turn = _reporter("evaluate", len(tasks))
+        tasks = load_tasks(cat, ids)
+        report_turn = stage_reporter("evaluate", len(tasks))
         trajectories = stages.run_policy(state["policy"], tasks, home, seed=s.seed,
                                          max_turns=s.max_turns, progress=report_turn)
         report = record_evaluation(cat, eval_id, tasks, trajectories, label=label,
@@ -239,27 +153,9 @@ def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eva
         attempts = [attempt(t, tr, f"{eval_id}/{i:04d}")
                     for i, (t, tr) in enumerate(zip(tasks, trajectories, strict=True))]
         links = scores.publish_evaluation(
-            eval_id, dataset or f"{_thread(config)}/heldout", tasks, trajectories, attempts,
+            eval_id, dataset or f"{thread_of(config)}/heldout", tasks, trajectories, attempts,
             metadata={"round": state["round"], "policy": state["policy"], "label": label})
     return report.summary(), {f"{label}: {k}": v for k, v in links.items()}
-
-
-def _tasks(cat: Catalog, ids: list[str]) -> list[Task]:
-    rows = {r["id"]: r for r in cat.list_tasks()}
-    missing = [i for i in ids if i not in rows]
-    if missing:
-        raise AgentWorldError(f"{len(missing)} task(s) missing from the catalog: {missing[:3]}")
-    return [Task.model_validate(rows[i]["payload"]) for i in ids]
-
-
-def _reporter(stage: str, tasks: int) -> stages.Progress:
-    """Forward a stage's progress to the graph's custom stream (the CLI's progress bars); a
-    no-op outside a streaming run."""
-    try:
-        write = get_stream_writer()
-    except RuntimeError:
-        return lambda _event: None
-    return lambda event: write({"stage": stage, "tasks": tasks, **event})
 
 
 # -- nodes -----------------------------------------------------------------------------------------
@@ -285,11 +181,11 @@ def mine(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     s = _settings(state)
     sources = list(s.sources)
     if s.corpus_sample:
-        sources = (sources or [r.spec for r in default_sources(_home(config))]) + \
+        sources = (sources or [r.spec for r in default_sources(home_of(config))]) + \
             [r.spec for r in corpus_sources(s.corpus_sample, s.seed)]
     out = mine_graph.build_graph().compile().invoke(
         {"sources": sources, "iterations": s.iterations, "seed": s.seed}, config,
-        context=mine_graph.MineContext(**_scale()))
+        context=mine_graph.MineContext(**run_scale()))
     names = [r["env"] for r in out.get("results", []) if r.get("status") == "mined"]
     if not names:
         raise AgentWorldError("mining produced no environment; see `agent-world ledger`")
@@ -298,8 +194,8 @@ def mine(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
 
 def build(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     started = time.monotonic()
-    built = stages.build_environments(state["mined"], home=_home(config),
-                                      seed=_settings(state).seed, scale=_scale())
+    built = stages.build_environments(state["mined"], home=home_of(config),
+                                      seed=_settings(state).seed, scale=run_scale())
     if len(built) < 2:
         raise AgentWorldError(f"only {len(built)} environment(s) built; self-evolution needs "
                               "at least two (one to train on, one held out)")
@@ -311,7 +207,7 @@ def split(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     if s.heldout_by not in ("environment", "category"):
         raise AgentWorldError(f"heldout_by must be environment or category, not "
                               f"{s.heldout_by!r}")
-    with Catalog.open(_home(config)) as cat:
+    with Catalog.open(home_of(config)) as cat:
         groups = None
         if s.heldout_by == "category":
             taxonomy = {n: cat.get_env(n).theme.taxonomy for n in state["envs"]}
@@ -324,12 +220,12 @@ def split(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
 def synthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     started = time.monotonic()
     s = _settings(state)
-    home = _home(config)
+    home = home_of(config)
     train = stages.synthesize_tasks(state["train_envs"], home, s.tasks_per_env, s.seed,
-                                    tag=f"{_thread(config)}/initial", scale=_scale())
+                                    tag=f"{thread_of(config)}/initial", scale=run_scale())
     heldout = stages.synthesize_tasks(state["heldout_envs"], home, s.heldout_tasks_per_env,
-                                      s.seed + 1, tag=f"{_thread(config)}/heldout",
-                                      scale=_scale())
+                                      s.seed + 1, tag=f"{thread_of(config)}/heldout",
+                                      scale=run_scale())
     if not heldout:
         raise AgentWorldError("no held-out task passed the trust gates; nothing to evaluate on")
     policy = s.policy or stages.default_policy()
@@ -343,7 +239,7 @@ def synthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
 def evaluate(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     started = time.monotonic()
     phase = state.get("phase", "after")
-    prefix = f"{_thread(config)}/r{state['round']}"
+    prefix = f"{thread_of(config)}/r{state['round']}"
     eval_id = f"{prefix}/{phase}"
     summary, links = _evaluate_on(state, config, state["heldout_tasks"], eval_id,
                                   f"round {state['round']} {phase}")
@@ -358,7 +254,7 @@ def evaluate(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
         fresh_id = f"{prefix}/{phase}-fresh"
         summary, more = _evaluate_on(state, config, fresh, fresh_id,
                                      f"round {state['round']} {phase}, fresh set",
-                                     dataset=f"{_thread(config)}/heldout-{fresh_id.split('/', 1)[1]}")
+                                     dataset=f"{thread_of(config)}/heldout-{fresh_id.split('/', 1)[1]}")
         out.update(fresh_eval=fresh_id, fresh=summary)
         links.update(more)
     out["links"] = {**(state.get("links") or {}), **links}
@@ -380,7 +276,7 @@ def _env_meta(cat: Catalog, state: EvolveState) -> list[EnvMeta]:
 
 def diagnose_node(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     started = time.monotonic()
-    with Catalog.open(_home(config)) as cat:
+    with Catalog.open(home_of(config)) as cat:
         # the fresh set when there is one: the fixed set only scores rounds
         source = state.get("fresh_eval") or state["before_eval"]
         attempts, traces = load_evaluation(cat, source)
@@ -415,14 +311,14 @@ def resynthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
                 "replay_extra": s.targeted_tasks_per_env * len(targets),
                 "seconds": _timed(state, "resynthesize", started)}
     if s.complexify and grow:
-        with Catalog.open(_home(config)) as cat:
-            grown = complexify_environments(cat, grow, f"evolve {_thread(config)}/round-"
+        with Catalog.open(home_of(config)) as cat:
+            grown = complexify_environments(cat, grow, f"evolve {thread_of(config)}/round-"
                                             f"{state['round']}", seed=s.seed + state["round"])
-    targeted = stages.synthesize_tasks(targets or state["train_envs"], _home(config),
+    targeted = stages.synthesize_tasks(targets or state["train_envs"], home_of(config),
                                        s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
                                        guidelines=guidelines,
-                                       tag=f"{_thread(config)}/round-{state['round']}",
-                                       scale=_scale())
+                                       tag=f"{thread_of(config)}/round-{state['round']}",
+                                       scale=run_scale())
     # the next diagnosis' fresh held-out set (drawn now so the evaluation after training
     # measures the new policy on it)
     fresh = [t for t in _fresh_tasks(state, config, state["round"] + 1)
@@ -461,17 +357,17 @@ def warm_start(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
     if not s.eval_after_warm_start:
         return {**out, "phase": "after"}
     started = time.monotonic()
-    home = _home(config)
+    home = home_of(config)
     with Catalog.open(home) as cat:
-        tasks = _tasks(cat, mix)
+        tasks = load_tasks(cat, mix)
     # zero GRPO steps: the warm-started policy is checkpointed (step 0, also GRPO's frozen
     # reference) and `train` resumes from it
-    result = stages.train_policy(state["policy"], tasks, _round_dir(config, state["round"]), 0,
+    result = stages.train_policy(state["policy"], tasks, round_dir(config, state["round"]), 0,
                                  seed=s.seed + state["round"], home=home,
-                                 progress=_reporter("train", len(tasks)),
+                                 progress=stage_reporter("train", len(tasks)),
                                  warm_start_steps=s.warm_start_steps)
-    return {**out, "phase": "warm", "policy": result.checkpoint,
-            "training": {"warm_checkpoint": result.checkpoint,
+    return {**out, "phase": "warm", "policy": str(result.checkpoint),
+            "training": {"warm_checkpoint": str(result.checkpoint),
                          "warm_start": result.warm_start, "warm_seconds": result.seconds},
             "seconds": _timed(state, "warm_start", started)}
 
@@ -487,20 +383,20 @@ def train(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     targeted = state.get("targeted_tasks") or []
     mix = state.get("train_mix") or []
     started = time.monotonic()
-    home = _home(config)
+    home = home_of(config)
     with Catalog.open(home) as cat:
-        tasks = _tasks(cat, mix)
+        tasks = load_tasks(cat, mix)
     before = state.get("training") or {}
-    out_dir = _round_dir(config, state["round"])
+    out_dir = round_dir(config, state["round"])
     # after a warm-start evaluation this resumes from the warm start's checkpoint
     result = stages.train_policy(state["policy"], tasks, out_dir, s.train_steps,
                                  seed=s.seed + state["round"], home=home,
-                                 progress=_reporter("train", len(tasks)),
+                                 progress=stage_reporter("train", len(tasks)),
                                  warm_start_steps=s.warm_start_steps)
     warm = before.get("warm_start") or result.warm_start
-    return {"phase": "after", "policy": result.checkpoint,
+    return {"phase": "after", "policy": str(result.checkpoint),
             "train_tasks": list(dict.fromkeys([*state["train_tasks"], *targeted])),
-            "training": {**before, "checkpoint": result.checkpoint, "curve": result.curve,
+            "training": {**before, "checkpoint": str(result.checkpoint), "curve": result.curve,
                          "warm_start": warm, "tasks": len(tasks),
                          "targeted": len(targeted), "replay": len(mix) - len(targeted),
                          "seconds": result.seconds + before.get("warm_seconds", 0.0)},
@@ -523,21 +419,16 @@ def _record_settings(state: EvolveState) -> dict[str, Any]:
             "heldout_envs": state.get("heldout_envs") or []}
 
 
-def _round_dir(config: RunnableConfig, n: int) -> Path:
-    """Where round `n`'s training writes its checkpoints."""
-    return _home(config) / "policies" / _thread(config).replace("/", "_") / f"round-{n}"
-
-
 def record(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     # the round's training is over (its result is in the thread's state): what only resuming
     # it needs goes (~1.5 GB a round for SmolLM2); the policy checkpoint stays
-    stages.finish_training(_round_dir(config, state["round"]))
+    stages.finish_training(round_dir(config, state["round"]))
     diagnosis = Diagnosis.model_validate(state["diagnosis"])
     training = state.get("training") or {}
-    with Catalog.open(_home(config)) as cat:
+    with Catalog.open(home_of(config)) as cat:
         tools = sum(len(cat.get_env(n).tools) for n in state["envs"])
         rec = RoundRecord(
-            thread=_thread(config), round=state["round"], status="done",
+            thread=thread_of(config), round=state["round"], status="done",
             policy_before=state.get("policy_before", ""), checkpoint=training.get("checkpoint", ""),
             before_eval=state["before_eval"], after_eval=state["last_eval"],
             before=state["before"], after=state["last"],

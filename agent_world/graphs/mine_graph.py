@@ -47,7 +47,6 @@ from agent_world.mining.coverage import uncovered_reasons
 from agent_world.mining.llm_miner import (
     MAX_ITERATIONS,
     MinedTheme,
-    MiningError,
     bounded_document,
     check_iterations,
     mine_theme,
@@ -55,6 +54,7 @@ from agent_world.mining.llm_miner import (
 from agent_world.mining.sources import DEFAULT_TIMEOUT, default_sources, parse_source, read_source
 from agent_world.mining.sources.base import SourceDocument
 from agent_world.mining.taxonomy import classify, merge_near_duplicates
+from agent_world.mining.validation import MiningError
 from agent_world.mining.web_search import MCPSearch, configured_search_spec
 
 

@@ -14,23 +14,16 @@ transformers, which importing the evolve graph should not.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from agent_world.graphs import build_graph, synthesize_graph
 from agent_world.tasks.model import Task, Trajectory
 from agent_world.training import api as training_api
+from agent_world.training.api import TrainResult
 
 Progress = Callable[[dict[str, Any]], None]  # a stage reports how far it is
-
-
-@dataclass
-class TrainResult:
-    checkpoint: str
-    curve: list[dict[str, float]] = field(default_factory=list)  # {"step", "reward", "loss"}
-    seconds: float = 0.0
-    warm_start: list[float] = field(default_factory=list)  # supervised loss per step
 
 
 def build_environments(names: list[str], home: str | Path, seed: int = 0,
@@ -86,11 +79,9 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
     out = training_api.train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home,
                              on_step=on_step, warm_start_steps=warm_start_steps,
                              on_warm_step=on_warm)
-    curve = [{**p, "call_rate": heard[p["step"]]} if p.get("step") in heard else dict(p)
-             for p in out.curve]
-    return TrainResult(checkpoint=str(out.checkpoint), curve=curve,
-                       seconds=float(getattr(out, "seconds", 0.0)),
-                       warm_start=[float(x) for x in out.warm_start])
+    # the call rate each step was heard with joins its point of the reward curve
+    return replace(out, curve=[{**p, "call_rate": heard[p["step"]]} if p.get("step") in heard
+                               else dict(p) for p in out.curve])
 
 
 def finish_training(out_dir: str | Path) -> int:
@@ -100,5 +91,5 @@ def finish_training(out_dir: str | Path) -> int:
     return GRPOTrainer.prune(out_dir)
 
 
-__all__ = ["TrainResult", "build_environments", "default_policy", "finish_training",
+__all__ = ["build_environments", "default_policy", "finish_training",
            "run_policy", "synthesize_tasks", "train_policy"]

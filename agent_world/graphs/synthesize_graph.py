@@ -32,7 +32,8 @@ from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from agent_world import scaleout
-from agent_world.envs.catalog import Catalog, LedgerEntry
+from agent_world.envs.catalog import Catalog
+from agent_world.envs.catalog_tables import LedgerEntry
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import example_names, load_example
 from agent_world.envs.spec import EnvSpec

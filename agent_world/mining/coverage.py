@@ -25,7 +25,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent_world.envs.spec import EnvSpec, TableSpec
+from agent_world.envs.spec import EnvSpec
+from agent_world.envs.table_spec import TableSpec
 from agent_world.mining.offline.evidence import argument_info, tool_arguments
 from agent_world.mining.offline.naming import plural, singular, snake
 from agent_world.mining.offline.signatures import (
@@ -34,6 +35,7 @@ from agent_world.mining.offline.signatures import (
     tool_shape,
 )
 from agent_world.mining.offline.vocabulary import ALIASES, FILTER_ARGS, TRANSFORM_VERBS
+from agent_world.mining.semantics.values import declared_type_ok
 from agent_world.mining.sources.base import SourceDocument, ToolDescription
 
 __all__ = ["CONTROL_ARGS", "coverage_line", "declared_fidelity", "declared_hints",
@@ -383,8 +385,6 @@ def declared_fidelity(doc: SourceDocument, spec: EnvSpec,
     field that a column holds, its type (and date format), its enum (the same set of values)
     and its uniqueness; for references, a foreign key to the referenced table.
     ``{"fields": n, "checks": n, "kept": n, "ratio": r, "lost": ["table.col: enum ..."]}``."""
-    from agent_world.mining.semantics import declared_type_ok
-
     tables = _tables(spec)
     fields = checks = kept = 0
     lost: list[str] = []

@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from agent_world.envs.spec import TaxonomyPath, Theme
 from agent_world.mining.sources.base import SourceDocument
+from agent_world.models import chat_model
 
 log = logging.getLogger(__name__)
 
@@ -391,8 +392,6 @@ def _llm_classify(model: Any, item: SourceDocument | Theme) -> TaxonomyPath | No
 def classify(doc_or_theme: SourceDocument | Theme, *, use_llm: bool = True) -> TaxonomyPath:
     """L1/L2/L3 path of a source document or a theme (LLM when configured, else keywords)."""
     if use_llm:
-        from agent_world.models import chat_model
-
         model = chat_model("miner")
         if model is not None:
             path = _llm_classify(model, doc_or_theme)

@@ -20,7 +20,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from langchain_mcp_adapters.client import MultiServerMCPClient
+
 from agent_world.errors import SourceError
+from agent_world.mining.sources import parse_source
+from agent_world.mining.sources.mcp import resolve_command
 
 ENV_VAR = "AGENT_WORLD_WEB_SEARCH"
 SearchFn = Callable[[str], list[str]]
@@ -34,13 +38,9 @@ class MCPSearch:
     """`search(query) -> list[str]` over one MCP tool; use as a context manager."""
 
     def __init__(self, spec: str, timeout: float = 30.0):
-        from agent_world.mining.sources import parse_source
-
         target, _, tool = spec.partition("#")
         ref = parse_source(target)
         if ref.kind == "mcp":
-            from agent_world.mining.sources.mcp import resolve_command
-
             argv = shlex.split(ref.reference)
             executable = resolve_command(argv[0])
             if executable is None:
@@ -61,8 +61,6 @@ class MCPSearch:
     # The session lives in one task on a private event loop: anyio scopes must be entered and
     # left by the same task, so queries are handed to that task rather than run elsewhere.
     async def _serve(self) -> None:
-        from langchain_mcp_adapters.client import MultiServerMCPClient
-
         self._queue = asyncio.Queue()
         try:
             client = MultiServerMCPClient({"search": self.connection})

@@ -7,6 +7,8 @@ import os
 from collections.abc import Callable
 from typing import Any, Literal
 
+import httpx
+
 from agent_world.sandbox.e2b import E2BSandbox
 from agent_world.sandbox.interface import Sandbox
 from agent_world.sandbox.isolation import Limits
@@ -25,7 +27,6 @@ def _e2b_create(timeout: float) -> Any:
 
 def _unreachable(exc: BaseException) -> bool:
     """An authentication failure or a connection failure: E2B cannot be used from here."""
-    import httpx
     from e2b import AuthenticationException
 
     return isinstance(exc, AuthenticationException | httpx.ConnectError | httpx.ConnectTimeout)

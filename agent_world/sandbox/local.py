@@ -35,6 +35,7 @@ from agent_world.sandbox.isolation import (
     Limits,
     confine,
     unsafe_requested,
+    warn_unsafe,
 )
 
 log = logging.getLogger(__name__)
@@ -152,8 +153,6 @@ class LocalSandbox(Sandbox):
                  fresh: bool = False) -> Execution:
         timeout = self.default_timeout if timeout is None else float(timeout)
         if self.unsafe:
-            from agent_world.sandbox.isolation import warn_unsafe
-
             warn_unsafe("run_code")
         start = time.monotonic()
         reply = self.request({"op": "run", "code": code, "timeout": timeout, "fresh": fresh,

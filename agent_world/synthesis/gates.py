@@ -47,10 +47,12 @@ from agent_world.envs.database import read_rows
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.synthesis.naturalness import gate_natural
-from agent_world.synthesis.phrasing import date_text
+from agent_world.synthesis.phrasing_values import date_text
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.check import check_episode, normalise
 from agent_world.tasks.model import GateResult, Task
+from agent_world.tasks.programs import bulk_wrong_sources
+from agent_world.tasks.scripts import ScriptError, run_solution
 from agent_world.tasks.truth import STEP_SHIFT, extract_answer, run_plan
 from agent_world.tasks.walks import (
     Plan,
@@ -92,8 +94,6 @@ def gold_run(task: Task, spec: EnvSpec, runtime: EnvRuntime,
     try:
         source = solution or (task.solution if task.kind == "programmatic" else None)
         if source:
-            from agent_world.tasks.scripts import ScriptError, run_solution
-
             def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
                 obs = ep.step(tool, arguments)
                 if obs.ok:
@@ -167,8 +167,6 @@ def _known_wrong_programs(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> Gat
     """A task that writes in a loop: wrong solution scripts (writes skipped, first target
     only, condition ignored) must fail; one that ends exactly as the gold (same answer and
     state) is not wrong and is skipped."""
-    from agent_world.tasks.programs import bulk_wrong_sources
-
     _, gold_answer, gold_hash, _ = gold_run(task, spec, runtime)
     checked = []
     for name, source in bulk_wrong_sources(_plan(task), task.origin["bulk"]):

@@ -21,7 +21,7 @@ already rejected (in the ledger) is rejected again, neither gated nor verified t
 that result are those of an unkilled run with the same seed (`stats["resumed"]` counts the ones
 taken over). A run that had filled its quotas returns at once.
 
-Guidelines (from self-evolution, `agent_world.evolution.diagnosis.Guidelines` or a plain dict)
+Guidelines (from self-evolution, `agent_world.evolution.diagnosis_model.Guidelines` or a plain dict)
 steer the loop: `tools` ("tool" or "env/tool": walks start there more often), error kinds or
 diagnosed error classes (`error_kinds` / `error_classes`: tool_error, constraint_violation and
 permission_denied favour write tools; invalid_arguments and wrong_arguments favour tools with

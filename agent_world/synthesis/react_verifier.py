@@ -19,6 +19,7 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
+from agent_world.models import chat_model
 from agent_world.rollout.baseline_agent import BaselineChatModel
 from agent_world.rollout.react_attempt import run_attempt
 from agent_world.tasks.model import Task, Trajectory
@@ -49,8 +50,6 @@ class Verdict:
 
 def configured_verifier() -> Any:
     """The configured "verifier" chat model, or None offline."""
-    from agent_world.models import chat_model
-
     return chat_model("verifier")
 
 

@@ -15,6 +15,9 @@ The instruction and rubric come from the "synthesizer" chat model when one is co
 (`models.chat_model("synthesizer")`, prompts in `synthesizer_prompts`); offline — or when the
 model's text breaks a rule (names a tool, drops a stated value) — from templates with varied
 phrasing built from the tools' descriptions and the walk's data. A task never names its tools.
+
+This module grows the candidates; their words are written in `task_text`, what they ask
+is chosen in `task_answers` and a programmatic task's code is in `task_code`.
 """
 
 from __future__ import annotations
@@ -22,23 +25,27 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 from typing import Any
 
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.synthesis import phrasing
-from agent_world.synthesis.phrasing import field_words, noun, value_text
-from agent_world.tasks.check import answer_rule_source, normalise
+from agent_world.synthesis.phrasing_values import field_words, noun, role, value_text
+from agent_world.synthesis.task_answers import answer_options, echoed
+from agent_world.synthesis.task_code import solution_source, verify_source
+from agent_world.synthesis.task_text import (
+    bulk_text,
+    llm_bulk_text,
+    llm_text,
+    names_a_tool,
+    offline_text,
+    request_writer,
+    rubric_for,
+)
+from agent_world.tasks.check import normalise
 from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
 from agent_world.tasks.model import Task
-from agent_world.tasks.programs import (
-    SOLUTION_HELPERS,
-    bulk_solution_source,
-    bulk_verify_source,
-    call_lines,
-    find_bulk,
-)
+from agent_world.tasks.programs import bulk_solution_source, bulk_verify_source, find_bulk
 from agent_world.tasks.truth import Truth, ground_truth, run_plan
 from agent_world.tasks.walks import (
     Plan,
@@ -48,225 +55,10 @@ from agent_world.tasks.walks import (
     _selector,
     _timestamp,
     collapse_rereads,
-    field_value,
     prune_detours,
     random_walk,
     scalar_fields,
 )
-from agent_world.tasks.words import split_words
-
-
-# ---- phrasing (agent_world.synthesis.phrasing writes the offline text) -------------------------
-def _words(name: str) -> str:
-    return field_words(name)
-
-
-def _noun(param: str) -> str:
-    return noun(param)
-
-
-def _value_text(value: Any) -> str:
-    return value_text(value)
-
-
-def offline_text(spec: EnvSpec, plan: Plan, answer: dict[str, Any],
-                 rng: random.Random, changed: set[str] | None = None,
-                 value: Any = None) -> tuple[str, list[str]]:
-    """Instruction (phrased by the values' types and roles, see `phrasing`) and no rubric:
-    the caller derives the rubric from the ground truth. `changed`: fields the chain's
-    writes changed; `value`: the answer (its type picks the question's form)."""
-    return phrasing.instruction(spec, plan, {**answer, "value": value}, rng, changed), []
-
-
-def bulk_text(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
-              rng: random.Random) -> tuple[str, list[str]]:
-    """Instruction and rubric of a programmatic task that writes."""
-    (k, v), = bulk["where"].items()
-    ents = phrasing.entity_plural(" ".join(phrasing.split_words(
-        phrasing.singular(bulk["table"]))))
-    rubric = [f"Changes every one of the {ents} whose {_words(k)} is {_value_text(v)}, "
-              "each the same way, and no other record.",
-              "Skips none of them and stops at none of them halfway."]
-    if bulk["answer"] == "count":
-        rubric.append("The reply states how many were changed.")
-    return phrasing.bulk_instruction(spec, plan, bulk, rng), rubric
-
-
-def rubric_for(spec: EnvSpec, plan: Plan, answer: dict[str, Any], truth: Truth) -> list[str]:
-    out = []
-    kind = answer.get("kind", "none")
-    if kind == "field":
-        out.append(f"The reply states the {_words(answer['field'])}: {_value_text(truth.answer)}.")
-    elif kind != "none":
-        what = "number of matching items" if kind == "count" else \
-            f"{kind} of the {_words(answer['field'])}"
-        out.append(f"The reply states the {what}: {_value_text(truth.answer)}.")
-    for step in plan.steps:
-        for param, value in step.given.items():
-            if param not in phrasing._PAGING:
-                out.append(f"Works with {phrasing.arg_phrase(param, value)} as the user "
-                           "asked.")
-    if truth.expected_changes:
-        changed = ", ".join(f"{t} ({sum(len(v) for v in d.values())} row change(s))"
-                            for t, d in truth.expected_changes.items())
-        out.append(f"Makes the requested change and nothing else: {changed}.")
-    else:
-        out.append("Changes nothing in the system.")
-    return out
-
-
-def llm_text(model: Any, spec: EnvSpec, plan: Plan, answer: dict[str, Any],
-             truth: Truth) -> tuple[str, list[str]] | None:
-    """Instruction and rubric from a chat model; None when its reply breaks a rule."""
-    facts = {
-        "environment": spec.theme.name,
-        "user_states": [{"what": _noun(k), "value": v} for s in plan.steps
-                        for k, v in s.given.items()],
-        "steps": [{"does": phrasing.action_phrase(spec, s.tool),
-                   "choose_item_with": s.select} for s in plan.steps],
-        "final_answer": {"kind": answer.get("kind"), "field": answer.get("field"),
-                         "where": answer.get("where")},
-    }
-    return _written(model, spec, facts)
-
-
-def llm_bulk_text(model: Any, spec: EnvSpec, plan: Plan,
-                  bulk: dict[str, Any]) -> tuple[str, list[str]] | None:
-    """A programmatic task that writes, worded by a chat model; None when it breaks a rule."""
-    (k, v), = bulk["where"].items()
-    ents = phrasing.entity_plural(" ".join(phrasing.split_words(
-        phrasing.singular(bulk["table"]))))
-    states = [{"what": _noun(p), "value": x} for s in plan.steps for p, x in s.given.items()
-              if p not in ("limit", "offset", "page", "page_size", "max_results")]
-    states += [{"what": _noun(p), "value": x} for p, x in bulk["args"].items()]
-    states.append({"what": f"condition on the {ents}: {_words(k)}", "value": v})
-    facts = {
-        "environment": spec.theme.name, "user_states": states,
-        "steps": [{"does": phrasing.action_phrase(spec, s.tool),
-                   "choose_item_with": s.select} for s in plan.steps[:-1]]
-        + [{"does": f"for every one of the {ents} whose {_words(k)} is {_value_text(v)}: "
-                    f"{phrasing.action_phrase(spec, bulk['write'])}; no other record"}],
-        "final_answer": {"kind": "how many were changed" if bulk["answer"] == "count"
-                         else "none (confirm it is done)"},
-    }
-    return _written(model, spec, facts)
-
-
-def _written(model: Any, spec: EnvSpec, facts: dict[str, Any]
-             ) -> tuple[str, list[str]] | None:
-    from langchain_core.messages import HumanMessage, SystemMessage
-
-    from agent_world.synthesis.synthesizer_prompts import WRITE_TASK_SYSTEM, WRITE_TASK_USER
-
-    try:
-        reply = model.invoke([SystemMessage(WRITE_TASK_SYSTEM), HumanMessage(
-            WRITE_TASK_USER.format(facts=json.dumps(facts, default=str),
-                                   forbidden=", ".join(t.name for t in spec.tools)))])
-        text = str(reply.content)
-        data = json.loads(text[text.index("{"): text.rindex("}") + 1])
-        instruction, rubric = str(data["instruction"]), [str(r) for r in data.get("rubric", [])]
-    except Exception:  # any malformed reply: the caller falls back to templates
-        return None
-    if names_a_tool(instruction, spec, {}):
-        return None
-    for state in facts["user_states"]:
-        v = state["value"]
-        if isinstance(v, str | int) and str(v).lower() not in instruction.lower():
-            return None
-    return instruction, rubric
-
-
-def _writer(model: Any, text: Any) -> str:
-    """Who wrote a request: the model's name, "offline" (no model configured) or
-    "offline-fallback" (the model's reply could not be used: the templates wrote it, and
-    synthesis counts and reports it)."""
-    if model is None:
-        return "offline"
-    return "offline-fallback" if text is None else getattr(model, "model_name",
-                                                            type(model).__name__)
-
-
-def names_a_tool(text: str, spec: EnvSpec, view: dict[str, str]) -> bool:
-    names = {t.name for t in spec.tools} | set(view)
-    return any(re.search(rf"\b{re.escape(n)}\b", text) for n in names)
-
-
-# ---- answers ----------------------------------------------------------------------------------
-def _echoed(plan: Plan) -> set[str]:
-    return {normalise(v) for s in plan.steps for v in s.given.values()}
-
-
-def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
-                   changed: set[str] | None = None) -> list[dict]:
-    """Answer specs worth asking about the last observation, best first. After a write
-    (`changed`: the columns it changed), only what it changed: the new status, not a field
-    any lookup gives; never a timestamp a write stamps (the engine's clock)."""
-    i = len(plan.steps) - 1
-    echo = _echoed(plan)
-    if isinstance(last, list):
-        items = [x for x in last if isinstance(x, dict)]
-        if len(items) < 2:
-            return []
-        if aggregate:
-            return _aggregations(i, items, rng)
-        step = plan.steps[i]
-        item = rng.choice(items)
-        step.select = _selector(items, item, set(step.given), rng) or None
-        if step.select is None:
-            return []
-        last = item
-    if not isinstance(last, dict):
-        return []
-    fields = [(k, v) for k, v in scalar_fields(last).items()
-              if v is not None and not isinstance(v, bool) and normalise(v) not in echo
-              and len(str(v)) <= 60 and str(v).strip() and k not in (plan.steps[i].select or {})]
-    if changed is not None:
-        fields = [(k, v) for k, v in fields if k in changed and not _timestamp(k, v)]
-    rng.shuffle(fields)
-    # readable fields first; identifiers and timestamps are fair answers but less interesting
-    fields.sort(key=lambda kv: (kv[0].endswith("_id") or kv[0] == "id") + _timestamp(*kv))
-    return [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
-
-
-# numbers that say where or when, rate or code something: their highest or lowest is a question,
-# their total is not ("add up the year of the dst transitions", "add up the status code of the
-# pages"); a number, index or day last in a name is a position ("page number"), elsewhere it
-# may count ("number of guests", "days overdue")
-NOT_ADDITIVE = frozenset({
-    "year", "month", "week", "hour", "minute", "age", "latitude", "longitude", "lat", "lon",
-    "lng", "offset", "rating", "score", "rank", "priority", "version", "percent", "percentage",
-    "temperature", "stars", "port", "floor", "code", "status", "zip", "postal",
-})
-POSITION_LAST = frozenset({"number", "no", "index", "sequence", "position", "day", "second"})
-
-
-def _not_additive(field: str) -> bool:
-    words = split_words(field)
-    return bool(words) and (words[-1] in POSITION_LAST or any(w in NOT_ADDITIVE for w in words))
-
-
-def _aggregations(i: int, items: list[dict], rng: random.Random) -> list[dict]:
-    options = []
-    cats, nums = {}, []
-    for k in scalar_fields(items[0]):
-        values = [field_value(x, k) for x in items]
-        if all(isinstance(x, str) for x in values) and 2 <= len(set(values)) <= 6 \
-                and len(set(values)) < len(values):
-            cats[k] = sorted(set(values))
-        if all(isinstance(x, int | float) and not isinstance(x, bool) for x in values) and \
-                not k.endswith("id") and len(set(values)) > 1:
-            nums.append(k)
-    for k, values in cats.items():
-        options.append({"kind": "count", "step": i, "where": {k: rng.choice(values)}})
-    for k in nums:
-        where = {}
-        if cats and rng.random() < 0.5:
-            c = rng.choice(sorted(cats))
-            where = {c: rng.choice(cats[c])}
-        kinds = ["max", "min"] if _not_additive(k) else ["sum", "max", "min"]
-        options.append({"kind": rng.choice(kinds), "step": i, "field": k, "where": where})
-    rng.shuffle(options)
-    return options[:4]
 
 
 # ---- tool views -----------------------------------------------------------------------------
@@ -296,11 +88,11 @@ def _one_record_twice(plan: Plan) -> bool:
     """A call given one record under two roles ("timezone 1 as the source and as the
     target"): a conversion from a zone to itself is nothing a person asks for."""
     for s in plan.steps:
-        keys = [(b.step, b.field) for p, b in s.bound.items() if phrasing.role(p) == "key"]
-        given = [normalise(v) for p, v in s.given.items() if phrasing.role(p, v) == "key"]
+        keys = [(b.step, b.field) for p, b in s.bound.items() if role(p) == "key"]
+        given = [normalise(v) for p, v in s.given.items() if role(p, v) == "key"]
         if len(set(keys)) < len(keys) or len(set(given)) < len(given) and len({
                 noun(p).split()[-1] for p, v in s.given.items()
-                if phrasing.role(p, v) == "key"}) < len(given):
+                if role(p, v) == "key"}) < len(given):
             return True
     return False
 
@@ -380,7 +172,7 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         return truth
     view = tool_view(spec, plan, recipe, rng, salt=f"{seed}:{rng.random()}")
     text = llm_text(model, spec, plan, answer, truth) if model is not None else None
-    writer = _writer(model, text)
+    writer = request_writer(model, text)
     instruction, rubric = text or offline_text(
         spec, plan, answer, rng, changed=_changed_columns(truth.expected_changes or {}),
         value=truth.answer)
@@ -469,7 +261,7 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
     if not isinstance(last, dict):
         return "nothing to branch on"
     fields = scalar_fields(last)
-    echo = _echoed(plan) | {normalise(v) for v in (plan.steps[i].select or {}).values()}
+    echo = echoed(plan) | {normalise(v) for v in (plan.steps[i].select or {}).values()}
     # a field an earlier pick or filter fixed is known before the read: no condition on it
     fixed = {k for s in plan.steps for k in [*(s.select or {}), *s.given]}
     conds = []
@@ -523,15 +315,15 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
             text = llm_text(model, spec, plan, {"kind": "condition", **cond}, truth)
             if text is not None:
                 instruction = text[0]
-        writer = _writer(model, text)
+        writer = request_writer(model, text)
         if names_a_tool(instruction, spec, view):
             return "the instruction names a tool"
         diff = _difficulty(spec, truth, gold_plan, view, recipe, aggregation=False,
                            condition=True, tools={s.tool for s in then_plan.steps})
-        rubric = [f"Reads the {phrasing.field_words(f)} before deciding.",
+        rubric = [f"Reads the {field_words(f)} before deciding.",
                   ("Makes the change, since the condition holds, and nothing else." if holds
                    else "Changes nothing, since the condition does not hold, and states the "
-                        f"{phrasing.field_words(else_field)}: {_value_text(truth.answer)}.")]
+                        f"{field_words(else_field)}: {value_text(truth.answer)}.")]
         task = Task(
             kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint, seed=seed,
             instruction=instruction, tool_view=view, chain=truth.chain,
@@ -568,7 +360,7 @@ def _bulk_candidate(spec: EnvSpec, found: tuple[dict, Plan, list, dict], recipe:
     view = tool_view(spec, Plan(steps=[*reads.steps, PlanStep(tool=bulk["write"])]), recipe,
                      rng, salt=f"{seed}:{rng.random()}")
     text = llm_bulk_text(model, spec, reads, bulk) if model is not None else None
-    writer = _writer(model, text)
+    writer = request_writer(model, text)
     instruction, rubric = text or bulk_text(spec, reads, bulk, rng)
     if names_a_tool(instruction, spec, view):
         return "the instruction names a tool"
@@ -595,58 +387,5 @@ BULK_SHARE = 0.5  # share of programmatic walks that try a task that writes firs
 LIST_START = 0.7  # share of programmatic walks that start at a tool returning a list
 
 
-# ---- programmatic code ------------------------------------------------------------------------
-def solution_source(plan: Plan, answer: dict[str, Any]) -> str:
-    """`solve(env)`: the plan's tool calls plus the aggregation, as Python."""
-    lines = call_lines(plan)
-    i = answer["step"]
-    where = answer.get("where") or {}
-    lines.append(f"    items = [x for x in r{i} if all(field(x, k) == v for k, v in "
-                 f"{where!r}.items())]")
-    if answer["kind"] == "count":
-        lines.append("    return len(items)")
-    else:
-        lines.append(f"    values = [field(x, {answer['field']!r}) for x in items]")
-        lines.append("    values = [v for v in values if isinstance(v, (int, float))]")
-        agg = {"sum": "round(sum(values), 2)", "max": "max(values)", "min": "min(values)"}
-        lines.append(f"    return {agg[answer['kind']]}")
-    return SOLUTION_HELPERS.lstrip() + "\n\n" + "\n".join(lines) + "\n"
 
-
-_VERIFY_TEMPLATE = '''EXPECTED = {expected!r}
-
-
-def _states_expected(answer):
-    """The answer is EXPECTED: the one number it states (`answer_values`, above: a list of
-    candidate numbers, or digits of a date, a time or a code, are not an answer)."""
-    import math
-
-    numbers = answer_values(answer, MAX_ANSWER_CHARS).get("number", [])
-    return len(numbers) == 1 and math.isclose(numbers[0], EXPECTED, rel_tol=1e-9, abs_tol=1e-9)
-
-
-def _unchanged(initial_db, final_db):
-    """Every table holds the same rows before and after (the task only reads)."""
-    tables = [r["name"] for r in initial_db.query(
-        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
-    for t in tables:
-        q = f'SELECT * FROM "{{t}}" ORDER BY rowid'
-        if initial_db.query(q) != final_db.query(q):
-            return False
-    return True
-
-
-def verify(initial_db, final_db, answer):
-    return _states_expected(answer) and _unchanged(initial_db, final_db)
-'''
-
-
-def verify_source(truth: Truth) -> str:
-    """`verify(initial_db, final_db, answer)`: the aggregate is stated (the check's answer
-    rule, `answer_rule_source`), nothing was written."""
-    return answer_rule_source() + _VERIFY_TEMPLATE.format(expected=float(truth.answer))
-
-
-__all__ = ["answer_options", "build_candidate", "bulk_text", "chain_target", "llm_bulk_text", "llm_text",
-           "names_a_tool",
-           "offline_text", "rubric_for", "solution_source", "tool_view", "verify_source"]
+__all__ = ["BULK_SHARE", "LIST_START", "build_candidate", "chain_target", "tool_view"]

@@ -58,6 +58,7 @@ from typing import Any
 
 from agent_world.envs.database import logged_tables
 from agent_world.tasks.model import Step, Task, ToolCall
+from agent_world.tasks.scripts import ScriptError, run_verify
 
 MAX_ANSWER_CHARS = 200  # a short sentence at most: a longer text states nothing
 WILDCARD = "*"
@@ -88,7 +89,7 @@ def answer_values(answer, limit):
     Self-contained on purpose: generated verification scripts (which run isolated, without
     this package) carry a copy of its source, so a script and the check read answers alike.
     """
-    import re
+    import re  # inside: the copy in a script must carry its own imports
 
     if answer is None:
         return {}
@@ -434,8 +435,6 @@ def _check_program(task: Task, initial_db: str | Path, final_db: str | Path,
     value (it recomputes it from the initial state). With a reference answer, the answer must
     also state exactly one value of its kind (`single_value`): the rule generated scripts
     carry too, so a script stored before it cannot take a list of candidates either."""
-    from agent_world.tasks.scripts import ScriptError, run_verify
-
     if not task.verify:
         return CheckResult(0.0, False, {"verify": 0.0}, "task has no verification script")
     try:

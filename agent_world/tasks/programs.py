@@ -30,9 +30,10 @@ condition.
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
-from agent_world.envs.database import audit_logs
+from agent_world.envs.database import audit_logs, read_rows
 from agent_world.envs.episode import EnvRuntime, Observation
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.check import answer_rule_source, episode_changes
@@ -120,8 +121,6 @@ def _run(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, seed: int, calls: list[
 
 def _initial_keys(runtime: EnvRuntime, spec: EnvSpec, seed: int, table: str, key: str,
                   where: dict[str, Any]) -> set[Any] | None:
-    from agent_world.envs.database import read_rows
-
     cond = " AND ".join(f'"{c}" = ?' for c in where) or "1=1"
     params = [int(v) if isinstance(v, bool) else v for v in where.values()]
     ep = runtime.open(spec, seed=seed)
@@ -293,8 +292,6 @@ def _largest_page(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, step: int,
 
 def entity_words(tool: str) -> set[str]:
     """A tool's name words minus its verb, singular (`list_holds` → {hold})."""
-    import re
-
     words = [w for w in re.split(r"[_\W]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool)
                                  .lower()) if w]
     rest = words[1:] or words

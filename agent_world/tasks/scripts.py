@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_world.errors import AgentWorldError
+from agent_world.sandbox import Limits, confine
 
 DEFAULT_TIMEOUT_S = 20.0
 MAX_LINE_BYTES = 1 << 20  # a solution's longest protocol line (one call or its answer)
@@ -44,8 +45,6 @@ _SCORE_RULE = "a score is True, False or a finite number in [0, 1]"
 
 
 def _limits() -> Any:
-    from agent_world.sandbox import Limits
-
     return Limits(memory_bytes=1 << 30, cpu_s=60, file_bytes=64 << 20, processes=16)
 
 
@@ -119,8 +118,6 @@ _out.flush()
 def _spawn(program: str, workdir: Path) -> Iterator[subprocess.Popen[str]]:
     """The script's interpreter, confined by the project sandbox (bubblewrap: no network,
     read-only system, `workdir` its only writable directory, rlimits, a process limit)."""
-    from agent_world.sandbox import confine
-
     confined = confine([sys.executable, "-I", "-c", program], workdir=workdir,
                        limits=_limits(), what="a task script")
     proc = confined.popen(cwd=workdir, text=True, stdin=subprocess.PIPE,

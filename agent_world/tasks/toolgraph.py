@@ -28,6 +28,7 @@ from typing import Any
 
 import networkx as nx
 
+from agent_world.config import resolve_home
 from agent_world.envs.episode import EnvRuntime, default_runtime
 from agent_world.envs.spec import EnvSpec, ToolSpec
 
@@ -177,8 +178,6 @@ def build_tool_graph(spec: EnvSpec, outputs: dict[str, dict] | None = None,
 
 
 def save_graph(g: nx.DiGraph, home: str | Path | None = None) -> Path:
-    from agent_world.config import resolve_home
-
     path = resolve_home(home) / "toolgraphs" / f"{g.graph['env']}-{g.graph['fingerprint']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(nx.node_link_data(g, edges="edges"), indent=1, default=str))
@@ -186,8 +185,6 @@ def save_graph(g: nx.DiGraph, home: str | Path | None = None) -> Path:
 
 
 def load_graph(spec: EnvSpec, home: str | Path | None = None) -> nx.DiGraph | None:
-    from agent_world.config import resolve_home
-
     path = resolve_home(home) / "toolgraphs" / f"{spec.name}-{spec.fingerprint}.json"
     if not path.is_file():
         return None

@@ -27,17 +27,16 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.models import declare_plain
 from agent_world.rollout.baseline_agent import BaselineChatModel
+from agent_world.rollout.chat_policy import ChatModelPolicy
 from agent_world.rollout.engine import RolloutConfig, run_rollouts, spec_index
 from agent_world.rollout.policy import Policy
 from agent_world.rollout.toolcall import gold_replies, system_prompt
 from agent_world.tasks.evaluation import passed
 from agent_world.tasks.model import Task, Trajectory
-from agent_world.training.lm import load_lm, release_memory, small_cpu_model
-from agent_world.training.policies import ChatModelPolicy, HFPolicy, read_policy_settings
 
-# Imported where used: agent_world.training.grpo and .sft (torch loads only when a policy is
-# trained) and langchain.chat_models (about 0.5 s of imports, needed only for a provider:model
-# policy).
+# Imported where used: the torch modules (lm, policies, grpo, sft: torch and transformers load
+# only when a model is loaded, so evaluating a chat model never imports them) and
+# langchain.chat_models (about 0.5 s of imports, needed only for a provider:model policy).
 if TYPE_CHECKING:
     from agent_world.training.grpo import GRPOConfig, StepStats
 
@@ -99,10 +98,10 @@ class TrainingSizes:
 
 def training_sizes(model: Any, device: str = "auto") -> TrainingSizes:
     """The sizes for `model` trained on `device` (GRPOConfig.device)."""
-    from agent_world.training.grpo import pick_device
+    from agent_world.training import grpo, lm
 
-    on_cpu = pick_device(device).type == "cpu"
-    if on_cpu and small_cpu_model(model):
+    on_cpu = grpo.pick_device(device).type == "cpu"
+    if on_cpu and lm.small_cpu_model(model):
         return TrainingSizes(32, 3e-3, None, {})
     if on_cpu:
         # one sequence per forward pass, at most 1,536 tokens: on a CPU, attention over a
@@ -145,12 +144,14 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
     if ref == "baseline":
         return ChatModelPolicy(BaselineChatModel(seed=seed), name="baseline")
     if ref in ("smollm2", "tiny") or Path(ref).is_dir():
+        from agent_world.training import lm, policies
+
         corpus = _corpus(tasks or [], specs or {}) if ref == "tiny" else None
-        model, tok = load_lm(ref, corpus=corpus, seed=seed, base=base)
-        trained = read_policy_settings(ref) if Path(ref).is_dir() else {}
+        model, tok = lm.load_lm(ref, corpus=corpus, seed=seed, base=base)
+        trained = policies.read_policy_settings(ref) if Path(ref).is_dir() else {}
         context = getattr(model.config, "max_position_embeddings", None) or MIN_TOTAL_TOKENS
         budget = min(context, max(MIN_TOTAL_TOKENS, trained.get("max_total_tokens", 0)))
-        return HFPolicy(model.eval(), tok, name=ref, temperature=temperature,
+        return policies.HFPolicy(model.eval(), tok, name=ref, temperature=temperature,
                         max_new_tokens=max(MIN_NEW_TOKENS,
                                            trained.get("max_new_tokens", max_new_tokens)),
                         max_total_tokens=budget,
@@ -223,6 +224,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
     the model's default (`training_sizes`: fewer steps when `policy` is a checkpoint
     directory, which already learned the format). Without a `config`, GRPO batches are sized to the
     model too. `on_warm_step(step, steps, loss)` hears every supervised step."""
+    from agent_world.training import lm, sft
     from agent_world.training.grpo import GRPOConfig, GRPOTrainer
 
     started = time.perf_counter()
@@ -234,7 +236,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
     else:
         seed = config.seed if config is not None else seed
         corpus = _corpus(tasks, index) if policy == "tiny" else None
-        model, tok = load_lm(str(policy), corpus=corpus, seed=seed)
+        model, tok = lm.load_lm(str(policy), corpus=corpus, seed=seed)
         sizes = training_sizes(model, config.device if config is not None else "auto")
         if config is None:
             config = GRPOConfig(seed=seed, **sizes.grpo)
@@ -244,11 +246,9 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
         steps_warm = sizes.warm_steps(continued) if warm_start_steps is None \
             else warm_start_steps
         if steps_warm > 0:
-            from agent_world.training.sft import sft
-
             limit = config.max_total_tokens if sizes.warm_start_max_tokens is None else \
                 min(config.max_total_tokens, sizes.warm_start_max_tokens)
-            warm = sft(model, tok, tasks, index, steps=steps_warm, batch_size=WARM_START_BATCH,
+            warm = sft.sft(model, tok, tasks, index, steps=steps_warm, batch_size=WARM_START_BATCH,
                        lr=sizes.warm_start_lr, seed=config.seed, compact=config.compact_tools,
                        device=config.device, max_tokens=limit,
                        micro_batch=sizes.warm_start_micro_batch,
@@ -258,7 +258,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)
     with trainer:
         trainer.train(steps, on_step=on_step)
-    release_memory()
+    lm.release_memory()
     ckpt = GRPOTrainer.latest(out)
     assert ckpt is not None
     curve = [{"step": p["step"], "reward": p["reward_mean"], "loss": p["loss"],

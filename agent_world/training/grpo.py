@@ -1,5 +1,6 @@
-"""Embedded GRPO (PyTorch, CPU or CUDA): groups of rollouts per task, group-normalised
-advantages, clipped ratio, k3 KL to a frozen reference, token-level mean over policy tokens.
+"""Embedded GRPO (PyTorch, CPU or CUDA): the trainer, its step loop and checkpoints. The
+numerics (group-normalised advantages, clipped ratio, k3 KL to a frozen reference, token-level
+mean over policy tokens) are in `grpo_math`, the batches in `grpo_batch`.
 
     trainer = GRPOTrainer(model, tokenizer, tasks, specs, GRPOConfig(group_size=4), out_dir=d)
     for stats in trainer.train(50): print(stats.step, stats.reward_mean)
@@ -7,13 +8,8 @@ advantages, clipped ratio, k3 KL to a frozen reference, token-level mean over po
 
 One step: sample `tasks_per_step` tasks (seeded by the step number), run `group_size` attempts
 of each in fresh episodes (`rollout.run_rollouts`), score them (`reward.score`), drop
-environment faults, then per group A = (r - mean) / (std + 1e-9) and
-
-    loss = sum_t mask_t * ( -min(ρ_t A, clip(ρ_t, 1-ε, 1+ε) A) + β k3_t ) / sum_t mask_t
-    ρ_t = exp(logπ_t - logπ_old_t),  k3_t = exp(logπ_ref_t - logπ_t) - (logπ_ref_t - logπ_t) - 1
-
-summed over every sequence of the batch (token-level mean; mask = tokens the policy generated,
-prompt and tool observations excluded), gradients clipped to norm 1.0.
+environment faults, batch them with their group advantages (`grpo_batch.make_batch`) and
+minimise the GRPO loss (`grpo_math`), gradients clipped to norm 1.0.
 """
 
 from __future__ import annotations
@@ -25,13 +21,13 @@ import random
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from agent_world import stop
 from agent_world.envs.episode import EnvRuntime
@@ -40,13 +36,9 @@ from agent_world.errors import AgentWorldError
 from agent_world.rollout.engine import Rollout, RolloutConfig, run_rollouts
 from agent_world.rollout.reward import score
 from agent_world.tasks.model import Task
-from agent_world.training.lm import (
-    cache_kwarg,
-    cpu_threads,
-    deepspeed_on_cpu,
-    output_cache,
-    quiet_progress_bars,
-)
+from agent_world.training.grpo_batch import Batch, behaviour, make_batch
+from agent_world.training.grpo_math import first_policy_column, grpo_token_losses, token_logprobs
+from agent_world.training.lm import cpu_threads, deepspeed_on_cpu, quiet_progress_bars
 from agent_world.training.policies import HFPolicy, write_policy_settings
 
 # transformers loads only when a run resumes from a checkpoint (a trainer is handed its model),
@@ -112,181 +104,6 @@ class StepStats:
     neg_logp: float = 0.0  # mean -log π of the sampled policy tokens (entropy estimate)
     flat_groups: float = 0.0  # groups whose rewards are all equal (advantage 0: no signal)
     adv_abs: float = 0.0  # mean |advantage| over the batch's sequences
-
-
-# ---- numerics (pure functions, unit-tested against hand-computed values) ---------------------
-FLAT_TOLERANCE = 1e-6  # rewards closer than this (relative) count as equal
-
-
-def group_advantages(rewards: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
-    """(r - mean) / (std + 1e-9) within each group (std: unbiased, as torch.std); a group of
-    one, or of equal rewards, gets advantage 0.
-
-    Equal rewards are tested, not left to the formula: the float mean of eight -0.1 rewards
-    is off by one rounding step, std is then of that size too, and (r - mean) / (std + 1e-9)
-    came out +0.83 for every attempt, pushing up whatever a group that all failed alike did
-    (all -0.2: +0.88; all -0.3: -0.91)."""
-    adv = torch.zeros_like(rewards, dtype=torch.float32)
-    for g in torch.unique(groups):
-        idx = groups == g
-        r = rewards[idx].float()
-        if r.numel() > 1 and float(r.max() - r.min()) > FLAT_TOLERANCE * max(
-                1.0, float(r.abs().max())):
-            adv[idx] = (r - r.mean()) / (r.std() + 1e-9)
-    return adv
-
-
-def token_logprobs(model: Any, ids: torch.Tensor, attention: torch.Tensor, start: int = 0,
-                   share_prefix: bool = False, temperature: float = 1.0) -> torch.Tensor:
-    """log π(ids[:, t] | ids[:, :t]) for t >= 1: shape [B, T-1]. `temperature`: the policy
-    samples from softmax(logits / temperature), so its ratio and KL use those log-probs.
-
-    Only columns from `start` on are computed (the rest hold 0): a prompt needs hidden states
-    but no logits, and the logits are the largest tensor of the pass ([B, T, vocab]). With
-    `share_prefix`, rows whose first `start` tokens are equal (the attempts of one task share
-    their prompt) run that prefix once and continue from its key/value cache, in the forward
-    and the backward pass alike; the values equal the plain pass up to float rounding.
-    """
-    n, width = ids.shape
-    start = max(0, min(start, width - 1))
-    if share_prefix and start > 0 and bool(attention[:, :start].all()):
-        prefix, inverse = torch.unique(ids[:, :start], dim=0, return_inverse=True)
-        if prefix.size(0) < n:
-            cache = output_cache(model(input_ids=prefix, attention_mask=torch.ones_like(prefix),
-                                       use_cache=True))
-            cache.batch_select_indices(inverse)
-            positions = torch.arange(start, width, device=ids.device).expand(n, -1)
-            logits = model(input_ids=ids[:, start:], attention_mask=attention,
-                           position_ids=positions, use_cache=True,
-                           **{cache_kwarg(model): cache}).logits[:, :-1]
-            return _pad_left(_picked_logprobs(logits, ids[:, start + 1:], temperature), start)
-    kwargs = {"logits_to_keep": width - start} if start > 0 else {}
-    logits = model(input_ids=ids, attention_mask=attention, **kwargs).logits[:, :-1]
-    return _pad_left(_picked_logprobs(logits, ids[:, start + 1:], temperature), start)
-
-
-def _picked_logprobs(logits: torch.Tensor, targets: torch.Tensor,
-                     temperature: float = 1.0) -> torch.Tensor:
-    logits = logits.float()  # bf16 logits: the softmax in fp32
-    if temperature != 1.0:
-        logits = logits / temperature
-    return -F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1),
-                            reduction="none").view(targets.shape)
-
-
-def _pad_left(values: torch.Tensor, start: int) -> torch.Tensor:
-    if start == 0:
-        return values
-    return torch.cat([values.new_zeros(values.size(0), start), values], dim=1)
-
-
-def first_policy_column(mask: torch.Tensor) -> int:
-    """The first column of a [B, T-1] policy mask where any row has a policy token (rows
-    without one do not count); 0 for an all-zero mask."""
-    cols = mask.any(0).nonzero()
-    return int(cols[0]) if cols.numel() else 0
-
-
-def grpo_token_losses(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None,
-                      advantages: torch.Tensor, clip_eps: float = 0.2,
-                      kl_coef: float = 0.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per-token loss, k3 KL and whether the ratio was clipped; shapes [B, T]."""
-    a = advantages.view(-1, 1)
-    ratio = torch.exp(logp - old_logp)
-    clipped = torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps)
-    loss = -torch.minimum(ratio * a, clipped * a)
-    kl = torch.zeros_like(logp)
-    if ref_logp is not None:
-        d = ref_logp - logp
-        kl = torch.exp(d) - d - 1
-        loss = loss + kl_coef * kl
-    return loss, kl, (ratio != clipped).float()
-
-
-def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None,
-              advantages: torch.Tensor, mask: torch.Tensor, clip_eps: float = 0.2,
-              kl_coef: float = 0.0) -> torch.Tensor:
-    """Token-level mean of the GRPO loss over the masked (policy) tokens of the batch."""
-    loss, _, _ = grpo_token_losses(logp, old_logp, ref_logp, advantages, clip_eps, kl_coef)
-    return (loss * mask).sum() / mask.sum().clamp(min=1)
-
-
-# ---- batches ---------------------------------------------------------------------------------
-@dataclass
-class Batch:
-    ids: torch.Tensor  # [B, T] right-padded
-    attention: torch.Tensor  # [B, T]
-    mask: torch.Tensor  # [B, T-1]: 1 where ids[:, 1:] is a policy token
-    advantages: torch.Tensor  # [B]
-    rewards: torch.Tensor  # [B]
-    groups: torch.Tensor | None = None  # [B]: the task index of each sequence
-
-    def select(self, index: slice | torch.Tensor) -> Batch:
-        """The sequences at `index` (a slice or a bool [B] mask; at least one), their shared
-        right padding trimmed."""
-        width = int(self.attention[index].sum(1).max())
-        return Batch(self.ids[index, :width], self.attention[index, :width],
-                     self.mask[index, :width - 1], self.advantages[index], self.rewards[index],
-                     None if self.groups is None else self.groups[index])
-
-    def slices(self, size: int) -> Iterator[tuple[slice, Batch]]:
-        for start in range(0, self.ids.size(0), size):
-            s = slice(start, start + size)
-            yield s, self.select(s)
-
-
-def trained_length(mask: list[int]) -> int:
-    """Tokens of a trace up to its last policy token. What follows is context for nothing:
-    attention is causal, so no policy token's log-probability depends on it. An episode cut
-    by the token budget ends with the observation that overran it: tool listings made four
-    GRPO sequences 4,400 tokens wide for 247 policy tokens, and that update took 138 s on a
-    CPU instead of 5 (with the same loss)."""
-    return len(mask) - mask[::-1].index(1) if 1 in mask else 0
-
-
-def make_batch(rollouts: list[Rollout], pad_id: int) -> Batch | None:
-    """Sequences (each up to its last policy token; see `trained_length`), masks and group
-    advantages of the rollouts that can train (no env fault, at least one policy token)."""
-    usable = [r for r in rollouts if not r.trajectory.env_fault and r.state.trace is not None
-              and sum(r.state.trace.mask) > 0]
-    if not usable:
-        return None
-    lengths = [trained_length(r.state.trace.mask) for r in usable]  # type: ignore[union-attr]
-    width = max(lengths)
-    ids, attn, mask = [], [], []
-    for r, n in zip(usable, lengths, strict=True):
-        t = r.state.trace
-        assert t is not None
-        ids.append(t.ids[:n] + [pad_id] * (width - n))
-        attn.append([1] * n + [0] * (width - n))
-        mask.append(t.mask[1:n] + [0] * (width - n))
-    rewards = torch.tensor([r.trajectory.reward for r in usable], dtype=torch.float32)
-    groups = torch.tensor([r.group for r in usable])
-    return Batch(torch.tensor(ids), torch.tensor(attn), torch.tensor(mask, dtype=torch.float32),
-                 group_advantages(rewards, groups), rewards, groups)
-
-
-def behaviour(trajectories: list[Any], batch: Batch | None) -> dict[str, float]:
-    """What the attempts did (call / malformed / answer rates) and the batch's signal (share
-    of groups with equal rewards, mean |advantage|): StepStats' diagnostic fields."""
-    n = len(trajectories) or 1
-
-    def share(pred: Callable[[Any], bool]) -> float:
-        return sum(1 for t in trajectories if pred(t)) / n
-
-    out = {"call_rate": share(lambda t: any(
-               s.tool is not None and s.error_kind not in ("malformed_tool_call", "unknown_tool")
-               for s in t.steps)),
-           "malformed_rate": share(lambda t: any(s.error_kind == "malformed_tool_call"
-                                                 for s in t.steps)),
-           "answer_rate": share(lambda t: t.finished),
-           "flat_groups": 0.0, "adv_abs": 0.0}
-    if batch is not None and batch.groups is not None and batch.rewards.numel():
-        flat = [bool(batch.rewards[batch.groups == g].unique().numel() == 1)
-                for g in torch.unique(batch.groups)]
-        out["flat_groups"] = sum(flat) / len(flat)
-        out["adv_abs"] = float(batch.advantages.abs().mean())
-    return out
 
 
 # ---- the trainer -----------------------------------------------------------------------------
@@ -579,8 +396,6 @@ class GRPOTrainer:
     @classmethod
     def resume(cls, out_dir: str | Path, tasks: list[Task], specs: Mapping[str, EnvSpec],
                checkpoint: str | Path | None = None, **kwargs: Any) -> GRPOTrainer:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
         ckpt = Path(checkpoint) if checkpoint else cls.latest(out_dir)
         if ckpt is None:
             raise AgentWorldError(f"no checkpoint in {out_dir}")
@@ -620,6 +435,4 @@ def _with_lora(model: Any, rank: int) -> Any:
                                             lora_dropout=0.0, task_type="CAUSAL_LM"))
 
 
-__all__ = ["Batch", "GRPOConfig", "GRPOTrainer", "StepStats", "grpo_loss", "grpo_token_losses",
-           "first_policy_column", "group_advantages", "make_batch", "token_logprobs",
-           "trained_length"]
+__all__ = ["GRPOConfig", "GRPOTrainer", "StepStats"]

@@ -24,11 +24,21 @@ from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
 from typing import Any
 
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedTokenizerFast,
+)
+
 from agent_world.errors import AgentWorldError
 
-# torch, transformers, tokenizers and peft are imported in the functions that build or load a
-# model: this module is imported by the policy and rollout code, which runs without them until
-# a model is loaded (peft is optional)
+# peft is optional: imported where an adapter is loaded. Code that must run without torch (the
+# rollout engine, chat-model policies, `training.api` until a model is loaded) does not import
+# this module at its top.
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + "
@@ -64,16 +74,11 @@ def deepspeed_on_cpu() -> None:
     """On a machine without a GPU, tell DeepSpeed the CPU is meant (`DS_ACCELERATOR=cpu`; one
     the user set wins). Saving a model imports DeepSpeed through accelerate, and DeepSpeed
     then warns on every run that it "was unable to detect" an accelerator."""
-    import torch
-
     if not torch.cuda.is_available():
         os.environ.setdefault("DS_ACCELERATOR", "cpu")
 
 
 def load_smollm2(dtype: Any = None) -> tuple[Any, Any]:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     d = smollm2_dir()
     with quiet_progress_bars():
         tok = AutoTokenizer.from_pretrained(d, gguf_file=SMOLLM2_GGUF)
@@ -101,9 +106,6 @@ def tiny_tokenizer(corpus: list[str], vocab_size: int = 1024,
     """A byte-level BPE tokenizer trained on `corpus` (deterministic), ChatML template.
     `words` become single tokens (entity keys: a tiny model then copies one token, not a
     spelling)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
     specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -144,9 +146,6 @@ def tiny_model(tokenizer: Any, seed: int = 0, hidden: int = 64, layers: int = 2,
                heads: int = 4, max_positions: int = 2048, kv_heads: int | None = None,
                mlp: int | None = None, vocab: int | None = None) -> Any:
     """A randomly initialised Llama-style model (tests, learning checks, benchmarks)."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     config = LlamaConfig(vocab_size=vocab or len(tokenizer), hidden_size=hidden,
                          intermediate_size=mlp or hidden * 4, num_hidden_layers=layers,
                          num_attention_heads=heads, num_key_value_heads=kv_heads or heads,
@@ -197,8 +196,6 @@ def cpu_thread_count(model: Any) -> int | None:
 @contextmanager
 def cpu_threads(model: Any) -> Iterator[None]:
     """Run `model` on CPU with `cpu_thread_count` intra-op threads, then restore the setting."""
-    import torch
-
     want = cpu_thread_count(model)
     before = torch.get_num_threads()
     if want is not None:
@@ -250,8 +247,6 @@ def load_lm(ref: str, corpus: list[str] | None = None, seed: int = 0,
             base: str | None = None) -> tuple[Any, Any]:
     """(model, tokenizer) for a policy reference: "smollm2", "tiny" or a saved directory (a
     LoRA adapter's merged into its base: `load_adapter`, `base` as `adapter_base` takes it)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     if ref == "smollm2":
         return load_smollm2()
     if ref == "tiny":
@@ -311,8 +306,6 @@ def load_adapter(path: str | Path, base: str | None = None) -> tuple[Any, Any]:
     """(model, tokenizer) of the LoRA adapter in `path` merged into its base model
     (`adapter_base`): a plain transformers model, served and sampled like any other. The
     tokenizer is the adapter directory's when it was saved there, else the base's."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     try:
         from peft import PeftModel
     except ImportError as exc:

@@ -28,7 +28,8 @@ from agent_world.rollout.engine import observation_text, observe_call
 from agent_world.rollout.policy import EpisodeState, TokenTrace
 from agent_world.rollout.toolcall import format_call, gold_replies, system_prompt, tool_views
 from agent_world.tasks.model import Task
-from agent_world.training.grpo import first_policy_column, pick_device, token_logprobs
+from agent_world.training.grpo import pick_device
+from agent_world.training.grpo_math import first_policy_column, token_logprobs
 from agent_world.training.lm import cpu_threads, release_memory
 from agent_world.training.policies import HFPolicy
 

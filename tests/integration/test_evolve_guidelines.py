@@ -8,7 +8,8 @@ import pytest
 
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.examples import load_example
-from agent_world.evolution.diagnosis import EnvMeta, diagnose
+from agent_world.evolution.diagnosis import diagnose
+from agent_world.evolution.diagnosis_model import EnvMeta
 from agent_world.graphs import stages
 from agent_world.tasks.evaluation import attempt
 from agent_world.tasks.model import Difficulty, Step, Task, ToolCall, Trajectory

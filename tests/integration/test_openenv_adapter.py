@@ -46,8 +46,8 @@ from agent_world.integrations.openenv import (  # noqa: E402
     ArenaObservation,
     ArenaOpenEnv,
     OpenEnvAdapterError,
-    export_openenv,
 )
+from agent_world.integrations.openenv_export import export_openenv  # noqa: E402
 from agent_world.tasks.check import check_task  # noqa: E402
 from agent_world.training.drills import drill_tasks  # noqa: E402
 from tests.integration.served import listening_hosts  # noqa: E402

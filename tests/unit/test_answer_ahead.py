@@ -1,4 +1,4 @@
-"""Answers sent ahead (agent_world.envs.hostdb.Forecast): a sandboxed runtime runs the
+"""Answers sent ahead (agent_world.envs.forecast.Forecast): a sandboxed runtime runs the
 statements a tool's calls begin with before the call and sends their answers with it. The tool
 must see exactly what it would have seen without them, whatever its arguments, branches and
 parameter types, in every episode; writes run ahead that the tool does not send are undone."""

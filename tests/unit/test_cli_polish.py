@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 
+import typer.main
 from rich.text import Text
 from typer.testing import CliRunner
 
@@ -200,3 +201,21 @@ def test_help_texts_wrap_as_sentences_at_80_columns():
             width = max(len(part) for part in cell)
             for part, following in zip(cell, cell[1:], strict=False):
                 assert len(part) + 1 + len(following.split()[0]) > width, (args, cell)
+
+
+def test_root_help_lists_every_command_without_importing_them():
+    """The root help comes from the short help kept beside each command's path, and that
+    text is the command's own; a command's module (and its stage's dependencies) is imported
+    only when the command runs."""
+    code = ("import sys; from typer.testing import CliRunner; from agent_world.cli import app; "
+            "r = CliRunner().invoke(app, ['--help'], env={'COLUMNS': '200'}); "
+            "assert r.exit_code == 0, r.output; print(r.output); "
+            "print(sorted(m for m in sys.modules if m.startswith('agent_world.cli.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert "agent_world.cli.evolve" not in out and "agent_world.cli.train" not in out
+    group = typer.main.get_command(app)
+    for name, (_, short_help) in group.lazy.items():
+        assert name in out
+        real = group.get_command(typer.Context(group), name)
+        assert real.get_short_help_str(limit=1000) == short_help, name

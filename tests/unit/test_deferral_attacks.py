@@ -1,4 +1,4 @@
-"""Attacks on deferred writes and answers sent ahead (agent_world.envs.hostdb, worker.HostChannel):
+"""Attacks on deferred writes and answers sent ahead (agent_world.envs.forecast, host_channel):
 whatever a tool does, sandboxed (deferral and forecasts on) must see and leave exactly what
 unsandboxed (neither) does, call by call, and a failed call must leave the state as before."""
 
@@ -96,7 +96,7 @@ GROUPS = {
 ],
     "rerun_signal": [
     # a tool raising the engine's own rerun signal is a tool fault, not a second run
-    ("run", "from agent_world.envs.worker import Rerun\n"
+    ("run", "from agent_world.envs.host_channel import Rerun\n"
             f"ctx.execute({NOTE!r}, ('R1', 1, 'r'))\nraise Rerun()"),
 ],
     "write_timeout": [
@@ -198,7 +198,7 @@ def _counting_calls(monkeypatch) -> list[str]:
     (GRAB + "ch.queue.extend([(\"UPDATE users SET name = 'q'\", [], None)] * 20000)\n"
      "result = ctx.db.scalar('SELECT 1')", "worker_error"),
     # says the run is void and asks for another
-    (GRAB + "from agent_world.envs.worker import Rerun\n"
+    (GRAB + "from agent_world.envs.host_channel import Rerun\n"
      "ctx.execute(\"UPDATE users SET name = 'v'\")\nch.void = True\nraise Rerun()",
      "worker_error"),
     # queues writes in the strict run, after the first one was voided

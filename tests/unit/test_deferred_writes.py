@@ -1,4 +1,4 @@
-"""Deferred writes (agent_world.envs.worker.HostChannel): in a sandboxed runtime a write call's
+"""Deferred writes (agent_world.envs.host_channel): in a sandboxed runtime a write call's
 writes whose results the tool has not looked at travel with its next read or its reply instead
 of one round trip each. Tool code must not notice: a failing write is still raised at its own
 line with its own kind, rowcount and lastrowid are still right, a tool that catches a
@@ -10,8 +10,8 @@ import json
 import logging
 
 from agent_world.envs.episode import EnvRuntime
+from agent_world.envs.host_channel import MAX_DEFERRED
 from agent_world.envs.hostdb import EpisodeDB
-from agent_world.envs.worker import MAX_DEFERRED
 from tests.integration.escape_attempts import attacker_spec
 
 NOTE = "INSERT INTO notes (ref, user_id, body) VALUES (?, ?, ?)"

@@ -10,7 +10,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from agent_world import models
-from agent_world.evolution.diagnosis import Diagnosis, EnvMeta, ToolMeta, diagnose
+from agent_world.evolution.diagnosis import diagnose
+from agent_world.evolution.diagnosis_model import Diagnosis, EnvMeta, ToolMeta
 from agent_world.tasks.evaluation import attempt, classify_failure, score
 from agent_world.tasks.model import Difficulty, Step, Task, ToolCall, Trajectory
 

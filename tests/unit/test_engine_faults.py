@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from agent_world.cli import app
 from agent_world.envs.arguments import MAX_ARGUMENT_DEPTH
 from agent_world.envs.episode import AGENT_FAULTS, ENV_FAULTS
+from agent_world.envs.frames import MAX_RESULT_BYTES, MAX_RESULT_DEPTH
 from agent_world.envs.spec import EnvSpec
-from agent_world.envs.worker import MAX_RESULT_BYTES, MAX_RESULT_DEPTH
 
 
 def _tool(name: str, source: str, parameters: dict | None = None, mutates: bool = False) -> dict:

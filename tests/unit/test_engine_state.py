@@ -177,7 +177,7 @@ def test_get_or_fail_and_tool_error_from_the_package(runtime, spec):
     miss = ep.step("lookup", {"id": 9})
     assert miss.error.kind == "tool_error" and miss.error.message == "no users row with id=9"
     assert ep.step("imported_error").error.kind == "tool_error"
-    assert ToolError.__module__ == "agent_world.envs.worker"
+    assert ToolError.__module__ == "agent_world.envs.tool_context"
 
 
 def test_rows_read_by_name_and_position_and_duplicates_are_an_error(runtime, spec):

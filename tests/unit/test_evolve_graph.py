@@ -17,9 +17,10 @@ from agent_world.envs.examples import load_example
 from agent_world.errors import AgentWorldError
 from agent_world.graphs import evolve_graph as evolve
 from agent_world.graphs import mine_graph, stages
+from agent_world.graphs.evolve_schema import EvolveContext
 from agent_world.graphs.runner import final_state, invoke, stream, thread_config
-from agent_world.graphs.stages import TrainResult
 from agent_world.tasks.model import Step, Task, ToolCall, Trajectory
+from agent_world.training.api import TrainResult
 
 PRD = str(Path(evolve.__file__).parents[1] / "data" / "sources" / "book_lending_prd.md")
 
@@ -92,11 +93,11 @@ def doubles(monkeypatch):
     return d
 
 
-def _ctx(**kw) -> evolve.EvolveContext:
-    return evolve.EvolveContext(**{"sources": [f"file:{PRD}"], "iterations": 1,
-                                   "tasks_per_env": 4, "heldout_tasks_per_env": 8,
-                                   "targeted_tasks_per_env": 3, "replay": 2, "train_steps": 3,
-                                   **kw})
+def _ctx(**kw) -> EvolveContext:
+    return EvolveContext(**{"sources": [f"file:{PRD}"], "iterations": 1,
+                            "tasks_per_env": 4, "heldout_tasks_per_env": 8,
+                            "targeted_tasks_per_env": 3, "replay": 2, "train_steps": 3,
+                            **kw})
 
 
 def test_two_rounds_on_one_thread(tmp_path, doubles):
@@ -319,7 +320,7 @@ def test_cli_evolve_rounds_table_resume_guard_and_report(tmp_path, doubles, monk
 
     from agent_world.cli import app
 
-    monkeypatch.setattr(evolve.EvolveContext, "__init__", _patched_init(), raising=True)
+    monkeypatch.setattr(EvolveContext, "__init__", _patched_init(), raising=True)
     runner = CliRunner()
     home = ["--home", str(tmp_path)]
     res = runner.invoke(app, [*home, "evolve", "--rounds", "2", "--thread", "c",
@@ -335,7 +336,7 @@ def test_cli_evolve_rounds_table_resume_guard_and_report(tmp_path, doubles, monk
 
 def _patched_init():
     """EvolveContext built by the CLI, with the small PRD source instead of the default ones."""
-    original = evolve.EvolveContext.__init__
+    original = EvolveContext.__init__
 
     def init(self, *args, **kw):
         original(self, *args, **kw)

@@ -1,23 +1,20 @@
 """The bundled example environments: they load, meet their size/quality bar, every tool test
-passes on a real episode, and the shipped JSON is exactly what scripts/build_examples.py
-generates."""
+passes on a real episode, and building an example's folder gives the spec load_example hands
+out."""
 
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
+from agent_world.envs.authoring import build_env
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import example_names, example_path, load_example
 from agent_world.envs.spec import EnvSpec, ToolExpectation, ToolTest
 from agent_world.envs.testing import check_observation, run_tool_test
 from agent_world.errors import SpecError
 
-ROOT = Path(__file__).resolve().parents[2]
 NAMES = ["airline", "ecommerce"]
 # name -> (tables (min, max), rows (min, max), min foreign keys, tools (min, max))
 BARS = {
@@ -59,7 +56,7 @@ def test_unknown_example_names_the_available_ones():
 def test_example_loads_and_round_trips(name, specs):
     spec = specs[name]
     assert spec.name == name
-    assert example_path(name).is_file()
+    assert example_path(name).is_dir()
     assert EnvSpec.from_json(spec.to_json()).fingerprint == spec.fingerprint
     assert spec.provenance.created_by == "manual"
     assert spec.theme.taxonomy.l3 == name
@@ -166,23 +163,17 @@ def test_bookings_are_deterministic_per_seed(specs):
     assert results[0] == results[1]
 
 
-# ---- the generator -------------------------------------------------------------------------------------
-def _build_module():
-    path = ROOT / "scripts" / "build_examples.py"
-    spec = importlib.util.spec_from_file_location("_agent_world_build_examples", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+# ---- built from the folders ---------------------------------------------------------------------
+@pytest.mark.parametrize("name", NAMES)
+def test_env_build_of_the_folder_gives_the_same_spec(name, specs):
+    """What `agent-world env build agent_world/envs/examples/NAME` does: the data is generated
+    again from its fixed seeds, and the spec is the one load_example hands out."""
+    built = build_env(example_path(name))
+    assert built.name == name
+    assert built.content() == specs[name].content()
 
 
-def test_generator_reproduces_shipped_files():
-    build = _build_module()
-    built = build.build(NAMES)
-    for name in NAMES:
-        shipped = example_path(name).read_text()
-        assert build.render(built[name]) == shipped, (
-            f"{name}.json is stale: run .venv/bin/python scripts/build_examples.py")
-    again = build.build(["airline"])
-    assert build.render(again["airline"]) == build.render(built["airline"])
+def test_load_example_hands_out_copies():
+    first = load_example("airline")
+    first.rows["airports"].clear()
+    assert load_example("airline").rows["airports"]

@@ -17,9 +17,9 @@ from agent_world.envs.catalog import Catalog
 from agent_world.errors import SourceError
 from agent_world.mining.sources import parse_source, read_source
 from agent_world.mining.sources.harvest_corpus import CORPUS_DIR, corpus_index, corpus_sources
+from agent_world.mining.sources.harvest_models import HarvestEntry
 from agent_world.mining.sources.mcp_harvest import (
     SHIPPED_PACKAGES,
-    HarvestEntry,
     harvest,
     harvest_one,
     load_packages,

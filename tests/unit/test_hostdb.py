@@ -307,19 +307,18 @@ def test_the_episode_file_stays_readable_between_calls(notes_spec, caplog, sandb
 
 
 def test_statement_kinds_and_clocks_are_remembered_within_bounds():
-    from agent_world.envs import hostdb
-    from agent_world.envs.worker import call_clock
+    from agent_world.envs import forecast
+    from agent_world.envs.tool_context import call_clock
 
-    assert hostdb._is_select("  select id FROM t") and hostdb._is_select("SELECT 1")
-    assert not hostdb._is_select("UPDATE t SET a = 1") and not hostdb._is_select("WITH x AS "
-                                                                                 "(SELECT 1) "
-                                                                                 "DELETE FROM t")
-    for i in range(hostdb._MEMO_SIZE + 10):
-        hostdb._is_select(f"SELECT {i}")
-        hostdb._named("2026-01-15T09:00:00", i)
-    assert len(hostdb._SELECTS) <= hostdb._MEMO_SIZE
-    assert len(hostdb._NAMED) <= hostdb._MEMO_SIZE
+    assert forecast._is_select("  select id FROM t") and forecast._is_select("SELECT 1")
+    assert not forecast._is_select("UPDATE t SET a = 1")
+    assert not forecast._is_select("WITH x AS (SELECT 1) DELETE FROM t")
+    for i in range(forecast._MEMO_SIZE + 10):
+        forecast._is_select(f"SELECT {i}")
+        forecast._named("2026-01-15T09:00:00", i)
+    assert len(forecast._SELECTS) <= forecast._MEMO_SIZE
+    assert len(forecast._NAMED) <= forecast._MEMO_SIZE
     clock = call_clock("2026-01-15T09:00:00", 7)
-    assert hostdb._named("2026-01-15T09:00:00", 7) == {
+    assert forecast._named("2026-01-15T09:00:00", 7) == {
         "now": clock.isoformat(timespec="seconds"), "today": clock.date().isoformat(),
         "clock": clock.isoformat(" ")}

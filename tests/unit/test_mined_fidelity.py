@@ -11,20 +11,20 @@ from pathlib import Path
 import pytest
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining import offline as offline_mining
+from agent_world.mining import complexify_step
+from agent_world.mining.complexify_step import complexify
+from agent_world.mining.draft_step import draft_database
 from agent_world.mining.llm_miner import (
     MinedTheme,
-    SemanticRejection,
-    complexify,
-    draft_database,
     gather_evidence,
     mine_theme,
-    semantic_gate,
 )
-from agent_world.mining.offline.complexify import _Complexifier
+from agent_world.mining.offline.complexify import _Complexifier, complexify_offline
 from agent_world.mining.offline.domain import DomainModel, Entity
 from agent_world.mining.offline.tables import model_to_tables
-from agent_world.mining.semantics import check_semantics, repair_semantics
+from agent_world.mining.semantic_gate import SemanticRejection, semantic_gate
+from agent_world.mining.semantics.check import check_semantics
+from agent_world.mining.semantics.repair import repair_semantics
 from agent_world.mining.sources import DATA_DIR, read_source
 
 UNSEEN = Path(__file__).resolve().parents[1] / "fixtures" / "sources" / "unseen"
@@ -166,19 +166,19 @@ def test_unrepairable_iteration_is_rejected_and_recorded(monkeypatch):
         t.column("visit_type").enum = ["home_visit"]
         return res
 
-    monkeypatch.setattr(offline_mining, "complexify_offline", nonsense)
+    monkeypatch.setattr(complexify_step, "complexify_offline", nonsense)
     after = complexify(spec, 1, seed=0, doc=doc)
     assert after.fingerprint == spec.fingerprint  # the previous database is kept
     [rej] = after.provenance.stats["rejected_iterations"]
     assert rej["iteration"] == 1 and "enum" in rej["reason"] and "home_visit" in rej["reason"]
     assert after.provenance.stats["iterations"][-1]["strategy"] == "rejected"
     with pytest.raises(SemanticRejection):
-        semantic_gate(offline_mining.complexify_offline(spec, 1, 0, doc).rows and
+        semantic_gate(complexify_offline(spec, 1, 0, doc).rows and
                       _rebuilt(spec, nonsense(spec, 1, 0, doc)), doc, "x")
 
 
 def _rebuilt(spec, res):
-    from agent_world.mining.llm_miner import _next_spec
+    from agent_world.mining.complexify_step import _next_spec
 
     return _next_spec(spec, res.tables, res.rows, res.kinds, [], res.added)
 
@@ -188,7 +188,7 @@ def test_rejection_goes_to_the_ledger(tmp_path, monkeypatch):
     from agent_world.graphs import mine_graph
     from agent_world.graphs.runner import invoke
 
-    real = offline_mining.complexify_offline
+    real = complexify_offline
 
     def nonsense(s, iteration, seed, d=None):
         res = real(s, iteration, seed, d)
@@ -199,7 +199,7 @@ def test_rejection_goes_to_the_ledger(tmp_path, monkeypatch):
                 r["visit_type"] = "home_visit"
         return res
 
-    monkeypatch.setattr(offline_mining, "complexify_offline", nonsense)
+    monkeypatch.setattr(complexify_step, "complexify_offline", nonsense)
     state = invoke(mine_graph.build_graph(),
                    {"sources": [f"file:{DATA_DIR / 'clinic_booking_openapi.yaml'}"],
                     "iterations": 2}, thread_id="rej", home=tmp_path)
@@ -375,7 +375,7 @@ def test_library_titles_read_like_titles(defaults):
 
 
 def test_clinic_slots_hold_one_live_appointment_and_zones_fit_the_country(defaults):
-    from agent_world.mining.semantics import address_country, country_zones
+    from agent_world.mining.semantics.zones import address_country, country_zones
 
     spec = defaults["clinic_booking_openapi.yaml"].spec
     held: dict[int, int] = {}

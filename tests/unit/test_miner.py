@@ -16,22 +16,25 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agent_world.envs.database import build_template
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining import offline as offline_mining
+from agent_world.mining import complexify_step
+from agent_world.mining.complexify_step import complexify
+from agent_world.mining.draft_step import draft_database
 from agent_world.mining.llm_miner import (
     MinedTheme,
-    MiningError,
-    ask_structured,
-    complexify,
-    draft_database,
     gather_evidence,
     mine_theme,
     plan_questions,
-    validate_database,
 )
-from agent_world.mining.offline.complexify import ComplexifyResult, _Complexifier
+from agent_world.mining.offline.complexify import (
+    ComplexifyResult,
+    _Complexifier,
+    complexify_offline,
+)
 from agent_world.mining.offline.naming import plural, singular, tokens
 from agent_world.mining.sources.base import EntityHint, SourceDocument, ToolDescription
+from agent_world.mining.validation import MiningError, validate_database
 from agent_world.models import set_chat_model
+from agent_world.plain_chat import ask_structured
 
 # ---------------------------------------------------------------------------------------------
 # Source documents mirroring real servers
@@ -544,7 +547,7 @@ def test_complexify_never_loses_content(monkeypatch):
         rows = {**s.rows, "time_conversions": s.rows["time_conversions"][:5]}
         return ComplexifyResult(s.tables, rows, {}, [], ["lossy"])
 
-    monkeypatch.setattr(offline_mining, "complexify_offline", lossy)
+    monkeypatch.setattr(complexify_step, "complexify_offline", lossy)
     with pytest.raises(MiningError, match="must not remove content: rows 82 -> 47"):
         complexify(spec, 1, seed=0)
 
@@ -557,7 +560,7 @@ def test_complexify_never_loses_content(monkeypatch):
                          if not (c.foreign_key or "").startswith("time_conversions.")]
         return res
 
-    monkeypatch.setattr(offline_mining, "complexify_offline", dropping)
+    monkeypatch.setattr(complexify_step, "complexify_offline", dropping)
     with pytest.raises(MiningError, match=r"foreign_keys \d -> \d|dropped table\(s\)"):
         complexify(spec, 1, seed=0)
 
@@ -565,14 +568,14 @@ def test_complexify_never_loses_content(monkeypatch):
 def test_complexify_validates_the_database(monkeypatch):
     doc = time_doc()
     spec = draft_database(doc, gather_evidence(doc, []), seed=0)
-    real = offline_mining.complexify_offline
+    real = complexify_offline
 
     def dangling(s: EnvSpec, iteration: int, seed: int, doc=None):
         res = real(s, iteration, seed, doc)
         res.rows["time_conversions"][0]["source_timezone_id"] = 99999
         return res
 
-    monkeypatch.setattr(offline_mining, "complexify_offline", dangling)
+    monkeypatch.setattr(complexify_step, "complexify_offline", dangling)
     with pytest.raises(MiningError, match=r"rows\[time_conversions\]\[0\]"):
         complexify(spec, 1, seed=0)
 
@@ -744,7 +747,7 @@ def test_llm_path_falls_back_to_offline_after_three_invalid_answers(fake_miner):
 
 
 def test_ask_structured_parses_json_from_any_chat_model():
-    from agent_world.mining.llm_miner import QuestionPlan
+    from agent_world.mining.miner_answers import QuestionPlan
 
     model = ScriptedChat(script={"other": ['Sure! ```json\n{"questions": ["a", "b"]}\n```']})
     out = ask_structured(model, QuestionPlan, [("system", "x"), ("human", "y")])
@@ -774,7 +777,7 @@ class ToolCallingChat(BaseChatModel):
 
 
 def test_ask_structured_uses_tool_calling_when_the_model_supports_it(fake_miner):
-    from agent_world.mining.llm_miner import QuestionPlan
+    from agent_world.mining.miner_answers import QuestionPlan
 
     model = ToolCallingChat(args={"questions": ["Which entities?", "Which states?"]})
     out = ask_structured(model, QuestionPlan, [("human", "plan")])

@@ -98,7 +98,7 @@ def test_a_number_spray_is_not_a_count(airline, runtime):
 def test_a_list_of_candidates_is_not_an_answer(airline, runtime):
     """Several numbers for a numeric reference fail, in the graph check and in both generated
     verification scripts (an aggregate that reads, a loop of writes that counts)."""
-    from agent_world.synthesis.synthesizer import verify_source
+    from agent_world.synthesis.task_code import verify_source
     from agent_world.tasks.programs import bulk_verify_source
     from agent_world.tasks.scripts import run_verify
     from agent_world.tasks.truth import Truth

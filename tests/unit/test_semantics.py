@@ -11,20 +11,18 @@ import pytest
 
 from agent_world.envs.database import build_template
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.semantics import (
-    RULES,
-    address_country,
-    check_semantics,
-    country_zones,
+from agent_world.mining.semantics.check import check_semantics
+from agent_world.mining.semantics.invariants import (
     derive_invariants,
     describe_invariant,
-    fk_routes,
     invariant_violations,
-    lifecycle_columns,
-    repair_semantics,
-    summarize,
-    time_pairs,
 )
+from agent_world.mining.semantics.lifecycle import lifecycle_columns
+from agent_world.mining.semantics.repair import repair_semantics
+from agent_world.mining.semantics.routes import fk_routes
+from agent_world.mining.semantics.times import time_pairs
+from agent_world.mining.semantics.violations import RULES, summarize
+from agent_world.mining.semantics.zones import address_country, country_zones
 
 CLOCK = "2026-01-15T09:00:00"
 

@@ -22,7 +22,8 @@ from agent_world.mining.sources import (
 )
 from agent_world.mining.sources.mcp import mcp_source_name
 from agent_world.mining.sources.openapi import RefResolver, operation_name, parse_openapi
-from agent_world.mining.sources.prd import feature_tool_name, parse_prd
+from agent_world.mining.sources.prd import parse_prd
+from agent_world.mining.sources.prd_features import feature_tool_name
 from agent_world.mining.sources.toollist import parse_tool_list
 
 SRC = Path(__file__).resolve().parents[1] / "fixtures" / "sources"

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from agent_world.cli import app
 from agent_world.envs.arguments import CompiledArguments, argument_problem
-from agent_world.envs.spec import MAX_SCHEMA_DEPTH, MAX_SPEC_DEPTH, EnvSpec
+from agent_world.envs.spec import EnvSpec
+from agent_world.envs.spec_limits import MAX_SCHEMA_DEPTH, MAX_SPEC_DEPTH
 from agent_world.errors import SpecError
 
 runner = CliRunner()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent_world.envs import EnvRuntime, load_example
-from agent_world.rollout.baseline_agent import BaselineChatModel, literals
+from agent_world.rollout.baseline_agent import BaselineChatModel
+from agent_world.rollout.baseline_literals import literals
 from agent_world.rollout.react_attempt import run_attempt
 from agent_world.tasks.check import (
     answer_matches,

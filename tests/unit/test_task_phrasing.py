@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from agent_world.envs import EnvRuntime, load_example
-from agent_world.synthesis import phrasing
+from agent_world.synthesis import phrasing, phrasing_values
 from agent_world.synthesis.gates import (
     clock_values,
     gate_answer_from_state,
@@ -71,15 +71,15 @@ def test_the_artefact_suite_catches_the_old_template_english():
 
 
 def test_values_are_phrased_by_type_and_role():
-    assert phrasing.say("scheduled_departure", "2026-03-12T22:30:00") == \
+    assert phrasing_values.say("scheduled_departure", "2026-03-12T22:30:00") == \
         "March 12, 2026 at 22:30"
-    assert phrasing.say("unit_price", 10.9) == "$10.90"
-    assert phrasing.arg_phrase("reservation_id", "MGX7Q2") == "reservation MGX7Q2"
-    assert phrasing.arg_phrase("bags", 2) == "2 bags"
-    assert phrasing.arg_phrase("status", "expired", {"enum": ["active", "expired"]},
+    assert phrasing_values.say("unit_price", 10.9) == "$10.90"
+    assert phrasing_values.arg_phrase("reservation_id", "MGX7Q2") == "reservation MGX7Q2"
+    assert phrasing_values.arg_phrase("bags", 2) == "2 bags"
+    assert phrasing_values.arg_phrase("status", "expired", {"enum": ["active", "expired"]},
                                writes=True) == "its status to expired"
     # no argument name of several words before a bare value
-    assert "total baggages 2" not in phrasing.arg_phrase("total_baggages", 2)
+    assert "total baggages 2" not in phrasing_values.arg_phrase("total_baggages", 2)
     rng = random.Random(0)
     assert phrasing.ask_field("status", rng, ent="reservation", now=True).count("status") == 1
     assert "loans" in phrasing.ask_field("expired", rng, value=3, tool="count_loans_by_status")

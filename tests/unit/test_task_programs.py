@@ -18,7 +18,7 @@ import pytest
 from agent_world.envs import EnvRuntime
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
-from agent_world.synthesis import phrasing
+from agent_world.synthesis import phrasing, phrasing_clauses, phrasing_values
 from agent_world.synthesis.gates import gate_known_wrong, gold_run, run_gates
 from agent_world.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
 from agent_world.synthesis.react_verifier import verify_task
@@ -29,6 +29,7 @@ from agent_world.tasks.model import Task
 from agent_world.tasks.programs import bulk_wrong_sources
 from agent_world.tasks.toolgraph import build_tool_graph
 from agent_world.tasks.walks import Plan, PlanStep, ValueSampler
+from agent_world.tasks.words import entity
 from tests.unit.test_task_synthesis import _shop
 
 
@@ -161,15 +162,15 @@ def test_llm_writer_words_bulk_tasks_and_falls_back(shop, runtime):
 
 
 def test_offline_phrasing_from_entity_and_field_names(shop):
-    assert phrasing.entity("list_holds") == "hold"
-    assert phrasing.entity("listPatientAppointments") == "patient appointment"
-    assert phrasing.entity("count_loans_by_status") == "loan"
+    assert entity("list_holds") == "hold"
+    assert entity("listPatientAppointments") == "patient appointment"
+    assert entity("count_loans_by_status") == "loan"
     # a service's prefix is no part of the thing ("that create branch's checkout"), and a
     # name that says how names no thing ("the with mile's miles balance")
-    assert phrasing.entity("git_create_branch") == "branch"
-    assert phrasing.entity("jira_get_issue") == "issue"
-    assert phrasing.entity("upgrade_with_miles") == "record"
-    assert phrasing.noun("patientId") == "patient"
+    assert entity("git_create_branch") == "branch"
+    assert entity("jira_get_issue") == "issue"
+    assert entity("upgrade_with_miles") == "record"
+    assert phrasing_values.noun("patientId") == "patient"
     rng = random.Random(0)
     assert phrasing.ask_field("created_at", rng).startswith(("When", "What is the created",
                                                                "Tell me when"))
@@ -180,10 +181,10 @@ def test_offline_phrasing_from_entity_and_field_names(shop):
             "Members can list their orders at any time.",
             "Returns the full details of one order.",
             "Cancel a pending order.", "A lucky number.", "The clock."], strict=True)]})
-    assert phrasing.action_phrase(story, "find_user") == "find users by email"
+    assert phrasing_clauses.action_phrase(story, "find_user") == "find users by email"
     # a qualifier of the tool ("at any time", "when ...", "before ...") is no part of a request
-    assert phrasing.action_phrase(story, "list_orders") == "list their orders"
-    assert phrasing.action_phrase(story, "get_order") == "return the full details of one order"
+    assert phrasing_clauses.action_phrase(story, "list_orders") == "list their orders"
+    assert phrasing_clauses.action_phrase(story, "get_order") == "return the full details of one order"
     # one walk, many phrasings; none names a tool
     plan = Plan(steps=[PlanStep(tool="find_user", given={"email": "ann@example.com"}),
                        PlanStep(tool="list_orders", bound={"user_id": {"step": 0,
@@ -207,7 +208,7 @@ def mined_home(tmp_path_factory):
     from agent_world.graphs.runner import invoke
 
     home = tmp_path_factory.mktemp("mined")
-    source = Path(phrasing.__file__).parents[2] / "data" / "sources" / "book_lending_prd.md"
+    source = Path(phrasing.__file__).parents[1] / "data" / "sources" / "book_lending_prd.md"
     invoke(mine_graph.build_graph(), {"sources": [f"file:{source}"], "iterations": 3,
                                       "seed": 0}, home=home)
     assert build_environments([], home=home) == ["book_lending_prd"]

@@ -14,9 +14,10 @@ from langchain_core.messages import HumanMessage
 
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.episode import Observation, ObservationError
-from agent_world.rollout.baseline_agent import BaselineChatModel, literals
+from agent_world.rollout.baseline_agent import BaselineChatModel
+from agent_world.rollout.baseline_literals import literals
 from agent_world.rollout.react_attempt import run_attempt
-from agent_world.synthesis import phrasing
+from agent_world.synthesis import phrasing, phrasing_clauses, phrasing_values
 from agent_world.synthesis.gates import gate_no_shortcut, gate_solvable
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.model import Task
@@ -125,11 +126,11 @@ def test_a_write_is_asked_for_without_what_it_returns(airline):
     spec = airline.model_copy(deep=True)
     tool = next(t for t in spec.tools if t.name == "add_baggage")
     tool.description = "Create a checked bag and return the new record. Refused when full."
-    assert phrasing.action_phrase(spec, "add_baggage") == "create a checked bag"
+    assert phrasing_clauses.action_phrase(spec, "add_baggage") == "create a checked bag"
 
 
 def test_a_key_with_a_role_reads_as_its_entity():
-    assert phrasing.arg_phrase("source_timezone_id", 33) == "timezone 33 as the source"
+    assert phrasing_values.arg_phrase("source_timezone_id", 33) == "timezone 33 as the source"
     lits = literals("Convert it from timezone 33 as the source to timezone 10 as the target.")
     assert lits[0]["context"][-1] == "source" and lits[1]["context"][-1] == "target"
 
@@ -300,7 +301,7 @@ def test_a_value_a_write_copies_from_a_record_is_said(airline):
         PlanStep(tool="get_customer", given={"customer_id": 4}),
         PlanStep(tool="update_passenger", given={"reservation_id": "MGX7Q2", "passenger_id": 1},
                  bound={"first_name": Binding(step=0, field="first_name")})])
-    text = phrasing.step_clause(airline, plan, 1, random.Random(0))
+    text = phrasing_clauses.step_clause(airline, plan, 1, random.Random(0))
     assert "first name to that customer's first name" in text, text
 
 
@@ -319,7 +320,7 @@ def test_what_a_tool_allows_requires_or_leads_to_is_no_part_of_the_request(
         airline, description, said):
     spec = airline.model_copy(deep=True)
     next(t for t in spec.tools if t.name == "cancel_reservation").description = description
-    assert phrasing.action_phrase(spec, "cancel_reservation") == said
+    assert phrasing_clauses.action_phrase(spec, "cancel_reservation") == said
 
 
 def test_a_key_does_not_split_the_tool_s_own_noun(airline):
@@ -333,7 +334,7 @@ def test_a_key_does_not_split_the_tool_s_own_noun(airline):
                        "properties": {"reservation_id": {"type": "string"},
                                       "flight_id": {"type": "integer"}}}})
     spec.tools.append(link)
-    text = phrasing.write_clause(spec, "create_reservation_flight",
+    text = phrasing_clauses.write_clause(spec, "create_reservation_flight",
                                  {"reservation_id": "MGX7Q2", "flight_id": 17},
                                  random.Random(0))
     assert text == "create a reservation flight for flight 17 and reservation MGX7Q2", text
@@ -384,7 +385,7 @@ def test_no_walk_holds_a_write_that_changes_nothing(runtime):
 def test_positions_dates_and_ratings_are_never_added_up():
     """"Add up the year of the dst transitions: what is the total?" asks for nothing a person
     wants; their highest or lowest still is a question."""
-    from agent_world.synthesis.synthesizer import _aggregations
+    from agent_world.synthesis.task_answers import _aggregations
 
     items = [{"id": i, "year": 2020 + i % 3, "rating": i % 5, "page_number": i,
               "status_code": 200 + 100 * (i % 3),
@@ -429,20 +430,20 @@ def test_a_write_copies_no_value_a_person_would_not_ask_to_copy():
 def test_an_edit_says_its_name_and_email_as_what_it_sets():
     """"set the name Emily Thomas", "set the email address x@y": an edit reads "set its name
     to Emily Thomas"."""
-    assert phrasing.arg_phrase("name", "Emily Thomas", writes=True) == \
+    assert phrasing_values.arg_phrase("name", "Emily Thomas", writes=True) == \
         "its name to Emily Thomas"
-    assert phrasing.arg_phrase("email", "a@b.org", writes=True) == "its email address to a@b.org"
-    assert phrasing.arg_phrase("full_name", "Karen Johnson", writes=True) == \
+    assert phrasing_values.arg_phrase("email", "a@b.org", writes=True) == "its email address to a@b.org"
+    assert phrasing_values.arg_phrase("full_name", "Karen Johnson", writes=True) == \
         "its full name to Karen Johnson"
     # a creation keeps naming what it makes
-    assert phrasing.arg_phrase("name", "develop") == "named develop"
+    assert phrasing_values.arg_phrase("name", "develop") == "named develop"
 
 
 def test_a_count_of_one_is_singular_and_an_id_pick_names_the_record(airline):
-    assert phrasing.which("items", 1) == "with 1 item"
-    assert phrasing.which("items", 3) == "with 3 items"
+    assert phrasing_values.which("items", 1) == "with 1 item"
+    assert phrasing_values.which("items", 3) == "with 3 items"
     pick = Plan(steps=[PlanStep(tool="list_customer_reservations", given={}, select={"id": 16})])
-    text = phrasing.step_clause(airline, pick, 0, random.Random(0))
+    text = phrasing_clauses.step_clause(airline, pick, 0, random.Random(0))
     assert "whose id is" not in text and text.endswith("customer reservation 16"), text
 
 
@@ -504,7 +505,7 @@ def test_a_conversion_reads_from_to_and_a_value_takes_the_place_of_its_kind():
                                                  else "string"} for p in props}}))
 
     def said(tool, **given):
-        return phrasing.step_clause(spec, Plan(steps=[PlanStep(tool=tool, given=given)]), 0,
+        return phrasing_clauses.step_clause(spec, Plan(steps=[PlanStep(tool=tool, given=given)]), 0,
                                     random.Random(0))
 
     assert said("convert_time", source_timezone="America/New_York", time="16:00",

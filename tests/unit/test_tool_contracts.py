@@ -19,14 +19,14 @@ from agent_world.design.cross_validation import (
     cross_validate,
     validation_runtime,
 )
-from agent_world.design.offline.contracts import derive_contract
-from agent_world.design.offline.plans import source_plan
+from agent_world.design.offline.contract_derivation import derive_contract
+from agent_world.design.offline.source_plans import source_plan
 from agent_world.design.tool_designer import design_tools
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.testing import verify_spec
 from agent_world.mining.llm_miner import mine_theme
-from agent_world.mining.semantics import invariant_violations
+from agent_world.mining.semantics.invariants import invariant_violations
 from agent_world.mining.sources import default_sources, read_source
 from tests.unit.test_build import FakeStructuredModel
 
@@ -701,7 +701,7 @@ def test_expected_deletes_are_matched_in_a_table_with_a_key_column(rt):
 def test_a_dump_tool_without_annotations_reads(notes_spec):
     """omnifocus' dump_database ("Gets the current state of your OmniFocus database") has no
     readOnlyHint; its name's verb alone said nothing and it was built as a write."""
-    from agent_world.design.offline.plans import source_plan
+    from agent_world.design.offline.source_plans import source_plan
 
     entry = {"table": "notes", "read_only": None, "arguments": {},
              "description": "Gets the current state of your notes database"}
@@ -712,7 +712,7 @@ def test_a_dump_tool_without_annotations_reads(notes_spec):
 def test_a_search_test_looks_for_a_whole_word():
     """A search's test looked for "Americ", and tasks drawn from the tests asked for
     "timezones matching 'Americ'"."""
-    from agent_world.design.offline.expectations import _needle
+    from agent_world.design.offline.seed_rows import _needle
 
     assert _needle("America/New_York") == "America"
     assert _needle("a Knee pain") == "Knee"

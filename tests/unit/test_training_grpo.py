@@ -10,9 +10,8 @@ import pytest
 import torch
 
 from agent_world.errors import AgentWorldError
-from agent_world.training.grpo import (
-    GRPOConfig,
-    GRPOTrainer,
+from agent_world.training.grpo import GRPOConfig, GRPOTrainer
+from agent_world.training.grpo_math import (
     group_advantages,
     grpo_loss,
     grpo_token_losses,
@@ -129,7 +128,8 @@ def test_resume_gives_the_same_next_step(tmp_path, setup, runtime):
 def test_sequences_train_up_to_their_last_policy_token(setup, runtime):
     # an episode the token budget ended carries the observation that overran it: the update
     # must not run the model over it (no policy token's log-probability depends on it)
-    from agent_world.training.grpo import make_batch, token_logprobs, trained_length
+    from agent_world.training.grpo_batch import make_batch, trained_length
+    from agent_world.training.grpo_math import token_logprobs
 
     tasks, specs = setup
     model, tok = _tiny(tasks)
@@ -218,7 +218,7 @@ def test_lora_trains_only_the_adapter(tmp_path, setup, runtime):
 
 # ---- log-probs fast paths --------------------------------------------------------------------
 def test_shared_prefix_and_late_logits_equal_the_plain_pass():
-    from agent_world.training.grpo import first_policy_column, token_logprobs
+    from agent_world.training.grpo_math import first_policy_column, token_logprobs
     from agent_world.training.lm import tiny_model, tiny_tokenizer
 
     tok = tiny_tokenizer(["turn the kitchen light on please", "cancel reservation ABC"], 300)

@@ -7,11 +7,12 @@ import json
 
 import pytest
 
+from agent_world.rollout.chat_policy import ChatModelPolicy
 from agent_world.rollout.engine import RolloutConfig, each, run_rollouts, spec_index
 from agent_world.rollout.policy import EpisodeState
 from agent_world.rollout.toolcall import format_call, parse_reply
 from agent_world.training.drills import drill_tasks
-from agent_world.training.policies import ChatModelPolicy, HFPolicy
+from agent_world.training.policies import HFPolicy
 
 
 class Scripted:
@@ -132,7 +133,7 @@ def test_repeating_a_failed_call_costs_what_trying_something_else_does_not(runti
 
 
 def test_environment_faults_are_excluded_not_punished(runtime, cancel_tasks):
-    from agent_world.training.grpo import make_batch
+    from agent_world.training.grpo_batch import make_batch
 
     task = cancel_tasks[0]
     specs = spec_index([task])

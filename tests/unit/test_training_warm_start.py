@@ -76,7 +76,7 @@ def test_warm_start_computes_no_logits_for_the_prompt(runtime):
     import torch
 
     from agent_world.rollout.engine import spec_index
-    from agent_world.training.grpo import token_logprobs
+    from agent_world.training.grpo_math import token_logprobs
     from agent_world.training.lm import tiny_model, tiny_tokenizer
 
     tasks = drill_tasks("cancel", limit=3, runtime=runtime)

@@ -1,12 +1,14 @@
 """The tool designer's offline strategy: plan tools from the schema, the coverage map and the
 field hints, render them in toolkit form, and write tests whose expectations come from the seed
-rows (see plans.py, render.py, expectations.py)."""
+rows (see contracts.py, plans.py, render.py and expectations.py: each names the modules it
+draws on)."""
 
 from __future__ import annotations
 
 from agent_world.design.offline.expectations import design_tests
-from agent_world.design.offline.plans import ToolPlan, plan_tools
+from agent_world.design.offline.plans import ToolPlan
 from agent_world.design.offline.render import render_module
+from agent_world.design.offline.source_plans import plan_tools
 from agent_world.envs.spec import EnvSpec
 
 

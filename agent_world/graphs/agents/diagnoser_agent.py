@@ -20,7 +20,8 @@ from typing_extensions import TypedDict
 
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import CatalogError
-from agent_world.evolution.diagnosis import EnvMeta, diagnose
+from agent_world.evolution.diagnosis import diagnose
+from agent_world.evolution.diagnosis_model import EnvMeta
 from agent_world.evolution.eval_store import evaluation_tasks, load_evaluation
 from agent_world.graphs.context import arena_home, with_models
 

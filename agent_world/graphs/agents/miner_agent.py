@@ -25,20 +25,20 @@ from typing_extensions import TypedDict
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.graphs.context import arena_home, context_as, with_models
+from agent_world.mining.complexify_step import complexify
+from agent_world.mining.draft_step import draft_database
 from agent_world.mining.llm_miner import (
-    annotate_fidelity,
     bounded_document,
     check_iterations,
-    complexify,
-    database_stats,
-    draft_database,
     gather_evidence,
     plan_questions,
     summarize_evidence,
 )
-from agent_world.mining.offline import Evidence
+from agent_world.mining.offline.evidence import Evidence
+from agent_world.mining.semantic_gate import annotate_fidelity
 from agent_world.mining.sources import DEFAULT_TIMEOUT, read_source
 from agent_world.mining.sources.base import SourceDocument
+from agent_world.mining.validation import database_stats
 from agent_world.mining.web_search import MCPSearch, configured_search_spec
 
 

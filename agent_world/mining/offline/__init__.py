@@ -105,28 +105,6 @@ and arguments read as shapes and roles, column types), ``lifecycle`` (step 5), `
 (TableSpecs, FK order, table kinds), ``rows`` (step 7: `RowFactory`), ``drafting`` (volumes,
 the offline draft, LLM-path top-ups), ``implied`` (source-driven structure), ``complexify``
 (`complexify_offline`), ``questions`` (offline research questions). Each module imports only
-from those listed before it (plus `mining.semantics` and, lazily, `mining.coverage`).
+from those listed before it (plus `mining.semantics` and `mining.coverage`); this package
+re-exports nothing, so importing one step never imports the others.
 """
-
-from __future__ import annotations
-
-from agent_world.mining.offline.complexify import ComplexifyResult, complexify_offline
-from agent_world.mining.offline.derivation import derive_model
-from agent_world.mining.offline.domain import DomainModel
-from agent_world.mining.offline.drafting import (
-    draft_tables_and_rows,
-    fill_column,
-    scale_rows,
-)
-from agent_world.mining.offline.evidence import Evidence, SearchFn, collect_evidence
-from agent_world.mining.offline.naming import identifier
-from agent_world.mining.offline.questions import plan_questions_offline
-from agent_world.mining.offline.reference_data import CURATED_TABLES
-from agent_world.mining.offline.rows import RowFactory
-from agent_world.mining.offline.tables import table_kinds
-
-__all__ = [
-    "CURATED_TABLES", "ComplexifyResult", "DomainModel", "Evidence", "RowFactory", "SearchFn",
-    "collect_evidence", "complexify_offline", "derive_model", "draft_tables_and_rows",
-    "fill_column", "identifier", "plan_questions_offline", "scale_rows", "table_kinds",
-]

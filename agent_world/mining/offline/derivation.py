@@ -11,6 +11,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from agent_world.mining.coverage import _output_fields as fields_of
 from agent_world.mining.offline.domain import Col, DomainModel, Entity
 from agent_world.mining.offline.evidence import Evidence, argument_info, json_type
 from agent_world.mining.offline.features import feature_entities, feature_relations
@@ -262,7 +263,6 @@ def _returned_entity(m: DomainModel, tool: Any, hints: list[Evidence]) -> Entity
     """The documented entity a tool returns: the hint whose fields its output repeats."""
     if tool is None or not tool.output_schema or not hints:
         return None
-    from agent_world.mining.coverage import _output_fields as fields_of
 
     out = {snake(k) for k in fields_of(tool)} - {"id"}
     if len(out) < 3:
@@ -284,7 +284,6 @@ def _output_fields(m: DomainModel, primary: Entity, tool: Any) -> None:
     references to known entities aside)."""
     if tool is None or not tool.output_schema:
         return
-    from agent_world.mining.coverage import _output_fields as fields_of
 
     for name, prop in fields_of(tool).items():
         fname = identifier(snake(name), "field")

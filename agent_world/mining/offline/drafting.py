@@ -11,14 +11,17 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
+from agent_world.envs.spec import EnvSpec
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.mining.coverage import declared_hints  # what the source declares
 from agent_world.mining.offline.derivation import complete_model, derive_model
 from agent_world.mining.offline.evidence import Evidence
 from agent_world.mining.offline.naming import identifier, singular
 from agent_world.mining.offline.reference_data import CURATED_TABLES
 from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.offline.tables import model_to_tables, table_kinds, table_order
-from agent_world.mining.semantics import declared_type_ok, lifecycle_columns, state_rank
+from agent_world.mining.semantics.lifecycle import lifecycle_columns, state_rank
+from agent_world.mining.semantics.values import declared_type_ok
 from agent_world.mining.sources.base import SourceDocument
 
 
@@ -138,7 +141,6 @@ def draft_tables_and_rows(doc: SourceDocument, evidence: list[Evidence], seed: i
         m.ensure(identifier(singular(doc.name), "item"), "core", doc.description)
         complete_model(m)
     tables, kinds = model_to_tables(m)
-    from agent_world.mining.coverage import declared_hints  # what the source declares
 
     hints = declared_hints(doc, SimpleNamespace(tables=tables))
     notes = reconcile_with_source(tables, hints)

@@ -25,10 +25,12 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from agent_world.envs.spec import ColumnSpec, TableSpec
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.mining.coverage import _output_fields, tool_coverage
 from agent_world.mining.offline.evidence import argument_info, json_type, tool_arguments
 from agent_world.mining.offline.naming import identifier, plural, singular, snake
-from agent_world.mining.offline.rows import ROW_RULES, parse_iso, to_iso
+from agent_world.mining.offline.row_times import parse_iso, to_iso
+from agent_world.mining.offline.rows import ROW_RULES
 from agent_world.mining.offline.signatures import column_type
 from agent_world.mining.sources.base import SourceDocument
 
@@ -56,7 +58,6 @@ def _typed_column(name: str, prop: dict[str, Any], description: str = "") -> Col
 def uncovered_tool(cx: Any, doc: SourceDocument | None) -> str | None:
     if doc is None or not doc.tools:
         return None
-    from agent_world.mining.coverage import tool_coverage
 
     coverage = tool_coverage(doc, cx.view())
     by_name = {t.name: t for t in doc.tools}
@@ -95,8 +96,6 @@ def uncovered_tool(cx: Any, doc: SourceDocument | None) -> str | None:
 
 
 def _outputs(tool: Any) -> dict[str, Any]:
-    from agent_world.mining.coverage import _output_fields
-
     return _output_fields(tool)
 
 

@@ -82,7 +82,6 @@ def identifier(name: str, fallback: str = "env") -> str:
     s = snake(name) or fallback
     if s[0].isdigit():
         s = f"{fallback}_{s}"
-    import keyword
 
     if keyword.iskeyword(s):
         s += "_"

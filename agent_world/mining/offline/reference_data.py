@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_world.mining.offline.naming import plural
-from agent_world.mining.semantics import zone_offsets
+from agent_world.mining.semantics.zones import zone_offsets
 
 TIME_ZONES = [
     ("America/New_York", "-05:00", True), ("America/Chicago", "-06:00", True),

@@ -6,7 +6,8 @@ provenance or by inference.
 
 from __future__ import annotations
 
-from agent_world.envs.spec import ColumnSpec, EnvSpec, TableSpec
+from agent_world.envs.spec import EnvSpec
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.domain import DomainModel
 from agent_world.mining.offline.naming import identifier, is_person, plural
 from agent_world.mining.offline.reference_data import CURATED, CURATED_TABLES

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from agent_world.config import DEFAULT_HOME, HOME_ENV
 from agent_world.errors import SourceError
 from agent_world.mining.sources._io import (
     JSON_SUFFIXES,
@@ -329,8 +330,6 @@ def _script(name: str) -> str:
 def default_sqlite_db(home: str | os.PathLike[str] | None = None) -> Path:
     """The scratch database the default mcp-server-sqlite is pointed at (created by it): in
     the arena home (`home`, else $AGENT_WORLD_HOME, else ~/.agent_world), never elsewhere."""
-    from agent_world.config import DEFAULT_HOME, HOME_ENV
-
     base = Path(home or os.environ.get(HOME_ENV) or DEFAULT_HOME).expanduser()
     return base / "sources" / "mcp-server-sqlite.db"
 

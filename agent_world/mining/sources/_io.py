@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 import re
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from agent_world.errors import SourceError
 
@@ -56,7 +59,6 @@ def parse_structured(text: str, *, suffix: str, label: str) -> Any:
                 raise SourceError(
                     f"{label}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
                 ) from exc
-    import yaml
 
     try:
         return json_safe(yaml.safe_load(text))
@@ -86,8 +88,6 @@ def name_from_path(path: str | os.PathLike[str]) -> str:
 def json_safe(value: Any) -> Any:
     """YAML data made JSON-safe: dates/times become ISO strings, non-string keys strings
     (unquoted response codes such as ``200:`` are ints in YAML)."""
-    import datetime as _dt
-
     if isinstance(value, dict):
         return {str(k) if not isinstance(k, str) else k: json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

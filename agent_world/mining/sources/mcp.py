@@ -28,8 +28,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlparse
 
 import httpx
+from langchain_mcp_adapters.client import MultiServerMCPClient
+from mcp.client.stdio import get_default_environment
 
 from agent_world.errors import SourceError
 from agent_world.mining.sources.base import SourceDocument, ToolDescription
@@ -61,8 +64,6 @@ def mcp_source_name(reference: str | Sequence[str]) -> str:
     ``npx -y @modelcontextprotocol/server-memory`` -> ``memory``,
     ``http://host:8000/mcp`` -> ``host-8000``."""
     if isinstance(reference, str) and re.match(r"^[a-z][a-z0-9+.-]*://", reference, re.I):
-        from urllib.parse import urlparse
-
         parsed = urlparse(reference)
         base = parsed.hostname or "mcp"
         if parsed.port:
@@ -213,8 +214,6 @@ def _describe(exc: BaseException) -> str:
 async def _read_session(
     *, name: str, connection: dict[str, Any], timeout: float
 ) -> tuple[Any, list[Any], float]:
-    from langchain_mcp_adapters.client import MultiServerMCPClient
-
     client = MultiServerMCPClient({name: connection})  # type: ignore[dict-item]
     start = time.perf_counter()
     async with asyncio.timeout(timeout):
@@ -255,8 +254,6 @@ async def aread_mcp(
 
     full_env: dict[str, str] | None = None
     if env:
-        from mcp.client.stdio import get_default_environment
-
         full_env = {**get_default_environment(), **env}
     # File-system calls go to a thread: this may run on a server's event loop (langgraph dev
     # refuses blocking calls there).

@@ -1,0 +1,372 @@
+"""Plans from the source's own tools (the coverage map): each covered tool keeps its name and
+arguments, planned from its behaviour contract; `plan_tools` puts them first and fills the
+set with schema tools.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from typing import Any
+
+from agent_world.design.offline.contract_derivation import derive_contract
+from agent_world.design.offline.contract_holds import book_parent
+from agent_world.design.offline.contracts import plan_contract
+from agent_world.design.offline.plans import (
+    DEFAULT_LIMIT,
+    VERB_STATUS,
+    ParamPlan,
+    Role,
+    ToolPlan,
+    _key_param,
+    _words,
+    children_of,
+    json_type,
+    name_column,
+    pk_column,
+    status_column,
+)
+from agent_world.design.offline.schema_plans import create_plan, schema_plans
+from agent_world.envs.spec import EnvSpec
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.mining.offline.naming import plural, safe_name, singular, snake, tokens
+from agent_world.mining.offline.vocabulary import READ_VERBS
+
+_PLAIN_ROLES = frozenset({"key", "eq", "like", "ge", "le", "ref", "set", "limit", "ignore"})
+_VERB_PHRASES = {("check", "in"): "checked_in", ("check", "out"): "checked_out",
+                 ("checkin",): "checked_in", ("checkout",): "checked_out"}
+CREATE_VERBS = frozenset({"add", "create", "register", "book", "place", "append", "insert",
+                          "new", "write", "open", "submit", "make", "log", "record", "enroll",
+                          "schedule", "issue", "post", "upload", "commit", "start"})
+DELETE_VERBS = frozenset({"delete", "remove", "drop", "purge", "destroy", "unlink"})
+# the mining vocabulary's read verbs, and `log` as a read (git_log) where a tool's name is
+# planned: mining reads `log` as a write verb ("log a call")
+PLAN_READ_VERBS = frozenset(READ_VERBS | {"log"})
+SEARCH_VERBS = frozenset({"search", "find", "lookup", "browse", "query"})
+LIMIT_ARGS = frozenset({"limit", "max_count", "max_results", "page_size", "count", "top", "n"})
+_GE = re.compile(r"(^|_)(start|from|since|after|min)(_|$)")
+_LE = re.compile(r"(^|_)(end|to|until|before|max)(_|$)")
+
+
+# ---- plans from the source's tools (coverage map) ----------------------------------------------
+def _verb_tokens(name: str) -> list[str]:
+    return tokens(name)
+
+
+def _status_for(words: list[str], status: ColumnSpec | None) -> str | None:
+    if status is None or not status.enum:
+        return None
+    for phrase, value in _VERB_PHRASES.items():
+        n = len(phrase)
+        if any(tuple(words[i:i + n]) == phrase for i in range(len(words))) and value in status.enum:
+            return value
+    for w in words:
+        value = VERB_STATUS.get(w)
+        if value and value in status.enum:
+            return value
+    return None
+
+
+def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | None:
+    """The plan implementing one covered source tool under its own name and arguments."""
+    tables = {t.name: t for t in spec.tables}
+    table = tables.get(entry.get("table") or "")
+    if table is None or pk_column(table) is None or not tool_name.isidentifier() \
+            or keyword.iskeyword(tool_name):
+        return None
+    words = _verb_tokens(tool_name)
+    status = status_column(table)
+    read_only = entry.get("read_only")
+    desc = " ".join(str(entry.get("description") or "").split())[:400]
+    if read_only is None:
+        read_only = not (set(words) & (CREATE_VERBS | DELETE_VERBS | set(VERB_STATUS))
+                         or _status_for(words, status)) and bool(set(words) & PLAN_READ_VERBS)
+    params: list[ParamPlan] = []
+    used: set[str] = set()
+    is_create = not read_only and bool(set(words) & CREATE_VERBS) and not _status_for(words,
+                                                                                    status)
+    for arg, info in (entry.get("arguments") or {}).items():
+        if is_create and info.get("role") == "reference" and info.get("table") == table.name:
+            info = _own_reference(table, info)
+        p = _source_param(spec, table, arg, info, read_only, words)
+        if p.name in used:
+            continue
+        used.add(p.name)
+        params.append(p)
+    description = desc or f"{tool_name.replace('_', ' ')}."
+    if read_only:
+        has_key = any(p.role == "key" for p in params)
+        if has_key and all(p.role in ("key", "ignore") for p in params):
+            return ToolPlan(name=tool_name, kind="get", table=table.name, params=params,
+                            description=description, source_tool=tool_name)
+        if not params and (set(words) & {"get", "view", "show", "describe"}) \
+                and not (set(words) & {"list", "search"}) and len(spec.rows.get(table.name, [])):
+            params = [_key_param(table)]
+            return ToolPlan(name=tool_name, kind="get", table=table.name, params=params,
+                            description=description, source_tool=tool_name)
+        params = [p if p.role != "key" else p.model_copy(update={"role": "eq"}) for p in params]
+        if set(words) & SEARCH_VERBS:
+            params = [p.model_copy(update={"role": "like", "enum": None, "pattern": None})
+                      if p.role == "eq" and p.type == "string" and not p.enum
+                      and p.column != pk_column(table) else p for p in params]
+        return ToolPlan(name=tool_name, kind="list", table=table.name, params=params,
+                        description=description, source_tool=tool_name)
+    # writes
+    target = _status_for(words, status)
+    key = next((p for p in params if p.role == "key"), None)
+    sets = [p for p in params if p.role in ("set", "ref")]
+    if set(words) & DELETE_VERBS and not target:
+        if key is None:
+            params = [_key_param(table), *params]
+        return ToolPlan(name=tool_name, kind="delete", table=table.name, params=params,
+                        children=children_of(spec, table), description=description,
+                        source_tool=tool_name)
+    now = [c.name for c in table.columns if c.name in ("updated_at", "modified_at")]
+    if target and (key is not None or not (set(words) & CREATE_VERBS)):
+        if key is None:
+            params = [_key_param(table), *params]
+        return ToolPlan(name=tool_name, kind="set_status", table=table.name, params=params,
+                        status_column=status.name if status else None, target_status=target,
+                        now_columns=now, description=description, source_tool=tool_name)
+    if key is not None:
+        if not sets:
+            # an action with nothing to write but its timestamp: record that it happened
+            if not now:
+                return None
+        return ToolPlan(name=tool_name, kind="update", table=table.name, params=params,
+                        now_columns=now, description=description, source_tool=tool_name)
+    creating = [p.model_copy(update={"role": "set"}) if p.role == "eq" else p for p in params]
+    if not any(p.role in ("set", "ref") for p in creating) and not entry.get("arguments"):
+        plan = create_plan(spec, table, tool_name)
+        return plan.model_copy(update={"description": description, "source_tool": tool_name}) \
+            if plan else None
+    plan = create_plan(spec, table, tool_name, params=creating)
+    if plan is None:
+        return None
+    return plan.model_copy(update={"description": description, "source_tool": tool_name})
+
+
+def _own_reference(table: TableSpec, info: dict[str, Any]) -> dict[str, Any]:
+    """A create tool's argument declared as a reference to its own table: the new row's
+    value of that column (a new branch's name), or, for an id given as text, the row the new
+    one derives from (a base branch, by name, through the table's self reference)."""
+    col = info.get("column")
+    pk = pk_column(table)
+    if col and col != pk:
+        return {**info, "role": "column"}
+    named = name_column(table)
+    self_fk = next((c for c in table.columns if c.foreign_key == f"{table.name}.{pk}"), None)
+    if self_fk is None or named is None:
+        return {**info, "role": "control"}
+    return {**info, "role": "self_reference", "column": named.name, "fk": self_fk.name}
+
+
+def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any],
+                  read_only: bool, words: list[str]) -> ParamPlan:
+    name = safe_name(arg)
+    role_in = info.get("role")
+    jtype = {"integer": "integer", "number": "number", "boolean": "boolean"}.get(
+        str(info.get("type")), "string")
+    required = bool(info.get("required"))
+    desc = f"{_words(snake(arg)).capitalize()}."
+    enum = [str(e) for e in info["enum"]] if isinstance(info.get("enum"), list) else None
+    base = ParamPlan(name=name, role="ignore", type=jtype, required=required, description=desc)
+    tables = {t.name: t for t in spec.tables}
+    if role_in == "control":
+        if snake(arg) in LIMIT_ARGS and jtype == "integer":
+            return base.model_copy(update={"role": "limit", "default": DEFAULT_LIMIT,
+                                           "required": False})
+        return base.model_copy(update={"required": False})
+    col_table = tables.get(info.get("table") or "")
+    column = info.get("column")
+    if role_in == "column" and col_table is not None and col_table.name == table.name \
+            and column in {c.name for c in table.columns}:
+        col = table.column(column)
+        if col.type == "json" or jtype not in ("string", json_type(col)) and \
+                not (jtype == "string" and col.type in ("date", "datetime", "text")):
+            return base
+        role: Role = "eq" if read_only else "set"
+        if col.primary_key:
+            role = "key"
+        return base.model_copy(update={
+            "role": role, "column": column, "type": json_type(col),
+            "enum": list(col.enum) if col.enum and (enum is None or set(enum) <= set(col.enum))
+            else None})
+    if role_in == "self_reference":
+        return base.model_copy(update={"role": "ref", "column": info["fk"],
+                                       "ref_table": table.name, "ref_column": column,
+                                       "type": "string"})
+    if role_in == "filter" and col_table is not None and col_table.name == table.name:
+        snake_arg = snake(arg)
+        role = "ge" if _GE.search(snake_arg) else "le" if _LE.search(snake_arg) else "eq"
+        return base.model_copy(update={"role": role, "column": column, "type": "string"})
+    if role_in == "reference" and col_table is not None and column:
+        if col_table.name == table.name:
+            if column == pk_column(table):
+                return base.model_copy(update={"role": "key", "column": column,
+                                               "type": "integer"})
+            col = table.column(column)
+            return base.model_copy(update={"role": "key", "column": column,
+                                           "type": json_type(col)})
+        target_pk = pk_column(col_table)
+        fk = next((c for c in table.columns if c.foreign_key == f"{col_table.name}.{target_pk}"),
+                  None)
+        if fk is None or target_pk is None:
+            return base
+        ref_col = col_table.column(column) if column in {c.name for c in col_table.columns} \
+            else None
+        if ref_col is None:
+            return base
+        contains = snake(arg).removeprefix("not_").removeprefix("exclude_")
+        parent = next((c.name for c in col_table.columns if c.foreign_key ==
+                       f"{col_table.name}.{target_pk}"), None)
+        return base.model_copy(update={
+            "role": "ref", "column": fk.name, "ref_table": col_table.name,
+            "ref_column": column, "type": json_type(ref_col),
+            "negate": snake(arg).startswith(("not_", "exclude_")),
+            # "contains" a commit: the head is the commit or one of its descendants
+            "closure": parent if contains in ("contains", "containing") else None})
+    return base
+
+
+def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict[str, str]]:
+    """Every covered source tool first (name and arguments kept), then schema tools, at most
+    `max_tools` in all with at least 30 % writes. Also (source tool -> why not implemented)."""
+    coverage = (spec.provenance.stats or {}).get("tool_coverage") or fallback_coverage(spec)
+    plans: list[ToolPlan] = []
+    skipped: dict[str, str] = {}
+    for name, entry in (coverage.get("tools") or {}).items():
+        if not entry.get("covered", True):
+            skipped[name] = "not covered by the database: " + "; ".join(entry.get("missing", []))
+            continue
+        plan = contract_plan(spec, name, entry)
+        if plan is None:
+            skipped[name] = "no implementable plan (no keyed table or nothing to act on)"
+            continue
+        plans.append(plan)
+    names = {p.name for p in plans}
+    extra = [_schema_contract(spec, p) for p in schema_plans(spec) if p.name not in names]
+    room = max(0, max_tools - len(plans))
+    writes = [p for p in extra if p.write]
+    reads = [p for p in extra if not p.write]
+    want_writes = max(0, int(0.4 * max_tools) - sum(p.write for p in plans))
+    chosen = writes[:min(len(writes), want_writes, room)]
+    chosen += reads[:room - len(chosen)]
+    if len(chosen) < room:
+        chosen += [p for p in writes if p not in chosen][:room - len(chosen)]
+    order = {id(p): i for i, p in enumerate(extra)}
+    plans.extend(sorted(chosen, key=lambda p: order[id(p)]))
+    return plans, skipped
+
+
+def _schema_contract(spec: EnvSpec, plan: ToolPlan) -> ToolPlan:
+    """A schema tool with its contract; a create that books a record (a new appointment's
+    slot) takes it, as the source's booking tool does."""
+    contract = plan_contract(plan)
+    if plan.kind != "create":
+        return plan.model_copy(update={"contract": contract})
+    table = spec.table(plan.table)
+    params = []
+    for p in plan.params:
+        col = table.column(p.column) if p.column and p.role == "set" else None
+        if col is not None and col.foreign_key and p.ref_table is None:
+            parent, parent_col = col.foreign_key.split(".")
+            p = p.model_copy(update={"ref_table": parent, "ref_column": parent_col})
+        params.append(p)
+    status = status_column(table)
+    booked, guards = book_parent(spec, table, params,
+                                 plan.fixed.get(status.name) if status is not None else None)
+    named = {g.row for g in guards}
+    params = [p.model_copy(update={"required": True}) if p.name in named else p
+              for p in params]
+    if not booked:
+        return plan.model_copy(update={"contract": contract})
+    contract = contract.model_copy(update={
+        "params": params, "effects": [*contract.effects, *booked], "guards": guards,
+        "options": {"plan": plan.model_dump()}})
+    return plan.model_copy(update={"kind": "contract", "params": params, "contract": contract})
+
+
+_NOT = r"(?:not(?: yet)?|never|un)\s*"
+
+
+def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]]:
+    """What a listing's description says its rows are: "slots that are published and not yet
+    booked" -> status in (published), booked = false. Only the table's own states and flags,
+    named as words; a state said with "not" is left out."""
+    text = " " + " ".join(description.lower().replace("_", " ").split()) + " "
+    if not re.search(r"\b(?:that|which|who) (?:are|is)\b", text):
+        return {}
+    out: dict[str, list[Any]] = {}
+    status = status_column(table)
+    if status is not None:
+        said = [st for st in status.enum or [] if re.search(
+            rf"(?<!not )(?<!not yet )(?<!un)\b{re.escape(st.replace('_', ' '))}\b", text)]
+        if said and len(said) < len(status.enum or []):
+            out[status.name] = said
+    for c in table.columns:
+        if c.type == "boolean" and re.search(rf"\b{_NOT}{re.escape(c.name.replace('_', ' '))}\b",
+                                             text):
+            out[c.name] = [False]
+    return out
+
+
+def contract_plan(spec: EnvSpec, name: str, entry: dict[str, Any]) -> ToolPlan | None:
+    """The plan of one source tool, from its behaviour contract: the plain kinds (a lookup, a
+    listing, an insert, a field edit, a delete) keep their renderer and test writer; anything
+    with coupled effects, guards or a computation is rendered from the contract itself."""
+    contract = derive_contract(spec, name, entry, source_plan)
+    if contract is None:
+        return None
+    plain = contract.options.get("plan")
+    roles = {p.role for p in contract.params}
+    if plain is not None and len(contract.effects) <= 1 and not contract.guards:
+        return ToolPlan.model_validate({**plain, "contract": contract})
+    if contract.verb in ("read_one", "list", "search") and roles <= _PLAIN_ROLES \
+            and not contract.embed and contract.computation is None:
+        kind = "get" if contract.verb == "read_one" else "list"
+        if kind == "get" and not any(p.role == "key" for p in contract.params):
+            return None
+        where = stated_conditions(spec.table(contract.entity), contract.description) \
+            if kind == "list" else {}
+        return ToolPlan(name=name, kind=kind, table=contract.entity,
+                        description=contract.description, params=contract.params,
+                        where=where, source_tool=name, contract=contract)
+    if contract.verb == "delete":
+        plan = source_plan(spec, name, entry)
+        return plan.model_copy(update={"contract": contract}) if plan else None
+    base = ToolPlan.model_validate(plain) if plain is not None else None
+    return ToolPlan(name=name, kind="contract", table=contract.entity,
+                    description=contract.description, params=contract.params,
+                    fixed=base.fixed if base else {}, now_columns=base.now_columns if base else [],
+                    code_columns=base.code_columns if base else [],
+                    copied=base.copied if base else {}, unique=base.unique if base else [],
+                    unique_groups=base.unique_groups if base else [],
+                    source_tool=name, contract=contract)
+
+
+def fallback_coverage(spec: EnvSpec) -> dict[str, Any]:
+    """A coverage map from the theme's raw tool descriptions when the mined spec has none:
+    each 'name: description' line mapped to the table its name's nouns point at."""
+    tables = {t.name for t in spec.tables}
+    tools: dict[str, Any] = {}
+    for line in spec.theme.raw_descriptions:
+        name, _, desc = line.partition(":")
+        name = name.strip()
+        if not name.isidentifier():
+            continue
+        table = None
+        for w in reversed(tokens(name)):
+            for cand in (plural(w), w, plural(singular(w))):
+                if cand in tables:
+                    table = cand
+                    break
+            if table:
+                break
+        tools[name] = {"table": table, "read_only": None, "description": desc.strip(),
+                       "arguments": {}, "covered": table is not None,
+                       "missing": [] if table else ["no table holds what the tool acts on"]}
+    return {"tools": tools}
+
+
+__all__ = ["contract_plan", "fallback_coverage", "plan_tools", "source_plan"]

@@ -1,0 +1,201 @@
+"""What kind of value a column holds (`column_semantic`: from its name, type, declared format,
+description and table), and the role of a time column in a row's life (`time_role`)."""
+
+from __future__ import annotations
+
+import re
+
+from agent_world.envs.table_spec import ColumnSpec
+from agent_world.mining.offline.naming import is_person, singular
+
+
+def time_role(name: str) -> str:
+    n = name.lower()
+    if re.search(r"birth|dob|birthday", n):
+        return "birth"
+    if n.startswith(("deleted", "archived", "cancelled", "canceled", "closed", "revoked")):
+        return "deleted"
+    if n.startswith(("updated", "modified", "last_", "changed")):
+        return "updated"
+    if re.search(r"(^|_)(end|ends|until|finish|finished|due|deadline|expires|expiry|expiration|"
+                 r"arrival|checkout|check_out|closes|to)(_|$)", n):
+        return "end"
+    if re.search(r"(^|_)(start|starts|begin|begins|scheduled|departure|check_in|checkin|opens|"
+                 r"from|since|at_time|time|date)(_|$)", n) and n not in ("created_at",):
+        return "start"
+    return "created"
+
+
+# declared formats decide before names do
+_FORMAT_SEMANTICS = {"email": "email", "uri": "url", "url": "url", "uuid": "uuid",
+                     "ipv4": "ip", "hostname": "domain", "time": "hhmm"}
+# column names whose meaning is unambiguous whatever the table
+_NAMED = {
+    "given_name": "first_name", "first_name": "first_name", "family_name": "last_name",
+    "surname": "last_name", "last_name": "last_name", "middle_name": "first_name",
+    "mrn": "mrn", "medical_record_number": "mrn", "isbn": "isbn", "isbn13": "isbn",
+    "barcode": "barcode", "ean": "barcode", "upc": "barcode",
+    "authors": "people", "author_names": "people", "opening_hours": "opening_hours",
+    "business_hours": "opening_hours", "hours": "opening_hours",
+    "condition": "condition", "sku": "code", "iban": "iban",
+    "license_plate": "license_plate", "ssn": "ssn",
+}
+def _format_of(col: ColumnSpec) -> str | None:
+    m = re.search(r"\bformat[:=]\s*([a-z0-9-]+)", col.description.lower())
+    return m.group(1) if m else None
+
+
+def column_semantic(table: str, col: ColumnSpec) -> str:
+    """What kind of value a column holds, from its name, type, description and table."""
+    n = col.name.lower()
+    words = set(n.split("_"))
+    t = col.type
+    if col.primary_key:
+        return "pk"
+    if col.foreign_key:
+        return "fk"
+    if col.enum:
+        return "enum"
+    if t == "boolean":
+        return "bool"
+    if t == "json":
+        return "json"
+    if t in ("date", "datetime"):
+        return f"{t}:{time_role(n)}"
+    if t == "real":
+        if words & {"latitude", "lat"}:
+            return "latitude"
+        if words & {"longitude", "lng", "lon"}:
+            return "longitude"
+        if words & {"rating", "score", "stars"}:
+            return "rating"
+        if words & {"percent", "percentage", "pct", "discount", "rate"}:
+            return "percent"
+        return "money"
+    if t == "integer":
+        if n in ("status_code", "http_status", "response_code", "http_code"):
+            return "http_status"
+        if words & {"year"}:
+            return "year"
+        if words & {"age"}:
+            return "age"
+        if words & {"rating", "stars", "score", "priority", "level", "rank", "floor"}:
+            return "small_int"
+        if words & {"minutes", "duration"}:
+            return "duration"
+        if words & {"size", "bytes"}:
+            return "bytes"
+        if words & {"decimals"}:
+            return "decimals"
+        if words & {"order", "position"}:
+            return "position"
+        return "count"
+    d = col.description.lower()
+    single = singular(table).split("_")[-1]
+    fmt = _format_of(col)
+    if fmt in _FORMAT_SEMANTICS:
+        return _FORMAT_SEMANTICS[fmt]
+    if n in _NAMED:
+        return _NAMED[n]
+    if single in ("query", "statement") and n in ("content", "sql", "query", "statement"):
+        return "sql"
+    if single == "table" and n in ("name", "table_name"):
+        return "table_name"
+    if single == "insight" and n in ("content", "text", "body", "insight"):
+        return "insight"
+    if n == "reason" and single in ("appointment", "visit", "booking", "consultation"):
+        return "visit_reason"
+    if n.endswith("_number") and not n.startswith(("num", "number")):
+        return "digits"
+    if "hh:mm" in d or n in ("time", "local_time", "start_hhmm"):
+        return "hhmm"
+    if "email" in words:
+        return "email"
+    if words & {"phone", "mobile", "fax", "telephone"}:
+        return "phone"
+    if n == "first_name":
+        return "first_name"
+    if n == "last_name":
+        return "last_name"
+    if n in ("full_name", "display_name") or (n == "name" and is_person(table)) or \
+            n in ("author", "changed_by", "assignee", "reviewer", "owner"):
+        return "person_name"
+    if n in ("username", "login", "handle", "user_name"):
+        return "username"
+    if n in ("anchor_text", "anchor", "link_text"):
+        return "anchor"
+    if words & {"url", "uri", "link", "website", "homepage", "endpoint", "href"}:
+        return "url"
+    if n in ("file_name", "filename"):
+        return "file_name"
+    if words & {"path", "directory", "dir", "file", "folder"}:
+        return "repo_path" if single in ("repository", "repo") else "file_path"
+    if "timezone" in words or n in ("tz", "time_zone", "tz_name") or \
+            n.endswith("_time_zone") or (single == "timezone" and n == "name"):
+        return "timezone"
+    if n in ("utc_offset", "offset"):
+        return "utc_offset"
+    if "currency" in words:
+        return "currency"
+    if n in ("country", "country_code", "nationality"):
+        return "country"
+    if n == "city":
+        return "city"
+    if words & {"address", "street", "location"}:
+        return "address"
+    if words & {"zip", "postcode", "postal"}:
+        return "postcode"
+    if words & {"language", "locale", "lang"}:
+        return "language"
+    if words & {"color", "colour"}:
+        return "color"
+    if words & {"sha", "hash", "revision", "checksum", "digest"}:
+        return "sha"
+    if words & {"uuid", "guid", "token"}:
+        return "uuid"
+    if words & {"ip"}:
+        return "ip"
+    if words & {"domain", "hostname", "host"}:
+        return "domain"
+    if "version" in words:
+        return "semver"
+    if words & {"mime", "content_type", "mimetype"} or n == "content_type":
+        return "mime"
+    if words & {"specialty", "speciality", "department"}:
+        return "specialty"
+    if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",
+                "bio", "summary", "instructions", "answer", "question", "feedback", "value"}:
+        return "sentence"
+    if words & {"description", "details"}:
+        return "paragraph"
+    if n == "subject" and single in ("title", "book", "novel", "publication", "edition"):
+        return "book_subject"
+    if words & {"title", "subject", "headline", "caption"}:
+        return "book_title" if n == "title" and single in (
+            "title", "book", "album", "novel", "publication", "edition") else "title"
+    if words & {"company", "organization", "employer", "vendor", "brand"}:
+        return "company"
+    if words & {"code", "sku", "reference", "ref", "isbn", "number", "slug", "key"}:
+        return "code"
+    if words & {"region", "continent", "area"}:
+        return "region"
+    if words & {"type", "kind", "category", "genre", "role", "target", "action", "method",
+                "channel", "source", "unit"}:
+        return "category"
+    if n in ("name", "label"):
+        if single in ("repository", "repo", "project", "package", "service", "bucket", "app"):
+            return "slug_name"
+        if single == "branch":
+            return "branch_name"
+        if single in ("book", "title", "album", "novel", "publication", "edition"):
+            return "book_title"
+        if single in ("tag", "label", "keyword", "topic"):
+            return "tag"
+        if single in ("company", "organization", "vendor", "supplier", "clinic", "hospital"):
+            return "company"
+        if single in ("city", "location", "venue", "place", "hotel", "airport", "store"):
+            return "place"
+        if single in ("calendar",):
+            return "calendar_name"
+        return "title"
+    return "word"

@@ -1,0 +1,353 @@
+"""Column values of generated rows: `from_pattern` (a string a declared regular expression
+matches) and `RowValues`, the part of `RowFactory` that makes one value per column kind
+(`column_semantic`) with seeded Faker and `random.Random`: declared enums, ranges and patterns
+first, then names, emails that match them, addresses and their time zones, titles, SQL over
+the database's own tables, and the rest."""
+
+from __future__ import annotations
+
+import mimetypes
+import random
+import re
+import re._constants as C  # noqa: N812
+import re._parser as P  # noqa: N812
+from collections.abc import Callable
+from typing import Any
+
+from faker import Faker
+
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.mining.offline.column_semantics import _FORMAT_SEMANTICS, column_semantic
+from agent_world.mining.offline.naming import singular
+from agent_world.mining.offline.reference_data import (
+    BOOK_SUBJECTS,
+    BRANCH_PREFIXES,
+    COLORS,
+    COUNTRIES,
+    CURRENCIES,
+    LANGUAGES,
+    MIME_TYPES,
+    SPECIALTIES,
+    TAG_WORDS,
+    TIME_ZONES,
+)
+from agent_world.mining.semantics.lifecycle import ATTENDED
+from agent_world.mining.semantics.zones import address_country, country_zones
+
+_VISIT_REASONS = [
+    "Annual physical", "Follow-up on blood pressure", "Persistent cough", "Knee pain after "
+    "running", "Medication review", "Skin rash", "Headaches for two weeks", "Prenatal visit",
+    "Diabetes check", "Back pain", "Vaccination", "Test results discussion", "Allergy "
+    "symptoms", "Sleep problems", "Post-surgery check"]
+
+
+def from_pattern(pattern: str, rng: random.Random) -> str | None:
+    """A string the regular expression matches (literals, classes, repeats, groups,
+    alternatives), or None for what it cannot expand."""
+    try:
+        parsed = P.parse(pattern)
+    except (re.error, RecursionError):
+        return None
+    digits, words = "0123456789", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
+    def one_of(items: list[Any]) -> str:
+        pool: list[str] = []
+        for op, av in items:
+            if op == C.LITERAL:
+                pool.append(chr(av))
+            elif op == C.RANGE:
+                pool += [chr(c) for c in range(av[0], av[1] + 1)]
+            elif op == C.CATEGORY:
+                pool += list(digits if av == C.CATEGORY_DIGIT else words)
+            elif op == C.NEGATE:
+                raise ValueError("negated class")
+        return rng.choice(pool)
+
+    def gen(seq: Any) -> str:
+        out = []
+        for op, av in seq:
+            if op == C.LITERAL:
+                out.append(chr(av))
+            elif op == C.IN:
+                out.append(one_of(av))
+            elif op == C.ANY:
+                out.append(rng.choice(words))
+            elif op in (C.MAX_REPEAT, C.MIN_REPEAT):
+                lo, hi, sub = av
+                hi = lo + 3 if hi == C.MAXREPEAT else hi
+                out += [gen(sub) for _ in range(rng.randint(lo, hi))]
+            elif op == C.SUBPATTERN:
+                out.append(gen(av[-1]))
+            elif op == C.BRANCH:
+                out.append(gen(rng.choice(av[1])))
+            elif op == C.AT:
+                continue
+            else:
+                raise ValueError(f"unsupported {op}")
+        return "".join(out)
+
+    for _ in range(5):
+        try:
+            value = gen(parsed)
+        except (ValueError, IndexError):
+            return None
+        if re.search(pattern, value):
+            return value
+    return None
+
+
+class RowValues:
+    """One value per column of a new row; mixed into `RowFactory`, whose tables, rows, hints,
+    invariants, lifecycle and time values it uses."""
+
+    tables: dict[str, TableSpec]
+    rows: dict[str, list[dict[str, Any]]]
+    hints: dict[str, dict[str, dict[str, Any]]]
+    rng: random.Random
+    fake: Faker
+
+    # ---- values --------------------------------------------------------------------------
+    def value(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> Any:
+        sem = column_semantic(table, col)
+        f, r = self.fake, self.rng
+        for inv in self.invariants("set_only_in", table):  # a waived_reason for waived fines
+            if inv["column"] == col.name and row.get(inv["status_column"]) not in inv["states"]:
+                return None
+        declared = self.hints.get(table, {}).get(col.name) or {}
+        if declared.get("enum") and not col.enum and col.type == "text":
+            vals = [str(v) for v in declared["enum"]]
+            return r.choices(vals, weights=[1.0 / (i + 1) for i in range(len(vals))], k=1)[0]
+        if declared.get("enum") and col.type in ("integer", "real"):  # 300 | 3600 | 86400
+            nums = _numbers(declared["enum"], int if col.type == "integer" else float)
+            if nums:
+                return r.choices(nums, weights=[1.0 / (i + 1) for i in range(len(nums))],
+                                 k=1)[0]
+        lo, hi = declared.get("minimum"), declared.get("maximum")
+        if col.type in ("integer", "real") and (lo is not None or hi is not None):
+            lo = lo if lo is not None else 0
+            hi = hi if hi is not None else lo + 100
+            if col.type == "integer":  # skewed towards the low end, as counts are
+                span = int(hi) - int(lo)
+                return int(lo) + min(span, int(r.expovariate(2.0 / max(span, 1))))
+            return round(r.uniform(float(lo), float(hi)), 2)
+        if isinstance(declared.get("pattern"), str) and col.type == "text":
+            value = from_pattern(declared["pattern"], r)
+            if value is not None:
+                return value
+        if declared.get("format") in _FORMAT_SEMANTICS and col.type == "text":
+            sem = _FORMAT_SEMANTICS[declared["format"]]
+        if sem == "branch_name" and not any(  # a branch of a library or a bank, not of git
+                c.foreign_key and singular(c.foreign_key.split(".")[0]) in ("repository", "repo")
+                for c in self.tables[table].columns):
+            sem = "library_branch"
+        if sem == "enum":
+            vals = list(col.enum or [])
+            if self._upcoming(table, row) and (self._lifecycle(table) or ("",))[0] == col.name:
+                vals = [v for v in vals if v not in ATTENDED] or vals  # not attended yet
+            return r.choices(vals, weights=[1.0 / (i + 1) for i in range(len(vals))], k=1)[0]
+        if sem == "bool":
+            return r.random() < (0.25 if col.name.startswith(("is_archived", "pinned",
+                                                               "deleted")) else 0.6)
+        if sem == "json":
+            return {"source": r.choice(["web", "api", "import", "mobile"]),
+                    "version": r.randint(1, 5)}
+        if sem.startswith(("date:", "datetime:")):
+            return self._time_value(table, col, row, sem)
+        gen: dict[str, Callable[[], Any]] = {
+            "latitude": lambda: round(r.uniform(-60, 70), 6),
+            "longitude": lambda: round(r.uniform(-170, 170), 6),
+            "rating": lambda: round(r.uniform(1, 5), 1),
+            "percent": lambda: round(r.uniform(0, 100), 2),
+            "money": lambda: round(r.lognormvariate(3.6, 1.0), 2),
+            "year": lambda: r.randint(1990, 2026),
+            "age": lambda: r.randint(1, 95),
+            "small_int": lambda: r.randint(1, 5),
+            # mostly successes, as a crawler's log holds them
+            "http_status": lambda: r.choices([200, 201, 204, 301, 302, 304, 400, 401, 403,
+                                              404, 410, 429, 500, 502, 503],
+                                             [60, 2, 2, 5, 4, 3, 2, 2, 2, 8, 1, 1, 3, 2, 3])[0],
+            "duration": lambda: r.choice([15, 30, 45, 60, 90, 120]),
+            "bytes": lambda: int(r.lognormvariate(11, 2)),
+            "decimals": lambda: r.choice([0, 2, 2, 2, 3]),
+            "position": lambda: r.randint(1, 100),
+            "count": lambda: min(int(r.expovariate(1 / 8)), 500),
+            "hhmm": lambda: f"{r.randint(0, 23):02d}:{r.choice([0, 15, 30, 45]):02d}",
+            "email": lambda: self._email(row),
+            "phone": lambda: f.phone_number(),
+            "first_name": lambda: f.first_name(),
+            "last_name": lambda: f.last_name(),
+            "person_name": lambda: f.name(),
+            "username": lambda: f.user_name(),
+            "url": lambda: f.url() + f.uri_path(),
+            "file_name": lambda: f.file_name(),
+            "file_path": lambda: (f"/{'/'.join(f.words(r.randint(1, 3)))}/{row['file_name']}"
+                                  if isinstance(row.get("file_name"), str)
+                                  else f.file_path(depth=r.randint(1, 3))),
+            "repo_path": lambda: f"/srv/git/{f.user_name()}/{f.word()}-{f.word()}",
+            "timezone": lambda: self._zone(row),
+            "utc_offset": lambda: r.choice(TIME_ZONES)[1],
+            "currency": lambda: r.choice(CURRENCIES)[0],
+            "country": lambda: r.choice(COUNTRIES)[0],
+            "city": lambda: f.city(),
+            "address": lambda: self._address(),
+            "postcode": lambda: f.postcode(),
+            "language": lambda: r.choice(LANGUAGES)[0],
+            "color": lambda: r.choice(COLORS),
+            "sha": lambda: f.sha1(),
+            "uuid": lambda: f.uuid4(),
+            "ip": lambda: f.ipv4_private(),
+            "domain": lambda: f.domain_name(),
+            "semver": lambda: f"{r.randint(0, 4)}.{r.randint(0, 20)}.{r.randint(0, 30)}",
+            "mime": lambda: self._mime(row),
+            "specialty": lambda: r.choice(SPECIALTIES),
+            "sentence": lambda: (self._commit_message() if singular(table) == "commit"
+                                 else f.sentence(nb_words=r.randint(5, 12))),
+            "paragraph": lambda: f.paragraph(nb_sentences=2),
+            "title": lambda: f.catch_phrase(),
+            # what a link says on the page: a few words, no sentence
+            "anchor": lambda: r.choice(["Read more", "Pricing", "Contact us", "Documentation",
+                                        "About", "Sign in", "Download", "Blog", "Careers",
+                                        "Privacy policy"]) if r.random() < 0.4 else
+            " ".join(f.words(r.randint(1, 3))).capitalize(),
+            "book_title": lambda: self._book_title(),
+            "book_subject": lambda: r.choice(BOOK_SUBJECTS),
+            "library_branch": lambda: f"{f.city()} {r.choice(['Branch', 'Library', 'Branch'])}",
+            "mrn": lambda: f"MRN-{f.numerify('#######')}",
+            "isbn": lambda: f.isbn13(),
+            "barcode": lambda: f.ean13(),
+            "digits": lambda: f.numerify("##########"),
+            "people": lambda: ", ".join(f.name() for _ in range(r.choice([1, 1, 1, 2, 3]))),
+            "opening_hours": lambda: r.choice([
+                "Mon-Fri 09:00-18:00; Sat 10:00-14:00", "Mon-Sat 08:00-20:00",
+                "Tue-Sun 10:00-17:00", "Mon-Fri 08:30-17:30", "Daily 07:00-22:00"]),
+            "condition": lambda: r.choices(["new", "good", "fair", "worn", "damaged"],
+                                           weights=[15, 45, 25, 10, 5], k=1)[0],
+            "iban": lambda: f.iban(),
+            "license_plate": lambda: f.license_plate(),
+            "ssn": lambda: f.ssn(),
+            "sql": lambda: self._sql(),
+            "table_name": lambda: self._table_name(table),
+            "insight": lambda: self._insight(),
+            "visit_reason": lambda: r.choice(_VISIT_REASONS),
+            "company": lambda: f.company(),
+            "code": lambda: f.bothify("??-####").upper(),
+            "region": lambda: r.choice(["North", "South", "East", "West", "Central"]),
+            "category": lambda: r.choice(["standard", "premium", "basic", "internal",
+                                          "external"]),
+            "slug_name": lambda: f"{f.word()}-{f.word()}",
+            "branch_name": lambda: (r.choice(["main", "develop"]) if r.random() < 0.2 else
+                                    f"{r.choice(BRANCH_PREFIXES)}/{f.word()}-{f.word()}"),
+            "tag": lambda: r.choice(TAG_WORDS) if r.random() < 0.8 else f.word(),
+            "place": lambda: f.city(),
+            "calendar_name": lambda: f"{f.first_name()}'s "
+                                     f"{r.choice(['Work', 'Personal', 'Team', 'On-call'])}",
+            "word": lambda: f.word(),
+        }
+        return gen.get(sem, gen["word"])()
+
+    def _address(self) -> str:
+        """A US postal address whose ZIP code is in its state (no military addresses), so
+        its country, and the time zones that fit it, can be told."""
+        f = self.fake
+        state = f.state_abbr(include_territories=False, include_freely_associated_states=False)
+        return f"{f.street_address()}, {f.city()}, {state} {f.zipcode_in_state(state)}"
+
+    def _zone(self, row: dict[str, Any]) -> str:
+        """A time zone of the row's country (its country column, else its address), the
+        populous zones most often; a curated zone when the row has no country."""
+        cc = next((row[k] for k in ("country", "country_code") if isinstance(row.get(k), str)),
+                  None) or next((address_country(row[k]) for k in (
+                      "address", "street_address", "postal_address") if row.get(k)), None)
+        zones = country_zones(cc) if cc else ()
+        if not zones:
+            return self.rng.choice(TIME_ZONES)[0]
+        return self.rng.choices(zones, weights=[1.0 / (i + 1) ** 1.5
+                                                for i in range(len(zones))], k=1)[0]
+
+    def _email(self, row: dict[str, Any]) -> str:
+        """An address that matches the row's person name when it has one."""
+        name = row.get("name") or row.get("full_name") or " ".join(
+            str(row[k]) for k in ("first_name", "last_name") if row.get(k))
+        if isinstance(name, str) and name.strip():
+            parts = [re.sub(r"[^a-z]", "", p.lower()) for p in name.split()
+                     if p.rstrip(".").lower() not in ("mr", "mrs", "ms", "dr", "md", "phd",
+                                                      "dds", "dvm", "jr", "sr", "ii", "iii")]
+            parts = [p for p in parts if p]
+            if parts:
+                local = self.rng.choice([".".join(parts), parts[0][0] + parts[-1],
+                                         parts[0] + str(self.rng.randint(1, 99))])
+                return f"{local}@{self.fake.free_email_domain()}"
+        return self.fake.email()
+
+    def _mime(self, row: dict[str, Any]) -> str:
+        for key in ("file_name", "filename", "file_path", "path", "name"):
+            if isinstance(row.get(key), str):
+                guess = mimetypes.guess_type(row[key])[0]
+                if guess:
+                    return guess
+        return self.rng.choice(MIME_TYPES)[1]
+
+    def _book_title(self) -> str:
+        """A title that reads like one: title patterns over Faker's English nouns and
+        adjectives (parts of speech, not any word: never "Inside and Several")."""
+        f, r = self.fake, self.rng
+        noun = f.word(part_of_speech="noun").title()
+        adj = f.word(part_of_speech="adjective").title()
+        other = f.word(part_of_speech="noun").title()
+        return r.choice([
+            f"The {adj} {noun}", f"The {noun} of {f.city()}", f"A {adj} {noun}",
+            f"The Last {noun}", f"{f.first_name()}'s {noun}", f"The {noun} and the {other}",
+            f"{adj} {noun}: A Novel", f"A Short History of the {noun}", f"The {noun} Years",
+            f"Notes on the {adj} {noun}"])
+
+    def _data_tables(self) -> list[str]:
+        return [t for t, rows in self.rows.items() if rows and singular(t) not in (
+            "query", "table", "insight") and not t.endswith(("_history", "_changes"))]
+
+    def _sql(self) -> str:
+        """A query over a table of the database itself, so running it returns rows."""
+        tables = self._data_tables()
+        if not tables:
+            return "SELECT 1"
+        t = self.rng.choice(tables)
+        cols = [c.name for c in self.tables[t].columns if c.type != "json"]
+        pick = self.rng.sample(cols, k=min(len(cols), self.rng.randint(1, 3)))
+        text = next((c.name for c in self.tables[t].columns if c.enum), None)
+        if text and self.rng.random() < 0.5:
+            value = self.rng.choice(self.tables[t].column(text).enum or [""])
+            return f"SELECT {', '.join(pick)} FROM {t} WHERE {text} = '{value}'"
+        if self.rng.random() < 0.3:
+            return f"SELECT COUNT(*) AS n FROM {t}"
+        return f"SELECT {', '.join(pick)} FROM {t} ORDER BY id LIMIT {self.rng.choice([5, 10, 20])}"
+
+    def _table_name(self, table: str) -> str:
+        """A table of the database itself (a catalogue of tables lists real ones)."""
+        listed = {r.get("name") for r in self.rows.get(table, [])}
+        free = [t for t in self._data_tables() if t not in listed]
+        return self.rng.choice(free) if free else self.rng.choice(self._data_tables() or
+                                                                   [table])
+
+    def _insight(self) -> str:
+        tables = self._data_tables()
+        what = self.rng.choice(tables).replace("_", " ") if tables else "records"
+        return self.rng.choice([
+            f"{what.capitalize()} grew {self.rng.randint(3, 40)}% month over month.",
+            f"A few {what} account for {self.rng.randint(40, 80)}% of the activity.",
+            f"{what.capitalize()} peak on {self.rng.choice(['Mondays', 'Fridays', 'weekends'])}.",
+            f"{self.rng.randint(2, 15)}% of {what} are missing a value that should be set."])
+
+    def _commit_message(self) -> str:
+        verb = self.rng.choice(["Fix", "Add", "Update", "Refactor", "Remove", "Improve",
+                                "Document", "Bump"])
+        what = self.rng.choice(["handling", "tests", "docs", "config", "validation", "parser",
+                                "endpoint", "logging", "types", "dependencies"])
+        return f"{verb} {self.fake.word()} {what}"
+
+
+def _numbers(values: list[Any], kind: type) -> list[Any]:
+    """A declared enum as numbers of the column's kind; [] when any value is not one."""
+    try:
+        nums = [kind(float(v)) if kind is int else float(v) for v in values]
+    except (TypeError, ValueError, OverflowError):
+        return []
+    return nums if all(float(n) == float(v) for n, v in zip(nums, values, strict=True)) else []

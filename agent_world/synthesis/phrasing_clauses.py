@@ -1,0 +1,309 @@
+"""Request clauses: what a tool does as a request (`action_phrase`, from its description), and
+one step of a walk as a clause — a read by the record it names, a list by its filters, a
+write aimed at its record and what it sets. See `phrasing`."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from agent_world.envs.spec import EnvSpec
+from agent_world.synthesis.phrasing_values import (
+    KEY_ROLES,
+    arg_phrase,
+    bare_value,
+    field_words,
+    key_phrase,
+    noun,
+    role,
+    say,
+    value_text,
+    which,
+)
+from agent_world.tasks.walks import Plan
+from agent_world.tasks.words import entity, entity_plural, singular, split_words
+
+_LIST_VERBS = {"list", "search", "find", "browse"}
+PAGING = ("limit", "offset", "page", "page_size", "max_results")
+
+_THIRD_PERSON = re.compile(r"^(\w+?)(ches|shes|sses|xes|ies|s)\b")
+
+
+def action_phrase(spec: EnvSpec, tool: str) -> str:
+    """What a tool does, as a request: its description's first clause, user-story framing
+    and third-person verbs removed, no tool name left in it."""
+    desc = " ".join(spec.tool(tool).description.split())
+    m = re.search(r"\bI want to (.+?)(?: so that\b|[.;]|$)", desc, re.I)
+    if m:
+        desc = m.group(1)
+    else:
+        m = re.match(r"^[A-Z][\w ]{0,40}? can (.+)", desc)
+        if m:
+            desc = m.group(1)
+    # a condition or qualifier of the tool is no part of what the user asks: "place a hold on
+    # a title when no copy is available", "cancel a hold at any time before it is collected"
+    # and so is what the tool allows or what comes after it: "create a new branch from an
+    # optional base branch", "suspend a member account and reactivate it later"
+    clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|,? unless\b|, optionally\b| in id order"
+                      r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b"
+                      r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
+                      r"|,? and \w+ (?:it|them) (?:later|again)\b|,? and optionally\b"
+                      r"| by (?:scanning|entering|giving|passing|providing|specifying|using)\b"
+                      r"|,? (?:that|which) (?:has|have|is|are)(?: not| already| still)? "
+                      r"(?:been |yet )?\w+(?:ed|en)\b",
+                      desc, maxsplit=1)[0].strip().rstrip(" .,;:")
+    # "create a slot and return the new record": what the tool hands back is no request
+    clause = re.sub(r",? (?:and )?(?:return(?:s|ing)?|giv(?:es|ing)) (?:the|a|it|its)\b.*$", "",
+                    clause, flags=re.I)
+    first = clause.split(" ", 1)[0]
+    m = _THIRD_PERSON.match(first.lower())
+    if m and first.lower() not in {"status", "access", "process", "address", "this", "is",
+                                   "has", "was"}:
+        stem, suffix = m.groups()
+        base = stem + ("y" if suffix == "ies" else suffix[:-2] if suffix != "s" else "")
+        clause = base + clause[len(first):]
+    for t in spec.tools:  # a tool named like a common word must not leak into the text
+        clause = re.sub(rf"\b{re.escape(t.name)}\b", entity(t.name), clause)
+    if not clause:
+        return "look it up"
+    phrase = clause[0].lower() + clause[1:]
+    # "create a appointment" reads badly in any generated description
+    return re.sub(r"\ba (?=[aeiou])", "an ", phrase)
+
+
+# ---- tool kinds -------------------------------------------------------------------------------
+def _kind(spec: EnvSpec, tool: str, lists: bool) -> str:
+    words = split_words(tool)
+    if spec.tool(tool).mutates:
+        return "write"
+    if lists or (words and words[0] in _LIST_VERBS):
+        return "list"
+    return "read"
+
+
+def param_schema(spec: EnvSpec, tool: str, param: str) -> dict[str, Any]:
+    return spec.tool(tool).parameters.get("properties", {}).get(param, {}) or {}
+
+
+def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, str, str]:
+    """(words before the entity, words after it, owner) for a list's stated filters:
+    "confirmed" reservations "departing on ..." "of customer 70"."""
+    before, after, owner = [], [], ""
+    for p, v in given.items():
+        schema = param_schema(spec, tool, p)
+        r = role(p, v, schema)
+        if p in PAGING:
+            after.append(f"(just the first {value_text(v)})")
+        elif p in ("query", "q", "text", "keyword", "keywords", "search", "term"):
+            after.append(f"matching {value_text(v)}")
+        elif r == "key" and not owner and noun(p).split()[0] in KEY_ROLES and \
+                len(noun(p).split()) > 1:
+            after.append(f"whose {noun(p)} is {say(p, v, schema)}")
+        elif r == "key" and not owner:
+            owner = key_phrase(p, v)
+        elif r == "choice" and isinstance(v, str) and len(v) < 20:
+            before.append(say(p, v, schema))
+        elif r == "flag":
+            words = field_words(p)
+            after.append(f"that are {'' if v else 'not '}{re.sub(r'^(is|has) ', '', words)}")
+        else:
+            after.append(f"with {arg_phrase(p, v, schema)}")
+    return " ".join(before), ", ".join(after), owner
+
+
+def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
+    """Aim a write's clause at one record: "cancel a hold" → "cancel hold 3". `whole`: the
+    tool's own entity when `ent` is a part of it ("branch" of "branch commit" is not aimed at
+    in "create a branch commit")."""
+    head = ent.split()[-1] if ent else ""
+    if whole != ent and whole.endswith(" " + ent):  # "commit" of "a branch commit" is not it
+        head = ""
+    if head:
+        # the words between determiner and noun are no determiner or preposition: in "place
+        # a hold on a title", "a title" is the title, not "a hold on a title"
+        between = r"(?:(?!(?:a|an|the|on|of|to|for|in|at|with|from)\b)[\w-]+\s+){0,3}?"
+        rest = whole.split()[len(ent.split()):] if whole.startswith(ent + " ") else []
+        after = rf"(?!\s+{re.escape(rest[0])}\b)" if rest else ""
+        out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{between}"
+                         rf"{re.escape(head)}s?\b{after}", key, act, count=1)
+        if n:
+            return out
+    return f"{act} for {key}"
+
+
+def _in_place(spec: EnvSpec, tool: str, act: str, given: dict[str, Any]) -> str:
+    """`act` with each value the action names by its kind put in its place ("get current time
+    in a specific timezone" -> "get current time in Europe/Paris"); those values leave
+    `given`."""
+    for p in [p for p in given if p not in PAGING and role(p, given[p]) != "key"]:
+        head = noun(p).split()[-1] if noun(p) else ""
+        put, n = re.subn(rf"\b(?:a|an|the|one)\s+(?:specific\s+|given\s+|particular\s+)?"
+                         rf"{re.escape(head)}s?\b", bare_value(p, given[p], param_schema(spec, tool, p)),
+                         act, count=1, flags=re.I)
+        if head and n:
+            act = put
+            given.pop(p)
+    return act
+
+
+def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
+                lists: bool = False) -> str:
+    """One step as a request clause (lower case, no final stop)."""
+    step = plan.steps[i]
+    ent = entity(step.tool)
+    kind = _kind(spec, step.tool, lists or step.select is not None)
+    given = dict(step.given)
+    prev = entity(plan.steps[next(iter(step.bound.values())).step].tool) if step.bound else ""
+    if kind == "list":
+        before, after, owner = list_filters(spec, step.tool, given)
+        ents = entity_plural(ent)
+        what = " ".join(x for x in (before, ents) if x)
+        of_prev = " like that one" if prev == ent else f" of that {prev}"
+        if owner:
+            what += f" of {owner}"
+        elif step.bound:
+            what += of_prev
+        if after:
+            what += " " + after
+        if step.select and i < len(plan.steps) - 1 or step.select and lists is False:
+            (k, v), = step.select.items()
+            one = " ".join(x for x in (before, ent) if x)
+            tail = f" of {owner}" if owner else (of_prev if step.bound else "")
+            if prev == ent and step.bound and not owner:
+                one = f"other {one}"
+            verb = rng.choice(["find", "look up", "pull up"])
+            if k == "id":  # "pull up appointment 16", not "... whose id is 16"
+                return f"{verb} {ent} {value_text(v).strip(chr(39))}{tail}" + (
+                    f" among the {what}" if after and not tail else "")
+            return f"{verb} the {one}{tail} {which(k, v)}" + (f" {after}" if after else "")
+        return rng.choice(["look through the {e}", "pull up the {e}", "check the {e}",
+                           "go over the {e}"]).format(e=what)
+    if kind == "read":
+        key = next((p for p in given if role(p, given[p]) == "key"), None)
+        if key is not None:
+            v = given.pop(key)
+            who = key_phrase(key, v)
+            if noun(key) not in (ent, "") and key != "id":
+                who = f"the {ent} of {who}"
+            a = rng.choice(["look up {w}", "pull up {w}", "open {w}", "find {w}"]).format(w=who)
+        elif step.bound:
+            a = rng.choice([f"look up the {ent} of that {prev}",
+                            f"find the {ent} that {prev} points to",
+                            f"open that {prev}'s {ent}"]) if prev != ent else \
+                rng.choice([f"open that {ent}'s full record", f"look up that {ent}'s details"])
+        else:
+            a = _in_place(spec, step.tool, action_phrase(spec, step.tool), given)
+        rest = [arg_phrase(p, v, param_schema(spec, step.tool, p)) for p, v in given.items()
+                if p not in PAGING]
+        # "from X to Y at 16:00", "(just the first 200 characters)" follow the action; other
+        # values are what it is for
+        lead = ("from", "to", "at", "starting", "(just")
+        ends = sorted((x for x in rest if x.split(" ", 1)[0] in lead),
+                      key=lambda x: lead.index(x.split(" ", 1)[0]))
+        if ends:  # "convert time between timezones from X to Y": the ends say between what
+            a = re.sub(r" between \w+$", "", a)
+        rest = [x for x in rest if x not in ends]
+        return a + "".join(f" {x}" for x in ends) + (" for " + " and ".join(rest) if rest else "")
+    clause = write_clause(spec, step.tool, given, rng, prev=prev if step.bound else "",
+                          bound_keys=tuple(p for p in step.bound if role(p) == "key"))
+    # a value the write takes from an earlier record is said as that record's field ("set
+    # its status to that slot's status"), never left out
+    copied = [(p, f"that {entity(plan.steps[b.step].tool)}'s {field_words(b.field)}")
+              for p, b in step.bound.items() if role(p) != "key"]
+    if not copied:
+        return clause
+    if clause.split(" ", 1)[0] in EDITS:
+        return clause + ", setting " + " and ".join(f"its {field_words(p)} to {v}"
+                                                    for p, v in copied)
+    # an action given a value of an earlier record ("record changes ... using that
+    # repository's path"): nothing of the record is set
+    return clause + ", using " + " and ".join(v for _, v in copied)
+
+
+EDITS = frozenset({"change", "edit", "update", "set", "modify", "rename", "correct"})
+
+
+def _creates(act: str) -> bool:
+    return act.split(" ", 1)[0] in ("create", "add", "insert", "register", "open", "new",
+                                    "save", "make", "book", "log", "record", "submit", "post")
+
+
+def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Random,
+                 prev: str = "", bound_keys: tuple[str, ...] = ()) -> str:
+    """A write as a request: its action aimed at the stated record, then what it sets."""
+    ent = entity(tool)
+    act = action_phrase(spec, tool)
+    given = dict(given)
+    key = next((p for p in given if role(p, given[p]) == "key" and noun(p) in
+                (ent, ent.split()[-1], "")), None) or \
+        next((p for p in given if role(p, given[p]) == "key"), None)
+    if key is not None:
+        # aimed at the record the key names: "add a coupon to a pending order" → "... to
+        # order ORD-1", not "add order ORD-1 ..."
+        base = act  # the other keys are aimed by the action's own words, not the first key's
+        act = _with_key(act, noun(key) or ent, key_phrase(key, given.pop(key)), ent)
+        for p in [p for p in given if role(p, given[p]) == "key"]:
+            named = key_phrase(p, given.pop(p))
+            if not re.search(rf"\b{re.escape(noun(p).split()[-1])}s?\b", base):
+                act = f"{act} with {named}"
+                continue
+            # "branch" in "a branch commit" is part of the tool's own noun: "create a branch
+            # commit for commit 17 and branch 41", not "create branch 41 commit"
+            aimed = _with_key(act, noun(p), named, ent)
+            act = f"{act} and {named}" if aimed == f"{act} for {named}" and \
+                re.search(r" for \w+ [\w-]+$", act) else aimed
+    if prev:
+        # aimed at the record the earlier one leads to, by the key it passes on: "place a hold
+        # on that copy's title", "create a commit for that branch's repository"
+        # (a create that only copies values is aimed at nothing: "create a query, setting its
+        # content to that insight's content")
+        # a tool named for an action, not a record (git_reset's "reset"): aimed at the record
+        # itself, "unstage all changes in that repository", not "that repository's reset"
+        own = ent if any(" ".join(split_words(singular(t.name))) == ent for t in spec.tables) \
+            else prev
+        aims = [noun(p) or ent for p in bound_keys] or \
+            ([] if _creates(act) or key is not None else [own])
+        missed = []
+        for n in aims:
+            words = n.split()
+            that = f"that {prev}" if prev == n else f"that {prev}'s {n}"
+            if len(words) > 1 and words[0] in KEY_ROLES:  # "that transition's timezone as
+                that = f"that {prev}'s {' '.join(words[1:])} as the {words[0]}"  # the source"
+            aimed = _with_key(act, n, that, ent)
+            if aimed == f"{act} for {that}":
+                missed.append(that)
+            else:
+                act = aimed
+        if missed:
+            act += " for " + " and ".join(missed)
+    rest = []
+    sets = act.split(" ", 1)[0] in EDITS
+    for p, v in given.items():
+        if p in PAGING:
+            continue
+        schema = param_schema(spec, tool, p)
+        r = role(p, v, schema)
+        if sets and r != "key":
+            rest.append(arg_phrase(p, v, schema, writes=True))
+        elif r == "key":
+            rest.append(key_phrase(p, v))
+        else:
+            rest.append(arg_phrase(p, v, schema))
+    if not rest:
+        return act
+    if sets:
+        return f"{act}: set " + " and ".join(rest)
+    if len(rest) > 1:  # "using the name X and ...", not "using named X"
+        rest = [f"the name {r.removeprefix('named ')}" if r.startswith("named ") else r
+                for r in rest]
+    only = next(iter(given)), next(iter(given.values()))
+    if len(rest) == 1 and (role(*only) == "date" or rest[0].startswith("named ")):
+        return f"{act} {rest[0]}"  # "create a slot for clinician 4 ending March 4, 2026"
+    return f"{act}, using " + " and ".join(rest) if len(rest) > 1 or role(*only) == "key" \
+        else f"{act} with {rest[0]}"
+
+
+
+__all__ = ["EDITS", "PAGING", "action_phrase", "list_filters", "param_schema", "step_clause",
+           "write_clause"]

@@ -1,0 +1,235 @@
+"""Values by type and role: how a request states one value, never behind its argument's name
+(a key as its entity, a date as a date, money as money, a count with its unit, a new value as
+what it sets), and which element of a list a value singles out. See `phrasing`."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from agent_world.tasks.check import normalise
+from agent_world.tasks.words import plural, singular, split_words
+
+
+def field_words(name: str) -> str:
+    return " ".join(split_words(name))
+
+
+def noun(param: str) -> str:
+    """How a user names an argument: `member_id` → member, `patientId` → patient."""
+    words = split_words(param)
+    if len(words) > 1 and words[-1] == "id":
+        words = words[:-1]
+    return " ".join(words)
+
+
+def value_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return normalise(value)
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    text = str(value)
+    if re.fullmatch(r"[\w.+-]+@[\w-]+(\.[\w-]+)+|\d{4}-\d{2}-\d{2}(T[\d:]+)?|[A-Z0-9][A-Z0-9_-]*"
+                    r"\d[A-Z0-9_-]*|[A-Z]{2,}\d*", text):
+        return text
+    return f"'{text}'"
+
+
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December"]
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
+_MONEY = {"price", "total", "amount", "fee", "cost", "balance", "refund", "subtotal", "charge",
+          "paid", "fare", "salary", "payment", "deposit", "spent", "owed", "fine", "fines"}
+_NAME = {"name", "recipient", "author", "holder", "surname"}
+_TEXT = {"reason", "note", "notes", "message", "comment", "content", "description", "title",
+         "text", "query", "body", "subject", "label", "summary", "memo", "purpose"}
+_UNITS = {"quantity": "unit", "qty": "unit", "bags": "bag", "passengers": "passenger",
+          "nights": "night", "seats": "seat", "copies": "copy", "guests": "guest",
+          "items": "item", "units": "unit", "tickets": "ticket", "days": "day"}
+_KEY_WORDS = ("id", "code", "number", "sku", "locator", "barcode", "sha", "uuid", "key")
+
+
+def date_text(text: str) -> str | None:
+    """`2026-03-12` → March 12, 2026; `2026-03-12T22:30:00` → March 12, 2026 at 22:30
+    (None: not an ISO date)."""
+    m = _DATE.fullmatch(str(text).strip())
+    if not m:
+        return None
+    y, mo, d, hh, mm, ss = m.groups()
+    if not 1 <= int(mo) <= 12:
+        return None
+    out = f"{_MONTHS[int(mo) - 1]} {int(d)}, {y}"
+    if hh is not None:
+        out += f" at {hh}:{mm}" + (f":{ss}" if ss not in (None, "00") else "")
+    return out
+
+
+def role(name: str, value: Any = None, schema: dict[str, Any] | None = None) -> str:
+    """What a value is, from its name, type and schema: key, email, date, money, count, name,
+    flag, choice, text or plain."""
+    words = split_words(name)
+    schema = schema or {}
+    if isinstance(value, bool):
+        return "flag"
+    if isinstance(value, str) and _DATE.fullmatch(value):
+        return "date"
+    if isinstance(value, str) and re.fullmatch(r"[\w.+-]+@[\w-]+(\.[\w-]+)+", value):
+        return "email"
+    if words and (words[-1] in _KEY_WORDS or name == "id") and \
+            words[-2:] not in (["postal", "code"], ["zip", "code"], ["phone", "number"]):
+        return "key"
+    if isinstance(value, int | float) and set(words) & _MONEY and "count" not in words:
+        return "money"
+    if isinstance(value, int) and words and (words[-1] in _UNITS or words[0] == "num"):
+        return "count"
+    if "enum" in schema:
+        return "choice"
+    if isinstance(value, str) and (words[-1:] and words[-1] in _NAME or
+                                   words[-2:] in (["first", "name"], ["last", "name"],
+                                                  ["full", "name"])):
+        return "name"
+    if isinstance(value, str) and set(words) & _TEXT:
+        return "text"
+    return "plain"
+
+
+def say(name: str, value: Any, schema: dict[str, Any] | None = None) -> str:
+    """A value as a person writes it, by its role."""
+    r = role(name, value, schema)
+    if r == "flag":
+        return "yes" if value else "no"
+    if r == "date":
+        return date_text(value) or str(value)
+    if r == "money":
+        return f"${float(value):,.2f}"
+    if r in ("email", "name", "key", "count") or isinstance(value, int | float):
+        return value_text(value).strip("'") if isinstance(value, str) else value_text(value)
+    if r == "choice":
+        return str(value).replace("_", " ") if re.fullmatch(r"[a-z_]+", str(value)) else \
+            value_text(value)
+    return value_text(value)
+
+
+def bare_value(name: str, value: Any, schema: dict[str, Any] | None = None) -> str:
+    """A value that reads without quotes when it is one token (a zone name, a URL)."""
+    if isinstance(value, str) and re.fullmatch(r"[\w./:@+?=&%#~-]+", value):
+        return value
+    return say(name, value, schema)
+
+
+def _count(n: Any, word: str) -> str:
+    unit = _UNITS.get(word, singular(word))
+    return f"{value_text(n)} {unit if n == 1 else plural(unit)}"
+
+
+_FROM = frozenset({"source", "from", "origin"})
+_TO = frozenset({"target", "to", "destination"})
+KEY_ROLES = frozenset({"source", "target", "origin", "destination", "parent", "child", "from",
+                        "to", "primary", "secondary", "home", "pickup", "return", "billing",
+                        "shipping", "sender", "receiver", "owner", "old", "new", "previous",
+                        "next", "original", "replacement", "referring", "assigned"})
+
+
+def key_phrase(param: str, value: Any) -> str:
+    """`member_id` 48 → member 48; `reservation_id` 'MGX7Q2' → reservation MGX7Q2."""
+    n = noun(param) or "record"
+    if split_words(param)[-1:] in (["code"], ["number"], ["sku"]) and len(split_words(param)) > 1:
+        n = " ".join(split_words(param))
+    v = value_text(value)
+    if re.fullmatch(r"[\w./:@+-]+", str(value)):
+        v = str(value)  # a code or number reads bare: "member 48", "order ORD-8D41E0B5"
+    words = n.split()
+    if len(words) > 1 and words[0] in KEY_ROLES:
+        # a key with a role: "timezone 33 as the source", not "source timezone 33"
+        return f"{' '.join(words[1:])} {v} as the {words[0]}"
+    return f"{n} {v}"
+
+
+def _record_phrase(item: dict[str, Any]) -> str:
+    """One element of a list argument as words: {"product_id": 51, "quantity": 2} → "2
+    units of product 51"."""
+    counts = [_count(v, split_words(k)[-1]) for k, v in item.items()
+              if role(k, v) == "count"]
+    keys = [key_phrase(k, v) for k, v in item.items() if role(k, v) == "key"]
+    rest = [arg_phrase(k, v) for k, v in item.items() if role(k, v) not in ("count", "key")]
+    head = " of ".join(x for x in (" ".join(counts), " and ".join(keys)) if x)
+    return ", ".join(x for x in (head, *rest) if x)
+
+
+def date_phrase(words: str, when: str) -> str:
+    """A date argument as a clause: "ending March 4, 2026 at 21:45" (ends_at), "ordered on
+    ..." (ordered_at), "on ..." (date), "the due date March 4, 2026" (due_date)."""
+    w = words.split()
+    if w[-1:] == ["at"] and len(w) == 2 and w[0].endswith("s") and not w[0].endswith("ss"):
+        return f"{w[0][:-1].removesuffix('e')}ing {when}"  # ends at → ending, starts → starting
+    if w[-1:] == ["at"] and len(w) == 2 and w[0].endswith("ed"):
+        return f"{w[0]} on {when}"
+    if words in ("date", "day", "at", "on"):
+        return f"on {when}"
+    return f"the {words} {when}"
+
+
+def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
+               writes: bool = False) -> str:
+    """How a request states one argument, by its role (no argument name as such): a key as
+    its entity, a count with its unit, a new value as what it sets."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return " and ".join(_record_phrase(v) for v in value)  # "1 unit of product 51"
+    r = role(param, value, schema)
+    words = field_words(param)
+    if r == "key":
+        return key_phrase(param, value)
+    if r == "email":
+        return f"its email address to {value}" if writes else f"the email address {value}"
+    if r == "count" and not writes:
+        return _count(value, split_words(param)[-1])
+    if r == "name" and not writes:
+        return f"named {say(param, value, schema)}" if words == "name" else \
+            f"the {words} {say(param, value, schema)}"
+    head = words.split()[0] if words else ""
+    if not writes and r not in ("key", "count") and head in _FROM | _TO and len(words.split()) > 1:
+        # "from America/New_York", "to Australia/Sydney": the ends of a conversion or a move
+        return f"{'from' if head in _FROM else 'to'} {bare_value(param, value, schema)}"
+    if not writes and param in ("max_length", "max_chars", "max_characters") and \
+            isinstance(value, int):
+        return f"(just the first {value} characters)"
+    if not writes and param in ("start_index", "offset_chars") and isinstance(value, int):
+        return f"starting at character {value}"
+    if not writes and words == "time" and isinstance(value, str) and \
+            re.fullmatch(r"\d{2}:\d{2}", value):
+        return f"at {value}"
+    several = len(words.split()) > 1
+    if writes:  # "set its name to Emily Thomas", never "set the name Emily Thomas"
+        return f"its {words} to {say(param, value, schema)}"
+    if r == "date":
+        return date_phrase(words, say(param, value, schema))
+    if several and r != "text":
+        # a name of several words reads as a name, not as English: "the offset before set
+        # to '+00:00'", never "offset before '+00:00'"
+        return f"the {words} set to {say(param, value, schema)}"
+    if r == "text":
+        return f"the {words} {say(param, value, schema)}"
+    return f"{words} {say(param, value, schema)}"
+
+
+def which(field: str, value: Any) -> str:
+    """The words that single out a list element: "whose fare class is business"."""
+    r = role(field, value)
+    words = split_words(field)
+    if isinstance(value, int) and not isinstance(value, bool) and r != "key" and words and \
+            words[-1].endswith("s") and words[-1] not in ("status", "address", "class"):
+        return f"with {value} {' '.join(words[:-1] + [singular(words[-1])] if value == 1 else words)}"
+    if r == "name" or field in ("name", "title"):
+        return f"named {say(field, value)}" if field != "title" else \
+            f"titled {say(field, value)}"
+    if r == "key" and field != "id" and len(split_words(field)) > 1:
+        # "whose pickup branch is branch 4", not "whose pickup branch id is 4"
+        return f"whose {noun(field)} is {noun(field).split()[-1]} {value_text(value).strip(chr(39))}"
+    return f"whose {field_words(field)} is {say(field, value)}"
+
+
+__all__ = ["KEY_ROLES", "arg_phrase", "bare_value", "date_phrase", "date_text", "field_words",
+           "key_phrase", "noun", "role", "say", "value_text", "which"]

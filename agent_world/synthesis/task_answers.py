@@ -1,0 +1,92 @@
+"""What a task asks about the walk's last observation: a field of the record it reached (after a
+write, only what the write changed), or an aggregate of a list (how many match, a total, a
+maximum or minimum)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from agent_world.tasks.check import normalise
+from agent_world.tasks.walks import Plan, _selector, _timestamp, field_value, scalar_fields
+from agent_world.tasks.words import split_words
+
+
+def echoed(plan: Plan) -> set[str]:
+    return {normalise(v) for s in plan.steps for v in s.given.values()}
+
+
+def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
+                   changed: set[str] | None = None) -> list[dict]:
+    """Answer specs worth asking about the last observation, best first. After a write
+    (`changed`: the columns it changed), only what it changed: the new status, not a field
+    any lookup gives; never a timestamp a write stamps (the engine's clock)."""
+    i = len(plan.steps) - 1
+    echo = echoed(plan)
+    if isinstance(last, list):
+        items = [x for x in last if isinstance(x, dict)]
+        if len(items) < 2:
+            return []
+        if aggregate:
+            return _aggregations(i, items, rng)
+        step = plan.steps[i]
+        item = rng.choice(items)
+        step.select = _selector(items, item, set(step.given), rng) or None
+        if step.select is None:
+            return []
+        last = item
+    if not isinstance(last, dict):
+        return []
+    fields = [(k, v) for k, v in scalar_fields(last).items()
+              if v is not None and not isinstance(v, bool) and normalise(v) not in echo
+              and len(str(v)) <= 60 and str(v).strip() and k not in (plan.steps[i].select or {})]
+    if changed is not None:
+        fields = [(k, v) for k, v in fields if k in changed and not _timestamp(k, v)]
+    rng.shuffle(fields)
+    # readable fields first; identifiers and timestamps are fair answers but less interesting
+    fields.sort(key=lambda kv: (kv[0].endswith("_id") or kv[0] == "id") + _timestamp(*kv))
+    return [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
+
+
+# numbers that say where or when, rate or code something: their highest or lowest is a question,
+# their total is not ("add up the year of the dst transitions", "add up the status code of the
+# pages"); a number, index or day last in a name is a position ("page number"), elsewhere it
+# may count ("number of guests", "days overdue")
+NOT_ADDITIVE = frozenset({
+    "year", "month", "week", "hour", "minute", "age", "latitude", "longitude", "lat", "lon",
+    "lng", "offset", "rating", "score", "rank", "priority", "version", "percent", "percentage",
+    "temperature", "stars", "port", "floor", "code", "status", "zip", "postal",
+})
+POSITION_LAST = frozenset({"number", "no", "index", "sequence", "position", "day", "second"})
+
+
+def _not_additive(field: str) -> bool:
+    words = split_words(field)
+    return bool(words) and (words[-1] in POSITION_LAST or any(w in NOT_ADDITIVE for w in words))
+
+
+def _aggregations(i: int, items: list[dict], rng: random.Random) -> list[dict]:
+    options = []
+    cats, nums = {}, []
+    for k in scalar_fields(items[0]):
+        values = [field_value(x, k) for x in items]
+        if all(isinstance(x, str) for x in values) and 2 <= len(set(values)) <= 6 \
+                and len(set(values)) < len(values):
+            cats[k] = sorted(set(values))
+        if all(isinstance(x, int | float) and not isinstance(x, bool) for x in values) and \
+                not k.endswith("id") and len(set(values)) > 1:
+            nums.append(k)
+    for k, values in cats.items():
+        options.append({"kind": "count", "step": i, "where": {k: rng.choice(values)}})
+    for k in nums:
+        where = {}
+        if cats and rng.random() < 0.5:
+            c = rng.choice(sorted(cats))
+            where = {c: rng.choice(cats[c])}
+        kinds = ["max", "min"] if _not_additive(k) else ["sum", "max", "min"]
+        options.append({"kind": rng.choice(kinds), "step": i, "field": k, "where": where})
+    rng.shuffle(options)
+    return options[:4]
+
+
+__all__ = ["NOT_ADDITIVE", "POSITION_LAST", "answer_options", "echoed"]
