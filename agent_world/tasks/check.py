@@ -79,6 +79,8 @@ class CheckResult:
 
 
 # ---- answers ---------------------------------------------------------------------------------
+# answer_values imports inside: verification scripts carry its source verbatim (and task ids
+# hash the scripts), so it must bring its own imports and keep its text
 def answer_values(answer, limit):
     """The values a short answer states, by kind: "datetime", "date", "time", "email", "code"
     (a token with letters and digits: NW684021611, 12A), "number", "bool" (yes/true, no/false),
@@ -89,7 +91,7 @@ def answer_values(answer, limit):
     Self-contained on purpose: generated verification scripts (which run isolated, without
     this package) carry a copy of its source, so a script and the check read answers alike.
     """
-    import re  # inside: the copy in a script must carry its own imports
+    import re
 
     if answer is None:
         return {}
