@@ -34,7 +34,7 @@ from rich.table import Table  # noqa: E402
 from agent_world.envs.database import build_template  # noqa: E402
 from agent_world.errors import AgentWorldError  # noqa: E402
 from agent_world.mining.llm_miner import mine_theme  # noqa: E402
-from agent_world.mining.semantics.check import check_semantics  # noqa: E402
+from agent_world.mining.semantics.checker import check_semantics  # noqa: E402
 from agent_world.mining.semantics.invariants import (  # noqa: E402
     invariant_violations,
     spec_invariants,

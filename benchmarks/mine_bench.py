@@ -28,7 +28,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from agent_world.mining.llm_miner import mine_theme  # noqa: E402
-from agent_world.mining.semantics.check import check_semantics  # noqa: E402
+from agent_world.mining.semantics.checker import check_semantics  # noqa: E402
 from agent_world.mining.semantics.violations import summarize  # noqa: E402
 from agent_world.mining.sources import default_sources, read_source  # noqa: E402
 

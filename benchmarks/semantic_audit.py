@@ -14,7 +14,7 @@ run, one row per environment:
   with the contract's success arguments, the state change must be the contract's (its tables,
   its rows, its values, nothing else) and the result of the contract's kind; a read must not
   write, a search must take arguments (target 0);
-* ``new viol.``: semantic violations (agent_world.mining.semantics.check.check_semantics) of the state
+* ``new viol.``: semantic violations (agent_world.mining.semantics.checker.check_semantics) of the state
   after ``--walk`` random write calls (tools and arguments drawn from the built tests), less
   those of the seed rows (target 0; cross-table invariants count here too);
 * ``inv. seed/walk``: of those, the cross-table invariants the spec declares
@@ -61,7 +61,7 @@ from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.envs.episode import EnvRuntime  # noqa: E402
 from agent_world.envs.spec import EnvSpec, ToolTest  # noqa: E402
 from agent_world.envs.testing import run_tool_test  # noqa: E402
-from agent_world.mining.semantics.check import check_semantics  # noqa: E402
+from agent_world.mining.semantics.checker import check_semantics  # noqa: E402
 from agent_world.mining.semantics.invariants import invariant_violations  # noqa: E402
 
 UNSEEN = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "sources" / "unseen"

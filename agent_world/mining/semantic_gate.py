@@ -9,7 +9,7 @@ from typing import Any
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.coverage import declared_fidelity, declared_hints, tool_coverage
-from agent_world.mining.semantics.check import check_semantics
+from agent_world.mining.semantics.checker import check_semantics
 from agent_world.mining.semantics.invariants import derive_invariants
 from agent_world.mining.semantics.repair import repair_semantics
 from agent_world.mining.semantics.violations import Violation, summarize

@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import singular_word
 from agent_world.synthesis.phrasing_clauses import (
     EDITS,
     PAGING,
@@ -38,7 +39,7 @@ from agent_world.synthesis.phrasing_clauses import (
 )
 from agent_world.synthesis.phrasing_values import arg_phrase, field_words, role, say, which
 from agent_world.tasks.walks import Plan
-from agent_world.tasks.words import entity, entity_plural, singular, split_words
+from agent_world.tasks.words import entity, entity_plural, split_words
 
 _OPEN = ["", "", "", "Hi. ", "Hello! ", "Hi there. ", "Can you help me? "]
 _THEN = ["Then {a}.", "After that, {a}.", "Next, {a}.", "Once you have that, {a}.",
@@ -211,7 +212,7 @@ def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
                      rng: random.Random) -> str:
     """The request of a programmatic task that writes: one change for every list element
     that meets a condition."""
-    ent = " ".join(split_words(singular(bulk["table"])))
+    ent = " ".join(split_words(singular_word(bulk["table"])))
     ents = entity_plural(ent)
     step = plan.steps[bulk["step"]]
     # "every" already says all of them: no page size in the request

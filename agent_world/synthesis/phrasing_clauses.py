@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import singular_word
 from agent_world.synthesis.phrasing_values import (
     KEY_ROLES,
     arg_phrase,
@@ -22,7 +23,7 @@ from agent_world.synthesis.phrasing_values import (
     which,
 )
 from agent_world.tasks.walks import Plan
-from agent_world.tasks.words import entity, entity_plural, singular, split_words
+from agent_world.tasks.words import entity, entity_plural, split_words
 
 _LIST_VERBS = {"list", "search", "find", "browse"}
 PAGING = ("limit", "offset", "page", "page_size", "max_results")
@@ -260,7 +261,7 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         # content to that insight's content")
         # a tool named for an action, not a record (git_reset's "reset"): aimed at the record
         # itself, "unstage all changes in that repository", not "that repository's reset"
-        own = ent if any(" ".join(split_words(singular(t.name))) == ent for t in spec.tables) \
+        own = ent if any(" ".join(split_words(singular_word(t.name))) == ent for t in spec.tables) \
             else prev
         aims = [noun(p) or ent for p in bound_keys] or \
             ([] if _creates(act) or key is not None else [own])

@@ -8,8 +8,9 @@ import json
 import re
 from typing import Any
 
+from agent_world.mining.offline.naming import plural_word, singular_word
 from agent_world.tasks.check import normalise
-from agent_world.tasks.words import plural, singular, split_words
+from agent_world.tasks.words import split_words
 
 
 def field_words(name: str) -> str:
@@ -121,8 +122,8 @@ def bare_value(name: str, value: Any, schema: dict[str, Any] | None = None) -> s
 
 
 def _count(n: Any, word: str) -> str:
-    unit = _UNITS.get(word, singular(word))
-    return f"{value_text(n)} {unit if n == 1 else plural(unit)}"
+    unit = _UNITS.get(word, singular_word(word))
+    return f"{value_text(n)} {unit if n == 1 else plural_word(unit)}"
 
 
 _FROM = frozenset({"source", "from", "origin"})
@@ -221,7 +222,7 @@ def which(field: str, value: Any) -> str:
     words = split_words(field)
     if isinstance(value, int) and not isinstance(value, bool) and r != "key" and words and \
             words[-1].endswith("s") and words[-1] not in ("status", "address", "class"):
-        return f"with {value} {' '.join(words[:-1] + [singular(words[-1])] if value == 1 else words)}"
+        return f"with {value} {' '.join(words[:-1] + [singular_word(words[-1])] if value == 1 else words)}"
     if r == "name" or field in ("name", "title"):
         return f"named {say(field, value)}" if field != "title" else \
             f"titled {say(field, value)}"

@@ -30,8 +30,9 @@ from pydantic import BaseModel, Field
 
 from agent_world.envs.episode import Episode, Observation
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import singular_word
 from agent_world.tasks.toolgraph import tested_values
-from agent_world.tasks.words import entity, singular
+from agent_world.tasks.words import entity
 
 
 class Binding(BaseModel):
@@ -172,7 +173,7 @@ class ValueSampler:
             for c in t.columns:
                 values = [r[c.name] for r in rows if r.get(c.name) is not None]
                 self.columns[c.name].extend(values)
-                self.own[(singular(t.name), c.name)] = values
+                self.own[(singular_word(t.name), c.name)] = values
                 if c.primary_key:
                     one = t.name[:-1] if t.name.endswith("s") else t.name
                     self.columns[f"{one}_{c.name}" if c.name == "id" else c.name] \
@@ -219,7 +220,7 @@ class ValueSampler:
         call drawn from it agree with each other (a DST transition's year, instant and offsets
         are one transition's, not four draws that contradict each other)."""
         ent = entity(tool).split()[-1]
-        table = next((t for t in self.spec.tables if singular(t.name) == ent), None)
+        table = next((t for t in self.spec.tables if singular_word(t.name) == ent), None)
         rows = self.spec.rows.get(table.name, []) if table is not None else []
         if not rows or table is None:
             return {}

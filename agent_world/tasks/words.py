@@ -1,10 +1,12 @@
-"""Names read as words: the words of a tool or field name, singular and plural, and the
-thing a tool is about (its entity). Walks and phrasing read names alike."""
+"""Names read as words: the words of a tool or field name and the thing a tool is about (its
+entity). Walks and phrasing read names alike; singular and plural are the miner's
+(`mining.offline.naming`), so a task names a table's rows as the miner named the table."""
 
 from __future__ import annotations
 
 import re
 
+from agent_world.mining.offline.naming import plural_word, singular_word
 from agent_world.mining.offline.vocabulary import past_prefix
 
 
@@ -12,24 +14,6 @@ def split_words(name: str) -> list[str]:
     """`listPatientAppointments` / `list_patient_appointments` → list, patient, appointments."""
     name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
     return [w for w in re.split(r"[_\W]+", name.lower()) if w]
-
-
-def singular(word: str) -> str:
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "ches", "shes", "xes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
-
-
-def plural(word: str) -> str:
-    if word.endswith("y") and word[-2:-1] not in "aeiou":
-        return word[:-1] + "ies"
-    if word.endswith(("s", "x", "ch", "sh")):
-        return word + "es"
-    return word + "s"
 
 
 _HOW = frozenset({"with", "using", "via", "from", "into", "as"})
@@ -48,12 +32,12 @@ def entity(tool: str) -> str:
         rest = rest[: rest.index("by")] or rest
     if len(rest) > 1 and rest[-1] in ("status", "details", "history", "count"):
         rest = rest[:-1]
-    return " ".join([*rest[:-1], singular(rest[-1])]) if rest else "record"
+    return " ".join([*rest[:-1], singular_word(rest[-1])]) if rest else "record"
 
 
 def entity_plural(ent: str) -> str:
     words = ent.split()
-    return " ".join([*words[:-1], plural(words[-1])])
+    return " ".join([*words[:-1], plural_word(words[-1])])
 
 
-__all__ = ["entity", "entity_plural", "plural", "singular", "split_words"]
+__all__ = ["entity", "entity_plural", "split_words"]

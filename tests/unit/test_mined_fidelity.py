@@ -23,7 +23,7 @@ from agent_world.mining.offline.complexify import _Complexifier, complexify_offl
 from agent_world.mining.offline.domain import DomainModel, Entity
 from agent_world.mining.offline.tables import model_to_tables
 from agent_world.mining.semantic_gate import SemanticRejection, semantic_gate
-from agent_world.mining.semantics.check import check_semantics
+from agent_world.mining.semantics.checker import check_semantics
 from agent_world.mining.semantics.repair import repair_semantics
 from agent_world.mining.sources import DATA_DIR, read_source
 

@@ -11,13 +11,13 @@ import pytest
 
 from agent_world.envs.database import build_template
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.semantics.check import check_semantics
+from agent_world.mining.semantics.checker import check_semantics
 from agent_world.mining.semantics.invariants import (
     derive_invariants,
     describe_invariant,
     invariant_violations,
 )
-from agent_world.mining.semantics.lifecycle import lifecycle_columns
+from agent_world.mining.semantics.lifecycle_rule import lifecycle_columns
 from agent_world.mining.semantics.repair import repair_semantics
 from agent_world.mining.semantics.routes import fk_routes
 from agent_world.mining.semantics.times import time_pairs

@@ -35,7 +35,7 @@ from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import singular, tokens
 from agent_world.mining.offline.vocabulary import past_prefix
 from agent_world.mining.semantics.invariants import spec_invariants
-from agent_world.mining.semantics.lifecycle import state_rank
+from agent_world.mining.semantics.lifecycle_rule import state_rank
 from agent_world.mining.semantics.routes import fk_routes
 from agent_world.mining.semantics.times import time_group
 

@@ -27,7 +27,7 @@ from agent_world.mining.offline.naming import singular
 from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.offline.tables import table_kinds, table_order
 from agent_world.mining.offline.vocabulary import TERMINAL_FOR
-from agent_world.mining.semantics.lifecycle import lifecycle_columns
+from agent_world.mining.semantics.lifecycle_rule import lifecycle_columns
 from agent_world.mining.semantics.routes import fk_routes
 from agent_world.mining.semantics.times import time_group, time_pairs
 from agent_world.mining.sources.base import SourceDocument

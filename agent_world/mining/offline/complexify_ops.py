@@ -15,7 +15,7 @@ from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.naming import identifier, plural, singular
 from agent_world.mining.offline.row_times import WINDOW_START, parse_iso, to_iso
 from agent_world.mining.offline.rows import RowFactory
-from agent_world.mining.semantics.lifecycle import NEGATIVE_ENDS, lifecycle_columns, state_rank
+from agent_world.mining.semantics.lifecycle_rule import NEGATIVE_ENDS, lifecycle_columns, state_rank
 from agent_world.mining.semantics.times import time_group
 
 

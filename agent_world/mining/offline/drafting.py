@@ -20,7 +20,7 @@ from agent_world.mining.offline.naming import identifier, singular
 from agent_world.mining.offline.reference_data import CURATED_TABLES
 from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.offline.tables import model_to_tables, table_kinds, table_order
-from agent_world.mining.semantics.lifecycle import lifecycle_columns, state_rank
+from agent_world.mining.semantics.lifecycle_rule import lifecycle_columns, state_rank
 from agent_world.mining.semantics.values import declared_type_ok
 from agent_world.mining.sources.base import SourceDocument
 

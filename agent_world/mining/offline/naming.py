@@ -55,7 +55,7 @@ def singular_word(word: str) -> str:
     return word
 
 
-def _plural_word(word: str) -> str:
+def plural_word(word: str) -> str:
     if word in _UNCOUNTABLE:
         return word
     if word in _IRREGULAR:
@@ -74,7 +74,7 @@ def singular(name: str) -> str:
 
 def plural(name: str) -> str:
     parts = snake(name).split("_")
-    return "_".join([*parts[:-1], _plural_word(parts[-1])]) if parts else name
+    return "_".join([*parts[:-1], plural_word(parts[-1])]) if parts else name
 
 
 def identifier(name: str, fallback: str = "env") -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.semantics.columns import time_stem
-from agent_world.mining.semantics.lifecycle import (
+from agent_world.mining.semantics.lifecycle_rule import (
     ATTENDED,
     NEGATIVE_ENDS,
     lifecycle_columns,

@@ -31,7 +31,7 @@ from agent_world.mining.offline.reference_data import (
     TAG_WORDS,
     TIME_ZONES,
 )
-from agent_world.mining.semantics.lifecycle import ATTENDED
+from agent_world.mining.semantics.lifecycle_rule import ATTENDED
 from agent_world.mining.semantics.zones import address_country, country_zones
 
 _VISIT_REASONS = [

@@ -42,9 +42,9 @@ Declared facts come from the field hints the miner stores in
 Modules, each importing only from those listed before it: ``violations`` (`Violation`,
 `RULES`, `summarize`), ``columns`` (how a column is read: FK containment, time stems and
 values), ``times`` (lifecycle groups of time columns; the time_order rule), ``routes``
-(`fk_routes`; the fk_route rule), ``lifecycle`` (state ranks, `lifecycle_columns`; the
+(`fk_routes`; the fk_route rule), ``lifecycle_rule`` (state ranks, `lifecycle_columns`; the
 lifecycle rule), ``values`` (the enum, type, format, range and unique rules), ``zones`` (IANA
 zones per country, `address_country`), ``invariants`` (`derive_invariants`,
-`invariant_violations`), ``check`` (`check_semantics`, every rule) and ``repair``
+`invariant_violations`), ``checker`` (`check_semantics`, every rule) and ``repair``
 (`repair_semantics`).
 """

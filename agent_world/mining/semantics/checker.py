@@ -8,7 +8,7 @@ from typing import Any
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.semantics.invariants import _check_invariants, spec_invariants
-from agent_world.mining.semantics.lifecycle import _check_lifecycle
+from agent_world.mining.semantics.lifecycle_rule import _check_lifecycle
 from agent_world.mining.semantics.routes import _check_routes
 from agent_world.mining.semantics.times import _check_times
 from agent_world.mining.semantics.values import _check_values

@@ -19,7 +19,7 @@ from agent_world.mining.semantics.columns import (
     _time_columns,
     time_stem,
 )
-from agent_world.mining.semantics.lifecycle import (
+from agent_world.mining.semantics.lifecycle_rule import (
     _SOFT_END,
     NEGATIVE_ENDS,
     _state_of,

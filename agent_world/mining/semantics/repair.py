@@ -9,7 +9,7 @@ from typing import Any
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
-from agent_world.mining.semantics.check import check_semantics
+from agent_world.mining.semantics.checker import check_semantics
 from agent_world.mining.semantics.columns import (
     _as_time,
     _before,
@@ -18,7 +18,7 @@ from agent_world.mining.semantics.columns import (
     _time_columns,
 )
 from agent_world.mining.semantics.invariants import _scheduled, spec_invariants
-from agent_world.mining.semantics.lifecycle import _SOFT_END, NEGATIVE_ENDS, state_rank
+from agent_world.mining.semantics.lifecycle_rule import _SOFT_END, NEGATIVE_ENDS, state_rank
 from agent_world.mining.semantics.routes import fk_routes
 from agent_world.mining.semantics.times import _group, time_pairs
 from agent_world.mining.semantics.values import _type_ok
