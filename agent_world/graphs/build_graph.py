@@ -30,6 +30,7 @@ from typing import Annotated, Any
 from annotated_types import Ge, Gt
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
@@ -147,9 +148,10 @@ def _home(config: RunnableConfig | None) -> Path:
     return arena_home(config)
 
 
-def _executor() -> scaleout.Executor:
-    """Where this run validates and finishes designs (its context's `workers`/`ray_address`)."""
-    return scaleout.for_context(checked_context(BuildContext))
+def _executor(runtime: Runtime[BuildContext]) -> scaleout.Executor:
+    """Where this run validates and finishes designs (its context's `workers`/`ray_address`;
+    the designer agent's graph runs this subgraph under its own context: its defaults)."""
+    return scaleout.for_context(checked_context(runtime, BuildContext))
 
 
 def _catalog(config: RunnableConfig | None) -> Catalog:
@@ -157,8 +159,9 @@ def _catalog(config: RunnableConfig | None) -> Catalog:
 
 
 # ---- the parent graph ------------------------------------------------------------------------
-def start(state: BuildState, config: RunnableConfig) -> dict[str, Any]:
-    ctx = checked_context(BuildContext)  # a wrong setting stops the run here, naming the field
+def start(state: BuildState, config: RunnableConfig, runtime: Runtime[BuildContext]
+          ) -> dict[str, Any]:
+    ctx = checked_context(runtime, BuildContext)  # a wrong setting stops the run here
     scaleout.for_context(ctx)  # as does an executor that cannot start (no Ray there)
     with _catalog(config) as cat:
         envs = list(state.get("envs") or [])
@@ -231,7 +234,8 @@ def validate_job(spec: EnvSpec, design: Design, repairs: dict[str, int]
     return validation.model_dump(), outcomes
 
 
-def validate(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
+def validate(state: DesignState, config: RunnableConfig, runtime: Runtime[BuildContext]
+             ) -> dict[str, Any]:
     """Compile the design in the sandbox and run every test; judge every tool (on the run's
     executor: a worker process or Ray task)."""
     if state.get("error"):
@@ -240,7 +244,7 @@ def validate(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
         try:
             spec = cat.get_env_at_stage(state["env"], "mined")
             assert spec is not None
-            validation, outcomes = _executor().run(
+            validation, outcomes = _executor(runtime).run(
                 f"environment {state['env']}", validate_job, spec, _load(state["design_path"]),
                 state.get("repairs") or {})
         except Exception as exc:
@@ -293,7 +297,8 @@ def finish_job(spec: EnvSpec, design: Design, validation: Validation,
             runtime.close()
 
 
-def store(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
+def store(state: DesignState, config: RunnableConfig, runtime: Runtime[BuildContext]
+          ) -> dict[str, Any]:
     """Keep what passed (finished on the run's executor), ledger every rejection, store the
     `built` version."""
     env, run_id = state["env"], state["run_id"]
@@ -307,8 +312,8 @@ def store(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
             assert spec is not None
             d = _load(state["design_path"])
             validation = Validation.model_validate(state["validation"])
-            built = _executor().run(f"environment {env}", finish_job, spec, d, validation,
-                                    state.get("outcomes") or {})
+            built = _executor(runtime).run(f"environment {env}", finish_job, spec, d,
+                                           validation, state.get("outcomes") or {})
             for v in validation.verdicts:
                 if not v.kept:
                     cat.record("build", f"{env}.{v.tool}", v.reason, run_id=run_id,
@@ -365,7 +370,7 @@ def _with_provenance(built: Any, mined: Any, d: Design, v: Validation) -> Any:
 
 
 def build_designer() -> StateGraph:
-    g = StateGraph(DesignState, output_schema=DesignOutput)
+    g = StateGraph(DesignState, input_schema=DesignState, output_schema=DesignOutput)
     g.add_node("design", with_models(design))
     g.add_node("validate", validate)
     g.add_node("repair", with_models(repair))

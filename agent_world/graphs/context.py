@@ -9,23 +9,29 @@ A graph's context schema (what LangGraph Studio shows as its configuration) may 
   own graph, for its `ROLE`): an `init_chat_model` string or "offline"; empty keeps the role's
   configured model (`AGENT_WORLD_MODEL_<ROLE>`, `AGENT_WORLD_MODEL`, else offline).
 
+A node that reads its settings takes `runtime: Runtime[XContext]` (LangGraph passes it) and
+reads them with `checked_context(runtime, XContext)`, the one way: the context as an `XContext`
+instance whether the run gave a dict (a LangGraph server, `invoke(..., context={...})`), an
+instance or nothing (the defaults), every value checked against its declared type. A server
+builds the context from what a client sent without checking types, so a wrong value would
+otherwise surface deep inside a stage; here it is one `ContextError` naming the field.
+
 `arena_home(config)` resolves the home inside a node; `with_models(node)` wraps a node so that
 `agent_world.models.chat_model(role)` returns the models the run's context names, for that
-run only (other runs on the same server keep theirs). `checked_context(schema)` is what a
-graph's first node calls: a LangGraph server builds the context from what a client sent
-without checking types, so a wrong value would otherwise surface deep inside a stage.
+run only (other runs on the same server keep theirs). `setting`, `home_field` and
+`model_field` declare a context field with the description Studio shows.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.runtime import get_runtime
+from langgraph.runtime import Runtime, get_runtime
 from pydantic import TypeAdapter, ValidationError
 
 from agent_world.config import resolve_home
@@ -36,21 +42,22 @@ T = TypeVar("T")
 
 
 def run_context() -> Any:
-    """The current run's context object (None outside a graph run or without one)."""
+    """The current run's context object (None outside a graph run or without one), for the
+    wrappers that see no node's `runtime` (`arena_home`, `with_models`); a node reads its
+    settings with `checked_context`."""
     try:
         return get_runtime().context
     except (RuntimeError, KeyError):
         return None
 
 
-def context_as(cls: type[T]) -> T:
-    """The current run's context as a `cls` instance (defaults where the run gave none)."""
-    ctx = run_context()
-    if isinstance(ctx, cls):
-        return ctx
-    if isinstance(ctx, dict):
-        return cls(**{k: v for k, v in ctx.items() if k in cls.__dataclass_fields__})  # type: ignore[attr-defined]
-    return cls()
+def setting(default: Any, description: str) -> Any:
+    """A context schema's field with its default (a list: a fresh copy per instance) and the
+    description Studio shows."""
+    if isinstance(default, list):
+        return dataclasses.field(default_factory=lambda: list(default),
+                                 metadata={"description": description})
+    return dataclasses.field(default=default, metadata={"description": description})
 
 
 def home_field() -> Any:
@@ -67,22 +74,32 @@ def model_field(role: str) -> Any:
                        "the configured one (AGENT_WORLD_MODEL_<ROLE>, AGENT_WORLD_MODEL)."})
 
 
-def checked_context(schema: type[T]) -> T:
-    """The current run's context as a `schema` instance, every value checked against its
-    declared type (numbers given as numeric text are taken); a wrong one is a `ContextError`
-    naming the field and the value, raised before the run does any work."""
-    ctx = run_context()
+@functools.cache
+def _adapter(schema: type[Any]) -> TypeAdapter[Any]:
+    return TypeAdapter(schema)
+
+
+def checked_context(runtime: Runtime[Any] | None, schema: type[T]) -> T:
+    """The run's context (`runtime.context`; None or no runtime: the defaults) as a `schema`
+    instance, every value checked against its declared type (numbers given as numeric text are
+    taken; keys the schema lacks are ignored); a wrong one is a `ContextError` naming the field
+    and the value, raised before the node does any work."""
+    ctx = getattr(runtime, "context", None)
     if dataclasses.is_dataclass(ctx) and not isinstance(ctx, type):
         raw = {f.name: getattr(ctx, f.name) for f in dataclasses.fields(ctx)}
-    else:
+    elif ctx is None or isinstance(ctx, Mapping):
         raw = dict(ctx or {})
+    else:
+        raise ContextError(f"context: expected a {schema.__name__} or a mapping of its "
+                           f"fields, got {type(ctx).__name__}")
     try:
-        return TypeAdapter(schema).validate_python(raw)
+        return _adapter(schema).validate_python(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ContextError(f"context.{where}: {first['msg']} (got "
-                           f"{first.get('input')!r})") from None
+        got = repr(first.get("input"))
+        got = got if len(got) <= 80 else got[:77] + "..."
+        raise ContextError(f"context.{where}: {first['msg']} (got {got})") from None
 
 
 def _field(ctx: Any, name: str) -> Any:
@@ -119,5 +136,5 @@ def with_models(node: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-__all__ = ["arena_home", "checked_context", "context_as", "context_models", "home_field",
-           "model_field", "run_context", "with_models"]
+__all__ = ["arena_home", "checked_context", "context_models", "home_field", "model_field",
+           "run_context", "setting", "with_models"]

@@ -19,13 +19,21 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.evolution.eval_store import record_evaluation
 from agent_world.graphs import stages
-from agent_world.graphs.context import arena_home, context_as, with_models
+from agent_world.graphs.context import (
+    arena_home,
+    checked_context,
+    home_field,
+    model_field,
+    setting,
+    with_models,
+)
 from agent_world.tasks.model import Task
 
 
@@ -33,10 +41,10 @@ from agent_world.tasks.model import Task
 class EvaluateContext:
     """Settings of an evaluation (what LangGraph Studio shows)."""
 
-    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
-    judge_model: str = ""  # rubric judge for graph tasks ("provider:model"); empty: configured
-    max_turns: int = 8  # turns a policy gets per task
-    seed: int = 0
+    home: str | None = home_field()
+    judge_model: str = model_field("rubric judge (graph tasks)")
+    max_turns: int = setting(8, "Turns the policy gets per task.")
+    seed: int = setting(0, "Random seed of the policy's runs.")
 
 
 class EvaluateInput(TypedDict, total=False):
@@ -62,7 +70,9 @@ class EvaluateState(EvaluateInput, EvaluateOutput, total=False):
     pass
 
 
-def select(state: EvaluateState, config: RunnableConfig) -> dict[str, Any]:
+def select(state: EvaluateState, config: RunnableConfig, runtime: Runtime[EvaluateContext]
+           ) -> dict[str, Any]:
+    checked_context(runtime, EvaluateContext)  # a wrong setting stops the run here, naming it
     with Catalog.open(arena_home(config)) as cat:
         ids = list(state.get("tasks") or [])
         if not ids:
@@ -82,8 +92,9 @@ def select(state: EvaluateState, config: RunnableConfig) -> dict[str, Any]:
             "evaluation_id": state.get("evaluation_id") or f"eval-{uuid.uuid4().hex[:8]}"}
 
 
-def evaluate(state: EvaluateState, config: RunnableConfig) -> dict[str, Any]:
-    ctx = context_as(EvaluateContext)
+def evaluate(state: EvaluateState, config: RunnableConfig, runtime: Runtime[EvaluateContext]
+             ) -> dict[str, Any]:
+    ctx = checked_context(runtime, EvaluateContext)
     home = arena_home(config)
     with Catalog.open(home) as cat:
         rows = {i: cat.get_task(i) for i in state["tasks"]}

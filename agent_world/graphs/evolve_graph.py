@@ -123,7 +123,8 @@ def _timed(state: EvolveState, stage: str, started: float) -> dict[str, float]:
     return {**(state.get("seconds") or {}), stage: round(time.monotonic() - started, 2)}
 
 
-def _fresh_tasks(state: EvolveState, config: RunnableConfig, round_no: int) -> list[str]:
+def _fresh_tasks(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveContext],
+                 round_no: int) -> list[str]:
     """Fresh held-out tasks for the diagnosis of round `round_no` (a seed of their own)."""
     s = _settings(state)
     if s.fresh_heldout_tasks_per_env <= 0:
@@ -132,7 +133,7 @@ def _fresh_tasks(state: EvolveState, config: RunnableConfig, round_no: int) -> l
                                    s.fresh_heldout_tasks_per_env,
                                    s.seed + 1 + 7919 * round_no,
                                    tag=f"{thread_of(config)}/heldout-r{round_no}",
-                                   scale=run_scale())
+                                   scale=run_scale(runtime))
 
 
 def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eval_id: str,
@@ -160,7 +161,7 @@ def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eva
 
 # -- nodes -----------------------------------------------------------------------------------------
 def begin(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, Any]:
-    ctx = checked_context(EvolveContext)  # a wrong setting stops the run here, naming it
+    ctx = checked_context(runtime, EvolveContext)  # a wrong setting stops the run here
     settings = state.get("settings") or asdict(ctx)
     done = state.get("rounds_done", 0)
     return {"settings": settings, "round": done + 1, "rounds_done": done,
@@ -176,7 +177,8 @@ def route_begin(state: EvolveState) -> str:
     return "diagnose" if state.get("heldout_tasks") else "mine"
 
 
-def mine(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+def mine(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveContext]
+         ) -> dict[str, Any]:
     started = time.monotonic()
     s = _settings(state)
     sources = list(s.sources)
@@ -185,17 +187,18 @@ def mine(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
             [r.spec for r in corpus_sources(s.corpus_sample, s.seed)]
     out = mine_graph.build_graph().compile().invoke(
         {"sources": sources, "iterations": s.iterations, "seed": s.seed}, config,
-        context=mine_graph.MineContext(**run_scale()))
+        context=mine_graph.MineContext(**run_scale(runtime)))
     names = [r["env"] for r in out.get("results", []) if r.get("status") == "mined"]
     if not names:
         raise AgentWorldError("mining produced no environment; see `agent-world ledger`")
     return {"mined": sorted(set(names)), "seconds": _timed(state, "mine", started)}
 
 
-def build(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+def build(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveContext]
+          ) -> dict[str, Any]:
     started = time.monotonic()
     built = stages.build_environments(state["mined"], home=home_of(config),
-                                      seed=_settings(state).seed, scale=run_scale())
+                                      seed=_settings(state).seed, scale=run_scale(runtime))
     if len(built) < 2:
         raise AgentWorldError(f"only {len(built)} environment(s) built; self-evolution needs "
                               "at least two (one to train on, one held out)")
@@ -217,19 +220,21 @@ def split(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     return {"train_envs": train, "heldout_envs": heldout}
 
 
-def synthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+def synthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveContext]
+               ) -> dict[str, Any]:
     started = time.monotonic()
     s = _settings(state)
     home = home_of(config)
     train = stages.synthesize_tasks(state["train_envs"], home, s.tasks_per_env, s.seed,
-                                    tag=f"{thread_of(config)}/initial", scale=run_scale())
+                                    tag=f"{thread_of(config)}/initial",
+                                    scale=run_scale(runtime))
     heldout = stages.synthesize_tasks(state["heldout_envs"], home, s.heldout_tasks_per_env,
                                       s.seed + 1, tag=f"{thread_of(config)}/heldout",
-                                      scale=run_scale())
+                                      scale=run_scale(runtime))
     if not heldout:
         raise AgentWorldError("no held-out task passed the trust gates; nothing to evaluate on")
     policy = s.policy or stages.default_policy()
-    fresh = [t for t in _fresh_tasks(state, config, 1) if t not in set(heldout)]
+    fresh = [t for t in _fresh_tasks(state, config, runtime, 1) if t not in set(heldout)]
     return {"train_tasks": train, "heldout_tasks": heldout, "fresh_tasks": fresh,
             "phase": "baseline",
             "policy": policy, "policy_before": policy,
@@ -288,7 +293,8 @@ def diagnose_node(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
             "seconds": _timed(state, "diagnose", started)}
 
 
-def resynthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
+def resynthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveContext]
+                 ) -> dict[str, Any]:
     started = time.monotonic()
     s = _settings(state)
     if s.resynthesis not in ("targeted", "random", "none"):
@@ -306,7 +312,8 @@ def resynthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     grow = [e for e in guidelines.get("complexify_databases", []) if e in state["train_envs"]]
     if s.resynthesis == "none":
         return {"targeted_tasks": [], "complexified": {},
-                "fresh_tasks": [t for t in _fresh_tasks(state, config, state["round"] + 1)
+                "fresh_tasks": [t for t in _fresh_tasks(state, config, runtime,
+                                                        state["round"] + 1)
                                 if t not in set(state["heldout_tasks"])],
                 "replay_extra": s.targeted_tasks_per_env * len(targets),
                 "seconds": _timed(state, "resynthesize", started)}
@@ -318,10 +325,10 @@ def resynthesize(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
                                        s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
                                        guidelines=guidelines,
                                        tag=f"{thread_of(config)}/round-{state['round']}",
-                                       scale=run_scale())
+                                       scale=run_scale(runtime))
     # the next diagnosis' fresh held-out set (drawn now so the evaluation after training
     # measures the new policy on it)
-    fresh = [t for t in _fresh_tasks(state, config, state["round"] + 1)
+    fresh = [t for t in _fresh_tasks(state, config, runtime, state["round"] + 1)
              if t not in set(state["heldout_tasks"])]
     return {"targeted_tasks": targeted, "complexified": grown, "fresh_tasks": fresh,
             "seconds": _timed(state, "resynthesize", started)}
@@ -341,8 +348,7 @@ def warm_start(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
     s = _settings(state)
     # the thread's setting or this call's: a thread started with review keeps asking, even when
     # it is resumed by a call that does not say so
-    review = s.review_before_train or bool(runtime.context and
-                                           runtime.context.review_before_train)
+    review = s.review_before_train or checked_context(runtime, EvolveContext).review_before_train
     targeted = state.get("targeted_tasks") or []
     replay = _replay(state, s.replay + (state.get("replay_extra") or 0), s.seed + state["round"])
     if review and not interrupt({"round": state["round"],

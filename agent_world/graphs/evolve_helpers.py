@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
 
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
@@ -26,10 +27,10 @@ def thread_of(config: RunnableConfig) -> str:
     return str((config.get("configurable") or {}).get("thread_id") or "evolve")
 
 
-def run_scale() -> dict[str, Any]:
+def run_scale(runtime: Runtime[EvolveContext]) -> dict[str, Any]:
     """Where this run's stages put their per-source / per-environment work (its context's
     `workers` and `ray_address`, never the first round's settings)."""
-    ctx = checked_context(EvolveContext)
+    ctx = checked_context(runtime, EvolveContext)
     return {"workers": ctx.workers, "ray_address": ctx.ray_address}
 
 

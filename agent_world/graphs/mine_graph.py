@@ -117,13 +117,9 @@ class SourceTask(TypedDict):
     run_id: str
 
 
-def _context(runtime: Runtime[MineContext] | None) -> MineContext:
-    ctx = getattr(runtime, "context", None)
-    return ctx if isinstance(ctx, MineContext) else MineContext()
-
-
 def _home(config: RunnableConfig | None, runtime: Runtime[MineContext] | None) -> str | None:
-    return _context(runtime).home or ((config or {}).get("configurable") or {}).get("home")
+    home = checked_context(runtime, MineContext).home
+    return home or ((config or {}).get("configurable") or {}).get("home")
 
 
 def _catalog(config: RunnableConfig | None, runtime: Runtime[MineContext] | None = None
@@ -141,7 +137,7 @@ def _normalized(source: str) -> str:
 def start(state: MineState, config: RunnableConfig, runtime: Runtime[MineContext]
           ) -> dict[str, Any]:
     # a wrong setting (or no Ray there) stops the run here, naming the field
-    scaleout.for_context(checked_context(MineContext))
+    scaleout.for_context(checked_context(runtime, MineContext))
     sources = list(state.get("sources") or [])
     if not sources:
         sources = [ref.spec for ref in default_sources(_home(config, runtime))]
@@ -198,7 +194,7 @@ def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineC
     Reading and mining run on the run's executor (a worker process or Ray task, unless the
     miner has a chat model); what they made is written to the catalog here."""
     write = get_stream_writer()
-    ctx = checked_context(MineContext)
+    ctx = checked_context(runtime, MineContext)
     with _catalog(config, runtime) as cat:
         try:
             pool = scaleout.for_context(ctx)

@@ -117,9 +117,10 @@ def _catalog(config: RunnableConfig | None) -> Catalog:
     return Catalog.open(arena_home(config))
 
 
-def start(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
+def start(state: SynthesizeState, config: RunnableConfig,
+          runtime: Runtime[SynthesizeContext]) -> dict[str, Any]:
     # a wrong setting (or no Ray there) stops the run here, naming the field
-    scaleout.for_context(checked_context(SynthesizeContext))
+    scaleout.for_context(checked_context(runtime, SynthesizeContext))
     with _catalog(config) as cat:
         for name in example_names():  # the bundled examples are always there
             if not cat.has_env(name):
@@ -195,7 +196,7 @@ def synthesize_env(job: EnvJob, config: RunnableConfig,
     """One environment, start to finish; a failure is that environment's, not the run's. With
     no synthesizer or verifier model, it runs on the run's executor (a worker process or Ray
     task) and its writes are applied here."""
-    ctx = checked_context(SynthesizeContext)
+    ctx = checked_context(runtime, SynthesizeContext)
     settings = task_synthesis.SynthesisConfig(
         per_env=job["per_env"], levels=job["levels"], seed=job["seed"], runs=ctx.runs,
         threshold=ctx.threshold, programmatic_share=ctx.programmatic_share,

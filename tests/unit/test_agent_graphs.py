@@ -7,17 +7,19 @@ import json
 from pathlib import Path
 
 import pytest
+from langgraph.runtime import Runtime
 
 import agent_world
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
-from agent_world.errors import AgentWorldError
+from agent_world.errors import AgentWorldError, ContextError
 from agent_world.graphs import evaluate_graph as evaluate
 from agent_world.graphs.agents import designer_agent as designer
 from agent_world.graphs.agents import diagnoser_agent as diagnoser
 from agent_world.graphs.agents import miner_agent as miner
 from agent_world.graphs.agents import synthesizer_agent as synthesizer
 from agent_world.graphs.agents import verifier_agent as verifier
+from agent_world.graphs.context import checked_context
 from agent_world.graphs.runner import invoke
 from agent_world.graphs.synthesize_graph import synthesize_tasks
 from agent_world.models import chat_model, model_name, models_for
@@ -91,3 +93,29 @@ def test_agent_graphs_run_one_agent_each(tmp_path, monkeypatch):
     assert diagnosis["text"].startswith("Held-out pass rate")
     with pytest.raises(AgentWorldError, match="no evaluation"):
         invoke(diagnoser.build_graph(), {"evaluation_id": "nope"}, home=home)
+
+
+def test_checked_context_takes_a_dict_an_instance_or_nothing():
+    ctx = verifier.VerifierContext
+    assert checked_context(None, ctx) == ctx()
+    assert checked_context(Runtime(context=None), ctx) == ctx()
+    assert checked_context(Runtime(context={"runs": "3", "unknown": 1}), ctx) == ctx(runs=3)
+    assert checked_context(Runtime(context=ctx(runs=2, model="offline")), ctx) == \
+        ctx(runs=2, model="offline")
+    with pytest.raises(ContextError, match=r"^context\.threshold: .*\(got 'half'\)$"):
+        checked_context(Runtime(context=ctx(threshold="half")), ctx)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("graph, inputs, context, field", [
+    (verifier, {"task_id": "t"}, {"runs": "many"}, "runs"),
+    (designer, {"env": "nope"}, {"max_tools": [8]}, "max_tools"),
+    (miner, {"source": f"file:{PRD}"}, {"source_timeout_s": "soon"}, "source_timeout_s"),
+    (evaluate, {"tasks": ["t"]}, {"max_turns": "eight"}, "max_turns"),
+])
+def test_agent_graph_names_a_wrong_context_value(tmp_path, graph, inputs, context, field):
+    # what a LangGraph server hands a graph: the client's values, unchecked; the first node
+    # stops the run with one line naming the field, before it touches the catalog or source
+    with pytest.raises(ContextError) as err:
+        invoke(graph.build_graph(), inputs, home=tmp_path, context=context)
+    message = str(err.value)
+    assert message.startswith(f"context.{field}: ") and "\n" not in message

@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from agent_world.design.cross_validation import DEFAULT_REPAIRS
@@ -24,7 +25,13 @@ from agent_world.design.tool_designer import DEFAULT_TOOLS
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.build_graph import build_designer
-from agent_world.graphs.context import arena_home, context_as
+from agent_world.graphs.context import (
+    arena_home,
+    checked_context,
+    home_field,
+    model_field,
+    setting,
+)
 
 
 @dataclass
@@ -32,10 +39,11 @@ class DesignerContext:
     """Configuration of a designer run (Studio's configuration panel)."""
 
     ROLE: ClassVar[str] = "designer"
-    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
-    model: str = ""  # the designer's chat model ("provider:model", "offline"); empty: configured
-    max_tools: int = DEFAULT_TOOLS  # candidate tools designed
-    max_repairs: int = DEFAULT_REPAIRS  # repair rounds for rejected tools (LLM designer)
+    home: str | None = home_field()
+    model: str = model_field("tool designer")
+    max_tools: int = setting(DEFAULT_TOOLS, "Candidate tools designed, at most.")
+    max_repairs: int = setting(DEFAULT_REPAIRS,
+                               "Repair rounds for rejected tools (LLM designer).")
 
 
 class DesignerInput(TypedDict):
@@ -60,8 +68,9 @@ class DesignerState(TypedDict, total=False):
     result: dict[str, Any]
 
 
-def start(state: DesignerState, config: RunnableConfig) -> dict[str, Any]:
-    ctx = context_as(DesignerContext)
+def start(state: DesignerState, config: RunnableConfig, runtime: Runtime[DesignerContext]
+          ) -> dict[str, Any]:
+    ctx = checked_context(runtime, DesignerContext)  # a wrong setting stops the run here
     with Catalog.open(arena_home(config)) as cat:
         if cat.get_env_at_stage(state["env"], "mined") is None:
             raise AgentWorldError(f"environment {state['env']!r} has no mined version to build")

@@ -23,7 +23,7 @@ from agent_world.errors import CatalogError
 from agent_world.evolution.diagnosis import diagnose
 from agent_world.evolution.diagnosis_model import EnvMeta
 from agent_world.evolution.eval_store import evaluation_tasks, load_evaluation
-from agent_world.graphs.context import arena_home, with_models
+from agent_world.graphs.context import arena_home, home_field, model_field, with_models
 
 
 @dataclass
@@ -31,8 +31,8 @@ class DiagnoserContext:
     """Configuration of a diagnoser run (Studio's configuration panel)."""
 
     ROLE: ClassVar[str] = "diagnoser"
-    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
-    model: str = ""  # the diagnoser's chat model ("provider:model", "offline"); empty: configured
+    home: str | None = home_field()
+    model: str = model_field("diagnoser")
 
 
 class DiagnoserInput(TypedDict):

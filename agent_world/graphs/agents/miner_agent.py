@@ -21,10 +21,18 @@ from typing import Any, ClassVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.graphs.context import arena_home, context_as, with_models
+from agent_world.graphs.context import (
+    arena_home,
+    checked_context,
+    home_field,
+    model_field,
+    setting,
+    with_models,
+)
 from agent_world.mining.complexify_step import complexify
 from agent_world.mining.draft_step import draft_database
 from agent_world.mining.llm_miner import (
@@ -47,9 +55,10 @@ class MinerContext:
     """Configuration of a miner run (Studio's configuration panel)."""
 
     ROLE: ClassVar[str] = "miner"
-    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
-    model: str = ""  # the miner's chat model ("provider:model", "offline"); empty: configured
-    source_timeout_s: float = DEFAULT_TIMEOUT  # start + read of the source, at most
+    home: str | None = home_field()
+    model: str = model_field("miner")
+    source_timeout_s: float = setting(DEFAULT_TIMEOUT,
+                                      "Seconds the source may take to start and be read.")
 
 
 class MinerInput(TypedDict, total=False):
@@ -92,8 +101,9 @@ def _stats(spec: EnvSpec) -> list[dict[str, Any]]:
     return list(spec.provenance.stats.get("iterations") or [])
 
 
-def read(state: MinerState, config: RunnableConfig) -> dict[str, Any]:
-    ctx = context_as(MinerContext)
+def read(state: MinerState, config: RunnableConfig, runtime: Runtime[MinerContext]
+         ) -> dict[str, Any]:
+    ctx = checked_context(runtime, MinerContext)
     doc = bounded_document(read_source(state["source"], timeout=ctx.source_timeout_s))
     workdir = arena_home(config) / "agent_runs" / "miner" / doc.content_key()[:16]
     workdir.mkdir(parents=True, exist_ok=True)

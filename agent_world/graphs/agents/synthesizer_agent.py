@@ -21,13 +21,21 @@ from typing import Any, ClassVar, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import load_example
 from agent_world.envs.spec import EnvSpec
-from agent_world.graphs.context import arena_home, context_as, with_models
+from agent_world.graphs.context import (
+    arena_home,
+    checked_context,
+    home_field,
+    model_field,
+    setting,
+    with_models,
+)
 from agent_world.models import chat_model
 from agent_world.synthesis.gates import run_gates
 from agent_world.synthesis.synthesizer import build_candidate
@@ -42,9 +50,10 @@ class SynthesizerContext:
     """Configuration of a synthesizer run (Studio's configuration panel)."""
 
     ROLE: ClassVar[str] = "synthesizer"
-    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
-    model: str = ""  # the synthesizer's chat model ("provider:model", "offline"); empty: configured
-    walks_per_candidate: int = 10  # walks tried per requested candidate before giving up
+    home: str | None = home_field()
+    model: str = model_field("synthesizer")
+    walks_per_candidate: int = setting(
+        10, "Walks tried per requested candidate before giving up.")
 
 
 class SynthesizerInput(TypedDict, total=False):
@@ -78,8 +87,9 @@ def _summary(task: Task) -> dict[str, Any]:
             "instruction": task.instruction, "rubric": list(task.rubric or [])}
 
 
-def draft(state: SynthesizerState, config: RunnableConfig) -> dict[str, Any]:
-    ctx = context_as(SynthesizerContext)
+def draft(state: SynthesizerState, config: RunnableConfig,
+          runtime: Runtime[SynthesizerContext]) -> dict[str, Any]:
+    ctx = checked_context(runtime, SynthesizerContext)
     home = arena_home(config)
     count, level = state.get("count", 3), state.get("level", 2)
     kind, seed = state.get("kind", "graph"), state.get("seed", 0)
@@ -87,15 +97,15 @@ def draft(state: SynthesizerState, config: RunnableConfig) -> dict[str, Any]:
         spec = _spec(cat, state["env"])
     tasks: dict[str, Task] = {}
     misses: dict[str, int] = {}
-    with EnvRuntime() as runtime:
-        graph = tool_graph(spec, home=home, runtime=runtime)
+    with EnvRuntime() as env_runtime:
+        graph = tool_graph(spec, home=home, runtime=env_runtime)
         sampler, model = ValueSampler(spec), chat_model("synthesizer")
         for attempt in range(count * max(ctx.walks_per_candidate, 1)):
             if len(tasks) >= count:
                 break
             rng = random.Random(f"{seed}:{spec.fingerprint}:{attempt}")
             recipe = recipe_for(max(1, level - 1) if kind == "programmatic" else level, rng)
-            task = build_candidate(spec, graph, runtime, rng, recipe, kind,
+            task = build_candidate(spec, graph, env_runtime, rng, recipe, kind,
                                    seed=seed * 100_000 + attempt, sampler=sampler, model=model,
                                    origin={"agent": "synthesizer", "attempt": attempt})
             if isinstance(task, str):

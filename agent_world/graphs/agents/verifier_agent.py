@@ -18,12 +18,20 @@ from typing import Annotated, Any, ClassVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import CatalogError
-from agent_world.graphs.context import arena_home, context_as, with_models
+from agent_world.graphs.context import (
+    arena_home,
+    checked_context,
+    home_field,
+    model_field,
+    setting,
+    with_models,
+)
 from agent_world.rollout.react_attempt import run_attempt
 from agent_world.synthesis.react_verifier import (
     DEFAULT_RUNS,
@@ -39,11 +47,12 @@ class VerifierContext:
     """Configuration of a verifier run (Studio's configuration panel)."""
 
     ROLE: ClassVar[str] = "verifier"
-    home: str | None = None  # arena home; default $AGENT_WORLD_HOME, ~/.agent_world
-    model: str = ""  # the verifier's chat model ("provider:model", "offline"); empty: configured
-    runs: int = DEFAULT_RUNS  # independent runs
-    threshold: float = DEFAULT_THRESHOLD  # kept when more than this share of runs pass
-    max_turns: int = 12  # tool-calling turns per run
+    home: str | None = home_field()
+    model: str = model_field("verifier")
+    runs: int = setting(DEFAULT_RUNS, "Independent runs of the verifier.")
+    threshold: float = setting(DEFAULT_THRESHOLD,
+                               "The task is kept when more than this share of the runs pass.")
+    max_turns: int = setting(12, "Tool-calling turns per run.")
 
 
 class VerifierInput(TypedDict):
@@ -78,14 +87,17 @@ def _load(cat: Catalog, task_id: str) -> tuple[Task, EnvSpec]:
     return task, spec
 
 
-def load(state: VerifierState, config: RunnableConfig) -> dict[str, Any]:
+def load(state: VerifierState, config: RunnableConfig, runtime: Runtime[VerifierContext]
+         ) -> dict[str, Any]:
+    ctx = checked_context(runtime, VerifierContext)  # a wrong setting stops the run here
     with Catalog.open(arena_home(config)) as cat:
         task, _ = _load(cat, state["task_id"])
-    return {"instruction": task.instruction, "runs": context_as(VerifierContext).runs}
+    return {"instruction": task.instruction, "runs": ctx.runs}
 
 
-def attempt(state: VerifierState, config: RunnableConfig) -> dict[str, Any]:
-    ctx = context_as(VerifierContext)
+def attempt(state: VerifierState, config: RunnableConfig, runtime: Runtime[VerifierContext]
+            ) -> dict[str, Any]:
+    ctx = checked_context(runtime, VerifierContext)
     with Catalog.open(arena_home(config)) as cat:
         task, spec = _load(cat, state["task_id"])
     i = len(state.get("attempts") or [])
@@ -100,9 +112,9 @@ def route(state: VerifierState) -> str:
     return "attempt" if len(state.get("attempts") or []) < state["runs"] else "verdict"
 
 
-def verdict(state: VerifierState) -> dict[str, Any]:
+def verdict(state: VerifierState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
     v = Verdict(passes=sum(a["passed"] for a in state["attempts"]), runs=state["runs"],
-                threshold=context_as(VerifierContext).threshold)
+                threshold=checked_context(runtime, VerifierContext).threshold)
     rate = v.passes / len(state["attempts"]) if state["attempts"] else 0.0
     return {"kept": v.kept, "passes": v.passes, "pass_rate": round(rate, 3)}
 
