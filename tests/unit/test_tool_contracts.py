@@ -555,7 +555,7 @@ def test_contracts_name_verb_and_coupled_effects(built):
     assert search.verb == "search" and any(p.role == "any_like" for p in search.params)
     git = built["git"]
     gcov = git.provenance.stats["tool_coverage"]["tools"]
-    assert contract_of(git, "git_diff", gcov["git_diff"]).computation == "diff"
+    assert contract_of(git, "git_diff", gcov["git_diff"]).computation == "compare"
     assert contract_of(git, "git_status", gcov["git_status"]).computation == "status"
     sq = built["sqlite"]
     assert contract_of(sq, "read_query", sq.provenance.stats["tool_coverage"]["tools"][

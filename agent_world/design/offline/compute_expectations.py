@@ -9,9 +9,9 @@ import hashlib
 from datetime import datetime, timedelta
 from typing import Any
 
+from agent_world.design.offline.compare_expectations import CompareTests
 from agent_world.design.offline.contract_computations import FETCH_MAX_LENGTH
 from agent_world.design.offline.contract_expectations import (
-    ContractTests,
     _offset_minutes,
     _offset_str,
 )
@@ -22,7 +22,7 @@ from agent_world.envs.table_spec import TableSpec
 from agent_world.mining.offline.naming import singular, snake
 
 
-class ComputeTests(ContractTests):
+class ComputeTests(CompareTests):
     """Tests of computing tools: the result computed here from the seed rows."""
 
     def business(self) -> list[TableSpec]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent_world.design.offline.contract_compare import _compare
 from agent_world.design.offline.contract_schema import (
     _arg_type,
     _Args,
@@ -121,6 +122,9 @@ def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | Non
     commit = _commit(spec, c, entity, words, args, entry)
     if commit is not None:
         return commit
+    compared = _compare(spec, c, entity, words, text, desc, args, entry)
+    if compared is not None:
+        return compared
     diff_table = _diff_table(spec, entity)
     if "diff" in words and diff_table is not None:
         child, fk, staged = diff_table

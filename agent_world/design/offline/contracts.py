@@ -13,7 +13,9 @@ name, its description, its declared arguments and the schema the source was mine
 * ``renew_loan`` - update field: the due date moves by the loan period and the renewal count
   goes up, refused at the declared maximum (two) or for a returned loan;
 * ``git_add`` - the repository's working-tree changes named by ``files`` become staged;
-  ``git_status`` / ``git_diff*`` compute the status and the diff text of those rows;
+  ``git_status`` / ``git_diff_(un)staged`` compute the status and the diff text of those
+  rows; ``git_diff(target)`` the file changes of the commits in the head's ancestry or the
+  target's (a branch, a commit hash prefix) but not both;
 * ``read_query`` - runs the caller's SELECT read-only over the environment's data.
 
 This module holds the vocabulary and the models; contract_derivation.py reads a source tool
@@ -32,7 +34,7 @@ from pydantic import BaseModel, Field
 Verb = Literal["read_one", "list", "search", "create", "update_field", "transition", "delete",
                "compute"]
 Computation = Literal["sql_select", "sql_write", "create_table", "describe_table", "diff",
-                      "status", "convert", "clock", "commit"]
+                      "status", "convert", "clock", "commit", "compare"]
 VERBS: tuple[str, ...] = ("read_one", "list", "search", "create", "update_field", "transition",
                           "delete", "compute")
 WRITE_VERBS = frozenset({"create", "update_field", "transition", "delete"})

@@ -7,6 +7,7 @@ from __future__ import annotations
 from agent_world.design.offline.contract_computations import FETCH_MAX_LENGTH
 from agent_world.design.offline.contracts import Contract
 from agent_world.design.offline.plans import pk_column
+from agent_world.design.offline.render_compare import _render_compare
 from agent_world.design.offline.render_contracts import _contract_key, _dict_expr, _resolve_rows
 from agent_world.design.offline.render_plans import _Body, _lit
 from agent_world.envs.spec import EnvSpec
@@ -30,6 +31,8 @@ def _render_compute(b: _Body, spec: EnvSpec, c: Contract) -> None:
         b.add(f"name = row[{_lit(col)}].replace('\"', '\"\"')")
         b.add("cur = ctx.execute(f'SELECT * FROM \"{name}\" LIMIT 0')")
         b.add("return [{\"name\": d[0]} for d in cur.description]")
+    elif c.computation == "compare":
+        _render_compare(b, spec, c)
     elif c.computation in ("diff", "status"):
         _contract_key(b, spec, c)
         pk = pk_column(spec.table(c.entity))
