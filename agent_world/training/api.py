@@ -110,14 +110,15 @@ def training_sizes(model: Any, device: str = "auto") -> TrainingSizes:
         # the same for the warm start: four ≤1,024-token conversations in one pass peaked at
         # 10.3 GB, one at a time at 4.0 GB for the same step (and 13 s against 20 s: no padding)
         # and no update on sequences without signal: early GRPO batches often fail alike
-        # 20 supervised steps (10 in later rounds): 24 + 12 put the main job over its
-        # 20-minute budget on two cores (~13 s a step); with 12 in round 1, round 2 of the main
-        # job fell below round 1 for seed 1 (12 % -> 4 %), with 24 it rose (8 % -> 12 %)
-        return TrainingSizes(20, 6e-5, 1024,
+        # 16 supervised steps (8 in later rounds): with today's longer gold conversations a
+        # step is ~22 s on two cores, and 20 + 10 put the main job at 21.5 min, over its
+        # 20-minute budget (24 + 12 did at ~13 s a step); with 12 in round 1, round 2 of the
+        # main job fell below round 1 for seed 1 (12 % -> 4 %), with 24 it rose (8 % -> 12 %)
+        return TrainingSizes(16, 6e-5, 1024,
                              {"tasks_per_step": 2, "group_size": 4, "minibatch_size": 1,
                               "max_total_tokens": 1536, "skip_flat": True},
                              warm_start_micro_batch=1,
-                             warm_start_recovery=0.5, warm_start_steps_continued=10)
+                             warm_start_recovery=0.5, warm_start_steps_continued=8)
     return TrainingSizes(24, 6e-5, None, {}, warm_start_recovery=0.5,
                          warm_start_steps_continued=12)
 
