@@ -49,7 +49,8 @@ def pytest_sessionfinish(session, exitstatus):
 # `pytest -m "not slow"` is a quick pass while editing. `pytest -q` still runs everything.
 SLOW_UNIT_MODULES = frozenset({
     "test_agent_graphs.py", "test_catalog_concurrency.py", "test_cli_synthesize.py",
-    "test_deferral_attacks.py", "test_evolve_graph.py", "test_harvest.py",
+    "test_contract_design.py", "test_deferral_attacks.py", "test_evolve_graph.py",
+    "test_git_diff_target.py", "test_harvest.py",
     "test_mine_repeatability.py", "test_task_phrasing.py", "test_task_synthesis.py",
     "test_tool_contracts.py", "test_training_learning.py", "test_training_warm_start.py",
 })

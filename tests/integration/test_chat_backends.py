@@ -78,7 +78,8 @@ def _carries_tools(request: dict) -> bool:
 
 
 def test_the_miner_mines_with_a_plain_chat_model(monkeypatch, caplog):
-    from tests.unit.test_miner import GOOD_CHANGE, GOOD_DRAFT, clinic_doc
+    from tests.unit.miner_docs import clinic_doc
+    from tests.unit.test_miner_llm_path import GOOD_CHANGE, GOOD_DRAFT
 
     def reply(body):
         system = body["messages"][0]["content"]

@@ -9,40 +9,14 @@ from typing import Any
 
 import pytest
 
-from agent_world.design.cross_validation import (
-    SandboxCompiler,
-    cross_validate,
-    validation_runtime,
-)
-from agent_world.design.tool_designer import design_tools
-from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.testing import verify_spec
-from agent_world.mining.llm_miner import mine_theme
-from agent_world.mining.sources import default_sources, read_source
 
 
 @pytest.fixture(scope="module")
-def git(tmp_path_factory) -> EnvSpec:
+def git(built) -> EnvSpec:
     """The default mine (iterations 3, seed 0) of the real mcp-server-git, built offline."""
-    refs = {r.name: r for r in default_sources(tmp_path_factory.mktemp("home"))}
-    spec = mine_theme(read_source(refs["git"]), iterations=3, seed=0).spec
-    compiler, runtime = SandboxCompiler(), validation_runtime()
-    try:
-        validation, built, _ = cross_validate(spec, design_tools(spec, model=None),
-                                              compiler=compiler, runtime=runtime)
-    finally:
-        compiler.close()
-        runtime.close()
-    assert built is not None, validation.dropped
-    return built
-
-
-@pytest.fixture(scope="module")
-def rt():
-    runtime = EnvRuntime(tool_timeout_s=2.0)
-    yield runtime
-    runtime.close()
+    return built["git"]
 
 
 def _ancestry(commits: dict[int, dict], start: int | None) -> set[int]:

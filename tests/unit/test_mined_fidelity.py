@@ -250,7 +250,8 @@ def test_llm_draft_passes_the_same_semantic_gate():
     import json
 
     from agent_world.models import set_chat_model
-    from tests.unit.test_miner import ScriptedChat, clinic_doc
+    from tests.unit.miner_docs import clinic_doc
+    from tests.unit.test_miner_llm_path import ScriptedChat
 
     undeclared = copy.deepcopy(LLM_DRAFT)
     undeclared["tables"][2]["columns"][-1]["enum"] = ["booked", "checked_in"]
