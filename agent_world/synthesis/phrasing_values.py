@@ -227,8 +227,11 @@ def which(field: str, value: Any) -> str:
         return f"named {say(field, value)}" if field != "title" else \
             f"titled {say(field, value)}"
     if r == "key" and field != "id" and len(split_words(field)) > 1:
+        named = f"{noun(field).split()[-1]} {value_text(value).strip(chr(39))}"
+        if len(noun(field).split()) == 1:  # "the hold for title 10", not "whose title is title 10"
+            return f"for {named}"
         # "whose pickup branch is branch 4", not "whose pickup branch id is 4"
-        return f"whose {noun(field)} is {noun(field).split()[-1]} {value_text(value).strip(chr(39))}"
+        return f"whose {noun(field)} is {named}"
     return f"whose {field_words(field)} is {say(field, value)}"
 
 

@@ -337,10 +337,13 @@ def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
             continue
         if sum(1 for i in items if isinstance(i, dict) and field_value(i, k) == v) == 1:
             unique.append(k)
+    # nor by a value the request already states (a filter every listed record shares, the
+    # field the next step reads): "the slot with location 11" among slots of location 11
+    unique = [k for k in unique if k not in avoid]
     # nobody picks a record by its timestamp: dates and times only when nothing else is unique;
     # nor by a paragraph or a diff: a value to quote is one short line
     timeless = [k for k in unique if not _timestamp(k, fields[k])]
-    readable = [k for k in timeless if not k.endswith(_IDENTIFYING_SKIP) and k not in avoid
+    readable = [k for k in timeless if not k.endswith(_IDENTIFYING_SKIP)
                 and (not isinstance(fields[k], str) or _quotable(fields[k]))]
     pool = readable or timeless or unique
     if not pool:
