@@ -100,7 +100,8 @@ def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, 
             after.append(f"matching {value_text(v)}")
         elif r == "key" and not owner and noun(p).split()[0] in KEY_ROLES and \
                 len(noun(p).split()) > 1:
-            after.append(f"whose {noun(p)} is {say(p, v, schema)}")
+            # "whose home branch is branch 14", as `which` writes it, not "... is 14"
+            after.append(f"whose {noun(p)} is {noun(p).split()[-1]} {say(p, v, schema)}")
         elif r == "key" and not owner:
             owner = key_phrase(p, v)
         elif r == "choice" and isinstance(v, str) and len(v) < 20:
