@@ -102,9 +102,12 @@ Modules
 ``evidence`` (step 1), ``domain`` (the `DomainModel` of entities), ``signatures`` (tool names
 and arguments read as shapes and roles, column types), ``lifecycle`` (step 5), ``features``
 (what feature sentences add), ``derivation`` (steps 2-6: `derive_model`), ``tables``
-(TableSpecs, FK order, table kinds), ``rows`` (step 7: `RowFactory`), ``drafting`` (volumes,
-the offline draft, LLM-path top-ups), ``implied`` (source-driven structure), ``complexify``
-(`complexify_offline`), ``questions`` (offline research questions). Each module imports only
+(TableSpecs, FK order, table kinds), ``column_semantics`` (what kind of value a column
+holds), ``row_times`` and ``row_values`` (the time and value mixins of `RowFactory`),
+``rows`` (step 7: `RowFactory`), ``drafting`` (volumes, the offline draft, LLM-path top-ups),
+``implied`` (source-driven structure), ``complexify_ops`` (the structural operations mixed into
+the complexifier), ``complexify`` (`complexify_offline`), ``questions`` (offline research
+questions). Each module imports only
 from those listed before it (plus `mining.semantics` and `mining.coverage`); this package
 re-exports nothing, so importing one step never imports the others.
 """
