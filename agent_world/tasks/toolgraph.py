@@ -7,16 +7,24 @@ elements included) are recorded with their value types and sample values. A fiel
 argument when
 
 - names are equal (`customer_id` → `customer_id`): strength 1.0;
-- the argument name ends with the field name (`flight_id` → `new_flight_id`): 0.8;
-- the field is a bare `id`/`code` and the argument names the producing tool's entity
-  (`id` of `get_order` → `order_id`): 0.6;
+- the argument name ends with the field name after a role word (`flight_id` →
+  `new_flight_id`, `branch_id` → `pickup_branch_id`): 0.8. A prefix that names a table says
+  whose value the argument wants: `repo_path` takes a repository's path (not a changed file's),
+  `clinician_location_id` is no slot's `location_id`, `table_name` no customer's name;
+- the field is a bare `id`/`code` and the argument is `<table>_id` for a table whose records
+  the producing tool returns (`id` of `get_order` → `order_id`; not the `id` of the rows a
+  `read_query` returns → `query_id`): 0.6;
 - and the value types are compatible; observed values that also appear among the argument's
   tested values add 0.2 (capped at 1.0).
 
+One field feeds one argument of a tool: the current time's zone is a conversion's source, not
+also its target (a conversion from a zone to itself); the argument that takes it is the
+same-named one, else one whose role reads as a source (`source_`, `from_`), else the strongest.
+
 The edge weight is the strongest binding (halved for an optional argument: a filter fed by a
 field is a weak dependency); `bindings` lists every (field, argument, required, strength).
-Graphs are saved per environment version as node-link JSON in `<home>/toolgraphs/` and drawn
-with matplotlib (`agent-world env graph ENV`).
+Graphs are saved per environment version (and per version of these rules, `GRAPH_RULES`) as
+node-link JSON in `<home>/toolgraphs/` and drawn with matplotlib (`agent-world env graph ENV`).
 """
 
 from __future__ import annotations
@@ -31,9 +39,14 @@ import networkx as nx
 from agent_world.config import resolve_home
 from agent_world.envs.episode import EnvRuntime, default_runtime
 from agent_world.envs.spec import EnvSpec, ToolSpec
+from agent_world.mining.offline.naming import singular_word
 
 _BARE = {"id", "code", "key", "number", "uuid"}
 _MAX_SAMPLES = 40
+# bumped when the binding rules change: a graph saved under older rules is rebuilt
+GRAPH_RULES = 2
+# role words that read as where a value comes from (the one of a pair that takes a field)
+_SOURCE_ROLES = ("source", "from", "src", "origin", "old", "current", "original")
 
 
 def observe_outputs(spec: EnvSpec, runtime: EnvRuntime | None = None) -> dict[str, dict]:
@@ -117,19 +130,75 @@ def tested_values(spec: EnvSpec) -> dict[tuple[str, str], list[Any]]:
     return out
 
 
+def table_columns(spec: EnvSpec) -> dict[str, set[str]]:
+    """table -> its column names."""
+    return {t.name: {c.name for c in t.columns} for t in spec.tables}
+
+
+def _named_tables(word: str, tables: dict[str, set[str]]) -> list[str]:
+    """Tables a name prefix names: the table itself (`branch` → branches) or its short form
+    (`repo` → repositories)."""
+    out = []
+    for name in tables:
+        one = singular_word(name)
+        if word in (name, one) or (len(word) >= 3 and "_" not in one and one.startswith(word)):
+            out.append(name)
+    return out
+
+
+_GENERIC = frozenset({"id", "created_at", "updated_at"})
+
+
+def record_tables(produced: set[str], tables: dict[str, set[str]]) -> set[str]:
+    """Tables whose records a tool returns, judged from its observed result fields: the
+    closest table (Jaccard over column names), and any whose own columns (beyond id, keys
+    and timestamps, at least two) all appear (a record with another one nested; a link
+    table's two keys on an appointment make no clinician location of it)."""
+    if not produced or not tables:
+        return set()
+
+    def jaccard(cols: set[str]) -> float:
+        return len(cols & produced) / len(cols | produced)
+
+    best = max(tables, key=lambda t: jaccard(tables[t]))
+    out = {best} if jaccard(tables[best]) > 0 else set()
+    for t, cols in tables.items():
+        own = {c for c in cols - _GENERIC if not c.endswith("_id")}
+        if len(own) >= 2 and own <= produced:
+            out.add(t)
+    return out
+
+
 def binding_strength(field: str, field_info: dict[str, Any], producer: ToolSpec, param: str,
-                     schema: dict[str, Any], tested: list[Any]) -> float:
-    """How strongly an output field of `producer` matches argument `param` (0: not at all)."""
+                     schema: dict[str, Any], tested: list[Any],
+                     tables: dict[str, set[str]] | None = None,
+                     produced: set[str] | None = None) -> float:
+    """How strongly an output field of `producer` matches argument `param` (0: not at all).
+    `tables` (table -> columns) and `produced` (every field the producer returns) let a
+    prefix that names a table demand the producer's records be of that table; without them
+    the producer's name stands for its entity."""
     if not set(field_info.get("types", [])) & _param_types(schema) and \
             "string" not in _param_types(schema):
         return 0.0
     if "array" in _param_types(schema) or "object" in _param_types(schema):
         return 0.0
+
+    def of_producer(word: str) -> bool | None:
+        """Whether the producer returns records of the table `word` names (None: it names
+        no table)."""
+        if tables is None or produced is None:
+            return word in _entity_words(producer) or None
+        named = _named_tables(word, tables)
+        return bool(set(named) & record_tables(produced, tables)) if named else None
+
     if field == param:
         strength = 1.0
     elif param.endswith("_" + field) and len(field) > 2:
+        if of_producer(param[: -len(field) - 1]) is False:
+            return 0.0  # `repo_path` wants a repository's path, not a changed file's
         strength = 0.8
-    elif field in _BARE and param.rsplit("_", 1)[0] in _entity_words(producer):
+    elif field in _BARE and param.endswith("_" + field) and \
+            of_producer(param[: -len(field) - 1]):
         strength = 0.6
     else:
         return 0.0
@@ -146,6 +215,7 @@ def build_tool_graph(spec: EnvSpec, outputs: dict[str, dict] | None = None,
     """The weighted tool-dependency graph of `spec` (see the module docstring)."""
     outputs = outputs if outputs is not None else observe_outputs(spec, runtime)
     tested = tested_values(spec)
+    tables = table_columns(spec)
     g = nx.DiGraph(env=spec.name, fingerprint=spec.fingerprint)
     for t in spec.tools:
         params = t.parameters.get("properties", {})
@@ -164,12 +234,14 @@ def build_tool_graph(spec: EnvSpec, outputs: dict[str, dict] | None = None,
             required = set(b.parameters.get("required", []))
             for param, schema in b.parameters.get("properties", {}).items():
                 best = max(((binding_strength(f, info, a, param, schema,
-                                              tested.get((b.name, param), [])), f)
+                                              tested.get((b.name, param), []), tables,
+                                              set(fields)), f)
                             for f, info in fields.items()), default=(0.0, ""))
                 if best[0] > 0:
                     bindings.append({"field": best[1], "param": param,
                                      "required": param in required,
                                      "strength": round(best[0], 3)})
+            bindings = one_argument_per_field(bindings)
             if bindings:
                 # an optional filter fed by a field is a weak dependency: half weight
                 weight = max(x["strength"] * (1.0 if x["required"] else 0.5) for x in bindings)
@@ -177,15 +249,33 @@ def build_tool_graph(spec: EnvSpec, outputs: dict[str, dict] | None = None,
     return g
 
 
+def one_argument_per_field(bindings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each field feeds one argument: the same-named one, else a source-like role
+    (`source_timezone`, not also `target_timezone`), else the strongest."""
+    def rank(b: dict[str, Any]) -> tuple:
+        return (b["param"] == b["field"], b["param"].startswith(_SOURCE_ROLES),
+                b["strength"], b["required"])
+
+    best: dict[str, dict[str, Any]] = {}
+    for b in bindings:
+        if b["field"] not in best or rank(b) > rank(best[b["field"]]):
+            best[b["field"]] = b
+    return [b for b in bindings if best[b["field"]] is b]
+
+
+def _graph_path(home: str | Path | None, env: str, fingerprint: str) -> Path:
+    return resolve_home(home) / "toolgraphs" / f"{env}-{fingerprint}-r{GRAPH_RULES}.json"
+
+
 def save_graph(g: nx.DiGraph, home: str | Path | None = None) -> Path:
-    path = resolve_home(home) / "toolgraphs" / f"{g.graph['env']}-{g.graph['fingerprint']}.json"
+    path = _graph_path(home, g.graph["env"], g.graph["fingerprint"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(nx.node_link_data(g, edges="edges"), indent=1, default=str))
     return path
 
 
 def load_graph(spec: EnvSpec, home: str | Path | None = None) -> nx.DiGraph | None:
-    path = resolve_home(home) / "toolgraphs" / f"{spec.name}-{spec.fingerprint}.json"
+    path = _graph_path(home, spec.name, spec.fingerprint)
     if not path.is_file():
         return None
     return nx.node_link_graph(json.loads(path.read_text()), edges="edges")
@@ -228,4 +318,5 @@ def draw_graph(g: nx.DiGraph, path: str | Path) -> Path:
 
 
 __all__ = ["binding_strength", "build_tool_graph", "draw_graph", "load_graph",
-           "observe_outputs", "save_graph", "tested_values", "tool_graph"]
+           "observe_outputs", "one_argument_per_field", "record_tables", "save_graph",
+           "table_columns", "tested_values", "tool_graph"]

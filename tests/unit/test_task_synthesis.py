@@ -14,7 +14,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.catalog import Catalog
-from agent_world.envs.spec import EnvSpec
+from agent_world.envs.spec import EnvSpec, ToolSpec
 from agent_world.rollout.baseline_agent import BaselineChatModel
 from agent_world.synthesis.gates import (
     gate_gold_replay,
@@ -28,7 +28,13 @@ from agent_world.synthesis.synthesizer import build_candidate
 from agent_world.tasks.check import check_task
 from agent_world.tasks.difficulty import Recipe, level_of, level_quotas
 from agent_world.tasks.model import Task
-from agent_world.tasks.toolgraph import build_tool_graph, observe_outputs
+from agent_world.tasks.toolgraph import (
+    binding_strength,
+    build_tool_graph,
+    observe_outputs,
+    one_argument_per_field,
+    record_tables,
+)
 from agent_world.tasks.truth import ground_truth
 from agent_world.tasks.walks import Plan, PlanStep, ValueSampler, random_walk
 from tests.unit.task_helpers import graph_task
@@ -124,6 +130,53 @@ def test_graph_edges_follow_outputs_to_arguments(shop, runtime):
     assert not g.has_edge("find_user", "get_order")  # no output feeds order_id
     assert g.in_degree("server_time") == 0 and g.out_degree("server_time") == 0
     assert g["get_order"]["cancel_order"]["weight"] == 1.0
+
+
+def test_a_prefix_that_names_a_table_wants_that_tables_value():
+    """`clinician_location_id` is no slot's `location_id`; `repo_path` is a repository's
+    path, not a changed file's; the rows a query returns give no `query_id`."""
+    tables = {"slots": {"id", "location_id", "starts_at", "status"},
+              "locations": {"id", "name", "address"},
+              "clinicians": {"id", "full_name", "email"},
+              "clinician_locations": {"id", "clinician_id", "location_id"},
+              "appointments": {"id", "clinician_id", "location_id", "reason"},
+              "repositories": {"id", "path", "created_at", "updated_at"},
+              "file_changes": {"id", "path", "additions", "deletions"},
+              "queries": {"id", "content", "created_at"},
+              "customers": {"id", "name", "email"}}
+    string, integer = {"type": "string"}, {"type": "integer"}
+
+    def strength(tool, produced, field, param, schema):
+        info = {"types": ["integer" if schema is integer else "string"], "samples": []}
+        return binding_strength(field, info, ToolSpec(name=tool, description="x",
+                                                      source=f"def {tool}(ctx):\n    pass\n"),
+                                param, schema, [], tables, produced)
+
+    slot = tables["slots"]
+    assert strength("get_slot", slot, "location_id", "clinician_location_id", integer) == 0
+    assert strength("get_slot", slot, "location_id", "pickup_location_id", integer) == 0.8
+    assert strength("get_slot", slot, "id", "slot_id", integer) == 0.6
+    # a link table's two keys on an appointment make no clinician location of it
+    appt = {"id", "clinician_id", "location_id", "reason"}
+    assert "clinician_locations" not in record_tables(appt, tables)
+    assert strength("get_appointment", appt, "id", "clinician_location_id", integer) == 0
+    change = tables["file_changes"]
+    assert strength("get_file_change", change, "path", "repo_path", string) == 0
+    assert strength("get_repository", tables["repositories"], "path", "repo_path", string) == 0.8
+    rows = {"id", "name", "email"}  # what `read_query` returned: customers
+    assert strength("read_query", rows, "id", "query_id", integer) == 0
+    assert strength("read_query", rows, "id", "query", string) == 0
+
+
+def test_one_field_feeds_one_argument():
+    """The current time's zone is a conversion's source, not also its target."""
+    bindings = [{"field": "timezone", "param": "source_timezone", "required": True,
+                 "strength": 1.0},
+                {"field": "timezone", "param": "target_timezone", "required": True,
+                 "strength": 1.0},
+                {"field": "time", "param": "time", "required": True, "strength": 1.0}]
+    kept = one_argument_per_field(bindings)
+    assert [b["param"] for b in kept] == ["source_timezone", "time"]
 
 
 def test_walks_follow_edge_weights(shop, runtime):
