@@ -52,12 +52,12 @@ from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.check import check_episode, normalise
 from agent_world.tasks.model import GateResult, Task
 from agent_world.tasks.programs import bulk_wrong_sources
+from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.scripts import ScriptError, run_solution
 from agent_world.tasks.truth import STEP_SHIFT, extract_answer, run_plan
 from agent_world.tasks.walks import (
     Plan,
     PlanStep,
-    ValueSampler,
     execute_plan,
     scalar_fields,
     selected,

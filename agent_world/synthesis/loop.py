@@ -57,8 +57,8 @@ from agent_world.synthesis.react_verifier import (
 from agent_world.synthesis.synthesizer import build_candidate, chain_target
 from agent_world.tasks.difficulty import level_of, level_quotas, recipe_for
 from agent_world.tasks.model import GateResult, Task
+from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.toolgraph import tool_graph
-from agent_world.tasks.walks import ValueSampler
 
 STAGE = "synthesize"
 

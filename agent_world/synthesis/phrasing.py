@@ -34,6 +34,7 @@ from agent_world.synthesis.phrasing_clauses import (
     action_phrase,
     list_filters,
     param_schema,
+    qualified,
     step_clause,
     write_clause,
 )
@@ -154,7 +155,7 @@ def instruction(spec: EnvSpec, plan: Plan, answer: dict[str, Any], rng: random.R
     parts = [rng.choice(_OPEN), *_clauses(spec, plan, len(plan.steps), rng, agg_step)]
     if kind == "field":
         step = plan.steps[answer["step"]]
-        ent = entity(step.tool)
+        ent = qualified(spec, plan, answer["step"], len(plan.steps))
         f = answer["field"]
         now = bool(changed and f in changed)
         parts.append(ask_field(f, rng, ent=ent, now=now, value=answer.get("value"),
@@ -185,6 +186,10 @@ def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
     act = write_clause(spec, cond["write"]["tool"], cond["write"]["given"], rng,
                        prev=entity(plan.steps[src].tool),
                        bound_keys=tuple(p for p in bound if role(p) == "key"))
+    name = qualified(spec, plan, src, i + 1)
+    if name != entity(plan.steps[src].tool):
+        act = re.sub(rf"\bthat {re.escape(entity(plan.steps[src].tool))}\b", f"that {name}",
+                     act, count=1)
     if entity(cond["write"]["tool"]) == ent and src == i:
         act, n = re.subn(rf"\bthat {re.escape(ent)}'s\b", "its", act, count=1)
         if not n:

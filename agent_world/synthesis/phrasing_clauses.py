@@ -12,6 +12,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import singular_word
 from agent_world.synthesis.phrasing_values import (
     KEY_ROLES,
+    PREPOSITIONS,
     arg_phrase,
     bare_value,
     field_words,
@@ -110,7 +111,8 @@ def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, 
             words = field_words(p)
             after.append(f"that are {'' if v else 'not '}{re.sub(r'^(is|has) ', '', words)}")
         else:
-            after.append(f"with {arg_phrase(p, v, schema)}")
+            said = arg_phrase(p, v, schema)
+            after.append(said if said.startswith(PREPOSITIONS) else f"with {said}")
     return " ".join(before), ", ".join(after), owner
 
 
@@ -149,9 +151,44 @@ def _in_place(spec: EnvSpec, tool: str, act: str, given: dict[str, Any]) -> str:
     return act
 
 
+def qualified(spec: EnvSpec, plan: Plan, i: int, upto: int) -> str:
+    """How a later clause names step `i`'s record: its entity, with a word that tells it from
+    another record of its kind the steps before `upto` hold ("that new order" after "mark
+    order 1 as paid ... create an order"; "that first time conversion" after another was
+    created). A step bound to `i` (or `i` to it) holds the same record: no other."""
+    ent = entity(plan.steps[i].tool)
+
+    def linked(a: int, b: int) -> bool:  # one takes the other's own key: the same record
+        return any(x.step == b and (x.field == "id" or noun(p) == ent)
+                   for p, x in plan.steps[a].bound.items()) or \
+            any(x.step == a and (x.field == "id" or noun(p) == ent)
+                for p, x in plan.steps[b].bound.items())
+
+    others = [k for k in range(upto) if k != i and entity(plan.steps[k].tool) == ent
+              and not linked(k, i)]
+    if not others:
+        return ent
+    if spec.tool(plan.steps[i].tool).mutates and _creates(action_phrase(spec, plan.steps[i].tool)):
+        return f"new {ent}"
+    return f"first {ent}" if all(k > i for k in others) else ent
+
+
 def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                 lists: bool = False) -> str:
     """One step as a request clause (lower case, no final stop)."""
+    clause = _step_clause(spec, plan, i, rng, lists)
+    if plan.steps[i].bound:
+        src = next(iter(plan.steps[i].bound.values())).step
+        ent, name = entity(plan.steps[src].tool), qualified(spec, plan, src, i)
+        if name != ent:  # every mention, when the step takes only from that record
+            once = len({b.step for b in plan.steps[i].bound.values()}) > 1
+            clause = re.sub(rf"\bthat {re.escape(ent)}\b", f"that {name}", clause,
+                            count=int(once))
+    return clause
+
+
+def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
+                 lists: bool = False) -> str:
     step = plan.steps[i]
     ent = entity(step.tool)
     kind = _kind(spec, step.tool, lists or step.select is not None)
@@ -228,7 +265,8 @@ EDITS = frozenset({"change", "edit", "update", "set", "modify", "rename", "corre
 
 def _creates(act: str) -> bool:
     return act.split(" ", 1)[0] in ("create", "add", "insert", "register", "open", "new",
-                                    "save", "make", "book", "log", "record", "submit", "post")
+                                    "save", "make", "book", "log", "record", "submit", "post",
+                                    "place")
 
 
 def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Random,
@@ -292,6 +330,13 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
             rest.append(key_phrase(p, v))
         else:
             rest.append(arg_phrase(p, v, schema))
+    if not sets:
+        # "create a time conversion ... at 09:45", never "... with at 09:45"
+        ends = [r for r in rest if r.startswith(PREPOSITIONS)]
+        act += "".join(f" {r}" for r in ends)
+        rest = [r for r in rest if r not in ends]
+        given = {p: v for p, v in given.items() if p not in PAGING
+                 and not arg_phrase(p, v, param_schema(spec, tool, p)).startswith(PREPOSITIONS)}
     if not rest:
         return act
     if sets:
@@ -307,5 +352,6 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
 
 
 
-__all__ = ["EDITS", "PAGING", "action_phrase", "list_filters", "param_schema", "step_clause",
+__all__ = ["EDITS", "PAGING", "action_phrase", "list_filters", "param_schema", "qualified",
+           "step_clause",
            "write_clause"]

@@ -170,7 +170,17 @@ def date_phrase(words: str, when: str) -> str:
         return f"{w[0]} on {when}"
     if words in ("date", "day", "at", "on"):
         return f"on {when}"
+    if words in _BOUNDS:  # a range's end (`from_`, `until`): "from December 5, 2025 at 12:30"
+        return f"{words} {when}"
     return f"the {words} {when}"
+
+
+# prepositions a date argument can be named by: its name is how it is said
+_BOUNDS = frozenset({"from", "since", "after", "to", "until", "before", "by"})
+# how an argument's phrase starts when it says where or when on its own ("at 09:45", "from
+# UTC"): it follows the action, never "with at 09:45"
+PREPOSITIONS = ("at ", "from ", "to ", "since ", "until ", "before ", "after ", "by ",
+                "starting ", "ending ", "(just ")
 
 
 def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
@@ -235,5 +245,5 @@ def which(field: str, value: Any) -> str:
     return f"whose {field_words(field)} is {say(field, value)}"
 
 
-__all__ = ["KEY_ROLES", "arg_phrase", "bare_value", "date_phrase", "date_text", "field_words",
+__all__ = ["KEY_ROLES", "PREPOSITIONS", "arg_phrase", "bare_value", "date_phrase", "date_text", "field_words",
            "key_phrase", "noun", "role", "say", "value_text", "which"]

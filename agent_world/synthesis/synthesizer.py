@@ -46,11 +46,11 @@ from agent_world.tasks.check import normalise
 from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
 from agent_world.tasks.model import Task
 from agent_world.tasks.programs import bulk_solution_source, bulk_verify_source, find_bulk
+from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.truth import Truth, ground_truth, run_plan
 from agent_world.tasks.walks import (
     Plan,
     PlanStep,
-    ValueSampler,
     _bind_step,
     _selector,
     _timestamp,

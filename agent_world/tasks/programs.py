@@ -38,7 +38,8 @@ from agent_world.envs.episode import EnvRuntime, Observation
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.check import answer_rule_source, episode_changes
 from agent_world.tasks.model import ToolCall
-from agent_world.tasks.walks import Plan, ValueSampler, execute_plan, field_value, scalar_fields
+from agent_world.tasks.sampling import ValueSampler
+from agent_world.tasks.walks import Plan, execute_plan, field_value, scalar_fields
 
 MIN_TARGETS, MAX_TARGETS = 2, 6
 STEP_SHIFT = 5

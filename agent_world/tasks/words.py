@@ -30,7 +30,8 @@ def entity(tool: str) -> str:
         return "record"  # a name that says how, not what: upgrade_with_miles is no "with mile"
     if "by" in rest:
         rest = rest[: rest.index("by")] or rest
-    if len(rest) > 1 and rest[-1] in ("status", "details", "history", "count"):
+    # a history is records of its own (copy_history rows), not the copy it tells of
+    if len(rest) > 1 and rest[-1] in ("status", "details", "count"):
         rest = rest[:-1]
     return " ".join([*rest[:-1], singular_word(rest[-1])]) if rest else "record"
 

@@ -11,6 +11,8 @@ import pytest
 
 from agent_world.envs.database import build_template
 from agent_world.envs.spec import EnvSpec
+from agent_world.envs.table_spec import ColumnSpec
+from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.semantics.checker import check_semantics
 from agent_world.mining.semantics.invariants import (
     derive_invariants,
@@ -351,3 +353,12 @@ def test_invariant_violations_reads_a_database_after_writes(tmp_path):
     conn.close()
     [v] = invariant_violations(spec, db)
     assert (v.rule, v.table, v.column, v.row) == ("invariant", "copies", "status", 3)
+
+
+def test_a_role_name_column_holds_a_person():
+    """A commit's `author_name` ("who wrote the change") is a person's name, not a word."""
+    from_role = ColumnSpec(name="author_name", type="text", description="who wrote the change")
+    assert column_semantic("commits", from_role) == "person_name"
+    said = ColumnSpec(name="approver_name", type="text")
+    assert column_semantic("expenses", said) == "person_name"
+    assert column_semantic("tables", ColumnSpec(name="table_name", type="text")) != "person_name"

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from agent_world.envs import EnvRuntime, load_example
-from agent_world.synthesis import phrasing, phrasing_values
+from agent_world.synthesis import phrasing, phrasing_clauses, phrasing_values
 from agent_world.synthesis.gates import (
     clock_values,
     gate_answer_from_state,
@@ -23,7 +23,7 @@ from agent_world.synthesis.gates import (
 from agent_world.synthesis.loop import stored_tasks
 from agent_world.synthesis.synthesizer import chain_target
 from agent_world.tasks.artefacts import artefacts
-from agent_world.tasks.walks import Plan, PlanStep
+from agent_world.tasks.walks import Binding, Plan, PlanStep
 from tests.unit.task_helpers import graph_task
 
 # sentences the old offline synthesis emitted (issue 37's review, verbatim)
@@ -53,6 +53,33 @@ def synthesized(examples_synthesized):
     cat, _ = examples_synthesized
     return {name: stored_tasks(cat, load_example(name).fingerprint)
             for name in ("airline", "ecommerce")}
+
+
+def test_a_record_is_told_from_another_of_its_kind():
+    """"mark order 1 as paid, create an order for its customer, add an item to that order":
+    which order? Later clauses say "that first order" or "that new order"."""
+    spec = load_example("ecommerce")
+    plan = Plan(steps=[
+        PlanStep(tool="get_order", given={"order_id": "ORD-1"}),
+        PlanStep(tool="place_order", bound={"customer_id": Binding(step=0, field="customer_id")}),
+        PlanStep(tool="get_order", bound={"order_id": Binding(step=1, field="order_id")}),
+    ])
+    assert phrasing_clauses.qualified(spec, plan, 0, 2) == "first order"
+    assert phrasing_clauses.qualified(spec, plan, 1, 3) == "new order"
+    # a re-read of the record takes its own key: the same order, no word needed
+    reread = Plan(steps=[plan.steps[0], PlanStep(tool="get_order", bound={
+        "order_id": Binding(step=0, field="order_id")})])
+    assert phrasing_clauses.qualified(spec, reread, 0, 2) == "order"
+    assert phrasing_clauses.qualified(spec, Plan(steps=plan.steps[:1]), 0, 1) == "order"
+
+
+def test_an_argument_named_by_a_preposition_is_said_by_it():
+    """`from_` is "from December 5, 2025 at 12:30", never "with the from ..."; a time is
+    "at 09:45", never "with at 09:45"."""
+    assert phrasing_values.date_phrase("from", "December 5, 2025 at 12:30") == \
+        "from December 5, 2025 at 12:30"
+    assert phrasing_values.arg_phrase("time", "09:45") == "at 09:45"
+    assert phrasing_values.arg_phrase("time", "09:45").startswith(phrasing_values.PREPOSITIONS)
 
 
 def test_the_artefact_suite_catches_the_old_template_english():

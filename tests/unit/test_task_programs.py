@@ -27,8 +27,9 @@ from agent_world.tasks.check import check_task
 from agent_world.tasks.difficulty import Recipe
 from agent_world.tasks.model import Task
 from agent_world.tasks.programs import bulk_wrong_sources
+from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.toolgraph import build_tool_graph
-from agent_world.tasks.walks import Plan, PlanStep, ValueSampler
+from agent_world.tasks.walks import Plan, PlanStep
 from agent_world.tasks.words import entity
 from tests.unit.test_task_synthesis import _shop
 

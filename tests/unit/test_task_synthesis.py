@@ -28,6 +28,7 @@ from agent_world.synthesis.synthesizer import build_candidate
 from agent_world.tasks.check import check_task
 from agent_world.tasks.difficulty import Recipe, level_of, level_quotas
 from agent_world.tasks.model import Task
+from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.toolgraph import (
     binding_strength,
     build_tool_graph,
@@ -36,7 +37,7 @@ from agent_world.tasks.toolgraph import (
     record_tables,
 )
 from agent_world.tasks.truth import ground_truth
-from agent_world.tasks.walks import Plan, PlanStep, ValueSampler, random_walk
+from agent_world.tasks.walks import Plan, PlanStep, random_walk
 from tests.unit.task_helpers import graph_task
 
 # ---- a hand-made environment ------------------------------------------------------------------

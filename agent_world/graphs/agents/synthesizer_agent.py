@@ -41,8 +41,8 @@ from agent_world.synthesis.gates import run_gates
 from agent_world.synthesis.synthesizer import build_candidate
 from agent_world.tasks.difficulty import recipe_for
 from agent_world.tasks.model import Task
+from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.toolgraph import tool_graph
-from agent_world.tasks.walks import ValueSampler
 
 
 @dataclass

@@ -40,6 +40,13 @@ _NAMED = {
     "condition": "condition", "sku": "code", "iban": "iban",
     "license_plate": "license_plate", "ssn": "ssn",
 }
+# the people a `<role>_name` column names
+_PERSON_ROLES = frozenset({"author", "owner", "assignee", "reviewer", "contact", "recipient",
+                           "sender", "requester", "reporter", "creator", "committer",
+                           "approver", "guest", "passenger", "customer", "patient", "member",
+                           "employee", "driver", "holder", "borrower", "tenant", "signer"})
+
+
 def _format_of(col: ColumnSpec) -> str | None:
     m = re.search(r"\bformat[:=]\s*([a-z0-9-]+)", col.description.lower())
     return m.group(1) if m else None
@@ -122,6 +129,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "person_name"
     if n in ("username", "login", "handle", "user_name"):
         return "username"
+    if n.endswith("_name") and (words & _PERSON_ROLES or d.startswith("who ")):
+        return "person_name"  # a commit's author_name is a person, not a word
     if n in ("anchor_text", "anchor", "link_text"):
         return "anchor"
     if words & {"url", "uri", "link", "website", "homepage", "endpoint", "href"}:

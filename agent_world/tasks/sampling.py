@@ -1,0 +1,213 @@
+"""Argument values for walks: what a person would state for a tool argument.
+
+`ValueSampler` draws from the tool's own tests, database columns of the same name (a
+product's name from products, not customers), enum members; `row_of` draws the values of one
+call from one stored record so they agree with each other, and `edit_values` gives an edit
+that would name only its record one of its fields to set.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import defaultdict
+from typing import Any
+
+from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import singular_word
+from agent_world.tasks.toolgraph import tested_values
+from agent_world.tasks.words import entity
+
+_PAGING = ("limit", "offset", "page", "page_size", "max_results", "per_page")
+_KEY = re.compile(r"(?:^|_)(?:id|code|number|sku|uuid|key)$|[a-z]Id$")
+_EDIT_VERBS = frozenset({"edit", "update", "modify", "change", "set", "patch", "amend"})
+
+
+def is_edit(spec: EnvSpec, tool: str) -> bool:
+    """A write that sets the fields it is given (`update_member`, "Edit a member: set the
+    given fields"), as opposed to an action on a record (`cancel_slot`)."""
+    t = spec.tool(tool)
+    if not t.mutates:
+        return False
+    first = re.split(r"[_\W]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool).lower())[:1]
+    said = t.description.split()[:1]
+    return bool(set(first) & _EDIT_VERBS) or bool(said and said[0].lower() in _EDIT_VERBS)
+
+
+
+class ValueSampler:
+    """Valid-looking values for a tool argument: its tests' values, database columns of the
+    same name (or the key of the table it names), enum members."""
+
+    def __init__(self, spec: EnvSpec):
+        self.spec = spec
+        self.tested = tested_values(spec)
+        self.columns: dict[str, list[Any]] = defaultdict(list)
+        # (table, column) -> values: a product's name is drawn from products, not customers
+        self.own: dict[tuple[str, str], list[Any]] = {}
+        for t in spec.tables:
+            rows = spec.rows.get(t.name, [])
+            for c in t.columns:
+                values = [r[c.name] for r in rows if r.get(c.name) is not None]
+                self.columns[c.name].extend(values)
+                self.own[(self._entity_of_table(t.name), c.name)] = values
+                if c.primary_key:
+                    one = t.name[:-1] if t.name.endswith("s") else t.name
+                    self.columns[f"{one}_{c.name}" if c.name == "id" else c.name] \
+                        .extend(values)
+
+    @staticmethod
+    def _entity_of_table(table: str) -> str:
+        return singular_word(table).replace("_", " ")
+
+    def _own_entity(self, tool: str) -> str:
+        """The entity of the table a tool acts on: its whole name when a table has it
+        (`create_dst_transition` → dst transition), else its last word (`list_open_holds` →
+        hold)."""
+        ent = entity(tool)
+        tables = {self._entity_of_table(t.name) for t in self.spec.tables}
+        return ent if ent in tables else ent.split()[-1]
+
+    def candidates(self, tool: str, param: str, schema: dict[str, Any]) -> list[Any]:
+        if "enum" in schema:
+            return list(schema["enum"])
+        types = schema.get("type", "string")
+        types = set(types) if isinstance(types, list) else {types}
+        if types & {"array", "object"}:
+            return [v for v in self.tested.get((tool, param), []) if v is not None]
+        columns = self.own.get((self._own_entity(tool), param)) or self.columns.get(param, [])
+        tested = self.tested.get((tool, param), [])
+        if columns and tested:
+            # a test's edited copy of a stored value ("-05:00 (edited)") is no value a
+            # person would ask for when the stored ones are at hand
+            known = {c for c in columns if isinstance(c, str)}
+            tested = [v for v in tested if not (isinstance(v, str) and " (" in v
+                                                and v[: v.index(" (")] in known)]
+        pool = list(tested) + list(columns)
+        plain = [v for v in pool if not (isinstance(v, str) and v.endswith("(edited)"))]
+        # a test's marked edit only when nothing else is at hand, and then without its mark:
+        # "set its utc offset to '-05:00 (edited)'" asks for no value the field ever holds
+        pool = plain or [v.removesuffix(" (edited)") if isinstance(v, str) else v for v in pool]
+        ok = []
+        for v in pool:
+            if isinstance(v, bool) and "boolean" not in types:
+                continue
+            if isinstance(v, int | float) and not isinstance(v, bool) and \
+                    not types & {"integer", "number"} and "string" not in types:
+                continue
+            if isinstance(v, str) and "string" not in types:
+                continue
+            ok.append(v)
+        if re.search(r"(?:^|_)(?:quantity|qty|units)$", param):
+            # nobody orders 0 units: a stored 0 is an edge case, not a request
+            ok = [v for v in ok if v != 0] or ok
+        return ok
+
+    def row_of(self, tool: str, rng: random.Random,
+               match: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One stored record of the tool's own table ({} when it has none): the values of one
+        call drawn from it agree with each other (a DST transition's year, instant and offsets
+        are one transition's, not four draws that contradict each other). `match`: values
+        the call already has (bound keys); a record that holds them is preferred (Rome's
+        offsets for a transition of Rome, not New York's)."""
+        ent = self._own_entity(tool)
+        table = next((t for t in self.spec.tables if self._entity_of_table(t.name) == ent), None)
+        rows = self.spec.rows.get(table.name, []) if table is not None else []
+        if not rows or table is None:
+            return {}
+        match = match or {}
+        rows = [r for r in rows if all(r.get(k) == v for k, v in match.items() if k in r)
+                ] or rows
+        row = rng.choice(rows)
+        # a unique value copied from a stored record would only be refused as taken; the
+        # records a call points at are drawn on their own. A unique group is kept when the
+        # call's own key already makes it new (another zone's transition of the same year)
+        unique = {c.name for c in table.columns if c.unique or c.primary_key or c.foreign_key}
+        for group in table.unique_together:
+            if not any(k in match and row.get(k) != match[k] for k in group):
+                unique |= set(group)
+        return {k: v for k, v in row.items() if k not in unique}
+
+    def draw(self, tool: str, param: str, schema: dict[str, Any], rng: random.Random,
+             row: dict[str, Any]) -> Any:
+        """`param`'s value from `row` (a record of the tool's table, `row_of`) when the record
+        has one that fits the schema, else a sampled one."""
+        v = row.get(param)
+        if v is not None and v in self.candidates(tool, param, schema):
+            return v
+        return self.sample(tool, param, schema, rng)
+
+    def sample(self, tool: str, param: str, schema: dict[str, Any], rng: random.Random,
+               avoid: Any = None) -> Any:
+        pool = [v for v in self.candidates(tool, param, schema) if v != avoid]
+        return rng.choice(pool) if pool else None
+
+    def _unmarked(self, tool: str, args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        """A test's arguments without its edit marks: "http://x.com (edited)" becomes another
+        stored value of that argument (else the value without its mark)."""
+        props = self.spec.tool(tool).parameters.get("properties", {})
+        out = {}
+        for k, v in args.items():
+            if isinstance(v, str) and v.endswith(" (edited)"):
+                plain = v.removesuffix(" (edited)")
+                v = self.sample(tool, k, props.get(k, {}), rng, avoid=plain) or plain
+            out[k] = v
+        return out
+
+    def start_args(self, tool: str, rng: random.Random) -> dict[str, Any] | None:
+        """Arguments for a first call: a successful test's, or sampled per required argument."""
+        spec_tool = self.spec.tool(tool)
+        tests = [t.arguments for t in self.spec.tests if t.tool == tool and t.expect.ok
+                 and t.expect.error_kind is None]
+        required = set(spec_tool.parameters.get("required", []))
+        if tests and rng.random() < 0.4:
+            # a page size is not something a person asks for: the tool's default page
+            return self.edit_values(tool, self._unmarked(tool, {
+                k: v for k, v in rng.choice(tests).items()
+                if k in required or k not in _PAGING}, rng), rng)
+        args = {}
+        props = spec_tool.parameters.get("properties", {})
+        row = self.row_of(tool, rng)
+        for param in spec_tool.parameters.get("required", []):
+            value = self.draw(tool, param, props.get(param, {}), rng, row)
+            if value is None:
+                return self.edit_values(tool, self._unmarked(tool, {
+                    k: v for k, v in rng.choice(tests).items()
+                    if k in required or k not in _PAGING}, rng), rng) if tests else None
+            args[param] = value
+        return self.edit_values(tool, args, rng)
+
+    def edit_values(self, tool: str, args: dict[str, Any] | None, rng: random.Random,
+                    keys: set[str] = frozenset()) -> dict[str, Any] | None:
+        """An edit that names only its record ("Please edit appointment 57.") sets nothing a
+        person asked for: it gets one of its optional fields to set (None: there is no value
+        to set). `keys`: arguments bound from earlier calls."""
+        if args is None or not self.spec.tool(tool).mutates:
+            return args
+        props = self.spec.tool(tool).parameters.get("properties", {})
+        if not args and not keys and props:
+            # a write that takes nothing required ("place a hold") is still asked with what
+            # it is about: its keys first, then up to three of its fields
+            names = sorted(p for p in props if p not in _PAGING
+                           and self.candidates(tool, p, props[p]))
+            names.sort(key=lambda p: not _KEY.search(p))
+            out = {}
+            for p in names[:3]:
+                value = self.sample(tool, p, props[p], rng)
+                if value is not None:
+                    out[p] = value
+            return out or None
+        if not is_edit(self.spec, tool):
+            return args
+        if any(not _KEY.search(k) for k in [*args, *keys] if k not in _PAGING):
+            return args
+        optional = sorted(p for p in props if p not in args and p not in keys
+                          and p not in _PAGING and not _KEY.search(p)
+                          and self.candidates(tool, p, props[p]))
+        if not optional:
+            return None
+        p = rng.choice(optional)
+        return {**args, p: self.sample(tool, p, props[p], rng)}
+
+
+__all__ = ["ValueSampler", "is_edit"]
