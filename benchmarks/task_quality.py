@@ -22,7 +22,11 @@ environment and level:
 - `survive %`: gated candidates of the level that were kept (survival per level);
 - `baseline %`: the baseline agent's pass rate over the kept tasks (a measurement offline);
 - `obsc %`, `distr`: opaque tool names and mean distractor tools, reported apart from the
-  level.
+  level;
+- `cheats`: kept tasks that some shortcut attempt passes (`agent_world.rollout.shortcuts`:
+  number spray, candidate list, clock time, generic sentence, first call only, wrong-target
+  write, repeated reads, a yes-saying judge; should read 0). A second table counts, per
+  shortcut, the tasks it applies to and the tasks it passes.
 
 Also prints the wall time and the mean gold-chain length (training sequences grow with it).
 """
@@ -44,6 +48,7 @@ from rich.table import Table  # noqa: E402
 
 from agent_world.envs import EnvRuntime, example_names, load_example  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
+from agent_world.rollout.shortcuts import SHORTCUTS, shortcut_attempts  # noqa: E402
 from agent_world.synthesis.gates import gate_answer_from_state  # noqa: E402
 from agent_world.synthesis.loop import (  # noqa: E402
     SynthesisConfig,
@@ -81,6 +86,7 @@ def main() -> int:
     source = Catalog.open(args.home) if args.home else None
     rows: list[dict] = []
     totals = {"seconds": 0.0, "tasks": 0, "calls": 0}
+    suite = {name: {"applies": 0, "passes": 0, "examples": []} for name in SHORTCUTS}
     with EnvRuntime() as rt, Catalog.open(work) as cat:
         for name in args.env or example_names():
             spec = source.get_env(name) if source is not None else load_example(name)
@@ -99,6 +105,15 @@ def main() -> int:
             by_level = defaultdict(list)
             for t in tasks:
                 by_level[t.difficulty.level].append(t)
+            cheated: dict[str, int] = {}
+            for t in tasks:
+                results = shortcut_attempts(t, spec, rt)
+                for r in results:
+                    suite[r.name]["applies"] += 1
+                    if r.passed:
+                        suite[r.name]["passes"] += 1
+                        suite[r.name]["examples"].append(f"{t.id}: {t.instruction[:90]}")
+                cheated[t.id] = sum(r.passed for r in results)
             for level in sorted(set(by_level) | {lv for lv in rejected if lv}):
                 kept = by_level.get(level, [])
                 gated = len(kept) + sum(rejected[level].values())
@@ -120,12 +135,14 @@ def main() -> int:
                     "baseline": sum(t.pass_rate or 0 for t in kept) / n,
                     "obscured": sum(t.difficulty.obscured for t in kept) / n,
                     "distractors": sum(t.difficulty.distractors for t in kept) / n,
+                    "cheats": sum(cheated[t.id] > 0 for t in kept),
                     "rejected": dict(rejected[level])})
     if source is not None:
         source.close()
     table = Table(title=f"Task quality: {args.per_env} tasks per environment, seed {args.seed}")
     cols = ["env", "L", "tasks", "cand", "artef %", "cand artef %", "dup", "chain", "tools",
-            "cond %", "agg %", "no-op", "clock/world", "survive %", "baseline %", "obsc %", "distr"]
+            "cond %", "agg %", "no-op", "clock/world", "survive %", "baseline %", "obsc %", "distr",
+            "cheats"]
     for c in cols:
         table.add_column(c, justify="left" if c == "env" else "right")
     for r in rows:
@@ -135,13 +152,23 @@ def main() -> int:
                       f"{100 * r['condition']:.0f}", f"{100 * r['aggregation']:.0f}",
                       str(r["no_op"]), str(r["clock_world"]), f"{100 * r['survival']:.0f}",
                       f"{100 * r['baseline']:.0f}", f"{100 * r['obscured']:.0f}",
-                      f"{r['distractors']:.1f}")
+                      f"{r['distractors']:.1f}", str(r["cheats"]))
     console = Console(width=200)
     console.print(table)
+    cheats = Table(title="Shortcut attempts over the kept tasks (a pass is a cheat that works)")
+    for c in ("shortcut", "applies to", "passes"):
+        cheats.add_column(c, justify="left" if c == "shortcut" else "right")
+    for name, r in suite.items():
+        cheats.add_row(name, str(r["applies"]), str(r["passes"]))
+    console.print(cheats)
+    for name, r in suite.items():
+        for example in r["examples"][:3]:
+            console.print(f"  {name} passes {example}")
     console.print(f"synthesis wall {totals['seconds']:.0f} s for {totals['tasks']} tasks; "
                   f"mean gold chain {totals['calls'] / max(totals['tasks'], 1):.2f} calls")
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "totals": totals}, indent=1))
+        args.json.write_text(json.dumps({"rows": rows, "totals": totals, "shortcuts": suite},
+                                        indent=1))
     return 0
 
 

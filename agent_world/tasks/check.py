@@ -527,12 +527,17 @@ def grounded(task: Task, steps: list[Step], spec: Any = None) -> bool:
     gold = list(enumerate(task.chain))
     made = [(s, task.real_tool(s.tool)) for s in _calls(steps) if s.ok]
     source = _answer_step(task) if task.reference_answer is not None else None
+    # a field the request asks of one record is shown by that record's call (or a later
+    # one): the customer's address list shows the line2 of "that order's" address too, but
+    # calling up the customer is not opening the order
+    asked = task.origin.get("answer") or {}
+    first = asked.get("step", 0) if asked.get("kind") == "field" else 0
     for step, tool in made:
         for i, call in gold:
             if call.tool != tool or not _selects(step, call, spec):
                 continue
             if task.reference_answer is None or i == source or \
-                    source is None and _shows(step.result, task.reference_answer):
+                    source is None and i >= first and _shows(step.result, task.reference_answer):
                 return True
     return False
 

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from agent_world.envs.episode import Episode, Observation
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.sampling import ValueSampler
-from agent_world.tasks.words import entity
+from agent_world.tasks.words import entity, split_words
 
 
 class Binding(BaseModel):
@@ -205,6 +205,7 @@ def _next_tools(graph: nx.DiGraph, plan: Plan, rng: random.Random, branch_p: flo
 
 
 RE_READ_WEIGHT = 0.2
+_DELETES = frozenset({"delete", "remove", "destroy", "drop", "purge"})
 # refusals the engine rolls back (the call changed nothing)
 REFUSALS = frozenset({"tool_error", "invalid_arguments", "constraint_violation",
                       "permission_denied", "not_found"})
@@ -409,6 +410,11 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
         else:
             drawn.append(param)
     if not step.bound:
+        return None
+    if split_words(dst)[:1] and split_words(dst)[0] in _DELETES and any(
+            spec.tool(plan.steps[b.step].tool).mutates for b in step.bound.values()):
+        # deleting what the chain just created or changed undoes it: "create an order ...,
+        # then delete that order" leaves the state the first call left, and asks nothing
         return None
     row = sampler.row_of(dst, rng, match=known)
     for param in drawn:
