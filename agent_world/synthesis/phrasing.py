@@ -60,6 +60,9 @@ def ask_field(field: str, rng: random.Random, ent: str = "", now: bool = False,
     """The question for one field of the record the chain reached (`now`: a field the
     chain's write just changed)."""
     words = split_words(field)
+    if ent and " ".join(words) == ent.split()[-1] and not now:
+        # "What is the title's title?": a field named as its record is what it is called
+        return rng.choice([f"What is the {ent} called?", f"Tell me what the {ent} is called."])
     the = f"the {ent}'s" if ent else "its"
     subject = f"the {ent}" if ent else "it"
     if tool and _counted_by(tool) and isinstance(value, int | float):
@@ -185,7 +188,8 @@ def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
     bound = cond["write"].get("bound") or {}
     act = write_clause(spec, cond["write"]["tool"], cond["write"]["given"], rng,
                        prev=entity(plan.steps[src].tool),
-                       bound_keys=tuple(p for p in bound if role(p) == "key"))
+                       bound_keys=tuple(p for p in bound if role(p) == "key"),
+                       own_roles=frozenset(p for p, b in bound.items() if b["field"] == p))
     name = qualified(spec, plan, src, i + 1)
     if name != entity(plan.steps[src].tool):
         act = re.sub(rf"\bthat {re.escape(entity(plan.steps[src].tool))}\b", f"that {name}",

@@ -226,7 +226,7 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
             if noun(key) not in (ent, "") and key != "id":
                 who = f"the {ent} of {who}"
             a = rng.choice(["look up {w}", "pull up {w}", "open {w}", "find {w}"]).format(w=who)
-        elif step.bound:
+        elif step.bound and any(role(p) == "key" for p in step.bound):
             a = rng.choice([f"look up the {ent} of that {prev}",
                             f"find the {ent} that {prev} points to",
                             f"open that {prev}'s {ent}"]) if prev != ent else \
@@ -235,6 +235,14 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
             a = _in_place(spec, step.tool, action_phrase(spec, step.tool), given)
         rest = [arg_phrase(p, v, param_schema(spec, step.tool, p)) for p, v in given.items()
                 if p not in PAGING]
+        if step.bound and not any(role(p) == "key" for p in step.bound):
+            # an action given an earlier record's value, not a record it leads to: "convert
+            # time from that current time's timezone to America/New_York at 14:00"
+            for p, b in step.bound.items():
+                head = field_words(p).split()[0]
+                said = f"that {entity(plan.steps[b.step].tool)}'s {field_words(b.field)}"
+                rest.append(f"from {said}" if head in ("source", "from", "origin") else
+                            f"to {said}" if head in ("target", "to", "destination") else said)
         # "from X to Y at 16:00", "(just the first 200 characters)" follow the action; other
         # values are what it is for
         lead = ("from", "to", "at", "starting", "(just")
@@ -245,7 +253,8 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
         rest = [x for x in rest if x not in ends]
         return a + "".join(f" {x}" for x in ends) + (" for " + " and ".join(rest) if rest else "")
     clause = write_clause(spec, step.tool, given, rng, prev=prev if step.bound else "",
-                          bound_keys=tuple(p for p in step.bound if role(p) == "key"))
+                          bound_keys=tuple(p for p in step.bound if role(p) == "key"),
+                          own_roles=frozenset(p for p, b in step.bound.items() if b.field == p))
     # a value the write takes from an earlier record is said as that record's field ("set
     # its status to that slot's status"), never left out
     copied = [(p, f"that {entity(plan.steps[b.step].tool)}'s {field_words(b.field)}")
@@ -270,8 +279,11 @@ def _creates(act: str) -> bool:
 
 
 def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Random,
-                 prev: str = "", bound_keys: tuple[str, ...] = ()) -> str:
-    """A write as a request: its action aimed at the stated record, then what it sets."""
+                 prev: str = "", bound_keys: tuple[str, ...] = (),
+                 own_roles: frozenset[str] = frozenset()) -> str:
+    """A write as a request: its action aimed at the stated record, then what it sets.
+    `own_roles`: bound keys whose field has the argument's own name (a conversion's
+    `source_timezone_id` feeding `source_timezone_id`)."""
     ent = entity(tool)
     act = action_phrase(spec, tool)
     given = dict(given)
@@ -302,14 +314,16 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         # itself, "unstage all changes in that repository", not "that repository's reset"
         own = ent if any(" ".join(split_words(singular_word(t.name))) == ent for t in spec.tables) \
             else prev
-        aims = [noun(p) or ent for p in bound_keys] or \
-            ([] if _creates(act) or key is not None else [own])
+        aims = [(p, noun(p) or ent) for p in bound_keys] or \
+            ([] if _creates(act) or key is not None else [("", own)])
         missed = []
-        for n in aims:
+        for p, n in aims:
             words = n.split()
             that = f"that {prev}" if prev == n else f"that {prev}'s {n}"
-            if len(words) > 1 and words[0] in KEY_ROLES:  # "that transition's timezone as
-                that = f"that {prev}'s {' '.join(words[1:])} as the {words[0]}"  # the source"
+            if len(words) > 1 and words[0] in KEY_ROLES and p not in own_roles:
+                # "that transition's timezone as the source"; a record that has the role
+                # itself says it: "that conversion's source timezone"
+                that = f"that {prev}'s {' '.join(words[1:])} as the {words[0]}"
             aimed = _with_key(act, n, that, ent)
             if aimed == f"{act} for {that}":
                 missed.append(that)

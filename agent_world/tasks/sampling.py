@@ -116,9 +116,12 @@ class ValueSampler:
         if not rows or table is None:
             return {}
         match = match or {}
-        rows = [r for r in rows if all(r.get(k) == v for k, v in match.items() if k in r)
-                ] or rows
-        row = rng.choice(rows)
+        mine = [r for r in rows if all(r.get(k) == v for k, v in match.items() if k in r)]
+        if mine and any(set(g) & set(match) for g in table.unique_together):
+            # the bound record's own rows would leave their unique group out (an instant of
+            # 2026 with the year 2025): a whole record of another one agrees with itself
+            mine = [r for r in rows if r not in mine] or mine
+        row = rng.choice(mine or rows)
         # a unique value copied from a stored record would only be refused as taken; the
         # records a call points at are drawn on their own. A unique group is kept when the
         # call's own key already makes it new (another zone's transition of the same year)

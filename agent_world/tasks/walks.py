@@ -205,6 +205,14 @@ def _next_tools(graph: nx.DiGraph, plan: Plan, rng: random.Random, branch_p: flo
 
 
 RE_READ_WEIGHT = 0.2
+_ROLES = ("source_", "target_", "from_", "to_", "origin_", "destination_", "old_", "new_")
+
+
+def _unroled(param: str) -> str:
+    """`source_timezone` and `target_timezone` name one kind of value: `timezone`."""
+    return next((param[len(r):] for r in _ROLES if param.startswith(r)), param)
+
+
 _DELETES = frozenset({"delete", "remove", "destroy", "drop", "purge"})
 # refusals the engine rolls back (the call changed nothing)
 REFUSALS = frozenset({"tool_error", "invalid_arguments", "constraint_violation",
@@ -419,6 +427,11 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
     row = sampler.row_of(dst, rng, match=known)
     for param in drawn:
         value = sampler.draw(dst, param, props.get(param, {}), rng, row)
+        # one record in two roles ("from America/New_York to America/New_York") asks
+        # nothing: a role's value is not its bound counterpart's
+        twins = [v for q, v in known.items() if _unroled(q) == _unroled(param)]
+        if any(value == v for v in twins):
+            value = sampler.sample(dst, param, props.get(param, {}), rng, avoid=value)
         if value is None:
             return None
         step.given[param] = value

@@ -82,6 +82,30 @@ def test_an_argument_named_by_a_preposition_is_said_by_it():
     assert phrasing_values.arg_phrase("time", "09:45").startswith(phrasing_values.PREPOSITIONS)
 
 
+def test_an_action_given_an_earlier_value_says_whose_value_it_is(built):
+    """"open that current time's time to America/New_York at 14:00" (a conversion read as a
+    record the current time leads to) -> "convert time from that current time's timezone
+    to America/New_York at 14:00"."""
+    spec = built["time"]
+    plan = Plan(steps=[
+        PlanStep(tool="get_current_time", given={"timezone": "Australia/Adelaide"}),
+        PlanStep(tool="convert_time", given={"target_timezone": "America/New_York",
+                                             "time": "14:00"},
+                 bound={"source_timezone": Binding(step=0, field="timezone")})])
+    for seed in range(3):
+        clause = phrasing_clauses.step_clause(spec, plan, 1, random.Random(seed))
+        assert "from that current time's timezone to America/New_York at 14:00" in clause, \
+            clause
+
+
+def test_a_field_named_as_its_record_is_asked_what_it_is_called():
+    """Never "What is the title's title?"."""
+    for seed in range(4):
+        q = phrasing.ask_field("title", random.Random(seed), ent="title", value="Dune")
+        assert "title's title" not in q and "called" in q, q
+    assert "name" in phrasing.ask_field("name", random.Random(0), ent="branch", value="x")
+
+
 def test_the_artefact_suite_catches_the_old_template_english():
     found = {text: artefacts(text) for text in OLD}
     assert all(found.values()), found
