@@ -107,7 +107,9 @@ def test_offline_design_implements_source_tools_writes_and_refusals(spec):
                    "created_at": "2026-01-15T09:01:00", "updated_at": "2026-01-15T09:01:00"}}
     # an expectation computed from the seed rows, not recorded from the tool
     search = next(t for t in tests if t["tool"] == "find_books" and t["arguments"])
-    want = [b["id"] for b in SPEC["rows"]["books"]
+    # read by the column that tells books apart (ids 1, 2, 3 are every table's)
+    assert search["expect"]["pluck"] != "id"
+    want = [b[search["expect"]["pluck"]] for b in SPEC["rows"]["books"]
             if search["arguments"]["title"].lower() in b["title"].lower()]
     assert search["expect"]["equals"][:len(want)] == want
 

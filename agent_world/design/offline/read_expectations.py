@@ -198,8 +198,25 @@ class ReadTests:
             return MAX_ROWS
         return int(args.get(limit.name, limit.default or DEFAULT_LIMIT))
 
+    def _identity(self, plan: ToolPlan) -> str | None:
+        """The column a list test reads its records by: the one whose values tell the most
+        records apart (a member's email, a slot's start; a text column first, a reference
+        last), else the primary key. Ids 1, 2, 3 are every table's: a tool listing another
+        table's records would pass."""
+        table = self.table(plan)
+        rows = self.rows(plan.table)
+
+        def rank(c: Any) -> tuple[int, bool, bool]:
+            values = {str(r.get(c.name)) for r in rows if r.get(c.name) is not None}
+            return len(values), not c.foreign_key, c.type == "text"
+
+        cols = [c for c in table.columns if not c.primary_key and c.type != "json"
+                and all(r.get(c.name) is not None for r in rows)]
+        best = max(cols, key=rank, default=None)
+        return best.name if best is not None and rank(best)[0] > 1 else pk_column(table)
+
     def _expected_ids(self, plan: ToolPlan, args: dict[str, Any]) -> list[Any]:
-        pk = pk_column(self.table(plan))
+        pk = self._identity(plan)
         hits = [r[pk] for r in self.rows(plan.table) if self.matches(plan, r, args)]
         if newest_first(plan.name, plan.description):
             hits.reverse()
@@ -207,7 +224,7 @@ class ReadTests:
 
     def _list(self, plan: ToolPlan) -> list[Test]:
         rows = self.rows(plan.table)
-        pk = pk_column(self.table(plan))
+        pk = self._identity(plan)
         out: list[Test] = []
         seen: list[dict[str, Any]] = []
 
