@@ -245,7 +245,7 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                             f"to {said}" if head in ("target", "to", "destination") else said)
         # "from X to Y at 16:00", "(just the first 200 characters)" follow the action; other
         # values are what it is for
-        lead = ("from", "to", "at", "starting", "(just")
+        lead = ("in", "from", "to", "at", "starting", "(just")
         ends = sorted((x for x in rest if x.split(" ", 1)[0] in lead),
                       key=lambda x: lead.index(x.split(" ", 1)[0]))
         if ends:  # "convert time between timezones from X to Y": the ends say between what

@@ -180,7 +180,7 @@ _BOUNDS = frozenset({"from", "since", "after", "to", "until", "before", "by"})
 # how an argument's phrase starts when it says where or when on its own ("at 09:45", "from
 # UTC"): it follows the action, never "with at 09:45"
 PREPOSITIONS = ("at ", "from ", "to ", "since ", "until ", "before ", "after ", "by ",
-                "starting ", "ending ", "(just ")
+                "starting ", "ending ", "(just ", "in ")
 
 
 def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
@@ -207,6 +207,11 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
     if not writes and param in ("max_length", "max_chars", "max_characters") and \
             isinstance(value, int):
         return f"(just the first {value} characters)"
+    if not writes and param in ("max_count", "max_items", "top", "n") and isinstance(value, int):
+        return f"(just the first {value})"  # git log's max_count is a page size, not a field
+    if not writes and isinstance(value, str) and words.split()[-1:] == ["path"] and \
+            value.startswith("/"):
+        return f"in {value_text(value)}"  # "the branches in '/srv/git/x'", not "repo path set to"
     if not writes and param in ("start_index", "offset_chars") and isinstance(value, int):
         return f"starting at character {value}"
     if not writes and words == "time" and isinstance(value, str) and \

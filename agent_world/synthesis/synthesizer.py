@@ -29,6 +29,7 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import singular_word
 from agent_world.synthesis import phrasing
 from agent_world.synthesis.phrasing_values import field_words, noun, role, value_text
 from agent_world.synthesis.task_answers import answer_options, echoed
@@ -59,6 +60,7 @@ from agent_world.tasks.walks import (
     random_walk,
     scalar_fields,
 )
+from agent_world.tasks.words import entity
 
 
 # ---- tool views -----------------------------------------------------------------------------
@@ -174,7 +176,8 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
     text = llm_text(model, spec, plan, answer, truth) if model is not None else None
     writer = request_writer(model, text)
     instruction, rubric = text or offline_text(
-        spec, plan, answer, rng, changed=_changed_columns(truth.expected_changes or {}),
+        spec, plan, answer, rng, changed=_asked_changes(spec, plan, answer,
+                                                        truth.expected_changes or {}),
         value=truth.answer)
     if names_a_tool(instruction, spec, view):
         return "the instruction names a tool"
@@ -224,6 +227,18 @@ def _changed_columns(changes: dict[str, Any]) -> set[str]:
             out |= {c for c in u.get("after", {}) if u.get("before", {}).get(c) !=
                     u["after"][c]}
     return out
+
+
+def _asked_changes(spec: EnvSpec, plan: Plan, answer: dict[str, Any],
+                   changes: dict[str, Any]) -> set[str]:
+    """Columns the chain changed on the kind of record the question asks about ("the
+    repository's new updated at" was asked of a repository after a branch was edited)."""
+    step = answer.get("step")
+    if step is None or step >= len(plan.steps) or spec.tool(plan.steps[step].tool).mutates:
+        return _changed_columns(changes)
+    ent = entity(plan.steps[step].tool)
+    return _changed_columns({t: d for t, d in changes.items()
+                             if singular_word(t).replace("_", " ") == ent})
 
 
 def _difficulty(spec: EnvSpec, truth: Truth, plan: Plan, view: dict[str, str], recipe: Recipe,
