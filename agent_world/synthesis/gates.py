@@ -63,6 +63,7 @@ from agent_world.tasks.walks import (
     selected,
     without_step,
 )
+from agent_world.tasks.words import PAGING
 
 GATES = ("artefacts", "answer_from_state", "solvable", "initial_state_fails", "gold_replay",
          "known_wrong", "no_shortcut", "natural")
@@ -359,7 +360,6 @@ def _values(result: Any) -> set[str]:
     return out
 
 
-_PAGING = ("limit", "offset", "page", "page_size", "max_results", "per_page")
 
 
 def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
@@ -376,7 +376,7 @@ def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
         for k, c in enumerate(task.chain):
             obs = ep.step(c.tool, c.arguments)
             for param, value in c.arguments.items():
-                if param in _PAGING:
+                if param in PAGING:
                     if isinstance(obs.result, list) and isinstance(value, int) and \
                             len(obs.result) >= value and not stated(value, text):
                         return fail(f"call {k + 1} ({c.tool}) reads a page of {value}: another "
@@ -436,7 +436,7 @@ def _other_chain(task: Task, spec: EnvSpec, runtime: EnvRuntime, k: int, param: 
     sampler = ValueSampler(spec)
     for t in reads:  # "the customer with email ann@example.com": a value the request states
         for p in t.parameters.get("properties", {}):
-            if p not in known and p not in _PAGING:
+            if p not in known and p not in PAGING:
                 hit = next((v for v in dict.fromkeys(sampler.columns.get(p, []))
                             if isinstance(v, str) and len(v) > 2 and stated(v, text)), None)
                 if hit is not None:

@@ -30,7 +30,6 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import singular_word
 from agent_world.synthesis.phrasing_clauses import (
     EDITS,
-    PAGING,
     action_phrase,
     list_filters,
     param_schema,
@@ -40,7 +39,7 @@ from agent_world.synthesis.phrasing_clauses import (
 )
 from agent_world.synthesis.phrasing_values import arg_phrase, field_words, role, say, which
 from agent_world.tasks.walks import Plan
-from agent_world.tasks.words import entity, entity_plural, split_words
+from agent_world.tasks.words import PAGING, entity, entity_plural, split_words
 
 _OPEN = ["", "", "", "Hi. ", "Hello! ", "Hi there. ", "Can you help me? "]
 _THEN = ["Then {a}.", "After that, {a}.", "Next, {a}.", "Once you have that, {a}.",

@@ -24,10 +24,9 @@ from agent_world.synthesis.phrasing_values import (
     which,
 )
 from agent_world.tasks.walks import Plan
-from agent_world.tasks.words import entity, entity_plural, split_words
+from agent_world.tasks.words import PAGING, entity, entity_plural, split_words
 
 _LIST_VERBS = {"list", "search", "find", "browse"}
-PAGING = ("limit", "offset", "page", "page_size", "max_results")
 
 _THIRD_PERSON = re.compile(r"^(\w+?)(ches|shes|sses|xes|ies|s)\b")
 
@@ -366,6 +365,6 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
 
 
 
-__all__ = ["EDITS", "PAGING", "action_phrase", "list_filters", "param_schema", "qualified",
+__all__ = ["EDITS", "action_phrase", "list_filters", "param_schema", "qualified",
            "step_clause",
            "write_clause"]

@@ -59,6 +59,7 @@ from typing import Any
 from agent_world.envs.database import logged_tables
 from agent_world.tasks.model import Step, Task, ToolCall
 from agent_world.tasks.scripts import ScriptError, run_verify
+from agent_world.tasks.words import PAGING
 
 MAX_ANSWER_CHARS = 200  # a short sentence at most: a longer text states nothing
 WILDCARD = "*"
@@ -67,7 +68,6 @@ WILDCARD = "*"
 EXTRA_CALL_SLACK = 2
 EXTRA_CALL_COST = 0.05
 MIN_EFFICIENCY = 0.5
-PAGING = ("limit", "offset", "page", "page_size", "max_results", "cursor")
 
 
 @dataclass

@@ -40,6 +40,7 @@ from agent_world.tasks.check import answer_rule_source, episode_changes
 from agent_world.tasks.model import ToolCall
 from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.walks import Plan, execute_plan, field_value, scalar_fields
+from agent_world.tasks.words import PAGING
 
 MIN_TARGETS, MAX_TARGETS = 2, 6
 STEP_SHIFT = 5
@@ -92,7 +93,7 @@ def _other_args(spec: EnvSpec, write: str, key_param: str, sampler: ValueSampler
             return None
         args[p] = v
     if not required:
-        optional = [p for p in props if p != key_param and p not in _PAGING
+        optional = [p for p in props if p != key_param and p not in PAGING
                     and sampler.candidates(write, p, props[p])]
         if optional and rng.random() < 0.8:
             p = rng.choice(sorted(optional))
@@ -134,7 +135,6 @@ def _initial_keys(runtime: EnvRuntime, spec: EnvSpec, seed: int, table: str, key
     return {r["k"] for r in rows}
 
 
-_PAGING = ("limit", "offset", "page", "page_size", "max_results")
 
 
 def find_bulk(spec: EnvSpec, graph: Any, runtime: EnvRuntime, plan: Plan, results: list[Any],
@@ -145,7 +145,7 @@ def find_bulk(spec: EnvSpec, graph: Any, runtime: EnvRuntime, plan: Plan, result
     # the whole list, not a page of it: "every" means every
     steps = [s.model_copy(deep=True) for s in plan.steps[: step + 1]]
     steps[step].select = None  # every element is looked at: none is picked
-    paged = {p: steps[step].given.pop(p) for p in _PAGING if p in steps[step].given}
+    paged = {p: steps[step].given.pop(p) for p in PAGING if p in steps[step].given}
     read_plan = Plan(steps=steps)
     listed = results[step]
     if paged:
@@ -245,7 +245,7 @@ def _listed(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, seed: int) -> Any:
 def _complete(spec: EnvSpec, tool: str, args: dict[str, Any], items: list[Any]) -> bool:
     """Whether a list result is all there is (shorter than the tool's page size)."""
     props = spec.tool(tool).parameters.get("properties", {})
-    limit = next((args.get(p, props[p].get("default")) for p in _PAGING if p in props), None)
+    limit = next((args.get(p, props[p].get("default")) for p in PAGING if p in props), None)
     return not isinstance(limit, int) or len(items) < limit
 
 
@@ -253,7 +253,7 @@ def _narrowed(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, step: int, items: 
               rng: random.Random, seed: int) -> tuple[Plan, list[dict]] | None:
     tool = plan.steps[step].tool
     props = spec.tool(tool).parameters.get("properties", {})
-    filters = [p for p in props if p not in _PAGING and p not in plan.steps[step].given
+    filters = [p for p in props if p not in PAGING and p not in plan.steps[step].given
                and p in items[0]]
     filters.sort(key=lambda p: not p.endswith("_id"))  # "of member 48" reads best
     for attempt in range(4):
@@ -278,7 +278,7 @@ def _largest_page(spec: EnvSpec, runtime: EnvRuntime, plan: Plan, step: int,
                   seed: int) -> tuple[Plan, list[dict]] | None:
     tool = plan.steps[step].tool
     props = spec.tool(tool).parameters.get("properties", {})
-    page = next((p for p in _PAGING if isinstance(props.get(p, {}).get("maximum"), int)), None)
+    page = next((p for p in PAGING if isinstance(props.get(p, {}).get("maximum"), int)), None)
     if page is None:
         return None
     steps = [s.model_copy(deep=True) for s in plan.steps]

@@ -16,9 +16,8 @@ from typing import Any
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import singular_word
 from agent_world.tasks.toolgraph import tested_values
-from agent_world.tasks.words import entity
+from agent_world.tasks.words import PAGING, entity
 
-_PAGING = ("limit", "offset", "page", "page_size", "max_results", "per_page")
 _KEY = re.compile(r"(?:^|_)(?:id|code|number|sku|uuid|key)$|[a-z]Id$")
 _EDIT_VERBS = frozenset({"edit", "update", "modify", "change", "set", "patch", "amend"})
 
@@ -167,7 +166,7 @@ class ValueSampler:
             # a page size is not something a person asks for: the tool's default page
             return self.edit_values(tool, self._unmarked(tool, {
                 k: v for k, v in rng.choice(tests).items()
-                if k in required or k not in _PAGING}, rng), rng)
+                if k in required or k not in PAGING}, rng), rng)
         args = {}
         props = spec_tool.parameters.get("properties", {})
         row = self.row_of(tool, rng)
@@ -176,7 +175,7 @@ class ValueSampler:
             if value is None:
                 return self.edit_values(tool, self._unmarked(tool, {
                     k: v for k, v in rng.choice(tests).items()
-                    if k in required or k not in _PAGING}, rng), rng) if tests else None
+                    if k in required or k not in PAGING}, rng), rng) if tests else None
             args[param] = value
         return self.edit_values(tool, args, rng)
 
@@ -191,7 +190,7 @@ class ValueSampler:
         if not args and not keys and props:
             # a write that takes nothing required ("place a hold") is still asked with what
             # it is about: its keys first, then up to three of its fields
-            names = sorted(p for p in props if p not in _PAGING
+            names = sorted(p for p in props if p not in PAGING
                            and self.candidates(tool, p, props[p]))
             names.sort(key=lambda p: not _KEY.search(p))
             out = {}
@@ -202,10 +201,10 @@ class ValueSampler:
             return out or None
         if not is_edit(self.spec, tool):
             return args
-        if any(not _KEY.search(k) for k in [*args, *keys] if k not in _PAGING):
+        if any(not _KEY.search(k) for k in [*args, *keys] if k not in PAGING):
             return args
         optional = sorted(p for p in props if p not in args and p not in keys
-                          and p not in _PAGING and not _KEY.search(p)
+                          and p not in PAGING and not _KEY.search(p)
                           and self.candidates(tool, p, props[p]))
         if not optional:
             return None

@@ -17,6 +17,9 @@ def split_words(name: str) -> list[str]:
 
 
 _HOW = frozenset({"with", "using", "via", "from", "into", "as"})
+# arguments that page a list, not ask for anything: never sampled as values, never a record's
+# key, said as "(just the first N)"
+PAGING = ("limit", "offset", "page", "page_size", "max_results", "per_page", "cursor")
 
 
 def entity(tool: str) -> str:
@@ -41,4 +44,4 @@ def entity_plural(ent: str) -> str:
     return " ".join([*words[:-1], plural_word(words[-1])])
 
 
-__all__ = ["entity", "entity_plural", "split_words"]
+__all__ = ["PAGING", "entity", "entity_plural", "split_words"]
