@@ -21,16 +21,15 @@ full reward). `benchmarks/task_quality.py` runs the suite over every emitted tas
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from agent_world.envs.episode import EnvRuntime, Episode
+from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.rollout.reward import score
-from agent_world.tasks.check import normalise, selecting_arguments
+from agent_world.tasks.check import is_identifier, normalise, selecting_arguments
 from agent_world.tasks.model import Step, Task, ToolCall, Trajectory
 from agent_world.tasks.sampling import ValueSampler
 
@@ -64,30 +63,24 @@ def _scalars(value: Any, out: list[str]) -> None:
         out.append(str(value))
 
 
-class _Attempts:
-    """Replays call lists in fresh episodes of one task and scores them."""
-
-    def __init__(self, task: Task, spec: EnvSpec, runtime: EnvRuntime):
-        self.task, self.spec, self.runtime = task, spec, runtime
-        # steps name tools as the agent sees them (obscured names included)
-        self.visible = {real: shown for shown, real in (task.tool_view or {}).items()}
-
-    def run(self, calls: list[ToolCall], answer: Any, judge: Any = None) -> Trajectory:
-        ep = self.runtime.open(self.spec, seed=self.task.seed)
-        try:
-            steps = [self._step(ep, c) for c in calls]
-            traj = Trajectory(task_id=self.task.id, steps=steps, final_answer=answer,
-                              finished=True)
-            score(self.task, traj, ep, judge=judge)
-            return traj
-        finally:
-            ep.close()
-
-    def _step(self, ep: Episode, call: ToolCall) -> Step:
-        obs = ep.step(call.tool, call.arguments)
-        return Step(tool=self.visible.get(call.tool, call.tool), arguments=call.arguments,
-                    ok=obs.ok, result=obs.result if obs.ok else None,
-                    error_kind=obs.error.kind if obs.error else None)
+def replay(task: Task, spec: EnvSpec, runtime: EnvRuntime, calls: list[ToolCall], answer: Any,
+           judge: Any = None) -> Trajectory:
+    """`calls` made in a fresh episode of `task`, then `answer`, scored by the one reward."""
+    # steps name tools as the agent sees them (obscured names included)
+    visible = {real: shown for shown, real in (task.tool_view or {}).items()}
+    ep = runtime.open(spec, seed=task.seed)
+    try:
+        steps = []
+        for call in calls:
+            obs = ep.step(call.tool, call.arguments)
+            steps.append(Step(tool=visible.get(call.tool, call.tool), arguments=call.arguments,
+                              ok=obs.ok, result=obs.result if obs.ok else None,
+                              error_kind=obs.error.kind if obs.error else None))
+        traj = Trajectory(task_id=task.id, steps=steps, final_answer=answer, finished=True)
+        score(task, traj, ep, judge=judge)
+        return traj
+    finally:
+        ep.close()
 
 
 def _wrong_target(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[ToolCall] | None:
@@ -99,8 +92,7 @@ def _wrong_target(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[ToolCa
     i = writes[0]
     call = task.chain[i]
     # the record it names: its identifiers first ("ny" for "NY" names the same state)
-    keys = sorted(selecting_arguments(call, spec).items(),
-                  key=lambda kv: not re.search(r"(^|_)(id|code|number|sku)$", kv[0]))
+    keys = sorted(selecting_arguments(call, spec).items(), key=lambda kv: not is_identifier(kv[0]))
     sampler = ValueSampler(spec)
     props = spec.tool(call.tool).parameters.get("properties", {})
     for param, gold in keys:
@@ -130,9 +122,11 @@ def _unrelated_read(task: Task, spec: EnvSpec) -> ToolCall | None:
 
 def shortcut_attempts(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[ShortcutResult]:
     """The shortcuts that apply to `task`, each scored (see the module docstring)."""
-    att = _Attempts(task, spec, runtime)
     ref = task.reference_answer
     chain = list(task.chain)
+
+    def run(calls: list[ToolCall], answer: Any, judge: Any = None) -> Trajectory:
+        return replay(task, spec, runtime, calls, answer, judge)
     out: list[ShortcutResult] = []
 
     def add(name: str, traj: Trajectory, full: bool = False) -> None:
@@ -147,28 +141,28 @@ def shortcut_attempts(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[Sh
 
     if ref is not None and chain:
         if _number(ref):
-            add("number_spray", att.run(chain, SPRAY))
-        gold = att.run(chain, "")
-        shown: list[str] = []
-        for s in gold.steps:
+            add("number_spray", run(chain, SPRAY))
+        clock = run(chain, spec.clock_start)
+        shown: list[str] = []  # every value the gold calls show
+        for s in clock.steps:
             _scalars(s.result, shown)
         if len(shown) > 1:
-            add("candidate_list", att.run(chain, ", ".join(shown)))
-        add("clock_time", att.run(chain, spec.clock_start))
-        add("generic_sentence", att.run(chain, "I could not find it."))
+            add("candidate_list", run(chain, ", ".join(shown)))
+        add("clock_time", clock)
+        add("generic_sentence", run(chain, "I could not find it."))
     if len(chain) >= 2:
-        add("first_call_only", att.run(chain[:1], ref if ref is not None else "Done."))
+        add("first_call_only", run(chain[:1], ref if ref is not None else "Done."))
     moved = _wrong_target(task, spec, runtime)
     if moved is not None:
         answer = ref if ref is not None else "Done."
-        add("wrong_target_write", att.run(moved, answer))
+        add("wrong_target_write", run(moved, answer))
         yes = FakeListChatModel(responses=['{"score": 1.0}'] * 4)
-        add("yes_judge", att.run(moved, answer, judge=yes))
+        add("yes_judge", run(moved, answer, judge=yes))
     read = _unrelated_read(task, spec)
     if read is not None and chain:
-        add("repeated_reads", att.run([read] * SPREE + chain,
+        add("repeated_reads", run([read] * SPREE + chain,
                                       ref if ref is not None else "Done."), full=True)
     return out
 
 
-__all__ = ["SHORTCUTS", "ShortcutResult", "shortcut_attempts"]
+__all__ = ["SHORTCUTS", "ShortcutResult", "replay", "shortcut_attempts"]

@@ -27,19 +27,19 @@ import re
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.offline.naming import singular_word
 from agent_world.synthesis.phrasing_clauses import (
     EDITS,
     action_phrase,
     list_filters,
     param_schema,
     qualified,
+    requalify,
     step_clause,
     write_clause,
 )
 from agent_world.synthesis.phrasing_values import arg_phrase, field_words, role, say, which
 from agent_world.tasks.walks import Plan
-from agent_world.tasks.words import PAGING, entity, entity_plural, split_words
+from agent_world.tasks.words import PAGING, entity, entity_plural, split_words, table_entity
 
 _OPEN = ["", "", "", "Hi. ", "Hello! ", "Hi there. ", "Can you help me? "]
 _THEN = ["Then {a}.", "After that, {a}.", "Next, {a}.", "Once you have that, {a}.",
@@ -189,10 +189,7 @@ def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
                        prev=entity(plan.steps[src].tool),
                        bound_keys=tuple(p for p in bound if role(p) == "key"),
                        own_roles=frozenset(p for p, b in bound.items() if b["field"] == p))
-    name = qualified(spec, plan, src, i + 1)
-    if name != entity(plan.steps[src].tool):
-        act = re.sub(rf"\bthat {re.escape(entity(plan.steps[src].tool))}\b", f"that {name}",
-                     act, count=1)
+    act = requalify(act, spec, plan, src, i + 1)
     if entity(cond["write"]["tool"]) == ent and src == i:
         act, n = re.subn(rf"\bthat {re.escape(ent)}'s\b", "its", act, count=1)
         if not n:
@@ -220,7 +217,7 @@ def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
                      rng: random.Random) -> str:
     """The request of a programmatic task that writes: one change for every list element
     that meets a condition."""
-    ent = " ".join(split_words(singular_word(bulk["table"])))
+    ent = table_entity(bulk["table"])
     ents = entity_plural(ent)
     step = plan.steps[bulk["step"]]
     # "every" already says all of them: no page size in the request

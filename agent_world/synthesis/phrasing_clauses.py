@@ -9,7 +9,6 @@ import re
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.offline.naming import singular_word
 from agent_world.synthesis.phrasing_values import (
     KEY_ROLES,
     PREPOSITIONS,
@@ -24,7 +23,15 @@ from agent_world.synthesis.phrasing_values import (
     which,
 )
 from agent_world.tasks.walks import Plan
-from agent_world.tasks.words import PAGING, entity, entity_plural, split_words
+from agent_world.tasks.words import (
+    FROM_ROLES,
+    PAGING,
+    TO_ROLES,
+    entity,
+    entity_plural,
+    split_words,
+    table_entity,
+)
 
 _LIST_VERBS = {"list", "search", "find", "browse"}
 
@@ -172,17 +179,25 @@ def qualified(spec: EnvSpec, plan: Plan, i: int, upto: int) -> str:
     return f"first {ent}" if all(k > i for k in others) else ent
 
 
+def requalify(text: str, spec: EnvSpec, plan: Plan, src: int, upto: int,
+              every: bool = False) -> str:
+    """`text` with "that <entity>" of step `src` said as `qualified` says it (the first
+    mention, or `every` one)."""
+    ent, name = entity(plan.steps[src].tool), qualified(spec, plan, src, upto)
+    if name == ent:
+        return text
+    return re.sub(rf"\bthat {re.escape(ent)}\b", f"that {name}", text, count=0 if every else 1)
+
+
 def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                 lists: bool = False) -> str:
     """One step as a request clause (lower case, no final stop)."""
     clause = _step_clause(spec, plan, i, rng, lists)
     if plan.steps[i].bound:
-        src = next(iter(plan.steps[i].bound.values())).step
-        ent, name = entity(plan.steps[src].tool), qualified(spec, plan, src, i)
-        if name != ent:  # every mention, when the step takes only from that record
-            once = len({b.step for b in plan.steps[i].bound.values()}) > 1
-            clause = re.sub(rf"\bthat {re.escape(ent)}\b", f"that {name}", clause,
-                            count=int(once))
+        # every mention when the step takes only from that record
+        sources = {b.step for b in plan.steps[i].bound.values()}
+        clause = requalify(clause, spec, plan, next(iter(plan.steps[i].bound.values())).step,
+                           i, every=len(sources) == 1)
     return clause
 
 
@@ -240,8 +255,8 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
             for p, b in step.bound.items():
                 head = field_words(p).split()[0]
                 said = f"that {entity(plan.steps[b.step].tool)}'s {field_words(b.field)}"
-                rest.append(f"from {said}" if head in ("source", "from", "origin") else
-                            f"to {said}" if head in ("target", "to", "destination") else said)
+                rest.append(f"from {said}" if head in FROM_ROLES else
+                            f"to {said}" if head in TO_ROLES else said)
         # "from X to Y at 16:00", "(just the first 200 characters)" follow the action; other
         # values are what it is for
         lead = ("in", "from", "to", "at", "starting", "(just")
@@ -311,7 +326,7 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         # content to that insight's content")
         # a tool named for an action, not a record (git_reset's "reset"): aimed at the record
         # itself, "unstage all changes in that repository", not "that repository's reset"
-        own = ent if any(" ".join(split_words(singular_word(t.name))) == ent for t in spec.tables) \
+        own = ent if any(table_entity(t.name) == ent for t in spec.tables) \
             else prev
         aims = [(p, noun(p) or ent) for p in bound_keys] or \
             ([] if _creates(act) or key is not None else [("", own)])
@@ -366,5 +381,5 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
 
 
 __all__ = ["EDITS", "action_phrase", "list_filters", "param_schema", "qualified",
-           "step_clause",
+           "requalify", "step_clause",
            "write_clause"]

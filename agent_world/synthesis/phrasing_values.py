@@ -10,7 +10,7 @@ from typing import Any
 
 from agent_world.mining.offline.naming import plural_word, singular_word
 from agent_world.tasks.check import normalise
-from agent_world.tasks.words import split_words
+from agent_world.tasks.words import FROM_ROLES, TO_ROLES, split_words
 
 
 def field_words(name: str) -> str:
@@ -126,8 +126,6 @@ def _count(n: Any, word: str) -> str:
     return f"{value_text(n)} {unit if n == 1 else plural_word(unit)}"
 
 
-_FROM = frozenset({"source", "from", "origin"})
-_TO = frozenset({"target", "to", "destination"})
 KEY_ROLES = frozenset({"source", "target", "origin", "destination", "parent", "child", "from",
                         "to", "primary", "secondary", "home", "pickup", "return", "billing",
                         "shipping", "sender", "receiver", "owner", "old", "new", "previous",
@@ -201,9 +199,10 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
         return f"named {say(param, value, schema)}" if words == "name" else \
             f"the {words} {say(param, value, schema)}"
     head = words.split()[0] if words else ""
-    if not writes and r not in ("key", "count") and head in _FROM | _TO and len(words.split()) > 1:
+    if not writes and r not in ("key", "count") and head in FROM_ROLES | TO_ROLES and \
+            len(words.split()) > 1:
         # "from America/New_York", "to Australia/Sydney": the ends of a conversion or a move
-        return f"{'from' if head in _FROM else 'to'} {bare_value(param, value, schema)}"
+        return f"{'from' if head in FROM_ROLES else 'to'} {bare_value(param, value, schema)}"
     if not writes and param in ("max_length", "max_chars", "max_characters") and \
             isinstance(value, int):
         return f"(just the first {value} characters)"

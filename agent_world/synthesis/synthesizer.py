@@ -29,7 +29,6 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.offline.naming import singular_word
 from agent_world.synthesis import phrasing
 from agent_world.synthesis.phrasing_values import field_words, noun, role, value_text
 from agent_world.synthesis.task_answers import answer_options, echoed
@@ -60,7 +59,7 @@ from agent_world.tasks.walks import (
     random_walk,
     scalar_fields,
 )
-from agent_world.tasks.words import entity
+from agent_world.tasks.words import entity, table_entity
 
 
 # ---- tool views -----------------------------------------------------------------------------
@@ -238,7 +237,7 @@ def _asked_changes(spec: EnvSpec, plan: Plan, answer: dict[str, Any],
         return _changed_columns(changes)
     ent = entity(plan.steps[step].tool)
     return _changed_columns({t: d for t, d in changes.items()
-                             if singular_word(t).replace("_", " ") == ent})
+                             if table_entity(t) == ent})
 
 
 def _difficulty(spec: EnvSpec, truth: Truth, plan: Plan, view: dict[str, str], recipe: Recipe,

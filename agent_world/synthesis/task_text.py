@@ -13,14 +13,13 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.offline.naming import singular_word
 from agent_world.synthesis import phrasing
 from agent_world.synthesis.phrasing_clauses import action_phrase
 from agent_world.synthesis.phrasing_values import arg_phrase, field_words, noun, value_text
 from agent_world.synthesis.synthesizer_prompts import WRITE_TASK_SYSTEM, WRITE_TASK_USER
 from agent_world.tasks.truth import Truth
 from agent_world.tasks.walks import Plan
-from agent_world.tasks.words import PAGING, entity_plural, split_words
+from agent_world.tasks.words import PAGING, entity_plural, table_entity
 
 
 def _words(name: str) -> str:
@@ -48,7 +47,7 @@ def bulk_text(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
               rng: random.Random) -> tuple[str, list[str]]:
     """Instruction and rubric of a programmatic task that writes."""
     (k, v), = bulk["where"].items()
-    ents = entity_plural(" ".join(split_words(singular_word(bulk["table"]))))
+    ents = entity_plural(table_entity(bulk["table"]))
     rubric = [f"Changes every one of the {ents} whose {_words(k)} is {_value_text(v)}, "
               "each the same way, and no other record.",
               "Skips none of them and stops at none of them halfway."]
@@ -99,7 +98,7 @@ def llm_bulk_text(model: Any, spec: EnvSpec, plan: Plan,
                   bulk: dict[str, Any]) -> tuple[str, list[str]] | None:
     """A programmatic task that writes, worded by a chat model; None when it breaks a rule."""
     (k, v), = bulk["where"].items()
-    ents = entity_plural(" ".join(split_words(singular_word(bulk["table"]))))
+    ents = entity_plural(table_entity(bulk["table"]))
     states = [{"what": _noun(p), "value": x} for s in plan.steps for p, x in s.given.items()
               if p not in ("limit", "offset", "page", "page_size", "max_results")]
     states += [{"what": _noun(p), "value": x} for p, x in bulk["args"].items()]

@@ -463,7 +463,7 @@ def _calls(steps: list[Step]) -> list[Step]:
     return [s for s in steps if s.tool is not None and s.error_kind != "malformed_tool_call"]
 
 
-def _identifier(name: str) -> bool:
+def is_identifier(name: str) -> bool:
     n = name.lower()
     return n in ("id", "code", "email", "sku", "number") or \
         n.endswith(("_id", "_ids", "_code", "_email", "_number", "_sku"))
@@ -478,7 +478,7 @@ def selecting_arguments(call: ToolCall, spec: Any = None) -> dict[str, Any]:
         tool = next((t for t in spec.tools if t.name == call.tool), None)
         required = set(tool.parameters.get("required", [])) if tool is not None else set()
     return {k: v for k, v in call.arguments.items()
-            if k not in PAGING and (k in required or _identifier(k))}
+            if k not in PAGING and (k in required or is_identifier(k))}
 
 
 def _selects(step: Step, call: ToolCall, spec: Any) -> bool:
@@ -578,4 +578,4 @@ def check_episode(task: Task, episode: Any, answer: Any,
 __all__ = ["EXTRA_CALL_COST", "EXTRA_CALL_SLACK", "MAX_ANSWER_CHARS", "MIN_EFFICIENCY",
            "CheckResult", "answer_matches", "answer_rule_source", "answer_values", "changes_match", "check_episode",
            "check_task", "efficiency", "episode_changes", "grounded", "mask_volatile",
-           "normalise", "selecting_arguments", "state_changes"]
+           "is_identifier", "normalise", "selecting_arguments", "state_changes"]

@@ -14,9 +14,8 @@ from collections import defaultdict
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.offline.naming import singular_word
 from agent_world.tasks.toolgraph import tested_values
-from agent_world.tasks.words import PAGING, entity
+from agent_world.tasks.words import PAGING, entity, table_entity
 
 _KEY = re.compile(r"(?:^|_)(?:id|code|number|sku|uuid|key)$|[a-z]Id$")
 _EDIT_VERBS = frozenset({"edit", "update", "modify", "change", "set", "patch", "amend"})
@@ -44,28 +43,24 @@ class ValueSampler:
         self.columns: dict[str, list[Any]] = defaultdict(list)
         # (table, column) -> values: a product's name is drawn from products, not customers
         self.own: dict[tuple[str, str], list[Any]] = {}
+        self.tables = {table_entity(t.name): t for t in spec.tables}  # entity -> its table
         for t in spec.tables:
             rows = spec.rows.get(t.name, [])
             for c in t.columns:
                 values = [r[c.name] for r in rows if r.get(c.name) is not None]
                 self.columns[c.name].extend(values)
-                self.own[(self._entity_of_table(t.name), c.name)] = values
+                self.own[(table_entity(t.name), c.name)] = values
                 if c.primary_key:
                     one = t.name[:-1] if t.name.endswith("s") else t.name
                     self.columns[f"{one}_{c.name}" if c.name == "id" else c.name] \
                         .extend(values)
-
-    @staticmethod
-    def _entity_of_table(table: str) -> str:
-        return singular_word(table).replace("_", " ")
 
     def _own_entity(self, tool: str) -> str:
         """The entity of the table a tool acts on: its whole name when a table has it
         (`create_dst_transition` → dst transition), else its last word (`list_open_holds` →
         hold)."""
         ent = entity(tool)
-        tables = {self._entity_of_table(t.name) for t in self.spec.tables}
-        return ent if ent in tables else ent.split()[-1]
+        return ent if ent in self.tables else ent.split()[-1]
 
     def candidates(self, tool: str, param: str, schema: dict[str, Any]) -> list[Any]:
         if "enum" in schema:
@@ -110,7 +105,7 @@ class ValueSampler:
         the call already has (bound keys); a record that holds them is preferred (Rome's
         offsets for a transition of Rome, not New York's)."""
         ent = self._own_entity(tool)
-        table = next((t for t in self.spec.tables if self._entity_of_table(t.name) == ent), None)
+        table = self.tables.get(ent)
         rows = self.spec.rows.get(table.name, []) if table is not None else []
         if not rows or table is None:
             return {}

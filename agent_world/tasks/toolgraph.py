@@ -40,13 +40,14 @@ from agent_world.config import resolve_home
 from agent_world.envs.episode import EnvRuntime, default_runtime
 from agent_world.envs.spec import EnvSpec, ToolSpec
 from agent_world.mining.offline.naming import singular_word
+from agent_world.tasks.words import FROM_ROLES
 
 _BARE = {"id", "code", "key", "number", "uuid"}
 _MAX_SAMPLES = 40
 # bumped when the binding rules change: a graph saved under older rules is rebuilt
 GRAPH_RULES = 2
 # role words that read as where a value comes from (the one of a pair that takes a field)
-_SOURCE_ROLES = ("source", "from", "src", "origin", "old", "current", "original")
+_SOURCE_ROLES = tuple(sorted(FROM_ROLES | {"src", "old", "current", "original"}))
 
 
 def observe_outputs(spec: EnvSpec, runtime: EnvRuntime | None = None) -> dict[str, dict]:

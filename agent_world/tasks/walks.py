@@ -29,8 +29,9 @@ from pydantic import BaseModel, Field
 
 from agent_world.envs.episode import Episode, Observation
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.vocabulary import DELETE_VERBS
 from agent_world.tasks.sampling import ValueSampler
-from agent_world.tasks.words import entity, split_words
+from agent_world.tasks.words import FROM_ROLES, TO_ROLES, entity, split_words
 
 
 class Binding(BaseModel):
@@ -205,15 +206,15 @@ def _next_tools(graph: nx.DiGraph, plan: Plan, rng: random.Random, branch_p: flo
 
 
 RE_READ_WEIGHT = 0.2
-_ROLES = ("source_", "target_", "from_", "to_", "origin_", "destination_", "old_", "new_")
+_ROLES = FROM_ROLES | TO_ROLES | {"old", "new"}
 
 
 def _unroled(param: str) -> str:
     """`source_timezone` and `target_timezone` name one kind of value: `timezone`."""
-    return next((param[len(r):] for r in _ROLES if param.startswith(r)), param)
+    head, _, rest = param.partition("_")
+    return rest if rest and head in _ROLES else param
 
 
-_DELETES = frozenset({"delete", "remove", "destroy", "drop", "purge"})
 # refusals the engine rolls back (the call changed nothing)
 REFUSALS = frozenset({"tool_error", "invalid_arguments", "constraint_violation",
                       "permission_denied", "not_found"})
@@ -419,7 +420,7 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
             drawn.append(param)
     if not step.bound:
         return None
-    if split_words(dst)[:1] and split_words(dst)[0] in _DELETES and any(
+    if split_words(dst)[:1] and split_words(dst)[0] in DELETE_VERBS and any(
             spec.tool(plan.steps[b.step].tool).mutates for b in step.bound.values()):
         # deleting what the chain just created or changed undoes it: "create an order ...,
         # then delete that order" leaves the state the first call left, and asks nothing

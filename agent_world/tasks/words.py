@@ -20,6 +20,15 @@ _HOW = frozenset({"with", "using", "via", "from", "into", "as"})
 # arguments that page a list, not ask for anything: never sampled as values, never a record's
 # key, said as "(just the first N)"
 PAGING = ("limit", "offset", "page", "page_size", "max_results", "per_page", "cursor")
+# the role words of a pair of ends ("source_timezone", "target_timezone"): said "from" / "to"
+FROM_ROLES = frozenset({"source", "from", "origin"})
+TO_ROLES = frozenset({"target", "to", "destination"})
+
+
+def table_entity(table: str) -> str:
+    """What a table's rows are called, as `entity` calls a tool's: `dst_transitions` → dst
+    transition."""
+    return " ".join(split_words(singular_word(table)))
 
 
 def entity(tool: str) -> str:
@@ -44,4 +53,5 @@ def entity_plural(ent: str) -> str:
     return " ".join([*words[:-1], plural_word(words[-1])])
 
 
-__all__ = ["PAGING", "entity", "entity_plural", "split_words"]
+__all__ = ["FROM_ROLES", "PAGING", "TO_ROLES", "entity", "entity_plural", "split_words",
+           "table_entity"]

@@ -10,10 +10,8 @@ import pytest
 
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.catalog import Catalog
-from agent_world.rollout.reward import score
-from agent_world.rollout.shortcuts import SHORTCUTS, shortcut_attempts
+from agent_world.rollout.shortcuts import SHORTCUTS, replay, shortcut_attempts
 from agent_world.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
-from agent_world.tasks.model import Step, Trajectory
 
 
 @pytest.fixture(scope="module")
@@ -24,21 +22,9 @@ def runtime():
 
 def _honest(task, spec, runtime) -> float:
     """The gold chain replayed with the reference answer (a sentence around it)."""
-    visible = {real: shown for shown, real in (task.tool_view or {}).items()}
-    ep = runtime.open(spec, seed=task.seed)
-    try:
-        steps = []
-        for c in task.chain:
-            obs = ep.step(c.tool, c.arguments)
-            steps.append(Step(tool=visible.get(c.tool, c.tool), arguments=c.arguments,
-                              ok=obs.ok, result=obs.result if obs.ok else None))
-        answer = "Done." if task.reference_answer is None else \
-            f"The answer is {task.reference_answer}."
-        traj = Trajectory(task_id=task.id, steps=steps, final_answer=answer, finished=True)
-        score(task, traj, ep, judge=None)
-        return traj.reward
-    finally:
-        ep.close()
+    answer = "Done." if task.reference_answer is None else \
+        f"The answer is {task.reference_answer}."
+    return replay(task, spec, runtime, list(task.chain), answer).reward
 
 
 def _suite(tasks, spec, runtime) -> tuple[Counter, Counter, list[str]]:

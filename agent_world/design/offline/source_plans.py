@@ -30,7 +30,7 @@ from agent_world.design.offline.schema_plans import create_plan, schema_plans
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import plural, safe_name, singular, snake, tokens
-from agent_world.mining.offline.vocabulary import READ_VERBS
+from agent_world.mining.offline.vocabulary import DELETE_VERBS, READ_VERBS
 
 _PLAIN_ROLES = frozenset({"key", "eq", "like", "ge", "le", "ref", "set", "limit", "ignore"})
 _VERB_PHRASES = {("check", "in"): "checked_in", ("check", "out"): "checked_out",
@@ -38,7 +38,6 @@ _VERB_PHRASES = {("check", "in"): "checked_in", ("check", "out"): "checked_out",
 CREATE_VERBS = frozenset({"add", "create", "register", "book", "place", "append", "insert",
                           "new", "write", "open", "submit", "make", "log", "record", "enroll",
                           "schedule", "issue", "post", "upload", "commit", "start"})
-DELETE_VERBS = frozenset({"delete", "remove", "drop", "purge", "destroy", "unlink"})
 # the mining vocabulary's read verbs, and `log` as a read (git_log) where a tool's name is
 # planned: mining reads `log` as a write verb ("log a call")
 PLAN_READ_VERBS = frozenset(READ_VERBS | {"log"})

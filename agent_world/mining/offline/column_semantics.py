@@ -7,6 +7,7 @@ import re
 
 from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.offline.naming import is_person, singular
+from agent_world.mining.offline.vocabulary import PERSON_NOUNS, PERSON_ROLES
 
 
 def time_role(name: str) -> str:
@@ -40,11 +41,10 @@ _NAMED = {
     "condition": "condition", "sku": "code", "iban": "iban",
     "license_plate": "license_plate", "ssn": "ssn",
 }
-# the people a `<role>_name` column names
-_PERSON_ROLES = frozenset({"author", "owner", "assignee", "reviewer", "contact", "recipient",
-                           "sender", "requester", "reporter", "creator", "committer",
-                           "approver", "guest", "passenger", "customer", "patient", "member",
-                           "employee", "driver", "holder", "borrower", "tenant", "signer"})
+# the people a `<role>_name` column names: the miner's person roles and nouns, and the roles of
+# records people sign, borrow, hold or commit
+_PERSON_ROLES = frozenset(PERSON_ROLES | PERSON_NOUNS | {"borrower", "committer", "holder",
+                                                          "signer"})
 
 
 def _format_of(col: ColumnSpec) -> str | None:

@@ -99,6 +99,8 @@ VALUE_NOUNS = {"balance", "price", "score", "rating", "total", "quota", "usage",
                "help", "count", "value", "values", "state", "overview", "report", "metadata",
                "config", "settings", "date", "now", "history", "changes", "output", "tree",
                "info", "url", "web", "page", "html", "markdown", "json", "response"}
+# what a tool named for removing a record starts with (planning and walks read names alike)
+DELETE_VERBS = frozenset({"delete", "remove", "drop", "purge", "destroy", "unlink"})
 ID_SUFFIXES = {"id", "ids", "path", "name", "key", "code", "slug", "uuid", "sha", "number",
                "handle", "email", "url", "uri"}
 ROLE_PREFIXES = {"source", "target", "src", "dst", "dest", "destination", "from", "to",
