@@ -152,6 +152,10 @@ def answer_rule_source() -> str:
 
 
 _KINDS = ("datetime", "date", "time", "email", "code", "number", "bool")
+# a typed answer split into this many parts by ", ", ";" or new lines lists candidates (a
+# date as people write it, "March 3, 2026", is two); "8,300" has no space and is one number
+_LISTED = re.compile(r",\s+|;\s*|\n+")
+LISTED_PARTS = 4
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 # the value a one-sentence answer states: what follows its last copula or colon
 _STATES = re.compile(r"\b(?:is|are|was|were|equals)\b|[:=]", re.IGNORECASE)
@@ -214,6 +218,8 @@ def _scalar_matches(answer: Any, reference: Any) -> bool:
         if not isinstance(answer, str):
             return _canonical(answer) == (kind, want)
         return _text(answer) == want or _stated_text(answer) == want
+    if isinstance(answer, str) and len(_LISTED.split(answer.strip())) >= LISTED_PARTS:
+        return False  # "1, FP-9372, Widget, electronics, USD": a record's values, not an answer
     got = answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])
     return len(got) == 1 and _same(kind, got[0], want)
 
@@ -224,7 +230,7 @@ def answer_matches(answer: Any, reference: Any) -> bool:
     dates, times, codes, e-mails and free text without case, spacing or surrounding
     punctuation). A short sentence may carry a typed value when it states exactly one value of
     the reference's kind ("You have 8,300 miles." for 8300; "12 and 13" is a list of candidates
-    and fails); free text must be the whole answer or what a one-sentence answer states after
+    and fails, and so is a record's values listed, "1, FP-9372, Widget, USD", for FP-9372); free text must be the whole answer or what a one-sentence answer states after
     its copula or colon ("The status is confirmed."), so "I could not find it" does not answer
     "I". A list reference needs exactly its values, in any order."""
     if answer is None or (isinstance(answer, str) and not answer.strip()):

@@ -141,6 +141,17 @@ def test_a_list_of_candidates_is_not_an_answer(airline, runtime):
     ep.close()
 
 
+def test_a_record_dump_is_not_an_answer():
+    """Every value of the product listed ("1, FP-9372, Widget, electronics, 12.5, USD") holds
+    one code, the sku asked for; the shortcut suite found it passing a mined task."""
+    dump = "1, FP-9372, Widget, electronics, 12.5, USD"
+    assert not answer_matches(dump, "FP-9372") and not answer_matches(dump, 12.5)
+    assert answer_matches("The sku is FP-9372.", "FP-9372")
+    assert answer_matches("FP-9372", "FP-9372")
+    assert answer_matches("You have 8,300 miles.", 8300)
+    assert answer_matches("On 2026-03-03, at 14:30.", "2026-03-03")
+
+
 def test_the_engine_clock_is_not_a_number(airline, runtime):
     """The clock string '2026-03-10T09:00:00' holds 0, 9 and 2026 as digits; a delay of 0
     minutes is not stated by it."""
