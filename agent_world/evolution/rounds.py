@@ -75,7 +75,8 @@ def wilson(passes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # the interval holds p; rounding alone put its ends past p at 0/n and n/n (0/48: 1e-17)
+    return min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))
 
 
 def rate_text(passes: int | None, n: int | None) -> str:

@@ -257,6 +257,18 @@ def test_ablation_resynthesis_modes(tmp_path, doubles, mode):
                context=_ctx(resynthesis="clever"))
 
 
+def test_wilson_interval_holds_the_rate_at_every_count():
+    """0/48 once gave a low end of 1e-17 above the rate: the report's error bar went negative
+    and matplotlib refused it, so the main job failed after its last round."""
+    from agent_world.evolution.rounds import wilson
+
+    for n in range(1, 200):
+        for k in range(n + 1):
+            lo, hi = wilson(k, n)
+            assert 0.0 <= lo <= k / n <= hi <= 1.0
+    assert wilson(0, 48)[0] == 0.0 and wilson(48, 48)[1] == 1.0
+
+
 def test_rounds_table_prints_wilson_intervals():
     from rich.console import Console
 
