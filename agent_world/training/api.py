@@ -59,6 +59,11 @@ MIN_TOTAL_TOKENS = 4096
 # 40-character sha and a path was cut mid-string, so a correct call could not be written
 # (read as malformed) and the warm start taught what the rollouts then punished
 MIN_NEW_TOKENS = 128
+# a policy loaded for known tasks (evaluation) gets `reply_limit` of them from this floor
+# instead: a reply past the longest gold reply and its margin is no correct call, and a batch
+# decodes until its longest row stops (48 held-out attempts: four degenerate replies ran to 128
+# tokens and held their batches there)
+TASK_REPLY_FLOOR = 64
 MAX_REPLY_TOKENS = 256
 REPLY_MARGIN = 8  # tokens beyond the longest gold reply (a model may space its JSON)
 WARM_START_BATCH = 4  # gold conversations per supervised step (compact prompts: ~1k tokens each)
@@ -140,8 +145,9 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
                 specs: dict[str, EnvSpec] | None = None, temperature: float = 0.0,
                 max_new_tokens: int = 128, seed: int = 0, base: str | None = None) -> Policy:
     """A policy by reference (see the module docstring). Token policies sample greedily by
-    default (evaluation); training sets its own temperature. `base`: the base model of a LoRA
-    adapter directory (default: found by `lm.adapter_base`)."""
+    default (evaluation); training sets its own temperature. Given `tasks`, a token policy's
+    reply limit covers their longest gold reply (`reply_limit`). `base`: the base model of a
+    LoRA adapter directory (default: found by `lm.adapter_base`)."""
     if ref == "baseline":
         return ChatModelPolicy(BaselineChatModel(seed=seed), name="baseline")
     if ref in ("smollm2", "tiny") or Path(ref).is_dir():
@@ -152,9 +158,10 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
         trained = policies.read_policy_settings(ref) if Path(ref).is_dir() else {}
         context = getattr(model.config, "max_position_embeddings", None) or MIN_TOTAL_TOKENS
         budget = min(context, max(MIN_TOTAL_TOKENS, trained.get("max_total_tokens", 0)))
+        replies = reply_limit(tok, tasks, TASK_REPLY_FLOOR) if tasks else \
+            max(MIN_NEW_TOKENS, trained.get("max_new_tokens", max_new_tokens))
         return policies.HFPolicy(model.eval(), tok, name=ref, temperature=temperature,
-                        max_new_tokens=max(MIN_NEW_TOKENS,
-                                           trained.get("max_new_tokens", max_new_tokens)),
+                        max_new_tokens=replies,
                         max_total_tokens=budget,
                         compact_tools=trained.get("compact_tools", True))
     if ":" in ref:

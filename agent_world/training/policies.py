@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import DynamicCache, StoppingCriteriaList, StopStringCriteria
+from transformers import DynamicCache
 
 from agent_world.rollout.policy import EpisodeState, TokenTrace
+from agent_world.training.decoding import decode
 from agent_world.training.lm import cache_kwarg, cpu_threads, output_cache
 
 
@@ -57,15 +58,12 @@ class HFPolicy:
         self.eos_text = tokenizer.eos_token
         self.eos_id = tokenizer.convert_tokens_to_ids(self.eos_text)
         self._carried: dict[int, CarriedCache] = {}  # id(state) -> its previous turn's cache
-        self._stop_criteria: Any = None
 
-    def _stops(self) -> Any:
-        """The closing-tag stop (STOP_STRINGS), built once: building it reads the whole
-        vocabulary, and `generate(stop_strings=...)` built it again on every decoding batch."""
-        if self._stop_criteria is None:
-            self._stop_criteria = StoppingCriteriaList(
-                [StopStringCriteria(self.tokenizer, list(STOP_STRINGS))])
-        return self._stop_criteria
+    def _stopped(self, tokens: list[int]) -> bool:
+        """Whether a reply has written one of STOP_STRINGS (asked after every token, so the
+        newest few tokens hold it)."""
+        tail = self.tokenizer.decode(tokens[-STOP_TAIL:], skip_special_tokens=True)
+        return any(stop in tail for stop in STOP_STRINGS)
 
     def forget(self) -> None:
         """Drop the caches kept for the episodes' next turns."""
@@ -115,14 +113,15 @@ class HFPolicy:
         with cpu_threads(self.model):
             return self._act(states)
 
-    def carried_cache(self, states: list[EpisodeState], width: int) -> Any:
-        """A cache for a batch of `states` left-padded to `width`, built from their previous
-        turns' caches, or None when no row has one. All rows share one cache length: the
-        widest row of new tokens sets it, and rows with less new text re-run part of what they
-        had cached. Pad columns hold zeros (the attention mask hides them)."""
+    def carried_cache(self, states: list[EpisodeState], width: int, short: int = 0) -> Any:
+        """A cache for a batch of `states` (their traces but the last `short` tokens)
+        left-padded to `width`, built from the caches kept for them, or None when no row has
+        one. All rows share one cache length: the widest row of new tokens sets it, and rows
+        with less new text re-run part of what they had cached. Pad columns hold zeros (the
+        attention mask hides them)."""
         entries = [self._carried.pop(id(s), None) for s in states]
         first = next((e for e in entries if e is not None), None)
-        lengths = [len(s.trace.ids) for s in states]  # type: ignore[union-attr]
+        lengths = [len(s.trace.ids) - short for s in states]  # type: ignore[union-attr]
         known = [e.length if e is not None else 0 for e in entries]
         columns = width - max(n - k for n, k in zip(lengths, known, strict=True))
         if first is None or columns < 1:
@@ -142,6 +141,42 @@ class HFPolicy:
             layers.append(tuple(pair))
         return DynamicCache(layers, config=self.model.config)
 
+    def prefill(self, states: list[EpisodeState]) -> None:
+        """Cache every row's trace but its last token, in batches of rows with as much new
+        text (`by_length` of the uncached counts), when one batch would re-run much more than
+        that: the decoding batch then starts from these caches and prefills one token a row.
+        Prefilling and decoding want different batches: a batch decodes until its longest
+        reply ends, and on a CPU a decoding step costs about as much for 1 row as for 40 (the
+        weights are read once a step), so few large decoding batches are cheap; a batch
+        prefills its widest row's new tokens in every row, so prefill batches are narrow."""
+        new = {i: len(s.trace.ids) - 1 - (e.length if (e := self._carried.get(id(s))) else 0)  # type: ignore[union-attr]
+               for i, s in enumerate(states)}
+        groups = by_length(list(range(len(states))), {i: max(1, n) for i, n in new.items()})
+        if len(groups) < 2:
+            return  # one batch wastes little: `generate` prefills it
+        device = next(self.model.parameters()).device
+        pad = self.tokenizer.pad_token_id
+        for group in groups:
+            rows = [states[i] for i in group if new[i] > 0]
+            if not rows:
+                continue
+            seqs = [r.trace.ids[:-1] for r in rows]  # type: ignore[union-attr]
+            width = max(len(q) for q in seqs)
+            ids = torch.tensor([[pad] * (width - len(q)) + q for q in seqs], device=device)
+            attn = torch.tensor([[0] * (width - len(q)) + [1] * len(q) for q in seqs],
+                                device=device)
+            positions = (attn.cumsum(-1) - 1).masked_fill(attn == 0, 0)
+            with torch.inference_mode():
+                cache = self.carried_cache(rows, width, short=1)
+                done = cache.get_seq_length() if cache is not None else 0
+                out = self.model(input_ids=ids[:, done:], attention_mask=attn,
+                                 position_ids=positions[:, done:], use_cache=True,
+                                 **{cache_kwarg(self.model): cache})
+            layers = [(layer.keys, layer.values) for layer in output_cache(out).layers]
+            for b, (r, q) in enumerate(zip(rows, seqs, strict=True)):
+                self._carried[id(r)] = CarriedCache(weakref.ref(r), layers, b, width - len(q),
+                                                    len(q))
+
     def _act(self, states: list[EpisodeState]) -> list[str]:
         replies = [""] * len(states)
         live = []
@@ -159,46 +194,34 @@ class HFPolicy:
         device = next(self.model.parameters()).device
         lengths = {i: len(states[i].trace.ids) for i in live}  # type: ignore[union-attr]
         chunks = [part for start in range(0, len(live), self.batch_size)
-                  for part in by_length(live[start:start + self.batch_size], lengths)]
+                  for part in by_length(live[start:start + self.batch_size], lengths,
+                                        DECODE_RATIO)]
         for chunk in chunks:
+            self.prefill([states[i] for i in chunk])
             seqs = [states[i].trace.ids for i in chunk]  # type: ignore[union-attr]
             width = max(len(s) for s in seqs)
             pad = self.tokenizer.pad_token_id
             ids = torch.tensor([[pad] * (width - len(s)) + s for s in seqs], device=device)
             attn = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in seqs],
                                 device=device)
-            sample = self.temperature > 0
             with torch.inference_mode():
                 cache = self.carried_cache([states[i] for i in chunk], width)
                 if cache is None and self.share_prefill:
                     cache = self.shared_prefill(ids, attn)
-                out = self.model.generate(
-                    input_ids=ids, attention_mask=attn, **{cache_kwarg(self.model): cache},
-                    max_new_tokens=self.max_new_tokens,
-                    do_sample=sample, temperature=self.temperature if sample else None,
-                    top_p=self.top_p if sample else None, top_k=0 if sample else None,
-                    min_new_tokens=self.min_new_tokens or None,
-                    stopping_criteria=None if self.min_new_tokens else self._stops(),
-                    pad_token_id=pad, eos_token_id=self.eos_id,
-                    return_dict_in_generate=True)
+                decoded = decode(self.model, ids, attn, cache, max_new=self.max_new_tokens,
+                                 eos_id=self.eos_id, stopped=self._stopped,
+                                 temperature=self.temperature, top_p=self.top_p,
+                                 min_new=self.min_new_tokens)
             del cache
-            # carried on only where every layer keeps all its columns (not sliding windows; not
-            # the per-layer lists of transformers releases before cache layers)
-            final = getattr(output_cache(out), "layers", [])
-            keep = bool(final) and not any(getattr(layer, "is_sliding", True) for layer in final)
-            layers = [(layer.keys, layer.values) for layer in final] if keep else []
-            for b, (row, i) in enumerate(zip(out.sequences[:, width:].tolist(), chunk,
-                                             strict=True)):
-                gen = row[:row.index(self.eos_id) + 1] if self.eos_id in row else row
-                while gen and gen[-1] == pad != self.eos_id:  # a row stopped by a stop string
-                    gen = gen[:-1]
+            for d, i in zip(decoded, chunk, strict=True):
+                gen = d.tokens
                 text = self.tokenizer.decode([t for t in gen if t != self.eos_id],
                                              skip_special_tokens=True)
                 trace = states[i].trace
                 assert trace is not None
-                if keep:  # every token up to the reply's last has its key/value in the cache
+                if d.layers is not None:  # every token up to the reply's last is in its cache
                     self._carried[id(states[i])] = CarriedCache(
-                        weakref.ref(states[i]), layers, b, width - len(trace.ids),
+                        weakref.ref(states[i]), d.layers, 0, width - len(trace.ids),
                         len(trace.ids) + len(gen) - 1)
                 trace.extend(gen, policy=True)
                 if not gen or gen[-1] != self.eos_id:  # cut by the length limit: close the turn
@@ -212,6 +235,7 @@ class HFPolicy:
 # `<answer>` to the token limit (round 2 of the main job: its evaluation took twice round 1's)
 # (or opening it twice: nothing well-formed follows, the rest was `<answer>` to the limit)
 STOP_STRINGS = ("</answer>", "</tool_call>", "<answer><answer>")
+STOP_TAIL = 16  # tokens a reply's stop check decodes: each stop string is shorter than this
 
 
 # a decoding batch is padded to its longest row: one held-out attempt that read a ~3,500-token
@@ -221,18 +245,24 @@ STOP_STRINGS = ("</answer>", "</tool_call>", "<answer><answer>")
 PAD_RATIO = 2.0
 
 
-def by_length(rows: list[int], lengths: dict[int, int]) -> list[list[int]]:
-    """`rows` as decoding batches: one batch, as given, unless its longest row is more than
-    PAD_RATIO × its shortest; then groups of rows within PAD_RATIO of their group's shortest,
-    each in the given order (sampling draws per row in batch order: batches that need no
-    split stay exactly as they were)."""
+# a decoding batch holds rows up to this many times its shortest row's length: past it, one
+# long row's width makes every row's attention and cache that wide
+DECODE_RATIO = 4.0
+
+
+def by_length(rows: list[int], lengths: dict[int, int], ratio: float = PAD_RATIO
+              ) -> list[list[int]]:
+    """`rows` as batches: one batch, as given, unless its longest row is more than `ratio` ×
+    its shortest; then groups of rows within `ratio` of their group's shortest, each in the
+    given order (sampling draws per row in batch order: batches that need no split stay
+    exactly as they were)."""
     if not rows:
         return []
-    if max(lengths[i] for i in rows) <= PAD_RATIO * min(lengths[i] for i in rows):
+    if max(lengths[i] for i in rows) <= ratio * min(lengths[i] for i in rows):
         return [rows]
     groups: list[list[int]] = []
     for i in sorted(rows, key=lambda r: lengths[r]):
-        if not groups or lengths[i] > PAD_RATIO * lengths[groups[-1][0]]:
+        if not groups or lengths[i] > ratio * lengths[groups[-1][0]]:
             groups.append([])
         groups[-1].append(i)
     order = {r: n for n, r in enumerate(rows)}

@@ -35,6 +35,11 @@ def test_warm_start_fits_gold_solutions_before_grpo(tmp_path, runtime, monkeypat
     policy = api.load_policy(str(out.checkpoint))
     # its reply limit never below MIN_NEW_TOKENS (training's 8 is a cost limit, not the model's)
     assert policy.compact_tools is True and policy.max_new_tokens == api.MIN_NEW_TOKENS
+    # loaded to attempt known tasks (evaluation), it may write their longest gold reply and a
+    # margin: a reply past that is no correct call, and a batch decodes to its longest reply
+    sized = api.load_policy(str(out.checkpoint), tasks)
+    assert sized.max_new_tokens == api.reply_limit(sized.tokenizer, tasks, api.TASK_REPLY_FLOOR)
+    assert api.TASK_REPLY_FLOOR <= sized.max_new_tokens < api.MIN_NEW_TOKENS
     # its token budget is the model's context up to MIN_TOTAL_TOKENS, never below training's
     assert policy.max_total_tokens == min(policy.model.config.max_position_embeddings,
                                           max(api.MIN_TOTAL_TOKENS, config.max_total_tokens))
