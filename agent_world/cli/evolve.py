@@ -198,7 +198,7 @@ def evolve(
     tasks_per_env: Annotated[int | None, typer.Option(
         help="Initial tasks per training env (default 6).")] = None,
     heldout_tasks: Annotated[int | None, typer.Option(
-        help="Evaluation tasks per held-out env (default 12).")] = None,
+        help="Evaluation tasks per held-out env (default 16).")] = None,
     fresh_heldout_tasks: Annotated[int | None, typer.Option(
         help="Fresh held-out tasks per held-out env each round, a new seed a round (the "
              "diagnosis reads them; default 0: none).")] = None,

@@ -11,11 +11,11 @@ from annotated_types import Ge
 from typing_extensions import TypedDict
 
 from agent_world import scaleout
-from agent_world.graphs.context import home_field, model_field, setting
+from agent_world.graphs.context import ArenaContext, model_field, setting
 
 
 @dataclass
-class EvolveContext:
+class EvolveContext(ArenaContext):
     """Settings of a self-evolution thread (what LangGraph Studio shows)."""
 
     sources: list[str] = setting([], "Sources to mine (\"mcp:CMD\", \"mcp-url:URL\", "
@@ -25,15 +25,15 @@ class EvolveContext:
                                  "shipped MCP corpus; 0: none.")
     iterations: int = setting(2, "Database complexification iterations when mining.")
     seed: int = setting(0, "Seed of every stage of the thread.")
-    heldout_fraction: float = setting(0.34, "Share of environments never trained on.")
+    heldout_fraction: float = setting(0.5, "Share of environments never trained on.")
     # "category": evaluation on kinds of service the policy never trained on
     heldout_by: str = setting("environment", "What is held out: \"environment\" (a share of "
                               "the environments) or \"category\" (whole L2 taxonomy "
                               "categories).")
     tasks_per_env: int = setting(6, "Initial training tasks per training environment.")
-    # 24 on the two held-out default environments (one task is 4 points of pass rate; with
-    # 12, one lucky task moved it by 8 points)
-    heldout_tasks_per_env: int = setting(12, "Evaluation tasks per held-out environment.")
+    # 48 on the three held-out default environments: one task is 2 points of pass rate (with
+    # 24 on two, one lucky task moved it by 4 points; with 12, by 8)
+    heldout_tasks_per_env: int = setting(16, "Evaluation tasks per held-out environment.")
     # 6 on 3 environments are about half of a round's mix beside the replay (with 4, a third
     # of the mix: the targeted tasks were too few to tell from random ones, docs/ablation.md)
     targeted_tasks_per_env: int = setting(6, "New training tasks per targeted environment "
@@ -71,7 +71,6 @@ class EvolveContext:
     review_before_train: bool = setting(False, "Pause before training for a person to review.")
     complexify: bool = setting(True, "Grow the databases the diagnosis names "
                                "(complexify_databases).")
-    home: str | None = home_field()
     miner_model: str = model_field("miner")
     designer_model: str = model_field("tool designer")
     synthesizer_model: str = model_field("synthesizer")
