@@ -49,9 +49,9 @@ from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import (
+    ArenaContext,
     arena_home,
     checked_context,
-    home_field,
     model_field,
     with_models,
 )
@@ -59,10 +59,9 @@ from agent_world.graphs.runner import invoke
 
 
 @dataclass
-class BuildContext:
+class BuildContext(ArenaContext):
     """Settings of a build run (what LangGraph Studio shows)."""
 
-    home: str | None = home_field()
     designer_model: str = model_field("tool designer")
     max_repairs: Annotated[int, Ge(0)] = field(default=DEFAULT_REPAIRS, metadata={
         "description": "Repair rounds for tools that fail cross-validation."})

@@ -18,8 +18,9 @@ otherwise surface deep inside a stage; here it is one `ContextError` naming the 
 
 `arena_home(config)` resolves the home inside a node; `with_models(node)` wraps a node so that
 `agent_world.models.chat_model(role)` returns the models the run's context names, for that
-run only (other runs on the same server keep theirs). `setting`, `home_field` and
-`model_field` declare a context field with the description Studio shows.
+run only (other runs on the same server keep theirs). Every context schema is an
+`ArenaContext` (its `home`); `setting`, `home_field` and `model_field` declare a context field
+with the description Studio shows.
 """
 
 from __future__ import annotations
@@ -65,6 +66,13 @@ def home_field() -> Any:
     return dataclasses.field(default=None, metadata={
         "description": "Arena home (catalog, checkpoints); default $AGENT_WORLD_HOME, else "
                        "~/.agent_world."})
+
+
+@dataclasses.dataclass
+class ArenaContext:
+    """What every graph's context holds: where the arena lives (each graph adds its settings)."""
+
+    home: str | None = home_field()
 
 
 def model_field(role: str) -> Any:
@@ -136,5 +144,5 @@ def with_models(node: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-__all__ = ["arena_home", "checked_context", "context_models", "home_field", "model_field",
+__all__ = ["ArenaContext", "arena_home", "checked_context", "context_models", "home_field", "model_field",
            "run_context", "setting", "with_models"]

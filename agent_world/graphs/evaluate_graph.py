@@ -27,9 +27,9 @@ from agent_world.errors import AgentWorldError
 from agent_world.evolution.eval_store import record_evaluation
 from agent_world.graphs import stages
 from agent_world.graphs.context import (
+    ArenaContext,
     arena_home,
     checked_context,
-    home_field,
     model_field,
     setting,
     with_models,
@@ -38,10 +38,9 @@ from agent_world.tasks.model import Task
 
 
 @dataclass
-class EvaluateContext:
+class EvaluateContext(ArenaContext):
     """Settings of an evaluation (what LangGraph Studio shows)."""
 
-    home: str | None = home_field()
     judge_model: str = model_field("rubric judge (graph tasks)")
     max_turns: int = setting(8, "Turns the policy gets per task.")
     seed: int = setting(0, "Random seed of the policy's runs.")
@@ -113,10 +112,8 @@ def evaluate(state: EvaluateState, config: RunnableConfig, runtime: Runtime[Eval
 def build_graph() -> StateGraph:
     g = StateGraph(EvaluateState, context_schema=EvaluateContext, input_schema=EvaluateInput,
                    output_schema=EvaluateOutput)
-    g.add_node("select", select)
-    g.add_node("evaluate", with_models(evaluate))
+    g.add_sequence([("select", select), ("evaluate", with_models(evaluate))])
     g.add_edge(START, "select")
-    g.add_edge("select", "evaluate")
     g.add_edge("evaluate", END)
     return g
 

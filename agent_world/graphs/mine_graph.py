@@ -42,7 +42,7 @@ from agent_world import scaleout
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import TaxonomyPath
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import checked_context, home_field, model_field, with_models
+from agent_world.graphs.context import ArenaContext, checked_context, model_field, with_models
 from agent_world.mining.coverage import uncovered_reasons
 from agent_world.mining.llm_miner import (
     MAX_ITERATIONS,
@@ -59,10 +59,9 @@ from agent_world.mining.web_search import MCPSearch, configured_search_spec
 
 
 @dataclass
-class MineContext:
+class MineContext(ArenaContext):
     """Run configuration (Studio's configuration panel)."""
 
-    home: str | None = home_field()
     miner_model: str = model_field("miner")
     source_timeout_s: Annotated[float, Gt(0)] = field(default=DEFAULT_TIMEOUT, metadata={
         "description": "Seconds one source may take to start and be read."})

@@ -39,9 +39,9 @@ from agent_world.envs.examples import example_names, load_example
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import (
+    ArenaContext,
     arena_home,
     checked_context,
-    home_field,
     model_field,
     with_models,
 )
@@ -53,10 +53,9 @@ DEFAULTS = task_synthesis.SynthesisConfig()
 
 
 @dataclass
-class SynthesizeContext:
+class SynthesizeContext(ArenaContext):
     """Settings of a synthesis run (what LangGraph Studio shows)."""
 
-    home: str | None = home_field()
     synthesizer_model: str = model_field("synthesizer")
     verifier_model: str = model_field("ReAct verifier")
     runs: Annotated[int, Gt(0)] = field(default=DEFAULTS.runs, metadata={

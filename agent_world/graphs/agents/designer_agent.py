@@ -26,20 +26,19 @@ from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.build_graph import build_designer
 from agent_world.graphs.context import (
+    ArenaContext,
     arena_home,
     checked_context,
-    home_field,
     model_field,
     setting,
 )
 
 
 @dataclass
-class DesignerContext:
+class DesignerContext(ArenaContext):
     """Configuration of a designer run (Studio's configuration panel)."""
 
     ROLE: ClassVar[str] = "designer"
-    home: str | None = home_field()
     model: str = model_field("tool designer")
     max_tools: int = setting(DEFAULT_TOOLS, "Candidate tools designed, at most.")
     max_repairs: int = setting(DEFAULT_REPAIRS,
@@ -89,12 +88,9 @@ def finish(state: DesignerState, config: RunnableConfig) -> dict[str, Any]:
 def build_graph() -> StateGraph:
     g = StateGraph(DesignerState, context_schema=DesignerContext, input_schema=DesignerInput,
                    output_schema=DesignerOutput)
-    g.add_node("start", start)
-    g.add_node("designer", build_designer().compile())
-    g.add_node("finish", finish)
+    g.add_sequence([("start", start), ("designer", build_designer().compile()),
+                    ("finish", finish)])
     g.add_edge(START, "start")
-    g.add_edge("start", "designer")
-    g.add_edge("designer", "finish")
     g.add_edge("finish", END)
     return g
 

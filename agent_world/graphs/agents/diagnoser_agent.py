@@ -23,15 +23,14 @@ from agent_world.errors import CatalogError
 from agent_world.evolution.diagnosis import diagnose
 from agent_world.evolution.diagnosis_model import EnvMeta
 from agent_world.evolution.eval_store import evaluation_tasks, load_evaluation
-from agent_world.graphs.context import arena_home, home_field, model_field, with_models
+from agent_world.graphs.context import ArenaContext, arena_home, model_field, with_models
 
 
 @dataclass
-class DiagnoserContext:
+class DiagnoserContext(ArenaContext):
     """Configuration of a diagnoser run (Studio's configuration panel)."""
 
     ROLE: ClassVar[str] = "diagnoser"
-    home: str | None = home_field()
     model: str = model_field("diagnoser")
 
 
@@ -76,10 +75,8 @@ def diagnose_node(state: DiagnoserState, config: RunnableConfig) -> dict[str, An
 def build_graph() -> StateGraph:
     g = StateGraph(DiagnoserState, context_schema=DiagnoserContext, input_schema=DiagnoserInput,
                    output_schema=DiagnoserOutput)
-    g.add_node("load", load)
-    g.add_node("diagnose", with_models(diagnose_node))
+    g.add_sequence([("load", load), ("diagnose", with_models(diagnose_node))])
     g.add_edge(START, "load")
-    g.add_edge("load", "diagnose")
     g.add_edge("diagnose", END)
     return g
 

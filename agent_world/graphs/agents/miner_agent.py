@@ -26,9 +26,9 @@ from typing_extensions import TypedDict
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.graphs.context import (
+    ArenaContext,
     arena_home,
     checked_context,
-    home_field,
     model_field,
     setting,
     with_models,
@@ -51,11 +51,10 @@ from agent_world.mining.web_search import MCPSearch, configured_search_spec
 
 
 @dataclass
-class MinerContext:
+class MinerContext(ArenaContext):
     """Configuration of a miner run (Studio's configuration panel)."""
 
     ROLE: ClassVar[str] = "miner"
-    home: str | None = home_field()
     model: str = model_field("miner")
     source_timeout_s: float = setting(DEFAULT_TIMEOUT,
                                       "Seconds the source may take to start and be read.")

@@ -29,9 +29,9 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import load_example
 from agent_world.envs.spec import EnvSpec
 from agent_world.graphs.context import (
+    ArenaContext,
     arena_home,
     checked_context,
-    home_field,
     model_field,
     setting,
     with_models,
@@ -46,11 +46,10 @@ from agent_world.tasks.toolgraph import tool_graph
 
 
 @dataclass
-class SynthesizerContext:
+class SynthesizerContext(ArenaContext):
     """Configuration of a synthesizer run (Studio's configuration panel)."""
 
     ROLE: ClassVar[str] = "synthesizer"
-    home: str | None = home_field()
     model: str = model_field("synthesizer")
     walks_per_candidate: int = setting(
         10, "Walks tried per requested candidate before giving up.")
@@ -138,10 +137,8 @@ def gate(state: SynthesizerState, config: RunnableConfig) -> dict[str, Any]:
 def build_graph() -> StateGraph:
     g = StateGraph(SynthesizerState, context_schema=SynthesizerContext,
                    input_schema=SynthesizerInput, output_schema=SynthesizerOutput)
-    g.add_node("draft", with_models(draft))
-    g.add_node("gate", gate)
+    g.add_sequence([("draft", with_models(draft)), ("gate", gate)])
     g.add_edge(START, "draft")
-    g.add_edge("draft", "gate")
     g.add_edge("gate", END)
     return g
 

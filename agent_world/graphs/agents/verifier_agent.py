@@ -25,9 +25,9 @@ from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import CatalogError
 from agent_world.graphs.context import (
+    ArenaContext,
     arena_home,
     checked_context,
-    home_field,
     model_field,
     setting,
     with_models,
@@ -43,11 +43,10 @@ from agent_world.tasks.model import Task
 
 
 @dataclass
-class VerifierContext:
+class VerifierContext(ArenaContext):
     """Configuration of a verifier run (Studio's configuration panel)."""
 
     ROLE: ClassVar[str] = "verifier"
-    home: str | None = home_field()
     model: str = model_field("verifier")
     runs: int = setting(DEFAULT_RUNS, "Independent runs of the verifier.")
     threshold: float = setting(DEFAULT_THRESHOLD,
