@@ -179,6 +179,18 @@ def test_the_shipped_corpus_is_mined_offline(home):
     assert too_many.exit_code == 1 and "the corpus holds" in too_many.output
 
 
+def test_a_source_with_its_own_tags_mines_with_complexification():
+    """asana has a tags entity: the tags operation joined tags to themselves (`tag_tags` with
+    `tag_id` twice) and the whole source failed in the main job's two iterations."""
+    from agent_world.mining.llm_miner import mine_theme
+    from agent_world.mining.sources import read_source
+
+    ref = next(r for r in corpus_sources() if r.name == "asana")
+    spec = mine_theme(read_source(ref), iterations=2, seed=0).spec
+    assert "tags" in {t.name for t in spec.tables}
+    assert all(len({c.name for c in t.columns}) == len(t.columns) for t in spec.tables)
+
+
 def test_corpus_documents_are_tool_lists():
     for ref in corpus_sources():
         doc = json.loads(Path(ref.reference).read_text())

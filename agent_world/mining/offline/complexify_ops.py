@@ -130,7 +130,8 @@ class StructureOps:
     def op_tags(self) -> bool:
         for target in self.cands(("core", "activity", "person")):
             join = identifier(f"{singular(target)}_tags")
-            if self.has(join) or not self.f.rows[target]:
+            # a source's own tags table is no record to tag: its join held tag_id twice (asana)
+            if target == "tags" or self.has(join) or not self.f.rows[target]:
                 continue
             if not self.has("tags"):
                 tags = TableSpec(name="tags", description="labels shared across records",
