@@ -71,4 +71,20 @@ def _by_group(names: list[str], known: dict[str, str], groups: dict[str, str],
     return {n: side[group[n]] for n in names if n not in known}
 
 
-__all__ = ["split_environments"]
+def fill_quota(by_env: dict[str, list[str]], per_env: int) -> list[str]:
+    """`per_env` task ids of each environment, in all `per_env` × environments where the
+    synthesized ones allow: an environment with fewer (a small tool set: 6 of 8 on excel)
+    leaves its shortfall to the others' spares, one at a time in environment order. Ids keep
+    the order given per environment."""
+    chosen = {env: list(ids[:per_env]) for env, ids in by_env.items()}
+    spare = {env: list(ids[per_env:]) for env, ids in by_env.items()}
+    short = per_env * len(by_env) - sum(len(ids) for ids in chosen.values())
+    while short > 0 and any(spare.values()):
+        for env in by_env:
+            if short > 0 and spare[env]:
+                chosen[env].append(spare[env].pop(0))
+                short -= 1
+    return [i for env in by_env for i in chosen[env]]
+
+
+__all__ = ["fill_quota", "split_environments"]

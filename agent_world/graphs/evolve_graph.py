@@ -58,7 +58,7 @@ from agent_world.evolution.eval_store import (
     load_evaluation,
     record_evaluation,
 )
-from agent_world.evolution.heldout import split_environments
+from agent_world.evolution.heldout import fill_quota, split_environments
 from agent_world.evolution.rounds import CurvePoint, RoundRecord
 from agent_world.graphs import mine_graph, stages
 from agent_world.graphs.context import checked_context, with_models
@@ -75,6 +75,9 @@ from agent_world.graphs.runner import final_state, invoke, thread_config
 from agent_world.mining.sources import default_sources
 from agent_world.mining.sources.harvest_corpus import corpus_sources
 from agent_world.tasks.evaluation import attempt
+
+# held-out tasks drawn per environment beyond its quota, for environments that give fewer
+HELDOUT_SPARE = 2
 
 
 # The state schema stays here: its module names the graph (`runner.graph_name`: "evolve").
@@ -228,9 +231,15 @@ def synthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
     train = stages.synthesize_tasks(state["train_envs"], home, s.tasks_per_env, s.seed,
                                     tag=f"{thread_of(config)}/initial",
                                     scale=run_scale(runtime))
-    heldout = stages.synthesize_tasks(state["heldout_envs"], home, s.heldout_tasks_per_env,
-                                      s.seed + 1, tag=f"{thread_of(config)}/heldout",
-                                      scale=run_scale(runtime))
+    # a few spare tasks per environment stand in for those a small environment cannot give
+    drawn = stages.synthesize_tasks(state["heldout_envs"], home,
+                                    s.heldout_tasks_per_env + HELDOUT_SPARE, s.seed + 1,
+                                    tag=f"{thread_of(config)}/heldout", scale=run_scale(runtime))
+    with Catalog.open(home) as cat:
+        by_env: dict[str, list[str]] = {env: [] for env in state["heldout_envs"]}
+        for task in load_tasks(cat, drawn):
+            by_env.setdefault(task.env_name, []).append(task.id)
+    heldout = fill_quota(by_env, s.heldout_tasks_per_env)
     if not heldout:
         raise AgentWorldError("no held-out task passed the trust gates; nothing to evaluate on")
     policy = s.policy or stages.default_policy()

@@ -55,3 +55,16 @@ def test_whole_categories_are_held_out_and_stay_so(tmp_path):
     with pytest.raises(AgentWorldError, match="two or more categories"):
         split_environments(Catalog.open(tmp_path / "one"), ["git", "gitlab"], 0.34,
                            groups=groups)
+
+
+def test_a_small_environment_leaves_its_shortfall_to_the_others():
+    from agent_world.evolution.heldout import fill_quota
+
+    by_env = {"excel": ["e1", "e2"], "git": ["g1", "g2", "g3", "g4", "g5"],
+              "word": ["w1", "w2", "w3"], "jira": ["j1", "j2", "j3", "j4"]}
+    chosen = fill_quota(by_env, 3)
+    assert len(chosen) == 12 and len(set(chosen)) == 12
+    # each environment's own first, then one spare at a time in environment order
+    assert chosen == ["e1", "e2", "g1", "g2", "g3", "g4", "w1", "w2", "w3", "j1", "j2", "j3"]
+    assert fill_quota(by_env, 5) == [i for ids in by_env.values() for i in ids]  # all there is
+    assert fill_quota({"a": ["a1", "a2", "a3"]}, 2) == ["a1", "a2"]
