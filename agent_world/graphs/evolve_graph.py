@@ -185,9 +185,9 @@ def mine(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCont
     started = time.monotonic()
     s = _settings(state)
     sources = list(s.sources)
-    if s.corpus_servers():
+    if s.corpus_sample:
         sources = (sources or [r.spec for r in default_sources(home_of(config))]) + \
-            [r.spec for r in corpus_sources(s.corpus_servers(), s.seed)]
+            [r.spec for r in corpus_sources(s.corpus_sample, s.seed)]
     out = mine_graph.build_graph().compile().invoke(
         {"sources": sources, "iterations": s.iterations, "seed": s.seed}, config,
         context=mine_graph.MineContext(**run_scale(runtime)))

@@ -13,9 +13,6 @@ from typing_extensions import TypedDict
 from agent_world import scaleout
 from agent_world.graphs.context import ArenaContext, model_field, setting
 
-# corpus servers mined beside the embedded default sources: 6 + 6 environments, half held out
-DEFAULT_CORPUS_SAMPLE = 6
-
 
 @dataclass
 class EvolveContext(ArenaContext):
@@ -24,10 +21,8 @@ class EvolveContext(ArenaContext):
     sources: list[str] = setting([], "Sources to mine (\"mcp:CMD\", \"mcp-url:URL\", "
                                  "\"file:PATH\"); empty: the embedded default sources.")
     # breadth: more environments to train on and hold out
-    corpus_sample: int | None = setting(
-        None, "Also mine a seeded sample of this many servers of the shipped MCP corpus; "
-              f"none given: {DEFAULT_CORPUS_SAMPLE} beside the embedded default sources, none "
-              "beside sources you name; 0: none.")
+    corpus_sample: int = setting(0, "Also mine a seeded sample of this many servers of the "
+                                 "shipped MCP corpus; 0: none.")
     iterations: int = setting(2, "Database complexification iterations when mining.")
     seed: int = setting(0, "Seed of every stage of the thread.")
     heldout_fraction: float = setting(0.5, "Share of environments never trained on.")
@@ -36,9 +31,9 @@ class EvolveContext(ArenaContext):
                               "the environments) or \"category\" (whole L2 taxonomy "
                               "categories).")
     tasks_per_env: int = setting(6, "Initial training tasks per training environment.")
-    # 48 on the six held-out default environments: one task is 2 points of pass rate (with
+    # 48 on the three held-out default environments: one task is 2 points of pass rate (with
     # 24 on two, one lucky task moved it by 4 points; with 12, by 8)
-    heldout_tasks_per_env: int = setting(8, "Evaluation tasks per held-out environment.")
+    heldout_tasks_per_env: int = setting(16, "Evaluation tasks per held-out environment.")
     # 6 on 3 environments are about half of a round's mix beside the replay (with 4, a third
     # of the mix: the targeted tasks were too few to tell from random ones, docs/ablation.md)
     targeted_tasks_per_env: int = setting(6, "New training tasks per targeted environment "
@@ -86,12 +81,6 @@ class EvolveContext(ArenaContext):
     # (agent_world.scaleout); this run's, not the thread's: a resumed run may choose others
     workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
     ray_address: str | None = scaleout.ray_field()
-
-    def corpus_servers(self) -> int:
-        """How many corpus servers the first round mines beside the sources."""
-        if self.corpus_sample is not None:
-            return self.corpus_sample
-        return 0 if self.sources else DEFAULT_CORPUS_SAMPLE
 
 
 class EvolveInput(TypedDict, total=False):

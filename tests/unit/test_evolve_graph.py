@@ -145,15 +145,6 @@ def test_a_corpus_sample_joins_the_sources(tmp_path, doubles):
     assert all(any(s in e for s in served) for e in mined - {"book_lending_prd"}), mined
 
 
-def test_the_default_arena_adds_corpus_servers_only_beside_the_embedded_sources():
-    from agent_world.graphs.evolve_schema import DEFAULT_CORPUS_SAMPLE
-
-    assert EvolveContext().corpus_servers() == DEFAULT_CORPUS_SAMPLE >= 6  # 6 + 6 environments
-    assert EvolveContext(sources=["file:x.md"]).corpus_servers() == 0  # yours, as named
-    assert EvolveContext(sources=["file:x.md"], corpus_sample=3).corpus_servers() == 3
-    assert EvolveContext(corpus_sample=0).corpus_servers() == 0
-
-
 def test_whole_categories_can_be_held_out(tmp_path, doubles):
     """`--arena corpus` (heldout_by="category"): the held-out environments' L2 categories
     are none of the training environments'; a bad setting is an error."""
