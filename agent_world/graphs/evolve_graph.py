@@ -231,15 +231,15 @@ def synthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
     train = stages.synthesize_tasks(state["train_envs"], home, s.tasks_per_env, s.seed,
                                     tag=f"{thread_of(config)}/initial",
                                     scale=run_scale(runtime))
-    # a few spare tasks per environment stand in for those a small environment cannot give
-    drawn = stages.synthesize_tasks(state["heldout_envs"], home,
-                                    s.heldout_tasks_per_env + HELDOUT_SPARE, s.seed + 1,
-                                    tag=f"{thread_of(config)}/heldout", scale=run_scale(runtime))
-    with Catalog.open(home) as cat:
-        by_env: dict[str, list[str]] = {env: [] for env in state["heldout_envs"]}
-        for task in load_tasks(cat, drawn):
-            by_env.setdefault(task.env_name, []).append(task.id)
-    heldout = fill_quota(by_env, s.heldout_tasks_per_env)
+    per_env, tag = s.heldout_tasks_per_env, f"{thread_of(config)}/heldout"
+    by_env = _by_env(home, state["heldout_envs"], stages.synthesize_tasks(
+        state["heldout_envs"], home, per_env, s.seed + 1, tag=tag, scale=run_scale(runtime)))
+    if any(len(ids) < per_env for ids in by_env.values()):
+        # a small environment gave fewer: a draw with spares, whose extras stand in for them
+        by_env = _by_env(home, state["heldout_envs"], stages.synthesize_tasks(
+            state["heldout_envs"], home, per_env + HELDOUT_SPARE, s.seed + 1,
+            tag=f"{tag}-spare", scale=run_scale(runtime)))
+    heldout = fill_quota(by_env, per_env)
     if not heldout:
         raise AgentWorldError("no held-out task passed the trust gates; nothing to evaluate on")
     policy = s.policy or stages.default_policy()
@@ -248,6 +248,15 @@ def synthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
             "phase": "baseline",
             "policy": policy, "policy_before": policy,
             "seconds": _timed(state, "synthesize", started)}
+
+
+def _by_env(home: Path, envs: list[str], ids: list[str]) -> dict[str, list[str]]:
+    """Task ids per environment, environments in the order given."""
+    with Catalog.open(home) as cat:
+        by_env: dict[str, list[str]] = {env: [] for env in envs}
+        for task in load_tasks(cat, ids):
+            by_env.setdefault(task.env_name, []).append(task.id)
+    return by_env
 
 
 def evaluate(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:

@@ -145,6 +145,28 @@ def test_a_corpus_sample_joins_the_sources(tmp_path, doubles):
     assert all(any(s in e for s in served) for e in mined - {"book_lending_prd"}), mined
 
 
+def test_a_short_held_out_environment_is_made_up_from_spares(tmp_path, doubles, monkeypatch):
+    """A held-out environment that gives fewer tasks than asked (a small tool set) leaves its
+    shortfall to a draw with spares from the others: the held-out set keeps its size."""
+    real = doubles.synthesize
+
+    def short(names, home, per_env, seed=0, guidelines=None, tag="", scale=None):
+        ids = real(names, home, per_env, seed, guidelines, tag, scale)
+        if tag.endswith("/heldout"):  # the first held-out env gives 2 fewer
+            cat = Catalog.open(home)
+            first = [i for i in ids if cat.get_task(i)["payload"]["env_name"] == names[0]]
+            ids = [i for i in ids if i not in first[per_env - 2:]]
+        return ids
+
+    monkeypatch.setattr(stages, "synthesize_tasks", short)
+    s1 = invoke(evolve.build_graph(), {"goal_rounds": 1}, thread_id="q", home=tmp_path,
+                context=_ctx())
+    assert len(s1["heldout_envs"]) == 1
+    assert len(s1["heldout_tasks"]) == 8 == len(set(s1["heldout_tasks"]))
+    assert [c["tag"] for c in doubles.synth_calls if "heldout" in c["tag"]] == \
+        ["q/heldout", "q/heldout-spare"]
+
+
 def test_whole_categories_can_be_held_out(tmp_path, doubles):
     """`--arena corpus` (heldout_by="category"): the held-out environments' L2 categories
     are none of the training environments'; a bad setting is an error."""
