@@ -145,9 +145,9 @@ class HFPolicy:
         """Cache every row's trace but its last token, in batches of rows with as much new
         text (`by_length` of the uncached counts), when one batch would re-run much more than
         that: the decoding batch then starts from these caches and prefills one token a row.
-        Prefilling and decoding want different batches: a batch decodes until its longest
-        reply ends, and on a CPU a decoding step costs about as much for 1 row as for 40 (the
-        weights are read once a step), so few large decoding batches are cheap; a batch
+        Prefilling and decoding want different batches: on a CPU a decoding step costs about
+        as much for 1 row as for 40 (the weights are read once a step), so few wide decoding
+        batches are cheap (rows leave them as they end, `decoding.decode`); a batch
         prefills its widest row's new tokens in every row, so prefill batches are narrow."""
         new = {i: len(s.trace.ids) - 1 - (e.length if (e := self._carried.get(id(s))) else 0)  # type: ignore[union-attr]
                for i, s in enumerate(states)}
