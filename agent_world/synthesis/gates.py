@@ -422,6 +422,13 @@ def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
 OTHER_CHAIN_ROUNDS, OTHER_CHAIN_CALLS = 2, 24
 
 
+def stated_value(values: list[Any], text: str) -> str | None:
+    """The first of a column's text `values` (longer than 2 characters) that `text` states.
+    Strings only: a JSON column holds dicts and lists, which neither hash nor are stated."""
+    texts = dict.fromkeys(v for v in values if isinstance(v, str) and len(v) > 2)
+    return next((v for v in texts if stated(v, text)), None)
+
+
 def _other_chain(task: Task, spec: EnvSpec, runtime: EnvRuntime, k: int, param: str,
                  value: Any, named: dict[str, Any], text: str) -> str | None:
     """Another chain of the environment's read tools that yields `value` for `param` of call
@@ -437,8 +444,7 @@ def _other_chain(task: Task, spec: EnvSpec, runtime: EnvRuntime, k: int, param: 
     for t in reads:  # "the customer with email ann@example.com": a value the request states
         for p in t.parameters.get("properties", {}):
             if p not in known and p not in PAGING:
-                hit = next((v for v in dict.fromkeys(sampler.columns.get(p, []))
-                            if isinstance(v, str) and len(v) > 2 and stated(v, text)), None)
+                hit = stated_value(sampler.columns.get(p, []), text)
                 if hit is not None:
                     known[p] = hit
     tried: set[str] = set()

@@ -462,3 +462,14 @@ def test_a_synthesizer_model_that_falls_back_is_reported(shop, runtime, tmp_path
             "offline-fallback"}
         [entry] = [e for e in cat.ledger("synthesize", run_id="fb") if e.subject == shop.name]
         assert "fell back to the offline templates" in entry.reason
+
+
+def test_a_stated_value_is_found_among_json_columns():
+    """A corpus column of JSON objects (dicts do not hash) once crashed synthesis of the whole
+    environment while looking for values the request states."""
+    from agent_world.synthesis.gates import stated_value
+
+    values = [{"a": 1}, ["x"], "ann@example.com", "ann@example.com", "no", 7]
+    assert stated_value(values, "the customer with email ann@example.com") == "ann@example.com"
+    assert stated_value(values, "nothing here") is None
+    assert stated_value([{"b": 2}], "b 2") is None
