@@ -509,6 +509,18 @@ def gate_no_shortcut(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResu
     if len(results) != len(plan.steps):
         return ok
     seen = [selected(r, s.select) for r, s in zip(results, plan.steps, strict=True)]
+    if answer.get("kind", "none") == "none":  # a state task: its later writes must matter
+        for k in range(1, len(plan.steps)):
+            ep = runtime.open(spec, seed=task.seed)
+            try:
+                execute_plan(plan.model_copy(update={"steps": plan.steps[:k]}), ep)
+                res = check_episode(task, ep, None)
+            finally:
+                ep.close()
+            if res.passed:  # e.g. a status set by one call and set back by the next
+                return GateResult(name="no_shortcut", passed=False,
+                                  detail=f"the first {k} of {len(plan.steps)} calls reach the "
+                                         "state the task asks for")
     for j, step in enumerate(plan.steps):
         if spec.tool(step.tool).mutates:
             continue
