@@ -254,8 +254,11 @@ def _by_env(home: Path, envs: list[str], ids: list[str]) -> dict[str, list[str]]
     """Task ids per environment, environments in the order given."""
     with Catalog.open(home) as cat:
         by_env: dict[str, list[str]] = {env: [] for env in envs}
-        for task in load_tasks(cat, ids):
-            by_env.setdefault(task.env_name, []).append(task.id)
+        for i in ids:  # one row each, not the whole catalog's tasks
+            row = cat.get_task(i)
+            if row is None:
+                raise AgentWorldError(f"task {i} missing from the catalog")
+            by_env.setdefault(row["payload"]["env_name"], []).append(i)
     return by_env
 
 
