@@ -23,11 +23,9 @@ server's event loop.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Any
 
 from annotated_types import Ge, Gt
@@ -165,7 +163,6 @@ class MinedSource:
     doc: SourceDocument
     mined: MinedTheme
     taxonomy: TaxonomyPath
-    source_ref: str
     notes: list[str]
 
 
@@ -184,7 +181,7 @@ def mine_job(source: str, iterations: int, seed: int, web_search: str | None, ti
                                      "iteration": st.iteration, "of": iterations,
                                      "tables": st.tables, "rows": st.rows}))
     return MinedSource(doc=doc, mined=mined, taxonomy=classify(bounded_document(doc)),
-                       source_ref=_portable(doc), notes=notes)
+                       notes=notes)
 
 
 def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineContext]
@@ -216,8 +213,7 @@ def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineC
         doc, mined = out.doc, out.mined
         key = f"{doc.kind}:{doc.content_key()}"
         spec = mined.spec
-        theme = spec.theme.model_copy(update={"taxonomy": out.taxonomy,
-                                              "source_ref": out.source_ref})
+        theme = spec.theme.model_copy(update={"taxonomy": out.taxonomy})
         name = cat.claim_env_name(spec.name, key, theme)
         spec = spec.model_copy(update={"theme": theme, "name": name})
         summary = cat.put_env(spec, stage="mined")
@@ -247,23 +243,6 @@ def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineC
                              "taxonomy": str(theme.taxonomy),
                              "fingerprint": summary.fingerprint, "stats": stats,
                              "seconds": mined.seconds, **fidelity}]}
-
-
-def _portable(doc: Any) -> str:
-    """Where a source came from, without the folder it sat in: the file name, the server
-    command with base names for its program and path arguments, the URL. The theme is part of
-    an environment's fingerprint, so a path there (the default sqlite server's database lives
-    in the arena home) gave the same source other fingerprints, and other tasks, per home."""
-    if doc.kind in ("openapi", "prd", "tool-list"):
-        return Path(doc.reference).name
-    if doc.kind == "mcp":
-        try:
-            argv = shlex.split(doc.reference)
-        except ValueError:
-            return doc.reference
-        return shlex.join([Path(a).name if a.startswith("/") else a for a in argv]) \
-            if argv else doc.reference
-    return doc.reference
 
 
 @contextmanager

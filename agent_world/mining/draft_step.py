@@ -60,7 +60,7 @@ def _theme(doc: SourceDocument) -> Theme:
         description=theme_description(doc),
         taxonomy=classify(doc, use_llm=False),  # provisional; the taxonomy stage decides
         source_kind=doc.kind,
-        source_ref=doc.reference,
+        source_ref=doc.portable_reference(),
         raw_descriptions=[f"{t.name}: {t.description}".strip() for t in doc.tools]
         + list(doc.features),
     )

@@ -125,6 +125,19 @@ def test_draft_fills_theme_and_provenance_and_leaves_tools_empty():
     assert it0["rows"] == spec.row_count() and it0["fingerprint"] == spec.fingerprint
 
 
+def test_a_source_read_from_another_folder_drafts_the_same_environment():
+    """The theme keeps where a source came from without its folders: the default sqlite
+    server's database lives in the arena home, and a path in the theme gave the same source
+    another fingerprint (so other synthesized tasks) in every home."""
+    specs = []
+    for home in ("/tmp/home-a", "/srv/b"):
+        doc = time_doc().model_copy(update={
+            "reference": f"/opt/venv/bin/mcp-server-time --db-path {home}/sources/db.sqlite"})
+        specs.append(draft_database(doc, gather_evidence(doc, []), seed=0))
+    assert specs[0].theme.source_ref == "mcp-server-time --db-path db.sqlite"
+    assert specs[0].fingerprint == specs[1].fingerprint
+
+
 def test_time_server_gives_timezones_and_conversions():
     doc = time_doc()
     spec = draft_database(doc, gather_evidence(doc, []), seed=0)

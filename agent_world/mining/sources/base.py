@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -95,6 +97,23 @@ class SourceDocument(BaseModel):
         data = self.model_dump(mode="json", exclude={"reference", "metadata"})
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def portable_reference(self) -> str:
+        """Where the source came from, without the folder it sat in: the file name, the server
+        command with base names for its program and path arguments, the URL. A theme keeps
+        this one: the theme is part of an environment's fingerprint, and a path there (the
+        default sqlite server's database lives in the arena home) gave the same source other
+        fingerprints, and other tasks, per home."""
+        if self.kind in ("openapi", "prd", "tool-list"):
+            return Path(self.reference).name
+        if self.kind == "mcp":
+            try:
+                argv = shlex.split(self.reference)
+            except ValueError:
+                return self.reference
+            return shlex.join([Path(a).name if a.startswith("/") else a for a in argv]) \
+                if argv else self.reference
+        return self.reference
 
     def text(self) -> str:
         """Everything the source says, as plain text (for LLM prompts and keyword evidence)."""
