@@ -41,6 +41,9 @@ _NAMED = {
     "condition": "condition", "sku": "code", "iban": "iban",
     "license_plate": "license_plate", "ssn": "ssn",
 }
+# how many results a page holds, as list arguments call it
+_PAGE_SIZES = frozenset({"limit", "per_page", "page_size", "top", "max_results", "max_items",
+                         "count_per_page", "max_count", "size"})
 # the people a `<role>_name` column names: the miner's person roles and nouns, and the roles of
 # records people sign, borrow, hold or commit
 _PERSON_ROLES = frozenset(PERSON_ROLES | PERSON_NOUNS | {"borrower", "committer", "holder",
@@ -90,6 +93,14 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "small_int"
         if words & {"minutes", "duration"}:
             return "duration"
+        if words & {"font", "pt"}:
+            return "font_size"
+        if n in _PAGE_SIZES:
+            return "page_size"
+        if n in ("offset", "skip", "start", "start_index"):
+            return "offset"
+        if n in ("page", "page_number", "page_no"):
+            return "page"
         if words & {"size", "bytes"}:
             return "bytes"
         if words & {"decimals"}:
@@ -104,6 +115,47 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return _FORMAT_SEMANTICS[fmt]
     if n in _NAMED:
         return _NAMED[n]
+    # kinds the corpus's tool arguments name most often, before the word lists below catch
+    # them by one of their words (a message_id is no message, a font_size no byte count)
+    if n in ("id", "uid", "gid", "iid", "udid", "guid") or \
+            n.endswith(("_id", "_gid", "_iid", "_uid", "_ids")):
+        return "text_id"
+    if n.endswith("_date") or words & {"date", "since", "until"} or \
+            re.search(r"yyyy-mm-dd|iso[ -]?8601 date|\(date\)", d):
+        return "text_date"
+    if words & {"font"}:
+        return "font_name"
+    if n in ("style", "style_name") or n.endswith("_style"):
+        return "style_name"
+    if words & {"sheet", "worksheet"} and n not in ("sheet_count", "sheets") or \
+            single in ("sheet", "worksheet") and n in ("name", "new_name", "title"):
+        return "sheet_name"
+    if words & {"cell", "cells"} or n in ("used_range", "cell_range", "freeze_panes",
+                                           "auto_filter", "a1_range", "print_area"):
+        return "cell_ref"
+    if words & {"password", "passphrase", "secret"}:
+        return "password"
+    if n in ("query", "q", "search", "search_query", "search_term", "keyword", "keywords",
+             "term", "search_text"):
+        return "search_terms"
+    if n in ("command", "cmd", "shell_command", "script"):
+        return "command"
+    if n in ("namespace", "k8s_namespace", "kube_namespace"):
+        return "namespace"
+    if n in ("opt_fields", "fields", "select", "columns", "include_fields"):
+        return "field_list"
+    if n in ("database", "database_name", "db", "db_name"):
+        return "database_name"
+    if n == "status" and t == "text":  # no declared enum: the usual states
+        return "status"
+    if n in ("platform", "os", "operating_system"):
+        return "platform"
+    if n in ("environment", "deploy_environment"):
+        return "deploy_environment"
+    if n in ("repository", "repo", "repository_name", "repo_name"):
+        return "slug_name"
+    if words & {"image"} and (words & {"docker", "container"} or "docker" in d):
+        return "docker_image"
     if single in ("query", "statement") and n in ("content", "sql", "query", "statement"):
         return "sql"
     if single == "table" and n in ("name", "table_name"):
@@ -137,6 +189,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "url"
     if n in ("file_name", "filename"):
         return "file_name"
+    if words & {"directory", "dir", "folder"} and single not in ("repository", "repo"):
+        return "dir_path"
     if words & {"path", "directory", "dir", "file", "folder"}:
         return "repo_path" if single in ("repository", "repo") else "file_path"
     if "timezone" in words or n in ("tz", "time_zone", "tz_name") or \
@@ -173,7 +227,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if words & {"specialty", "speciality", "department"}:
         return "specialty"
     if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",
-                "bio", "summary", "instructions", "answer", "question", "feedback", "value"}:
+                "bio", "summary", "instructions", "answer", "question", "feedback", "value",
+                "prompt", "error"}:
         return "sentence"
     if words & {"description", "details"}:
         return "paragraph"
@@ -191,6 +246,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if words & {"type", "kind", "category", "genre", "role", "target", "action", "method",
                 "channel", "source", "unit"}:
         return "category"
+    if n.endswith("_name") and n not in ("field_name", "column_name"):  # a script's, an app's
+        return "slug_name"
     if n in ("name", "label"):
         if single in ("repository", "repo", "project", "package", "service", "bucket", "app"):
             return "slug_name"

@@ -15,6 +15,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.coverage import declared_hints  # what the source declares
 from agent_world.mining.offline.derivation import complete_model, derive_model
+from agent_world.mining.offline.described_values import described_file_types
 from agent_world.mining.offline.evidence import Evidence
 from agent_world.mining.offline.naming import identifier, singular
 from agent_world.mining.offline.reference_data import CURATED_TABLES
@@ -144,15 +145,21 @@ def draft_tables_and_rows(doc: SourceDocument, evidence: list[Evidence], seed: i
 
     hints = declared_hints(doc, SimpleNamespace(tables=tables))
     notes = reconcile_with_source(tables, hints)
-    factory = RowFactory(tables, None, seed, clock, hints)
+    factory = RowFactory(tables, None, seed, clock, hints, described_file_types(doc.text()))
     draft_volumes(tables, kinds, factory)
     return tables, factory.rows, kinds, notes
+
+
+def theme_file_types(spec: EnvSpec) -> list[str]:
+    """The file types the environment's source names (its theme keeps what it said)."""
+    return described_file_types(" ".join([spec.theme.description,
+                                          *spec.theme.raw_descriptions]))
 
 
 def scale_rows(spec: EnvSpec, seed: int | str, minimum: dict[str, int]) -> dict[str, list]:
     """Top tables up to `minimum` rows with the offline generator (LLM path volumes)."""
     f = RowFactory(spec.tables, spec.rows, f"scale:{seed}", spec.clock_start,
-                   spec.provenance.stats.get("field_hints"))
+                   spec.provenance.stats.get("field_hints"), theme_file_types(spec))
     kinds = table_kinds(spec)
     for tname in table_order(spec.tables):
         if kinds.get(tname) == "reference" and tname in CURATED_TABLES:
@@ -165,7 +172,8 @@ def scale_rows(spec: EnvSpec, seed: int | str, minimum: dict[str, int]) -> dict[
 
 def fill_column(spec: EnvSpec, table: str, col: ColumnSpec, seed: int | str) -> list[Any]:
     """Values for a new column on a table's existing rows (LLM path)."""
-    f = RowFactory(spec.tables, spec.rows, f"fill:{seed}:{table}.{col.name}", spec.clock_start)
+    f = RowFactory(spec.tables, spec.rows, f"fill:{seed}:{table}.{col.name}", spec.clock_start,
+                   file_types=theme_file_types(spec))
     out = []
     for row in spec.rows.get(table, []):
         if col.foreign_key:

@@ -129,5 +129,30 @@ BOOK_SUBJECTS = [
     "Art", "Music", "Drama", "Language Arts & Disciplines", "Law", "Education",
     "True Crime", "Comics & Graphic Novels",
 ]
+# what office documents, clusters and shells hold, as their users name them
+SHEET_NAMES = ["Sheet1", "Sheet2", "Summary", "Data", "Q1", "Q2", "Q3", "Q4", "Budget",
+               "Sales", "Inventory", "Expenses", "Forecast", "Raw data", "Pivot", "2025"]
+FONT_NAMES = ["Calibri", "Arial", "Times New Roman", "Helvetica", "Georgia", "Verdana",
+              "Cambria", "Garamond", "Courier New", "Segoe UI"]
+FONT_SIZES = [8, 9, 10, 11, 12, 14, 16, 18, 20, 24, 28, 36, 48]
+STYLE_NAMES = ["Normal", "Heading 1", "Heading 2", "Heading 3", "Title", "Subtitle", "Quote",
+               "List Bullet", "List Number", "Caption", "Intense Quote", "No Spacing"]
+FILE_STEMS = ["budget", "report", "invoice", "inventory", "roster", "sales", "forecast",
+              "minutes", "proposal", "notes", "contract", "timesheet", "summary", "plan",
+              "expenses", "schedule", "pricing", "survey", "handbook", "release-notes"]
+FOLDERS = ["Documents", "Reports", "Finance", "Projects", "Shared", "Archive", "Downloads",
+           "Marketing", "HR", "Engineering"]
+NAMESPACES = ["default", "kube-system", "production", "staging", "monitoring", "ingress-nginx",
+              "dev", "payments", "data", "observability"]
+COMMANDS = ["ls -la", "git status", "npm test", "python -m pytest -q", "df -h", "uptime",
+            "docker ps", "make build", "kubectl get pods", "tail -n 50 app.log",
+            "systemctl status nginx", "du -sh *", "pip list", "cat README.md"]
+STATUSES = ["active", "pending", "completed", "failed", "cancelled", "running", "paused"]
+PLATFORMS = ["ios", "android", "windows", "macos", "linux", "web"]
+DEPLOY_ENVIRONMENTS = ["production", "staging", "development", "test", "preview"]
+DOCKER_IMAGES = ["nginx:1.27", "postgres:16", "redis:7-alpine", "node:20-slim",
+                 "python:3.12-slim", "grafana/grafana:11.0.0", "mysql:8.4", "busybox:1.36"]
+DATABASE_NAMES = ["analytics", "app_production", "sales", "inventory", "users", "warehouse",
+                  "billing", "reporting", "crm", "events"]
 COLORS = ["red", "orange", "yellow", "green", "teal", "blue", "indigo", "purple", "pink",
           "gray"]

@@ -18,21 +18,45 @@ from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.column_semantics import _FORMAT_SEMANTICS, column_semantic
+from agent_world.mining.offline.described_values import described_value
 from agent_world.mining.offline.naming import singular
 from agent_world.mining.offline.reference_data import (
     BOOK_SUBJECTS,
     BRANCH_PREFIXES,
     COLORS,
+    COMMANDS,
     COUNTRIES,
     CURRENCIES,
+    DATABASE_NAMES,
+    DEPLOY_ENVIRONMENTS,
+    DOCKER_IMAGES,
+    FILE_STEMS,
+    FOLDERS,
+    FONT_NAMES,
+    FONT_SIZES,
     LANGUAGES,
     MIME_TYPES,
+    NAMESPACES,
+    PLATFORMS,
+    SHEET_NAMES,
     SPECIALTIES,
+    STATUSES,
+    STYLE_NAMES,
     TAG_WORDS,
     TIME_ZONES,
 )
+from agent_world.mining.offline.row_times import WINDOW_START
 from agent_world.mining.semantics.lifecycle_rule import ATTENDED
 from agent_world.mining.semantics.zones import address_country, country_zones
+
+# kinds whose values a column's description may say better (its examples, its choices): the
+# ones read from a name's last resort, and the office and paging kinds, whose examples name a
+# service's own conventions ('A1:D20', 'Helvetica', 14)
+DESCRIBED_KINDS = frozenset({
+    "word", "code", "category", "title", "count", "bytes", "small_int", "position", "text_id",
+    "sheet_name", "cell_ref", "style_name", "font_name", "font_size", "search_terms",
+    "namespace", "page_size", "slug_name", "database_name", "command", "offset", "page",
+    "status", "platform", "deploy_environment", "docker_image"})
 
 _VISIT_REASONS = [
     "Annual physical", "Follow-up on blood pressure", "Persistent cough", "Knee pain after "
@@ -136,10 +160,17 @@ class RowValues:
                 return value
         if declared.get("format") in _FORMAT_SEMANTICS and col.type == "text":
             sem = _FORMAT_SEMANTICS[declared["format"]]
-        if sem == "branch_name" and not any(  # a branch of a library or a bank, not of git
-                c.foreign_key and singular(c.foreign_key.split(".")[0]) in ("repository", "repo")
-                for c in self.tables[table].columns):
+        if sem in DESCRIBED_KINDS and col.type in ("text", "integer"):
+            described = described_value(col.description or str(declared.get("description", "")),
+                                        r, integer=col.type == "integer")
+            if described is not None:
+                return described
+        in_repo = any(c.foreign_key and singular(c.foreign_key.split(".")[0]) in (
+            "repository", "repo") for c in self.tables[table].columns)
+        if sem == "branch_name" and not in_repo:  # a branch of a library or a bank, not of git
             sem = "library_branch"
+        if sem == "file_path" and in_repo:  # a file of a repository: a path in its tree
+            sem = "tree_path"
         if sem == "enum":
             vals = list(col.enum or [])
             if self._upcoming(table, row) and (self._lifecycle(table) or ("",))[0] == col.name:
@@ -179,10 +210,13 @@ class RowValues:
             "person_name": lambda: f.name(),
             "username": lambda: f.user_name(),
             "url": lambda: f.url() + f.uri_path(),
-            "file_name": lambda: f.file_name(),
-            "file_path": lambda: (f"/{'/'.join(f.words(r.randint(1, 3)))}/{row['file_name']}"
-                                  if isinstance(row.get("file_name"), str)
-                                  else f.file_path(depth=r.randint(1, 3))),
+            "file_name": lambda: self._file_name(),
+            "file_path": lambda: f"{self._folder()}/" + (
+                row["file_name"] if isinstance(row.get("file_name"), str) else self._file_name()),
+            "dir_path": lambda: self._folder(),
+            "tree_path": lambda: r.choice(["src/", "src/app/", "docs/", "tests/", "", "lib/",
+                                           "scripts/"]) + f"{f.word()}_{f.word()}" +
+            r.choice([".py", ".py", ".md", ".ts", ".json", ".yml", ".toml"]),
             "repo_path": lambda: f"/srv/git/{f.user_name()}/{f.word()}-{f.word()}",
             "timezone": lambda: self._zone(row),
             "utc_offset": lambda: r.choice(TIME_ZONES)[1],
@@ -241,6 +275,28 @@ class RowValues:
             "place": lambda: f.city(),
             "calendar_name": lambda: f"{f.first_name()}'s "
                                      f"{r.choice(['Work', 'Personal', 'Team', 'On-call'])}",
+            "text_id": lambda: f"{r.getrandbits(48):012x}",
+            "text_date": lambda: self._rand_time(WINDOW_START, self.clock).date().isoformat(),
+            "font_name": lambda: r.choice(FONT_NAMES),
+            "font_size": lambda: r.choice(FONT_SIZES),
+            "style_name": lambda: r.choice(STYLE_NAMES),
+            "sheet_name": lambda: r.choice(SHEET_NAMES),
+            "cell_ref": lambda: self._cell_range(),
+            "password": lambda: f.password(length=r.randint(10, 16)),
+            "search_terms": lambda: " ".join(f.words(r.randint(1, 2))),
+            "command": lambda: r.choice(COMMANDS),
+            "namespace": lambda: r.choice(NAMESPACES),
+            "database_name": lambda: r.choice(DATABASE_NAMES),
+            "status": lambda: r.choices(STATUSES, weights=[30, 10, 25, 5, 5, 10, 5])[0],
+            "platform": lambda: r.choice(PLATFORMS),
+            "deploy_environment": lambda: r.choice(DEPLOY_ENVIRONMENTS),
+            "docker_image": lambda: r.choice(DOCKER_IMAGES),
+            "field_list": lambda: ",".join(r.sample(
+                [c.name for c in self.tables[table].columns if not c.primary_key] or ["name"],
+                k=min(3, max(1, len(self.tables[table].columns) - 1)))),
+            "page_size": lambda: r.choice([5, 10, 20, 25, 50, 100]),
+            "offset": lambda: r.choice([0, 0, 10, 20, 50, 100]),
+            "page": lambda: r.randint(1, 5),
             "word": lambda: f.word(),
         }
         return gen.get(sem, gen["word"])()
@@ -278,6 +334,28 @@ class RowValues:
                                          parts[0] + str(self.rng.randint(1, 99))])
                 return f"{local}@{self.fake.free_email_domain()}"
         return self.fake.email()
+
+    def _file_name(self) -> str:
+        """A file name as people keep them ("sales-2025-q3.xlsx"), of a type the source names
+        when it names some (an Excel server's workbooks are .xlsx, not .gif)."""
+        f, r = self.fake, self.rng
+        stem = r.choice(FILE_STEMS)
+        stem += r.choice(["", f"-{r.randint(2022, 2026)}", f"-q{r.randint(1, 4)}",
+                          f"-{f.word()}", f"-v{r.randint(1, 4)}"])
+        types = getattr(self, "file_types", None) or []
+        ext = r.choice(types) if types else f.file_extension()
+        return f"{stem}.{ext}"
+
+    def _folder(self) -> str:
+        f, r = self.fake, self.rng
+        return r.choice([f"/home/{f.user_name()}", f"/Users/{f.first_name().lower()}",
+                         "/srv/data", "/data"]) + f"/{r.choice(FOLDERS)}"
+
+    def _cell_range(self) -> str:
+        r = self.rng
+        col = r.randrange(8)
+        top = r.randint(1, 20)
+        return f"{chr(65 + col)}{top}:{chr(65 + col + r.randint(1, 6))}{top + r.randint(4, 60)}"
 
     def _mime(self, row: dict[str, Any]) -> str:
         for key in ("file_name", "filename", "file_path", "path", "name"):

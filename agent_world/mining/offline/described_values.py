@@ -1,0 +1,123 @@
+"""Values a source describes for a column whose name alone does not tell its kind: the examples
+its argument descriptions give ("e.g. 'A1:D20'", "(e.g., 'Helvetica', 'Times New Roman')",
+"Font size in points (e.g., 14, 36)"), the choices they list ("Can be: public_to_workspace,
+private_to_team, private") and the file types the environment works with ("Excel workbooks
+(.xlsx, .xlsm)"). Over the shipped corpus more than half of the text arguments fell back to a
+random dictionary word ('range' "son", a workbook "/during/many/behavior.gif"); a value shaped
+like the source's own example is one a user of that service would type."""
+
+from __future__ import annotations
+
+import random
+import re
+
+# "e.g. 'A1:D20'", "(e.g., 14, 36)", "for example: `main`", "such as \"work\""
+_EXAMPLE_LEAD = re.compile(r"\b(?:e\.\s?g\.?|eg\.|for example|for instance|such as|example:|"
+                           r"examples:|like)\s*[:,]?\s*", re.I)
+_CHOICE_LEAD = re.compile(r"\b(?:can be|one of|valid values(?: are)?|accepted values(?: are)?|"
+                          r"allowed values(?: are)?|possible values(?: are)?|options are|"
+                          r"either)\s*[:]?\s*", re.I)
+_QUOTED = re.compile(r"'([^'\n]{1,60})'|\"([^\"\n]{1,60})\"|`([^`\n]{1,60})`|‘([^’\n]{1,60})’")
+_BARE = re.compile(r"^[\w.@:/+-]{1,40}$")
+# file types a user names when they say what a service works with (document-like ones: a
+# '.json' in an API's description names its payload, not the files its users keep)
+_FILE_TYPES = ("xlsx", "xlsm", "xls", "csv", "tsv", "docx", "doc", "odt", "pdf", "pptx", "ppt",
+               "png", "jpg", "jpeg", "gif", "svg", "webp", "md", "txt", "mp3", "mp4", "wav",
+               "zip", "epub", "ipynb")
+_FILE_TYPE = re.compile(r"(?<![\w/])\.(" + "|".join(_FILE_TYPES) + r")\b", re.I)
+_DIGITS = re.compile(r"\d+")
+_CELL = re.compile(r"\b([A-Z]{1,2})(?=\d)")
+
+
+def _segment(text: str, lead: re.Pattern[str]) -> list[str]:
+    """The stretches of `text` after each `lead`, up to the closing bracket or the sentence's end."""
+    out = []
+    for m in lead.finditer(text):
+        rest = text[m.end():]
+        end = re.search(r"\)|\]|\.\s|\.$|;|\n", rest)
+        out.append(rest[:end.start()] if end else rest)
+    return out
+
+
+def _items(segment: str) -> list[str]:
+    quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(segment)]
+    if quoted:
+        return [q.strip() for q in quoted if q.strip()]
+    parts = [p.strip(" .") for p in re.split(r",\s*|\s+or\s+|\s*\|\s*", segment)]
+    parts = [re.sub(r"^(?:and|or)\s+", "", p) for p in parts if p]
+    # bare items are single tokens ("binance, coinbase"; "14, 36"), never prose
+    return parts if parts and all(_BARE.match(p) for p in parts) else []
+
+
+def described_examples(description: str) -> list[str]:
+    """The example values a description gives, in its order, each once."""
+    found = [item for seg in _segment(description, _EXAMPLE_LEAD) for item in _items(seg)]
+    return list(dict.fromkeys(found))
+
+
+def described_choices(description: str) -> list[str]:
+    """The values a description says are the only ones ("Can be: a, b or c")."""
+    found = [item for seg in _segment(description, _CHOICE_LEAD) for item in _items(seg)]
+    return list(dict.fromkeys(found)) if len(found) >= 2 else []
+
+
+def described_file_types(text: str) -> list[str]:
+    """The document file types a source's text names (".xlsx", ".docx"), most named first."""
+    counts: dict[str, int] = {}
+    for m in _FILE_TYPE.finditer(text):
+        ext = m.group(1).lower()
+        counts[ext] = counts.get(ext, 0) + 1
+    return sorted(counts, key=lambda e: -counts[e])
+
+
+def is_structured(example: str) -> bool:
+    """An example with digits or id punctuation ('PROJ-123', 'A1:D20', '2103.12345'): its
+    shape is what matters, not its words."""
+    return bool(re.search(r"\d", example)) or bool(re.fullmatch(r"[\w]+[:_./-][\w:_./-]+",
+                                                                example))
+
+
+def like(example: str, rng: random.Random) -> str:
+    """A value of the example's shape: its digit runs redrawn (as many digits, no new
+    leading zero), a cell reference's column letters redrawn, every other character kept:
+    'A1:D20' → 'C7:F41', 'PROJ-123' → 'PROJ-482', '2103.12345' → '2407.55310'."""
+    def digits(m: re.Match[str]) -> str:
+        run = m.group(0)
+        first = "123456789"[rng.randrange(9)] if run[0] != "0" else "0"
+        return first + "".join(str(rng.randrange(10)) for _ in run[1:])
+
+    out = _DIGITS.sub(digits, example)
+    if re.fullmatch(r"\$?[A-Z]{1,2}\$?\d+(:\$?[A-Z]{1,2}\$?\d+)?", example):  # A1 notation
+        shift = rng.randrange(6)
+        out = _CELL.sub(lambda m: "".join(chr(min(ord("Z"), ord(c) + shift)) for c in m.group(1)),
+                        out)
+    return out
+
+
+def described_value(description: str, rng: random.Random, integer: bool = False
+                    ) -> str | int | None:
+    """A value for a column from what its description gives, or None when it gives nothing
+    usable: a listed choice; a number between the examples' smallest and largest; an
+    example's shape redrawn; or one of the examples as given."""
+    if not description:
+        return None
+    choices = described_choices(description)
+    if choices and not integer:
+        return rng.choices(choices, weights=[1.0 / (i + 1) for i in range(len(choices))])[0]
+    examples = described_examples(description)
+    if integer:
+        nums = [int(e) for e in examples if re.fullmatch(r"-?\d{1,9}", e)]
+        if not nums:
+            return None
+        lo, hi = min(nums), max(nums)
+        if lo == hi:
+            lo, hi = max(0, lo // 2), hi * 2 if hi > 0 else hi + 10
+        return rng.randint(lo, hi)
+    if not examples:
+        return None
+    example = rng.choice(examples)
+    return like(example, rng) if is_structured(example) else example
+
+
+__all__ = ["described_choices", "described_examples", "described_file_types",
+           "described_value", "is_structured", "like"]

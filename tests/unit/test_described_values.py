@@ -1,0 +1,104 @@
+"""Values a source describes: a column whose name does not tell its kind takes the examples,
+choices and file types its source gives, not a random dictionary word."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.mining.offline.column_semantics import column_semantic
+from agent_world.mining.offline.described_values import (
+    described_choices,
+    described_examples,
+    described_file_types,
+    described_value,
+    like,
+)
+from agent_world.mining.offline.rows import RowFactory
+from agent_world.mining.sources import read_source
+from agent_world.mining.sources.harvest_corpus import corpus_sources
+
+
+@pytest.mark.parametrize("text, examples", [
+    ("e.g. 'A1:D20'. Default: the used range.", ["A1:D20"]),
+    ("Font family (e.g., 'Helvetica', 'Times New Roman')", ["Helvetica", "Times New Roman"]),
+    ("Font size in points (e.g., 14, 36)", ["14", "36"]),
+    ("Exchange ID (e.g., binance, coinbase)", ["binance", "coinbase"]),
+    # prose after a lead word is no example
+    ("Search applications by name, like the name shown in the UI", []),
+    ("The name of the table", []),
+])
+def test_examples_are_read_from_descriptions(text, examples):
+    assert described_examples(text) == examples
+
+
+def test_choices_are_read_and_drawn():
+    text = "Privacy setting of the project. Can be: public_to_workspace, private_to_team, private"
+    assert described_choices(text) == ["public_to_workspace", "private_to_team", "private"]
+    assert described_choices('Valid values: "pod", "node", "container". Else') == \
+        ["pod", "node", "container"]
+    rng = random.Random(0)
+    assert {described_value(text, rng) for _ in range(50)} == \
+        {"public_to_workspace", "private_to_team", "private"}
+
+
+def test_a_structured_example_gives_values_of_its_shape():
+    rng = random.Random(1)
+    ranges = {like("A1:D20", rng) for _ in range(30)}
+    assert len(ranges) > 20 and all(re.fullmatch(r"[A-Z]\d+:[A-Z]\d+", v) for v in ranges)
+    keys = {like("PROJ-123", rng) for _ in range(30)}
+    assert all(re.fullmatch(r"PROJ-[1-9]\d\d", k) for k in keys) and len(keys) > 10
+    sizes = {described_value("Font size in points (e.g., 14, 36)", rng, integer=True)
+             for _ in range(40)}
+    assert sizes <= set(range(14, 37)) and len(sizes) > 5
+
+
+def test_file_types_are_the_documents_a_source_names():
+    assert described_file_types("Work with Excel workbooks (.xlsx, .xlsm). Save as .xlsx.") == \
+        ["xlsx", "xlsm"]
+    # an API's payload format is not what its users keep as files
+    assert described_file_types("Returns the response as .json") == []
+
+
+@pytest.mark.parametrize("name, type_, kind", [
+    ("font_size", "integer", "font_size"), ("font_name", "text", "font_name"),
+    ("message_id", "text", "text_id"), ("start_date", "text", "text_date"),
+    ("sheet", "text", "sheet_name"), ("used_range", "text", "cell_ref"),
+    ("password", "text", "password"), ("query", "text", "search_terms"),
+    ("opt_fields", "text", "field_list"), ("limit", "integer", "page_size"),
+    ("directory", "text", "dir_path"), ("script_name", "text", "slug_name"),
+])
+def test_kinds_the_corpus_names_most(name, type_, kind):
+    assert column_semantic("items", ColumnSpec(name=name, type=type_)) == kind
+
+
+def test_rows_take_the_sources_examples_and_file_types():
+    table = TableSpec(name="ranges", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="path", type="text", nullable=False),
+        ColumnSpec(name="range", type="text", nullable=False, description="e.g. 'A1:D20'."),
+        ColumnSpec(name="view", type="text", nullable=False,
+                   description="One of: normal, page_layout")])
+    f = RowFactory([table], None, seed=0, file_types=["xlsx"])
+    rows = [f.make("ranges") for _ in range(20)]
+    assert all(r["path"].endswith(".xlsx") and r["path"].startswith("/") for r in rows)
+    assert all(re.fullmatch(r"[A-Z]\d+:[A-Z]\d+", r["range"]) for r in rows)
+    assert {r["view"] for r in rows} <= {"normal", "page_layout"}
+
+
+def test_a_mined_spreadsheet_server_reads_like_one():
+    """The shipped Excel server, mined offline: its workbooks are .xlsx/.xlsm files, its
+    ranges A1 references, its sheets named as spreadsheets name them."""
+    from agent_world.mining.llm_miner import mine_theme
+
+    ref = next(r for r in corpus_sources() if r.name == "excel")
+    spec = mine_theme(read_source(ref.spec), iterations=1, seed=0).spec
+    paths = [r["path"] for r in spec.rows["workbooks"] if r.get("path")]
+    assert paths and all(p.endswith((".xlsx", ".xlsm")) for p in paths)
+    ranges = [r["range"] for r in spec.rows.get("csvs", []) if r.get("range")]
+    assert ranges and all(re.fullmatch(r"[A-Z]+\d+:[A-Z]+\d+", v) for v in ranges)
+    sheets = [r["sheet"] for r in spec.rows.get("csvs", []) if r.get("sheet")]
+    assert sheets and all(" " not in s or s == "Raw data" for s in sheets)
