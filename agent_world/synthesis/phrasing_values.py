@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from agent_world.mining.offline.naming import plural_word, singular_word
+from agent_world.mining.offline.vocabulary import PERSON_ROLES
 from agent_world.tasks.check import normalise
 from agent_world.tasks.words import FROM_ROLES, TO_ROLES, split_words
 
@@ -230,6 +231,10 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
     return f"{words} {say(param, value, schema)}"
 
 
+# the people whose name a record carries for what they did to it (author_name, owner_name)
+_MAKERS = frozenset(PERSON_ROLES | {"committer", "uploader", "sender", "signer"})
+
+
 def which(field: str, value: Any) -> str:
     """The words that single out a list element: "whose fare class is business"."""
     r = role(field, value)
@@ -237,6 +242,8 @@ def which(field: str, value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and r != "key" and words and \
             words[-1].endswith("s") and words[-1] not in ("status", "address", "class"):
         return f"with {value} {' '.join(words[:-1] + [singular_word(words[-1])] if value == 1 else words)}"
+    if r == "name" and len(words) > 1 and words[0] in _MAKERS:
+        return f"by {say(field, value)}"  # "the commits by Jeffrey Luna", never "named" him
     if r == "name" or field in ("name", "title"):
         return f"named {say(field, value)}" if field != "title" else \
             f"titled {say(field, value)}"

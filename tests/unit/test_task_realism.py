@@ -447,6 +447,13 @@ def test_a_count_of_one_is_singular_and_an_id_pick_names_the_record(airline):
     assert "whose id is" not in text and text.endswith("customer reservation 16"), text
 
 
+def test_records_are_picked_by_the_person_who_made_them_not_named_after_them():
+    assert phrasing_values.which("author_name", "Jeffrey Luna") == "by Jeffrey Luna"
+    assert phrasing_values.which("owner_name", "Ann Lee") == "by Ann Lee"
+    assert phrasing_values.which("name", "Widget") == "named Widget"
+    assert phrasing_values.which("branch_name", "fix/x") == "named fix/x"
+
+
 def test_a_call_given_one_record_in_two_roles_is_no_task():
     """"create a time conversion for that transition's timezone as the source and that
     transition's timezone as the target": a conversion from a zone to itself."""
