@@ -1,16 +1,21 @@
 """The harvested corpus through the pipeline: harvest → mine → build → synthesize.
 
     python benchmarks/corpus_bench.py [--sample 20] [--seed 0] [--iterations 3] [--per-env 5]
-                                      [--harvest CACHE] [--json out.json]
+                                      [--executors pool,ray] [--harvest CACHE] [--json out.json]
 
 Harvest: the shipped corpus's index (servers harvested / tried); with `--harvest CACHE` the
 shipped list is harvested again into a temporary folder from the installs in CACHE (what is not
 installed there is installed: network), and its wall time is measured. Then a seeded sample of
 `--sample` corpus servers (0: all) is mined (`mine --corpus-sample`), every mined environment
-built and `--per-env` tasks synthesized for each, all in a temporary home. Prints one table:
-servers harvested / tried, sources mined / read (target ≥ 95 %), environments built, validated
-tools per environment, tasks synthesized, wall per stage, themes and tasks per minute, and the
-peak resident memory of this process and of its children.
+built and `--per-env` tasks synthesized for each (the stage graphs, fanning out one branch per
+source or environment), all in a temporary home. `--executors` runs that once per executor,
+each in its own home, one after the other: `pool` (a local process pool, one worker per core:
+the default), `ray` (a local Ray cluster started here, one CPU per core) or `serial` (in this
+process). Prints one table with a column per executor: servers harvested / tried, sources
+mined / read (target ≥ 95 %), environments built, validated tools per environment, tasks
+synthesized, wall per stage, themes and tasks per minute, and peak resident memory: this
+process's over the benchmark so far, and that of the processes it runs on during that run
+(its descendants' summed, sampled: pool workers, or Ray's daemons and workers).
 """
 
 from __future__ import annotations
@@ -22,28 +27,123 @@ import platform
 import resource
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import psutil  # noqa: E402
+from faker.providers.lorem.en_US import Provider as LoremWords  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_world.envs import EnvRuntime  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.graphs import mine_graph  # noqa: E402
 from agent_world.graphs.build_graph import build_environments  # noqa: E402
 from agent_world.graphs.runner import invoke  # noqa: E402
+from agent_world.graphs.synthesize_graph import synthesize_tasks  # noqa: E402
 from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
-from agent_world.synthesis.loop import SynthesisConfig, synthesize_env  # noqa: E402
+from agent_world.scaleout import cores  # noqa: E402
+
+# the run settings (stage graph context) of each executor
+EXECUTORS: dict[str, dict[str, object]] = {
+    "pool": {}, "ray": {"ray_address": "local"}, "serial": {"workers": 1}}
 
 
-def _peak_mb() -> tuple[float, float]:
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return own, children
+class ChildrenPeak:
+    """The largest summed resident memory of this process's descendants (pool workers, Ray's
+    daemons and workers), sampled twice a second while the block runs: the kernel's own
+    children peak counts only processes that have exited and been waited for."""
+
+    def __init__(self) -> None:
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        while not self._stop.wait(0.5):
+            total = 0
+            for child in me.children(recursive=True):
+                try:
+                    total += child.memory_info().rss
+                except psutil.Error:  # it exited between listing and reading
+                    pass
+            self.peak_mb = max(self.peak_mb, total / 2**20)
+
+    def __enter__(self) -> ChildrenPeak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _own_peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def lone_word_share(specs: list) -> tuple[int, int]:
+    """Text cells of the mined databases (keys and enums aside) that are one random
+    dictionary word (Faker's lorem list: what a column of no known kind used to get), and all
+    such cells."""
+    words = set(LoremWords.word_list)
+    lone = total = 0
+    for spec in specs:
+        for table in spec.tables:
+            cols = [c.name for c in table.columns if c.type == "text" and not c.primary_key
+                    and not c.foreign_key and not c.enum]
+            for row in spec.rows.get(table.name, []):
+                for c in cols:
+                    if isinstance(row.get(c), str):
+                        total += 1
+                        lone += row[c] in words
+    return lone, total
+
+
+def _pipeline(refs: list, args: argparse.Namespace, context: dict[str, object]
+              ) -> dict[str, object]:
+    """`_stages` with the peak memory of the processes it runs on."""
+    with ChildrenPeak() as children:
+        out = _stages(refs, args, context)
+    out["peak_mb"], out["children_peak_mb"] = _own_peak_mb(), children.peak_mb
+    return out
+
+
+def _stages(refs: list, args: argparse.Namespace, context: dict[str, object]
+            ) -> dict[str, object]:
+    """Mine, build and synthesize `refs` in a fresh home with the stage graphs, run by the
+    executor `context` asks for; the figures of that run."""
+    home = Path(tempfile.mkdtemp(prefix="corpus-bench-"))
+    out: dict[str, object] = {}
+    t0 = time.perf_counter()
+    values = invoke(mine_graph.build_graph(), {"sources": [r.spec for r in refs],
+                                               "iterations": args.iterations,
+                                               "seed": args.seed}, home=home,
+                    context={"home": str(home), **context})
+    out["mine_s"] = time.perf_counter() - t0
+    results = values.get("results") or []
+    out.update(sources=len(refs), mined=sum(r["status"] == "mined" for r in results),
+               mine_failures={r["source"]: r["error"] for r in results
+                              if r["status"] != "mined"})
+    with Catalog.open(home) as cat:
+        out["lone_words"], out["text_cells"] = lone_word_share(
+            [cat.get_env(e.name) for e in cat.list_envs()])
+    t0 = time.perf_counter()
+    built = build_environments([], home=home, context={"home": str(home), **context})
+    out["build_s"] = time.perf_counter() - t0
+    with Catalog.open(home) as cat:
+        tools = [len(cat.get_env(name).tools) for name in built]
+    out.update(built=len(built), tools_per_env=sum(tools) / max(1, len(tools)))
+    t0 = time.perf_counter()
+    tasks = synthesize_tasks(built, home=home, per_env=args.per_env, seed=args.seed,
+                             context={"home": str(home), **context})
+    out["synth_s"] = time.perf_counter() - t0
+    out["tasks"] = len(tasks)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,8 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-env", type=int, default=5, help="tasks asked per environment")
     parser.add_argument("--harvest", type=Path, metavar="CACHE",
                         help="harvest the shipped list again from the installs in CACHE")
+    parser.add_argument("--executors", type=lambda v: v.split(","), default=["pool"],
+                        help="comma-separated, each run in turn: pool, ray, serial")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    unknown = [e for e in args.executors if e not in EXECUTORS]
+    if unknown:
+        parser.error(f"--executors: unknown {', '.join(unknown)} (pool, ray, serial)")
     console = Console()
     home = Path(tempfile.mkdtemp(prefix="corpus-bench-"))
     figures: dict[str, object] = {
@@ -72,67 +177,46 @@ def main(argv: list[str] | None = None) -> int:
         figures["harvest_rerun"] = sum(r.status == "harvested" for r in results)
 
     refs = corpus_sources(args.sample or None, args.seed)
-    t0 = time.perf_counter()
-    values = invoke(mine_graph.build_graph(), {"sources": [r.spec for r in refs],
-                                               "iterations": args.iterations,
-                                               "seed": args.seed}, home=home)
-    figures["mine_s"] = time.perf_counter() - t0
-    results = values.get("results") or []
-    mined = [r for r in results if r["status"] == "mined"]
-    figures.update(sources=len(refs), mined=len(mined),
-                   mine_failures={r["source"]: r["error"] for r in results
-                                  if r["status"] != "mined"})
-
-    t0 = time.perf_counter()
-    built = build_environments([], home=home)
-    figures["build_s"] = time.perf_counter() - t0
-    cat = Catalog.open(home)
-    tools = [len(cat.get_env(name).tools) for name in built]
-    figures.update(built=len(built), tools_per_env=sum(tools) / max(1, len(tools)))
-
-    t0 = time.perf_counter()
-    kept = 0
-    with EnvRuntime() as runtime:
-        for name in built:
-            stats = synthesize_env(cat.get_env(name), SynthesisConfig(per_env=args.per_env), cat,
-                                   runtime, run_id="corpus-bench")
-            kept += stats["kept"]
-    figures["synth_s"] = time.perf_counter() - t0
-    figures["tasks"] = kept
-    figures["peak_mb"], figures["children_peak_mb"] = _peak_mb()
-
+    runs = {name: _pipeline(refs, args, EXECUTORS[name]) for name in args.executors}
+    figures["runs"] = runs
     table = Table(title=f"Corpus through the pipeline: {len(refs)} of {harvested} servers "
                         f"(seed {args.seed}), {args.iterations} iterations, "
-                        f"{args.per_env} tasks asked per environment")
+                        f"{args.per_env} tasks asked per environment, {cores()} cores")
     table.add_column("figure")
-    table.add_column("value", justify="right")
+    for name in runs:
+        table.add_column(name, justify="right")
     table.add_column("target", justify="right")
-    rows = [
-        ("servers harvested / tried", f"{harvested} / {harvested + failed}", ""),
-        ("sources mined / read", f"{len(mined)} / {len(refs)} "
-                                 f"({100 * len(mined) / max(1, len(refs)):.0f} %)", "≥ 95 %"),
-        ("environments built", str(len(built)), ""),
-        ("validated tools per environment", f"{figures['tools_per_env']:.1f}", ""),
-        ("tasks synthesized", str(kept), ""),
-    ]
+
+    def row(label: str, show: object, target: str = "") -> None:
+        table.add_row(label, *[show(r) for r in runs.values()], target)  # type: ignore[operator]
+
+    table.add_row("servers harvested / tried", *[f"{harvested} / {harvested + failed}"] * len(runs),
+                  "")
+    row("sources mined / read", lambda r: f"{r['mined']} / {r['sources']} "
+                                          f"({100 * r['mined'] / max(1, r['sources']):.0f} %)",
+        "≥ 95 %")
+    row("text cells that are one random word", lambda r: f"{r['lone_words']} / "
+        f"{r['text_cells']} ({100 * r['lone_words'] / max(1, r['text_cells']):.1f} %)")
+    row("environments built", lambda r: str(r["built"]))
+    row("validated tools per environment", lambda r: f"{r['tools_per_env']:.1f}")
+    row("tasks synthesized", lambda r: str(r["tasks"]))
     if args.harvest:
-        rows.append(("wall: harvest (from the install cache)", f"{figures['harvest_s']:.0f} s",
-                     ""))
-    rows += [
-        ("wall: mine", f"{figures['mine_s']:.0f} s", ""),
-        ("wall: build", f"{figures['build_s']:.0f} s", ""),
-        ("wall: synthesize", f"{figures['synth_s']:.0f} s", ""),
-        ("themes per minute (mine)", f"{60 * len(mined) / figures['mine_s']:.1f}", ""),
-        ("tasks per minute (synthesize)", f"{60 * kept / max(figures['synth_s'], 1e-9):.1f}",
-         ""),
-        ("peak memory: this process / its children",
-         f"{figures['peak_mb']:.0f} / {figures['children_peak_mb']:.0f} MB", ""),
-    ]
-    for r in rows:
-        table.add_row(*r)
+        table.add_row("wall: harvest (from the install cache)",
+                      *[f"{figures['harvest_s']:.0f} s"] * len(runs), "")
+    row("wall: mine", lambda r: f"{r['mine_s']:.0f} s")
+    row("wall: build", lambda r: f"{r['build_s']:.0f} s")
+    row("wall: synthesize", lambda r: f"{r['synth_s']:.0f} s")
+    row("wall: in all", lambda r: f"{r['mine_s'] + r['build_s'] + r['synth_s']:.0f} s",
+        "≤ 60 min")
+    row("themes per minute (mine)", lambda r: f"{60 * r['mined'] / r['mine_s']:.1f}")
+    row("tasks per minute (synthesize)",
+        lambda r: f"{60 * r['tasks'] / max(r['synth_s'], 1e-9):.1f}", "≥ 60")
+    row("peak memory: this process (so far) / its workers",
+        lambda r: f"{r['peak_mb']:.0f} / {r['children_peak_mb']:.0f} MB")
     console.print(table)
-    for source, error in figures["mine_failures"].items():  # type: ignore[union-attr]
-        console.print(f"[red]mine failed[/] {source}: {error.splitlines()[0]}")
+    for name, r in runs.items():
+        for source, error in r["mine_failures"].items():
+            console.print(f"[red]{name}: mine failed[/] {source}: {error.splitlines()[0]}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, default=str))
     return 0
