@@ -49,11 +49,23 @@ def test_a_structured_example_gives_values_of_its_shape():
     rng = random.Random(1)
     ranges = {like("A1:D20", rng) for _ in range(30)}
     assert len(ranges) > 20 and all(re.fullmatch(r"[A-Z]\d+:[A-Z]\d+", v) for v in ranges)
+    # a range stays one: as tall and wide as the example, its sheet kept
+    for v in ranges | {like("Data!B2:F2", rng) for _ in range(10)}:
+        (c1, r1, c2, r2), = re.findall(r"([A-Z])(\d+):([A-Z])(\d+)", v)
+        assert int(r2) >= int(r1) and c2 >= c1, v
     keys = {like("PROJ-123", rng) for _ in range(30)}
     assert all(re.fullmatch(r"PROJ-[1-9]\d\d", k) for k in keys) and len(keys) > 10
     sizes = {described_value("Font size in points (e.g., 14, 36)", rng, integer=True)
              for _ in range(40)}
     assert sizes <= set(range(14, 37)) and len(sizes) > 5
+
+
+def test_an_endpoint_example_is_kept_with_its_placeholders_filled():
+    text = ('The Jira API endpoint path. Examples: "/rest/api/3/project", '
+            '"/rest/api/3/issue/{issueIdOrKey}"')
+    values = {described_value(text, random.Random(i)) for i in range(20)}
+    assert "/rest/api/3/project" in values
+    assert all(re.fullmatch(r"/rest/api/3/(project|issue/\d+)", v) for v in values), values
 
 
 def test_file_types_are_the_documents_a_source_names():
@@ -70,6 +82,7 @@ def test_file_types_are_the_documents_a_source_names():
     ("password", "text", "password"), ("query", "text", "search_terms"),
     ("opt_fields", "text", "field_list"), ("limit", "integer", "page_size"),
     ("directory", "text", "dir_path"), ("script_name", "text", "slug_name"),
+    ("cell", "text", "cell"), ("target_cell", "text", "cell"), ("cells", "text", "cell_ref"),
 ])
 def test_kinds_the_corpus_names_most(name, type_, kind):
     assert column_semantic("items", ColumnSpec(name=name, type=type_)) == kind
@@ -81,12 +94,15 @@ def test_rows_take_the_sources_examples_and_file_types():
         ColumnSpec(name="path", type="text", nullable=False),
         ColumnSpec(name="range", type="text", nullable=False, description="e.g. 'A1:D20'."),
         ColumnSpec(name="view", type="text", nullable=False,
-                   description="One of: normal, page_layout")])
+                   description="One of: normal, page_layout"),
+        ColumnSpec(name="sort_range", type="text", nullable=False)])
     f = RowFactory([table], None, seed=0, file_types=["xlsx"])
     rows = [f.make("ranges") for _ in range(20)]
     assert all(r["path"].endswith(".xlsx") and r["path"].startswith("/") for r in rows)
     assert all(re.fullmatch(r"[A-Z]\d+:[A-Z]\d+", r["range"]) for r in rows)
     assert {r["view"] for r in rows} <= {"normal", "page_layout"}
+    # undescribed, a spreadsheet service's range is still an A1 range
+    assert all(re.fullmatch(r"[A-Z]\d+:[A-Z]\d+", r["sort_range"]) for r in rows)
 
 
 def test_a_mined_spreadsheet_server_reads_like_one():

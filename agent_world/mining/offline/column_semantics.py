@@ -130,6 +130,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if words & {"sheet", "worksheet"} and n not in ("sheet_count", "sheets") or \
             single in ("sheet", "worksheet") and n in ("name", "new_name", "title"):
         return "sheet_name"
+    if n in ("cell", "cell_ref", "cell_address") or n.endswith("_cell"):
+        return "cell"
     if words & {"cell", "cells"} or n in ("used_range", "cell_range", "freeze_panes",
                                            "auto_filter", "a1_range", "print_area"):
         return "cell_ref"

@@ -26,7 +26,7 @@ _FILE_TYPES = ("xlsx", "xlsm", "xls", "csv", "tsv", "docx", "doc", "odt", "pdf",
                "zip", "epub", "ipynb")
 _FILE_TYPE = re.compile(r"(?<![\w/])\.(" + "|".join(_FILE_TYPES) + r")\b", re.I)
 _DIGITS = re.compile(r"\d+")
-_CELL = re.compile(r"\b([A-Z]{1,2})(?=\d)")
+_A1 = re.compile(r"([\w ]+!)?([A-Z]{1,2})(\d+)(?::([A-Z]{1,2})(\d+))?")
 
 
 def _segment(text: str, lead: re.Pattern[str]) -> list[str]:
@@ -79,19 +79,21 @@ def is_structured(example: str) -> bool:
 
 def like(example: str, rng: random.Random) -> str:
     """A value of the example's shape: its digit runs redrawn (as many digits, no new
-    leading zero), a cell reference's column letters redrawn, every other character kept:
-    'A1:D20' → 'C7:F41', 'PROJ-123' → 'PROJ-482', '2103.12345' → '2407.55310'."""
+    leading zero), every other character kept; an A1 reference moved as a whole (its sheet
+    kept, a range as tall and wide): 'A1:D20' → 'C7:F26', 'PROJ-123' → 'PROJ-482'."""
     def digits(m: re.Match[str]) -> str:
         run = m.group(0)
         first = "123456789"[rng.randrange(9)] if run[0] != "0" else "0"
         return first + "".join(str(rng.randrange(10)) for _ in run[1:])
 
-    out = _DIGITS.sub(digits, example)
-    if re.fullmatch(r"\$?[A-Z]{1,2}\$?\d+(:\$?[A-Z]{1,2}\$?\d+)?", example):  # A1 notation
-        shift = rng.randrange(6)
-        out = _CELL.sub(lambda m: "".join(chr(min(ord("Z"), ord(c) + shift)) for c in m.group(1)),
-                        out)
-    return out
+    a1 = _A1.fullmatch(example)
+    if a1:  # A1 notation: columns shifted together, rows moved together (a range stays one)
+        sheet, c1, r1, c2, r2 = a1.groups()
+        shift, top = rng.randrange(6), rng.randint(1, 40)
+        col = lambda c: "".join(chr(min(ord("Z"), ord(ch) + shift)) for ch in c)  # noqa: E731
+        out = f"{sheet or ''}{col(c1)}{top}"
+        return out + (f":{col(c2)}{top + max(0, int(r2) - int(r1))}" if c2 else "")
+    return _DIGITS.sub(digits, example)
 
 
 def described_value(description: str, rng: random.Random, integer: bool = False
@@ -116,6 +118,8 @@ def described_value(description: str, rng: random.Random, integer: bool = False
     if not examples:
         return None
     example = rng.choice(examples)
+    if "/" in example:  # a path or an endpoint names a place: kept, its placeholders filled
+        return re.sub(r"\{[^{}]*\}", lambda _m: str(rng.randint(1, 99)), example)
     return like(example, rng) if is_structured(example) else example
 
 

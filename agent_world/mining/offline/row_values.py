@@ -56,7 +56,9 @@ DESCRIBED_KINDS = frozenset({
     "word", "code", "category", "title", "count", "bytes", "small_int", "position", "text_id",
     "sheet_name", "cell_ref", "style_name", "font_name", "font_size", "search_terms",
     "namespace", "page_size", "slug_name", "database_name", "command", "offset", "page",
-    "status", "platform", "deploy_environment", "docker_image"})
+    "status", "platform", "deploy_environment", "docker_image", "cell", "file_path",
+    "dir_path"})
+SPREADSHEETS = frozenset({"xlsx", "xlsm", "xls", "csv", "tsv"})
 
 _VISIT_REASONS = [
     "Annual physical", "Follow-up on blood pressure", "Persistent cough", "Knee pain after "
@@ -160,6 +162,9 @@ class RowValues:
                 return value
         if declared.get("format") in _FORMAT_SEMANTICS and col.type == "text":
             sem = _FORMAT_SEMANTICS[declared["format"]]
+        if sem == "word" and (col.name == "range" or col.name.endswith("_range")) and \
+                set(getattr(self, "file_types", ())) & SPREADSHEETS:
+            sem = "cell_ref"  # a spreadsheet service's ranges are A1 ranges
         if sem in DESCRIBED_KINDS and col.type in ("text", "integer"):
             described = described_value(col.description or str(declared.get("description", "")),
                                         r, integer=col.type == "integer")
@@ -282,6 +287,7 @@ class RowValues:
             "style_name": lambda: r.choice(STYLE_NAMES),
             "sheet_name": lambda: r.choice(SHEET_NAMES),
             "cell_ref": lambda: self._cell_range(),
+            "cell": lambda: f"{chr(65 + r.randrange(8))}{r.randint(1, 60)}",
             "password": lambda: f.password(length=r.randint(10, 16)),
             "search_terms": lambda: " ".join(f.words(r.randint(1, 2))),
             "command": lambda: r.choice(COMMANDS),
