@@ -198,7 +198,8 @@ def evolve(
     tasks_per_env: Annotated[int | None, typer.Option(
         help="Initial tasks per training env (default 6).")] = None,
     heldout_tasks: Annotated[int | None, typer.Option(
-        help="Evaluation tasks per held-out env (default 16).")] = None,
+        min=1, help="Evaluation tasks per held-out env (default: 48 in all, shared out over "
+                    "the held-out envs, at least 4 each: 16 on the default's 3).")] = None,
     fresh_heldout_tasks: Annotated[int | None, typer.Option(
         help="Fresh held-out tasks per held-out env each round, a new seed a round (the "
              "diagnosis reads them; default 0: none).")] = None,

@@ -231,7 +231,8 @@ def synthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
     train = stages.synthesize_tasks(state["train_envs"], home, s.tasks_per_env, s.seed,
                                     tag=f"{thread_of(config)}/initial",
                                     scale=run_scale(runtime))
-    per_env, tag = s.heldout_tasks_per_env, f"{thread_of(config)}/heldout"
+    per_env = s.heldout_quota(len(state["heldout_envs"]))
+    tag = f"{thread_of(config)}/heldout"
     by_env = _by_env(home, state["heldout_envs"], stages.synthesize_tasks(
         state["heldout_envs"], home, per_env, s.seed + 1, tag=tag, scale=run_scale(runtime)))
     if any(len(ids) < per_env for ids in by_env.values()):

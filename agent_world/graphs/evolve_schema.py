@@ -13,6 +13,9 @@ from typing_extensions import TypedDict
 from agent_world import scaleout
 from agent_world.graphs.context import ArenaContext, model_field, setting
 
+HELDOUT_TOTAL = 48
+HELDOUT_MIN_PER_ENV = 4
+
 
 @dataclass
 class EvolveContext(ArenaContext):
@@ -31,9 +34,12 @@ class EvolveContext(ArenaContext):
                               "the environments) or \"category\" (whole L2 taxonomy "
                               "categories).")
     tasks_per_env: int = setting(6, "Initial training tasks per training environment.")
-    # 48 on the three held-out default environments: one task is 2 points of pass rate (with
-    # 24 on two, one lucky task moved it by 4 points; with 12, by 8)
-    heldout_tasks_per_env: int = setting(16, "Evaluation tasks per held-out environment.")
+    # 48 in all (16 on each of the three held-out default environments): one task is 2 points
+    # of pass rate (with 24 on two, one lucky task moved it by 4 points; with 12, by 8); a
+    # wider arena shares them out rather than multiplying the evaluation's cost
+    heldout_tasks_per_env: int | None = setting(
+        None, f"Evaluation tasks per held-out environment; none: {HELDOUT_TOTAL} in all, shared "
+              f"out over the held-out environments (at least {HELDOUT_MIN_PER_ENV} each).")
     # 6 on 3 environments are about half of a round's mix beside the replay (with 4, a third
     # of the mix: the targeted tasks were too few to tell from random ones, docs/ablation.md)
     targeted_tasks_per_env: int = setting(6, "New training tasks per targeted environment "
@@ -81,6 +87,12 @@ class EvolveContext(ArenaContext):
     # (agent_world.scaleout); this run's, not the thread's: a resumed run may choose others
     workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
     ray_address: str | None = scaleout.ray_field()
+
+    def heldout_quota(self, environments: int) -> int:
+        """Held-out tasks asked of each of `environments` held-out environments."""
+        if self.heldout_tasks_per_env:
+            return self.heldout_tasks_per_env
+        return max(HELDOUT_MIN_PER_ENV, -(-HELDOUT_TOTAL // max(1, environments)))
 
 
 class EvolveInput(TypedDict, total=False):

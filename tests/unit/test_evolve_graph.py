@@ -132,6 +132,14 @@ def test_two_rounds_on_one_thread(tmp_path, doubles):
     assert fails and fails[0]["trajectory"]["task_id"] in heldout
 
 
+def test_held_out_tasks_are_shared_out_not_multiplied_by_a_wider_arena():
+    """48 held-out tasks in all by default: 16 on the default's 3 held-out environments, 8 on
+    the 6 of a 12-environment arena (not 6 x 16 = 96), never under 4; a number given is kept."""
+    ctx = EvolveContext()
+    assert [ctx.heldout_quota(n) for n in (1, 3, 6, 12, 24)] == [48, 16, 8, 4, 4]
+    assert EvolveContext(heldout_tasks_per_env=5).heldout_quota(6) == 5
+
+
 def test_a_corpus_sample_joins_the_sources(tmp_path, doubles):
     """`corpus_sample` mines that many shipped MCP servers beside the given sources: more
     environments to train on and hold out."""
