@@ -9,6 +9,7 @@ import re
 import pytest
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.described_values import (
     described_choices,
@@ -108,8 +109,6 @@ def test_rows_take_the_sources_examples_and_file_types():
 def test_a_mined_spreadsheet_server_reads_like_one():
     """The shipped Excel server, mined offline: its workbooks are .xlsx/.xlsm files, its
     ranges A1 references, its sheets named as spreadsheets name them."""
-    from agent_world.mining.llm_miner import mine_theme
-
     ref = next(r for r in corpus_sources() if r.name == "excel")
     spec = mine_theme(read_source(ref.spec), iterations=1, seed=0).spec
     paths = [r["path"] for r in spec.rows["workbooks"] if r.get("path")]

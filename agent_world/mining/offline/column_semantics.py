@@ -43,7 +43,7 @@ _NAMED = {
 }
 # how many results a page holds, as list arguments call it
 _PAGE_SIZES = frozenset({"limit", "per_page", "page_size", "top", "max_results", "max_items",
-                         "count_per_page", "max_count", "size"})
+                         "count_per_page", "max_count"})
 # the people a `<role>_name` column names: the miner's person roles and nouns, and the roles of
 # records people sign, borrow, hold or commit
 _PERSON_ROLES = frozenset(PERSON_ROLES | PERSON_NOUNS | {"borrower", "committer", "holder",
