@@ -27,13 +27,12 @@ import platform
 import resource
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import psutil  # noqa: E402
+from env_bench_phases import PeakSampler  # noqa: E402
 from faker.providers.lorem.en_US import Provider as LoremWords  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
@@ -50,36 +49,6 @@ from agent_world.scaleout import cores  # noqa: E402
 # the run settings (stage graph context) of each executor
 EXECUTORS: dict[str, dict[str, object]] = {
     "pool": {}, "ray": {"ray_address": "local"}, "serial": {"workers": 1}}
-
-
-class ChildrenPeak:
-    """The largest summed resident memory of this process's descendants (pool workers, Ray's
-    daemons and workers), sampled twice a second while the block runs: the kernel's own
-    children peak counts only processes that have exited and been waited for."""
-
-    def __init__(self) -> None:
-        self.peak_mb = 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    def _sample(self) -> None:
-        me = psutil.Process()
-        while not self._stop.wait(0.5):
-            total = 0
-            for child in me.children(recursive=True):
-                try:
-                    total += child.memory_info().rss
-                except psutil.Error:  # it exited between listing and reading
-                    pass
-            self.peak_mb = max(self.peak_mb, total / 2**20)
-
-    def __enter__(self) -> ChildrenPeak:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def _own_peak_mb() -> float:
@@ -107,9 +76,11 @@ def lone_word_share(specs: list) -> tuple[int, int]:
 def _pipeline(refs: list, args: argparse.Namespace, context: dict[str, object]
               ) -> dict[str, object]:
     """`_stages` with the peak memory of the processes it runs on."""
-    with ChildrenPeak() as children:
+    # the workers' memory: the descendants' summed RSS, sampled (the kernel's own children
+    # peak counts only processes that have exited and been waited for)
+    with PeakSampler(interval_s=0.5, with_root=False) as workers:
         out = _stages(refs, args, context)
-    out["peak_mb"], out["children_peak_mb"] = _own_peak_mb(), children.peak_mb
+    out["peak_mb"], out["children_peak_mb"] = _own_peak_mb(), workers.peak / 2**20
     return out
 
 

@@ -45,10 +45,11 @@ def pct(samples: list[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def tree_rss(root: psutil.Process) -> int:
-    """RSS of a process and all its descendants (pages shared between them count twice)."""
+def tree_rss(root: psutil.Process, with_root: bool = True) -> int:
+    """RSS of a process and all its descendants (pages shared between them count twice);
+    `with_root=False`: of the descendants alone (the workers a process runs on)."""
     total = 0
-    for p in [root, *root.children(recursive=True)]:
+    for p in [root, *root.children(recursive=True)][0 if with_root else 1:]:
         try:
             total += p.memory_info().rss
         except (psutil.NoSuchProcess, psutil.AccessDenied):
@@ -59,8 +60,9 @@ def tree_rss(root: psutil.Process) -> int:
 class PeakSampler:
     """Samples the process tree's RSS in a background thread; `peak` is the largest seen."""
 
-    def __init__(self, interval_s: float = 0.25):
+    def __init__(self, interval_s: float = 0.25, with_root: bool = True):
         self.interval_s = interval_s
+        self.with_root = with_root
         self.root = psutil.Process()
         self.peak = 0
         self._stop = threading.Event()
@@ -68,7 +70,7 @@ class PeakSampler:
 
     def _run(self) -> None:
         while True:
-            self.peak = max(self.peak, tree_rss(self.root))
+            self.peak = max(self.peak, tree_rss(self.root, self.with_root))
             if self._stop.wait(self.interval_s):
                 return
 
@@ -79,7 +81,7 @@ class PeakSampler:
     def __exit__(self, *exc: Any) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, tree_rss(self.root))
+        self.peak = max(self.peak, tree_rss(self.root, self.with_root))
 
 
 def dir_bytes(path: Path) -> int:

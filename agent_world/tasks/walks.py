@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -113,9 +114,11 @@ def resolve(step: PlanStep, results: list[Any], plan: Plan) -> dict[str, Any] | 
 
 
 def execute_plan(plan: Plan, episode: Episode, overrides: dict[tuple[int, str], Any] | None
-                 = None, skip: set[int] | None = None) -> list[Observation | None]:
+                 = None, skip: set[int] | None = None,
+                 after_step: Callable[[int], None] | None = None) -> list[Observation | None]:
     """Run a plan in `episode`; one entry per step (None: skipped or unresolvable). Stops at
-    the first failing call. `overrides` replaces given values, `skip` leaves steps out."""
+    the first failing call. `overrides` replaces given values, `skip` leaves steps out;
+    `after_step(i)` hears of each call that succeeded (the episode then holds its state)."""
     results: list[Any] = []
     out: list[Observation | None] = []
     for i, step in enumerate(plan.steps):
@@ -136,6 +139,8 @@ def execute_plan(plan: Plan, episode: Episode, overrides: dict[tuple[int, str], 
         if not obs.ok:
             break
         results.append(obs.result)
+        if after_step is not None:
+            after_step(i)
     return out
 
 

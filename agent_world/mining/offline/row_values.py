@@ -131,6 +131,7 @@ class RowValues:
     hints: dict[str, dict[str, dict[str, Any]]]
     rng: random.Random
     fake: Faker
+    file_types: list[str]  # ("xlsx", ...): the document types the source names
 
     # ---- values --------------------------------------------------------------------------
     def value(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> Any:
@@ -163,7 +164,7 @@ class RowValues:
         if declared.get("format") in _FORMAT_SEMANTICS and col.type == "text":
             sem = _FORMAT_SEMANTICS[declared["format"]]
         if sem == "word" and (col.name == "range" or col.name.endswith("_range")) and \
-                set(getattr(self, "file_types", ())) & SPREADSHEETS:
+                set(self.file_types) & SPREADSHEETS:
             sem = "cell_ref"  # a spreadsheet service's ranges are A1 ranges
         if sem in DESCRIBED_KINDS and col.type in ("text", "integer"):
             described = described_value(col.description or str(declared.get("description", "")),
@@ -348,8 +349,7 @@ class RowValues:
         stem = r.choice(FILE_STEMS)
         stem += r.choice(["", f"-{r.randint(2022, 2026)}", f"-q{r.randint(1, 4)}",
                           f"-{f.word()}", f"-v{r.randint(1, 4)}"])
-        types = getattr(self, "file_types", None) or []
-        ext = r.choice(types) if types else f.file_extension()
+        ext = r.choice(self.file_types) if self.file_types else f.file_extension()
         return f"{stem}.{ext}"
 
     def _folder(self) -> str:
