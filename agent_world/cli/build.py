@@ -9,14 +9,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agent_world import scaleout
-from agent_world.cli.common import (
-    RayOption,
-    WorkersOption,
-    console,
-    err_console,
-    fit_table,
-    state,
-)
+from agent_world.cli.common import RayOption, WorkersOption, console, err_console, fit_table, state
 from agent_world.errors import CatalogError
 from agent_world.graphs import build_graph
 from agent_world.graphs.runner import final_state, stream, thread_config

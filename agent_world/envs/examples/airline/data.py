@@ -10,6 +10,8 @@ from typing import Any
 from .reference import (
     AIRCRAFT,
     AIRPORTS,
+    ANCHOR_BOOKINGS,
+    ANCHOR_CANCELLED,
     AREA_CODES,
     CANCELLED,
     COUNTRY,
@@ -326,49 +328,20 @@ class _Builder:
                               email="emily.chen@proton.me", date_of_birth="1988-12-14")
         a["emily_mc"] = self.payment_method(5, "credit_card", "mastercard", "2028-03")
 
-        def at(day: str) -> datetime:
-            return datetime.fromisoformat(day)
-
-        a["MGX7Q2"] = self.reservation(
-            maria, fk[("NW100", 7)], "economy",
-            [("Maria", "Gonzalez", "1984-07-22"), ("Luis", "Gonzalez", "1982-03-15")],
-            a["maria_visa"], pnr="MGX7Q2", created_at=at("2026-02-20T14:32:00"),
-            paid_per_seat=349.0, seats=["12A", "12B"], bags=[1, 0], channel="web")
-        a["FLW9RD"] = self.reservation(
-            maria, fk[("NW101", -4)], "economy", [("Maria", "Gonzalez", "1984-07-22")],
-            a["maria_visa"], pnr="FLW9RD", created_at=at("2026-01-28T09:12:00"),
-            paid_per_seat=329.0, seats=["18C"], bags=[1], channel="mobile")
-        a["BSC4LK"] = self.reservation(
-            james, fk[("NW330", 3)], "basic", [("James", "Whitfield", "1979-02-03")],
-            a["james_amex"], pnr="BSC4LK", created_at=at("2026-02-27T20:05:00"),
-            paid_per_seat=149.0, seats=[None], bags=[0], channel="web")
-        a["CNX2TB"] = self.reservation(
-            james, fk[("NW622", 7)], "economy", [("James", "Whitfield", "1979-02-03")],
-            a["james_amex"], pnr="CNX2TB", created_at=at("2026-02-11T11:40:00"),
-            paid_per_seat=229.0, seats=[None], bags=[0], channel="agent")
-        self._release(a["CNX2TB"])
-        self.cancel(a["CNX2TB"], at("2026-03-02T16:25:00"), "change of plans")
-        a["CHK5NX"] = self.reservation(
-            priya, fk[("NW330", 0)], "economy", [("Priya", "Raman", "1990-11-09")],
-            a["priya_visa"], pnr="CHK5NX", created_at=at("2026-02-24T08:55:00"),
-            paid_per_seat=199.0, seats=[None], bags=[1], channel="mobile")
-        a["BIZ3UP"] = self.reservation(
-            priya, fk[("NW900", 4)], "business", [("Priya", "Raman", "1990-11-09")],
-            a["priya_visa"], pnr="BIZ3UP", created_at=at("2026-02-15T19:20:00"),
-            paid_per_seat=2899.0, seats=["3A"], bags=[2], channel="web")
-        a["HQ8ZPM"] = self.reservation(
-            daniel, fk[("NW214", 8)], "economy", [("Daniel", "Okafor", "1995-05-30")],
-            a["daniel_debit"], pnr="HQ8ZPM", created_at=at("2026-03-09T18:20:00"),
-            paid_per_seat=279.0, seats=[None], bags=[0], channel="mobile")
-        a["CXL7AF"] = self.reservation(
-            emily, fk[("NW518", 1)], "basic", [("Emily", "Chen", "1988-12-14")],
-            a["emily_mc"], pnr="CXL7AF", created_at=at("2026-02-18T07:45:00"),
-            paid_per_seat=129.0, seats=[None], bags=[0], channel="web")
-        a["DPT3MW"] = self.reservation(
-            emily, fk[("NW100", 0)], "economy",
-            [("Emily", "Chen", "1988-12-14"), ("Kevin", "Chen", "1987-06-01")],
-            a["emily_mc"], pnr="DPT3MW", created_at=at("2026-02-25T13:10:00"),
-            paid_per_seat=369.0, seats=["21E", "21F"], bags=[1, 1], channel="web")
+        people = {"maria": maria, "james": james, "priya": priya, "daniel": daniel,
+                  "emily": emily}
+        for (pnr, who, flight, fare_class, companions, card, booked, paid, seats, bags,
+             channel) in ANCHOR_BOOKINGS:
+            c = people[who]
+            travellers = [(c["first_name"], c["last_name"], c["date_of_birth"]), *companions]
+            a[pnr] = self.reservation(
+                c, fk[flight], fare_class, travellers, a[card], pnr=pnr,
+                created_at=datetime.fromisoformat(booked), paid_per_seat=paid, seats=seats,
+                bags=bags, channel=channel)
+            if pnr in ANCHOR_CANCELLED:
+                when, reason = ANCHOR_CANCELLED[pnr]
+                self._release(a[pnr])
+                self.cancel(a[pnr], datetime.fromisoformat(when), reason)
 
     # -- everything else ----------------------------------------------------------------------
     def crowd(self, n_customers: int = 80, n_reservations: int = 121) -> None:

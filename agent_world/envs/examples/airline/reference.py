@@ -109,3 +109,29 @@ LAST_NAMES = [
 EMAIL_DOMAINS = ["gmail.com", "outlook.com", "yahoo.com", "icloud.com", "proton.me", "aol.com"]
 AREA_CODES = {"ATL": "404", "BOS": "617", "DEN": "303", "DFW": "214", "JFK": "212", "LAX": "310",
               "MIA": "305", "ORD": "312", "SEA": "206", "SFO": "415", "PHX": "602", "MSP": "612"}
+
+# the anchor reservations the tool tests and tasks rely on: confirmation code, customer,
+# (flight number, day from today), fare class, travellers besides the customer, card, booked
+# at, paid per seat, seats, checked bags per traveller, channel
+ANCHOR_BOOKINGS = [
+    ("MGX7Q2", "maria", ("NW100", 7), "economy", [("Luis", "Gonzalez", "1982-03-15")],
+     "maria_visa", "2026-02-20T14:32:00", 349.0, ["12A", "12B"], [1, 0], "web"),
+    ("FLW9RD", "maria", ("NW101", -4), "economy", [], "maria_visa", "2026-01-28T09:12:00",
+     329.0, ["18C"], [1], "mobile"),
+    ("BSC4LK", "james", ("NW330", 3), "basic", [], "james_amex", "2026-02-27T20:05:00",
+     149.0, [None], [0], "web"),
+    ("CNX2TB", "james", ("NW622", 7), "economy", [], "james_amex", "2026-02-11T11:40:00",
+     229.0, [None], [0], "agent"),
+    ("CHK5NX", "priya", ("NW330", 0), "economy", [], "priya_visa", "2026-02-24T08:55:00",
+     199.0, [None], [1], "mobile"),
+    ("BIZ3UP", "priya", ("NW900", 4), "business", [], "priya_visa", "2026-02-15T19:20:00",
+     2899.0, ["3A"], [2], "web"),
+    ("HQ8ZPM", "daniel", ("NW214", 8), "economy", [], "daniel_debit", "2026-03-09T18:20:00",
+     279.0, [None], [0], "mobile"),
+    ("CXL7AF", "emily", ("NW518", 1), "basic", [], "emily_mc", "2026-02-18T07:45:00",
+     129.0, [None], [0], "web"),
+    ("DPT3MW", "emily", ("NW100", 0), "economy", [("Kevin", "Chen", "1987-06-01")],
+     "emily_mc", "2026-02-25T13:10:00", 369.0, ["21E", "21F"], [1, 1], "web"),
+]
+# anchor reservations cancelled right after booking: code -> (when, reason)
+ANCHOR_CANCELLED = {"CNX2TB": ("2026-03-02T16:25:00", "change of plans")}

@@ -29,6 +29,14 @@ def build_tests(rows: dict[str, list[dict[str, Any]]], a: dict[str, Any]) -> lis
     def day(n: int) -> str:
         return (TODAY + timedelta(days=n)).isoformat()
 
+    def booking(customer_id: int, flight: tuple[str, int], fare_class: str,
+                card: str) -> dict[str, Any]:
+        """book_reservation's arguments: the customer flies alone, paying with `card`."""
+        c = next(r for r in rows["customers"] if r["customer_id"] == customer_id)
+        who = {k: c[k] for k in ("first_name", "last_name", "date_of_birth")}
+        return {"customer_id": customer_id, "flight_id": fid(*flight), "fare_class": fare_class,
+                "passengers": [who], "payment_method_id": a[card]}
+
     maria_pax, james_pax = pax("MGX7Q2"), pax("BSC4LK")
     on_flight = {r["reservation_id"] for r in rows["reservations"]
                  if r["flight_id"] == fid("NW100", 7) and r["status"] == "confirmed"}
@@ -100,37 +108,19 @@ def build_tests(rows: dict[str, list[dict[str, Any]]], a: dict[str, Any]) -> lis
             {"customer_id": 1, "status": "pending"}, "invalid_arguments"),
 
         test("book one economy seat", "book_reservation",
-             {"customer_id": 1, "flight_id": fid("NW100", 9), "fare_class": "economy",
-              "passengers": [{"first_name": "Maria", "last_name": "Gonzalez",
-                              "date_of_birth": "1984-07-22"}],
-              "payment_method_id": a["maria_visa"]},
+             booking(1, ("NW100", 9), "economy", "maria_visa"),
              contains={"status": "confirmed", "passenger_count": 1,
                        "fare_total": price("NW100", 9, "economy"), "flight_number": "NW100"}),
         err("business sold out", "book_reservation",
-            {"customer_id": 3, "flight_id": fid("NW100", 2), "fare_class": "business",
-             "passengers": [{"first_name": "Priya", "last_name": "Raman",
-                             "date_of_birth": "1990-11-09"}],
-             "payment_method_id": a["priya_visa"]}),
+            booking(3, ("NW100", 2), "business", "priya_visa")),
         err("expired card", "book_reservation",
-            {"customer_id": 2, "flight_id": fid("NW330", 6), "fare_class": "economy",
-             "passengers": [{"first_name": "James", "last_name": "Whitfield",
-                             "date_of_birth": "1979-02-03"}],
-             "payment_method_id": a["james_expired"]}),
+            booking(2, ("NW330", 6), "economy", "james_expired")),
         err("voucher balance too low", "book_reservation",
-            {"customer_id": 1, "flight_id": fid("NW100", 9), "fare_class": "business",
-             "passengers": [{"first_name": "Maria", "last_name": "Gonzalez",
-                             "date_of_birth": "1984-07-22"}],
-             "payment_method_id": a["maria_voucher"]}),
+            booking(1, ("NW100", 9), "business", "maria_voucher")),
         err("someone else's card", "book_reservation",
-            {"customer_id": 2, "flight_id": fid("NW330", 6), "fare_class": "economy",
-             "passengers": [{"first_name": "James", "last_name": "Whitfield",
-                             "date_of_birth": "1979-02-03"}],
-             "payment_method_id": a["maria_visa"]}),
+            booking(2, ("NW330", 6), "economy", "maria_visa")),
         err("cancelled flight", "book_reservation",
-            {"customer_id": 5, "flight_id": fid("NW518", 1), "fare_class": "economy",
-             "passengers": [{"first_name": "Emily", "last_name": "Chen",
-                             "date_of_birth": "1988-12-14"}],
-             "payment_method_id": a["emily_mc"]}),
+            booking(5, ("NW518", 1), "economy", "emily_mc")),
         err("no passengers", "book_reservation",
             {"customer_id": 1, "flight_id": fid("NW100", 9), "fare_class": "economy",
              "passengers": [], "payment_method_id": a["maria_visa"]}, "invalid_arguments"),
