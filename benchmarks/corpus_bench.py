@@ -12,7 +12,8 @@ source or environment), all in a temporary home. `--executors` runs that once pe
 each in its own home, one after the other: `pool` (a local process pool, one worker per core:
 the default), `ray` (a local Ray cluster started here, one CPU per core) or `serial` (in this
 process). Prints one table with a column per executor: servers harvested / tried, sources
-mined / read (target ≥ 95 %), environments built, validated tools per environment, tasks
+mined / read (target ≥ 95 %), tables named after a tool call ('alert_policy_creates'),
+text cells that are one random word, environments built, validated tools per environment, tasks
 synthesized, wall per stage, themes and tasks per minute, and peak resident memory: this
 process's over the benchmark so far, and that of the processes it runs on during that run
 (its descendants' summed, sampled: pool workers, or Ray's daemons and workers).
@@ -73,6 +74,19 @@ def lone_word_share(specs: list) -> tuple[int, int]:
     return lone, total
 
 
+# verbs no entity is named by: a table holding one was named after a tool call
+# ('alert_policy_creates' for alert-policy-create)
+CALL_WORDS = {"get", "list", "create", "update", "delete", "set", "add", "remove", "edit",
+              "upsert", "fetch", "read", "start", "stop"}
+
+
+def call_named_tables(specs: list) -> tuple[int, int]:
+    """Tables of the mined databases named after a tool call (a CALL_WORDS word in the
+    name), and all tables."""
+    names = [t.name for spec in specs for t in spec.tables]
+    return sum(bool(CALL_WORDS & set(n.split("_"))) for n in names), len(names)
+
+
 def _pipeline(refs: list, args: argparse.Namespace, context: dict[str, object]
               ) -> dict[str, object]:
     """`_stages` with the peak memory of the processes it runs on."""
@@ -101,8 +115,9 @@ def _stages(refs: list, args: argparse.Namespace, context: dict[str, object]
                mine_failures={r["source"]: r["error"] for r in results
                               if r["status"] != "mined"})
     with Catalog.open(home) as cat:
-        out["lone_words"], out["text_cells"] = lone_word_share(
-            [cat.get_env(e.name) for e in cat.list_envs()])
+        specs = [cat.get_env(e.name) for e in cat.list_envs()]
+    out["lone_words"], out["text_cells"] = lone_word_share(specs)
+    out["call_tables"], out["tables"] = call_named_tables(specs)
     t0 = time.perf_counter()
     built = build_environments([], home=home, context={"home": str(home), **context})
     out["build_s"] = time.perf_counter() - t0
@@ -166,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     row("sources mined / read", lambda r: f"{r['mined']} / {r['sources']} "
                                           f"({100 * r['mined'] / max(1, r['sources']):.0f} %)",
         "≥ 95 %")
+    row("tables named after a tool call", lambda r: f"{r['call_tables']} / {r['tables']} "
+        f"({100 * r['call_tables'] / max(1, r['tables']):.1f} %)")
     row("text cells that are one random word", lambda r: f"{r['lone_words']} / "
         f"{r['text_cells']} ({100 * r['lone_words'] / max(1, r['text_cells']):.1f} %)")
     row("environments built", lambda r: str(r["built"]))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import atexit
+import multiprocessing.util
 import os
 import shutil
 import tempfile
@@ -66,6 +67,19 @@ atexit.register(_remove_session_dirs)  # again at exit: late writers (platformdi
 
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def pool_files_outside_session_dirs() -> None:
+    """The fork server's socket folder is removed by multiprocessing when the interpreter
+    exits, after the session's temporary folders are gone: make it elsewhere. For tests that
+    start a process pool in this process (`scaleout.ProcessPool`)."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(Path(tempfile.gettempdir()).parent)
+    try:
+        multiprocessing.util.get_temp_dir()
+    finally:
+        tempfile.tempdir = saved
 
 
 @pytest.fixture(scope="session")

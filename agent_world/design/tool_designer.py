@@ -43,6 +43,7 @@ from agent_world.design.offline.render import render_tool
 from agent_world.design.offline.source_plans import plan_tools
 from agent_world.envs.spec import EnvSpec, ToolTest
 from agent_world.errors import BuildError
+from agent_world.mining.offline.naming import tool_identifier
 from agent_world.plain_chat import ask_structured
 
 DEFAULT_TOOLS = 40
@@ -114,8 +115,10 @@ def _contracts(plans: list[ToolPlan]) -> dict[str, dict[str, Any]]:
 
 
 def _source_tools(spec: EnvSpec) -> dict[str, Any]:
+    """The covered source tools under the names the environment serves them by."""
     coverage = (spec.provenance.stats or {}).get("tool_coverage") or {}
-    return {k: v for k, v in (coverage.get("tools") or {}).items() if v.get("covered", True)}
+    return {tool_identifier(k): v for k, v in (coverage.get("tools") or {}).items()
+            if v.get("covered", True)}
 
 
 def _schema_text(spec: EnvSpec) -> str:

@@ -284,14 +284,17 @@ def repair(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
 
 
 def finish_job(spec: EnvSpec, design: Design, validation: Validation,
-               outcomes: dict[str, list[list[Any]]]) -> EnvSpec | None:
-    """The built spec from the tools that passed (None: the environment is dropped). What a
-    worker runs (see `agent_world.scaleout`), on its process' warm sandbox."""
+               outcomes: dict[str, list[list[Any]]]) -> tuple[EnvSpec | None, Validation]:
+    """The built spec from the tools that passed (None: the environment is dropped) and the
+    validation as `finish` completed it (tests dropped, why the environment was dropped): a
+    worker's copy, so it comes back. What a worker runs (see `agent_world.scaleout`), on its
+    process' warm sandbox."""
     with _BRANCH_LOCK:
         runtime = validation_runtime()
         try:
-            return finish(spec, design, validation, outcomes, compiler=_shared_compiler(),
-                          runtime=runtime)
+            built = finish(spec, design, validation, outcomes, compiler=_shared_compiler(),
+                           runtime=runtime)
+            return built, validation
         finally:
             runtime.close()
 
@@ -311,8 +314,9 @@ def store(state: DesignState, config: RunnableConfig, runtime: Runtime[BuildCont
             assert spec is not None
             d = _load(state["design_path"])
             validation = Validation.model_validate(state["validation"])
-            built = _executor(runtime).run(f"environment {env}", finish_job, spec, d,
-                                           validation, state.get("outcomes") or {})
+            built, validation = _executor(runtime).run(
+                f"environment {env}", finish_job, spec, d, validation,
+                state.get("outcomes") or {})
             for v in validation.verdicts:
                 if not v.kept:
                     cat.record("build", f"{env}.{v.tool}", v.reason, run_id=run_id,

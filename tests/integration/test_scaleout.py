@@ -5,10 +5,8 @@ its own source only, with an error naming it, while what the others wrote stays.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing.util
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,7 @@ from agent_world.graphs.mcp_tools import GraphServer
 from agent_world.graphs.runner import invoke
 from agent_world.graphs.synthesize_graph import synthesize_tasks
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("pool_files_outside_session_dirs")]
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [f"file:{ROOT / 'agent_world/data/sources/book_lending_prd.md'}",
@@ -31,18 +29,6 @@ SOURCES = [f"file:{ROOT / 'agent_world/data/sources/book_lending_prd.md'}",
 # an MCP server that kills the process reading it: in a pool or Ray, that is the worker
 KILLER = "mcp:" + shlex.join([sys.executable, "-c",
                               "import os, signal; os.kill(os.getppid(), signal.SIGKILL)"])
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _pool_files_outside_the_session_dirs() -> None:
-    """The fork server's socket folder is removed by multiprocessing when the interpreter
-    exits, after the session's temporary folders (conftest) are gone: make it elsewhere."""
-    saved = tempfile.tempdir
-    tempfile.tempdir = str(Path(tempfile.gettempdir()).parent)
-    try:
-        multiprocessing.util.get_temp_dir()
-    finally:
-        tempfile.tempdir = saved
 
 
 def _pipeline(home: Path, sources: list[str], **scale: Any) -> dict[str, Any]:

@@ -12,16 +12,19 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from agent_world import scaleout
 from agent_world.design import tool_designer
 from agent_world.design.cross_validation import (
     SandboxCompiler,
     cross_validate,
+    evaluate,
     validation_runtime,
 )
 from agent_world.design.tool_designer import Design, design_tools, repair_tool
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.testing import verify_spec
+from agent_world.graphs import build_graph
 
 SPEC = {
     "name": "tiny_library", "version": 1,
@@ -223,6 +226,24 @@ def test_environment_without_a_passing_test_is_dropped(spec, machinery):
         _test("half", 2, contains={"title": "Emma"}), _test("mostly", 3, contains={"copies": 1})])
     validation, built, _ = cross_validate(spec, design, compiler=compiler, runtime=runtime)
     assert built is None and validation.dropped == "no tool passed cross-validation"
+
+
+def test_why_an_environment_was_dropped_comes_back_from_a_worker(
+        spec, machinery, pool_files_outside_session_dirs):
+    """finish runs on a worker process: its verdict on the environment (and the tests it
+    dropped) must reach the parent that ledgers it, not stay in the worker's copy."""
+    compiler, runtime = machinery
+    design = Design(env=spec.name, strategy="llm", module=RULES_MODULE, tests=[
+        _test("half", 2, contains={"title": "Emma"}), _test("mostly", 3, contains={"copies": 1})])
+    validation, outcomes = evaluate(spec, design, compiler=compiler, runtime=runtime)
+    pool = scaleout.ProcessPool(1)
+    try:
+        built, finished = pool.run("environment", build_graph.finish_job, spec, design,
+                                   validation, outcomes)
+    finally:
+        pool.close()
+    assert built is None and validation.dropped is None  # the parent's copy is untouched
+    assert finished.dropped == "no tool passed cross-validation"
 
 
 # ---- LLM path with a fake chat model -----------------------------------------------------------

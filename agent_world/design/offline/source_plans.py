@@ -29,7 +29,14 @@ from agent_world.design.offline.plans import (
 from agent_world.design.offline.schema_plans import create_plan, schema_plans
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
-from agent_world.mining.offline.naming import plural, safe_name, singular, snake, tokens
+from agent_world.mining.offline.naming import (
+    plural,
+    safe_name,
+    singular,
+    snake,
+    tokens,
+    tool_identifier,
+)
 from agent_world.mining.offline.vocabulary import DELETE_VERBS, READ_VERBS
 
 _PLAIN_ROLES = frozenset({"key", "eq", "like", "ge", "le", "ref", "set", "limit", "ignore"})
@@ -66,12 +73,17 @@ def _status_for(words: list[str], status: ColumnSpec | None) -> str | None:
     return None
 
 
+# verbs that change a record that exists: without an argument naming it there is nothing to do
+UPDATE_VERBS = frozenset({"update", "edit", "modify", "patch", "change", "rename", "resize",
+                          "upgrade"})
+
+
 def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | None:
     """The plan implementing one covered source tool under its own name and arguments."""
     tables = {t.name: t for t in spec.tables}
     table = tables.get(entry.get("table") or "")
     if table is None or pk_column(table) is None or not tool_name.isidentifier() \
-            or keyword.iskeyword(tool_name):
+            or keyword.iskeyword(tool_name):  # plan_tools passes `tool_identifier` names
         return None
     words = _verb_tokens(tool_name)
     status = status_column(table)
@@ -134,6 +146,8 @@ def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPla
                 return None
         return ToolPlan(name=tool_name, kind="update", table=table.name, params=params,
                         now_columns=now, description=description, source_tool=tool_name)
+    if set(words) & UPDATE_VERBS and not set(words) & CREATE_VERBS:
+        return None  # "updates an existing app" with no key to find it: not an insert
     creating = [p.model_copy(update={"role": "set"}) if p.role == "eq" else p for p in params]
     if not any(p.role in ("set", "ref") for p in creating) and not entry.get("arguments"):
         plan = create_plan(spec, table, tool_name)
@@ -181,8 +195,10 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
     if role_in == "column" and col_table is not None and col_table.name == table.name \
             and column in {c.name for c in table.columns}:
         col = table.column(column)
+        # a JSON 'number' holds an integer column's values (DigitalOcean's droplet ID)
         if col.type == "json" or jtype not in ("string", json_type(col)) and \
-                not (jtype == "string" and col.type in ("date", "datetime", "text")):
+                not (jtype == "string" and col.type in ("date", "datetime", "text")) and \
+                not (jtype == "number" and col.type == "integer"):
             return base
         role: Role = "eq" if read_only else "set"
         if col.primary_key:
@@ -234,13 +250,18 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     coverage = (spec.provenance.stats or {}).get("tool_coverage") or fallback_coverage(spec)
     plans: list[ToolPlan] = []
     skipped: dict[str, str] = {}
-    for name, entry in (coverage.get("tools") or {}).items():
+    for source, entry in (coverage.get("tools") or {}).items():
         if not entry.get("covered", True):
-            skipped[name] = "not covered by the database: " + "; ".join(entry.get("missing", []))
+            skipped[source] = "not covered by the database: " + \
+                "; ".join(entry.get("missing", []))
+            continue
+        name = tool_identifier(source)  # 'certificate-list' is served as certificate_list
+        if any(p.name == name for p in plans):
+            skipped[source] = f"its name as an identifier, {name!r}, is another tool's"
             continue
         plan = contract_plan(spec, name, entry)
         if plan is None:
-            skipped[name] = "no implementable plan (no keyed table or nothing to act on)"
+            skipped[source] = "no implementable plan (no keyed table or nothing to act on)"
             continue
         plans.append(plan)
     names = {p.name for p in plans}

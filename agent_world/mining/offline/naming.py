@@ -100,6 +100,15 @@ def is_person(name: str) -> bool:
     return singular(name).split("_")[-1] in PERSON_NOUNS
 
 
+def tool_identifier(name: str) -> str:
+    """A source tool's name as the environment's tool (a Python function) can carry it:
+    'certificate-list' -> 'certificate_list'; names that are identifiers already stay."""
+    ident = re.sub(r"\W+", "_", name).strip("_")[:63]
+    if not ident or ident[0].isdigit():
+        ident = f"tool_{ident}"[:63]
+    return ident + "_" if keyword.iskeyword(ident) else ident
+
+
 def safe_name(name: str) -> str:
     """An argument name usable as a Python parameter."""
     name = re.sub(r"\W", "_", name)

@@ -30,6 +30,7 @@ from agent_world.mining.offline.vocabulary import (
     QUALIFIERS,
     READ_VERBS,
     ROLE_PREFIXES,
+    TRANSFORM_VERBS,
     VALUE_NOUNS,
     VERBS,
 )
@@ -76,10 +77,13 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None) -> ToolShape:
             toks = toks[1:]
         if len(toks) > 1 and f"{toks[0]}_{toks[1]}" in PHRASAL_VERBS:  # checkInAppointment
             toks = [f"{toks[0]}_{toks[1]}", *toks[2:]]
+        toks = [t for t in toks if not _VERSION.fullmatch(t)]  # hostinger's ...V1
         if toks and toks[0] in NOUN_VERBS and len(toks) == 1:
             pass
         elif toks and toks[0] in VERBS:
             verb, toks = toks[0], toks[1:]
+        else:
+            verb, toks = _later_verb(toks)
     words: list[str] = []
     context = None
     for i, t in enumerate(toks):
@@ -107,6 +111,37 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None) -> ToolShape:
     if context in VALUE_NOUNS or context == obj:
         context = None
     return ToolShape(verb, obj, value_words, read, creates, context)
+
+
+_VERSION = re.compile(r"v\d+")
+# verbs that still act when a name puts them after a noun; the others read as nouns there
+# ('domain-record-edit', 'prepare_call_hierarchy', 'list_merge_requests')
+_LATE_NOUNS = {"record", "log", "test", "link", "share", "view", "call", "plan", "upload",
+               "download", "like", "rate", "print", "release", "track", "place", "build", "run",
+               "check", "count", "new", "make", "take", "lock", "mark", "scan", "load", "select",
+               "return", "order", "watch", "fill", "render", "apply", "collect", "receive",
+               "merge", "pull", "push", "forward", "duplicate", "archive"}
+_LATE_VERBS = VERBS - NOUN_VERBS - _LATE_NOUNS
+# last in a name, these name a kind of thing: 'semantic_search', 'web_fetch', 'text_generate'
+_LAST_VERBS = _LATE_VERBS - set(TRANSFORM_VERBS)
+_VAGUE_OBJECTS = GENERIC_TAILS | {"information", "detail", "details", "settings", "config"}
+
+
+def _later_verb(toks: list[str]) -> tuple[str | None, list[str]]:
+    """(verb, object words) of a name whose verb is not first: 'alert-policy-create' (the
+    verb last: what comes before is the object), 'hosting_createCronJob' and
+    'db-cluster-list-topics' (a product area or parent before the verb: the object is what
+    follows, or what precedes when what follows says nothing: 'account-get-information').
+    (None, toks) when no later word is such a verb."""
+    if len(toks) > 1 and toks[-1] in _LAST_VERBS:
+        return toks[-1], toks[:-1]
+    at = next((i for i in range(1, len(toks) - 1) if toks[i] in _LATE_VERBS), None)
+    if at is None:
+        return None, toks
+    after = toks[at + 1:]
+    if not after or all(t in _VAGUE_OBJECTS for t in after):
+        return toks[at], toks[:at]
+    return toks[at], after
 
 
 def resolve_object(shape: ToolShape, known: set[str]) -> ToolShape:

@@ -1,0 +1,76 @@
+"""Real servers' tool names read as what they do: a verb after the noun ('alert-policy-create'),
+a product area before the verb ('hosting_createCronJobV1'), hyphenated names served under
+identifiers, and an update that names no record is not built as an insert."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_world.design.tool_designer import design_tools
+from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.offline.naming import tool_identifier
+from agent_world.mining.offline.signatures import tool_shape
+from agent_world.mining.sources import read_source
+from agent_world.mining.sources.harvest_corpus import corpus_sources
+
+
+@pytest.mark.parametrize("name, verb, obj, read", [
+    ("alert-policy-create", "create", "alert_policy", False),
+    ("alert-policy-list", "list", "alert_policy", True),
+    ("domain-record-edit", "edit", "domain_record", False),  # 'record' is a noun here
+    ("hosting_createAccountCronJobV1", "create", "account_cron_job", False),
+    ("db-cluster-list-topics", "list", "topic", True),
+    ("account-get-information", "get", "account", True),  # 'information' says nothing
+    ("create_issue", "create", "issue", False),  # verb first: as before
+    ("semantic_search", None, "semantic_search", False),  # a kind of search, no verb
+    ("list_merge_requests", "list", "merge_request", True),
+    ("group_merge_requests", None, "group_merge_request", False),
+])
+def test_where_the_verb_stands_in_a_tool_name(name, verb, obj, read):
+    shape = tool_shape(name, None, None)
+    assert (shape.verb, shape.obj, shape.read) == (verb, obj, read)
+
+
+def test_a_value_noun_before_a_late_verb_is_read_as_a_value():
+    shape = tool_shape("balance-get", None, None)
+    assert (shape.verb, shape.obj, shape.value_words, shape.read) == \
+        ("get", None, ["balance"], True)
+
+
+@pytest.mark.parametrize("name, ident", [
+    ("certificate-list", "certificate_list"), ("application-readTraefikConfig",
+                                               "application_readTraefikConfig"),
+    ("list_tables", "list_tables"), ("1-click-install", "tool_1_click_install"),
+    ("class", "class_")])
+def test_source_tool_names_as_identifiers(name, ident):
+    assert tool_identifier(name) == ident and ident.isidentifier()
+
+
+@pytest.fixture(scope="module")
+def digitalocean():
+    ref = next(r for r in corpus_sources() if r.name == "digitalocean")
+    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+    return spec, design_tools(spec, model=None)
+
+
+def test_a_server_named_noun_first_mines_its_entities_not_its_tools(digitalocean):
+    spec, _ = digitalocean
+    tables = {t.name for t in spec.tables}
+    assert {"alert_policies", "certificates", "byoip_prefixes"} <= tables
+    verbs = {"create", "get", "list", "update", "delete"}
+    assert not [t for t in tables if verbs & set(t.split("_"))]  # no 'alert_policy_creates'
+
+
+def test_hyphenated_source_tools_are_built_under_identifiers(digitalocean):
+    _, design = digitalocean
+    names = set(design.tool_names())
+    assert {"certificate_list", "byoip_prefix_create", "droplet_get", "rename_droplet"} <= names
+    assert "certificate_list" in design.source_tools
+    assert all(n.isidentifier() for n in names)
+
+
+def test_an_update_that_names_no_record_is_not_built_as_an_insert(digitalocean):
+    _, design = digitalocean
+    # apps-update takes the app's id inside a nested spec: nothing to find the app by
+    assert "apps_update" not in design.tool_names()
+    assert "no implementable plan" in design.not_implemented["apps-update"]
