@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent_world.design import offline
 from agent_world.design.tool_designer import design_tools
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.naming import tool_identifier
@@ -74,3 +75,31 @@ def test_an_update_that_names_no_record_is_not_built_as_an_insert(digitalocean):
     # apps-update takes the app's id inside a nested spec: nothing to find the app by
     assert "apps_update" not in design.tool_names()
     assert "no implementable plan" in design.not_implemented["apps-update"]
+
+
+def test_a_key_the_source_declares_otherwise_is_one_parameter():
+    """GitLab's delete_issue_link declares issue_link_id as a string reference: with the
+    table's integer key added it was a second parameter of the same name, a module that does
+    not compile, and every GitLab tool rejected."""
+    ref = next(r for r in corpus_sources() if r.name == "gitlab")
+    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+    design = design_tools(spec, model=None)
+    compile(design.module, "gitlab", "exec")
+    assert "delete_issue_link" in design.tool_names()
+
+
+def test_a_tool_whose_code_does_not_compile_is_left_out_with_the_reason(digitalocean,
+                                                                        monkeypatch):
+    spec, _ = digitalocean
+    real = offline.render_tool
+
+    def broken(spec, plan):  # one tool rendered with a duplicate argument
+        src = real(spec, plan)
+        return src.replace("(ctx: Ctx,", "(ctx: Ctx, ctx: Ctx,", 1) \
+            if plan.name == "droplet_get" else src
+
+    monkeypatch.setattr(offline, "render_tool", broken)
+    _, _, skipped, plans = offline.design_offline(spec)
+    assert "droplet_get" not in {p.name for p in plans}
+    assert skipped["droplet_get"].startswith("its rendered code does not compile: duplicate")
+    assert "certificate_list" in {p.name for p in plans}

@@ -78,6 +78,13 @@ UPDATE_VERBS = frozenset({"update", "edit", "modify", "patch", "change", "rename
                           "upgrade"})
 
 
+def _keyed(table: TableSpec, params: list[ParamPlan]) -> list[ParamPlan]:
+    """`params` led by the table's key; an argument of the key's name the source declared
+    otherwise (GitLab's issue_link_id as a string) is that key, not a second parameter."""
+    key = _key_param(table)
+    return [key, *(p for p in params if p.name != key.name)]
+
+
 def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | None:
     """The plan implementing one covered source tool under its own name and arguments."""
     tables = {t.name: t for t in spec.tables}
@@ -128,14 +135,14 @@ def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPla
     sets = [p for p in params if p.role in ("set", "ref")]
     if set(words) & DELETE_VERBS and not target:
         if key is None:
-            params = [_key_param(table), *params]
+            params = _keyed(table, params)
         return ToolPlan(name=tool_name, kind="delete", table=table.name, params=params,
                         children=children_of(spec, table), description=description,
                         source_tool=tool_name)
     now = [c.name for c in table.columns if c.name in ("updated_at", "modified_at")]
     if target and (key is not None or not (set(words) & CREATE_VERBS)):
         if key is None:
-            params = [_key_param(table), *params]
+            params = _keyed(table, params)
         return ToolPlan(name=tool_name, kind="set_status", table=table.name, params=params,
                         status_column=status.name if status else None, target_status=target,
                         now_columns=now, description=description, source_tool=tool_name)
