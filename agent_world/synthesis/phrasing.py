@@ -39,7 +39,14 @@ from agent_world.synthesis.phrasing_clauses import (
 )
 from agent_world.synthesis.phrasing_values import arg_phrase, field_words, role, say, which
 from agent_world.tasks.walks import Plan
-from agent_world.tasks.words import PAGING, entity, entity_plural, split_words, table_entity
+from agent_world.tasks.words import (
+    PAGING,
+    entity,
+    entity_plural,
+    split_words,
+    table_entity,
+    tool_entity,
+)
 
 _OPEN = ["", "", "", "Hi. ", "Hello! ", "Hi there. ", "Can you help me? "]
 _THEN = ["Then {a}.", "After that, {a}.", "Next, {a}.", "Once you have that, {a}.",
@@ -163,7 +170,7 @@ def instruction(spec: EnvSpec, plan: Plan, answer: dict[str, Any], rng: random.R
         parts.append(ask_field(f, rng, ent=ent, now=now, value=answer.get("value"),
                                tool=step.tool))
     elif agg_step is not None:
-        ents = entity_plural(entity(plan.steps[agg_step].tool))
+        ents = entity_plural(tool_entity(spec, plan.steps[agg_step].tool))
         parts.append(ask_aggregate(kind, answer.get("field"), answer.get("where") or {}, ents,
                                    rng))
     else:
@@ -179,18 +186,18 @@ def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
     synthesizer recorded, see `agent_world.synthesis.synthesizer`)."""
     i = cond["step"]
     parts = [rng.choice(_OPEN), *_clauses(spec, plan, i + 1, rng)]
-    ent = entity(plan.steps[i].tool)
+    ent = tool_entity(spec, plan.steps[i].tool)
     test = f"{field_words(cond['field'])} is {say(cond['field'], cond['value'])}"
     # the write is aimed at the record it is fed by: the branch's, or one read before it
     fed = sorted({b["step"] for b in (cond["write"].get("bound") or {}).values()})
     src = i if not fed or i in fed else fed[-1]
     bound = cond["write"].get("bound") or {}
     act = write_clause(spec, cond["write"]["tool"], cond["write"]["given"], rng,
-                       prev=entity(plan.steps[src].tool),
+                       prev=tool_entity(spec, plan.steps[src].tool),
                        bound_keys=tuple(p for p in bound if role(p) == "key"),
                        own_roles=frozenset(p for p, b in bound.items() if b["field"] == p))
     act = requalify(act, spec, plan, src, i + 1)
-    if entity(cond["write"]["tool"]) == ent and src == i:
+    if tool_entity(spec, cond["write"]["tool"]) == ent and src == i:
         act, n = re.subn(rf"\bthat {re.escape(ent)}'s\b", "its", act, count=1)
         if not n:
             act = re.sub(rf"\bthat {re.escape(ent)}\b", "it", act, count=1)
@@ -225,7 +232,8 @@ def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
                                                            if p not in PAGING})
     ctx = f" of {owner}" if owner else ""
     if step.bound and not owner:
-        ctx += f" of that {entity(plan.steps[next(iter(step.bound.values())).step].tool)}"
+        src = next(iter(step.bound.values())).step
+        ctx += f" of that {tool_entity(spec, plan.steps[src].tool)}"
     if after:
         ctx += f" {after}"
     if before:

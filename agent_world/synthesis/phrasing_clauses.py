@@ -27,10 +27,10 @@ from agent_world.tasks.words import (
     FROM_ROLES,
     PAGING,
     TO_ROLES,
-    entity,
     entity_plural,
     split_words,
     table_entity,
+    tool_entity,
 )
 
 _LIST_VERBS = {"list", "search", "find", "browse"}
@@ -64,6 +64,8 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     # "create a slot and return the new record": what the tool hands back is no request
     clause = re.sub(r",? (?:and )?(?:return(?:s|ing)?|giv(?:es|ing)) (?:the|a|it|its)\b.*$", "",
                     clause, flags=re.I)
+    # "Use this tool to create a dashboard": the framing is about the tool, not the request
+    clause = _FRAMING.sub("", clause)
     first = clause.split(" ", 1)[0]
     m = _THIRD_PERSON.match(first.lower())
     if m and first.lower() not in {"status", "access", "process", "address", "this", "is",
@@ -72,12 +74,17 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
         base = stem + ("y" if suffix == "ies" else suffix[:-2] if suffix != "s" else "")
         clause = base + clause[len(first):]
     for t in spec.tools:  # a tool named like a common word must not leak into the text
-        clause = re.sub(rf"\b{re.escape(t.name)}\b", entity(t.name), clause)
+        clause = re.sub(rf"\b{re.escape(t.name)}\b", tool_entity(spec, t.name), clause)
     if not clause:
         return "look it up"
     phrase = clause[0].lower() + clause[1:]
     # "create a appointment" reads badly in any generated description
     return re.sub(r"\ba (?=[aeiou])", "an ", phrase)
+
+
+_FRAMING = re.compile(r"^(?:use (?:this|the) tool to|this tool (?:will |can |lets you |allows "
+                      r"you to )?|tool to|allows (?:you|users) to|lets (?:you|users) |used to) ",
+                      re.I)
 
 
 # ---- tool kinds -------------------------------------------------------------------------------
@@ -162,7 +169,7 @@ def qualified(spec: EnvSpec, plan: Plan, i: int, upto: int) -> str:
     another record of its kind the steps before `upto` hold ("that new order" after "mark
     order 1 as paid ... create an order"; "that first time conversion" after another was
     created). A step bound to `i` (or `i` to it) holds the same record: no other."""
-    ent = entity(plan.steps[i].tool)
+    ent = tool_entity(spec, plan.steps[i].tool)
 
     def linked(a: int, b: int) -> bool:  # one takes the other's own key: the same record
         return any(x.step == b and (x.field == "id" or noun(p) == ent)
@@ -170,7 +177,8 @@ def qualified(spec: EnvSpec, plan: Plan, i: int, upto: int) -> str:
             any(x.step == a and (x.field == "id" or noun(p) == ent)
                 for p, x in plan.steps[b].bound.items())
 
-    others = [k for k in range(upto) if k != i and entity(plan.steps[k].tool) == ent
+    others = [k for k in range(upto)
+              if k != i and tool_entity(spec, plan.steps[k].tool) == ent
               and not linked(k, i)]
     if not others:
         return ent
@@ -183,7 +191,7 @@ def requalify(text: str, spec: EnvSpec, plan: Plan, src: int, upto: int,
               every: bool = False) -> str:
     """`text` with "that <entity>" of step `src` said as `qualified` says it (the first
     mention, or `every` one)."""
-    ent, name = entity(plan.steps[src].tool), qualified(spec, plan, src, upto)
+    ent, name = tool_entity(spec, plan.steps[src].tool), qualified(spec, plan, src, upto)
     if name == ent:
         return text
     return re.sub(rf"\bthat {re.escape(ent)}\b", f"that {name}", text, count=0 if every else 1)
@@ -204,10 +212,11 @@ def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
 def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                  lists: bool = False) -> str:
     step = plan.steps[i]
-    ent = entity(step.tool)
+    ent = tool_entity(spec, step.tool)
     kind = _kind(spec, step.tool, lists or step.select is not None)
     given = dict(step.given)
-    prev = entity(plan.steps[next(iter(step.bound.values())).step].tool) if step.bound else ""
+    prev = tool_entity(spec, plan.steps[next(iter(step.bound.values())).step].tool) \
+        if step.bound else ""
     if kind == "list":
         before, after, owner = list_filters(spec, step.tool, given)
         ents = entity_plural(ent)
@@ -254,7 +263,8 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
             # time from that current time's timezone to America/New_York at 14:00"
             for p, b in step.bound.items():
                 head = field_words(p).split()[0]
-                said = f"that {entity(plan.steps[b.step].tool)}'s {field_words(b.field)}"
+                said = (f"that {tool_entity(spec, plan.steps[b.step].tool)}'s "
+                        f"{field_words(b.field)}")
                 rest.append(f"from {said}" if head in FROM_ROLES else
                             f"to {said}" if head in TO_ROLES else said)
         # "from X to Y at 16:00", "(just the first 200 characters)" follow the action; other
@@ -271,7 +281,8 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                           own_roles=frozenset(p for p, b in step.bound.items() if b.field == p))
     # a value the write takes from an earlier record is said as that record's field ("set
     # its status to that slot's status"), never left out
-    copied = [(p, f"that {entity(plan.steps[b.step].tool)}'s {field_words(b.field)}")
+    copied = [(p, f"that {tool_entity(spec, plan.steps[b.step].tool)}'s "
+                  f"{field_words(b.field)}")
               for p, b in step.bound.items() if role(p) != "key"]
     if not copied:
         return clause
@@ -298,7 +309,7 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
     """A write as a request: its action aimed at the stated record, then what it sets.
     `own_roles`: bound keys whose field has the argument's own name (a conversion's
     `source_timezone_id` feeding `source_timezone_id`)."""
-    ent = entity(tool)
+    ent = tool_entity(spec, tool)
     act = action_phrase(spec, tool)
     given = dict(given)
     key = next((p for p in given if role(p, given[p]) == "key" and noun(p) in

@@ -59,7 +59,7 @@ from agent_world.tasks.walks import (
     random_walk,
     scalar_fields,
 )
-from agent_world.tasks.words import entity, table_entity
+from agent_world.tasks.words import table_entity, tool_entity
 
 
 # ---- tool views -----------------------------------------------------------------------------
@@ -235,7 +235,7 @@ def _asked_changes(spec: EnvSpec, plan: Plan, answer: dict[str, Any],
     step = answer.get("step")
     if step is None or step >= len(plan.steps) or spec.tool(plan.steps[step].tool).mutates:
         return _changed_columns(changes)
-    ent = entity(plan.steps[step].tool)
+    ent = tool_entity(spec, plan.steps[step].tool)
     return _changed_columns({t: d for t, d in changes.items()
                              if table_entity(t) == ent})
 

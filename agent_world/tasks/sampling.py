@@ -33,6 +33,11 @@ def is_edit(spec: EnvSpec, tool: str) -> bool:
 
 
 
+# what the designer's tests pass for an argument the tool ignores (design's
+# `read_expectations.filler`): no value a person would ask for ("the node ids set to 'x'")
+_FILLER = "x"
+
+
 class ValueSampler:
     """Valid-looking values for a tool argument: its tests' values, database columns of the
     same name (or the key of the table it names), enum members."""
@@ -68,9 +73,10 @@ class ValueSampler:
         types = schema.get("type", "string")
         types = set(types) if isinstance(types, list) else {types}
         if types & {"array", "object"}:
-            return [v for v in self.tested.get((tool, param), []) if v is not None]
+            return [v for v in self.tested.get((tool, param), [])
+                    if v is not None and v != _FILLER]
         columns = self.own.get((self._own_entity(tool), param)) or self.columns.get(param, [])
-        tested = self.tested.get((tool, param), [])
+        tested = [v for v in self.tested.get((tool, param), []) if v != _FILLER]
         if columns and tested:
             # a test's edited copy of a stored value ("-05:00 (edited)") is no value a
             # person would ask for when the stored ones are at hand
@@ -155,7 +161,7 @@ class ValueSampler:
         """Arguments for a first call: a successful test's, or sampled per required argument."""
         spec_tool = self.spec.tool(tool)
         tests = [t.arguments for t in self.spec.tests if t.tool == tool and t.expect.ok
-                 and t.expect.error_kind is None]
+                 and t.expect.error_kind is None and _FILLER not in t.arguments.values()]
         required = set(spec_tool.parameters.get("required", []))
         if tests and rng.random() < 0.4:
             # a page size is not something a person asks for: the tool's default page

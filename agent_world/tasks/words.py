@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import re
 
+from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import plural_word, singular_word
-from agent_world.mining.offline.vocabulary import past_prefix
+from agent_world.mining.offline.signatures import later_verb, namespace_prefix
+from agent_world.mining.offline.vocabulary import PHRASAL_VERBS, VERBS, past_prefix
 
 
 def split_words(name: str) -> list[str]:
     """`listPatientAppointments` / `list_patient_appointments` → list, patient, appointments."""
-    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"(?<=[A-Za-z])(V\d+)$", r"_\1", name))
     return [w for w in re.split(r"[_\W]+", name.lower()) if w]
 
 
+_VERSION = re.compile(r"v\d+")
 _HOW = frozenset({"with", "using", "via", "from", "into", "as"})
 # arguments that page a list, not ask for anything: never sampled as values, never a record's
 # key, said as "(just the first N)"
@@ -31,10 +34,37 @@ def table_entity(table: str) -> str:
     return " ".join(split_words(singular_word(table)))
 
 
-def entity(tool: str) -> str:
+def tool_namespace(spec: EnvSpec) -> str | None:
+    """The word every tool name of `spec` starts with, if one does (git's `git_`), as the
+    miner finds it (`signatures.namespace_prefix`)."""
+    return namespace_prefix(spec.name, [t.name for t in spec.tools])
+
+
+def entity(tool: str, namespace: str | None = None) -> str:
     """The thing a tool is about, singular: `list_holds` → hold, `set_member_status` →
-    member, `count_loans_by_status` → loan."""
-    words = past_prefix(split_words(tool))  # git_create_branch → branch, not "create branch"
+    member, `count_loans_by_status` → loan; a verb after the noun too: `version_get` →
+    version, `db-cluster-list-topics` → topic. `namespace`: the server's word that starts
+    every tool name (`tool_namespace`), which is no verb: `git_diff_unstaged` → diff unstaged."""
+    words = [w for w in split_words(tool) if not _VERSION.fullmatch(w)]  # hostinger's ...V1
+    if namespace and len(words) > 1 and words[0] == namespace:
+        words = words[1:]
+        if words[0] not in VERBS:  # no verb first: 'git' stood where the verb would
+            verb, obj = later_verb(words)
+            words = [verb, *obj] if verb else ["", *words]
+    elif words and words[0] not in VERBS and "_".join(words[:2]) not in PHRASAL_VERBS:
+        verb, obj = later_verb(words)
+        if verb is not None and obj:
+            words = [verb, *obj]
+    return _thing(words)
+
+
+def tool_entity(spec: EnvSpec, tool: str) -> str:
+    """`entity` of one of `spec`'s tools, its namespace word known."""
+    return entity(tool, tool_namespace(spec))
+
+
+def _thing(words: list[str]) -> str:
+    words = past_prefix(words)  # git_create_branch → branch, not "create branch"
     rest = words[1:] if len(words) > 1 else words
     while len(rest) > 1 and rest[0] in ("in", "out", "up", "off", "on", "back", "all"):
         rest = rest[1:]  # check_in_copy → copy, not "in copy"
@@ -43,7 +73,8 @@ def entity(tool: str) -> str:
     if "by" in rest:
         rest = rest[: rest.index("by")] or rest
     # a history is records of its own (copy_history rows), not the copy it tells of
-    if len(rest) > 1 and rest[-1] in ("status", "details", "count"):
+    if len(rest) > 1 and (rest[-1] in ("status", "details", "count") or rest[-1] == "list"
+                          and singular_word(rest[-2]) != rest[-2]):  # get_comments_list
         rest = rest[:-1]
     return " ".join([*rest[:-1], singular_word(rest[-1])]) if rest else "record"
 
@@ -54,4 +85,4 @@ def entity_plural(ent: str) -> str:
 
 
 __all__ = ["FROM_ROLES", "PAGING", "TO_ROLES", "entity", "entity_plural", "split_words",
-           "table_entity"]
+           "table_entity", "tool_entity", "tool_namespace"]

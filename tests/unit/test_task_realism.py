@@ -129,6 +129,30 @@ def test_a_write_is_asked_for_without_what_it_returns(airline):
     assert phrasing_clauses.action_phrase(spec, "add_baggage") == "create a checked bag"
 
 
+def test_a_description_about_the_tool_is_asked_as_the_request(airline):
+    spec = airline.model_copy(deep=True)
+    tool = next(t for t in spec.tools if t.name == "add_baggage")
+    tool.description = "Use this tool to add a checked bag to a reservation."
+    assert phrasing_clauses.action_phrase(spec, "add_baggage") == \
+        "add a checked bag to a reservation"
+
+
+def test_a_placeholder_a_test_passes_is_no_value_to_ask_for(airline):
+    """The designer's tests pass 'x' for an argument the tool ignores; a task asked "with the
+    node ids set to 'x'"."""
+    spec = airline.model_copy(deep=True)
+    for test in spec.tests:
+        if test.tool == "get_reservation" and test.expect.ok:
+            test.arguments = {**test.arguments, "reservation_id": "x"}
+    sampler = ValueSampler(spec)
+    props = spec.tool("get_reservation").parameters["properties"]
+    assert "x" not in sampler.candidates("get_reservation", "reservation_id",
+                                         props["reservation_id"])
+    for seed in range(8):
+        args = sampler.start_args("get_reservation", random.Random(seed))
+        assert args is None or args.get("reservation_id") != "x"
+
+
 def test_a_key_with_a_role_reads_as_its_entity():
     assert phrasing_values.arg_phrase("source_timezone_id", 33) == "timezone 33 as the source"
     lits = literals("Convert it from timezone 33 as the source to timezone 10 as the target.")

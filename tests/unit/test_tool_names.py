@@ -10,9 +10,10 @@ from agent_world.design import offline
 from agent_world.design.tool_designer import design_tools
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.naming import tool_identifier
-from agent_world.mining.offline.signatures import tool_shape
+from agent_world.mining.offline.signatures import classify_argument, tool_shape
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
+from agent_world.tasks.words import entity
 
 
 @pytest.mark.parametrize("name, verb, obj, read", [
@@ -26,6 +27,10 @@ from agent_world.mining.sources.harvest_corpus import corpus_sources
     ("semantic_search", None, "semantic_search", False),  # a kind of search, no verb
     ("list_merge_requests", "list", "merge_request", True),
     ("group_merge_requests", None, "group_merge_request", False),
+    ("get_comments_list", "get", "comment", True),  # the comments, listed
+    ("stories-search", "search", "story", True),  # a search verb after a plural: search them
+    ("projects-get-by-id", "get", "project", True),  # what follows says how, not what
+    ("iterations-get-active", "get", "iteration", True),
 ])
 def test_where_the_verb_stands_in_a_tool_name(name, verb, obj, read):
     shape = tool_shape(name, None, None)
@@ -103,3 +108,25 @@ def test_a_tool_whose_code_does_not_compile_is_left_out_with_the_reason(digitalo
     assert "droplet_get" not in {p.name for p in plans}
     assert skipped["droplet_get"].startswith("its rendered code does not compile: duplicate")
     assert "certificate_list" in {p.name for p in plans}
+
+
+@pytest.mark.parametrize("tool, namespace, thing", [
+    ("list_holds", None, "hold"),  # verb first: as before
+    ("version_get", None, "version"),  # was "get": "look up the get named ..."
+    ("template_list", None, "template"),  # was "list"
+    ("env_var_list", None, "env var"),
+    ("db-cluster-list-topics", None, "topic"),
+    ("git_create_branch", "git", "branch"),
+    ("git_diff_unstaged", "git", "diff unstaged"),  # 'git' is the server's word, no verb
+    ("git_show", "git", "show"),
+    ("get_comments_list", None, "comment"),
+    ("hosting_generateFileBrowserUploadURLV1", None, "file browser upload url"),
+])
+def test_what_a_task_calls_a_tools_record(tool, namespace, thing):
+    assert entity(tool, namespace) == thing
+
+
+def test_a_public_id_names_its_record():
+    """Shortcut's storyPublicId is a story's id, not a 'story public' record."""
+    role = classify_argument({"argument": "storyPublicId", "type": "integer"}, {"story"})
+    assert (role.kind, role.entity) == ("ref", "story")

@@ -29,9 +29,12 @@ _UNCOUNTABLE = {"history", "data", "information", "metadata", "news", "equipment
                 "research", "mail", "traffic", "health", "analytics", "species", "series"}
 
 
+_VERSIONED = re.compile(r"(?<=[A-Za-z])(V\d+)$")  # 'getUploadURLV1': URL, V1
+
+
 def tokens(name: str) -> list[str]:
     """'createAppointment' / 'git_create_branch' / 'GET /a/{b}' -> lower-case word tokens."""
-    spaced = _CAMEL.sub("_", name)
+    spaced = _CAMEL.sub("_", _VERSIONED.sub(r"_\1", name))
     return [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
 
 

@@ -83,7 +83,7 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None) -> ToolShape:
         elif toks and toks[0] in VERBS:
             verb, toks = toks[0], toks[1:]
         else:
-            verb, toks = _later_verb(toks)
+            verb, toks = later_verb(toks)
     words: list[str] = []
     context = None
     for i, t in enumerate(toks):
@@ -95,6 +95,8 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None) -> ToolShape:
         if t in ID_WORDS or t in MODIFIERS:
             continue
         words.append(t)
+    if len(words) > 1 and words[-1] == "list" and _plural(words[-2]):
+        words.pop()  # get_comments_list: the comments, listed
     words = words[:4]
     if not words and verb in NOUN_VERBS and context:  # reply_to_thread: a reply on a thread
         words = [verb]
@@ -124,24 +126,31 @@ _LATE_NOUNS = {"record", "log", "test", "link", "share", "view", "call", "plan",
 _LATE_VERBS = VERBS - NOUN_VERBS - _LATE_NOUNS
 # last in a name, these name a kind of thing: 'semantic_search', 'web_fetch', 'text_generate'
 _LAST_VERBS = _LATE_VERBS - set(TRANSFORM_VERBS)
-_VAGUE_OBJECTS = GENERIC_TAILS | {"information", "detail", "details", "settings", "config"}
+_VAGUE_OBJECTS = GENERIC_TAILS | {"information", "detail", "details", "settings", "config",
+                                   "active", "upcoming", "default"}
 
 
-def _later_verb(toks: list[str]) -> tuple[str | None, list[str]]:
-    """(verb, object words) of a name whose verb is not first: 'alert-policy-create' (the
-    verb last: what comes before is the object), 'hosting_createCronJob' and
+def later_verb(toks: list[str]) -> tuple[str | None, list[str]]:
+    """(verb, object words) of a name whose verb is not first: 'hosting_createCronJob' and
     'db-cluster-list-topics' (a product area or parent before the verb: the object is what
-    follows, or what precedes when what follows says nothing: 'account-get-information').
+    follows, or what precedes when what follows says nothing: 'account-get-information'),
+    else 'alert-policy-create' (the verb last: what comes before is the object).
     (None, toks) when no later word is such a verb."""
-    if len(toks) > 1 and toks[-1] in _LAST_VERBS:
-        return toks[-1], toks[:-1]
     at = next((i for i in range(1, len(toks) - 1) if toks[i] in _LATE_VERBS), None)
     if at is None:
+        if len(toks) > 1 and (toks[-1] in _LAST_VERBS or toks[-1] in _LATE_VERBS
+                              and _plural(toks[-2])):  # 'stories-search': search stories
+            return toks[-1], toks[:-1]
         return None, toks
     after = toks[at + 1:]
-    if not after or all(t in _VAGUE_OBJECTS for t in after):
+    # 'projects-get-by-id', 'users-get-current': what follows says how, not what
+    if after[0] in QUALIFIERS or all(t in _VAGUE_OBJECTS or t in MODIFIERS for t in after):
         return toks[at], toks[:at]
     return toks[at], after
+
+
+def _plural(word: str) -> bool:
+    return singular_word(word) != word
 
 
 def resolve_object(shape: ToolShape, known: set[str]) -> ToolShape:
@@ -213,6 +222,10 @@ def known_suffix(toks: list[str], known: set[str]) -> tuple[str | None, str | No
     return None, None
 
 
+# kinds of identifier a name can say before its id word: the id of the record still
+_ID_KINDS = {"public", "external", "internal", "global", "unique"}
+
+
 def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
     name = snake(info["argument"]) or "value"
     jtype = info["type"]
@@ -229,6 +242,8 @@ def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
     role = None
     if len(toks) > 1 and toks[0] in ROLE_PREFIXES:
         role, toks = toks[0], toks[1:]
+    if len(toks) > 2 and toks[-1] in ID_SUFFIXES and toks[-2] in _ID_KINDS:
+        toks = [*toks[:-2], toks[-1]]  # Shortcut's storyPublicId: a story's id
     last = toks[-1]
     if jtype == "array":
         if last in ("ids", "id") and len(toks) > 1:
