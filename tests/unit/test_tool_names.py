@@ -82,15 +82,32 @@ def test_an_update_that_names_no_record_is_not_built_as_an_insert(digitalocean):
     assert "no implementable plan" in design.not_implemented["apps-update"]
 
 
-def test_a_key_the_source_declares_otherwise_is_one_parameter():
+@pytest.fixture(scope="module")
+def gitlab():
+    ref = next(r for r in corpus_sources() if r.name == "gitlab")
+    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+    return spec, design_tools(spec, model=None)
+
+
+def test_a_key_the_source_declares_otherwise_is_one_parameter(gitlab):
     """GitLab's delete_issue_link declares issue_link_id as a string reference: with the
     table's integer key added it was a second parameter of the same name, a module that does
     not compile, and every GitLab tool rejected."""
-    ref = next(r for r in corpus_sources() if r.name == "gitlab")
-    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
-    design = design_tools(spec, model=None)
+    _, design = gitlab
     compile(design.module, "gitlab", "exec")
     assert "delete_issue_link" in design.tool_names()
+
+
+def test_a_bound_on_when_filters_the_time_column(gitlab):
+    """list_issues(created_before=...) made a 'created_before' column of random words ("the
+    merge request whose created before is 'our'"); it bounds created_at."""
+    spec, design = gitlab
+    issues = {c.name for c in spec.table("issues").columns}
+    assert not {"created_before", "updated_after"} & issues
+    cov = spec.provenance.stats["tool_coverage"]["tools"]["list_issues"]["arguments"]
+    assert cov["created_before"] == {**cov["created_before"], "role": "filter",
+                                     "column": "created_at"}
+    assert '"updated_at" >= ?' in design.module
 
 
 def test_a_tool_whose_code_does_not_compile_is_left_out_with_the_reason(digitalocean,

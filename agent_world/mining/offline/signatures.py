@@ -222,6 +222,9 @@ def known_suffix(toks: list[str], known: set[str]) -> tuple[str | None, str | No
     return None, None
 
 
+# a bound on when ('created_before', 'updated_after', 'since'): a filter on a time column,
+# which the coverage map finds (`coverage._RANGE`), not a column of its own
+_BOUND = re.compile(r"(^|_)(before|after|since|until)$")
 # kinds of identifier a name can say before its id word: the id of the record still
 _ID_KINDS = {"public", "external", "internal", "global", "unique"}
 
@@ -233,7 +236,7 @@ def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
     if name in ("parent_id", "parent"):
         return ArgRole("ref", entity="@self", role="parent")
     if name in FILTER_ARGS or re.fullmatch(r"(max|min)_(count|results|items|length|tokens)",
-                                            name):
+                                            name) or _BOUND.search(name):
         return ArgRole("filter")
     if name in ALIASES:
         ent, ident = ALIASES[name]
