@@ -30,6 +30,7 @@ from agent_world.envs.table_spec import TableSpec
 from agent_world.mining.offline.evidence import argument_info, tool_arguments
 from agent_world.mining.offline.naming import plural, singular, snake
 from agent_world.mining.offline.signatures import (
+    is_option,
     namespace_prefix,
     resolve_object,
     tool_shape,
@@ -150,7 +151,7 @@ def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec
             if alt in pcols:
                 return {"role": "column", "table": table, "column": alt}
     if arg in CONTROL_ARGS or re.fullmatch(r"(max|min)_(count|results|items|length|tokens)",
-                                           arg):
+                                           arg) or is_option(arg):
         return {"role": "control"}
     if arg == "name" and primary is not None and "name" not in pcols:
         alt = next((c for c in _NAME_COLUMNS if c in pcols), None)

@@ -147,3 +147,13 @@ def test_a_public_id_names_its_record():
     """Shortcut's storyPublicId is a story's id, not a 'story public' record."""
     role = classify_argument({"argument": "storyPublicId", "type": "integer"}, {"story"})
     assert (role.kind, role.entity) == ("ref", "story")
+
+
+def test_an_option_of_the_call_is_no_column(gitlab):
+    """list_issues(with_labels_details=...) says how to answer: it was a column of every
+    issue; it is a control argument the tool accepts."""
+    spec, design = gitlab
+    assert "with_labels_details" not in {c.name for c in spec.table("issues").columns}
+    cov = spec.provenance.stats["tool_coverage"]["tools"]["list_issues"]
+    assert cov["covered"] and cov["arguments"]["with_labels_details"]["role"] == "control"
+    assert "list_issues" in design.tool_names()

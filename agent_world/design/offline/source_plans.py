@@ -218,7 +218,10 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
         return base.model_copy(update={"role": "ref", "column": info["fk"],
                                        "ref_table": table.name, "ref_column": column,
                                        "type": "string"})
-    if role_in == "filter" and col_table is not None and col_table.name == table.name:
+    # a bound on a column filters what a read returns; a write ('analyze voting from dateFrom
+    # to dateTo', recorded as a new row) has nothing to filter and must not take the column
+    if role_in == "filter" and col_table is not None and col_table.name == table.name \
+            and read_only:
         snake_arg = snake(arg)
         role = "ge" if _GE.search(snake_arg) else "le" if _LE.search(snake_arg) else "eq"
         return base.model_copy(update={"role": role, "column": column, "type": "string"})

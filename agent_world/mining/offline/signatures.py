@@ -224,7 +224,17 @@ def known_suffix(toks: list[str], known: set[str]) -> tuple[str | None, str | No
 
 # a bound on when ('created_before', 'updated_after', 'since'): a filter on a time column,
 # which the coverage map finds (`coverage._RANGE`), not a column of its own
-_BOUND = re.compile(r"(^|_)(before|after|since|until)$")
+_BOUND = re.compile(r"(^|_)(before|after|since|until)$|^date_(from|to)$|^(from|to)_date$")
+# how to answer, not what a record holds ('include_headers', 'fetch_all_pages', 'confirm',
+# OData's '$top' / '$skiptoken' / '$orderby'): options of the call, never columns
+_OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verbose)_|"
+                     r"^(?:select|top|skip|skiptoken|orderby|order_by|sort|sort_by|confirm|force|"
+                     r"expand|dry_run|verbose|debug)$")
+
+
+def is_option(name: str) -> bool:
+    """Whether an argument (snake case) says how to answer, not what a record holds."""
+    return bool(_OPTION.search(name))
 # kinds of identifier a name can say before its id word: the id of the record still
 _ID_KINDS = {"public", "external", "internal", "global", "unique"}
 
@@ -236,7 +246,7 @@ def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
     if name in ("parent_id", "parent"):
         return ArgRole("ref", entity="@self", role="parent")
     if name in FILTER_ARGS or re.fullmatch(r"(max|min)_(count|results|items|length|tokens)",
-                                            name) or _BOUND.search(name):
+                                            name) or _BOUND.search(name) or is_option(name):
         return ArgRole("filter")
     if name in ALIASES:
         ent, ident = ALIASES[name]
