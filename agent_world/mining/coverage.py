@@ -35,7 +35,12 @@ from agent_world.mining.offline.signatures import (
     resolve_object,
     tool_shape,
 )
-from agent_world.mining.offline.vocabulary import ALIASES, FILTER_ARGS, TRANSFORM_VERBS
+from agent_world.mining.offline.vocabulary import (
+    ALIASES,
+    FILTER_ARGS,
+    SEARCH_ARGS,
+    TRANSFORM_VERBS,
+)
 from agent_world.mining.semantics.values import declared_type_ok
 from agent_world.mining.sources.base import SourceDocument, ToolDescription
 
@@ -46,6 +51,8 @@ __all__ = ["CONTROL_ARGS", "coverage_line", "declared_fidelity", "declared_hints
 # arguments that steer a call (paging, size, output shape) rather than name stored data
 CONTROL_ARGS = FILTER_ARGS | {"max_length", "start_index", "raw", "timeout", "page",
                               "page_size", "limit", "offset", "cursor", "format"}
+# the columns a free-text search argument matches, first found
+_SEARCHED = ("name", "title", "subject", "summary", "description", "content", "text", "body")
 # value nouns of tool names and the records they are read from
 VALUE_TABLES = {"log": "commit", "diff": "file_change", "status": "file_change",
                 "history": "commit", "content": "page", "contents": "page"}
@@ -150,6 +157,11 @@ def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec
         for alt in ("content", "body", "text", "name"):
             if alt in pcols:
                 return {"role": "column", "table": table, "column": alt}
+    if arg in SEARCH_ARGS and primary is not None:
+        # what to look for: a match within what the records are called, not an ignored knob
+        col = next((c for c in _SEARCHED if c in pcols), None)
+        if col is not None:
+            return {"role": "filter", "table": table, "column": col, "match": "like"}
     if arg in CONTROL_ARGS or re.fullmatch(r"(max|min)_(count|results|items|length|tokens)",
                                            arg) or is_option(arg):
         return {"role": "control"}

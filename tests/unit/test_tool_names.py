@@ -157,3 +157,14 @@ def test_an_option_of_the_call_is_no_column(gitlab):
     cov = spec.provenance.stats["tool_coverage"]["tools"]["list_issues"]
     assert cov["covered"] and cov["arguments"]["with_labels_details"]["role"] == "control"
     assert "list_issues" in design.tool_names()
+
+
+def test_a_search_argument_matches_within_the_records_text(gitlab):
+    """list_issues(search=...) made a 'search' column and matched it exactly; `q`/`query`
+    were accepted and ignored. They match within what the records say now."""
+    spec, design = gitlab
+    assert "search" not in {c.name for c in spec.table("issues").columns}
+    cov = spec.provenance.stats["tool_coverage"]["tools"]["list_issues"]["arguments"]
+    assert cov["search"]["role"] == "filter" and cov["search"]["match"] == "like"
+    body = design.module.split("def list_issues(", 1)[1].split("\n@tool", 1)[0]
+    assert "LIKE ?" in body.split("if search is not None:", 1)[1].split("\n")[1]

@@ -223,7 +223,8 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
     if role_in == "filter" and col_table is not None and col_table.name == table.name \
             and read_only:
         snake_arg = snake(arg)
-        role = "ge" if _GE.search(snake_arg) else "le" if _LE.search(snake_arg) else "eq"
+        role = "like" if info.get("match") == "like" else "ge" if _GE.search(snake_arg) \
+            else "le" if _LE.search(snake_arg) else "eq"
         return base.model_copy(update={"role": role, "column": column, "type": "string"})
     if role_in == "reference" and col_table is not None and column:
         if col_table.name == table.name:

@@ -106,12 +106,15 @@ ID_SUFFIXES = {"id", "ids", "path", "name", "key", "code", "slug", "uuid", "sha"
 ROLE_PREFIXES = {"source", "target", "src", "dst", "dest", "destination", "from", "to",
                  "parent", "base", "head", "new", "old", "default", "primary", "secondary",
                  "origin", "home", "main", "related", "original", "previous", "next", "other"}
+# free text to look for ('search_issues(query)', 'list_issues(search)')
+SEARCH_ARGS = {"q", "query", "search", "search_query", "search_term", "keyword", "keywords",
+               "term", "text_query"}
 FILTER_ARGS = {"limit", "max_count", "offset", "page", "page_size", "per_page", "cursor",
                "sort", "sort_by", "order", "order_by", "q", "query", "max_results", "top_k",
                "context_lines", "start_index", "max_length", "raw", "format", "fields",
                "include", "expand", "verbose", "dry_run", "page_token", "skip", "count",
                "filter", "direction", "ascending", "descending",
-               "recursive", "depth", "timeout"}
+               "recursive", "depth", "timeout"} | SEARCH_ARGS
 FILTER_ENUM_DROP = {"all", "any", "both", "none", "asc", "desc", "*"}
 ALIASES: dict[str, tuple[str, str | None]] = {  # word -> (entity, identifier column it names)
     "repo": ("repository", None), "repos": ("repository", None),
