@@ -49,7 +49,7 @@ from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import (
-    ArenaContext,
+    ScaledContext,
     arena_home,
     checked_context,
     model_field,
@@ -59,7 +59,7 @@ from agent_world.graphs.runner import invoke
 
 
 @dataclass
-class BuildContext(ArenaContext):
+class BuildContext(ScaledContext):
     """Settings of a build run (what LangGraph Studio shows)."""
 
     designer_model: str = model_field("tool designer")
@@ -67,8 +67,6 @@ class BuildContext(ArenaContext):
         "description": "Repair rounds for tools that fail cross-validation."})
     max_tools: Annotated[int, Gt(0)] = field(default=DEFAULT_TOOLS, metadata={
         "description": "Candidate tools designed per environment, at most."})
-    workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
-    ray_address: str | None = scaleout.ray_field()
 
 
 class BuildInput(TypedDict, total=False):

@@ -29,12 +29,14 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
+from annotated_types import Ge
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime, get_runtime
 from pydantic import TypeAdapter, ValidationError
 
+from agent_world import scaleout
 from agent_world.config import resolve_home
 from agent_world.errors import ContextError
 from agent_world.models import ROLES, models_for
@@ -73,6 +75,15 @@ class ArenaContext:
     """What every graph's context holds: where the arena lives (each graph adds its settings)."""
 
     home: str | None = home_field()
+
+
+@dataclasses.dataclass
+class ScaledContext(ArenaContext):
+    """A stage graph's context: the arena, and where its per-source / per-environment work
+    runs (`agent_world.scaleout`)."""
+
+    workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
+    ray_address: str | None = scaleout.ray_field()
 
 
 def model_field(role: str) -> Any:
@@ -144,5 +155,5 @@ def with_models(node: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-__all__ = ["ArenaContext", "arena_home", "checked_context", "context_models", "home_field", "model_field",
+__all__ = ["ArenaContext", "ScaledContext", "arena_home", "checked_context", "context_models", "home_field", "model_field",
            "run_context", "setting", "with_models"]

@@ -5,20 +5,18 @@ the state schema's module names the graph (`runner.graph_name`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
-from annotated_types import Ge
 from typing_extensions import TypedDict
 
-from agent_world import scaleout
-from agent_world.graphs.context import ArenaContext, model_field, setting
+from agent_world.graphs.context import ScaledContext, model_field, setting
 
 HELDOUT_TOTAL = 48
 HELDOUT_MIN_PER_ENV = 4
 
 
 @dataclass
-class EvolveContext(ArenaContext):
+class EvolveContext(ScaledContext):
     """Settings of a self-evolution thread (what LangGraph Studio shows)."""
 
     sources: list[str] = setting([], "Sources to mine (\"mcp:CMD\", \"mcp-url:URL\", "
@@ -85,8 +83,6 @@ class EvolveContext(ArenaContext):
     judge_model: str = model_field("rubric judge")
     # where mine, build and synthesize run their per-source / per-environment work
     # (agent_world.scaleout); this run's, not the thread's: a resumed run may choose others
-    workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
-    ray_address: str | None = scaleout.ray_field()
 
     def heldout_quota(self, environments: int) -> int:
         """Held-out tasks asked of each of `environments` held-out environments."""

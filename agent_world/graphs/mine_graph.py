@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from annotated_types import Ge, Gt
+from annotated_types import Gt
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, StateGraph
@@ -40,7 +40,7 @@ from agent_world import scaleout
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import TaxonomyPath
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import ArenaContext, checked_context, model_field, with_models
+from agent_world.graphs.context import ScaledContext, checked_context, model_field, with_models
 from agent_world.mining.coverage import uncovered_reasons
 from agent_world.mining.llm_miner import (
     MAX_ITERATIONS,
@@ -57,14 +57,12 @@ from agent_world.mining.web_search import MCPSearch, configured_search_spec
 
 
 @dataclass
-class MineContext(ArenaContext):
+class MineContext(ScaledContext):
     """Run configuration (Studio's configuration panel)."""
 
     miner_model: str = model_field("miner")
     source_timeout_s: Annotated[float, Gt(0)] = field(default=DEFAULT_TIMEOUT, metadata={
         "description": "Seconds one source may take to start and be read."})
-    workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
-    ray_address: str | None = scaleout.ray_field()
 
 
 class MineInput(TypedDict, total=False):

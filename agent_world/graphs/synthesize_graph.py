@@ -39,7 +39,7 @@ from agent_world.envs.examples import example_names, load_example
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import (
-    ArenaContext,
+    ScaledContext,
     arena_home,
     checked_context,
     model_field,
@@ -53,7 +53,7 @@ DEFAULTS = task_synthesis.SynthesisConfig()
 
 
 @dataclass
-class SynthesizeContext(ArenaContext):
+class SynthesizeContext(ScaledContext):
     """Settings of a synthesis run (what LangGraph Studio shows)."""
 
     synthesizer_model: str = model_field("synthesizer")
@@ -69,8 +69,6 @@ class SynthesizeContext(ArenaContext):
     attempts_per_task: Annotated[int, Gt(0)] = field(default=DEFAULTS.attempts_per_task,
                                                      metadata={"description": (
         "Candidate budget per requested task.")})
-    workers: Annotated[int, Ge(1)] | None = scaleout.workers_field()
-    ray_address: str | None = scaleout.ray_field()
 
 
 class SynthesizeInput(TypedDict, total=False):
