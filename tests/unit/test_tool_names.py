@@ -168,3 +168,14 @@ def test_a_search_argument_matches_within_the_records_text(gitlab):
     assert cov["search"]["role"] == "filter" and cov["search"]["match"] == "like"
     body = design.module.split("def list_issues(", 1)[1].split("\n@tool", 1)[0]
     assert "LIKE ?" in body.split("if search is not None:", 1)[1].split("\n")[1]
+
+
+def test_a_write_that_cannot_tie_the_record_it_is_told_to_act_on_is_not_built():
+    """Hostinger's hosting_toggleWebsiteCacheV1(domain, username, enabled) inserted the same
+    row whatever domain it was given (nothing held it): a wrong-target write passed the
+    check. Such a write is left unbuilt."""
+    ref = next(r for r in corpus_sources() if r.name == "hostinger")
+    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+    design = design_tools(spec, model=None)
+    assert "hosting_toggleWebsiteCacheV1" not in design.tool_names()
+    assert "hosting_toggleWebsiteCacheV1" in design.not_implemented

@@ -107,6 +107,11 @@ def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPla
         if is_create and info.get("role") == "reference" and info.get("table") == table.name:
             info = _own_reference(table, info)
         p = _source_param(spec, table, arg, info, read_only, words)
+        if not read_only and p.required and p.role == "ignore" \
+                and info.get("role") == "reference":
+            # a write told which record to act on that it could not tie to its own: it would
+            # change the same rows whatever record it is given
+            return None
         if p.name in used:
             continue
         used.add(p.name)
