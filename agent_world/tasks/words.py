@@ -4,21 +4,27 @@ entity). Walks and phrasing read names alike; singular and plural are the miner'
 
 from __future__ import annotations
 
+import functools
 import re
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.offline.naming import plural_word, singular_word
+from agent_world.mining.offline.naming import (
+    is_plural_word,
+    is_version,
+    plural_word,
+    singular_word,
+    unversioned_camel,
+)
 from agent_world.mining.offline.signatures import later_verb, namespace_prefix
 from agent_world.mining.offline.vocabulary import PHRASAL_VERBS, VERBS, past_prefix
 
 
 def split_words(name: str) -> list[str]:
     """`listPatientAppointments` / `list_patient_appointments` → list, patient, appointments."""
-    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"(?<=[A-Za-z])(V\d+)$", r"_\1", name))
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", unversioned_camel(name))
     return [w for w in re.split(r"[_\W]+", name.lower()) if w]
 
 
-_VERSION = re.compile(r"v\d+")
 _HOW = frozenset({"with", "using", "via", "from", "into", "as"})
 # arguments that page a list, not ask for anything: never sampled as values, never a record's
 # key, said as "(just the first N)"
@@ -37,7 +43,12 @@ def table_entity(table: str) -> str:
 def tool_namespace(spec: EnvSpec) -> str | None:
     """The word every tool name of `spec` starts with, if one does (git's `git_`), as the
     miner finds it (`signatures.namespace_prefix`)."""
-    return namespace_prefix(spec.name, [t.name for t in spec.tools])
+    return _namespace(spec.name, tuple(t.name for t in spec.tools))
+
+
+@functools.lru_cache(maxsize=256)  # asked for every step of every task phrased
+def _namespace(env: str, tools: tuple[str, ...]) -> str | None:
+    return namespace_prefix(env, list(tools))
 
 
 def entity(tool: str, namespace: str | None = None) -> str:
@@ -45,7 +56,7 @@ def entity(tool: str, namespace: str | None = None) -> str:
     member, `count_loans_by_status` → loan; a verb after the noun too: `version_get` →
     version, `db-cluster-list-topics` → topic. `namespace`: the server's word that starts
     every tool name (`tool_namespace`), which is no verb: `git_diff_unstaged` → diff unstaged."""
-    words = [w for w in split_words(tool) if not _VERSION.fullmatch(w)]  # hostinger's ...V1
+    words = [w for w in split_words(tool) if not is_version(w)]  # hostinger's ...V1
     if namespace and len(words) > 1 and words[0] == namespace:
         words = words[1:]
         if words[0] not in VERBS:  # no verb first: 'git' stood where the verb would
@@ -74,7 +85,7 @@ def _thing(words: list[str]) -> str:
         rest = rest[: rest.index("by")] or rest
     # a history is records of its own (copy_history rows), not the copy it tells of
     if len(rest) > 1 and (rest[-1] in ("status", "details", "count") or rest[-1] == "list"
-                          and singular_word(rest[-2]) != rest[-2]):  # get_comments_list
+                          and is_plural_word(rest[-2])):  # get_comments_list
         rest = rest[:-1]
     return " ".join([*rest[:-1], singular_word(rest[-1])]) if rest else "record"
 

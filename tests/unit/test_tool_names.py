@@ -52,11 +52,16 @@ def test_source_tool_names_as_identifiers(name, ident):
     assert tool_identifier(name) == ident and ident.isidentifier()
 
 
-@pytest.fixture(scope="module")
-def digitalocean():
-    ref = next(r for r in corpus_sources() if r.name == "digitalocean")
+def _mined_and_designed(server: str):
+    """A corpus server mined offline (no complexification) and its offline design."""
+    ref = next(r for r in corpus_sources() if r.name == server)
     spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
     return spec, design_tools(spec, model=None)
+
+
+@pytest.fixture(scope="module")
+def digitalocean():
+    return _mined_and_designed("digitalocean")
 
 
 def test_a_server_named_noun_first_mines_its_entities_not_its_tools(digitalocean):
@@ -84,9 +89,7 @@ def test_an_update_that_names_no_record_is_not_built_as_an_insert(digitalocean):
 
 @pytest.fixture(scope="module")
 def gitlab():
-    ref = next(r for r in corpus_sources() if r.name == "gitlab")
-    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
-    return spec, design_tools(spec, model=None)
+    return _mined_and_designed("gitlab")
 
 
 def test_a_key_the_source_declares_otherwise_is_one_parameter(gitlab):
@@ -174,8 +177,6 @@ def test_a_write_that_cannot_tie_the_record_it_is_told_to_act_on_is_not_built():
     """Hostinger's hosting_toggleWebsiteCacheV1(domain, username, enabled) inserted the same
     row whatever domain it was given (nothing held it): a wrong-target write passed the
     check. Such a write is left unbuilt."""
-    ref = next(r for r in corpus_sources() if r.name == "hostinger")
-    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
-    design = design_tools(spec, model=None)
+    _, design = _mined_and_designed("hostinger")
     assert "hosting_toggleWebsiteCacheV1" not in design.tool_names()
     assert "hosting_toggleWebsiteCacheV1" in design.not_implemented

@@ -30,16 +30,32 @@ _UNCOUNTABLE = {"history", "data", "information", "metadata", "news", "equipment
 
 
 _VERSIONED = re.compile(r"(?<=[A-Za-z])(V\d+)$")  # 'getUploadURLV1': URL, V1
+_VERSION = re.compile(r"v\d+")
+
+
+def unversioned_camel(name: str) -> str:
+    """`name` with a trailing API version split off as a word of its own ('URLV1' -> 'URL_V1'),
+    so camel-case splitting and `is_version` see it."""
+    return _VERSIONED.sub(r"_\1", name)
+
+
+def is_version(token: str) -> bool:
+    """Whether a lower-case word is an API version ('v1'), no part of what a name says."""
+    return bool(_VERSION.fullmatch(token))
 
 
 def tokens(name: str) -> list[str]:
     """'createAppointment' / 'git_create_branch' / 'GET /a/{b}' -> lower-case word tokens."""
-    spaced = _CAMEL.sub("_", _VERSIONED.sub(r"_\1", name))
+    spaced = _CAMEL.sub("_", unversioned_camel(name))
     return [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
 
 
 def snake(name: str) -> str:
     return "_".join(tokens(name))
+
+
+def is_plural_word(word: str) -> bool:
+    return singular_word(word) != word
 
 
 def singular_word(word: str) -> str:

@@ -14,7 +14,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from agent_world.mining.offline.naming import singular, singular_word, snake, tokens
+from agent_world.mining.offline.naming import (
+    is_plural_word,
+    is_version,
+    singular,
+    singular_word,
+    snake,
+    tokens,
+)
 from agent_world.mining.offline.reference_data import CURATED
 from agent_world.mining.offline.vocabulary import (
     ALIASES,
@@ -77,7 +84,7 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None) -> ToolShape:
             toks = toks[1:]
         if len(toks) > 1 and f"{toks[0]}_{toks[1]}" in PHRASAL_VERBS:  # checkInAppointment
             toks = [f"{toks[0]}_{toks[1]}", *toks[2:]]
-        toks = [t for t in toks if not _VERSION.fullmatch(t)]  # hostinger's ...V1
+        toks = [t for t in toks if not is_version(t)]  # hostinger's ...V1
         if toks and toks[0] in NOUN_VERBS and len(toks) == 1:
             pass
         elif toks and toks[0] in VERBS:
@@ -95,7 +102,7 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None) -> ToolShape:
         if t in ID_WORDS or t in MODIFIERS:
             continue
         words.append(t)
-    if len(words) > 1 and words[-1] == "list" and _plural(words[-2]):
+    if len(words) > 1 and words[-1] == "list" and is_plural_word(words[-2]):
         words.pop()  # get_comments_list: the comments, listed
     words = words[:4]
     if not words and verb in NOUN_VERBS and context:  # reply_to_thread: a reply on a thread
@@ -115,7 +122,6 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None) -> ToolShape:
     return ToolShape(verb, obj, value_words, read, creates, context)
 
 
-_VERSION = re.compile(r"v\d+")
 # verbs that still act when a name puts them after a noun; the others read as nouns there
 # ('domain-record-edit', 'prepare_call_hierarchy', 'list_merge_requests')
 _LATE_NOUNS = {"record", "log", "test", "link", "share", "view", "call", "plan", "upload",
@@ -139,7 +145,7 @@ def later_verb(toks: list[str]) -> tuple[str | None, list[str]]:
     at = next((i for i in range(1, len(toks) - 1) if toks[i] in _LATE_VERBS), None)
     if at is None:
         if len(toks) > 1 and (toks[-1] in _LAST_VERBS or toks[-1] in _LATE_VERBS
-                              and _plural(toks[-2])):  # 'stories-search': search stories
+                              and is_plural_word(toks[-2])):  # 'stories-search': search stories
             return toks[-1], toks[:-1]
         return None, toks
     after = toks[at + 1:]
@@ -147,10 +153,6 @@ def later_verb(toks: list[str]) -> tuple[str | None, list[str]]:
     if after[0] in QUALIFIERS or all(t in _VAGUE_OBJECTS or t in MODIFIERS for t in after):
         return toks[at], toks[:at]
     return toks[at], after
-
-
-def _plural(word: str) -> bool:
-    return singular_word(word) != word
 
 
 def resolve_object(shape: ToolShape, known: set[str]) -> ToolShape:
@@ -235,6 +237,8 @@ _OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verb
 def is_option(name: str) -> bool:
     """Whether an argument (snake case) says how to answer, not what a record holds."""
     return bool(_OPTION.search(name))
+
+
 # kinds of identifier a name can say before its id word: the id of the record still
 _ID_KINDS = {"public", "external", "internal", "global", "unique"}
 
