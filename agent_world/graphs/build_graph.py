@@ -23,7 +23,7 @@ import functools
 import operator
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -53,6 +53,7 @@ from agent_world.graphs.context import (
     arena_home,
     checked_context,
     model_field,
+    setting,
     with_models,
 )
 from agent_world.graphs.runner import invoke
@@ -63,10 +64,10 @@ class BuildContext(ScaledContext):
     """Settings of a build run (what LangGraph Studio shows)."""
 
     designer_model: str = model_field("tool designer")
-    max_repairs: Annotated[int, Ge(0)] = field(default=DEFAULT_REPAIRS, metadata={
-        "description": "Repair rounds for tools that fail cross-validation."})
-    max_tools: Annotated[int, Gt(0)] = field(default=DEFAULT_TOOLS, metadata={
-        "description": "Candidate tools designed per environment, at most."})
+    max_repairs: Annotated[int, Ge(0)] = setting(
+        DEFAULT_REPAIRS, "Repair rounds for tools that fail cross-validation.")
+    max_tools: Annotated[int, Gt(0)] = setting(
+        DEFAULT_TOOLS, "Candidate tools designed per environment, at most.")
 
 
 class BuildInput(TypedDict, total=False):

