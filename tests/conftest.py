@@ -5,9 +5,11 @@ import multiprocessing.util
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 os.environ.setdefault("LANGSMITH_TRACING", "false")
 os.environ.pop("AGENT_WORLD_MODEL", None)
@@ -67,6 +69,24 @@ atexit.register(_remove_session_dirs)  # again at exit: late writers (platformdi
 
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str,
+              make: Callable[[Path], None]) -> Path:
+    """The folder `name`, filled by `make(folder)` once per test run: with pytest-xdist, the
+    first worker to ask makes it and the others wait for it (a file lock in the folder the
+    workers share), so a session fixture that takes a minute is not computed on every
+    worker. Callers copy or load what they need from it; nobody writes into it after."""
+    worker_root = tmp_path_factory.getbasetemp()
+    root = worker_root.parent if os.environ.get("PYTEST_XDIST_WORKER") else worker_root
+    folder = root / name
+    with FileLock(str(root / f"{name}.lock")):
+        if not (folder / ".made").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            (folder / ".made").touch()
+    return folder
 
 
 @pytest.fixture(scope="session")
