@@ -76,7 +76,7 @@ from agent_world.mining.sources import default_sources
 from agent_world.mining.sources.harvest_corpus import corpus_sources
 from agent_world.tasks.evaluation import attempt
 
-# held-out tasks drawn per environment beyond its quota, for environments that give fewer
+# held-out tasks drawn per environment beyond its quota when an environment gives fewer
 HELDOUT_SPARE = 2
 
 
@@ -236,10 +236,14 @@ def synthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
     by_env = _by_env(home, state["heldout_envs"], stages.synthesize_tasks(
         state["heldout_envs"], home, per_env, s.seed + 1, tag=tag, scale=run_scale(runtime)))
     if any(len(ids) < per_env for ids in by_env.values()):
-        # a small environment gave fewer: a draw with spares, whose extras stand in for them
-        by_env = _by_env(home, state["heldout_envs"], stages.synthesize_tasks(
-            state["heldout_envs"], home, per_env + HELDOUT_SPARE, s.seed + 1,
-            tag=f"{tag}-spare", scale=run_scale(runtime)))
+        # a small environment gave fewer: a few more tasks of each held-out environment stand
+        # in for them (new ones: to this draw the first draw's tasks are duplicates; drawing
+        # quota + spares again made every held-out task twice, 76 s on a slow 2-core VM)
+        extra = _by_env(home, state["heldout_envs"], stages.synthesize_tasks(
+            state["heldout_envs"], home, HELDOUT_SPARE, s.seed + 1, tag=f"{tag}-spare",
+            scale=run_scale(runtime)))
+        by_env = {env: ids + [i for i in extra[env] if i not in ids]
+                  for env, ids in by_env.items()}
     heldout = fill_quota(by_env, per_env)
     if not heldout:
         raise AgentWorldError("no held-out task passed the trust gates; nothing to evaluate on")

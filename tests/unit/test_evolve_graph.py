@@ -38,7 +38,8 @@ class Doubles:
         return ["airline", "ecommerce"]
 
     def synthesize(self, names, home, per_env, seed=0, guidelines=None, tag="", scale=None):  # noqa: ARG002
-        self.synth_calls.append({"names": list(names), "guidelines": guidelines, "tag": tag})
+        self.synth_calls.append({"names": list(names), "guidelines": guidelines, "tag": tag,
+                                 "per_env": per_env})
         cat = Catalog.open(home)
         ids = []
         for n in names:
@@ -155,7 +156,8 @@ def test_a_corpus_sample_joins_the_sources(tmp_path, doubles):
 
 def test_a_short_held_out_environment_is_made_up_from_spares(tmp_path, doubles, monkeypatch):
     """A held-out environment that gives fewer tasks than asked (a small tool set) leaves its
-    shortfall to a draw with spares from the others: the held-out set keeps its size."""
+    shortfall to a few more tasks of the held-out environments (only the spares are drawn
+    again, not the whole set): the held-out set keeps its size."""
     real = doubles.synthesize
 
     def short(names, home, per_env, seed=0, guidelines=None, tag="", scale=None):
@@ -171,8 +173,8 @@ def test_a_short_held_out_environment_is_made_up_from_spares(tmp_path, doubles, 
                 context=_ctx())
     assert len(s1["heldout_envs"]) == 1
     assert len(s1["heldout_tasks"]) == 8 == len(set(s1["heldout_tasks"]))
-    assert [c["tag"] for c in doubles.synth_calls if "heldout" in c["tag"]] == \
-        ["q/heldout", "q/heldout-spare"]
+    assert [(c["tag"], c["per_env"]) for c in doubles.synth_calls if "heldout" in c["tag"]] \
+        == [("q/heldout", 8), ("q/heldout-spare", evolve.HELDOUT_SPARE)]
 
 
 def test_whole_categories_can_be_held_out(tmp_path, doubles):
