@@ -75,6 +75,24 @@ def _table_for_noun(noun: str | None, tables: dict[str, TableSpec]) -> str | Non
     return None
 
 
+# a response envelope's own fields ({"success", "message", "data"}): how the call went, not
+# what the record holds (Dokploy's 67 tools made `success` and `message` columns of every table)
+_ENVELOPE_STATUS = frozenset({
+    "success", "ok", "error", "errors", "message", "messages", "status", "warning", "warnings",
+    "agent_hints", "pagination", "meta", "metadata", "code", "request_id", "timestamp",
+    "result_type"})
+_ENVELOPE_PAYLOAD = frozenset({"data", "result", "results", "items", "payload", "response"})
+
+
+def _unwrapped(prop: Any) -> dict[str, Any] | None:
+    """The record properties inside a wrapper's field (an object, or an array of objects)."""
+    inner = prop.get("items") if isinstance(prop, dict) and prop.get("type") == "array" \
+        else prop
+    if isinstance(inner, dict) and isinstance(inner.get("properties"), dict):
+        return inner["properties"]
+    return None
+
+
 def _output_fields(tool: ToolDescription) -> dict[str, dict[str, Any]]:
     schema = tool.output_schema or {}
     if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
@@ -84,11 +102,14 @@ def _output_fields(tool: ToolDescription) -> dict[str, dict[str, Any]]:
         return {}
     # a wrapper ({"result": {...}} / {"items": [...]}) is unwrapped one level
     if len(props) == 1:
-        (only,) = props.values()
-        inner = only.get("items") if isinstance(only, dict) and only.get("type") == "array" \
-            else only
-        if isinstance(inner, dict) and isinstance(inner.get("properties"), dict):
-            props = inner["properties"]
+        inner = _unwrapped(next(iter(props.values())))
+        props = props if inner is None else inner
+    else:
+        keys = {snake(k): k for k in props}
+        payload = [keys[k] for k in keys if k in _ENVELOPE_PAYLOAD]
+        if len(payload) == 1 and all(k in _ENVELOPE_STATUS for k in keys
+                                     if keys[k] != payload[0]):
+            props = _unwrapped(props[payload[0]]) or {}  # an untyped payload: no fields
     return {k: v if isinstance(v, dict) else {} for k, v in props.items()}
 
 

@@ -533,3 +533,23 @@ def test_route_repair_never_empties_a_required_reference():
     fixed, _, left = repair_semantics(spec)
     assert fixed.rows["uploads"] == [{"id": 1, "column_id": 3, "item_id": 2}]
     assert left == []
+
+
+def test_a_response_envelope_is_no_part_of_the_record(tmp_path):
+    # dokploy-style: every tool answers {"success", "message", "data"} (was: `success` and
+    # `message` columns on every table, seeded with random booleans and words)
+    envelope = _obj({"success": {"type": "boolean"}, "message": {"type": "string"},
+                     "data": {}}, ("success",))
+    typed = _obj({"success": {"type": "boolean"}, "message": {"type": "string"},
+                  "data": _obj({"projectId": {"type": "string"}, "name": {"type": "string"},
+                                "region": {"type": "string"}, "plan": {"type": "string"}})})
+    spec = _tool_list(tmp_path, "deploys", [
+        {"name": "project_create", "description": "Creates a new project.",
+         "inputSchema": _obj({"name": {"type": "string"}, "description": {"type": "string"}},
+                             ("name",)), "outputSchema": envelope},
+        {"name": "project_one", "description": "Gets a specific project by its ID.",
+         "inputSchema": _obj({"projectId": {"type": "string"}}, ("projectId",)),
+         "outputSchema": typed}]).spec
+    columns = {c.name for c in spec.table("projects").columns}
+    assert not columns & {"success", "message", "data"}, columns
+    assert {"region", "plan"} <= columns  # a typed payload's fields are the record's
