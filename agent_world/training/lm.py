@@ -133,6 +133,7 @@ def converted_cache(source: Path, convert: Any) -> tuple[Any, Any]:
                   file=sys.stderr)
             shutil.rmtree(target, ignore_errors=True)
     model, tok = convert()
+    tmp: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=target.parent))
@@ -140,13 +141,14 @@ def converted_cache(source: Path, convert: Any) -> tuple[Any, Any]:
         with quiet_progress_bars():
             model.save_pretrained(tmp)
             tok.save_pretrained(tmp)
-        try:
-            tmp.rename(target)
-        except OSError:  # another process put its copy there first
+        tmp.rename(target)  # (fails when another process put its copy there first)
+    except OSError as exc:
+        if not (target / "config.json").is_file():  # a read-only or full cache
+            print(f"could not keep the converted model in {target.parent} ({exc}); it will "
+                  "be converted again next time", file=sys.stderr)
+    finally:
+        if tmp is not None and tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    except OSError as exc:  # a read-only or full cache: the converted model is still used
-        print(f"could not keep the converted model in {target.parent} ({exc}); it will be "
-              "converted again next time", file=sys.stderr)
     return model, tok
 
 
