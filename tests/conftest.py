@@ -59,18 +59,10 @@ SLOW_UNIT_MODULES = frozenset({
 })
 
 
-def _slow(item: pytest.Item) -> bool:
-    return "integration" in item.path.parts or item.path.name in SLOW_UNIT_MODULES
-
-
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if _slow(item):
+        if "integration" in item.path.parts or item.path.name in SLOW_UNIT_MODULES:
             item.add_marker(pytest.mark.slow)
-    # slow modules first (a stable sort: each module's tests stay together and in order), so
-    # the two xdist workers end on short modules: in file order the slow unit modules
-    # (test_task_*, test_training_*) came last and one worker ran them alone for minutes
-    items.sort(key=lambda item: not _slow(item))
 
 
 atexit.register(_remove_session_dirs)  # again at exit: late writers (platformdirs' runtime dir)
