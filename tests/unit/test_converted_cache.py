@@ -14,7 +14,8 @@ def _tiny():
     return lm.tiny_model(tok, seed=5), tok
 
 
-def test_converts_once_then_reads_the_same_model(tmp_path, monkeypatch):
+def _source(tmp_path, monkeypatch):
+    """A source file, a converter that counts its calls, the calls; the cache in tmp_path."""
     monkeypatch.setenv("AGENT_WORLD_CACHE", str(tmp_path / "cache"))
     source = tmp_path / "model.gguf"
     source.write_bytes(b"weights")
@@ -23,6 +24,12 @@ def test_converts_once_then_reads_the_same_model(tmp_path, monkeypatch):
     def convert():
         calls.append(1)
         return _tiny()
+
+    return source, convert, calls
+
+
+def test_converts_once_then_reads_the_same_model(tmp_path, monkeypatch):
+    source, convert, calls = _source(tmp_path, monkeypatch)
 
     model, tok = lm.converted_cache(source, convert)
     again, tok2 = lm.converted_cache(source, convert)
@@ -39,14 +46,7 @@ def test_converts_once_then_reads_the_same_model(tmp_path, monkeypatch):
 
 
 def test_a_changed_source_or_a_damaged_copy_is_converted_again(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("AGENT_WORLD_CACHE", str(tmp_path / "cache"))
-    source = tmp_path / "model.gguf"
-    source.write_bytes(b"weights")
-    calls = []
-
-    def convert():
-        calls.append(1)
-        return _tiny()
+    source, convert, calls = _source(tmp_path, monkeypatch)
 
     lm.converted_cache(source, convert)
     source.write_bytes(b"other weights")  # a new release of the file: another key
