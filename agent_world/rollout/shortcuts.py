@@ -29,9 +29,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.rollout.reward import score
-from agent_world.tasks.check import is_identifier, normalise, selecting_arguments
 from agent_world.tasks.model import Step, Task, ToolCall, Trajectory
-from agent_world.tasks.sampling import ValueSampler
+from agent_world.tasks.retarget import retargeted
 
 SHORTCUTS = ("number_spray", "candidate_list", "clock_time", "generic_sentence",
              "first_call_only", "wrong_target_write", "repeated_reads", "yes_judge")
@@ -83,34 +82,6 @@ def replay(task: Task, spec: EnvSpec, runtime: EnvRuntime, calls: list[ToolCall]
         ep.close()
 
 
-def _wrong_target(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[ToolCall] | None:
-    """The gold chain with its first write aimed at another record: its selecting argument
-    (an id, a code) changed to another stored value the write accepts."""
-    writes = [i for i, c in enumerate(task.chain) if spec.tool(c.tool).mutates]
-    if not writes:
-        return None
-    i = writes[0]
-    call = task.chain[i]
-    # the record it names: its identifiers first ("ny" for "NY" names the same state)
-    keys = sorted(selecting_arguments(call, spec).items(), key=lambda kv: not is_identifier(kv[0]))
-    sampler = ValueSampler(spec)
-    props = spec.tool(call.tool).parameters.get("properties", {})
-    for param, gold in keys:
-        others = [v for v in sampler.candidates(call.tool, param, props.get(param, {}))
-                  if normalise(v) != normalise(gold)]
-        for value in others[:8]:
-            moved = ToolCall(tool=call.tool, arguments={**call.arguments, param: value})
-            ep = runtime.open(spec, seed=task.seed)
-            try:
-                ok = all(ep.step(c.tool, c.arguments).ok for c in task.chain[:i]) and \
-                    ep.step(moved.tool, moved.arguments).ok
-            finally:
-                ep.close()
-            if ok:
-                return [*task.chain[:i], moved, *task.chain[i + 1:]]
-    return None
-
-
 def _unrelated_read(task: Task, spec: EnvSpec) -> ToolCall | None:
     """A read the task does not need: a tool outside its chain that takes no arguments."""
     used = {c.tool for c in task.chain}
@@ -152,7 +123,7 @@ def shortcut_attempts(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[Sh
         add("generic_sentence", run(chain, "I could not find it."))
     if len(chain) >= 2:
         add("first_call_only", run(chain[:1], ref if ref is not None else "Done."))
-    moved = _wrong_target(task, spec, runtime)
+    moved = next((chain for _, _, chain in retargeted(task, spec, runtime)), None)
     if moved is not None:
         answer = ref if ref is not None else "Done."
         add("wrong_target_write", run(moved, answer))

@@ -6,10 +6,10 @@
   (isolated) for programmatic ones — passes the check in a fresh episode, twice, with the same
   outcome (answer and state hash); anything that depends on more than the seed is dropped.
 - `known_wrong`: solutions known to be wrong fail the check: the last call dropped, a stated
-  argument perturbed to another valid value, a read-only run that skips the writes; for a
-  programmatic task that writes in a loop, solution scripts that skip the writes, stop after
-  the first target or ignore the condition. Each variant that differs from the gold run must
-  fail.
+  argument perturbed to another valid value, a read-only run that skips the writes, each write
+  aimed at another record it accepts; for a programmatic task that writes in a loop, solution
+  scripts that skip the writes, stop after the first target or ignore the condition. Each
+  variant that differs from the gold run must fail (`agent_world.synthesis.solution_gates`).
 
 - `artefacts`: the request reads like a person's (`agent_world.tasks.artefacts`: no ": of",
   no argument names before their values, no machine timestamps, ...).
@@ -37,7 +37,6 @@ that failure to the ledger with the gate's name.
 
 from __future__ import annotations
 
-import random
 import re
 from datetime import datetime, timedelta
 from typing import Any
@@ -48,16 +47,13 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.synthesis.naturalness import gate_natural
 from agent_world.synthesis.phrasing_values import date_text
+from agent_world.synthesis.solution_gates import gate_gold_replay, gate_known_wrong, task_plan
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.check import check_episode, normalise
 from agent_world.tasks.model import GateResult, Task
-from agent_world.tasks.programs import bulk_wrong_sources
 from agent_world.tasks.sampling import ValueSampler
-from agent_world.tasks.scripts import ScriptError, run_solution
-from agent_world.tasks.truth import STEP_SHIFT, extract_answer, run_plan
+from agent_world.tasks.truth import STEP_SHIFT, extract_answer
 from agent_world.tasks.walks import (
-    Plan,
-    PlanStep,
     execute_plan,
     scalar_fields,
     selected,
@@ -67,10 +63,6 @@ from agent_world.tasks.words import PAGING
 
 GATES = ("artefacts", "answer_from_state", "solvable", "initial_state_fails", "gold_replay",
          "known_wrong", "no_shortcut", "natural")
-
-
-def _plan(task: Task) -> Plan:
-    return Plan.model_validate(task.origin["plan"])
 
 
 def gate_initial_state(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
@@ -85,132 +77,6 @@ def gate_initial_state(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateRe
                           detail=f"initial state scores {res.score:g}")
     finally:
         ep.close()
-
-
-def gold_run(task: Task, spec: EnvSpec, runtime: EnvRuntime,
-             solution: str | None = None) -> tuple[bool, Any, str, str]:
-    """One gold run in a fresh episode: (passed, answer, state hash, detail). `solution`
-    runs another solution source in the gold's place (a known-wrong one)."""
-    ep = runtime.open(spec, seed=task.seed)
-    try:
-        source = solution or (task.solution if task.kind == "programmatic" else None)
-        if source:
-            def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-                obs = ep.step(tool, arguments)
-                if obs.ok:
-                    return {"ok": True, "result": obs.result}
-                return {"ok": False, "kind": obs.error.kind, "message": obs.error.message}
-
-            try:
-                answer = run_solution(source, call)
-            except ScriptError as exc:
-                return False, None, "", f"solution failed: {exc}"
-        else:
-            observations = []
-            for c in task.chain:
-                obs = ep.step(c.tool, c.arguments)
-                observations.append(obs)
-                if not obs.ok:
-                    return False, None, "", f"gold call {c.tool} failed: {obs.error.message}"
-            answer = extract_answer(task.origin.get("answer", {"kind": "none"}), _plan(task),
-                                    observations)
-        res = check_episode(task, ep, answer)
-        return res.passed, answer, ep.state_hash(), res.detail
-    finally:
-        ep.close()
-
-
-def gate_gold_replay(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
-    runs = [gold_run(task, spec, runtime) for _ in range(2)]
-    for passed, _, _, detail in runs:
-        if not passed:
-            return GateResult(name="gold_replay", passed=False, detail=detail)
-    if runs[0][1:3] != runs[1][1:3]:
-        return GateResult(name="gold_replay", passed=False,
-                          detail="two gold replays ended differently (answer or state)")
-    return GateResult(name="gold_replay", passed=True, detail="gold passes twice, same outcome")
-
-
-def wrong_variants(task: Task, spec: EnvSpec, rng: random.Random) -> list[tuple[str, dict]]:
-    """Known-wrong ways to run the plan: (name, execute_plan keyword arguments)."""
-    plan = _plan(task)
-    n = len(plan.steps)
-    variants: list[tuple[str, dict]] = [("last call dropped", {"skip": {n - 1}})]
-    writes = plan.writes(spec)
-    if writes:
-        variants.append(("read-only run (writes skipped)", {"skip": set(writes)}))
-    sampler = ValueSampler(spec)
-    stated = [(i, k, v) for i, s in enumerate(plan.steps) for k, v in s.given.items()]
-    rng.shuffle(stated)
-    for i, k, v in stated:
-        schema = spec.tool(plan.steps[i].tool).parameters.get("properties", {}).get(k, {})
-        other = sampler.sample(plan.steps[i].tool, k, schema, rng, avoid=v)
-        if other is not None:
-            variants.append((f"argument {k} of call {i + 1} perturbed ({v!r} -> {other!r})",
-                             {"overrides": {(i, k): other}}))
-            break
-    return variants
-
-
-def other_branch(task: Task) -> tuple[Plan, dict[str, Any]] | None:
-    """A conditional task's branch not taken: (plan, answer spec), or None."""
-    cond = task.origin.get("condition")
-    if not cond:
-        return None
-    plan = _plan(task)
-    if cond["holds"]:  # the gold writes: the wrong branch reads and answers
-        reads = Plan(steps=plan.steps[: cond["step"] + 1])
-        return reads, {"kind": "field", "step": cond["step"], "field": cond["else_field"]}
-    return Plan(steps=[*plan.steps, PlanStep.model_validate(cond["write"])]), {"kind": "none"}
-
-
-def _known_wrong_programs(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
-    """A task that writes in a loop: wrong solution scripts (writes skipped, first target
-    only, condition ignored) must fail; one that ends exactly as the gold (same answer and
-    state) is not wrong and is skipped."""
-    _, gold_answer, gold_hash, _ = gold_run(task, spec, runtime)
-    checked = []
-    for name, source in bulk_wrong_sources(_plan(task), task.origin["bulk"]):
-        passed, answer, state, _ = gold_run(task, spec, runtime, solution=source)
-        if (answer, state) == (gold_answer, gold_hash):
-            continue
-        if passed:
-            return GateResult(name="known_wrong", passed=False,
-                              detail=f"a known-wrong solution passes: {name}")
-        checked.append(name)
-    if not checked:
-        return GateResult(name="known_wrong", passed=False,
-                          detail="no wrong solution ends differently from the gold")
-    return GateResult(name="known_wrong", passed=True,
-                      detail=f"{len(checked)} wrong solutions fail: " + "; ".join(checked))
-
-
-def gate_known_wrong(task: Task, spec: EnvSpec, runtime: EnvRuntime,
-                     seed: int = 0) -> GateResult:
-    if task.origin.get("bulk"):
-        return _known_wrong_programs(task, spec, runtime)
-    gold_plan = _plan(task)
-    gold_spec = task.origin.get("answer", {"kind": "none"})
-    checked = []
-    variants = [(name, kwargs, gold_plan, gold_spec) for name, kwargs in
-                wrong_variants(task, spec, random.Random(f"{task.id}:{seed}"))]
-    other = other_branch(task)
-    if other is not None:
-        variants.append(("the branch the observed value does not take", {}, *other))
-    for name, kwargs, plan, answer_spec in variants:
-        ep = runtime.open(spec, seed=task.seed)
-        try:
-            observations = execute_plan(plan, ep, **kwargs)
-            answer = extract_answer(answer_spec, plan, observations)
-            res = check_episode(task, ep, answer)
-        finally:
-            ep.close()
-        if res.passed:
-            return GateResult(name="known_wrong", passed=False,
-                              detail=f"a known-wrong solution passes: {name}")
-        checked.append(name)
-    return GateResult(name="known_wrong", passed=True,
-                      detail=f"{len(checked)} wrong solutions fail: " + "; ".join(checked))
 
 
 # ---- the request ------------------------------------------------------------------------------
@@ -403,7 +269,7 @@ def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
                     named.setdefault(f, v)
     finally:
         ep.close()
-    plan = _plan(task)
+    plan = task_plan(task)
     picks = [(k, v) for s in plan.steps for k, v in (s.select or {}).items()]
     answer = task.origin.get("answer") or {}
     picks += list((answer.get("where") or {}).items())
@@ -498,7 +364,7 @@ def gate_no_shortcut(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResu
                                                             "left out")
     if task.origin.get("bulk") or task.origin.get("condition") or len(task.chain) < 2:
         return ok
-    plan = _plan(task)
+    plan = task_plan(task)
     answer = task.origin.get("answer") or {"kind": "none"}
     # a state task's later writes must matter: the first k calls that already reach the asked
     # state (a status set by one call and set back by the next), checked as the chain runs
@@ -558,6 +424,4 @@ def run_gates(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[GateResult
 
 
 __all__ = ["GATES", "clock_values", "gate_answer_from_state", "gate_artefacts",
-           "gate_gold_replay", "gate_initial_state", "gate_known_wrong", "gate_no_shortcut",
-           "gate_solvable",
-           "gold_run", "other_branch", "run_gates", "run_plan", "stated", "wrong_variants"]
+           "gate_initial_state", "gate_no_shortcut", "gate_solvable", "run_gates", "stated"]

@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import is_plural_word
 from agent_world.synthesis.phrasing_clauses import (
     EDITS,
     action_phrase,
@@ -179,6 +180,13 @@ def instruction(spec: EnvSpec, plan: Plan, answer: dict[str, Any], rng: random.R
     return _join(parts)
 
 
+def _verb_be(words: str) -> str:
+    """"opening hours are", "status is": a plural last word (not alias, https, status)."""
+    last = words.split()[-1] if words else ""
+    plural = is_plural_word(last) and not last.endswith(("as", "is", "us", "ss", "ps"))
+    return "are" if plural else "is"
+
+
 def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
                             rng: random.Random) -> str:
     """A request that branches on an observed value: the reads, then "if its status is
@@ -187,7 +195,8 @@ def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
     i = cond["step"]
     parts = [rng.choice(_OPEN), *_clauses(spec, plan, i + 1, rng)]
     ent = tool_entity(spec, plan.steps[i].tool)
-    test = f"{field_words(cond['field'])} is {say(cond['field'], cond['value'])}"
+    words = field_words(cond["field"])
+    test = f"{words} {_verb_be(words)} {say(cond['field'], cond['value'])}"
     # the write is aimed at the record it is fed by: the branch's, or one read before it
     fed = sorted({b["step"] for b in (cond["write"].get("bound") or {}).values()})
     src = i if not fed or i in fed else fed[-1]

@@ -34,6 +34,8 @@ from agent_world.tasks.words import (
 )
 
 _LIST_VERBS = {"list", "search", "find", "browse"}
+# flags named for what they do to the record (make_default, mark_paid), said as that
+_FLAG_VERBS = {"make": "the ", "mark": "as "}
 
 _THIRD_PERSON = re.compile(r"^(\w+?)(ches|shes|sses|xes|ies|s)\b")
 
@@ -356,14 +358,19 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
                 act = aimed
         if missed:
             act += " for " + " and ".join(missed)
-    rest = []
+    rest, does = [], []
     sets = act.split(" ", 1)[0] in EDITS
     for p, v in given.items():
         if p in PAGING:
             continue
         schema = param_schema(spec, tool, p)
         r = role(p, v, schema)
-        if sets and r != "key":
+        flag_words = split_words(p) if r == "flag" else []
+        if sets and len(flag_words) > 1 and flag_words[0] in _FLAG_VERBS:
+            # make_default=True: "make it the default", never "set its make default to yes"
+            does.append(f"{'' if v else 'do not '}{flag_words[0]} it "
+                        f"{_FLAG_VERBS[flag_words[0]]}{' '.join(flag_words[1:])}")
+        elif sets and r != "key":
             rest.append(arg_phrase(p, v, schema, writes=True))
         elif r == "key":
             rest.append(key_phrase(p, v))
@@ -376,21 +383,30 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         rest = [r for r in rest if r not in ends]
         given = {p: v for p, v in given.items() if p not in PAGING
                  and not arg_phrase(p, v, param_schema(spec, tool, p)).startswith(PREPOSITIONS)}
+    if sets and does and not rest and " " in act:
+        # nothing set but the flag: "make address 2 of customer 1 the default", not "edit
+        # address 2 ... or make it the default: make it the default"
+        target = act.split(" ", 1)[1].split(" or ", 1)[0]
+        return " and ".join(d.replace(" it ", f" {target} ", 1) for d in does)
+    if sets and (rest or does):
+        return f"{act}: " + " and ".join(([f"set {' and '.join(rest)}"] if rest else []) + does)
     if not rest:
         return act
-    if sets:
-        return f"{act}: set " + " and ".join(rest)
     if len(rest) > 1:  # "using the name X and ...", not "using named X"
         rest = [f"the name {r.removeprefix('named ')}" if r.startswith("named ") else r
                 for r in rest]
     only = next(iter(given)), next(iter(given.values()))
     if len(rest) == 1 and (role(*only) == "date" or rest[0].startswith("named ")):
         return f"{act} {rest[0]}"  # "create a slot for clinician 4 ending March 4, 2026"
-    return f"{act}, using " + " and ".join(rest) if len(rest) > 1 or role(*only) == "key" \
-        else f"{act} with {rest[0]}"
-
+    if len(rest) > 1 or role(*only) == "key":
+        return f"{act}, using " + " and ".join(rest)
+    named = re.match(r"the ([a-z]+) ", rest[0])
+    if named:
+        # "waive fine 32 with the reason 'lost'", not "... with a written reason with the
+        # reason 'lost'": the description's own mention gives way to the stated value
+        act = re.sub(rf" with (?:a|an|the)(?: [a-z]+)? {named[1]}\b", "", act, count=1)
+    return f"{act} with {rest[0]}"
 
 
 __all__ = ["EDITS", "action_phrase", "list_filters", "param_schema", "qualified",
-           "requalify", "step_clause",
-           "write_clause"]
+           "requalify", "step_clause", "write_clause"]

@@ -15,7 +15,9 @@ from agent_world.tasks.words import FROM_ROLES, TO_ROLES, split_words
 
 
 def field_words(name: str) -> str:
-    return " ".join(split_words(name))
+    """A field's name as words; a trailing number apart: `line2` → line 2, `address_line1` →
+    address line 1."""
+    return " ".join(re.sub(r"^([a-z]{4,})(\d)$", r"\1 \2", w) for w in split_words(name))
 
 
 def noun(param: str) -> str:
@@ -248,6 +250,8 @@ def which(field: str, value: Any) -> str:
         return f"named {say(field, value)}" if field != "title" else \
             f"titled {say(field, value)}"
     if r == "key" and field != "id" and len(split_words(field)) > 1:
+        if noun(field).split()[-1] == split_words(field)[-1]:  # flight_number names its kind
+            return f"whose {noun(field)} is {value_text(value).strip(chr(39))}"
         named = f"{noun(field).split()[-1]} {value_text(value).strip(chr(39))}"
         if len(noun(field).split()) == 1:  # "the hold for title 10", not "whose title is title 10"
             return f"for {named}"

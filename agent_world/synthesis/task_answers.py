@@ -37,9 +37,12 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
         last = item
     if not isinstance(last, dict):
         return []
+    # never a field the request names as the call's argument: git_diff(target='fix/x') shows
+    # target=<sha>, and "what is the diff's target?" asks back what the user said
+    asked = set(plan.steps[i].select or {}) | set(plan.steps[i].given)
     fields = [(k, v) for k, v in scalar_fields(last).items()
               if v is not None and not isinstance(v, bool) and normalise(v) not in echo
-              and len(str(v)) <= 60 and str(v).strip() and k not in (plan.steps[i].select or {})]
+              and len(str(v)) <= 60 and str(v).strip() and k not in asked]
     if changed is not None:
         fields = [(k, v) for k, v in fields if k in changed and not _timestamp(k, v)]
     rng.shuffle(fields)

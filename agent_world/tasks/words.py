@@ -77,8 +77,11 @@ def tool_entity(spec: EnvSpec, tool: str) -> str:
 def _thing(words: list[str]) -> str:
     words = past_prefix(words)  # git_create_branch → branch, not "create branch"
     rest = words[1:] if len(words) > 1 else words
-    while len(rest) > 1 and rest[0] in ("in", "out", "up", "off", "on", "back", "all"):
+    particles = ("in", "out", "up", "off", "on", "back", "all")
+    while len(rest) > 1 and rest[0] in particles:
         rest = rest[1:]  # check_in_copy → copy, not "in copy"
+    if rest == words[1:] and len(rest) == 1 and rest[0] in particles:
+        return "record"  # check_in names no thing: "that in's reservation" is no English
     if len(rest) > 1 and rest[0] in _HOW:
         return "record"  # a name that says how, not what: upgrade_with_miles is no "with mile"
     if "by" in rest:

@@ -19,9 +19,10 @@ from agent_world.envs import EnvRuntime
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.synthesis import phrasing, phrasing_clauses, phrasing_values
-from agent_world.synthesis.gates import gate_known_wrong, gold_run, run_gates
+from agent_world.synthesis.gates import run_gates
 from agent_world.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
 from agent_world.synthesis.react_verifier import verify_task
+from agent_world.synthesis.solution_gates import gate_known_wrong, gold_run
 from agent_world.synthesis.synthesizer import build_candidate
 from agent_world.tasks.check import check_task
 from agent_world.tasks.difficulty import Recipe

@@ -11,7 +11,7 @@ import pytest
 
 from agent_world.errors import SandboxUnavailable
 from agent_world.sandbox import check_isolation
-from agent_world.synthesis.gates import gold_run
+from agent_world.synthesis.solution_gates import gold_run
 from agent_world.tasks.check import check_task
 from agent_world.tasks.model import Task
 from agent_world.tasks.scripts import ScriptError, run_solution, run_verify

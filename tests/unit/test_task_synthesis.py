@@ -16,14 +16,10 @@ from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec, ToolSpec
 from agent_world.rollout.baseline_agent import BaselineChatModel
-from agent_world.synthesis.gates import (
-    gate_gold_replay,
-    gate_initial_state,
-    gate_known_wrong,
-    gold_run,
-)
+from agent_world.synthesis.gates import gate_initial_state
 from agent_world.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
 from agent_world.synthesis.react_verifier import verify_task
+from agent_world.synthesis.solution_gates import gate_gold_replay, gate_known_wrong, gold_run
 from agent_world.synthesis.synthesizer import build_candidate
 from agent_world.tasks.check import check_task
 from agent_world.tasks.difficulty import Recipe, level_of, level_quotas
@@ -258,6 +254,30 @@ def test_write_task_state_check_and_read_only_variant_fails(shop, runtime):
     assert gate_gold_replay(task, shop, runtime).passed
     result = gate_known_wrong(task, shop, runtime)
     assert result.passed and "read-only" in result.detail
+
+
+def test_known_wrong_fails_a_write_a_later_write_undoes():
+    """A seat chosen for passenger 2, then an upgrade that releases every seat: the same calls
+    with the seat chosen for passenger 1 end alike, so the task cannot tell the two apart."""
+    spec = load_example("airline")
+    with EnvRuntime() as rt:
+        booking = rt.open(spec, seed=0)
+        try:
+            rid = next(r["reservation_id"] for r in booking.step(
+                "list_customer_reservations", {"customer_id": 1}).result
+                if r["passenger_count"] == 2 and r["status"] == "confirmed")
+            pax = booking.step("get_reservation", {"reservation_id": rid}).result["passengers"]
+        finally:
+            booking.close()
+        seat = {"reservation_id": rid, "passenger_id": pax[1]["passenger_id"], "seat": "14C"}
+        undone = Plan(steps=[PlanStep(tool="assign_seat", given=seat),
+                             PlanStep(tool="upgrade_with_miles", given={"reservation_id": rid})])
+        result = gate_known_wrong(_task(spec, rt, undone, {"kind": "none"}), spec, rt)
+        assert not result.passed and "aimed at another record" in result.detail, result.detail
+        kept = Plan(steps=[PlanStep(tool="upgrade_with_miles", given={"reservation_id": rid}),
+                           PlanStep(tool="assign_seat", given={**seat, "seat": "2C"})])
+        result = gate_known_wrong(_task(spec, rt, kept, {"kind": "none"}), spec, rt)
+        assert result.passed and "aimed at another record" in result.detail, result.detail
 
 
 # ---- verifier -------------------------------------------------------------------------------
