@@ -35,27 +35,13 @@ from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from agent_world import scaleout
-from agent_world.design.cross_validation import (
-    DEFAULT_REPAIRS,
-    SandboxCompiler,
-    Validation,
-    evaluate,
-    finish,
-    repair_failing,
-    validation_runtime,
-)
+from agent_world.design import cross_validation
+from agent_world.design.cross_validation import DEFAULT_REPAIRS, SandboxCompiler, Validation
 from agent_world.design.tool_designer import DEFAULT_TOOLS, Design, design_tools, repair_tool
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import (
-    ScaledContext,
-    arena_home,
-    checked_context,
-    model_field,
-    setting,
-    with_models,
-)
+from agent_world.graphs.context import ScaledContext, arena_home, model_field, setting, with_models
 from agent_world.graphs.runner import invoke
 
 
@@ -149,7 +135,7 @@ def _home(config: RunnableConfig | None) -> Path:
 def _executor(runtime: Runtime[BuildContext]) -> scaleout.Executor:
     """Where this run validates and finishes designs (its context's `workers`/`ray_address`;
     the designer agent's graph runs this subgraph under its own context: its defaults)."""
-    return scaleout.for_context(checked_context(runtime, BuildContext))
+    return scaleout.for_context(BuildContext.of(runtime))
 
 
 def _catalog(config: RunnableConfig | None) -> Catalog:
@@ -159,7 +145,7 @@ def _catalog(config: RunnableConfig | None) -> Catalog:
 # ---- the parent graph ------------------------------------------------------------------------
 def start(state: BuildState, config: RunnableConfig, runtime: Runtime[BuildContext]
           ) -> dict[str, Any]:
-    ctx = checked_context(runtime, BuildContext)  # a wrong setting stops the run here
+    ctx = BuildContext.of(runtime)  # a wrong setting stops the run here
     scaleout.for_context(ctx)  # as does an executor that cannot start (no Ray there)
     with _catalog(config) as cat:
         envs = list(state.get("envs") or [])
@@ -223,10 +209,10 @@ def validate_job(spec: EnvSpec, design: Design, repairs: dict[str, int]
     """Compile `design` in the sandbox and run every test on `spec`: the verdicts and the test
     outcomes. What a worker runs (see `agent_world.scaleout`), on its process' warm sandbox."""
     with _BRANCH_LOCK:
-        runtime = validation_runtime()
+        runtime = cross_validation.validation_runtime()
         try:
-            validation, outcomes = evaluate(spec, design, compiler=_shared_compiler(),
-                                            runtime=runtime, repairs=repairs)
+            validation, outcomes = cross_validation.evaluate(
+                spec, design, compiler=_shared_compiler(), runtime=runtime, repairs=repairs)
         finally:
             runtime.close()
     return validation.model_dump(), outcomes
@@ -269,7 +255,7 @@ def repair(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
             spec = cat.get_env_at_stage(state["env"], "mined")
             assert spec is not None
             repairs = dict(state.get("repairs") or {})
-            fixed, changed = repair_failing(
+            fixed, changed = cross_validation.repair_failing(
                 _load(state["design_path"]), Validation.model_validate(state["validation"]),
                 lambda d, tool, err: repair_tool(spec, d, tool, err), repairs)
         except Exception as exc:
@@ -285,14 +271,14 @@ def repair(state: DesignState, config: RunnableConfig) -> dict[str, Any]:
 def finish_job(spec: EnvSpec, design: Design, validation: Validation,
                outcomes: dict[str, list[list[Any]]]) -> tuple[EnvSpec | None, Validation]:
     """The built spec from the tools that passed (None: the environment is dropped) and the
-    validation as `finish` completed it (tests dropped, why the environment was dropped): a
-    worker's copy, so it comes back. What a worker runs (see `agent_world.scaleout`), on its
-    process' warm sandbox."""
+    validation as `cross_validation.finish` completed it (tests dropped, why the environment was
+    dropped): a worker's copy, so it comes back. What a worker runs (see
+    `agent_world.scaleout`), on its process' warm sandbox."""
     with _BRANCH_LOCK:
-        runtime = validation_runtime()
+        runtime = cross_validation.validation_runtime()
         try:
-            built = finish(spec, design, validation, outcomes, compiler=_shared_compiler(),
-                           runtime=runtime)
+            built = cross_validation.finish(spec, design, validation, outcomes,
+                                            compiler=_shared_compiler(), runtime=runtime)
             return built, validation
         finally:
             runtime.close()

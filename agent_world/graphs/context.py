@@ -29,7 +29,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Self, TypeVar
 
 from annotated_types import Ge
 from langchain_core.runnables import RunnableConfig
@@ -75,6 +75,11 @@ class ArenaContext:
     """What every graph's context holds: where the arena lives (each graph adds its settings)."""
 
     home: str | None = home_field()
+
+    @classmethod
+    def of(cls, runtime: Runtime[Any] | None) -> Self:
+        """The run's context as this schema, checked (`checked_context`)."""
+        return checked_context(runtime, cls)
 
 
 @dataclasses.dataclass

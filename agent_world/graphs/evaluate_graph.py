@@ -26,14 +26,7 @@ from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.evolution.eval_store import record_evaluation
 from agent_world.graphs import stages
-from agent_world.graphs.context import (
-    ArenaContext,
-    arena_home,
-    checked_context,
-    model_field,
-    setting,
-    with_models,
-)
+from agent_world.graphs.context import ArenaContext, arena_home, model_field, setting, with_models
 from agent_world.tasks.model import Task
 
 
@@ -71,7 +64,7 @@ class EvaluateState(EvaluateInput, EvaluateOutput, total=False):
 
 def select(state: EvaluateState, config: RunnableConfig, runtime: Runtime[EvaluateContext]
            ) -> dict[str, Any]:
-    checked_context(runtime, EvaluateContext)  # a wrong setting stops the run here, naming it
+    EvaluateContext.of(runtime)  # a wrong setting stops the run here, naming it
     with Catalog.open(arena_home(config)) as cat:
         ids = list(state.get("tasks") or [])
         if not ids:
@@ -93,7 +86,7 @@ def select(state: EvaluateState, config: RunnableConfig, runtime: Runtime[Evalua
 
 def evaluate(state: EvaluateState, config: RunnableConfig, runtime: Runtime[EvaluateContext]
              ) -> dict[str, Any]:
-    ctx = checked_context(runtime, EvaluateContext)
+    ctx = EvaluateContext.of(runtime)
     home = arena_home(config)
     with Catalog.open(home) as cat:
         rows = {i: cat.get_task(i) for i in state["tasks"]}

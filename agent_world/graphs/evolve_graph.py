@@ -61,7 +61,7 @@ from agent_world.evolution.eval_store import (
 from agent_world.evolution.heldout import fill_quota, split_environments
 from agent_world.evolution.rounds import CurvePoint, RoundRecord
 from agent_world.graphs import mine_graph, stages
-from agent_world.graphs.context import checked_context, with_models
+from agent_world.graphs.context import with_models
 from agent_world.graphs.evolve_helpers import (
     home_of,
     load_tasks,
@@ -164,7 +164,7 @@ def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eva
 
 # -- nodes -----------------------------------------------------------------------------------------
 def begin(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, Any]:
-    ctx = checked_context(runtime, EvolveContext)  # a wrong setting stops the run here
+    ctx = EvolveContext.of(runtime)  # a wrong setting stops the run here
     settings = state.get("settings") or asdict(ctx)
     done = state.get("rounds_done", 0)
     return {"settings": settings, "round": done + 1, "rounds_done": done,
@@ -374,7 +374,7 @@ def warm_start(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
     s = _settings(state)
     # the thread's setting or this call's: a thread started with review keeps asking, even when
     # it is resumed by a call that does not say so
-    review = s.review_before_train or checked_context(runtime, EvolveContext).review_before_train
+    review = s.review_before_train or EvolveContext.of(runtime).review_before_train
     targeted = state.get("targeted_tasks") or []
     replay = _replay(state, s.replay + (state.get("replay_extra") or 0), s.seed + state["round"])
     if review and not interrupt({"round": state["round"],

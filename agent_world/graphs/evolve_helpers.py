@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.graphs import stages
-from agent_world.graphs.context import arena_home, checked_context
+from agent_world.graphs.context import arena_home
 from agent_world.graphs.evolve_schema import EvolveContext
 from agent_world.tasks.model import Task
 
@@ -30,7 +30,7 @@ def thread_of(config: RunnableConfig) -> str:
 def run_scale(runtime: Runtime[EvolveContext]) -> dict[str, Any]:
     """Where this run's stages put their per-source / per-environment work (its context's
     `workers` and `ray_address`, never the first round's settings)."""
-    ctx = checked_context(runtime, EvolveContext)
+    ctx = EvolveContext.of(runtime)
     return {"workers": ctx.workers, "ray_address": ctx.ray_address}
 
 

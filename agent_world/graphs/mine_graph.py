@@ -40,13 +40,7 @@ from agent_world import scaleout
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import TaxonomyPath
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import (
-    ScaledContext,
-    checked_context,
-    model_field,
-    setting,
-    with_models,
-)
+from agent_world.graphs.context import ScaledContext, model_field, setting, with_models
 from agent_world.mining.coverage import uncovered_reasons
 from agent_world.mining.llm_miner import (
     MAX_ITERATIONS,
@@ -119,7 +113,7 @@ class SourceTask(TypedDict):
 
 
 def _home(config: RunnableConfig | None, runtime: Runtime[MineContext] | None) -> str | None:
-    home = checked_context(runtime, MineContext).home
+    home = MineContext.of(runtime).home
     return home or ((config or {}).get("configurable") or {}).get("home")
 
 
@@ -138,7 +132,7 @@ def _normalized(source: str) -> str:
 def start(state: MineState, config: RunnableConfig, runtime: Runtime[MineContext]
           ) -> dict[str, Any]:
     # a wrong setting (or no Ray there) stops the run here, naming the field
-    scaleout.for_context(checked_context(runtime, MineContext))
+    scaleout.for_context(MineContext.of(runtime))
     sources = list(state.get("sources") or [])
     if not sources:
         sources = [ref.spec for ref in default_sources(_home(config, runtime))]
@@ -194,7 +188,7 @@ def mine_source(task: SourceTask, config: RunnableConfig, runtime: Runtime[MineC
     Reading and mining run on the run's executor (a worker process or Ray task, unless the
     miner has a chat model); what they made is written to the catalog here."""
     write = get_stream_writer()
-    ctx = checked_context(runtime, MineContext)
+    ctx = MineContext.of(runtime)
     with _catalog(config, runtime) as cat:
         try:
             pool = scaleout.for_context(ctx)

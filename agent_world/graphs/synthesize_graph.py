@@ -38,13 +38,7 @@ from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import example_names, load_example
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
-from agent_world.graphs.context import (
-    ScaledContext,
-    arena_home,
-    checked_context,
-    model_field,
-    with_models,
-)
+from agent_world.graphs.context import ScaledContext, arena_home, model_field, with_models
 from agent_world.graphs.runner import final_state, invoke, thread_config
 from agent_world.models import chat_model
 from agent_world.synthesis import loop as task_synthesis
@@ -117,7 +111,7 @@ def _catalog(config: RunnableConfig | None) -> Catalog:
 def start(state: SynthesizeState, config: RunnableConfig,
           runtime: Runtime[SynthesizeContext]) -> dict[str, Any]:
     # a wrong setting (or no Ray there) stops the run here, naming the field
-    scaleout.for_context(checked_context(runtime, SynthesizeContext))
+    scaleout.for_context(SynthesizeContext.of(runtime))
     with _catalog(config) as cat:
         for name in example_names():  # the bundled examples are always there
             if not cat.has_env(name):
@@ -193,7 +187,7 @@ def synthesize_env(job: EnvJob, config: RunnableConfig,
     """One environment, start to finish; a failure is that environment's, not the run's. With
     no synthesizer or verifier model, it runs on the run's executor (a worker process or Ray
     task) and its writes are applied here."""
-    ctx = checked_context(runtime, SynthesizeContext)
+    ctx = SynthesizeContext.of(runtime)
     settings = task_synthesis.SynthesisConfig(
         per_env=job["per_env"], levels=job["levels"], seed=job["seed"], runs=ctx.runs,
         threshold=ctx.threshold, programmatic_share=ctx.programmatic_share,

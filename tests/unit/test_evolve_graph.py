@@ -30,6 +30,7 @@ class Doubles:
         self.synth_calls: list[dict] = []
         self.trained_on: list[list[str]] = []
         self.warm_steps: list[int | None] = []
+        self.gain = 0.25  # skill a training call adds (pass/fail is a hash of the task id)
 
     def build(self, names, home, seed=0, scale=None):  # noqa: ARG002 - examples stand in for built envs
         cat = Catalog.open(home)
@@ -75,7 +76,7 @@ class Doubles:
             if progress:
                 progress({"step": i + 1, "steps": steps, "reward": 0.5})
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-        skill = min(1.0, float(policy.rsplit("-", 1)[-1]) + 0.25)
+        skill = min(1.0, float(policy.rsplit("-", 1)[-1]) + self.gain)
         ckpt = Path(out_dir) / f"skill-{skill:.2f}"
         ckpt.write_text("{}")
         return TrainResult(checkpoint=str(ckpt), curve=[{"step": i, "reward": skill}
@@ -211,6 +212,7 @@ def test_warm_start_evaluated_apart_and_fresh_sets_drive_the_diagnosis(tmp_path,
     """With eval_after_warm_start the round trains twice from one directory (the warm start
     alone, then GRPO from its checkpoint) and evaluates in between; with fresh held-out sets
     each round's diagnosis reads a set drawn for it, never the fixed set that scores rounds."""
+    doubles.gain = 0.05  # two trainings a round: failures stay likely, for the diagnosis to cite
     g = evolve.build_graph()
     ctx = _ctx(eval_after_warm_start=True, fresh_heldout_tasks_per_env=3)
     invoke(g, {"goal_rounds": 2}, thread_id="w", home=tmp_path, context=ctx)

@@ -25,13 +25,7 @@ from agent_world.design.tool_designer import DEFAULT_TOOLS
 from agent_world.envs.catalog import Catalog
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.build_graph import build_designer
-from agent_world.graphs.context import (
-    ArenaContext,
-    arena_home,
-    checked_context,
-    model_field,
-    setting,
-)
+from agent_world.graphs.context import ArenaContext, arena_home, model_field, setting
 
 
 @dataclass
@@ -69,7 +63,7 @@ class DesignerState(TypedDict, total=False):
 
 def start(state: DesignerState, config: RunnableConfig, runtime: Runtime[DesignerContext]
           ) -> dict[str, Any]:
-    ctx = checked_context(runtime, DesignerContext)  # a wrong setting stops the run here
+    ctx = DesignerContext.of(runtime)  # a wrong setting stops the run here
     with Catalog.open(arena_home(config)) as cat:
         if cat.get_env_at_stage(state["env"], "mined") is None:
             raise AgentWorldError(f"environment {state['env']!r} has no mined version to build")

@@ -25,14 +25,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.graphs.context import (
-    ArenaContext,
-    arena_home,
-    checked_context,
-    model_field,
-    setting,
-    with_models,
-)
+from agent_world.graphs.context import ArenaContext, arena_home, model_field, setting, with_models
 from agent_world.mining.complexify_step import complexify
 from agent_world.mining.draft_step import draft_database
 from agent_world.mining.llm_miner import (
@@ -102,7 +95,7 @@ def _stats(spec: EnvSpec) -> list[dict[str, Any]]:
 
 def read(state: MinerState, config: RunnableConfig, runtime: Runtime[MinerContext]
          ) -> dict[str, Any]:
-    ctx = checked_context(runtime, MinerContext)
+    ctx = MinerContext.of(runtime)
     doc = bounded_document(read_source(state["source"], timeout=ctx.source_timeout_s))
     workdir = arena_home(config) / "agent_runs" / "miner" / doc.content_key()[:16]
     workdir.mkdir(parents=True, exist_ok=True)

@@ -28,14 +28,7 @@ from agent_world.envs.catalog import Catalog
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.examples import load_example
 from agent_world.envs.spec import EnvSpec
-from agent_world.graphs.context import (
-    ArenaContext,
-    arena_home,
-    checked_context,
-    model_field,
-    setting,
-    with_models,
-)
+from agent_world.graphs.context import ArenaContext, arena_home, model_field, setting, with_models
 from agent_world.models import chat_model
 from agent_world.synthesis.gates import run_gates
 from agent_world.synthesis.synthesizer import build_candidate
@@ -88,7 +81,7 @@ def _summary(task: Task) -> dict[str, Any]:
 
 def draft(state: SynthesizerState, config: RunnableConfig,
           runtime: Runtime[SynthesizerContext]) -> dict[str, Any]:
-    ctx = checked_context(runtime, SynthesizerContext)
+    ctx = SynthesizerContext.of(runtime)
     home = arena_home(config)
     count, level = state.get("count", 3), state.get("level", 2)
     kind, seed = state.get("kind", "graph"), state.get("seed", 0)

@@ -24,14 +24,7 @@ from typing_extensions import TypedDict
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import CatalogError
-from agent_world.graphs.context import (
-    ArenaContext,
-    arena_home,
-    checked_context,
-    model_field,
-    setting,
-    with_models,
-)
+from agent_world.graphs.context import ArenaContext, arena_home, model_field, setting, with_models
 from agent_world.rollout.react_attempt import run_attempt
 from agent_world.synthesis.react_verifier import (
     DEFAULT_RUNS,
@@ -88,7 +81,7 @@ def _load(cat: Catalog, task_id: str) -> tuple[Task, EnvSpec]:
 
 def load(state: VerifierState, config: RunnableConfig, runtime: Runtime[VerifierContext]
          ) -> dict[str, Any]:
-    ctx = checked_context(runtime, VerifierContext)  # a wrong setting stops the run here
+    ctx = VerifierContext.of(runtime)  # a wrong setting stops the run here
     with Catalog.open(arena_home(config)) as cat:
         task, _ = _load(cat, state["task_id"])
     return {"instruction": task.instruction, "runs": ctx.runs}
@@ -96,7 +89,7 @@ def load(state: VerifierState, config: RunnableConfig, runtime: Runtime[Verifier
 
 def attempt(state: VerifierState, config: RunnableConfig, runtime: Runtime[VerifierContext]
             ) -> dict[str, Any]:
-    ctx = checked_context(runtime, VerifierContext)
+    ctx = VerifierContext.of(runtime)
     with Catalog.open(arena_home(config)) as cat:
         task, spec = _load(cat, state["task_id"])
     i = len(state.get("attempts") or [])
@@ -113,7 +106,7 @@ def route(state: VerifierState) -> str:
 
 def verdict(state: VerifierState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
     v = Verdict(passes=sum(a["passed"] for a in state["attempts"]), runs=state["runs"],
-                threshold=checked_context(runtime, VerifierContext).threshold)
+                threshold=VerifierContext.of(runtime).threshold)
     rate = v.passes / len(state["attempts"]) if state["attempts"] else 0.0
     return {"kept": v.kept, "passes": v.passes, "pass_rate": round(rate, 3)}
 

@@ -82,8 +82,15 @@ def build_tests(rows: dict[str, list[dict[str, Any]]], a: dict[str, Any]) -> lis
              contains={"first_name": "Maria", "last_name": "Gonzalez", "home_airport": "SFO"}),
         test("customer by email", "get_customer", {"email": "J.Whitfield@Outlook.com"},
              contains={"customer_id": 2, "last_name": "Whitfield", "loyalty": None}),
+        test("customer by loyalty number (any case)", "get_customer",
+             {"loyalty_number": next(a["loyalty_number"] for a in rows["loyalty_accounts"]
+                                     if a["customer_id"] == 1).lower()},
+             contains={"customer_id": 1, "last_name": "Gonzalez"}),
         err("unknown customer", "get_customer", {"customer_id": 9999}),
-        err("neither id nor email", "get_customer", {}, "invalid_arguments"),
+        err("unknown loyalty number", "get_customer", {"loyalty_number": "NW000000000"}),
+        err("malformed loyalty number", "get_customer", {"loyalty_number": "12345"},
+            "invalid_arguments"),
+        err("neither id, email nor loyalty number", "get_customer", {}, "invalid_arguments"),
 
         test("gold member balance", "get_loyalty_balance", {"customer_id": 1},
              contains={"tier": "gold", "miles_balance": 62400, "next_tier": "platinum",

@@ -174,28 +174,34 @@ def get_flight_status(
     }
 
 
-@tool(require_any=('customer_id', 'email'))
+@tool(require_any=('customer_id', 'email', 'loyalty_number'))
 def get_customer(
         ctx: Ctx,
         customer_id: Annotated[int, Field(ge=1)] = None,
         email: Annotated[str, Field(min_length=3)] = None,
+        loyalty_number: Annotated[str, Field(pattern=r"^\s*[A-Za-z]{2}\d{9}\s*$")] = None,
 ):
-    """Look up a customer profile by id or email: contact details, saved payment methods (with
-    expiry and voucher balances) and loyalty summary. Use it to identify the caller and to pick
-    a payment_method_id for a purchase.
+    """Look up a customer profile by id, email or NorthMiles number: contact details, saved
+    payment methods (with expiry and voucher balances) and loyalty summary. Use it to identify
+    the caller and to pick a payment_method_id for a purchase.
 
     Args:
         customer_id: Customer id.
         email: Email address on file (case-insensitive).
+        loyalty_number: NorthMiles number, e.g. 'NW123456789' (case-insensitive).
     """
-    if customer_id is None and email is None:
-        raise ToolError("Give a customer_id or an email address.")
+    # One key is enough; the most specific one given wins.
     if customer_id is not None:
-        c = ctx.one("SELECT * FROM customers WHERE customer_id = ?", (customer_id,))
+        c, who = ctx.one("SELECT * FROM customers WHERE customer_id = ?",
+                         (customer_id,)), f"id {customer_id}"
+    elif email is not None:
+        c, who = ctx.one("SELECT * FROM customers WHERE lower(email) = lower(?)",
+                         (email.strip(),)), f"email {email!r}"
     else:
-        c = ctx.one("SELECT * FROM customers WHERE lower(email) = lower(?)", (email.strip(),))
+        c, who = ctx.one("SELECT c.* FROM customers c JOIN loyalty_accounts l "
+                         "ON l.customer_id = c.customer_id WHERE l.loyalty_number = ?",
+                         (loyalty_number.strip().upper(),)), f"NorthMiles number {loyalty_number!r}"
     if c is None:
-        who = f"id {customer_id}" if customer_id is not None else f"email {email!r}"
         raise ToolError(f"No customer with {who}.")
     methods = ctx.query(
         "SELECT payment_method_id, type, brand, last4, expiry, balance FROM payment_methods "
