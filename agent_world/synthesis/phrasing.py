@@ -249,6 +249,8 @@ def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
         ents, ent = f"{before} {ents}", f"{before} {ent}"
     (k, v), = bulk["where"].items()
     cond = which(k, v)
+    # "whose source is X and whose time is Y", not "whose source is X whose time is Y"
+    also = f"and {cond}" if cond.startswith("whose ") and " whose " in f" {after}" else cond
     act = action_phrase(spec, bulk["write"])
     writes = act.split(" ", 1)[0] in EDITS
     extra = [arg_phrase(p, x, param_schema(spec, bulk["write"], p), writes=writes)
@@ -272,10 +274,10 @@ def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
         parts.append(f"Go through the {ents}{ctx}, and for every one {cond}, "
                      f"{aim('it', 'its')}{extra_text}.")
     elif shape == 1:
-        parts.append(f"Every {ent}{ctx} {cond} needs the same change: "
+        parts.append(f"Every {ent}{ctx} {also} needs the same change: "
                      f"{aim('each of them', 'the')}{extra_text}.")
     else:
-        parts.append(f"Find all {ents}{ctx} {cond} and "
+        parts.append(f"Find all {ents}{ctx} {also} and "
                      f"{aim('all of them', 'their')}{extra_text}.")
     if bulk["answer"] == "count":
         parts.append(rng.choice(["Tell me how many you changed.",

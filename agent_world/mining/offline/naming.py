@@ -26,7 +26,8 @@ _SINGULAR_EXCEPTIONS = {"statuses": "status", "buses": "bus", "campuses": "campu
                         "gas": "gas", "canvas": "canvas", "atlas": "atlas"}
 _UNCOUNTABLE = {"history", "data", "information", "metadata", "news", "equipment", "feedback",
                 "software", "staff", "inventory", "media", "audit", "weather", "music",
-                "research", "mail", "traffic", "health", "analytics", "species", "series"}
+                "research", "mail", "traffic", "health", "analytics", "species", "series",
+                "postgres"}  # a product: its rows are postgres databases, never "a postgre"
 
 
 _VERSIONED = re.compile(r"(?<=[A-Za-z])(V\d+)$")  # 'getUploadURLV1': URL, V1
