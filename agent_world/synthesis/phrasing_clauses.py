@@ -240,7 +240,10 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
             if k == "id":  # "pull up appointment 16", not "... whose id is 16"
                 return f"{verb} {ent} {value_text(v).strip(chr(39))}{tail}" + (
                     f" among the {what}" if after and not tail else "")
-            return f"{verb} the {one}{tail} {which(k, v)}" + (f" {after}" if after else "")
+            picked = which(k, v)
+            if after and picked.startswith("whose ") and after.startswith("whose "):
+                after = f"and {after}"  # "whose message is M and whose parent commit is 8"
+            return f"{verb} the {one}{tail} {picked}" + (f" {after}" if after else "")
         return rng.choice(["look through the {e}", "pull up the {e}", "check the {e}",
                            "go over the {e}"]).format(e=what)
     if kind == "read":

@@ -205,6 +205,28 @@ def test_git_checkout_switches_within_its_repository(built, rt):
                         (elsewhere["id"],)) == [{"repository_id": elsewhere["repository_id"]}]
 
 
+def test_git_create_branch_takes_its_base_from_the_same_repository(built, rt):
+    """"main" names a branch in every repository: the base of a new branch is the one of the
+    repository it is created in, not the first "main" of any."""
+    spec = built["git"]
+    mains = sorted((b for b in spec.rows["branches"] if b["name"] == "main"),
+                   key=lambda b: b["id"])
+    assert len(mains) > 1
+    base = mains[-1]
+    repo = next(r for r in spec.rows["repositories"] if r["id"] == base["repository_id"])
+    tool = spec.tool("git_create_branch")
+    with rt.open(spec) as ep:
+        obs = ep.step("git_create_branch", _args(tool, repo_path=repo["path"],
+                                                 branch_name="feat/scoped", base_branch="main"))
+        assert obs.ok, obs.error
+        assert (obs.result["repository_id"], obs.result["base_branch_id"]) == (
+            repo["id"], base["id"])
+        unknown = ep.step("git_create_branch", _args(tool, repo_path=repo["path"],
+                                                     branch_name="feat/other",
+                                                     base_branch="no-such-branch"))
+        assert not unknown.ok and unknown.error.kind == "tool_error"
+
+
 # ---- sqlite and time -------------------------------------------------------------------------
 def test_read_query_runs_the_select_read_only(built, rt):
     spec = built["sqlite"]

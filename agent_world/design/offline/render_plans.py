@@ -98,7 +98,8 @@ def _render_create(b: _Body, spec: EnvSpec, plan: ToolPlan, ret: bool = True) ->
             level = 2
         col = table.column(p.column)
         if p.role == "ref":
-            _resolve_at(b, spec, p, f"values[{_lit(p.column)}]", level)
+            _resolve_at(b, spec, p, f"values[{_lit(p.column)}]", level,
+                        scope=_shared_scope(spec, plan, p))
             continue
         if col.foreign_key:
             parent, parent_col = col.foreign_key.split(".")
@@ -134,10 +135,33 @@ def _render_create(b: _Body, spec: EnvSpec, plan: ToolPlan, ret: bool = True) ->
         b.add(f"return _insert(ctx, {_lit(plan.table)}, {_lit(pk)}, values)")
 
 
-def _resolve_at(b: _Body, spec: EnvSpec, p: ParamPlan, target: str, level: int) -> None:
+def _shared_scope(spec: EnvSpec, plan: ToolPlan, p: ParamPlan) -> str | None:
+    """The container column a referenced record must share with the one being created, when a
+    required argument sets it: git_create_branch(repo_path, base_branch='main') takes the
+    base branch of that repository, not the first 'main' of any."""
+    assert p.ref_table
+    ref = spec.table(p.ref_table)
+    table = spec.table(plan.table)
+    for q in plan.params:
+        if q is p or not q.required or q.column is None or q.role not in ("set", "ref"):
+            continue
+        fk = table.column(q.column).foreign_key
+        mine = next((c for c in ref.columns if c.name == q.column), None)
+        if fk and mine is not None and mine.foreign_key == fk and p.ref_column != pk_column(ref):
+            return q.column
+    return None
+
+
+def _resolve_at(b: _Body, spec: EnvSpec, p: ParamPlan, target: str, level: int,
+                scope: str | None = None) -> None:
     assert p.ref_table and p.ref_column
     ref_pk = pk_column(spec.table(p.ref_table))
     noun = singular(p.ref_table).replace("_", " ")
+    if scope:  # looked up inside the container the new record belongs to
+        b.add(f"{target} = _row_in(ctx, {_lit(p.ref_table)}, {_lit(ref_pk)}, "
+              f"{_lit(p.ref_column)}, {p.name}, {_lit(scope)}, values[{_lit(scope)}], "
+              f"{_lit(noun)})[{_lit(ref_pk)}]", level)
+        return
     b.add(f"{target} = _row(ctx, {_lit(p.ref_table)}, {_lit(ref_pk)}, {_lit(p.ref_column)}, "
           f"{p.name}, {_lit(noun)})[{_lit(ref_pk)}]", level)
 
