@@ -62,6 +62,19 @@ _RANGE = re.compile(r"^(start|end|from|to|since|until|before|after|min|max)_(.+)
                     r"^(.+)_(before|after|since|until|from|to|min|max)$")
 
 
+def _brief(text: str, limit: int = 300) -> str:
+    """A description cut to `limit` characters at a sentence end, else at a word, never
+    mid-word ("let the user kno")."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    end = max(head.rfind(". "), head.rfind(".\n"))
+    if end >= limit // 2:
+        return head[:end + 1]
+    return head[:head.rfind(" ")].rstrip(" ,;:") + "…" if " " in head else head
+
+
 def _tables(spec: EnvSpec) -> dict[str, TableSpec]:
     return {t.name: t for t in spec.tables}
 
@@ -289,7 +302,7 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
         table = _primary_table(tool, ns, spec, {k: v if isinstance(v, dict) else {}
                                                 for k, v in props.items()})
         entry: dict[str, Any] = {"table": table, "read_only": tool.read_only,
-                                 "description": tool.description[:300], "arguments": {},
+                                 "description": _brief(tool.description), "arguments": {},
                                  "outputs": {}, "missing": []}
         if table is None:
             entry["missing"].append("no table holds what the tool acts on")

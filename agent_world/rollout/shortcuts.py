@@ -9,8 +9,9 @@ reward (`rollout.reward.score`), so what it measures is what training and evalua
 - `generic_sentence`: the gold calls, then "I could not find it." (holds "I", "not");
 - `first_call_only`: the first gold call, then the reference answer (a guess grounded in a
   call that does not show it);
-- `wrong_target_write`: the gold calls with the first write aimed at another record, then the
-  reference answer (or the status the request names);
+- `wrong_target_write`: the gold calls with a write aimed at another record it accepts (the
+  first such write: `tasks.retarget`), then the reference answer (or the status the request
+  names);
 - `repeated_reads`: eighteen unrelated reads, then the gold calls and the reference answer
   (passes when it costs nothing);
 - `yes_judge`: the wrong-target write, scored with a judge that says yes to anything.

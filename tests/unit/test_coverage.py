@@ -3,6 +3,7 @@ stored in the mined spec for the tool designer; uncovered tools say what is miss
 
 from __future__ import annotations
 
+from agent_world.mining import coverage
 from agent_world.mining.coverage import (
     coverage_line,
     field_hints_from_coverage,
@@ -51,3 +52,13 @@ def test_uncovered_tool_names_what_the_database_lacks():
     assert tool == "calibrate_flux_capacitor"
     assert "gigawatts" in lacks
     assert field_hints_from_coverage(odd, cov) == {}
+
+
+def test_a_long_description_is_cut_at_a_sentence_or_a_word():
+    """fetch's description was cut mid-word at 300 characters ("let the user kno")."""
+    sentences = "Fetches a URL and returns its text. " * 8 + "Now you can let the user know."
+    cut = coverage._brief(sentences)
+    assert len(cut) <= 300 and cut.endswith("its text.")
+    words = coverage._brief("word " * 100)
+    assert len(words) <= 301 and words.endswith("word…")
+    assert coverage._brief("Short.") == "Short."
