@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from agent_world.mining.offline.vocabulary import not_additive
 from agent_world.tasks.check import normalise
 from agent_world.tasks.walks import Plan, _selector, _timestamp, field_value, scalar_fields
 from agent_world.tasks.words import split_words
@@ -51,21 +52,8 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     return [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
 
 
-# numbers that say where or when, rate or code something: their highest or lowest is a question,
-# their total is not ("add up the year of the dst transitions", "add up the status code of the
-# pages"); a number, index or day last in a name is a position ("page number"), elsewhere it
-# may count ("number of guests", "days overdue")
-NOT_ADDITIVE = frozenset({
-    "year", "month", "week", "hour", "minute", "age", "latitude", "longitude", "lat", "lon",
-    "lng", "offset", "rating", "score", "rank", "priority", "version", "percent", "percentage",
-    "temperature", "stars", "port", "floor", "code", "status", "zip", "postal",
-})
-POSITION_LAST = frozenset({"number", "no", "index", "sequence", "position", "day", "second"})
-
-
 def _not_additive(field: str) -> bool:
-    words = split_words(field)
-    return bool(words) and (words[-1] in POSITION_LAST or any(w in NOT_ADDITIVE for w in words))
+    return not_additive(split_words(field))
 
 
 def _aggregations(i: int, items: list[dict], rng: random.Random) -> list[dict]:
@@ -92,4 +80,4 @@ def _aggregations(i: int, items: list[dict], rng: random.Random) -> list[dict]:
     return options[:4]
 
 
-__all__ = ["NOT_ADDITIVE", "POSITION_LAST", "answer_options", "echoed"]
+__all__ = ["answer_options", "echoed"]

@@ -227,6 +227,14 @@ def test_git_create_branch_takes_its_base_from_the_same_repository(built, rt):
         assert not unknown.ok and unknown.error.kind == "tool_error"
 
 
+def test_summaries_total_only_what_adds_up(built):
+    """A summary tool totals its measure: never years or HTTP status codes."""
+    names = {t.name for spec in built.values() for t in spec.tools
+             if t.name.startswith("summarize_")}
+    assert names and not {n for n in names if n.endswith(("_year", "_status_code", "_offset"))}
+    assert "summarize_pages_byte_length" in names  # the page's size, not its status code
+
+
 # ---- sqlite and time -------------------------------------------------------------------------
 def test_read_query_runs_the_select_read_only(built, rt):
     spec = built["sqlite"]

@@ -33,7 +33,7 @@ from agent_world.design.offline.plans import (
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import singular, tokens
-from agent_world.mining.offline.vocabulary import past_prefix
+from agent_world.mining.offline.vocabulary import not_additive, past_prefix
 from agent_world.mining.semantics.invariants import spec_invariants
 from agent_world.mining.semantics.lifecycle_rule import state_rank
 from agent_world.mining.semantics.routes import fk_routes
@@ -91,8 +91,9 @@ def _table_plans(spec: EnvSpec, t: TableSpec) -> list[ToolPlan]:
             group_by=status.name, params=params,
             description=f"Count {_words(nouns)} per {status.name}: an object mapping each "
                         f"{status.name} present to its number of {_words(nouns)}."))
+    # a summary's total must mean something: not the sum of years or of HTTP status codes
     numeric = [c for c in t.columns if c.type in ("real", "integer") and not c.primary_key
-               and not c.foreign_key and not c.unique]
+               and not c.foreign_key and not c.unique and not not_additive(tokens(c.name))]
     if numeric:
         m = next((c for c in numeric if c.type == "real"), numeric[0])
         scope = fks[0] if fks else None

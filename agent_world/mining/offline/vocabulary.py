@@ -164,3 +164,20 @@ def past_prefix(words: list[str]) -> list[str]:
     if len(words) > 2 and words[0] not in VERBS and words[1] in VERBS:
         return words[1:]
     return words
+
+
+# numbers that say where or when, rate or code something: their highest or lowest is a question,
+# their total is not ("add up the year of the dst transitions", "add up the status code of the
+# pages"); a number, index or day last in a name is a position ("page number"), elsewhere it
+# may count ("number of guests", "days overdue")
+NOT_ADDITIVE = frozenset({
+    "year", "month", "week", "hour", "minute", "age", "latitude", "longitude", "lat", "lon",
+    "lng", "offset", "rating", "score", "rank", "priority", "version", "percent", "percentage",
+    "temperature", "stars", "port", "floor", "code", "status", "zip", "postal",
+})
+POSITION_LAST = frozenset({"number", "no", "index", "sequence", "position", "day", "second"})
+
+
+def not_additive(words: list[str]) -> bool:
+    """Whether a numeric field named by `words` has no meaningful total (a year, a code)."""
+    return bool(words) and (words[-1] in POSITION_LAST or any(w in NOT_ADDITIVE for w in words))
