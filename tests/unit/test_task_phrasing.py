@@ -25,6 +25,7 @@ from agent_world.synthesis.synthesizer import chain_target
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.difficulty import recipe_for
 from agent_world.tasks.walks import Binding, Plan, PlanStep
+from agent_world.tasks.words import entity
 from tests.unit.task_helpers import graph_task
 
 # sentences the old offline synthesis emitted (issue 37's review, verbatim)
@@ -241,3 +242,23 @@ def test_offline_verifier_measures_and_does_not_filter(synthesized):
     assert len(levels) >= 4, levels
     assert any(t.pass_rate < 0.5 for tasks in synthesized.values() for t in tasks)
     json.dumps(dict(levels))
+
+
+def test_words_read_off_emitted_requests():
+    """Each of these stood in an emitted request before: "whose flight number is number
+    NW900", "that in's reservation", "tell me its line2", "if its opening hours is"."""
+    assert phrasing_values.which("flight_number", "NW900") == "whose flight number is NW900"
+    assert phrasing_values.which("pickup_branch_id", 4) == "whose pickup branch is branch 4"
+    assert entity("check_in") == "record" and entity("check_in_copy") == "copy"
+    assert phrasing_values.field_words("line2") == "line 2"
+    assert phrasing_values.field_words("sha256") == "sha256"  # a name, not a word and a number
+    assert [phrasing._verb_be(w) for w in ("opening hours", "status", "alias")] == [
+        "are", "is", "is"]
+
+
+def test_a_flag_named_for_its_act_is_said_as_the_act():
+    spec = load_example("ecommerce")
+    said = phrasing_clauses.write_clause(spec, "update_address", {
+        "customer_id": 1, "address_id": 2, "make_default": True}, random.Random(0))
+    assert "make default" not in said and said.endswith("the default"), said
+    assert "address 2" in said, said
