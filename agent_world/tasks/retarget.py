@@ -30,10 +30,11 @@ def retargeted(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> Iterator[tuple
                                                                                    list[ToolCall]]]:
     """(index, moved call, chain) for each write of the gold chain that another record
     accepts: the first such value of its first selecting argument that has one."""
-    sampler = ValueSampler(spec)
+    sampler = None  # built at the first write: most chains are reads
     for i, call in enumerate(task.chain):
         if not spec.tool(call.tool).mutates:
             continue
+        sampler = sampler or ValueSampler(spec)
         keys = sorted(selecting_arguments(call, spec).items(),
                       key=lambda kv: not is_identifier(kv[0]))
         props = spec.tool(call.tool).parameters.get("properties", {})
