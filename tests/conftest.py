@@ -113,7 +113,9 @@ def notes_spec():
 def runtime():
     from agent_world.envs.episode import EnvRuntime
 
-    rt = EnvRuntime(tool_timeout_s=1.0)
+    # short, for the tests of runaway tools; long enough that a loaded machine (the suite
+    # beside a main job) does not time out a plain query
+    rt = EnvRuntime(tool_timeout_s=2.5)
     yield rt
     rt.close()
 

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import sqlite3
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -328,6 +329,15 @@ def diff_databases(spec: EnvSpec, current: Path, base: Path) -> StateDiff:
         conn.close()
 
 
+def _table_rows(conn: sqlite3.Connection, t: Any, dropped: set[str]) -> list[dict[str, Any]]:
+    order = ", ".join(_q(k) for k in t.primary_key)
+    rows = _rows(conn.execute(f"SELECT * FROM {_q(t.name)} ORDER BY {order}"))
+    if dropped:
+        rows = sorted(({k: v for k, v in r.items() if k not in dropped} for r in rows),
+                      key=lambda r: json.dumps(r, sort_keys=True, default=str))
+    return rows
+
+
 def dump_tables(spec: EnvSpec, path: Path,
                 ignore: dict[str, list[str]] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Every table of the spec (in spec order) with its rows in primary-key order; JSON
@@ -336,27 +346,61 @@ def dump_tables(spec: EnvSpec, path: Path,
     ignore = ignore or {}
     conn = read_connection(path)
     try:
-        out: dict[str, list[dict[str, Any]]] = {}
-        for t in spec.tables:
-            order = ", ".join(_q(k) for k in t.primary_key)
-            rows = _rows(conn.execute(f"SELECT * FROM {_q(t.name)} ORDER BY {order}"))
-            dropped = set(ignore.get(t.name, ()))
-            if dropped:
-                rows = sorted(({k: v for k, v in r.items() if k not in dropped} for r in rows),
-                              key=lambda r: json.dumps(r, sort_keys=True, default=str))
-            out[t.name] = rows
-        return out
+        return {t.name: _table_rows(conn, t, set(ignore.get(t.name, ()))) for t in spec.tables}
     finally:
         conn.close()
 
 
-def state_hash(spec: EnvSpec, path: Path, ignore: dict[str, list[str]] | None = None) -> str:
+_ENCODE = json.JSONEncoder(default=str).encode  # json.dumps(x, default=str), built once
+# the hashed bytes of template tables, by (template file, its version, table, ignored columns):
+# an episode's untouched tables are its template's, and most calls touch one or two
+_TEMPLATE_BYTES: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
+_TEMPLATE_BYTES_LIMIT = 64 << 20
+
+
+def _table_bytes(conn: sqlite3.Connection, t: Any, dropped: set[str]) -> bytes:
+    return b"".join(_ENCODE([t.name, *row.values()]).encode()
+                    for row in _table_rows(conn, t, dropped))
+
+
+def _template_bytes(base: Path, t: Any, dropped: set[str]) -> bytes:
+    st = base.stat()
+    key = (str(base), st.st_mtime_ns, st.st_size, t.name, tuple(sorted(dropped)))
+    got = _TEMPLATE_BYTES.get(key)
+    if got is None:
+        conn = read_connection(base)
+        try:
+            got = _table_bytes(conn, t, dropped)
+        finally:
+            conn.close()
+        _TEMPLATE_BYTES[key] = got
+        while sum(map(len, _TEMPLATE_BYTES.values())) > _TEMPLATE_BYTES_LIMIT \
+                and len(_TEMPLATE_BYTES) > 1:
+            _TEMPLATE_BYTES.popitem(last=False)
+    else:
+        _TEMPLATE_BYTES.move_to_end(key)
+    return got
+
+
+def state_hash(spec: EnvSpec, path: Path, ignore: dict[str, list[str]] | None = None,
+               base: Path | None = None) -> str:
     """One hash of every table's rows in key order: equal hashes, equal database states
-    (the engine's bookkeeping excluded). `ignore` as in `dump_tables`."""
+    (the engine's bookkeeping excluded). `ignore` as in `dump_tables`. With `base`, the
+    template an episode database was reset to, tables its undo log does not name are read
+    from the template's cached bytes (the same hash, without reading them again)."""
+    ignore = ignore or {}
     h = hashlib.sha256()
-    for name, rows in dump_tables(spec, path, ignore).items():
-        for row in rows:
-            h.update(json.dumps([name, *row.values()], default=str).encode())
+    conn = read_connection(path)
+    try:
+        logged = logged_tables(conn) if base is not None else None
+        for t in spec.tables:
+            dropped = set(ignore.get(t.name, ()))
+            if base is not None and logged is not None and t.name not in logged:
+                h.update(_template_bytes(base, t, dropped))
+            else:
+                h.update(_table_bytes(conn, t, dropped))
+    finally:
+        conn.close()
     return h.hexdigest()[:16]
 
 

@@ -486,7 +486,7 @@ class Episode:
         """A 16-hex-digit hash of every table's rows: equal hashes, equal states. `ignore`
         ({table: [column, ...]}) leaves columns out, e.g. generated ids a task does not fix."""
         self._check_open()
-        return state_hash(self.spec, self.path, ignore)
+        return state_hash(self.spec, self.path, ignore, base=self.template)
 
     def dump(self, ignore: dict[str, list[str]] | None = None) -> dict[str, list[dict[str, Any]]]:
         """All tables (spec order), rows in primary-key order: the whole state as data."""

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from agent_world.envs import ToolError
+from agent_world.envs.database import state_hash
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import SpecError
@@ -244,6 +245,28 @@ def test_dump_and_a_state_hash_that_ignores_generated_ids(runtime, spec):
     assert a.state_hash() != b.state_hash()  # the generated note refs differ by seed
     assert a.state_hash(ignore={"notes": ["ref"]}) == b.state_hash(ignore={"notes": ["ref"]})
     assert "ref" not in a.dump(ignore={"notes": ["ref"]})["notes"][0]
+
+
+def test_a_state_hash_read_partly_from_the_template_is_the_whole_read(runtime, spec):
+    """An episode's hash takes the tables its undo log does not name from the template's
+    cached bytes: it equals the hash of reading every table, before and after writes, with
+    columns ignored, and after a reset."""
+    ep = runtime.open(spec, seed=1)
+
+    def both(**kw):
+        return ep.state_hash(**kw), state_hash(spec, ep.path, kw.get("ignore"))
+
+    start = both()
+    assert start[0] == start[1]
+    assert ep.step("add_note", {"user_id": 1, "body": "x"}).ok
+    after = both()
+    assert after[0] == after[1] != start[0]
+    ignoring = both(ignore={"notes": ["ref"], "users": ["name"]})
+    assert ignoring[0] == ignoring[1]
+    assert ep.step("rename_user", {"user_id": 1, "name": "Renamed"}).ok
+    assert both()[0] == both()[1]
+    ep.reset()
+    assert both() == start
 
 
 def test_plain_text_results_stay_text(runtime, spec):
