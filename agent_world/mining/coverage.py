@@ -289,7 +289,7 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
                                                       "control" | None,
                                               "table": ..., "column": ..., "via": ...,
                                               "type": ..., "format": ..., "enum": [...],
-                                              "required": bool}},
+                                              "required": bool, "description": str}},
                           "outputs": {FIELD: {same as arguments}},
                           "missing": ["argument x: no column", ...]}},
          "covered": int, "total": int, "ratio": float}
@@ -318,7 +318,11 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
                     if where is not None and where.get("role") != "reference":
                         where = None
                 typed = {"type": info["type"], "format": info["format"], "enum": info["enum"],
-                         "required": bool(info["required"]) if kind == "arguments" else None}
+                         "required": bool(info["required"]) if kind == "arguments" else None,
+                         # the source's own words for the argument, shown to the agent
+                         "description": _brief(" ".join(str(prop["description"]).split()), 240)
+                         if kind == "arguments" and isinstance(prop, dict)
+                         and prop.get("description") else None}
                 typed = {k: v for k, v in typed.items() if v is not None}
                 entry[kind][name] = {**(where or {"role": None}), **typed}
                 if where is None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.synthesis.phrasing_values import (
+    DIRECTIONS,
     KEY_ROLES,
     PREPOSITIONS,
     arg_phrase,
@@ -147,7 +148,10 @@ def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
         out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{between}"
                          rf"{re.escape(head)}s?\b{after}", key, act, count=1)
         if n:
-            return out
+            # "transfer a copy to another branch" + "to branch 1": one "to"
+            return re.sub(r"\b(to|from) \1\b", r"\1", out)
+    if key.split(" ", 1)[0] in DIRECTIONS:
+        return f"{act} {key}"
     return f"{act} for {key}"
 
 
@@ -350,7 +354,9 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         for p, n in aims:
             words = n.split()
             that = f"that {prev}" if prev == n else f"that {prev}'s {n}"
-            if len(words) > 1 and words[0] in KEY_ROLES and p not in own_roles:
+            if len(words) > 1 and words[0] in DIRECTIONS and p not in own_roles:
+                that = f"{words[0]} that {prev}'s {' '.join(words[1:])}"  # "to that hold's branch"
+            elif len(words) > 1 and words[0] in KEY_ROLES and p not in own_roles:
                 # "that transition's timezone as the source"; a record that has the role
                 # itself says it: "that conversion's source timezone"
                 that = f"that {prev}'s {' '.join(words[1:])} as the {words[0]}"

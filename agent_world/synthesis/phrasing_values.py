@@ -135,6 +135,10 @@ KEY_ROLES = frozenset({"source", "target", "origin", "destination", "parent", "c
                         "next", "original", "replacement", "referring", "assigned"})
 
 
+# roles that are prepositions: the key reads with them in front
+DIRECTIONS = frozenset({"to", "from"})
+
+
 def key_phrase(param: str, value: Any) -> str:
     """`member_id` 48 → member 48; `reservation_id` 'MGX7Q2' → reservation MGX7Q2."""
     n = noun(param) or "record"
@@ -144,6 +148,8 @@ def key_phrase(param: str, value: Any) -> str:
     if re.fullmatch(r"[\w./:@+-]+", str(value)):
         v = str(value)  # a code or number reads bare: "member 48", "order ORD-8D41E0B5"
     words = n.split()
+    if len(words) > 1 and words[0] in DIRECTIONS:
+        return f"{words[0]} {' '.join(words[1:])} {v}"  # "to branch 1", not "... as the to"
     if len(words) > 1 and words[0] in KEY_ROLES:
         # a key with a role: "timezone 33 as the source", not "source timezone 33"
         return f"{' '.join(words[1:])} {v} as the {words[0]}"

@@ -492,3 +492,22 @@ def test_prd_field_notes_reach_the_entity_description():
     [member] = [e for e in doc.entities if e.name == "Member"]
     assert member.fields == ["id", "status"]
     assert "status: one of active, suspended, expired" in member.description
+
+
+def test_prd_field_description_keeps_only_the_prose():
+    """A field's description is what its note says beyond type, constraints and values: the
+    built tools showed "card_number: text, unique" as the argument's description."""
+    doc = parse_prd(
+        "# Lending\n\nA library.\n\n## Data model\n\n### Member\n"
+        "- `card_number` — text, unique, printed on the library card\n"
+        "- `full_name` — text\n- `status` — one of active, suspended. Set by librarians\n"
+        "- `condition` — good, worn, damaged\n",
+        reference="inline.md")
+    [member] = [e for e in doc.entities if e.name == "Member"]
+    fields = {f.name: f for f in member.field_specs}
+    assert fields["card_number"].unique and fields["card_number"].description == \
+        "printed on the library card"
+    assert fields["full_name"].type == "string" and fields["full_name"].description == ""
+    assert fields["status"].enum == ["active", "suspended"]
+    assert fields["status"].description == "Set by librarians"
+    assert fields["condition"].enum and fields["condition"].description == ""

@@ -159,6 +159,16 @@ def test_a_key_with_a_role_reads_as_its_entity():
     assert lits[0]["context"][-1] == "source" and lits[1]["context"][-1] == "target"
 
 
+
+def test_a_key_whose_role_is_a_direction_reads_with_it_in_front():
+    """transfer_copy(to_branch_id=1) read "transfer copy 10 to branch 1 as the to"."""
+    assert phrasing_values.key_phrase("to_branch_id", 1) == "to branch 1"
+    assert phrasing_clauses._with_key("transfer a copy to another branch", "branch",
+                                      "to branch 1") == "transfer a copy to branch 1"
+    assert phrasing_clauses._with_key("transfer copy 10", "branch", "to branch 1") == \
+        "transfer copy 10 to branch 1"
+
+
 def test_the_argument_name_check_reads_values_in_their_case(airline):
     """Under re.I the value pattern `[A-Z]{2,}` took any word: "whose utc offset is '-06:00'"
     was an artefact, which rejected every level 3-5 candidate of the `time` environment."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -227,6 +227,47 @@ def test_git_create_branch_takes_its_base_from_the_same_repository(built, rt):
         assert not unknown.ok and unknown.error.kind == "tool_error"
 
 
+def test_a_created_branch_starts_at_its_base_and_lists_as_local(built, rt):
+    """A new branch pointed at no commit and had no type, so `git_branch(contains=...)` and
+    `git_branch(branch_type='local')` never listed it; 'all' listed nothing."""
+    spec = built["git"]
+    remote = {b["repository_id"] for b in spec.rows["branches"] if b["branch_type"] == "remote"}
+    base = next(b for b in spec.rows["branches"] if b["head_commit_id"]
+                and b["branch_type"] == "local" and b["repository_id"] in remote)
+    repo = next(r for r in spec.rows["repositories"] if r["id"] == base["repository_id"])
+    head = next(c for c in spec.rows["commits"] if c["id"] == base["head_commit_id"])
+    kinds = spec.tool("git_branch").parameters["properties"]["branch_type"]
+    assert kinds["enum"] == ["local", "remote", "all"]
+    assert "all branches" in kinds["description"]  # the source's words, not "Branch type."
+    with rt.open(spec) as ep:
+        obs = ep.step("git_create_branch", {"repo_path": repo["path"], "branch_name": "feat/z",
+                                            "base_branch": base["name"]})
+        assert obs.ok, obs.error
+        assert (obs.result["head_commit_id"], obs.result["branch_type"]) == (head["id"], "local")
+        listed = {}
+        for kind in ("local", "remote", "all"):
+            got = ep.step("git_branch", {"repo_path": repo["path"], "branch_type": kind})
+            assert got.ok, got.error
+            listed[kind] = {b["name"] for b in got.result}
+        assert "feat/z" in listed["local"] and "feat/z" not in listed["remote"]
+        assert listed["all"] >= listed["local"] | listed["remote"] and listed["remote"]
+        holding = ep.step("git_branch", {"repo_path": repo["path"], "branch_type": "all",
+                                         "contains": head["sha"]})
+        assert "feat/z" in {b["name"] for b in holding.result}
+
+
+def test_arguments_carry_the_source_words_where_the_tool_keeps_them(built):
+    """Arguments were described by their names ("Contains."); a source's own description is
+    kept, a bare title is not ("Repo Path"), and a date bound says what it compares (the
+    source's "relative dates ('2 weeks ago')" are not understood here)."""
+    branch = built["git"].tool("git_branch").parameters["properties"]
+    assert branch["contains"]["description"].startswith("The commit sha that branch should")
+    log = built["git"].tool("git_log").parameters["properties"]
+    assert log["repo_path"]["description"] == "Repo path."
+    start = log["start_timestamp"]["description"]
+    assert "ISO 8601" in start and "2024-01-15T14:30:25" in start and "ago" not in start
+
+
 def test_summaries_total_only_what_adds_up(built):
     """A summary tool totals its measure: never years or HTTP status codes."""
     names = {t.name for spec in built.values() for t in spec.tools
@@ -415,6 +456,24 @@ def test_book_appointment_books_and_cancel_keeps_what_it_was_not_given(built, rt
         assert obs.ok, obs.error
         assert ep.query("SELECT reason FROM appointments WHERE id = ?", (appt["id"],)) == [
             {"reason": appt["reason"]}]
+
+
+def test_cancelling_inside_the_notice_period_is_a_late_cancellation(built, rt):
+    """"Cancelling less than 24 hours before the start is recorded as a late cancellation":
+    every cancel was 'cancelled', whenever the appointment started."""
+    spec = built["clinic-booking-openapi"]
+    appt = next(a for a in spec.rows["appointments"] if a["status"] == "booked")
+    clock = datetime.fromisoformat(spec.clock_start)
+    for hours, state in ((3, "late_cancelled"), (30, "cancelled"), (-2, "late_cancelled")):
+        starts = (clock + timedelta(hours=hours)).isoformat(timespec="seconds")
+        rows = {**spec.rows, "appointments": [{**a, "starts_at": starts} if a["id"] == appt["id"]
+                                              else a for a in spec.rows["appointments"]]}
+        with rt.open(spec.model_copy(update={"rows": rows})) as ep:
+            obs = ep.step("cancelAppointment", {"appointmentId": appt["id"]})
+            assert obs.ok, obs.error
+            assert obs.result["status"] == state, (hours, obs.result)
+            assert ep.query("SELECT booked FROM slots WHERE id = ?", (appt["slot_id"],)) == [
+                {"booked": False}]  # the slot is freed either way
 
 
 def test_check_in_closes_a_renewed_loan(built, rt):

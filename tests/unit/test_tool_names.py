@@ -4,6 +4,8 @@ identifiers, and an update that names no record is not built as an insert."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from agent_world.design import offline
@@ -180,3 +182,16 @@ def test_a_write_that_cannot_tie_the_record_it_is_told_to_act_on_is_not_built():
     _, design = _mined_and_designed("hostinger")
     assert "hosting_toggleWebsiteCacheV1" not in design.tool_names()
     assert "hosting_toggleWebsiteCacheV1" in design.not_implemented
+
+
+def test_source_words_with_backslashes_reach_the_schema_unchanged(gitlab):
+    """An argument's source description holding a regex ("\\.spec\\.ts$") went into the
+    docstring as an invalid escape (a warning today, an error for "\\x")."""
+    _, design = gitlab
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code = compile(design.module, "gitlab", "exec")
+    namespace: dict = {}
+    exec(code, namespace)
+    docs = [f.__doc__ or "" for f in namespace.values() if callable(f)]
+    assert any("\\.spec\\.ts$" in d for d in docs)

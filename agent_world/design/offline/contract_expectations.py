@@ -23,6 +23,13 @@ def _days_after(base: Any, days: int) -> str:
     return (date.fromisoformat(str(base)[:10]) + timedelta(days=days)).isoformat()
 
 
+def _hours_until(at: Any, now: str) -> float:
+    if not at:
+        return float("inf")
+    start = datetime.fromisoformat(str(at)).replace(tzinfo=None)
+    return (start - datetime.fromisoformat(now).replace(tzinfo=None)).total_seconds() / 3600
+
+
 def _offset_minutes(text: Any) -> int:
     m = re.fullmatch(r"(?:UTC)?([+-])(\d{2}):?(\d{2})", str(text or "").strip())
     if m is None:
@@ -123,6 +130,9 @@ class ContractTests:
             return _days_after(base, int(days))
         if v.source == "increment":
             return (row.get(v.column or "") or 0) + v.value
+        if v.source == "notice":
+            return v.alt_value if _hours_until(row.get(v.column or ""), self.d.now) < v.hours \
+                else v.value
         raise ValueError(f"no test value for {v.source!r}")
 
     def changes(self, row: dict[str, Any], args: dict[str, Any],

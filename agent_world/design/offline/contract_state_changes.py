@@ -50,6 +50,7 @@ from agent_world.design.offline.contracts import (
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import TableSpec
 from agent_world.mining.offline.naming import singular
+from agent_world.mining.semantics.columns import time_stem
 
 # -- extend (renew) ------------------------------------------------------------------------------
 _UP_TO = re.compile(r"\bup to (\w+) times?\b", re.I)
@@ -241,7 +242,9 @@ def _transition(spec, c, entity, words, text, desc, args, entry) -> Contract | N
     key = _key_param(spec, entity, args, text, used)
     params = [key, *_scope_params(spec, entity, args, used)]
     noun = singular(entity.name).replace("_", " ")
-    sets: dict[str, Value] = {status.name: Value(source="const", value=target)}
+    sets: dict[str, Value] = {status.name: _late_notice(entity, status.enum or [], target,
+                                                        desc)
+                              or Value(source="const", value=target)}
     at = _time_column(entity, target)
     if at:
         sets[at] = _time_value(entity, at)
@@ -319,6 +322,23 @@ def _transition(spec, c, entity, words, text, desc, args, entry) -> Contract | N
     c.guards = guards
     c.evidence = [f"{'/'.join(allowed)} -> {target}"] + [e.describe() for e in effects]
     return c
+
+
+_NOTICE = re.compile(r"\bless than (\d+) (hours?|days?) before\b")
+_START_STEMS = frozenset({"start", "starts", "begin", "begins", "scheduled", "scheduled_for"})
+
+
+def _late_notice(entity: TableSpec, enum: list[str], target: str, desc: str) -> Value | None:
+    """The state a move takes when its record starts soon: "cancelling less than 24 hours
+    before the start is recorded as a late cancellation" -> late_cancelled under 24 hours."""
+    m = _NOTICE.search(desc.lower())
+    late = f"late_{target}"
+    start = next((c.name for c in entity.columns if c.type == "datetime"
+                  and time_stem(c.name) in _START_STEMS), None)
+    if m is None or late not in enum or start is None:
+        return None
+    hours = int(m.group(1)) * (24 if m.group(2).startswith("day") else 1)
+    return Value(source="notice", value=target, alt_value=late, column=start, hours=hours)
 
 
 def _exclusive_peers(spec: EnvSpec, entity: TableSpec, status: str, target: str,

@@ -90,13 +90,16 @@ class Value(BaseModel):
     """How one written column gets its value."""
 
     source: Literal["arg", "const", "now", "today", "entity", "row", "days_after", "increment",
-                    "new_id", "next_code", "sql_table_name"]
+                    "new_id", "next_code", "sql_table_name", "notice"]
     arg: str | None = None  # arg / row / sql_table_name: the argument
     # arg: the entity's column kept when the (optional) argument is not given
     value: Any = None  # const: the value; days_after: days; increment: the step
     column: str | None = None  # entity/row: the column read; days_after/increment: base column
     alt_value: Any = None  # days_after: days when the entity's `alt_column` is true
     alt_column: str | None = None
+    # notice: `value`, or `alt_value` when the entity's `column` (its start) is less than
+    # `hours` away ("cancelling less than 24 hours before the start is a late cancellation")
+    hours: float | None = None
 
 
 class Effect(BaseModel):
@@ -168,6 +171,8 @@ class ContractParam(BaseModel):
     # a record holds its descendants ("contains": a branch whose history holds the commit)
     negate: bool = False
     closure: str | None = None
+    # eq: the source's value that names every row ("all" branches, local and remote)
+    every: str | None = None
 
 
 class Contract(BaseModel):
@@ -225,6 +230,8 @@ def _show_value(v: Value) -> str:
         return f"{v.column or 'today'}+{v.value}d{alt}"
     if v.source == "increment":
         return f"{v.column}+{v.value}"
+    if v.source == "notice":
+        return f"{v.value!r} ({v.alt_value!r} under {v.hours:g}h before {v.column})"
     return v.source
 
 

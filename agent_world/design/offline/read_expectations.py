@@ -68,7 +68,7 @@ class ReadTests:
                 if not isinstance(cell, str) or not cell.startswith(str(v)):
                     return False
             elif p.role in ("eq", "key"):
-                if cell != v:
+                if cell != v and v != p.every:
                     return False
             elif p.role == "like":
                 if not isinstance(cell, str) or str(v).lower() not in cell.lower():

@@ -92,6 +92,14 @@ def _days_after(base, days):
     return (date.fromisoformat(str(base)[:10]) + timedelta(days=days)).isoformat()
 
 
+def _hours_until(at, now):
+    """Hours from `now` until `at` (ISO date-times; negative once past, endless when empty)."""
+    if not at:
+        return float("inf")
+    start = datetime.fromisoformat(str(at)).replace(tzinfo=None)
+    return (start - datetime.fromisoformat(now).replace(tzinfo=None)).total_seconds() / 3600
+
+
 def _minutes(offset):
     """'+05:45' / '-03:00' / 'UTC' -> minutes east of UTC."""
     m = re.fullmatch(r"(?:UTC)?([+-])(\\d{{2}}):?(\\d{{2}})", str(offset or "").strip())
@@ -185,13 +193,22 @@ def _signature(plan: ToolPlan) -> str:
     return f"def {plan.name}(\n{inner}) -> {ret}:"
 
 
+def _doc_text(text: str) -> str:
+    """Source words as docstring text: a backslash ("matches \\.md") would be read as an
+    escape, a triple quote would end the docstring."""
+    return text.replace("\\", "\\\\").replace('"""', "'''")
+
+
 def _docstring(plan: ToolPlan) -> str:
-    lines = textwrap.wrap(plan.description, 92) or [plan.name]
+    # no breaks at hyphens: the schema is read back from these lines, joined by spaces
+    lines = textwrap.wrap(_doc_text(plan.description), 92, break_on_hyphens=False) \
+        or [plan.name]
     out = ['    """' + lines[0], *("    " + ln for ln in lines[1:])]
     if plan.params:
         out += ["", "    Args:"]
         for p in sorted(plan.params, key=lambda p: not p.required):
-            wrapped = textwrap.wrap(f"{p.name}: {p.description}", 86)
+            wrapped = textwrap.wrap(f"{p.name}: {_doc_text(p.description)}", 86,
+                                    break_on_hyphens=False)
             out.append("        " + wrapped[0])
             out += ["            " + ln for ln in wrapped[1:]]
     out.append('    """')

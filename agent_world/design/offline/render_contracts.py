@@ -36,6 +36,9 @@ def _value_expr(v: Value, row: str, spec: EnvSpec) -> str:
         return f"_days_after({base}, {days})"
     if v.source == "increment":
         return f"(row[{_lit(v.column)}] or 0) + {_lit(v.value)}"
+    if v.source == "notice":
+        return (f"({_lit(v.alt_value)} if _hours_until(row[{_lit(v.column)}], now) < "
+                f"{v.hours!r} else {_lit(v.value)})")
     if v.source == "new_id":
         return "ctx.new_id()"
     if v.source == "next_code":
@@ -196,6 +199,9 @@ def _contract_filters(b: _Body, c: Contract) -> None:
                   f"AND \"{p.via_link}\" IS NOT NULL)')", level)
             b.add(f"params.append({_lit(p.via_value)})", level)
         elif p.role == "eq":
+            if p.every is not None:
+                b.add(f"if {p.name} != {_lit(p.every)}:", level)
+                level += 1
             b.add(f"clauses.append('\"{p.column}\" = ?')", level)
             b.add(f"params.append({p.name})", level)
         elif p.role == "like":

@@ -57,6 +57,9 @@ def _filters(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
             b.add(f"clauses.append('substr(\"{p.column}\", 1, length(?)) = ?')", level)
             b.add(f"params.extend([{p.name}, {p.name}])", level)
         elif p.role in ("eq", "key"):
+            if p.every is not None:
+                b.add(f"if {p.name} != {_lit(p.every)}:", level)
+                level += 1
             b.add(f"clauses.append('\"{p.column}\" = ?')", level)
             b.add(f"params.append({p.name})", level)
         elif p.role == "like":

@@ -222,6 +222,20 @@ _CODE = re.compile(r"(?:^|_)(?:mrn|barcode|card_number|account_number|member_num
                    r"record_number|reference|ref_code)$")
 
 
+# a self-reference naming the record a new one is made from
+_BASE = re.compile(r"^(base|source|template|origin)_")
+
+
+def _usual(rows: list[dict[str, Any]], column: str) -> Any:
+    """The most common value of an enum column the stored records almost always fill (nine
+    in ten); None for one filled only in some states (who cancelled an appointment)."""
+    values = [r.get(column) for r in rows]
+    filled = [v for v in values if v is not None]
+    if not values or len(filled) < 0.9 * len(values):
+        return None
+    return max(sorted(set(filled), key=str), key=filled.count)
+
+
 def create_plan(spec: EnvSpec, t: TableSpec, name: str,
                 params: list[ParamPlan] | None = None) -> ToolPlan | None:
     """Insert one row. Without `params` every settable column becomes an argument (required
@@ -249,6 +263,15 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
     copied = {col: [r.via, t.column(r.via).foreign_key.split(".")[0],  # type: ignore[union-attr]
                     r.parent_column] for col, r in routes.items()
               if col not in named and r.via in named}
+    base = next((c.name for c in t.columns if c.name in named and _BASE.match(c.name)
+                 and c.foreign_key == f"{t.name}.{pk_column(t)}"), None)
+    if base is not None:
+        # a record made from a base one starts where the base is (a branch made from main
+        # points at main's head commit)
+        for c in t.columns:
+            if c.foreign_key and c.name not in named and c.name not in copied \
+                    and c.foreign_key.split(".")[0] != t.name:
+                copied[c.name] = [base, t.name, c.name]
     fixed: dict[str, Any] = {}
     now_cols: list[str] = []
     codes: list[str] = []
@@ -267,6 +290,10 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
                     c, holder=bool(holds_of(spec, t.name))))
         elif _hold_flag(c):
             fixed[c.name] = False  # nothing holds a new record yet (a new slot is free)
+        elif c.enum and c.default is None and _usual(rows, c.name) is not None:
+            # a kind every record has (a branch is local or remote): the usual one, so that
+            # a listing by kind finds the new record
+            fixed[c.name] = _usual(rows, c.name)
         elif not c.nullable and c.default is None:
             if c.type == "json":
                 fixed[c.name] = "{}"

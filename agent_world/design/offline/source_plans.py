@@ -186,6 +186,10 @@ def _own_reference(table: TableSpec, info: dict[str, Any]) -> dict[str, Any]:
     return {**info, "role": "self_reference", "column": named.name, "fk": self_fk.name}
 
 
+# a filter value naming every row rather than one kind ("all" branches)
+_EVERY = frozenset({"all", "any", "both", "every"})
+
+
 def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any],
                   read_only: bool, words: list[str]) -> ParamPlan:
     name = safe_name(arg)
@@ -193,7 +197,8 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
     jtype = {"integer": "integer", "number": "number", "boolean": "boolean"}.get(
         str(info.get("type")), "string")
     required = bool(info.get("required"))
-    desc = f"{_words(snake(arg)).capitalize()}."
+    # the source's words for the argument, else its name ("Repo path.")
+    desc = str(info.get("description") or "") or f"{_words(snake(arg)).capitalize()}."
     enum = [str(e) for e in info["enum"]] if isinstance(info.get("enum"), list) else None
     base = ParamPlan(name=name, role="ignore", type=jtype, required=required, description=desc)
     tables = {t.name: t for t in spec.tables}
@@ -215,6 +220,12 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
         role: Role = "eq" if read_only else "set"
         if col.primary_key:
             role = "key"
+        extra = [e for e in enum or [] if e not in (col.enum or [])]
+        if role == "eq" and col.enum and len(extra) == 1 and extra[0].lower() in _EVERY:
+            # git_branch(branch_type='all'): one more value than the column holds, naming
+            # every row ('local' and 'remote' branches)
+            return base.model_copy(update={"role": role, "column": column, "type": "string",
+                                           "enum": [*col.enum, extra[0]], "every": extra[0]})
         return base.model_copy(update={
             "role": role, "column": column, "type": json_type(col),
             "enum": list(col.enum) if col.enum and (enum is None or set(enum) <= set(col.enum))
@@ -230,7 +241,16 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
         snake_arg = snake(arg)
         role = "like" if info.get("match") == "like" else "ge" if _GE.search(snake_arg) \
             else "le" if _LE.search(snake_arg) else "eq"
-        return base.model_copy(update={"role": role, "column": column, "type": "string"})
+        ctype = col_table.column(column).type if column in {c.name for c in
+                                                            col_table.columns} else ""
+        if role in ("ge", "le") and ctype in ("date", "datetime"):
+            # the tool compares ISO strings: a source's "or relative dates ('2 weeks ago')"
+            # would promise what it does not do
+            desc = (f"Only rows whose {column} is on or {'after' if role == 'ge' else 'before'}"
+                    " this ISO 8601 date or date-time (2024-01-15 or 2024-01-15T14:30:25"
+                    + ("; a date keeps its whole day)." if role == "le" else ")."))
+        return base.model_copy(update={"role": role, "column": column, "type": "string",
+                                       "description": desc})
     if role_in == "reference" and col_table is not None and column:
         if col_table.name == table.name:
             if column == pk_column(table):

@@ -174,7 +174,18 @@ def declared_field(name: str, note: str, type_text: str = "") -> FieldSpec:
         unique=bool(re.search(r"\bunique\b", low)) and "primary key" not in low,
         required=bool(re.search(r"\b(required|mandatory|not null)\b", low))
         and not re.search(r"\b(optional|nullable|empty)\b", low),
-        minimum=minimum, maximum=maximum, description=text[:200])
+        minimum=minimum, maximum=maximum, description=_prose(text, enum)[:200])
+
+
+def _prose(text: str, enum: list[str] | None) -> str:
+    """What a note says beyond the type, constraints and allowed values the declaration
+    already holds ("text, unique, printed on the library card" -> "printed on the library
+    card"): a tool argument's description is these words, not "text, unique"."""
+    if enum:
+        text = re.sub(r"\bone of[:\s]+(.+?)(?=[.;(]|$)", "", text, flags=re.I)
+    parts = [p.strip(" .") for p in re.split(r"[,;]", text)]
+    return ", ".join(p for p in parts if p and p.lower() not in _TYPE_WORDS
+                     and p.lower() not in _KEYWORDS and p not in (enum or []))
 
 
 _CREATE_TABLE = re.compile(
