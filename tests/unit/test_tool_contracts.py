@@ -492,6 +492,37 @@ def test_check_in_closes_a_renewed_loan(built, rt):
         assert after["status"] == "returned" and after["returned_at"] is not None
 
 
+def test_check_in_readies_the_oldest_waiting_hold_on_the_title(built, rt):
+    """"When a copy is returned, the oldest waiting hold for that title is marked ready and
+    the member has 5 days to collect it": check-in closed the loan and left every hold
+    waiting."""
+    spec = built["book-lending-prd"]
+    waiting = [h for h in spec.rows["holds"] if h["status"] == "waiting"]
+    copy = next(c for c in spec.rows["copies"] if c["status"] == "on_loan"
+                and sum(h["title_id"] == c["title_id"] for h in waiting) >= 2)
+    on_title = sorted((h for h in waiting if h["title_id"] == copy["title_id"]),
+                      key=lambda h: (h["placed_at"] is not None, str(h["placed_at"]), h["id"]))
+    tool = spec.tool("check_in_copy")
+    with rt.open(spec) as ep:
+        obs = ep.step("check_in_copy", _args(tool, barcode=copy["barcode"], copy_id=copy["id"],
+                                             branch_id=copy["current_branch_id"]))
+        assert obs.ok, obs.error
+        today = date.fromisoformat(ep.query("SELECT updated_at FROM copies WHERE id = ?",
+                                            (copy["id"],))[0]["updated_at"][:10])
+        after = {h["id"]: h for h in ep.query("SELECT id, status, ready_until FROM holds "
+                                              "WHERE title_id = ?", (copy["title_id"],))}
+    first, rest = on_title[0], on_title[1:]
+    assert after[first["id"]]["status"] == "ready"
+    assert after[first["id"]]["ready_until"] == (today + timedelta(days=5)).isoformat()
+    assert all(after[h["id"]]["status"] == "waiting" for h in rest)
+    free = next(c for c in spec.rows["copies"] if c["status"] == "on_loan"
+                and not any(h["title_id"] == c["title_id"] for h in waiting))
+    with rt.open(spec) as ep:
+        assert ep.step("check_in_copy", _args(tool, barcode=free["barcode"], copy_id=free["id"],
+                                              branch_id=free["current_branch_id"])).ok
+        assert "holds" not in ep.diff().tables  # no hold waits on that title
+
+
 def test_git_log_lists_the_newest_commits_first(built, rt):
     """git_log with max_count kept the oldest commits (it listed by ascending id)."""
     spec = built["git"]

@@ -158,6 +158,9 @@ class ContractTests:
             elif e.rows == "peers":
                 targets = [r for r in self.rows(e.table) if r.get(e.link or "") ==
                            row.get(e.link or "") and r[tpk] != row[self.pk]]
+            elif e.rows == "shared":
+                targets = [r for r in self.rows(e.table) if source.get(e.via or "") is not None
+                           and r.get(e.link or "") == source.get(e.via or "")]
             elif e.link_arg:
                 targets = [r for r in self.rows(e.table)
                            if r[tpk] == (argrows.get(e.link_arg) or {}).get(tpk)]
@@ -168,6 +171,10 @@ class ContractTests:
             for col, arg in e.where_arg.items():
                 wanted = args.get(arg) or []
                 targets = [r for r in targets if r.get(col) in wanted]
+            if e.first_by:
+                first = e.first_by
+                targets = sorted(targets, key=lambda r: (r.get(first) is not None,
+                                                         str(r.get(first)), r[tpk]))[:1]
             hit = False
             for r in targets:
                 if all(r.get(k) == v for k, v in values.items()):

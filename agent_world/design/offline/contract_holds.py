@@ -37,6 +37,7 @@ from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import singular, tokens
 from agent_world.mining.semantics.invariants import spec_invariants
 from agent_world.mining.semantics.repair import free_value
+from agent_world.mining.semantics.times import time_group
 
 
 def _holders(spec: EnvSpec, entity: TableSpec) -> bool:
@@ -146,7 +147,50 @@ def _release_records(spec: EnvSpec, entity: TableSpec, target: str, text: set[st
         out.append(Effect(table=t.name, op="update", rows="children", link=fk.name,
                           where={st.name: opened}, set=close, coupled=True))
         break
-    return out
+    ready = _ready_next(spec, entity)
+    return out + ([ready] if ready else [])
+
+
+_READY_NEXT = re.compile(r"\bwhen an? ([a-z ]+?) is (?:returned|checked in|given back)\b[^.]*?"
+                         r"\bthe (?:oldest|first|earliest) ([a-z]+) ([a-z ]+?) for (?:that|the|its) "
+                         r"([a-z ]+?) is (?:marked|made|set(?: to)?) ([a-z_]+)(?:[^.]*?\b(\d+) days?)?",
+                         re.I)
+
+
+def _ready_next(spec: EnvSpec, entity: TableSpec) -> Effect | None:
+    """"When a copy is returned, the oldest waiting hold for that title is marked ready and
+    the member has 5 days to collect it": the first such record (by when it was placed) of
+    the returned one's parent moves on, with its pick-up deadline."""
+    for line in [spec.theme.description, *spec.theme.raw_descriptions]:
+        m = _READY_NEXT.search(line)
+        if m is None or singular(m.group(1).strip().replace(" ", "_")) != singular(entity.name):
+            continue
+        state, target = m.group(2).lower(), m.group(5).lower()
+        table = next((t for t in spec.tables if singular(t.name) == singular(
+            m.group(3).strip().replace(" ", "_"))), None)
+        parent = next((t for t in spec.tables if singular(t.name) == singular(
+            m.group(4).strip().replace(" ", "_"))), None)
+        st = status_of(table) if table is not None else None
+        if table is None or parent is None or st is None or \
+                not {state, target} <= set(st.enum or []):
+            continue
+        via = next((c.name for c in entity.columns if fk_target(c) == parent.name), None)
+        link = next((c.name for c in table.columns if fk_target(c) == parent.name), None)
+        if via is None or link is None:
+            continue
+        sets: dict[str, Value] = {st.name: Value(source="const", value=target)}
+        due = next((c.name for c in table.columns if c.type in ("date", "datetime")
+                    and time_group(c.name) == "due"), None)
+        if due and m.group(6):
+            sets[due] = Value(source="days_after", value=int(m.group(6)))
+        for n in _now_columns(table):
+            sets[n] = Value(source="now")
+        placed = next((c.name for c in table.columns if c.type in ("date", "datetime")
+                       and time_group(c.name) == "create"), None)
+        return Effect(table=table.name, op="update", rows="shared", link=link, via=via,
+                      where={st.name: [state]}, set=sets, coupled=True,
+                      first_by=placed or pk_of(table))
+    return None
 
 
 class Hold(BaseModel):

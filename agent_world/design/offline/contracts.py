@@ -107,20 +107,26 @@ class Effect(BaseModel):
 
     table: str
     op: Literal["insert", "update", "delete"]
-    rows: Literal["entity", "children", "peers", "parent", "new"]
+    rows: Literal["entity", "children", "peers", "parent", "new", "shared"]
     link: str | None = None  # children: FK naming the entity; peers: the shared container
     # column; parent: the FK column (of the entity or of an argument's row) naming the row
     link_arg: str | None = None  # parent: the row this argument names (else the entity's FK)
     where: dict[str, list[Any]] = Field(default_factory=dict)  # column -> allowed values
     where_arg: dict[str, str] = Field(default_factory=dict)  # column -> argument (list: IN)
     latest: bool = False  # only the newest matching row
+    # shared: rows whose `link` equals the entity's `via` column (the holds on a copy's title)
+    via: str | None = None
+    first_by: str | None = None  # only the first matching row in this column's order
     set: dict[str, Value] = Field(default_factory=dict)
     coupled: bool = False  # a row other than the one the tool names
 
     def describe(self) -> str:
         which = {"entity": "the row", "children": f"rows whose {self.link} is the row's id",
                  "peers": f"other rows of the same {self.link}", "parent": f"the row its "
-                 f"{self.link} names", "new": "a new row"}[self.rows]
+                 f"{self.link} names", "new": "a new row",
+                 "shared": f"rows whose {self.link} is the row's {self.via}"}[self.rows]
+        if self.first_by:
+            which = f"the first of the {which} by {self.first_by}"
         cond = "".join(f" with {c} in {v}" for c, v in self.where.items())
         sets = ", ".join(f"{c}={_show_value(v)}" for c, v in self.set.items())
         return f"{self.op} {self.table}: {which}{cond}" + (f" ({sets})" if sets else "")

@@ -124,12 +124,19 @@ def _effect_lines(b: _Body, spec: EnvSpec, c: Contract, e: Effect, source: str) 
     elif e.rows == "parent":
         clauses.append(f'"{tpk}" = ?')
         params.append(f"{source}[{_lit(e.link)}]")
+    elif e.rows == "shared":
+        clauses.append(f'"{e.link}" = ?')
+        params.append(f"{source}[{_lit(e.via)}]")
     for col, values in e.where.items():
         marks = ", ".join("?" for _ in values)
         clauses.append(f'"{col}" IN ({marks})')
         params += [_lit(v) for v in values]
     where_args = list(e.where_arg.items())
     sql = f'UPDATE "{e.table}" SET {sets} WHERE ' + " AND ".join(clauses)
+    if e.first_by:  # one row: the first in that order (NULLs first, as SQLite sorts)
+        sql = (f'UPDATE "{e.table}" SET {sets} WHERE "{tpk}" = (SELECT "{tpk}" FROM '
+               f'"{e.table}" WHERE {" AND ".join(clauses)} ORDER BY "{e.first_by}", "{tpk}" '
+               'LIMIT 1)')
     if e.op == "delete":
         sql = f'DELETE FROM "{e.table}" WHERE ' + " AND ".join(clauses)
         vals = ""
