@@ -523,6 +523,29 @@ def test_check_in_readies_the_oldest_waiting_hold_on_the_title(built, rt):
         assert "holds" not in ep.diff().tables  # no hold waits on that title
 
 
+def test_a_member_owing_more_than_the_limit_cannot_borrow_until_the_fines_go(built, rt):
+    """"Members with more than 10.00 in unpaid fines cannot borrow until they pay": check-out
+    only asked that the member be active."""
+    spec = built["book-lending-prd"]
+    owed: dict[int, list[dict]] = {}
+    for f in spec.rows["fines"]:
+        if f["status"] == "unpaid":
+            owed.setdefault(f["member_id"], []).append(f)
+    member = next(m for m in spec.rows["members"] if m["status"] == "active"
+                  and sum(f["amount"] for f in owed.get(m["id"], [])) > 10)
+    copy = next(c for c in spec.rows["copies"] if c["status"] == "available")
+    args = {"barcode": copy["barcode"], "card_number": member["card_number"]}
+    with rt.open(spec) as ep:
+        refused = ep.step("check_out_copy", args)
+        assert not refused.ok and "10.00" in refused.error.message and ep.diff().empty
+        for fine in owed[member["id"]]:
+            assert ep.step("waive_fine", _args(spec.tool("waive_fine"), fine_id=fine["id"],
+                                               reason="Returned in time")).ok
+        lent = ep.step("check_out_copy", args)
+        assert lent.ok, lent.error
+        assert lent.result["loan"]["member_id"] == member["id"]
+
+
 def test_git_log_lists_the_newest_commits_first(built, rt):
     """git_log with max_count kept the oldest commits (it listed by ascending id)."""
     spec = built["git"]

@@ -68,6 +68,14 @@ class ContractTests:
         hits = [r for r in self.rows(p.ref_table) if r.get(p.ref_column or "") == value]
         return hits[0] if hits else None
 
+    def owed(self, g: Guard, target: dict[str, Any]) -> float:
+        """The `sum_at_most` total of `target` (a member's unpaid fines)."""
+        pk = pk_column(self.spec.table((self.spec.table(g.table or "").column(
+            g.link or "").foreign_key or "").split(".")[0])) or "id"
+        return sum(r.get(g.column or "") or 0 for r in self.rows(g.table or "")
+                   if r.get(g.link or "") == target.get(pk)
+                   and all(r.get(c) in v for c, v in g.where.items()))
+
     def key_value(self, row: dict[str, Any]) -> Any:
         key = self.c.key()
         return row.get(key.column or "") if key else None
@@ -85,6 +93,9 @@ class ContractTests:
             return target is not None and target.get(g.column or "") in g.values
         if g.kind == "below":
             return (row.get(g.column or "") or 0) < (g.limit or 0)
+        if g.kind == "sum_at_most":
+            target = row if g.row == "entity" else argrows.get(g.row)
+            return target is not None and self.owed(g, target) <= (g.limit or 0)
         if g.kind == "differs":
             other = argrows.get(g.arg or "")
             return other is not None and row.get(g.column or "") != other.get("id")
@@ -317,6 +328,18 @@ class ContractTests:
                     if bad is not None:
                         out.append(self.test(f"refused: {g.row} with {g.column} "
                                              f"{bad.get(g.column or '')!r}",
+                                             {**args, g.row: bad.get(p.ref_column or "")},
+                                             ok=False, error_kind="tool_error", changes=[]))
+                elif g.kind == "sum_at_most" and g.row != "entity":
+                    p = self.c.param(g.row)
+                    others = [x for x in self.c.guards if x is not g and x.row == g.row]
+                    bad = next((r for r in self.rows(p.ref_table or "")
+                                if r.get(p.ref_column or "") is not None
+                                and not self.guard_ok(g, good, args, {g.row: r})
+                                and all(self.guard_ok(x, good, args, {g.row: r})
+                                        for x in others)), None) if p else None
+                    if bad is not None:
+                        out.append(self.test(f"refused: {g.message}",
                                              {**args, g.row: bad.get(p.ref_column or "")},
                                              ok=False, error_kind="tool_error", changes=[]))
                 elif g.kind == "exists_where":

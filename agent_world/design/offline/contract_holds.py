@@ -114,7 +114,38 @@ def _hold_record(spec: EnvSpec, entity: TableSpec, target: str, words: list[str]
                 guards.append(Guard(kind="state_in", row=p.name, column=pst.name,
                                     values=["active"], message=f"the "
                                     f"{singular(p.ref_table).replace('_', ' ')} must be active"))
+            guards += _owing(spec, p)
     return [Effect(table=record.name, op="insert", rows="new", set=sets, coupled=True)]
+
+
+_OWING = re.compile(r"\b([a-z ]+?) with more than (\d+(?:\.\d+)?) in ([a-z]+) ([a-z ]+?) "
+                    r"(?:cannot|can't|may not) (?:borrow|check out|rent|book)", re.I)
+
+
+def _owing(spec: EnvSpec, p: ContractParam) -> list[Guard]:
+    """"Members with more than 10.00 in unpaid fines cannot borrow until they pay": taking an
+    item is refused for a person whose unpaid rows add up past the limit."""
+    for line in [spec.theme.description, *spec.theme.raw_descriptions]:
+        m = _OWING.search(line)
+        if m is None or singular(m.group(1).strip().split()[-1]) != singular(p.ref_table or ""):
+            continue
+        state = m.group(3).lower()
+        table = next((t for t in spec.tables if singular(t.name) == singular(
+            m.group(4).strip().replace(" ", "_"))), None)
+        st = status_of(table) if table is not None else None
+        if table is None or st is None or state not in (st.enum or []):
+            continue
+        link = next((c.name for c in table.columns if fk_target(c) == p.ref_table), None)
+        money = sorted((c for c in table.columns if c.type in ("real", "number", "numeric")
+                        and not c.foreign_key), key=lambda c: c.name != "amount")
+        if link is None or not money:
+            continue
+        limit = float(m.group(2))
+        return [Guard(kind="sum_at_most", row=p.name, table=table.name, link=link,
+                      column=money[0].name, where={st.name: [state]}, limit=limit,
+                      message=f"the {singular(p.ref_table or '').replace('_', ' ')} owes more "
+                              f"than {limit:.2f} in {state} {table.name.replace('_', ' ')}")]
+    return []
 
 
 def _release_records(spec: EnvSpec, entity: TableSpec, target: str, text: set[str],

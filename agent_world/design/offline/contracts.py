@@ -135,7 +135,8 @@ class Effect(BaseModel):
 class Guard(BaseModel):
     """A refusal rule: the call fails (and changes nothing) unless it holds."""
 
-    kind: Literal["state_in", "below", "differs", "exists_where", "none_where", "none_held"]
+    kind: Literal["state_in", "below", "differs", "exists_where", "none_where", "none_held",
+                  "sum_at_most"]
     row: str = "entity"  # "entity" or the argument whose resolved row is checked
     column: str | None = None
     values: list[Any] = Field(default_factory=list)  # state_in
@@ -149,6 +150,8 @@ class Guard(BaseModel):
     # reaches along `path` (its FK columns: a loan's copy_id, the copy's title_id) for another
     # owner (its `column` differs from the entity's `arg`)
     path: list[str] = Field(default_factory=list)
+    # sum_at_most: the `column` total of the rows of `table` (`where`) whose `link` names the
+    # checked row is at most `limit` (unpaid fines of the member)
     message: str = ""
 
 

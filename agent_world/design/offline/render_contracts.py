@@ -53,6 +53,11 @@ def _dict_expr(sets: dict[str, Value], row: str, spec: EnvSpec) -> str:
         + "}"
 
 
+def fk_target_of(spec: EnvSpec, table: str, column: str) -> str:
+    """The table `table.column` names."""
+    return (spec.table(table).column(column).foreign_key or "").split(".")[0]
+
+
 def _guard_lines(b: _Body, spec: EnvSpec, c: Contract, g: Guard, noun: str) -> None:
     ref = "row" if g.row == "entity" else f"{g.row}_row"
     what = noun if g.row == "entity" else g.row.replace("_", " ")
@@ -83,6 +88,15 @@ def _guard_lines(b: _Body, spec: EnvSpec, c: Contract, g: Guard, noun: str) -> N
               f"[row[{_lit(g.path[0])}], {', '.join(_lit(x) for x in live)}, "
               f"row[{_lit(g.arg)}]]):")
         b.add(f"raise ToolError(\"Refused: {g.message}.\")", 2)
+    elif g.kind == "sum_at_most":
+        (st, states), = g.where.items()
+        pk = pk_column(spec.table(fk_target_of(spec, g.table or "", g.link or "")))
+        marks = ", ".join("?" for _ in states)
+        b.add(f"owed = ctx.one('SELECT COALESCE(SUM(\"{g.column}\"), 0) AS n FROM \"{g.table}\" "
+              f"WHERE \"{g.link}\" = ? AND \"{st}\" IN ({marks})', "
+              f"[{ref}[{_lit(pk)}], {', '.join(_lit(s) for s in states)}])['n']")
+        b.add(f"if owed > {g.limit!r}:")
+        b.add(f"raise ToolError(f\"Refused: {g.message} ({{owed:.2f}}).\")", 2)
     elif g.kind == "exists_where":
         paths = next(p.name for p in c.params if p.role == "paths")
         path = c.options.get("path", "path")
