@@ -511,3 +511,16 @@ def test_prd_field_description_keeps_only_the_prose():
     assert fields["status"].enum == ["active", "suspended"]
     assert fields["status"].description == "Set by librarians"
     assert fields["condition"].enum and fields["condition"].description == ""
+
+
+
+def test_prd_references_are_required_unless_the_note_says_otherwise():
+    doc = parse_prd(
+        "# Lending\n\nA library.\n\n## Data model\n\n### Fine\n"
+        "- `member_id` — references Member\n"
+        "- `loan_id` — references Loan, empty for damage fines\n",
+        reference="inline.md")
+    [fine] = [e for e in doc.entities if e.name == "Fine"]
+    fields = {f.name: f for f in fine.field_specs}
+    assert fields["member_id"].required and fields["member_id"].references == "Member"
+    assert not fields["loan_id"].required

@@ -546,6 +546,27 @@ def test_a_member_owing_more_than_the_limit_cannot_borrow_until_the_fines_go(bui
         assert lent.result["loan"]["member_id"] == member["id"]
 
 
+def test_a_create_takes_what_a_new_record_has_and_nothing_it_gets_later(built, rt):
+    """place_hold asked for `placed_at` and `ready_until` ("set when a copy is put aside") and
+    let the member out; add_copies asked for the current branch beside the home one;
+    create_order took `shipped_at` and `delivered_at` of an order not yet paid."""
+    spec = built["book-lending-prd"]
+    hold = spec.tool("place_hold").parameters
+    assert set(hold["properties"]) == {"title_id", "member_id", "pickup_branch_id"}
+    assert set(hold["required"]) == {"title_id", "member_id", "pickup_branch_id"}
+    copies = spec.tool("add_copies").parameters
+    assert "current_branch_id" not in copies["properties"] and "barcode" in copies["required"]
+    order = built["sqlite"].tool("create_order").parameters["properties"]
+    assert not {"ordered_at", "shipped_at", "delivered_at", "cancelled_at"} & set(order)
+    home = spec.rows["branches"][1]["id"]
+    title = spec.rows["titles"][0]["id"]
+    with rt.open(spec) as ep:
+        obs = ep.step("add_copies", {"title_id": title, "home_branch_id": home,
+                                     "barcode": "9990000000001"})
+        assert obs.ok, obs.error
+        assert obs.result["current_branch_id"] == home and obs.result["status"] == "available"
+
+
 def test_git_log_lists_the_newest_commits_first(built, rt):
     """git_log with max_count kept the oldest commits (it listed by ascending id)."""
     spec = built["git"]

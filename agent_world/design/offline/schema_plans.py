@@ -222,6 +222,33 @@ _CODE = re.compile(r"(?:^|_)(?:mrn|barcode|card_number|account_number|member_num
                    r"record_number|reference|ref_code)$")
 
 
+_SET_LATER = re.compile(r"^(?:set|filled|recorded|stamped) (?:when|once|after|on)\b", re.I)
+
+
+def _not_yet(c: ColumnSpec, status: ColumnSpec | None) -> bool:
+    """A time a new record does not have yet, so no argument of its create: when it was made
+    (`placed_at`: now), the time of a later state of its own (an order's `shipped_at`, an
+    appointment's `checked_in_at`) or one its source says is set later ("ready_until: set when
+    a copy is put aside")."""
+    if c.type not in ("date", "datetime"):
+        return False
+    stem = re.sub(r"_(at|on|date|time)$", "", c.name)
+    states = set(status.enum or []) if status is not None else set()
+    return (c.type == "datetime" and time_group(c.name) == "create") or stem in states or \
+        bool(_SET_LATER.match(c.description or ""))
+
+
+def _home_of(t: TableSpec, column: str) -> str | None:
+    """`home_branch_id` for `current_branch_id` when both name the same table."""
+    if not column.startswith("current_"):
+        return None
+    home = next((c for c in t.columns if c.name == "home_" + column.removeprefix("current_")),
+                None)
+    col = next((c for c in t.columns if c.name == column), None)
+    return home.name if home is not None and col is not None and col.foreign_key and \
+        home.foreign_key == col.foreign_key else None
+
+
 # a self-reference naming the record a new one is made from
 _BASE = re.compile(r"^(base|source|template|origin)_")
 
@@ -254,7 +281,10 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
             if status is not None and c.name == status.name or _hold_flag(c) or \
                     c.name in routes and not t.column(routes[c.name].via).nullable:
                 continue  # a copied value is the container's, not an argument
-            required = not c.nullable and c.default is None
+            if _not_yet(c, status) or _home_of(t, c.name):
+                continue
+            # a text no two records share is how one is found (a copy by its barcode)
+            required = not c.nullable and c.default is None or c.unique and c.type == "text"
             desc = (f"Id of the {_words(c.foreign_key.split('.')[0])} record."
                     if c.foreign_key else "")
             params.append(_column_param(c, "set", required=required, description=desc))
@@ -263,6 +293,12 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
     copied = {col: [r.via, t.column(r.via).foreign_key.split(".")[0],  # type: ignore[union-attr]
                     r.parent_column] for col, r in routes.items()
               if col not in named and r.via in named}
+    for c in t.columns:
+        home = _home_of(t, c.name)
+        if home and home in named and c.name not in named and c.name not in copied:
+            # a new copy is where its home is: current_branch_id starts as home_branch_id
+            parent = (t.column(home).foreign_key or "").split(".")
+            copied[c.name] = [home, parent[0], parent[1]]
     base = next((c.name for c in t.columns if c.name in named and _BASE.match(c.name)
                  and c.foreign_key == f"{t.name}.{pk_column(t)}"), None)
     if base is not None:

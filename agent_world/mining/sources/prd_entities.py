@@ -172,8 +172,9 @@ def declared_field(name: str, note: str, type_text: str = "") -> FieldSpec:
     return FieldSpec(
         name=name, type=jtype, format=fmt, enum=enum, references=references,
         unique=bool(re.search(r"\bunique\b", low)) and "primary key" not in low,
-        required=bool(re.search(r"\b(required|mandatory|not null)\b", low))
-        and not re.search(r"\b(optional|nullable|empty)\b", low),
+        # a reference is required unless said otherwise: a hold names its member
+        required=bool(re.search(r"\b(required|mandatory|not null)\b", low) or references)
+        and not re.search(r"\b(optional|nullable|empty|if any|none)\b", low),
         minimum=minimum, maximum=maximum, description=_prose(text, enum)[:200])
 
 
