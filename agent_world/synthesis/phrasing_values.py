@@ -187,7 +187,7 @@ _BOUNDS = frozenset({"from", "since", "after", "to", "until", "before", "by"})
 # how an argument's phrase starts when it says where or when on its own ("at 09:45", "from
 # UTC"): it follows the action, never "with at 09:45"
 PREPOSITIONS = ("at ", "from ", "to ", "since ", "until ", "before ", "after ", "by ",
-                "starting ", "ending ", "(just ", "in ")
+                "starting ", "ending ", "(just ", "in ", "that ")
 
 
 def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
@@ -220,6 +220,11 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
     if not writes and isinstance(value, str) and words.split()[-1:] == ["path"] and \
             value.startswith("/"):
         return f"in {value_text(value)}"  # "the branches in '/srv/git/x'", not "repo path set to"
+    if not writes and isinstance(value, str) and words in ("contains", "not contains",
+                                                            "containing", "not containing"):
+        # git_branch(contains=sha): "that contain commit 554245e", not "with the not contains"
+        what = f"commit {value}" if re.fullmatch(r"[0-9a-f]{7,40}", value) else value_text(value)
+        return f"that {'do not ' if words.startswith('not') else ''}contain {what}"
     if not writes and param in ("start_index", "offset_chars") and isinstance(value, int):
         return f"starting at character {value}"
     if not writes and words == "time" and isinstance(value, str) and \
@@ -243,6 +248,11 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
 _MAKERS = frozenset(PERSON_ROLES | {"committer", "uploader", "sender", "signer"})
 
 
+# `<x>_name` columns that name something other than the record (a change log's field)
+_NAMES_OF_OTHERS = frozenset({"field", "table", "column", "attribute", "property", "parameter",
+                              "key", "file", "event", "setting"})
+
+
 def which(field: str, value: Any) -> str:
     """The words that single out a list element: "whose fare class is business"."""
     r = role(field, value)
@@ -252,7 +262,9 @@ def which(field: str, value: Any) -> str:
         return f"with {value} {' '.join(words[:-1] + [singular_word(words[-1])] if value == 1 else words)}"
     if r == "name" and len(words) > 1 and words[0] in _MAKERS:
         return f"by {say(field, value)}"  # "the commits by Jeffrey Luna", never "named" him
-    if r == "name" or field in ("name", "title"):
+    own = not (len(words) > 1 and words[0] in _NAMES_OF_OTHERS)
+    if r == "name" and own or field in ("name", "title"):
+        # the record's own name; a `field_name` of a change log names something else
         return f"named {say(field, value)}" if field != "title" else \
             f"titled {say(field, value)}"
     if r == "key" and field != "id" and len(split_words(field)) > 1:

@@ -21,6 +21,9 @@ _KEY = re.compile(r"(?:^|_)(?:id|code|number|sku|uuid|key)$|[a-z]Id$")
 _EDIT_VERBS = frozenset({"edit", "update", "modify", "change", "set", "patch", "amend"})
 
 
+SAYABLE = 120  # the longest text a request states as a value
+
+
 def is_edit(spec: EnvSpec, tool: str) -> bool:
     """A write that sets the fields it is given (`update_member`, "Edit a member: set the
     given fields"), as opposed to an action on a record (`cancel_slot`)."""
@@ -101,7 +104,8 @@ class ValueSampler:
         if re.search(r"(?:^|_)(?:quantity|qty|units)$", param):
             # nobody orders 0 units: a stored 0 is an edge case, not a request
             ok = [v for v in ok if v != 0] or ok
-        return ok
+        # a page body of paragraphs is no value a person types into a request
+        return [v for v in ok if not (isinstance(v, str) and (len(v) > SAYABLE or "\n" in v))]
 
     def row_of(self, tool: str, rng: random.Random,
                match: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -72,6 +72,11 @@ def observe_outputs(spec: EnvSpec, runtime: EnvRuntime | None = None) -> dict[st
 def _record(entry: dict[str, Any], result: Any) -> None:
     entry["returns"] = entry["returns"] or ("list" if isinstance(result, list) else
                                             "object" if isinstance(result, dict) else "scalar")
+    # the fields of the records themselves, not of records nested in them (a title's copies)
+    top = entry.setdefault("top", [])
+    for item in result if isinstance(result, list) else [result]:
+        if isinstance(item, dict):
+            top += [k for k, v in item.items() if not isinstance(v, dict | list) and k not in top]
     for name, value in _fields(result):
         f = entry["fields"].setdefault(name, {"types": [], "samples": []})
         kind = _kind(value)
@@ -173,24 +178,26 @@ def record_tables(produced: set[str], tables: dict[str, set[str]]) -> set[str]:
 def binding_strength(field: str, field_info: dict[str, Any], producer: ToolSpec, param: str,
                      schema: dict[str, Any], tested: list[Any],
                      tables: dict[str, set[str]] | None = None,
-                     produced: set[str] | None = None) -> float:
+                     produced: set[str] | None = None, top: set[str] | None = None) -> float:
     """How strongly an output field of `producer` matches argument `param` (0: not at all).
     `tables` (table -> columns) and `produced` (every field the producer returns) let a
     prefix that names a table demand the producer's records be of that table; without them
-    the producer's name stands for its entity."""
+    the producer's name stands for its entity. `top`: the fields of the records the producer
+    returns, without those nested in them: a bare `id` is the id of those records (a title's
+    id, not one of its copies')."""
     if not set(field_info.get("types", [])) & _param_types(schema) and \
             "string" not in _param_types(schema):
         return 0.0
     if "array" in _param_types(schema) or "object" in _param_types(schema):
         return 0.0
 
-    def of_producer(word: str) -> bool | None:
+    def of_producer(word: str, fields: set[str] | None = produced) -> bool | None:
         """Whether the producer returns records of the table `word` names (None: it names
         no table)."""
-        if tables is None or produced is None:
+        if tables is None or fields is None:
             return word in _entity_words(producer) or None
         named = _named_tables(word, tables)
-        return bool(set(named) & record_tables(produced, tables)) if named else None
+        return bool(set(named) & record_tables(fields, tables)) if named else None
 
     if field == param:
         strength = 1.0
@@ -199,7 +206,7 @@ def binding_strength(field: str, field_info: dict[str, Any], producer: ToolSpec,
             return 0.0  # `repo_path` wants a repository's path, not a changed file's
         strength = 0.8
     elif field in _BARE and param.endswith("_" + field) and \
-            of_producer(param[: -len(field) - 1]):
+            of_producer(param[: -len(field) - 1], top or produced):
         strength = 0.6
     else:
         return 0.0
@@ -228,6 +235,7 @@ def build_tool_graph(spec: EnvSpec, outputs: dict[str, dict] | None = None,
         fields = outputs.get(a.name, {}).get("fields", {})
         if not fields:
             continue
+        top = set(outputs.get(a.name, {}).get("top") or []) or None
         for b in spec.tools:
             if a.name == b.name:
                 continue
@@ -236,7 +244,7 @@ def build_tool_graph(spec: EnvSpec, outputs: dict[str, dict] | None = None,
             for param, schema in b.parameters.get("properties", {}).items():
                 best = max(((binding_strength(f, info, a, param, schema,
                                               tested.get((b.name, param), []), tables,
-                                              set(fields)), f)
+                                              set(fields), top), f)
                             for f, info in fields.items()), default=(0.0, ""))
                 if best[0] > 0:
                     bindings.append({"field": best[1], "param": param,

@@ -416,6 +416,63 @@ def test_no_walk_holds_a_write_that_changes_nothing(runtime):
     assert writes >= 20  # the walks do write
 
 
+def test_a_bare_id_names_the_returned_record_not_one_nested_in_it(built, runtime):
+    """view_title_details returns a title with its copies: its `id` fed get_copy(copy_id),
+    so "look up the copy of that title" opened copy 8 (of another title) for title 8."""
+    spec = built["book-lending-prd"]
+    graph = build_tool_graph(spec, runtime=runtime)
+    bound = [b for b in (graph.get_edge_data("view_title_details", "get_copy") or {}).get(
+        "bindings", []) if b["param"] == "copy_id"]
+    assert bound == []
+    lists = graph.get_edge_data("view_title_details", "list_copies")["bindings"]
+    assert any(b["field"] == "title_id" and b["param"] == "title_id" for b in lists)
+
+
+def test_no_walk_reads_a_record_again_with_nothing_written_since(runtime):
+    """A chain that reads a record it already read, with nothing written since, asks for
+    nothing new."""
+    spec = load_example("ecommerce")
+    graph = build_tool_graph(spec, runtime=runtime)
+    sampler = ValueSampler(spec)
+    long_reads = 0
+    with runtime.open(spec) as episode:
+        for seed in range(40):
+            plan = random_walk(spec, graph, episode, random.Random(seed), length=5,
+                               sampler=sampler)
+            if plan is None:
+                continue
+            seen: dict = {}
+            writes = 0
+            episode.reset()
+            for step, obs in zip(plan.steps, execute_plan(plan, episode), strict=True):
+                assert obs is not None and obs.ok
+                if spec.tool(step.tool).mutates:
+                    writes += 1
+                    continue
+                if isinstance(obs.result, dict) and obs.result.get("id") is not None:
+                    key = (obs.result["id"], frozenset(k for k, v in obs.result.items()
+                                                       if not isinstance(v, list | dict)))
+                    assert seen.get(key) != writes, (seed, [s.tool for s in plan.steps])
+                    seen[key] = writes
+            long_reads += len(plan.steps) >= 3
+    assert long_reads >= 5  # the walks still go on
+
+
+def test_stated_values_are_sayable_and_filters_read_as_words():
+    """A page body of paragraphs was set in a request; "with the not contains set to";
+    "How many copy history named status are there?" (a change log's field_name)."""
+    spec = load_example("ecommerce")
+    sampler = ValueSampler(spec)
+    for tool in spec.tools:
+        for param, schema in tool.parameters.get("properties", {}).items():
+            for v in sampler.candidates(tool.name, param, schema):
+                assert not (isinstance(v, str) and ("\n" in v or len(v) > 120)), (tool.name, v)
+    assert phrasing_values.arg_phrase("not_contains", "554245e5f828") == \
+        "that do not contain commit 554245e5f828"
+    assert phrasing_values.which("field_name", "status") == "whose field name is status"
+    assert phrasing_values.which("full_name", "Ann Lee") == "named Ann Lee"
+
+
 def test_positions_dates_and_ratings_are_never_added_up():
     """"Add up the year of the dst transitions: what is the total?" asks for nothing a person
     wants; their highest or lowest still is a question."""
