@@ -232,10 +232,13 @@ def _not_yet(c: ColumnSpec, status: ColumnSpec | None) -> bool:
     a copy is put aside")."""
     if c.type not in ("date", "datetime"):
         return False
+    if c.type == "datetime" and time_group(c.name) == "create":
+        return True  # filled with now
+    if not c.nullable and c.default is None:
+        return False  # a NOT NULL time the call must give (else no create at all)
     stem = re.sub(r"_(at|on|date|time)$", "", c.name)
     states = set(status.enum or []) if status is not None else set()
-    return (c.type == "datetime" and time_group(c.name) == "create") or stem in states or \
-        bool(_SET_LATER.match(c.description or ""))
+    return stem in states or bool(_SET_LATER.match(c.description or ""))
 
 
 def _home_of(t: TableSpec, column: str) -> str | None:
