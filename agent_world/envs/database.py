@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -356,6 +357,7 @@ _ENCODE = json.JSONEncoder(default=str).encode  # json.dumps(x, default=str), bu
 # an episode's untouched tables are its template's, and most calls touch one or two
 _TEMPLATE_BYTES: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
 _TEMPLATE_BYTES_LIMIT = 64 << 20
+_TEMPLATE_LOCK = threading.Lock()  # episodes hash from many threads (graph nodes, pools)
 
 
 def _table_bytes(conn: sqlite3.Connection, t: Any, dropped: set[str]) -> bytes:
@@ -366,19 +368,21 @@ def _table_bytes(conn: sqlite3.Connection, t: Any, dropped: set[str]) -> bytes:
 def _template_bytes(base: Path, t: Any, dropped: set[str]) -> bytes:
     st = base.stat()
     key = (str(base), st.st_mtime_ns, st.st_size, t.name, tuple(sorted(dropped)))
-    got = _TEMPLATE_BYTES.get(key)
-    if got is None:
-        conn = read_connection(base)
-        try:
-            got = _table_bytes(conn, t, dropped)
-        finally:
-            conn.close()
+    with _TEMPLATE_LOCK:
+        got = _TEMPLATE_BYTES.get(key)
+        if got is not None:
+            _TEMPLATE_BYTES.move_to_end(key)
+            return got
+    conn = read_connection(base)
+    try:
+        got = _table_bytes(conn, t, dropped)
+    finally:
+        conn.close()
+    with _TEMPLATE_LOCK:
         _TEMPLATE_BYTES[key] = got
         while sum(map(len, _TEMPLATE_BYTES.values())) > _TEMPLATE_BYTES_LIMIT \
                 and len(_TEMPLATE_BYTES) > 1:
             _TEMPLATE_BYTES.popitem(last=False)
-    else:
-        _TEMPLATE_BYTES.move_to_end(key)
     return got
 
 
