@@ -129,7 +129,10 @@ def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, 
         else:
             said = arg_phrase(p, v, schema)
             after.append(said if said.startswith(PREPOSITIONS) else f"with {said}")
-    return " ".join(before), ", ".join(after), owner
+    # a restrictive "that ..." clause follows its noun phrase without a comma
+    joined = "".join((" " if i and a.startswith("that ") else ", " if i else "") + a
+                     for i, a in enumerate(after))
+    return " ".join(before), joined, owner
 
 
 def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:

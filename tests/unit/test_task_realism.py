@@ -428,6 +428,14 @@ def test_a_bare_id_names_the_returned_record_not_one_nested_in_it(built, runtime
     assert any(b["field"] == "title_id" and b["param"] == "title_id" for b in lists)
 
 
+def test_a_filter_clause_that_restricts_follows_its_noun_without_a_comma(built):
+    """"the local branches in '/srv/git/x', that do not contain commit ..." read as an
+    aside."""
+    got = phrasing_clauses.list_filters(built["git"], "git_branch", {
+        "repo_path": "/srv/git/x", "branch_type": "local", "not_contains": "554245e5f828"})
+    assert got == ("local", "in '/srv/git/x' that do not contain commit 554245e5f828", "")
+
+
 def test_no_walk_reads_a_record_again_with_nothing_written_since(runtime):
     """A chain that reads a record it already read, with nothing written since, asks for
     nothing new."""
