@@ -24,7 +24,8 @@ def test_clinic_openapi_tools_map_to_tables_and_columns():
     assert book["table"] == "appointments" and book["covered"] and book["read_only"] is False
     assert book["arguments"]["patientId"] == {
         "role": "reference", "table": "patients", "column": "id",
-        "via": "appointments.patient_id", "type": "integer", "required": True}
+        "via": "appointments.patient_id", "type": "integer", "required": True,
+        "description": "References Patient.id"}  # the source's words, shown to the agent
     assert book["arguments"]["reason"]["table"] == "appointments"
     slots = cov["tools"]["listAvailableSlots"]
     assert slots["arguments"]["fromDate"]["role"] == "filter"
