@@ -53,7 +53,7 @@ def _dict_expr(sets: dict[str, Value], row: str, spec: EnvSpec) -> str:
         + "}"
 
 
-def fk_target_of(spec: EnvSpec, table: str, column: str) -> str:
+def _named_table(spec: EnvSpec, table: str, column: str) -> str:
     """The table `table.column` names."""
     return (spec.table(table).column(column).foreign_key or "").split(".")[0]
 
@@ -90,7 +90,7 @@ def _guard_lines(b: _Body, spec: EnvSpec, c: Contract, g: Guard, noun: str) -> N
         b.add(f"raise ToolError(\"Refused: {g.message}.\")", 2)
     elif g.kind == "sum_at_most":
         (st, states), = g.where.items()
-        pk = pk_column(spec.table(fk_target_of(spec, g.table or "", g.link or "")))
+        pk = pk_column(spec.table(_named_table(spec, g.table or "", g.link or "")))
         marks = ", ".join("?" for _ in states)
         b.add(f"owed = ctx.one('SELECT COALESCE(SUM(\"{g.column}\"), 0) AS n FROM \"{g.table}\" "
               f"WHERE \"{g.link}\" = ? AND \"{st}\" IN ({marks})', "
