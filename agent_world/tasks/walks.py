@@ -245,11 +245,11 @@ def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.
     plan = Plan(steps=[PlanStep(tool=start, given=args)])
     results: list[Any] = [obs.result]
     # records read so far -> the writes made before the read: reading one again with nothing
-    # written since ("the copy of that title", then "the title of that copy") shows nothing new
+    # written since ("open order 5", then "open that item's order": order 5) shows nothing new
     writes_made = int(spec.tool(start).mutates)
     seen: dict[Any, int] = {}
     if not spec.tool(start).mutates:
-        seen[_record(start, obs.result)] = 0
+        seen[_record(obs.result)] = 0
     stuck = 0
     while len(plan.steps) < length and stuck < 3:
         options = [o for o in _next_tools(graph, plan, rng, branch_p, spec, every=stuck > 0)
@@ -267,9 +267,9 @@ def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.
         before = episode.state_hash() if calls and spec.tool(dst).mutates else ""
         obs = episode.step(dst, args) if calls else None
         unchanged = obs is not None and obs.ok and _no_change(episode, before)
-        again = obs is not None and obs.ok and not spec.tool(dst).mutates and \
-            _record(dst, obs.result) is not None and \
-            seen.get(_record(dst, obs.result), -1) == writes_made
+        read = _record(obs.result) if obs is not None and obs.ok and \
+            not spec.tool(dst).mutates else None
+        again = read is not None and seen.get(read, -1) == writes_made
         if obs is None or not obs.ok or unchanged or again:
             # undo the selection a failed step introduced; try another way on (a few times)
             for s, sel in zip(plan.steps, selects, strict=True):
@@ -286,12 +286,12 @@ def random_walk(spec: EnvSpec, graph: nx.DiGraph, episode: Episode, rng: random.
         results.append(obs.result)
         if spec.tool(dst).mutates:
             writes_made += 1
-        else:
-            seen[_record(dst, obs.result)] = writes_made
+        elif read is not None:
+            seen[read] = writes_made
     return plan
 
 
-def _record(tool: str, result: Any) -> tuple[Any, frozenset[str]] | None:
+def _record(result: Any) -> tuple[Any, frozenset[str]] | None:
     """The record a read returned: its id and its table's columns (get_title and
     view_title_details return one title), None for anything else."""
     if isinstance(result, dict) and result.get("id") is not None:

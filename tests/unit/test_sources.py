@@ -494,17 +494,21 @@ def test_prd_field_notes_reach_the_entity_description():
     assert "status: one of active, suspended, expired" in member.description
 
 
+def _declared(entity: str, bullets: str) -> dict:
+    """The field declarations of one entity of a minimal PRD data model."""
+    doc = parse_prd(f"# Lending\n\nA library.\n\n## Data model\n\n### {entity}\n{bullets}",
+                    reference="inline.md")
+    [hint] = [e for e in doc.entities if e.name == entity]
+    return {f.name: f for f in hint.field_specs}
+
+
 def test_prd_field_description_keeps_only_the_prose():
     """A field's description is what its note says beyond type, constraints and values: the
     built tools showed "card_number: text, unique" as the argument's description."""
-    doc = parse_prd(
-        "# Lending\n\nA library.\n\n## Data model\n\n### Member\n"
-        "- `card_number` — text, unique, printed on the library card\n"
-        "- `full_name` — text\n- `status` — one of active, suspended. Set by librarians\n"
-        "- `condition` — good, worn, damaged\n",
-        reference="inline.md")
-    [member] = [e for e in doc.entities if e.name == "Member"]
-    fields = {f.name: f for f in member.field_specs}
+    fields = _declared("Member", "- `card_number` — text, unique, printed on the library card\n"
+                       "- `full_name` — text\n"
+                       "- `status` — one of active, suspended. Set by librarians\n"
+                       "- `condition` — good, worn, damaged\n")
     assert fields["card_number"].unique and fields["card_number"].description == \
         "printed on the library card"
     assert fields["full_name"].type == "string" and fields["full_name"].description == ""
@@ -513,14 +517,8 @@ def test_prd_field_description_keeps_only_the_prose():
     assert fields["condition"].enum and fields["condition"].description == ""
 
 
-
 def test_prd_references_are_required_unless_the_note_says_otherwise():
-    doc = parse_prd(
-        "# Lending\n\nA library.\n\n## Data model\n\n### Fine\n"
-        "- `member_id` — references Member\n"
-        "- `loan_id` — references Loan, empty for damage fines\n",
-        reference="inline.md")
-    [fine] = [e for e in doc.entities if e.name == "Fine"]
-    fields = {f.name: f for f in fine.field_specs}
+    fields = _declared("Fine", "- `member_id` — references Member\n"
+                       "- `loan_id` — references Loan, empty for damage fines\n")
     assert fields["member_id"].required and fields["member_id"].references == "Member"
     assert not fields["loan_id"].required

@@ -394,25 +394,30 @@ class _Watching:
         return obs
 
 
+def _walks(runtime, seeds: int):
+    """(seed, plan, episode) of five-call random walks over the ecommerce example."""
+    spec = load_example("ecommerce")
+    graph = build_tool_graph(spec, runtime=runtime)
+    sampler = ValueSampler(spec)
+    with runtime.open(spec) as episode:
+        for seed in range(seeds):
+            plan = random_walk(spec, graph, episode, random.Random(seed), length=5,
+                               sampler=sampler)
+            if plan is not None:
+                yield seed, plan, episode
+
+
 def test_no_walk_holds_a_write_that_changes_nothing(runtime):
     """"Edit that product: set its currency to USD" on a product created in USD one step
     before, "mark that order as paid" on a paid order: a write that leaves the database as it
     was asks for nothing (and a policy that skips it ends in the same state)."""
-    spec = load_example("ecommerce")
-    graph = build_tool_graph(spec, runtime=runtime)
-    sampler = ValueSampler(spec)
     writes = 0
-    with runtime.open(spec) as episode:
-        for seed in range(60):
-            plan = random_walk(spec, graph, episode, random.Random(seed), length=5,
-                               sampler=sampler)
-            if plan is None:
-                continue
-            watching = _Watching(episode)
-            watching.reset()
-            execute_plan(plan, watching)
-            assert all(changed for _, changed in watching.writes), (seed, plan.steps)
-            writes += len(watching.writes)
+    for seed, plan, episode in _walks(runtime, 60):
+        watching = _Watching(episode)
+        watching.reset()
+        execute_plan(plan, watching)
+        assert all(changed for _, changed in watching.writes), (seed, plan.steps)
+        writes += len(watching.writes)
     assert writes >= 20  # the walks do write
 
 
@@ -439,30 +444,22 @@ def test_a_filter_clause_that_restricts_follows_its_noun_without_a_comma(built):
 def test_no_walk_reads_a_record_again_with_nothing_written_since(runtime):
     """A chain that reads a record it already read, with nothing written since, asks for
     nothing new."""
-    spec = load_example("ecommerce")
-    graph = build_tool_graph(spec, runtime=runtime)
-    sampler = ValueSampler(spec)
     long_reads = 0
-    with runtime.open(spec) as episode:
-        for seed in range(40):
-            plan = random_walk(spec, graph, episode, random.Random(seed), length=5,
-                               sampler=sampler)
-            if plan is None:
+    for seed, plan, episode in _walks(runtime, 40):
+        seen: dict = {}
+        writes = 0
+        episode.reset()
+        for step, obs in zip(plan.steps, execute_plan(plan, episode), strict=True):
+            assert obs is not None and obs.ok
+            if episode.spec.tool(step.tool).mutates:
+                writes += 1
                 continue
-            seen: dict = {}
-            writes = 0
-            episode.reset()
-            for step, obs in zip(plan.steps, execute_plan(plan, episode), strict=True):
-                assert obs is not None and obs.ok
-                if spec.tool(step.tool).mutates:
-                    writes += 1
-                    continue
-                if isinstance(obs.result, dict) and obs.result.get("id") is not None:
-                    key = (obs.result["id"], frozenset(k for k, v in obs.result.items()
-                                                       if not isinstance(v, list | dict)))
-                    assert seen.get(key) != writes, (seed, [s.tool for s in plan.steps])
-                    seen[key] = writes
-            long_reads += len(plan.steps) >= 3
+            if isinstance(obs.result, dict) and obs.result.get("id") is not None:
+                key = (obs.result["id"], frozenset(k for k, v in obs.result.items()
+                                                   if not isinstance(v, list | dict)))
+                assert seen.get(key) != writes, (seed, [s.tool for s in plan.steps])
+                seen[key] = writes
+        long_reads += len(plan.steps) >= 3
     assert long_reads >= 5  # the walks still go on
 
 

@@ -9,6 +9,7 @@ import re
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from agent_world.design.offline.contract_schema import linked_pk
 from agent_world.design.offline.contracts import Contract, ContractParam, Guard, Value
 from agent_world.design.offline.plans import MAX_ROWS, ToolPlan, newest_first, pk_column
 from agent_world.design.offline.seed_rows import Test, _needle, _noun, _unknown
@@ -70,8 +71,7 @@ class ContractTests:
 
     def owed(self, g: Guard, target: dict[str, Any]) -> float:
         """The `sum_at_most` total of `target` (a member's unpaid fines)."""
-        pk = pk_column(self.spec.table((self.spec.table(g.table or "").column(
-            g.link or "").foreign_key or "").split(".")[0])) or "id"
+        pk = linked_pk(self.spec, g.table or "", g.link or "")
         return sum(r.get(g.column or "") or 0 for r in self.rows(g.table or "")
                    if r.get(g.link or "") == target.get(pk)
                    and all(r.get(c) in v for c, v in g.where.items()))

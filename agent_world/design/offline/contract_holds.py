@@ -22,6 +22,7 @@ from agent_world.design.offline.contract_schema import (
     children,
     fk_target,
     pk_of,
+    source_lines,
     status_of,
 )
 from agent_world.design.offline.contracts import (
@@ -125,7 +126,7 @@ _OWING = re.compile(r"\b([a-z ]+?) with more than (\d+(?:\.\d+)?) in ([a-z]+) ([
 def _owing(spec: EnvSpec, p: ContractParam) -> list[Guard]:
     """"Members with more than 10.00 in unpaid fines cannot borrow until they pay": taking an
     item is refused for a person whose unpaid rows add up past the limit."""
-    for line in [spec.theme.description, *spec.theme.raw_descriptions]:
+    for line in source_lines(spec):
         m = _OWING.search(line)
         if m is None or singular(m.group(1).strip().split()[-1]) != singular(p.ref_table or ""):
             continue
@@ -192,7 +193,7 @@ def _ready_next(spec: EnvSpec, entity: TableSpec) -> Effect | None:
     """"When a copy is returned, the oldest waiting hold for that title is marked ready and
     the member has 5 days to collect it": the first such record (by when it was placed) of
     the returned one's parent moves on, with its pick-up deadline."""
-    for line in [spec.theme.description, *spec.theme.raw_descriptions]:
+    for line in source_lines(spec):
         m = _READY_NEXT.search(line)
         if m is None or singular(m.group(1).strip().replace(" ", "_")) != singular(entity.name):
             continue

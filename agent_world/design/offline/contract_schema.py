@@ -42,6 +42,16 @@ def fk_target(col: ColumnSpec) -> str | None:
     return col.foreign_key.split(".")[0] if col.foreign_key else None
 
 
+def linked_pk(spec: EnvSpec, table: str, column: str) -> str:
+    """The key of the record `table.column` names (a fine's member_id -> members.id)."""
+    return pk_of(spec.table(fk_target(spec.table(table).column(column)) or "")) or "id"
+
+
+def source_lines(spec: EnvSpec) -> list[str]:
+    """The sentences of the source a rule may be stated in (the theme and its tools')."""
+    return [spec.theme.description, *spec.theme.raw_descriptions]
+
+
 def _has(table: TableSpec, name: str) -> bool:
     return any(c.name == name for c in table.columns)
 
@@ -127,7 +137,7 @@ def _period(spec: EnvSpec, entity: TableSpec, record: TableSpec) -> tuple[int, i
     """(days, alternative days, boolean column of `entity` selecting them) from a sentence of
     the source such as "A loan lasts 21 days (7 days for copies marked as new releases)"."""
     noun = singular(record.name)
-    for line in [spec.theme.description, *spec.theme.raw_descriptions]:
+    for line in source_lines(spec):
         m = _PERIOD.search(line)
         if not m or noun.replace("_", " ") not in line.lower():
             continue

@@ -4,6 +4,7 @@ rows, the rows its arguments name, its key lookup and its listing filters.
 
 from __future__ import annotations
 
+from agent_world.design.offline.contract_schema import linked_pk
 from agent_world.design.offline.contracts import Contract, Effect, Guard, Value
 from agent_world.design.offline.plans import pk_column
 from agent_world.design.offline.render_plans import _Body, _bound, _lit
@@ -53,11 +54,6 @@ def _dict_expr(sets: dict[str, Value], row: str, spec: EnvSpec) -> str:
         + "}"
 
 
-def _named_table(spec: EnvSpec, table: str, column: str) -> str:
-    """The table `table.column` names."""
-    return (spec.table(table).column(column).foreign_key or "").split(".")[0]
-
-
 def _guard_lines(b: _Body, spec: EnvSpec, c: Contract, g: Guard, noun: str) -> None:
     ref = "row" if g.row == "entity" else f"{g.row}_row"
     what = noun if g.row == "entity" else g.row.replace("_", " ")
@@ -90,7 +86,7 @@ def _guard_lines(b: _Body, spec: EnvSpec, c: Contract, g: Guard, noun: str) -> N
         b.add(f"raise ToolError(\"Refused: {g.message}.\")", 2)
     elif g.kind == "sum_at_most":
         (st, states), = g.where.items()
-        pk = pk_column(spec.table(_named_table(spec, g.table or "", g.link or "")))
+        pk = linked_pk(spec, g.table or "", g.link or "")
         marks = ", ".join("?" for _ in states)
         b.add(f"owed = ctx.one('SELECT COALESCE(SUM(\"{g.column}\"), 0) AS n FROM \"{g.table}\" "
               f"WHERE \"{g.link}\" = ? AND \"{st}\" IN ({marks})', "

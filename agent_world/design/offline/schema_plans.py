@@ -329,10 +329,10 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
                     c, holder=bool(holds_of(spec, t.name))))
         elif _hold_flag(c):
             fixed[c.name] = False  # nothing holds a new record yet (a new slot is free)
-        elif c.enum and c.default is None and _usual(rows, c.name) is not None:
+        elif c.enum and c.default is None and (usual := _usual(rows, c.name)) is not None:
             # a kind every record has (a branch is local or remote): the usual one, so that
             # a listing by kind finds the new record
-            fixed[c.name] = _usual(rows, c.name)
+            fixed[c.name] = usual
         elif not c.nullable and c.default is None:
             if c.type == "json":
                 fixed[c.name] = "{}"
