@@ -42,7 +42,7 @@ from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import ScaledContext, arena_home, model_field, setting, with_models
-from agent_world.graphs.runner import invoke
+from agent_world.graphs.runner import invoke, invoke_within
 
 
 @dataclass
@@ -386,12 +386,16 @@ def build_graph() -> StateGraph:
 
 def build_environments(names: list[str], home: str | Path | None = None, seed: int = 0,
                        thread_id: str | None = None,
-                       context: BuildContext | dict[str, Any] | None = None) -> list[str]:
+                       context: BuildContext | dict[str, Any] | None = None,
+                       within: RunnableConfig | None = None) -> list[str]:
     """Build `names` (empty: every mined environment) on a durable thread; the names that
     now have a `built` version. (`seed` is accepted for the stage interface; the offline
-    designer is deterministic.) `context`: the run's settings (`BuildContext`)."""
-    values = invoke(build_graph(), {"envs": list(names)}, thread_id=thread_id, home=home,
-                    context=context)
+    designer is deterministic.) `context`: the run's settings (`BuildContext`). `within`:
+    the config of the pipeline node calling it, to run as that node's subgraph (on its
+    thread and home) instead of on a thread of its own."""
+    inputs = {"envs": list(names)}
+    values = invoke_within(build_graph(), inputs, within, context=context) if within else \
+        invoke(build_graph(), inputs, thread_id=thread_id, home=home, context=context)
     return [r["env"] for r in values.get("results", []) if r["status"] == "built"]
 
 

@@ -6,8 +6,9 @@
                   └▶ diagnose ─▶ resynthesize ─▶ [review] warm_start ─▶ [evaluate (warm)] ─▶
                      train ─▶ evaluate (after) ─▶ record
 
-`mine` runs the mine graph as a subgraph; `build`, `synthesize` and `train` call their stages
-(`agent_world.graphs.stages`). The held-out environments are chosen once (`split`) and never
+`mine`, `build`, `synthesize` and `resynthesize` run the mine, build and synthesize graphs as
+subgraphs (checkpointed in this thread, so a resumed round resumes them where they stopped;
+`agent_world.graphs.stages` holds the seams, and `train` calls the trainer through it). The held-out environments are chosen once (`split`) and never
 trained on: their tasks only measure the policy. Round r starts from the evaluation that ended
 round r-1 (the baseline for round 1), diagnoses its failures, grows the databases the diagnosis
 names (one more complexification iteration, kept only if the tools' tests still pass),
@@ -71,7 +72,7 @@ from agent_world.graphs.evolve_helpers import (
     thread_of,
 )
 from agent_world.graphs.evolve_schema import EvolveContext, EvolveInput, EvolveOutput
-from agent_world.graphs.runner import final_state, invoke, thread_config
+from agent_world.graphs.runner import final_state, invoke, invoke_within, thread_config
 from agent_world.mining.sources import default_sources
 from agent_world.mining.sources.harvest_corpus import corpus_sources
 from agent_world.tasks.evaluation import attempt
@@ -136,7 +137,7 @@ def _fresh_tasks(state: EvolveState, config: RunnableConfig, runtime: Runtime[Ev
                                    s.fresh_heldout_tasks_per_env,
                                    s.seed + 1 + 7919 * round_no,
                                    tag=f"{thread_of(config)}/heldout-r{round_no}",
-                                   scale=run_scale(runtime))
+                                   scale=run_scale(runtime), within=config)
 
 
 def _evaluate_on(state: EvolveState, config: RunnableConfig, ids: list[str], eval_id: str,
@@ -188,9 +189,9 @@ def mine(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCont
     if s.corpus_sample:
         sources = (sources or [r.spec for r in default_sources(home_of(config))]) + \
             [r.spec for r in corpus_sources(s.corpus_sample, s.seed)]
-    out = mine_graph.build_graph().compile().invoke(
-        {"sources": sources, "iterations": s.iterations, "seed": s.seed}, config,
-        context=mine_graph.MineContext(**run_scale(runtime)))
+    out = invoke_within(mine_graph.build_graph(),
+                        {"sources": sources, "iterations": s.iterations, "seed": s.seed}, config,
+                        context=mine_graph.MineContext(**run_scale(runtime)))
     names = [r["env"] for r in out.get("results", []) if r.get("status") == "mined"]
     if not names:
         raise AgentWorldError("mining produced no environment; see `agent-world ledger`")
@@ -201,7 +202,8 @@ def build(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCon
           ) -> dict[str, Any]:
     started = time.monotonic()
     built = stages.build_environments(state["mined"], home=home_of(config),
-                                      seed=_settings(state).seed, scale=run_scale(runtime))
+                                      seed=_settings(state).seed, scale=run_scale(runtime),
+                                      within=config)
     if len(built) < 2:
         raise AgentWorldError(f"only {len(built)} environment(s) built; self-evolution needs "
                               "at least two (one to train on, one held out)")
@@ -230,18 +232,19 @@ def synthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
     home = home_of(config)
     train = stages.synthesize_tasks(state["train_envs"], home, s.tasks_per_env, s.seed,
                                     tag=f"{thread_of(config)}/initial",
-                                    scale=run_scale(runtime))
+                                    scale=run_scale(runtime), within=config)
     per_env = s.heldout_quota(len(state["heldout_envs"]))
     tag = f"{thread_of(config)}/heldout"
     by_env = _by_env(home, state["heldout_envs"], stages.synthesize_tasks(
-        state["heldout_envs"], home, per_env, s.seed + 1, tag=tag, scale=run_scale(runtime)))
+        state["heldout_envs"], home, per_env, s.seed + 1, tag=tag, scale=run_scale(runtime),
+        within=config))
     if any(len(ids) < per_env for ids in by_env.values()):
         # a small environment gave fewer: a few more tasks of each held-out environment stand
         # in for them (new ones: to this draw the first draw's tasks are duplicates; drawing
         # quota + spares again made every held-out task twice, 76 s on a slow 2-core VM)
         extra = _by_env(home, state["heldout_envs"], stages.synthesize_tasks(
             state["heldout_envs"], home, HELDOUT_SPARE, s.seed + 1, tag=f"{tag}-spare",
-            scale=run_scale(runtime)))
+            scale=run_scale(runtime), within=config))
         by_env = {env: ids + [i for i in extra[env] if i not in ids]
                   for env, ids in by_env.items()}
     heldout = fill_quota(by_env, per_env)
@@ -351,7 +354,7 @@ def resynthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Ev
                                        s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
                                        guidelines=guidelines,
                                        tag=f"{thread_of(config)}/round-{state['round']}",
-                                       scale=run_scale(runtime))
+                                       scale=run_scale(runtime), within=config)
     # the next diagnosis' fresh held-out set (drawn now so the evaluation after training
     # measures the new policy on it)
     fresh = [t for t in _fresh_tasks(state, config, runtime, state["round"] + 1)

@@ -3,7 +3,9 @@
 Threads are durable: every step is checkpointed synchronously (`durability="sync"`), so a
 killed process resumes with `invoke(builder, None, thread_id=...)` on the same thread id and
 re-runs only what had not finished. `langgraph dev` / LangGraph Platform bring their own
-checkpointer instead.
+checkpointer instead. A stage graph run from a node of a pipeline graph (`invoke_within`) is
+that node's subgraph: its checkpoints live in the pipeline's thread, so resuming the pipeline
+resumes it too.
 
 Where threads live (`checkpoint_url`): `$AGENT_WORLD_CHECKPOINT_URL` (`postgresql://...` or
 `sqlite:///PATH`); else, when the catalog is on PostgreSQL (`$AGENT_WORLD_CATALOG_URL`), the
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tracers.langchain import wait_for_all_tracers
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -228,3 +231,14 @@ def invoke(builder: StateGraph, inputs: Any, thread_id: str | None = None,
         pass
     values, _ = final_state(builder, config)
     return {**values, "thread_id": config["configurable"]["thread_id"]}
+
+
+def invoke_within(builder: StateGraph, inputs: Any, within: RunnableConfig, context: Any = None,
+                  name: str = "") -> dict[str, Any]:
+    """Run a graph as a subgraph of the node whose config is `within` and return its output.
+    It inherits the parent's checkpointer, so its steps are checkpointed in the parent's
+    thread under the node's namespace: a killed parent, resumed, resumes it where it stopped
+    (a finished one hands back its output; finished Send branches are not redone). Several in
+    one node are told apart by their order. `name`: the run's name on a trace."""
+    graph = builder.compile(name=name or graph_name(builder))
+    return dict(graph.invoke(inputs, within, context=context))

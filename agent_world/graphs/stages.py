@@ -1,4 +1,5 @@
 """The pipeline stages the evolve graph calls, one function each — the seams to the stage modules.
+Build and synthesis run their stage graphs as subgraphs of the calling node (`within`).
 
     build_environments(names, home, seed)                     mined → built (validated tools)
     synthesize_tasks(names, home, per_env, seed, guidelines)  environments → task ids (gated)
@@ -18,6 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from agent_world.graphs import build_graph, synthesize_graph
 from agent_world.tasks.model import Task, Trajectory
 from agent_world.training import api as training_api
@@ -27,21 +30,26 @@ Progress = Callable[[dict[str, Any]], None]  # a stage reports how far it is
 
 
 def build_environments(names: list[str], home: str | Path, seed: int = 0,
-                       scale: dict[str, Any] | None = None) -> list[str]:
+                       scale: dict[str, Any] | None = None,
+                       within: RunnableConfig | None = None) -> list[str]:
     """Build (tool designer + cross-validation) the mined environments `names`; returns the
     names of those that now have a `built` version with at least one tool. `scale`: where the
-    per-environment work runs (`workers`, `ray_address`: `agent_world.scaleout`)."""
-    return list(build_graph.build_environments(names, home=home, seed=seed, context=scale))
+    per-environment work runs (`workers`, `ray_address`: `agent_world.scaleout`). `within`:
+    the calling node's config, to run the build graph as its subgraph."""
+    return list(build_graph.build_environments(names, home=home, seed=seed, context=scale,
+                                               within=within))
 
 
 def synthesize_tasks(names: list[str], home: str | Path, per_env: int, seed: int = 0,
                      guidelines: dict[str, Any] | None = None, tag: str = "",
-                     scale: dict[str, Any] | None = None) -> list[str]:
+                     scale: dict[str, Any] | None = None,
+                     within: RunnableConfig | None = None) -> list[str]:
     """Synthesize up to `per_env` gated tasks per environment (guided by a diagnosis'
-    `guidelines` when given), store them in the catalog, return their ids. `scale`: as for
-    `build_environments`."""
+    `guidelines` when given), store them in the catalog, return their ids. `scale`, `within`:
+    as for `build_environments`; `tag` names the run."""
     return list(synthesize_graph.synthesize_tasks(names, home=home, per_env=per_env, seed=seed,
-                                                  guidelines=guidelines, tag=tag, context=scale))
+                                                  guidelines=guidelines, tag=tag, context=scale,
+                                                  within=within))
 
 
 def default_policy() -> str:

@@ -39,7 +39,7 @@ from agent_world.envs.examples import example_names, load_example
 from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.graphs.context import ScaledContext, arena_home, model_field, with_models
-from agent_world.graphs.runner import final_state, invoke, thread_config
+from agent_world.graphs.runner import final_state, invoke, invoke_within, thread_config
 from agent_world.models import chat_model
 from agent_world.synthesis import loop as task_synthesis
 
@@ -250,7 +250,8 @@ def build_graph() -> StateGraph:
 def synthesize_tasks(names: list[str], home: str | Path | None = None, per_env: int = 10,
                      seed: int = 0, guidelines: dict[str, Any] | Any = None, tag: str = "",
                      levels: list[int] | None = None,
-                     context: dict[str, Any] | None = None) -> list[str]:
+                     context: dict[str, Any] | None = None,
+                     within: RunnableConfig | None = None) -> list[str]:
     """Run the graph for `names` and return the ids of the tasks this run emitted, in a
     canonical order (environments as in `names`, then task id): environments and their tasks
     are verified concurrently and land in the catalog in completion order, and a training
@@ -258,18 +259,23 @@ def synthesize_tasks(names: list[str], home: str | Path | None = None, per_env: 
 
     With a `tag` the run lives on thread `synthesize-<tag>`: calling again with the same tag
     resumes an unfinished run or returns a finished run's tasks instead of synthesizing anew.
+    `within`: the config of the pipeline node calling it, to run as that node's subgraph
+    instead (resumed with the pipeline's thread; `tag` then names the run on a trace).
     """
     if hasattr(guidelines, "model_dump"):
         guidelines = guidelines.model_dump(mode="json")
     builder = build_graph()
-    thread = f"synthesize-{tag}" if tag else None
     inputs = {"envs": list(names), "per_env": per_env, "seed": seed, "guidelines": guidelines,
               "levels": levels or [1, 2, 3, 4, 5]}
     values: dict[str, Any] = {}
     pending: list[str] = []
+    thread = f"synthesize-{tag}" if tag and not within else None
     if thread:
         values, pending = final_state(builder, thread_config(thread, home))
-    if values and not pending and "run_id" in values:
+    if within:
+        state = invoke_within(builder, inputs, within, context=context,
+                              name=f"synthesize {tag}".strip())
+    elif values and not pending and "run_id" in values:
         state = values  # a finished run: its tasks
     else:
         # a run killed after its input was saved but before its first node has no pending

@@ -128,6 +128,58 @@ def test_synthesize_graph_resumes_only_the_unfinished_branch(home, monkeypatch):
     assert len(Catalog.open(home).list_tasks()) == 4
 
 
+def test_synthesis_in_a_pipeline_node_is_its_subgraph_and_resumes_with_it(home, monkeypatch):
+    """A pipeline node (evolve's) runs synthesis `within` its config: two runs in one node,
+    checkpointed in the pipeline's own thread (no thread of their own). Killed during the
+    second, the resumed pipeline hands back the first's tasks without synthesizing them again
+    and finishes the second."""
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    from agent_world.graphs.runner import checkpointer, final_state, thread_config
+    from agent_world.graphs.runner import invoke as run_graph
+    from agent_world.graphs.synthesize_graph import synthesize_tasks
+    from agent_world.synthesis import loop as task_synthesis
+
+    real = task_synthesis.synthesize_env
+    calls: list[str] = []
+
+    def killed_once(spec, *args, **kwargs):
+        calls.append(spec.name)
+        if spec.name == "ecommerce" and calls.count("ecommerce") == 1:
+            raise _Crash()
+        return real(spec, *args, **kwargs)
+
+    class Pipeline(TypedDict, total=False):
+        ids: list[str]
+
+    def both(state: Pipeline, config) -> Pipeline:
+        first = synthesize_tasks(["airline"], home, per_env=1, levels=[1], tag="a",
+                                 context={"runs": 3}, within=config)
+        second = synthesize_tasks(["ecommerce"], home, per_env=1, levels=[1], tag="e",
+                                  context={"runs": 3}, within=config)
+        return {"ids": first + second}
+
+    pipeline = StateGraph(Pipeline)
+    pipeline.add_node("both", both)
+    pipeline.add_edge(START, "both")
+    pipeline.add_edge("both", END)
+    monkeypatch.setattr(task_synthesis, "synthesize_env", killed_once)
+    with pytest.raises(_Crash):
+        run_graph(pipeline, {"ids": []}, thread_id="pipe", home=home)
+    assert calls == ["airline", "ecommerce"]
+    assert final_state(pipeline, thread_config("pipe", home))[1] == ["both"]
+    state = run_graph(pipeline, None, thread_id="pipe", home=home)
+    assert calls == ["airline", "ecommerce", "ecommerce"]  # airline's run was not redone
+    cat = Catalog.open(home)
+    envs = [cat.get_task(i)["payload"]["env_name"] for i in state["ids"]]
+    assert envs == ["airline", "ecommerce"] and len(cat.list_tasks()) == 2
+    with checkpointer(home) as saver:
+        spaces = {(c.config["configurable"]["thread_id"], c.config["configurable"]["checkpoint_ns"]
+                   .split(":")[0]) for c in saver.list(None)}
+    assert {("pipe", ""), ("pipe", "both")} <= spaces and {t for t, _ in spaces} == {"pipe"}
+
+
 def test_synthesize_tasks_with_guidelines_and_a_tag(home):
     from agent_world.graphs.synthesize_graph import synthesize_tasks
 

@@ -32,13 +32,14 @@ class Doubles:
         self.warm_steps: list[int | None] = []
         self.gain = 0.25  # skill a training call adds (pass/fail is a hash of the task id)
 
-    def build(self, names, home, seed=0, scale=None):  # noqa: ARG002 - examples stand in for built envs
+    def build(self, names, home, seed=0, scale=None, within=None):  # noqa: ARG002 - examples stand in for built envs
         cat = Catalog.open(home)
         for n in ("airline", "ecommerce"):
             cat.put_env(load_example(n), stage="built")
         return ["airline", "ecommerce"]
 
-    def synthesize(self, names, home, per_env, seed=0, guidelines=None, tag="", scale=None):  # noqa: ARG002
+    def synthesize(self, names, home, per_env, seed=0, guidelines=None, tag="", scale=None,
+                   within=None):  # noqa: ARG002
         self.synth_calls.append({"names": list(names), "guidelines": guidelines, "tag": tag,
                                  "per_env": per_env})
         cat = Catalog.open(home)
@@ -161,8 +162,8 @@ def test_a_short_held_out_environment_is_made_up_from_spares(tmp_path, doubles, 
     again, not the whole set): the held-out set keeps its size."""
     real = doubles.synthesize
 
-    def short(names, home, per_env, seed=0, guidelines=None, tag="", scale=None):
-        ids = real(names, home, per_env, seed, guidelines, tag, scale)
+    def short(names, home, per_env, seed=0, guidelines=None, tag="", scale=None, within=None):
+        ids = real(names, home, per_env, seed, guidelines, tag, scale, within)
         if tag.endswith("/heldout"):  # the first held-out env gives 2 fewer
             cat = Catalog.open(home)
             first = [i for i in ids if cat.get_task(i)["payload"]["env_name"] == names[0]]
