@@ -171,7 +171,7 @@ def _per_round(series: list[tuple[int, list[float | None]]], xlabel: str, ylabel
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    if offset:
+    if ax.lines:  # rounds whose every value is missing draw nothing and get no legend entry
         ax.legend()
     else:
         ax.annotate("not recorded", (0.5, 0.5), xycoords="axes fraction", ha="center")
