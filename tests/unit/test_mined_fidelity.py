@@ -138,10 +138,37 @@ def test_mcp_schemas_give_columns_and_values():
                for s in ev.rows["sessions"] if s["vehicle_vin"])
 
 
+def test_scheduled_visits_keep_the_calendar():
+    """Mined appointments read like a clinic's book: slots in opening hours, each with its
+    end and its clinician; a visit still booked lies ahead, one long past was attended,
+    missed or cancelled, and a check-in is stamped on arrival, shortly before the start."""
+    from datetime import datetime, timedelta
+
+    doc = read_source(f"file:{DATA_DIR / 'clinic_booking_openapi.yaml'}")
+    spec = mine_theme(doc, iterations=1, seed=0).spec
+    clock = datetime.fromisoformat(spec.clock_start)
+    slots = spec.rows["slots"]
+    assert all(8 <= datetime.fromisoformat(s["starts_at"]).hour < 18 for s in slots)
+    assert all(s["ends_at"] > s["starts_at"] and s["clinician_id"] is not None for s in slots)
+    appts = spec.rows["appointments"]
+    for a in appts:
+        start = datetime.fromisoformat(a["starts_at"])
+        if a["status"] in ("booked", "checked_in"):
+            assert start > clock - timedelta(hours=12), a
+        if a["status"] in ("completed", "no_show", "checked_in"):
+            assert start < clock, a
+        if a["checked_in_at"]:
+            assert timedelta(0) <= start - datetime.fromisoformat(a["checked_in_at"]) \
+                <= timedelta(minutes=30), a
+    assert {"booked", "completed"} <= {a["status"] for a in appts}
+    assert any(a["checked_in_at"] for a in appts)
+
+
 def test_semantic_gate_repairs_routes_and_times():
     doc = read_source(f"file:{DATA_DIR / 'clinic_booking_openapi.yaml'}")
     spec = draft_database(doc, gather_evidence(doc, []), seed=0)
     slots = {s["id"]: s for s in spec.rows["slots"]}
+    assert all(s["clinician_id"] is not None for s in slots.values())  # "a clinician's calendar"
     appt = spec.rows["appointments"][0]
     appt["clinician_id"] = next(c["id"] for c in spec.rows["clinicians"]
                                 if c["id"] != slots[appt["slot_id"]]["clinician_id"])

@@ -346,8 +346,9 @@ def test_time_conversions_follow_daylight_saving_rules(mined):
 def test_complexification_adds_edge_cases_and_skew(mined):
     spec = mined["clinic"].spec
     rows = spec.rows
-    # NULLs in nullable columns
-    assert any(r.get("end_time") is None for r in rows["appointments"])
+    # NULLs in nullable columns; a scheduled period always has its end
+    assert any(r.get("reason") is None for r in rows["appointments"])
+    assert all(r["end_time"] > r["start_time"] for r in rows["appointments"])
     # duplicate-by-name rows with different ids
     names = Counter(r["name"] for r in rows["doctors"])
     assert names.most_common(1)[0][1] >= 2

@@ -458,6 +458,45 @@ def test_book_appointment_books_and_cancel_keeps_what_it_was_not_given(built, rt
             {"reason": appt["reason"]}]
 
 
+def test_a_patient_cannot_hold_two_appointments_at_overlapping_times(built, rt):
+    """"Fails ... when the patient already has an appointment at an overlapping time": a second
+    booking over the first one's period was taken (the slot was free, nothing else checked);
+    the designer's own tests refuse it once the seed rows hold such a pair."""
+    from agent_world.design.tool_designer import design_tools
+
+    spec = built["clinic-booking-openapi"]
+    a, b, c = [s for s in spec.rows["slots"] if not s["booked"] and s["status"] == "published"
+               and s["clinician_id"] is not None][:3]
+    moved = {**b, "starts_at": a["starts_at"], "ends_at": a["ends_at"]}  # another clinician
+    rows = {**spec.rows, "slots": [moved if s["id"] == b["id"] else s
+                                   for s in spec.rows["slots"]]}
+    spec = spec.model_copy(update={"rows": rows})
+    patient = spec.rows["patients"][0]["id"]
+    tool = spec.tool("bookAppointment")
+    with rt.open(spec) as ep:
+        def book(slot: dict) -> Any:
+            return ep.step("bookAppointment", _args(tool, slotId=slot["id"], patientId=patient,
+                                                    visitType="follow_up"))
+        assert book(a).ok
+        clash = book(moved)
+        assert not clash.ok and "overlapping time" in clash.error.message
+        apart = book(c) if c["starts_at"] >= a["ends_at"] or c["ends_at"] <= a["starts_at"] \
+            else None
+        assert apart is None or apart.ok, apart.error
+        assert ep.query("SELECT COUNT(*) AS n FROM appointments WHERE patient_id = ? AND "
+                        "slot_id = ?", (patient, b["id"])) == [{"n": 0}]
+    # a seed that already holds such a pair gives the designer a refusal test of its own
+    booked = next(x for x in spec.rows["appointments"] if x["status"] == "booked")
+    slot = next(s for s in spec.rows["slots"] if s["id"] == booked["slot_id"])
+    rows = {**spec.rows, "slots": [{**s, "starts_at": slot["starts_at"],
+                                    "ends_at": slot["ends_at"]} if s["id"] == c["id"] else s
+                                   for s in spec.rows["slots"]]}
+    design = design_tools(spec.model_copy(update={"rows": rows, "tools": []}), model=None)
+    refusals = [t for t in design.tests if t["tool"] == "bookAppointment"
+                and "overlapping" in t["name"]]
+    assert refusals and refusals[0]["expect"]["ok"] is False
+
+
 def test_cancelling_inside_the_notice_period_is_a_late_cancellation(built, rt):
     """"Cancelling less than 24 hours before the start is recorded as a late cancellation":
     every cancel was 'cancelled', whenever the appointment started."""

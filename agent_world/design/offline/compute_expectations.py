@@ -393,8 +393,9 @@ class ComputeTests(CompareTests):
         appointment books) and a refusal per guard on a referenced record."""
         tests = self.d._create(self.plan)
         coupled = [e for e in self.c.effects if e.coupled]
-        guards = [g for g in self.c.guards if g.row != "entity"]
+        guards = [g for g in self.c.guards if g.row != "entity" and g.kind == "state_in"]
         absent = [g for g in self.c.guards if g.kind == "none_where" and g.match]
+        apart = [g for g in self.c.guards if g.kind == "no_overlap"]
         out = []
         for t in tests:
             exp = t["expect"]
@@ -420,6 +421,8 @@ class ComputeTests(CompareTests):
             for g in absent:
                 if not self._absent(g, args):
                     ok = self._make_absent(g, args, new)
+            for g in apart:
+                ok = ok and self._make_apart(g, args, new)
             if not ok:
                 continue
             new.update(self.d.copied_values(self.plan, new))  # from the container chosen now
@@ -446,6 +449,11 @@ class ComputeTests(CompareTests):
                                          f"{'/'.join(map(str, *g.where.values()))} there", {
                                              **args, **{a: taken[c] for c, a in g.match.items()}},
                                          ok=False, error_kind="tool_error", changes=[]))
+            for g in apart:
+                clash = self._clash(g, guards)
+                if clash is not None:
+                    out.append(self.test(f"refused: {g.message}", {**args, **clash}, ok=False,
+                                         error_kind="tool_error", changes=[]))
             for g in guards:
                 p = self.c.param(g.row)
                 if p is None or p.ref_table is None:
@@ -458,6 +466,66 @@ class ComputeTests(CompareTests):
                                          {**args, p.name: bad.get(p.ref_column or "")}, ok=False,
                                          error_kind="tool_error", changes=[]))
         return out
+
+
+    # -- no_overlap: the periods a person's live records hold ------------------------------
+    def _periods(self, g: Guard, person: Any) -> list[tuple[Any, Any]]:
+        """(start, end) of the periods the live rows of `g.table` linked to `person` hold."""
+        parent = fk_target_of(self.spec.table(g.table or ""), g.column or "") or ""
+        ppk = pk_column(self.spec.table(parent)) or "id"
+        spans = {r.get(ppk): (r.get(g.path[0]), r.get(g.path[1])) for r in self.rows(parent)}
+        return [spans[r.get(g.column)] for r in self.rows(g.table or "")
+                if r.get(g.link or "") == person and r.get(g.column) in spans
+                and all(r.get(c) in v for c, v in g.where.items())]
+
+    def _span_of(self, g: Guard, period: Any) -> tuple[Any, Any] | None:
+        parent = fk_target_of(self.spec.table(g.table or ""), g.column or "") or ""
+        ppk = pk_column(self.spec.table(parent)) or "id"
+        row = next((r for r in self.rows(parent) if r.get(ppk) == period), None)
+        return (row.get(g.path[0]), row.get(g.path[1])) if row else None
+
+    def _overlaps(self, g: Guard, person: Any, period: Any) -> bool:
+        span = self._span_of(g, period)
+        if span is None or None in span:
+            return False
+        return any(s is not None and e is not None and s < span[1] and e > span[0]
+                   for s, e in self._periods(g, person))
+
+    def _make_apart(self, g: Guard, args: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Keep a positive create clear of the guard: another person when the one chosen
+        already holds an overlapping period; False when nobody is free then."""
+        if not self._overlaps(g, new.get(g.link or ""), new.get(g.column or "")):
+            return True
+        p = self.c.param(g.row)
+        if p is None or p.ref_table is None:
+            return False
+        pk = pk_column(self.spec.table(p.ref_table)) or "id"
+        free = next((r for r in self.rows(p.ref_table)
+                     if not self._overlaps(g, r.get(pk), new.get(g.column or ""))), None)
+        if free is None:
+            return False
+        args[p.name] = free.get(p.ref_column or "")
+        new[g.link or ""] = free.get(pk)
+        return True
+
+    def _clash(self, g: Guard, takes: list[Guard]) -> dict[str, Any] | None:
+        """Arguments (person, period) of a create the guard alone refuses: a period free to
+        take (every other guard on it holds) overlapping one the person already holds."""
+        person, period = self.c.param(g.row), self.c.param(g.arg or "")
+        if person is None or period is None or not person.ref_table or not period.ref_table:
+            return None
+        rules = [t for t in takes if t.row == period.name]
+        ppk = pk_column(self.spec.table(person.ref_table)) or "id"
+        for candidate in self.rows(period.ref_table):
+            if not all(candidate.get(t.column or "") in t.values for t in rules):
+                continue
+            spk = pk_column(self.spec.table(period.ref_table)) or "id"
+            who = next((r for r in self.rows(person.ref_table)
+                        if self._overlaps(g, r.get(ppk), candidate.get(spk))), None)
+            if who is not None:
+                return {person.name: who.get(person.ref_column or ""),
+                        period.name: candidate.get(period.ref_column or "")}
+        return None
 
 
 def fk_target_of(table: TableSpec, column: str) -> str | None:

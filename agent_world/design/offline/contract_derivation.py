@@ -11,7 +11,12 @@ from functools import partial
 from typing import Any
 
 from agent_world.design.offline.contract_computations import _computed, _staging
-from agent_world.design.offline.contract_holds import _none_available, _require, book_parent
+from agent_world.design.offline.contract_holds import (
+    _no_overlap,
+    _none_available,
+    _require,
+    book_parent,
+)
 from agent_world.design.offline.contract_schema import (
     _Args,
     _key_param,
@@ -119,7 +124,8 @@ def _plain(source_plan, spec, c, entity, words, text, desc, args, entry) -> Cont
                                      plan.fixed.get(st.name) if st is not None else None)
         _require(c.params, guards)
         c.effects += booked
-        c.guards += guards + _none_available(spec, entity, c.params, desc)
+        c.guards += guards + _none_available(spec, entity, c.params, desc) + \
+            _no_overlap(spec, entity, c.params, desc)
         _require(c.params, c.guards)
         c.options = {"plan": plan.model_dump()}
         c.evidence = [f"inserts one {singular(entity.name)}"] + [e.describe() for e in booked]

@@ -357,6 +357,44 @@ def _none_available(spec: EnvSpec, entity: TableSpec, params: list[ContractParam
                                                                   if m.group(3) else ""))]
 
 
+_OVERLAP = re.compile(r"\b(?:the )?(\w+) already has an? (\w+) (?:at an overlapping time|"
+                      r"that overlaps|at the same time)", re.I)
+
+
+def _span(t: TableSpec) -> list[str] | None:
+    """[start, end] columns of a table whose rows are periods (a slot), if it has both."""
+    times = [c.name for c in t.columns if c.type in ("datetime", "date")]
+    start = next((c for c in times if time_group(c) == "start"), None)
+    end = next((c for c in times if time_group(c) == "end"), None)
+    return [start, end] if start and end else None
+
+
+def _no_overlap(spec: EnvSpec, entity: TableSpec, params: list[ContractParam], desc: str
+                ) -> list[Guard]:
+    """"Fails ... when the patient already has an appointment at an overlapping time": a new
+    record is refused while the person named has a live one whose period (its slot's start
+    and end) overlaps the period the new one takes."""
+    m = _OVERLAP.search(desc)
+    if m is None or singular(m.group(2).lower()) != singular(entity.name):
+        return []
+    person = next((p for p in params if p.ref_table and p.column
+                   and singular(p.ref_table) == singular(m.group(1).lower())), None)
+    period = next((p for p in params if p.ref_table and p.column and p is not person
+                   and _span(spec.table(p.ref_table))), None)
+    st = status_of(entity)
+    if person is None or period is None or st is None:
+        return []
+    hold = next((h for h in holds_of(spec, entity.name) if h.fk == period.column), None)
+    live = list(hold.holding) if hold else [s for s in OPEN_STATES if s in (st.enum or [])]
+    if not live:
+        return []
+    return [Guard(kind="no_overlap", row=person.name, table=entity.name, link=person.column,
+                  column=period.column, arg=period.name, where={st.name: live},
+                  path=_span(spec.table(period.ref_table or "")) or [],
+                  message=f"the {m.group(1).lower()} already has an "
+                          f"{singular(entity.name).replace('_', ' ')} at an overlapping time")]
+
+
 def _require(params: list[ContractParam], guards: list[Guard]) -> None:
     """The arguments a guard reads are required (a trip needs its bike)."""
     named = {g.row for g in guards} | {a for g in guards for a in g.match.values()}

@@ -136,7 +136,7 @@ class Guard(BaseModel):
     """A refusal rule: the call fails (and changes nothing) unless it holds."""
 
     kind: Literal["state_in", "below", "differs", "exists_where", "none_where", "none_held",
-                  "sum_at_most"]
+                  "sum_at_most", "no_overlap"]
     row: str = "entity"  # "entity" or the argument whose resolved row is checked
     column: str | None = None
     values: list[Any] = Field(default_factory=list)  # state_in
@@ -152,6 +152,9 @@ class Guard(BaseModel):
     path: list[str] = Field(default_factory=list)
     # sum_at_most: the `column` total of the rows of `table` (`where`) whose `link` names the
     # checked row is at most `limit` (unpaid fines of the member)
+    # no_overlap: no live row of `table` (`where`) whose `link` names the checked row (the
+    # patient) holds a period (its `column`: slot_id, that row's `path`: [start, end]) that
+    # overlaps the period the new row takes (the slot `arg` names)
     message: str = ""
 
 

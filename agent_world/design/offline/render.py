@@ -307,13 +307,16 @@ def render_contract_body(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
         return
     if c.verb == "create":
         _render_create(b, spec, plan, ret=False)
+        resolved: set[str] = set()
         for g in c.guards:
             if g.row != "entity":
                 p = c.param(g.row)
                 ref_pk = pk_column(spec.table(p.ref_table or "")) if p else "id"
-                b.add(f"{g.row}_row = _row(ctx, {_lit(p.ref_table)}, {_lit(ref_pk)}, "
-                      f"{_lit(p.ref_column)}, {g.row}, "
-                      f"{_lit(singular(p.ref_table or '').replace('_', ' '))})")
+                if g.row not in resolved:  # two guards on one row read it once
+                    b.add(f"{g.row}_row = _row(ctx, {_lit(p.ref_table)}, {_lit(ref_pk)}, "
+                          f"{_lit(p.ref_column)}, {g.row}, "
+                          f"{_lit(singular(p.ref_table or '').replace('_', ' '))})")
+                    resolved.add(g.row)
                 _guard_lines(b, spec, c, g, noun)
         for g in c.guards:
             if g.kind == "none_where" and g.match:

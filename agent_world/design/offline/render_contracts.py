@@ -93,6 +93,20 @@ def _guard_lines(b: _Body, spec: EnvSpec, c: Contract, g: Guard, noun: str) -> N
               f"[{ref}[{_lit(pk)}], {', '.join(_lit(s) for s in states)}])['n']")
         b.add(f"if owed > {g.limit!r}:")
         b.add(f"raise ToolError(f\"Refused: {g.message} ({{owed:.2f}}).\")", 2)
+    elif g.kind == "no_overlap":  # only a create has it: `values` holds the new row
+        (st, live), = g.where.items()
+        period = spec.table(g.table or "").column(g.column or "").foreign_key or ""
+        parent, ppk = period.split(".")
+        start, end = g.path
+        pk = linked_pk(spec, g.table or "", g.link or "")
+        marks = ", ".join("?" for _ in live)
+        b.add(f"span = ctx.one('SELECT \"{start}\" AS s, \"{end}\" AS e FROM \"{parent}\" "
+              f"WHERE \"{ppk}\" = ?', [values[{_lit(g.column)}]])")
+        b.add(f"if span and ctx.one('SELECT 1 FROM \"{g.table}\" a JOIN \"{parent}\" p ON "
+              f"p.\"{ppk}\" = a.\"{g.column}\" WHERE a.\"{g.link}\" = ? AND a.\"{st}\" IN "
+              f"({marks}) AND p.\"{start}\" < ? AND p.\"{end}\" > ?', [{ref}[{_lit(pk)}], "
+              f"{', '.join(_lit(x) for x in live)}, span['e'], span['s']]):")
+        b.add(f"raise ToolError(\"Refused: {g.message}.\")", 2)
     elif g.kind == "exists_where":
         paths = next(p.name for p in c.params if p.role == "paths")
         path = c.options.get("path", "path")

@@ -152,7 +152,8 @@ class _Complexifier(StructureOps):
         return {c.name: None for c in t.columns
                 if c.nullable and not c.primary_key and c.name not in stamps | routed
                 and c.type not in ("date", "datetime") and not c.unique
-                and c.name not in ("name", "title", "full_name", "email")}
+                and c.name not in ("name", "title", "full_name", "email")
+                and not (c.foreign_key and self.f.is_owner(t, c))}
 
     def _at_boundary(self, t: TableSpec, row: dict[str, Any], boundary: str) -> bool:
         """Move a new row's creation to a boundary date when its lifecycle allows it: not

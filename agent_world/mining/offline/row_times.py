@@ -56,14 +56,60 @@ class RowTimes:
     _SCHEDULED_START = {"start", "starts", "begin", "begins", "departure", "departs"}
     _SCHEDULED = _SCHEDULED_START | {"end", "ends", "arrival", "arrives"}
 
+    def _scheduled_start(self, table: str, row: dict[str, Any]) -> datetime | None:
+        """The row's scheduled start, when already chosen (copied from its slot)."""
+        for c in self.tables[table].columns:
+            if time_stem(c.name) in self._SCHEDULED_START and isinstance(row.get(c.name), str):
+                return parse_iso(row[c.name])
+        return None
+
     def _upcoming(self, table: str, row: dict[str, Any]) -> bool:
         """Whether the row's scheduled start (already chosen: copied from its slot) is after
         the clock."""
-        for c in self.tables[table].columns:
-            if time_stem(c.name) in self._SCHEDULED_START and isinstance(row.get(c.name), str):
-                t = parse_iso(row[c.name])
-                return t is not None and t > self.clock
-        return False
+        t = self._scheduled_start(table, row)
+        return t is not None and t > self.clock
+
+    def _long_past(self, table: str, row: dict[str, Any]) -> bool:
+        """Whether the row's scheduled start (already chosen) lies more than half a day before
+        the clock: a visit that long ago was attended, missed or cancelled, not still booked."""
+        t = self._scheduled_start(table, row)
+        return t is not None and t < self.clock - timedelta(hours=12)
+
+    def _status(self, table: str) -> ColumnSpec | None:
+        """The row's state column: its lifecycle's, else a status enum without state stamps."""
+        name = (self._lifecycle(table) or ("",))[0]
+        return next((c for c in self.tables[table].columns
+                     if c.name == name or (not name and c.name in ("status", "state")
+                                           and c.enum)), None)
+
+    def _attendable(self, table: str) -> str | None:
+        """The status column of a record that is attended once its start passes (an
+        appointment: its states include checked_in or completed), if the table is one."""
+        col = self._status(table)
+        return col.name if col is not None and ATTENDED & set(col.enum or []) else None
+
+    _ARRIVAL = {"checked_in", "arrived", "boarded", "attended"}
+
+    def _attended_stamp(self, table: str, col: ColumnSpec) -> str | None:
+        """"arrive" for the stamp of an attended state reached on arrival (checked_in_at),
+        "finish" for one reached after the start (completed_at), of a record with a
+        scheduled start; None for any other column."""
+        lc = self._lifecycle(table)
+        state = next((st for st, c in (lc[1] if lc else {}).items() if c == col.name), None)
+        if state not in ATTENDED or not any(time_stem(c.name) in self._SCHEDULED_START
+                                            for c in self.tables[table].columns):
+            return None
+        return "arrive" if state in self._ARRIVAL else "finish"
+
+    def _daytime(self, dt: datetime, lo: datetime, hi: datetime) -> datetime:
+        """A scheduled time of day within opening hours (08:00-17:45: a visit, a class, a
+        pickup, not 02:30), the same draw moved within its day or the next one inside
+        [lo, hi]; the draw itself when no day allows it."""
+        for day in (0, 1, -1):
+            t = (dt + timedelta(days=day)).replace(hour=8 + dt.hour % 10)
+            if lo <= t <= hi:
+                return t
+        return dt
 
     def _lifecycle(self, table: str) -> tuple[str, dict[str, str]] | None:
         key = ("lifecycle", table)
@@ -130,12 +176,19 @@ class RowTimes:
                 dt = self._rand_time(self._floor(table, row), max(self._floor(table, row), hi))
         elif group == "start":
             if stem in self._SCHEDULED:  # a scheduled time: past or upcoming (past once
-                # attended: a completed visit or a no-show lies before the clock)
-                status = row.get((self._lifecycle(table) or ("",))[0])
+                # attended: a completed visit or a no-show lies before the clock; ahead while
+                # an attendable record still waits: a booked visit)
+                status = row.get(getattr(self._status(table), "name", ""))
+                lo = max(floor, clock - timedelta(days=150))
                 hi = clock - timedelta(hours=1) if status in ATTENDED else \
                     clock + timedelta(days=75)
-                dt = self._rand_time(max(floor, clock - timedelta(days=150)), max(floor, hi))
+                if status not in ATTENDED and self._attendable(table) and \
+                        state_rank(str(status)) in (0, 1):
+                    lo = max(floor, clock + timedelta(hours=1))
+                dt = self._rand_time(lo, max(lo, hi))
                 dt = dt.replace(minute=(dt.minute // 15) * 15, second=0)
+                if kind == "datetime":
+                    dt = self._daytime(dt, lo, max(lo, hi))
             else:  # an event that happened
                 dt = self._rand_time(floor, max(floor, clock - timedelta(minutes=5)))
         elif group == "end":
@@ -149,6 +202,10 @@ class RowTimes:
         elif group == "due":
             base = starts or created or floor
             dt = base + timedelta(days=r.choice([7, 14, 14, 21, 28]))
+        elif (at := self._attended_stamp(table, col)) and starts is not None:
+            # a visit is checked in on arrival, shortly before its start, and completed after
+            dt = starts - timedelta(minutes=r.randint(0, 30)) if at == "arrive" else \
+                starts + timedelta(minutes=r.choice([20, 30, 45, 60, 90]))
         else:  # updated, cancelled, archived, ...: after the record's past events
             if needed is None and stem.startswith(("deleted", "archived", "revoked")) and \
                     col.nullable and r.random() < 0.85:
@@ -159,9 +216,9 @@ class RowTimes:
                 dt = self._rand_time(base, max(base, min(clock, base + timedelta(days=120))))
             else:
                 dt = self._rand_time(base, max(base, clock))
-        if needed is None and col.nullable and group == "end" and r.random() < (
-                0.1 if stem in self._SCHEDULED else 0.3):
-            return None  # open-ended, or not returned yet
+        if needed is None and col.nullable and group == "end" and stem not in self._SCHEDULED \
+                and r.random() < 0.3:
+            return None  # not returned yet (a scheduled period always has its end)
         return dt.date().isoformat() if kind == "date" else to_iso(dt)
 
     _TIME_ORDER = {"birth": 3, "create": 3, "start": 4, "due": 5, "end": 5, None: 6,

@@ -46,7 +46,7 @@ from agent_world.mining.offline.reference_data import (
     TIME_ZONES,
 )
 from agent_world.mining.offline.row_times import WINDOW_START
-from agent_world.mining.semantics.lifecycle_rule import ATTENDED
+from agent_world.mining.semantics.lifecycle_rule import ATTENDED, state_rank
 from agent_world.mining.semantics.zones import address_country, country_zones
 
 # kinds whose values a column's description may say better (its examples, its choices): the
@@ -179,8 +179,10 @@ class RowValues:
             sem = "tree_path"
         if sem == "enum":
             vals = list(col.enum or [])
-            if self._upcoming(table, row) and (self._lifecycle(table) or ("",))[0] == col.name:
+            if self._upcoming(table, row) and self._attendable(table) == col.name:
                 vals = [v for v in vals if v not in ATTENDED] or vals  # not attended yet
+            elif self._attendable(table) == col.name and self._long_past(table, row):
+                vals = [v for v in vals if state_rank(v) == 2] or vals  # over: not still booked
             return r.choices(vals, weights=[1.0 / (i + 1) for i in range(len(vals))], k=1)[0]
         if sem == "bool":
             return r.random() < (0.25 if col.name.startswith(("is_archived", "pinned",

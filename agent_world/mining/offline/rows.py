@@ -199,6 +199,15 @@ class RowFactory(RowValues, RowTimes):
         return True, (self.zipf_choice(f"{ptable}|{len(cands)}|{cands[0]}", cands) if skew
                       else self.rng.choice(cands))
 
+    def is_owner(self, table: TableSpec, col: ColumnSpec) -> bool:
+        """Whether `col` names the record `table`'s rows belong to, as its description says
+        ("a bookable period in a clinician's calendar": a slot's clinician): never left NULL,
+        though the source did not mark it required."""
+        parent = singular((col.foreign_key or "").split(".")[0]).replace("_", " ")
+        text = (table.description or "").lower()
+        return bool(parent) and (f"{parent}'s" in text or f"of a {parent}" in text
+                                 or f"of the {parent}" in text)
+
     def make(self, tname: str, *, skew: bool = False, overrides: dict[str, Any] | None = None,
              nulls: float = 0.05, tries: int = 8) -> dict[str, Any] | None:
         """Generate, check and append one row (None when uniqueness cannot be met)."""
@@ -223,7 +232,7 @@ class RowFactory(RowValues, RowTimes):
                         dead_end = True  # no parent on this route: try other parents
                         break
                     if v is not None and c.nullable and not decided and \
-                            self.rng.random() < nulls:
+                            not self.is_owner(table, c) and self.rng.random() < nulls:
                         v = None
                     row[c.name] = v
                 elif (copied := self._implied(tname, c.name, row)) is not None:
