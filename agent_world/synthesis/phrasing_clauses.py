@@ -290,7 +290,8 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
         return a + "".join(f" {x}" for x in ends) + (" for " + " and ".join(rest) if rest else "")
     clause = write_clause(spec, step.tool, given, rng, prev=prev if step.bound else "",
                           bound_keys=tuple(p for p in step.bound if role(p) == "key"),
-                          own_roles=frozenset(p for p, b in step.bound.items() if b.field == p))
+                          own_roles=frozenset(p for p, b in step.bound.items() if b.field == p),
+                          fields={p: b.field for p, b in step.bound.items()})
     # a value the write takes from an earlier record is said as that record's field ("set
     # its status to that slot's status"), never left out
     copied = [(p, f"that {tool_entity(spec, plan.steps[b.step].tool)}'s "
@@ -317,10 +318,12 @@ def _creates(act: str) -> bool:
 
 def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Random,
                  prev: str = "", bound_keys: tuple[str, ...] = (),
-                 own_roles: frozenset[str] = frozenset()) -> str:
+                 own_roles: frozenset[str] = frozenset(),
+                 fields: dict[str, str] | None = None) -> str:
     """A write as a request: its action aimed at the stated record, then what it sets.
     `own_roles`: bound keys whose field has the argument's own name (a conversion's
-    `source_timezone_id` feeding `source_timezone_id`)."""
+    `source_timezone_id` feeding `source_timezone_id`); `fields`: the earlier record's field
+    each bound argument takes."""
     ent = tool_entity(spec, tool)
     act = action_phrase(spec, tool)
     given = dict(given)
@@ -356,13 +359,19 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         missed = []
         for p, n in aims:
             words = n.split()
-            that = f"that {prev}" if prev == n else f"that {prev}'s {n}"
+            # the earlier record's own name for what it passes on: "to that hold's pickup
+            # branch", not "that hold's home branch" (a hold has no home branch)
+            field = noun((fields or {}).get(p, ""))
+            said = field if field != n and len(field.split()) > 1 and \
+                field.split()[-1] == words[-1] else ""
+            that = f"that {prev}" if prev == n else f"that {prev}'s {said or n}"
             if len(words) > 1 and words[0] in DIRECTIONS and p not in own_roles:
-                that = f"{words[0]} that {prev}'s {' '.join(words[1:])}"  # "to that hold's branch"
+                # "to that hold's branch"
+                that = f"{words[0]} that {prev}'s {said or ' '.join(words[1:])}"
             elif len(words) > 1 and words[0] in KEY_ROLES and p not in own_roles:
                 # "that transition's timezone as the source"; a record that has the role
                 # itself says it: "that conversion's source timezone"
-                that = f"that {prev}'s {' '.join(words[1:])} as the {words[0]}"
+                that = f"that {prev}'s {said or ' '.join(words[1:])} as the {words[0]}"
             aimed = _with_key(act, n, that, ent)
             if aimed == f"{act} for {that}":
                 missed.append(that)

@@ -374,6 +374,21 @@ def test_a_key_does_not_split_the_tool_s_own_noun(airline):
     assert text == "create a reservation flight for flight 17 and reservation MGX7Q2", text
 
 
+def test_a_passed_on_key_is_said_with_the_earlier_record_s_own_field(built):
+    """"add copies of that hold's title to that hold's home branch": the hold's pickup branch
+    fed add_copies' home branch, and a hold has no home branch."""
+    spec = built["book-lending-prd"]
+    tool = spec.tool("add_copies")
+    params = tool.parameters["properties"]
+    home = next(p for p in params if "home" in p and p.endswith("branch_id"))
+    text = phrasing_clauses.write_clause(
+        spec, "add_copies", {"title_id": 5, home: 3}, random.Random(0), prev="hold",
+        bound_keys=("title_id", home), own_roles=frozenset({"title_id"}),
+        fields={"title_id": "title_id", home: "pickup_branch_id"})
+    assert "that hold's pickup branch" in text and "home branch" not in text, text
+    assert "that hold's title" in text, text
+
+
 class _Watching:
     """An episode that notes, for every successful write, whether the database changed."""
 
