@@ -180,6 +180,10 @@ def find_bulk(spec: EnvSpec, graph: Any, runtime: EnvRuntime, plan: Plan, result
         if args is None:
             continue
         keys = [field_value(x, key_field) for x in targets]
+        if any(sampler.onward(write, args, random.Random(0), {key_param: key}) != args
+               for key in keys):  # "mark every shipped order as paid" sets states back
+            why = "the write would move a target's state back"
+            continue
         if len(set(map(str, keys))) != len(keys):
             why = "two targets share the key the write takes"
             continue

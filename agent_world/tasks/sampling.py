@@ -14,6 +14,7 @@ from collections import defaultdict
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.semantics.lifecycle_rule import state_rank
 from agent_world.tasks.toolgraph import tested_values
 from agent_world.tasks.words import PAGING, entity, table_entity
 
@@ -39,6 +40,23 @@ def is_edit(spec: EnvSpec, tool: str) -> bool:
 # what the designer's tests pass for an argument the tool ignores (design's
 # `read_expectations.filler`): no value a person would ask for ("the node ids set to 'x'")
 _FILLER = "x"
+
+
+def ahead(states: list[str], now: str) -> list[str]:
+    """The states a record in `now` may still move to: those its source lists after it (a
+    source lists a lifecycle in its order: pending, paid, shipped, delivered), none from an
+    end no state of the way follows (delivered, cancelled; paid is no end for an order that
+    ships after it), and a standing state it left."""
+    later = states[states.index(now) + 1:]
+    if state_rank(now) == 2 and all(state_rank(s) == 2 for s in later):
+        return []
+    # a standing state is returned to (a suspended member made active again, a copy back
+    # from loan available); a waiting one is not (a shipped order is never pending again)
+    return [s for s in states[:states.index(now)] if s in _STANDING] + later
+
+
+_STANDING = frozenset({"active", "enabled", "available", "published", "open", "visible",
+                       "online", "in_stock"})
 
 
 class ValueSampler:
@@ -161,6 +179,33 @@ class ValueSampler:
             out[k] = v
         return out
 
+    def onward(self, tool: str, args: dict[str, Any] | None, rng: random.Random,
+               known: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """`args` with a state the write sets moved forward from the record's stored one: a
+        shipped order is not set back to pending, a cancelled appointment not to booked
+        (None: the record's state has nowhere to go). `known`: its bound arguments (its key)."""
+        if args is None or not self.spec.tool(tool).mutates:
+            return args
+        table = self.tables.get(self._own_entity(tool))
+        status = next((c for c in table.columns if c.name in ("status", "state") and c.enum),
+                      None) if table is not None else None
+        if status is None or status.name not in args:
+            return args
+        called = {**(known or {}), **args}
+        pk = next((c.name for c in table.columns if c.primary_key), "id")
+        one = table_entity(table.name).replace(" ", "_")
+        keys = {k: v for k, v in called.items() if _KEY.search(k) and k != status.name}
+        record = next((r for r in self.spec.rows.get(table.name, []) for k, v in keys.items()
+                       if (k in (pk, f"{one}_{pk}", f"{one}Id") and r.get(pk) == v)
+                       or (k in r and k != pk and not k.endswith("_id") and r[k] == v)), None)
+        now = record.get(status.name) if record else None
+        if now not in (status.enum or []):
+            return args
+        onward = ahead(list(status.enum or []), now)
+        if args[status.name] in onward:
+            return args
+        return {**args, status.name: rng.choice(onward)} if onward else None
+
     def start_args(self, tool: str, rng: random.Random) -> dict[str, Any] | None:
         """Arguments for a first call: a successful test's, or sampled per required argument."""
         spec_tool = self.spec.tool(tool)
@@ -169,9 +214,9 @@ class ValueSampler:
         required = set(spec_tool.parameters.get("required", []))
         if tests and rng.random() < 0.4:
             # a page size is not something a person asks for: the tool's default page
-            return self.edit_values(tool, self._unmarked(tool, {
+            return self.onward(tool, self.edit_values(tool, self._unmarked(tool, {
                 k: v for k, v in rng.choice(tests).items()
-                if k in required or k not in PAGING}, rng), rng)
+                if k in required or k not in PAGING}, rng), rng), rng)
         args = {}
         props = spec_tool.parameters.get("properties", {})
         row = self.row_of(tool, rng)
@@ -182,7 +227,7 @@ class ValueSampler:
                     k: v for k, v in rng.choice(tests).items()
                     if k in required or k not in PAGING}, rng), rng) if tests else None
             args[param] = value
-        return self.edit_values(tool, args, rng)
+        return self.onward(tool, self.edit_values(tool, args, rng), rng)
 
     def edit_values(self, tool: str, args: dict[str, Any] | None, rng: random.Random,
                     keys: set[str] = frozenset()) -> dict[str, Any] | None:
@@ -217,4 +262,4 @@ class ValueSampler:
         return {**args, p: self.sample(tool, p, props[p], rng)}
 
 
-__all__ = ["ValueSampler", "is_edit"]
+__all__ = ["ValueSampler", "ahead", "is_edit"]

@@ -463,7 +463,8 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
         if value is None:
             return None
         step.given[param] = value
-    given = sampler.edit_values(dst, step.given, rng, keys=set(step.bound))
+    given = sampler.onward(dst, sampler.edit_values(dst, step.given, rng,
+                                                    keys=set(step.bound)), rng, known)
     if given is None:
         return None
     step.given = given

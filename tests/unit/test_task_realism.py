@@ -389,6 +389,29 @@ def test_a_passed_on_key_is_said_with_the_earlier_record_s_own_field(built):
     assert "that hold's title" in text, text
 
 
+def test_a_state_is_set_onward_from_the_record_s_own(built):
+    """"Change the status of order 14: set its status to pending" (a shipped order), "every
+    shipped order ... mark each of them as paid": a state set on a record moves along the
+    lifecycle its source lists, or back to a standing state, never back to waiting."""
+    from agent_world.tasks.sampling import ValueSampler, ahead
+
+    orders = ["pending", "paid", "shipped", "delivered", "cancelled"]
+    assert ahead(orders, "shipped") == ["delivered", "cancelled"]
+    assert ahead(orders, "paid")[0] == "shipped" and ahead(orders, "delivered") == []
+    assert ahead(["active", "suspended", "expired"], "suspended") == ["active", "expired"]
+    spec = built["sqlite"]
+    sampler = ValueSampler(spec)
+    shipped = next(o for o in spec.rows["orders"] if o["status"] == "shipped")
+    rng = random.Random(0)
+    for want in orders:
+        got = sampler.onward("set_order_status", {"order_id": shipped["id"], "status": want},
+                             rng)
+        assert got["status"] in ("delivered", "cancelled"), (want, got)
+    done = next(o for o in spec.rows["orders"] if o["status"] == "cancelled")
+    assert sampler.onward("set_order_status", {"order_id": done["id"], "status": "paid"},
+                          rng) is None
+
+
 class _Watching:
     """An episode that notes, for every successful write, whether the database changed."""
 
