@@ -497,6 +497,33 @@ def test_a_patient_cannot_hold_two_appointments_at_overlapping_times(built, rt):
     assert refusals and refusals[0]["expect"]["ok"] is False
 
 
+def test_no_schema_tool_repeats_a_source_tool_under_another_name(built):
+    """getPatient and get_patient, bookAppointment and create_appointment, searchPatients and
+    search_patients: the schema's own tools stood beside the source's doing the same thing."""
+    names = {t.name for t in built["clinic-booking-openapi"].tools}
+    assert {"getPatient", "bookAppointment", "searchPatients", "listClinicians"} <= names
+    assert not names & {"get_patient", "create_appointment", "search_patients",
+                        "list_patients", "list_clinicians", "get_appointment",
+                        "list_locations", "create_patient"}
+    # what no source tool does stays: a clinician found by a fragment of the name
+    assert "search_clinicians" in names
+
+
+def test_a_slot_listing_spans_at_most_the_days_its_source_allows(built, rt):
+    """"Within a date range of at most 31 days": any range was listed."""
+    spec = built["clinic-booking-openapi"]
+    slot = next(s for s in spec.rows["slots"] if s["clinician_id"] is not None)
+    start = date.fromisoformat(slot["starts_at"][:10])
+    with rt.open(spec) as ep:
+        def listed(days: int) -> Any:
+            return ep.step("listAvailableSlots", {
+                "clinicianId": slot["clinician_id"], "fromDate": start.isoformat(),
+                "toDate": (start + timedelta(days=days)).isoformat()})
+        assert listed(31).ok
+        wide = listed(40)
+        assert not wide.ok and "31 days" in wide.error.message
+
+
 def test_cancelling_inside_the_notice_period_is_a_late_cancellation(built, rt):
     """"Cancelling less than 24 hours before the start is recorded as a late cancellation":
     every cancel was 'cancelled', whenever the appointment started."""

@@ -86,6 +86,9 @@ class ToolPlan(BaseModel):
     # a listing's own conditions, from its description ("slots that are published and not yet
     # booked"): column -> the values it keeps
     where: dict[str, list[Any]] = Field(default_factory=dict)
+    # the longest range its bounds may span, as its description says ("within a date range
+    # of at most 31 days"): days
+    max_span_days: int | None = None
     contract: Contract | None = None  # what the tool means (kind "contract": rendered from it)
 
     @property

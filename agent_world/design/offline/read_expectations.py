@@ -5,6 +5,7 @@ shares: the rows, argument values naming a record, and the rows a filter matches
 from __future__ import annotations
 
 from collections import Counter
+from datetime import date, timedelta
 from typing import Any
 
 from agent_world.design.offline.plans import (
@@ -222,6 +223,18 @@ class ReadTests:
             hits.reverse()
         return hits[:self._limit(plan, args)]
 
+    @staticmethod
+    def _too_wide(plan: ToolPlan, base: dict[str, Any] | None) -> dict[str, Any] | None:
+        """`base` with its upper bound a day past the span the description allows."""
+        lo = next((p for p in plan.params if p.role == "ge"), None)
+        hi = next((p for p in plan.params if p.role == "le" and lo and p.column == lo.column),
+                  None)
+        if base is None or lo is None or hi is None or not isinstance(base.get(lo.name), str):
+            return None
+        start = date.fromisoformat(base[lo.name][:10])
+        return {**base, hi.name: (start + timedelta(days=(plan.max_span_days or 0) + 1))
+                .isoformat()}
+
     def _list(self, plan: ToolPlan) -> list[Test]:
         rows = self.rows(plan.table)
         pk = self._identity(plan)
@@ -255,6 +268,11 @@ class ReadTests:
             base = self.args_from(plan, rows[0], optional=False)
             if base is not None:
                 add("limit caps the rows", {**base, limit.name: 2})
+        if plan.max_span_days is not None and rows:
+            wide = self._too_wide(plan, self.args_from(plan, rows[0], optional=False))
+            if wide is not None:
+                out.append(self.test(plan, f"a range over {plan.max_span_days} days is refused",
+                                     wide, ok=False, error_kind="tool_error"))
         refs = [p for p in plan.params if p.role == "ref"]
         if refs and rows:
             base = self.args_from(plan, rows[0], optional=False) or {}

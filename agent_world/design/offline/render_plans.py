@@ -41,6 +41,8 @@ def _key_lookup(b: _Body, spec: EnvSpec, plan: ToolPlan) -> str:
 
 
 def _filters(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
+    if plan.max_span_days is not None:
+        _span_limit(b, plan)
     b.add("clauses, params = [], []")
     for col, values in plan.where.items():  # what the listing's description says its rows are
         b.add(f"clauses.append('\"{col}\" IN ({', '.join('?' for _ in values)})')")
@@ -264,6 +266,18 @@ def _hold_lines(b: _Body, spec: EnvSpec, plan: ToolPlan, target: str) -> None:
             b.add(f"if {cond}:")
             b.add(f"ctx.execute('UPDATE \"{h.parent}\" SET {cols} WHERE \"{ppk}\" = ?', "
                   f"[{vals}, row[{_lit(h.fk)}]])", 2)
+
+
+def _span_limit(b: _Body, plan: ToolPlan) -> None:
+    """A range the description caps ("at most 31 days") is refused when its bounds, both
+    given, lie further apart."""
+    lo = next(p for p in plan.params if p.role == "ge")
+    hi = next(p for p in plan.params if p.role == "le" and p.column == lo.column)
+    b.add(f"if {lo.name} is not None and {hi.name} is not None and (date.fromisoformat("
+          f"str({hi.name})[:10]) - date.fromisoformat(str({lo.name})[:10])).days > "
+          f"{plan.max_span_days}:")
+    b.add(f"raise ToolError(\"Refused: the range from {lo.name} to {hi.name} may span at "
+          f"most {plan.max_span_days} days.\")", 2)
 
 
 def _bound(b: _Body, p: Any, level: int) -> None:

@@ -280,6 +280,34 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
     return base
 
 
+_VERB_KINDS = {"read_one": "get", "list": "list", "search": "list", "create": "create",
+               "delete": "delete"}
+
+
+def _served(plan: ToolPlan) -> set[tuple[str, str]]:
+    """(schema kind, table) a source tool already serves: no schema tool repeats it under
+    another name (get_patient beside getPatient, create_appointment beside bookAppointment).
+    A listing by a text fragment serves the search; one with no required argument serves the
+    plain list too (a listing that needs a record to list under, a patient's appointments,
+    serves no plain list of its table)."""
+    kind = _VERB_KINDS.get(plan.contract.verb) if plan.kind == "contract" and plan.contract \
+        else plan.kind
+    if kind not in ("list", "search"):
+        return {(str(kind), plan.table)}
+    out = {("search", plan.table)} if _searches(plan.params) else set()
+    if not any(p.required and p.role not in ("limit",) for p in plan.params):
+        out.add(("list", plan.table))
+    return out
+
+
+def _searches(params: list[Any]) -> bool:
+    return any(p.role in ("like", "any_like") for p in params)
+
+
+def _schema_kind(plan: ToolPlan) -> str:
+    return "search" if plan.kind == "list" and _searches(plan.params) else plan.kind
+
+
 def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict[str, str]]:
     """Every covered source tool first (name and arguments kept), then schema tools, at most
     `max_tools` in all with at least 30 % writes. Also (source tool -> why not implemented)."""
@@ -301,7 +329,9 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
             continue
         plans.append(plan)
     names = {p.name for p in plans}
-    extra = [_schema_contract(spec, p) for p in schema_plans(spec) if p.name not in names]
+    served = set().union(*(_served(p) for p in plans))
+    extra = [_schema_contract(spec, p) for p in schema_plans(spec)
+             if p.name not in names and (_schema_kind(p), p.table) not in served]
     room = max(0, max_tools - len(plans))
     writes = [p for p in extra if p.write]
     reads = [p for p in extra if not p.write]
@@ -346,6 +376,19 @@ def _schema_contract(spec: EnvSpec, plan: ToolPlan) -> ToolPlan:
 _NOT = r"(?:not(?: yet)?|never|un)\s*"
 
 
+_SPAN = re.compile(r"\brange of (?:at most|up to|no more than) (\d+) days\b", re.I)
+
+
+def stated_span(params: list[Any], description: str) -> int | None:
+    """"Within a date range of at most 31 days": the longest span a listing's two bounds on
+    one column may cover (None when it says none or has no such pair)."""
+    m = _SPAN.search(description)
+    lows = {p.column for p in params if p.role == "ge"}
+    if m is None or not any(p.role == "le" and p.column in lows for p in params):
+        return None
+    return int(m.group(1))
+
+
 def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]]:
     """What a listing's description says its rows are: "slots that are published and not yet
     booked" -> status in (published), booked = false. Only the table's own states and flags,
@@ -387,7 +430,8 @@ def contract_plan(spec: EnvSpec, name: str, entry: dict[str, Any]) -> ToolPlan |
             if kind == "list" else {}
         return ToolPlan(name=name, kind=kind, table=contract.entity,
                         description=contract.description, params=contract.params,
-                        where=where, source_tool=name, contract=contract)
+                        where=where, source_tool=name, contract=contract,
+                        max_span_days=stated_span(contract.params, contract.description))
     if contract.verb == "delete":
         plan = source_plan(spec, name, entry)
         return plan.model_copy(update={"contract": contract}) if plan else None
