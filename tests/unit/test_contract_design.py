@@ -201,14 +201,22 @@ def test_a_search_test_looks_for_a_whole_word():
     assert _needle("a Knee pain") == "Knee"
 
 
-def test_a_created_time_zone_is_one_that_exists(built):
-    """A tool test created "America/New_York-2", and tasks drawn from it asked for it."""
+def test_time_zones_are_reference_data_no_tool_edits(built):
+    """A tool test created "America/New_York-2", and tasks asked to "set the utc offset of
+    every America zone to +01:00": the time zone database (and the conversions it logged)
+    had create/update/delete tools. They are read; the zones tests name exist."""
     from zoneinfo import available_timezones
 
     spec = built["time"]
-    names = [v for t in spec.tests if spec.tool(t.tool).mutates and t.expect.ok
-             for k, v in t.arguments.items() if k in ("name", "timezone", "zone")]
+    assert {"get_current_time", "convert_time"} <= {t.name for t in spec.tools}
+    assert not [t.name for t in spec.tools if t.mutates]
+    names = [v for t in spec.tests if t.expect.ok for k, v in t.arguments.items()
+             if isinstance(v, str) and "/" in v and "timezone" in k.lower()]
     assert names and all(n in available_timezones() for n in names), names
+    # a commit and its file changes are what git recorded: read, never edited
+    git = {t.name for t in built["git"].tools}
+    assert not git & {"update_commit", "delete_commit", "create_commit",
+                      "update_commit_file_change"} and "git_commit" in git
 
 
 def test_a_booking_takes_its_slots_time_clinician_and_location(built, rt):

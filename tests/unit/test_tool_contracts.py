@@ -650,7 +650,7 @@ def test_git_log_lists_the_newest_commits_first(built, rt):
 def test_an_edit_given_no_field_is_refused(built, rt):
     """update_commit, update_branch, update_member said "at least one" field and, given none,
     only stamped updated_at."""
-    for env, tool, table in (("git", "update_commit", "commits"),
+    for env, tool, table in (("git", "update_branch", "branches"),
                              ("book-lending-prd", "update_member", "members")):
         spec = built[env]
         key = next(p for p in spec.tool(tool).parameters["required"])

@@ -39,8 +39,23 @@ from agent_world.mining.semantics.lifecycle_rule import state_rank
 from agent_world.mining.semantics.routes import fk_routes
 from agent_world.mining.semantics.times import time_group
 
-
 # ---- plans from the schema ---------------------------------------------------------------------
+# tables whose rows are facts or records of what happened, not things a person edits: a
+# time zone's offsets and DST transitions (reference data), a logged fetch or conversion
+# (activity), a change log (history); and a commit with what belongs to it (its file
+# changes), which git never edits once made. Their rows change through the source's own
+# tools only (git_commit), if any.
+_RECORDED = frozenset({"reference", "activity", "history"})
+_IMMUTABLE = frozenset({"commit"})
+
+
+def _recorded(spec: EnvSpec, t: TableSpec) -> bool:
+    kind = ((spec.provenance.stats or {}).get("table_kinds") or {}).get(t.name)
+    return is_history(t) or kind in _RECORDED or singular(t.name) in _IMMUTABLE or any(
+        singular((c.foreign_key or "").split(".")[0]) in _IMMUTABLE and not c.nullable
+        and kind != "join" for c in fk_columns(t))
+
+
 def schema_plans(spec: EnvSpec) -> list[ToolPlan]:
     """Lookups, filters, aggregates and state-changing actions for every entity table."""
     plans: list[ToolPlan] = []
@@ -57,10 +72,12 @@ def _table_plans(spec: EnvSpec, t: TableSpec) -> list[ToolPlan]:
     status = status_column(t)
     named = name_column(t)
     fks = fk_columns(t)
-    out.append(ToolPlan(
-        name=f"get_{noun}", kind="get", table=t.name, params=[_key_param(t)],
-        description=f"Get one {_words(noun)} by id: every field of the record. Refused with "
-                    f"an error naming the id when no {_words(noun)} has it."))
+    kind = ((spec.provenance.stats or {}).get("table_kinds") or {}).get(t.name)
+    if kind != "join":  # nobody looks up "slot visit type 14": a pair is read from its ends
+        out.append(ToolPlan(
+            name=f"get_{noun}", kind="get", table=t.name, params=[_key_param(t)],
+            description=f"Get one {_words(noun)} by id: every field of the record. Refused "
+                        f"with an error naming the id when no {_words(noun)} has it."))
     filters: list[ParamPlan] = []
     for c in fks[:2]:
         filters.append(_column_param(c, "eq", description=f"Only {_words(nouns)} whose "
@@ -105,7 +122,7 @@ def _table_plans(spec: EnvSpec, t: TableSpec) -> list[ToolPlan]:
             description=f"Statistics of the {_words(m.name)} of {_words(nouns)}: count of "
                         "records with a value, total (rounded to 2 decimals), minimum and "
                         "maximum."))
-    if is_history(t):
+    if _recorded(spec, t):
         return out
     out.extend(_write_plans(spec, t, status))
     return out
