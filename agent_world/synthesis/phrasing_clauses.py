@@ -104,6 +104,9 @@ def param_schema(spec: EnvSpec, tool: str, param: str) -> dict[str, Any]:
     return spec.tool(tool).parameters.get("properties", {}).get(param, {}) or {}
 
 
+_QUERIES = frozenset({"query", "q", "text", "keyword", "keywords", "search", "term"})
+
+
 def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, str, str]:
     """(words before the entity, words after it, owner) for a list's stated filters:
     "confirmed" reservations "departing on ..." "of customer 70"."""
@@ -113,7 +116,7 @@ def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, 
         r = role(p, v, schema)
         if p in PAGING:
             after.append(f"(just the first {value_text(v)})")
-        elif p in ("query", "q", "text", "keyword", "keywords", "search", "term"):
+        elif p in _QUERIES:
             after.append(f"matching {value_text(v)}")
         elif r == "key" and not owner and noun(p).split()[0] in KEY_ROLES and \
                 len(noun(p).split()) > 1:
@@ -248,6 +251,12 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                 return f"{verb} {ent} {value_text(v).strip(chr(39))}{tail}" + (
                     f" among the {what}" if after and not tail else "")
             picked = which(k, v)
+            query = next((str(given[q]) for q in given if q in _QUERIES), None)
+            if picked.startswith("named ") and query and query.lower() in str(v).lower():
+                # "the customer named Jeffrey Luna", not "... matching 'Jeffrey'": the name
+                # says the search
+                after = re.sub(r"(?:^|, )matching '[^']*'|(?:^|, )matching \S+", "",
+                               after).lstrip(", ")
             if after and picked.startswith("whose ") and after.startswith("whose "):
                 after = f"and {after}"  # "whose message is M and whose parent commit is 8"
             return f"{verb} the {one}{tail} {picked}" + (f" {after}" if after else "")

@@ -213,6 +213,8 @@ def test_time_zones_are_reference_data_no_tool_edits(built):
     names = [v for t in spec.tests if t.expect.ok for k, v in t.arguments.items()
              if isinstance(v, str) and "/" in v and "timezone" in k.lower()]
     assert names and all(n in available_timezones() for n in names), names
+    # a fetcher reads the web: no page of it is edited
+    assert not [t.name for t in built["fetch"].tools if t.mutates]
     # a commit and its file changes are what git recorded: read, never edited
     git = {t.name for t in built["git"].tools}
     assert not git & {"update_commit", "delete_commit", "create_commit",

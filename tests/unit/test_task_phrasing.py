@@ -262,3 +262,19 @@ def test_a_flag_named_for_its_act_is_said_as_the_act():
         "customer_id": 1, "address_id": 2, "make_default": True}, random.Random(0))
     assert "make default" not in said and said.endswith("the default"), said
     assert "address 2" in said, said
+
+
+def test_a_record_picked_by_name_from_a_search_is_not_said_twice():
+    """"Find the customer named Jeffrey Luna matching 'Jeffrey'": the name already says what
+    the search finds; a query the name does not hold is still said."""
+    spec = load_example("ecommerce")
+    name = spec.rows["products"][0]["name"]
+    plan = Plan(steps=[PlanStep(tool="search_products", given={"query": name.split()[0]},
+                                select={"name": name}),
+                       PlanStep(tool="get_product", bound={"product_id": Binding(
+                           step=0, field="product_id")})])
+    text = phrasing_clauses.step_clause(spec, plan, 0, random.Random(0))
+    assert f"named '{name}'" in text or f"named {name}" in text, text
+    assert "matching" not in text, text
+    plan.steps[0].given = {"query": "zzz"}
+    assert "matching 'zzz'" in phrasing_clauses.step_clause(spec, plan, 0, random.Random(0))

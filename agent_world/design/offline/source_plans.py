@@ -330,8 +330,13 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
         plans.append(plan)
     names = {p.name for p in plans}
     served = set().union(*(_served(p) for p in plans))
+    # a service whose every tool only reads (a fetcher, a clock) stays one: no edited web
+    # page or time zone beside it
+    reads_only = bool(coverage.get("tools")) and all(
+        e.get("read_only") for e in coverage["tools"].values())
     extra = [_schema_contract(spec, p) for p in schema_plans(spec)
-             if p.name not in names and (_schema_kind(p), p.table) not in served]
+             if p.name not in names and (_schema_kind(p), p.table) not in served
+             and not (reads_only and p.write)]
     room = max(0, max_tools - len(plans))
     writes = [p for p in extra if p.write]
     reads = [p for p in extra if not p.write]

@@ -21,6 +21,7 @@ Nothing here is applied to a theme whose source does not name the entity.
 from __future__ import annotations
 
 import random
+import re
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -32,6 +33,7 @@ from agent_world.mining.offline.naming import identifier, plural, singular, snak
 from agent_world.mining.offline.row_times import parse_iso, to_iso
 from agent_world.mining.offline.rows import ROW_RULES
 from agent_world.mining.offline.signatures import column_type
+from agent_world.mining.semantics.lifecycle_rule import _state_of, state_rank
 from agent_world.mining.sources.base import SourceDocument
 
 _PK = {"name": "id", "type": "integer", "primary_key": True, "nullable": False}
@@ -531,8 +533,30 @@ def _convert(factory: Any, table: str, row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _counted(factory: Any, table: str, row: dict[str, Any]) -> None:
+    """A count of a state's events agrees with the state: a renewed loan was renewed at least
+    once (its renewal_count is not 0), one still in its first state never was."""
+    t = factory.tables[table]
+    status = next((c for c in t.columns if c.name in ("status", "state") and c.enum), None)
+    if status is None or row.get(status.name) is None:
+        return
+    for c in t.columns:
+        if c.type != "integer" or not c.name.endswith("_count"):
+            continue
+        stem = c.name.removesuffix("_count")
+        state = next((st for st in (_state_of(x, set(status.enum or [])) for x in (
+            stem, re.sub(r"al$", "", stem))) if st), None)
+        if state is None:
+            continue
+        if row[status.name] == state and not row.get(c.name):
+            row[c.name] = 1
+        elif state_rank(str(row[status.name])) == 0:
+            row[c.name] = 0
+
+
 def _derive(factory: Any, table: str, row: dict[str, Any]) -> None:
     """Keep derived columns true on rows generated later (growth, edge cases)."""
+    _counted(factory, table, row)
     cols = {c.name for c in factory.tables[table].columns}
     if "converted_time" in cols and "on_date" in cols and "timezones" in factory.tables:
         row.update(_convert(factory, table, row))
