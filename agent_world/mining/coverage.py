@@ -402,7 +402,36 @@ def declared_hints(doc: SourceDocument, spec: EnvSpec, coverage: dict[str, Any] 
     for table, cols in field_hints_from_coverage(doc, coverage).items():
         for col, hint in cols.items():
             hints.setdefault(table, {}).setdefault(col, hint)
+    for table, col, rule in accrual_rules(doc, spec):
+        hints.setdefault(table, {}).setdefault(col, {})["accrues"] = rule
     return hints
+
+
+_ACCRUES = re.compile(r"\b(?:an? )?overdue (\w+) accrues an? (\w+) of (\d+(?:\.\d+)?) per day"
+                      r"(?:, capped at the (\w+)'s ([a-z ]+?))?[.;]", re.I)
+
+
+def accrual_rules(doc: SourceDocument, spec: EnvSpec) -> list[tuple[str, str, dict[str, Any]]]:
+    """"An overdue loan accrues a fine of 0.25 per day, capped at the copy's replacement
+    cost": (fines, amount, {rate, through: the fine's column naming the loan, cap: the
+    column that caps it}) for each such sentence whose tables and columns the spec has."""
+    tables = _tables(spec)
+    out = []
+    for m in _ACCRUES.finditer(" ".join(doc.text().split())):
+        owed, charge = _entity_table(m.group(1), tables), _entity_table(m.group(2), tables)
+        if owed is None or charge is None:
+            continue
+        money = next((c.name for c in tables[charge].columns if c.type in ("real", "numeric")
+                      and not c.foreign_key), None)
+        through = next((c.name for c in tables[charge].columns
+                        if (c.foreign_key or "").split(".")[0] == owed), None)
+        cap = snake(m.group(5)) if m.group(5) else None
+        if money is None or through is None or (cap and not any(
+                cap in {c.name for c in t.columns} for t in tables.values())):
+            continue
+        out.append((charge, money, {"rate": float(m.group(3)), "through": through,
+                                    "cap": cap}))
+    return out
 
 
 def _entity_table(name: str, tables: dict[str, TableSpec]) -> str | None:

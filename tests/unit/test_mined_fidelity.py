@@ -164,6 +164,27 @@ def test_scheduled_visits_keep_the_calendar():
     assert any(a["checked_in_at"] for a in appts)
 
 
+def test_fines_accrue_as_the_source_says():
+    """"An overdue loan accrues a fine of 0.25 per day, capped at the copy's replacement cost":
+    fines of 707.00, and fines of loans never late. Each fine is its loan's, sized by the rule."""
+    from datetime import date, datetime
+
+    doc = read_source(f"file:{DATA_DIR / 'book_lending_prd.md'}")
+    spec = mine_theme(doc, iterations=1, seed=0).spec
+    loans = {r["id"]: r for r in spec.rows["loans"]}
+    copies = {r["id"]: r for r in spec.rows["copies"]}
+    titles = {r["id"]: r for r in spec.rows["titles"]}
+    clock = datetime.fromisoformat(spec.clock_start)
+    assert spec.rows["fines"]
+    for fine in spec.rows["fines"]:
+        loan = loans[fine["loan_id"]]
+        end = datetime.fromisoformat(loan["returned_at"]) if loan["returned_at"] else clock
+        late = (end.date() - date.fromisoformat(loan["due_on"])).days
+        cost = titles[copies[loan["copy_id"]]["title_id"]]["replacement_cost"]
+        assert late > 0 and fine["member_id"] == loan["member_id"], (fine, loan)
+        assert fine["amount"] == min(round(0.25 * late, 2), cost), (fine, late, cost)
+
+
 def test_semantic_gate_repairs_routes_and_times():
     doc = read_source(f"file:{DATA_DIR / 'clinic_booking_openapi.yaml'}")
     spec = draft_database(doc, gather_evidence(doc, []), seed=0)

@@ -28,6 +28,7 @@ from zoneinfo import ZoneInfo
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.coverage import _output_fields, tool_coverage
+from agent_world.mining.offline.accrual import accrued
 from agent_world.mining.offline.evidence import argument_info, json_type, tool_arguments
 from agent_world.mining.offline.naming import identifier, plural, singular, snake
 from agent_world.mining.offline.row_times import parse_iso, to_iso
@@ -557,6 +558,7 @@ def _counted(factory: Any, table: str, row: dict[str, Any]) -> None:
 def _derive(factory: Any, table: str, row: dict[str, Any]) -> None:
     """Keep derived columns true on rows generated later (growth, edge cases)."""
     _counted(factory, table, row)
+    accrued(factory, table, row)
     cols = {c.name for c in factory.tables[table].columns}
     if "converted_time" in cols and "on_date" in cols and "timezones" in factory.tables:
         row.update(_convert(factory, table, row))
