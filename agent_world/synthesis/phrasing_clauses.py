@@ -104,6 +104,8 @@ def param_schema(spec: EnvSpec, tool: str, param: str) -> dict[str, Any]:
     return spec.tool(tool).parameters.get("properties", {}).get(param, {}) or {}
 
 
+_WHERE = re.compile(r"\bwhere (?:it|the|they|a)\b", re.I)  # a place: "the branch where it is
+# handed in"
 _QUERIES = frozenset({"query", "q", "text", "keyword", "keywords", "search", "term"})
 
 
@@ -382,7 +384,10 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
                 # itself says it: "that conversion's source timezone"
                 that = f"that {prev}'s {said or ' '.join(words[1:])} as the {words[0]}"
             aimed = _with_key(act, n, that, ent)
-            if aimed == f"{act} for {that}":
+            if aimed == f"{act} for {that}" and _WHERE.search(
+                    str(param_schema(spec, tool, p).get("description", ""))):
+                act += f" at {that}"  # "check in that loan's copy at that loan's branch"
+            elif aimed == f"{act} for {that}":
                 missed.append(that)
             else:
                 act = aimed

@@ -396,7 +396,7 @@ def _args_of(plan: Plan, results: list[Any]) -> list[dict[str, Any] | None]:
 # a record's own words, and its own lifecycle: "setting its status to that slot's status" on
 # an appointment copies a state of another kind of record
 _OWN_WORDS = frozenset({"name", "title", "full_name", "description", "content", "body",
-                        "message", "note", "notes", "summary", "status", "state"})
+                        "message", "note", "notes", "summary", "status", "state", "path"})
 
 
 def _self_copy(src: str, dst: str, param: str, field: str) -> bool:

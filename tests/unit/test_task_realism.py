@@ -387,6 +387,13 @@ def test_a_passed_on_key_is_said_with_the_earlier_record_s_own_field(built):
         fields={"title_id": "title_id", home: "pickup_branch_id"})
     assert "that hold's pickup branch" in text and "home branch" not in text, text
     assert "that hold's title" in text, text
+    # a place the argument says the act happens at: "check in that loan's copy at that
+    # loan's branch", not "... for that loan's branch"
+    text = phrasing_clauses.write_clause(
+        spec, "check_in_copy", {"copy_id": 4, "branch_id": 2}, random.Random(0), prev="loan",
+        bound_keys=("copy_id", "branch_id"), fields={"copy_id": "copy_id",
+                                                     "branch_id": "branch_id"})
+    assert "at that loan's branch" in text, text
 
 
 def test_a_state_is_set_onward_from_the_record_s_own(built):
@@ -557,6 +564,10 @@ def test_a_write_copies_no_value_a_person_would_not_ask_to_copy():
     assert _self_copy("get_customer", "create_customer", "name", "name")
     assert _self_copy("get_slot", "set_appointment_status", "status", "status")
     assert _self_copy("get_product", "create_order_item", "name", "name")
+    # "create a repository, using that working tree change's path": a file's path is no
+    # repository's
+    assert _self_copy("get_working_tree_change", "create_repository", "path", "path")
+    assert not _self_copy("get_repository", "git_checkout", "repo_path", "path")
     assert not _self_copy("get_customer", "update_passenger", "first_name", "first_name")
     assert not _self_copy("get_slot", "book_appointment", "slot_id", "id")
 
