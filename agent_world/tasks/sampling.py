@@ -212,22 +212,26 @@ class ValueSampler:
         tests = [t.arguments for t in self.spec.tests if t.tool == tool and t.expect.ok
                  and t.expect.error_kind is None and _FILLER not in t.arguments.values()]
         required = set(spec_tool.parameters.get("required", []))
-        if tests and rng.random() < 0.4:
+
+        def asked(args: dict[str, Any]) -> dict[str, Any] | None:
+            return self.onward(tool, self.edit_values(tool, args, rng), rng)
+
+        def tested() -> dict[str, Any] | None:
             # a page size is not something a person asks for: the tool's default page
-            return self.onward(tool, self.edit_values(tool, self._unmarked(tool, {
-                k: v for k, v in rng.choice(tests).items()
-                if k in required or k not in PAGING}, rng), rng), rng)
+            return asked(self._unmarked(tool, {k: v for k, v in rng.choice(tests).items()
+                                               if k in required or k not in PAGING}, rng))
+
+        if tests and rng.random() < 0.4:
+            return tested()
         args = {}
         props = spec_tool.parameters.get("properties", {})
         row = self.row_of(tool, rng)
         for param in spec_tool.parameters.get("required", []):
             value = self.draw(tool, param, props.get(param, {}), rng, row)
             if value is None:
-                return self.edit_values(tool, self._unmarked(tool, {
-                    k: v for k, v in rng.choice(tests).items()
-                    if k in required or k not in PAGING}, rng), rng) if tests else None
+                return tested() if tests else None
             args[param] = value
-        return self.onward(tool, self.edit_values(tool, args, rng), rng)
+        return asked(args)
 
     def edit_values(self, tool: str, args: dict[str, Any] | None, rng: random.Random,
                     keys: set[str] = frozenset()) -> dict[str, Any] | None:

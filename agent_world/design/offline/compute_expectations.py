@@ -467,29 +467,24 @@ class ComputeTests(CompareTests):
                                          error_kind="tool_error", changes=[]))
         return out
 
-
     # -- no_overlap: the periods a person's live records hold ------------------------------
-    def _periods(self, g: Guard, person: Any) -> list[tuple[Any, Any]]:
-        """(start, end) of the periods the live rows of `g.table` linked to `person` hold."""
+    def _spans(self, g: Guard) -> dict[Any, tuple[Any, Any]]:
+        """Each period record's (start, end), by its key (a slot's starts_at, ends_at)."""
         parent = fk_target_of(self.spec.table(g.table or ""), g.column or "") or ""
         ppk = pk_column(self.spec.table(parent)) or "id"
-        spans = {r.get(ppk): (r.get(g.path[0]), r.get(g.path[1])) for r in self.rows(parent)}
-        return [spans[r.get(g.column)] for r in self.rows(g.table or "")
-                if r.get(g.link or "") == person and r.get(g.column) in spans
-                and all(r.get(c) in v for c, v in g.where.items())]
-
-    def _span_of(self, g: Guard, period: Any) -> tuple[Any, Any] | None:
-        parent = fk_target_of(self.spec.table(g.table or ""), g.column or "") or ""
-        ppk = pk_column(self.spec.table(parent)) or "id"
-        row = next((r for r in self.rows(parent) if r.get(ppk) == period), None)
-        return (row.get(g.path[0]), row.get(g.path[1])) if row else None
+        return {r.get(ppk): (r.get(g.path[0]), r.get(g.path[1])) for r in self.rows(parent)}
 
     def _overlaps(self, g: Guard, person: Any, period: Any) -> bool:
-        span = self._span_of(g, period)
+        """Whether `person` has a live record whose period overlaps the record `period`."""
+        spans = self._spans(g)
+        span = spans.get(period)
         if span is None or None in span:
             return False
+        held = [spans[r.get(g.column)] for r in self.rows(g.table or "")
+                if r.get(g.link or "") == person and r.get(g.column) in spans
+                and all(r.get(c) in v for c, v in g.where.items())]
         return any(s is not None and e is not None and s < span[1] and e > span[0]
-                   for s, e in self._periods(g, person))
+                   for s, e in held)
 
     def _make_apart(self, g: Guard, args: dict[str, Any], new: dict[str, Any]) -> bool:
         """Keep a positive create clear of the guard: another person when the one chosen
@@ -516,10 +511,10 @@ class ComputeTests(CompareTests):
             return None
         rules = [t for t in takes if t.row == period.name]
         ppk = pk_column(self.spec.table(person.ref_table)) or "id"
+        spk = pk_column(self.spec.table(period.ref_table)) or "id"
         for candidate in self.rows(period.ref_table):
             if not all(candidate.get(t.column or "") in t.values for t in rules):
                 continue
-            spk = pk_column(self.spec.table(period.ref_table)) or "id"
             who = next((r for r in self.rows(person.ref_table)
                         if self._overlaps(g, r.get(ppk), candidate.get(spk))), None)
             if who is not None:

@@ -49,8 +49,13 @@ _RECORDED = frozenset({"reference", "activity", "history"})
 _IMMUTABLE = frozenset({"commit"})
 
 
+def _table_kind(spec: EnvSpec, t: TableSpec) -> str | None:
+    """What the miner made of the table: core, child, join, reference, activity, history..."""
+    return ((spec.provenance.stats or {}).get("table_kinds") or {}).get(t.name)
+
+
 def _recorded(spec: EnvSpec, t: TableSpec) -> bool:
-    kind = ((spec.provenance.stats or {}).get("table_kinds") or {}).get(t.name)
+    kind = _table_kind(spec, t)
     return is_history(t) or kind in _RECORDED or singular(t.name) in _IMMUTABLE or any(
         singular((c.foreign_key or "").split(".")[0]) in _IMMUTABLE and not c.nullable
         and kind != "join" for c in fk_columns(t))
@@ -72,8 +77,7 @@ def _table_plans(spec: EnvSpec, t: TableSpec) -> list[ToolPlan]:
     status = status_column(t)
     named = name_column(t)
     fks = fk_columns(t)
-    kind = ((spec.provenance.stats or {}).get("table_kinds") or {}).get(t.name)
-    if kind != "join":  # nobody looks up "slot visit type 14": a pair is read from its ends
+    if _table_kind(spec, t) != "join":  # nobody looks up "slot visit type 14": a pair is read from its ends
         out.append(ToolPlan(
             name=f"get_{noun}", kind="get", table=t.name, params=[_key_param(t)],
             description=f"Get one {_words(noun)} by id: every field of the record. Refused "

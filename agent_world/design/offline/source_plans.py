@@ -292,7 +292,7 @@ def _served(plan: ToolPlan) -> set[tuple[str, str]]:
     serves no plain list of its table)."""
     kind = _VERB_KINDS.get(plan.contract.verb) if plan.kind == "contract" and plan.contract \
         else plan.kind
-    if kind not in ("list", "search"):
+    if kind != "list":
         return {(str(kind), plan.table)}
     out = {("search", plan.table)} if _searches(plan.params) else set()
     if not any(p.required and p.role not in ("limit",) for p in plan.params):
