@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.semantics.lifecycle_rule import state_rank
+from agent_world.mining.semantics.lifecycle_rule import state_rank, status_column
 from agent_world.tasks.toolgraph import tested_values
 from agent_world.tasks.words import PAGING, entity, table_entity
 
@@ -179,18 +179,16 @@ class ValueSampler:
             out[k] = v
         return out
 
-    def onward(self, tool: str, args: dict[str, Any] | None, rng: random.Random,
-               known: dict[str, Any] | None = None) -> dict[str, Any] | None:
-        """`args` with a state the write sets moved forward from the record's stored one: a
-        shipped order is not set back to pending, a cancelled appointment not to booked
-        (None: the record's state has nowhere to go). `known`: its bound arguments (its key)."""
-        if args is None or not self.spec.tool(tool).mutates:
-            return args
+    def _stored_state(self, tool: str, args: dict[str, Any], known: dict[str, Any] | None
+                      ) -> tuple[str, list[str]] | None:
+        """(state column, the states it may move to) when `args` set the state of a stored
+        record of the write's own table (found by its key in `args` or `known`)."""
+        if not self.spec.tool(tool).mutates:
+            return None
         table = self.tables.get(self._own_entity(tool))
-        status = next((c for c in table.columns if c.name in ("status", "state") and c.enum),
-                      None) if table is not None else None
+        status = status_column(table) if table is not None else None
         if status is None or status.name not in args:
-            return args
+            return None
         called = {**(known or {}), **args}
         pk = next((c.name for c in table.columns if c.primary_key), "id")
         one = table_entity(table.name).replace(" ", "_")
@@ -200,11 +198,26 @@ class ValueSampler:
                        or (k in r and k != pk and not k.endswith("_id") and r[k] == v)), None)
         now = record.get(status.name) if record else None
         if now not in (status.enum or []):
+            return None
+        return status.name, ahead(list(status.enum or []), now)
+
+    def sets_back(self, tool: str, args: dict[str, Any], known: dict[str, Any] | None = None
+                  ) -> bool:
+        """Whether the write sets its record's state back ("set shipped order 14 to
+        pending")."""
+        found = self._stored_state(tool, args, known)
+        return found is not None and args[found[0]] not in found[1]
+
+    def onward(self, tool: str, args: dict[str, Any] | None, rng: random.Random,
+               known: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """`args` with a state the write sets moved forward from the record's stored one: a
+        shipped order is not set back to pending, a cancelled appointment not to booked
+        (None: the record's state has nowhere to go). `known`: its bound arguments (its key)."""
+        found = self._stored_state(tool, args, known) if args is not None else None
+        if found is None or args[found[0]] in found[1]:
             return args
-        onward = ahead(list(status.enum or []), now)
-        if args[status.name] in onward:
-            return args
-        return {**args, status.name: rng.choice(onward)} if onward else None
+        column, onward = found
+        return {**args, column: rng.choice(onward)} if onward else None
 
     def start_args(self, tool: str, rng: random.Random) -> dict[str, Any] | None:
         """Arguments for a first call: a successful test's, or sampled per required argument."""

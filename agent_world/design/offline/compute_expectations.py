@@ -474,9 +474,10 @@ class ComputeTests(CompareTests):
         ppk = pk_column(self.spec.table(parent)) or "id"
         return {r.get(ppk): (r.get(g.path[0]), r.get(g.path[1])) for r in self.rows(parent)}
 
-    def _overlaps(self, g: Guard, person: Any, period: Any) -> bool:
-        """Whether `person` has a live record whose period overlaps the record `period`."""
-        spans = self._spans(g)
+    def _overlaps(self, g: Guard, person: Any, period: Any,
+                  spans: dict[Any, tuple[Any, Any]]) -> bool:
+        """Whether `person` has a live record whose period overlaps the record `period`
+        (`spans`: `_spans(g)`, read once per create test)."""
         span = spans.get(period)
         if span is None or None in span:
             return False
@@ -489,14 +490,16 @@ class ComputeTests(CompareTests):
     def _make_apart(self, g: Guard, args: dict[str, Any], new: dict[str, Any]) -> bool:
         """Keep a positive create clear of the guard: another person when the one chosen
         already holds an overlapping period; False when nobody is free then."""
-        if not self._overlaps(g, new.get(g.link or ""), new.get(g.column or "")):
+        spans = self._spans(g)
+        if not self._overlaps(g, new.get(g.link or ""), new.get(g.column or ""), spans):
             return True
         p = self.c.param(g.row)
         if p is None or p.ref_table is None:
             return False
         pk = pk_column(self.spec.table(p.ref_table)) or "id"
         free = next((r for r in self.rows(p.ref_table)
-                     if not self._overlaps(g, r.get(pk), new.get(g.column or ""))), None)
+                     if not self._overlaps(g, r.get(pk), new.get(g.column or ""), spans)),
+                    None)
         if free is None:
             return False
         args[p.name] = free.get(p.ref_column or "")
@@ -512,11 +515,12 @@ class ComputeTests(CompareTests):
         rules = [t for t in takes if t.row == period.name]
         ppk = pk_column(self.spec.table(person.ref_table)) or "id"
         spk = pk_column(self.spec.table(period.ref_table)) or "id"
+        spans = self._spans(g)
         for candidate in self.rows(period.ref_table):
             if not all(candidate.get(t.column or "") in t.values for t in rules):
                 continue
             who = next((r for r in self.rows(person.ref_table)
-                        if self._overlaps(g, r.get(ppk), candidate.get(spk))), None)
+                        if self._overlaps(g, r.get(ppk), candidate.get(spk), spans)), None)
             if who is not None:
                 return {person.name: who.get(person.ref_column or ""),
                         period.name: candidate.get(period.ref_column or "")}

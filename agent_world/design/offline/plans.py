@@ -117,6 +117,14 @@ def column_pattern(col: ColumnSpec) -> str | None:
     return None
 
 
+def range_bounds(params: list[Any]) -> tuple[Any, Any] | None:
+    """The (lower, upper) bound arguments a listing takes on one column (fromDate, toDate)."""
+    lo = next((p for p in params if p.role == "ge"), None)
+    hi = next((p for p in params if lo is not None and p.role == "le"
+               and p.column == lo.column), None)
+    return (lo, hi) if hi is not None else None
+
+
 def status_column(table: TableSpec) -> ColumnSpec | None:
     for c in table.columns:
         if c.enum and c.name in ("status", "state"):

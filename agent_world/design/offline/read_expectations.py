@@ -16,6 +16,7 @@ from agent_world.design.offline.plans import (
     ToolPlan,
     newest_first,
     pk_column,
+    range_bounds,
 )
 from agent_world.design.offline.seed_rows import Rows, Test, _fits, _needle, _noun, _now, _unknown
 from agent_world.envs.spec import EnvSpec
@@ -226,11 +227,10 @@ class ReadTests:
     @staticmethod
     def _too_wide(plan: ToolPlan, base: dict[str, Any] | None) -> dict[str, Any] | None:
         """`base` with its upper bound a day past the span the description allows."""
-        lo = next((p for p in plan.params if p.role == "ge"), None)
-        hi = next((p for p in plan.params if p.role == "le" and lo and p.column == lo.column),
-                  None)
-        if base is None or lo is None or hi is None or not isinstance(base.get(lo.name), str):
+        bounds = range_bounds(plan.params)
+        if base is None or bounds is None or not isinstance(base.get(bounds[0].name), str):
             return None
+        lo, hi = bounds
         start = date.fromisoformat(base[lo.name][:10])
         return {**base, hi.name: (start + timedelta(days=(plan.max_span_days or 0) + 1))
                 .isoformat()}

@@ -8,7 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from agent_world.design.offline.contracts import final_states
-from agent_world.design.offline.plans import HASH_COLUMNS, ParamPlan, ToolPlan, pk_column
+from agent_world.design.offline.plans import (
+    HASH_COLUMNS,
+    ParamPlan,
+    ToolPlan,
+    pk_column,
+    range_bounds,
+)
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import singular
 
@@ -271,8 +277,7 @@ def _hold_lines(b: _Body, spec: EnvSpec, plan: ToolPlan, target: str) -> None:
 def _span_limit(b: _Body, plan: ToolPlan) -> None:
     """A range the description caps ("at most 31 days") is refused when its bounds, both
     given, lie further apart."""
-    lo = next(p for p in plan.params if p.role == "ge")
-    hi = next(p for p in plan.params if p.role == "le" and p.column == lo.column)
+    lo, hi = range_bounds(plan.params)  # type: ignore[misc]  # stated_span found them
     b.add(f"if {lo.name} is not None and {hi.name} is not None and (date.fromisoformat("
           f"str({hi.name})[:10]) - date.fromisoformat(str({lo.name})[:10])).days > "
           f"{plan.max_span_days}:")

@@ -24,6 +24,7 @@ from agent_world.design.offline.plans import (
     json_type,
     name_column,
     pk_column,
+    range_bounds,
     status_column,
 )
 from agent_world.design.offline.schema_plans import create_plan, schema_plans
@@ -388,10 +389,7 @@ def stated_span(params: list[Any], description: str) -> int | None:
     """"Within a date range of at most 31 days": the longest span a listing's two bounds on
     one column may cover (None when it says none or has no such pair)."""
     m = _SPAN.search(description)
-    lows = {p.column for p in params if p.role == "ge"}
-    if m is None or not any(p.role == "le" and p.column in lows for p in params):
-        return None
-    return int(m.group(1))
+    return int(m.group(1)) if m is not None and range_bounds(params) else None
 
 
 def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]]:

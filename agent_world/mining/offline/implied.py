@@ -34,7 +34,7 @@ from agent_world.mining.offline.naming import identifier, plural, singular, snak
 from agent_world.mining.offline.row_times import parse_iso, to_iso
 from agent_world.mining.offline.rows import ROW_RULES
 from agent_world.mining.offline.signatures import column_type
-from agent_world.mining.semantics.lifecycle_rule import _state_of, state_rank
+from agent_world.mining.semantics.lifecycle_rule import _state_of, state_rank, status_column
 from agent_world.mining.sources.base import SourceDocument
 
 _PK = {"name": "id", "type": "integer", "primary_key": True, "nullable": False}
@@ -538,7 +538,7 @@ def _counted(factory: Any, table: str, row: dict[str, Any]) -> None:
     """A count of a state's events agrees with the state: a renewed loan was renewed at least
     once (its renewal_count is not 0), one still in its first state never was."""
     t = factory.tables[table]
-    status = next((c for c in t.columns if c.name in ("status", "state") and c.enum), None)
+    status = status_column(t)
     if status is None or row.get(status.name) is None:
         return
     for c in t.columns:

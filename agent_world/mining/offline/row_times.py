@@ -17,6 +17,7 @@ from agent_world.mining.semantics.lifecycle_rule import (
     NEGATIVE_ENDS,
     lifecycle_columns,
     state_rank,
+    status_column,
 )
 from agent_world.mining.semantics.times import time_group
 
@@ -75,17 +76,10 @@ class RowTimes:
         t = self._scheduled_start(table, row)
         return t is not None and t < self.clock - timedelta(hours=12)
 
-    def _status(self, table: str) -> ColumnSpec | None:
-        """The row's state column: its lifecycle's, else a status enum without state stamps."""
-        name = (self._lifecycle(table) or ("",))[0]
-        return next((c for c in self.tables[table].columns
-                     if c.name == name or (not name and c.name in ("status", "state")
-                                           and c.enum)), None)
-
     def _attendable(self, table: str) -> str | None:
         """The status column of a record that is attended once its start passes (an
         appointment: its states include checked_in or completed), if the table is one."""
-        col = self._status(table)
+        col = status_column(self.tables[table])
         return col.name if col is not None and ATTENDED & set(col.enum or []) else None
 
     _ARRIVAL = {"checked_in", "arrived", "boarded", "attended"}
@@ -178,7 +172,7 @@ class RowTimes:
             if stem in self._SCHEDULED:  # a scheduled time: past or upcoming (past once
                 # attended: a completed visit or a no-show lies before the clock; ahead while
                 # an attendable record still waits: a booked visit)
-                status = row.get(getattr(self._status(table), "name", ""))
+                status = row.get(getattr(status_column(self.tables[table]), "name", ""))
                 lo = max(floor, clock - timedelta(days=150))
                 hi = clock - timedelta(hours=1) if status in ATTENDED else \
                     clock + timedelta(days=75)

@@ -24,6 +24,7 @@ from agent_world.mining.semantics.lifecycle_rule import (
     NEGATIVE_ENDS,
     _state_of,
     state_rank,
+    status_column,
 )
 from agent_world.mining.semantics.violations import Violation
 from agent_world.mining.semantics.zones import address_country, country_zones
@@ -48,10 +49,6 @@ _STATE_FIELD_SUFFIX = ("reason", "by", "by_id", "note", "notes", "comment", "com
 _NOMINAL = {"cancellation": "cancelled", "rejection": "rejected", "suspension": "suspended",
             "refund": "refunded", "waiver": "waived", "closure": "closed",
             "resolution": "resolved", "denial": "declined", "termination": "terminated"}
-
-
-def _status_column(table: TableSpec) -> ColumnSpec | None:
-    return next((c for c in table.columns if c.name in ("status", "state") and c.enum), None)
 
 
 def _scheduled(table: TableSpec) -> bool:
@@ -87,7 +84,7 @@ def derive_invariants(tables: list[TableSpec]) -> list[dict[str, Any]]:
     by = {t.name: t for t in tables}
     out: list[dict[str, Any]] = []
     for child in tables:
-        cstatus = _status_column(child)
+        cstatus = status_column(child)
         if cstatus is None:
             continue
         noun = _singular(child.name).split("_")[-1]
@@ -101,7 +98,7 @@ def derive_invariants(tables: list[TableSpec]) -> list[dict[str, Any]]:
             if not holding or len(holding) == len(cstatus.enum or []):
                 continue
             coupled = False
-            pstatus = _status_column(parent)
+            pstatus = status_column(parent)
             for st in pstatus.enum if pstatus is not None and pstatus.enum else []:
                 if noun in OCCUPANCY.get(st, ()):
                     out.append({"kind": "held_iff", "table": parent.name,
@@ -121,7 +118,7 @@ def derive_invariants(tables: list[TableSpec]) -> list[dict[str, Any]]:
                             "parent": parent.name, "column": cstatus.name,
                             "holding": holding, "limit": 1})
     for t in tables:
-        status = _status_column(t)
+        status = status_column(t)
         if status is not None:
             states = list(status.enum or [])
             for c in t.columns:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.envs.table_spec import TableSpec
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.semantics.columns import _time_columns, time_stem
 from agent_world.mining.semantics.times import _group
 from agent_world.mining.semantics.violations import Violation
@@ -65,10 +65,15 @@ def _state_of(stem: str, states: set[str]) -> str | None:
     return None
 
 
+def status_column(table: TableSpec) -> ColumnSpec | None:
+    """The table's state column: a `status` or `state` column with an enum."""
+    return next((c for c in table.columns if c.name in ("status", "state") and c.enum), None)
+
+
 def lifecycle_columns(table: TableSpec) -> tuple[str, dict[str, str]] | None:
     """(status column, {state: timestamp column}) for a table whose status enum names states
     that have their own timestamp column."""
-    status = next((c for c in table.columns if c.name in ("status", "state") and c.enum), None)
+    status = status_column(table)
     if status is None:
         return None
     states = set(status.enum or [])
