@@ -52,6 +52,10 @@ log = logging.getLogger(__name__)
 WORKER_COMMAND = [sys.executable, "-m", "agent_world.envs.worker"]
 # How long past the tool's own timeout the caller waits before killing the worker.
 HARD_GRACE_S = 2.0
+# What a just-started worker's first request may take on top of its own deadline: starting
+# the interpreter is not the tool's time (a short tool timeout on a loaded machine would
+# otherwise kill every fresh worker before it could answer).
+START_GRACE_S = 10.0
 
 class Turns:
     """Threads of one process that step episodes take turns at the CPU: a step holds the turn
@@ -122,6 +126,7 @@ class WorkerClient:
         # call means tool code left something running that could act during the next call
         self.idle_tasks: int | None = None
         self.closed = False  # its pool was closed: it starts no process any more
+        self.starting = False  # started, and has not answered a request yet
 
     def start(self) -> None:
         if self.closed:
@@ -154,6 +159,7 @@ class WorkerClient:
         self._inbox = bytearray()
         self._poll_in = None  # made at the first wait: registered on this process's stdout
         self.idle_tasks = None
+        self.starting = True
         self.loaded.clear()
         self.forget.clear()
 
@@ -223,6 +229,8 @@ class WorkerClient:
             data = encode_packed(message)
         except (TypeError, ValueError) as exc:  # checked before anything was written
             return {"ok": False, "kind": "invalid_arguments", "message": f"cannot send: {exc}"}
+        if self.starting:
+            deadline_s += START_GRACE_S
         end = time.monotonic() + deadline_s
         hung = {"ok": False, "kind": "timeout",
                 "message": f"tool worker hung for {deadline_s:g}s; killed and restarted"}
@@ -244,6 +252,7 @@ class WorkerClient:
         while True:
             reply = self._receive(end, wait_first)
             wait_first = True
+            self.starting = False  # it answered (or is restarted below): it has started
             if reply is _TIMED_OUT:
                 self.restart()
                 return hung

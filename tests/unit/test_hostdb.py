@@ -257,6 +257,20 @@ def test_a_timeout_during_a_statement_exchange_leaves_the_channel_clean():
         assert rt.pool.restarts == 0
 
 
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandboxed", "unsandboxed"])
+def test_a_worker_slow_to_start_is_not_killed_by_a_short_tool_timeout(sandbox):
+    """Starting the interpreter is not the tool's time: a worker that takes a second to come
+    up serves calls under a 0.3 s tool timeout without being restarted."""
+    def slow(cmd):
+        return ["sh", "-c", 'sleep 1; exec "$@"', "sh", *cmd]
+
+    with EnvRuntime(workers=1, sandbox=sandbox, tool_timeout_s=0.3, launcher=slow) as rt:
+        ep = rt.open(attacker_spec(), seed=1)
+        obs = ep.step("run_read", {"code": "result = ctx.one('SELECT 7 AS x')['x']"})
+        assert obs.ok and obs.result == 7, obs
+        assert rt.pool.restarts == 0
+
+
 def test_an_opened_or_reset_episode_starts_from_empty_counters_without_reading_them(notes_spec):
     """A fresh copy of the template and an undone episode have committed nothing: the first
     call starts from empty id/clock counters (no statement to read them), and its ids and
