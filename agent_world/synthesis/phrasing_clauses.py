@@ -15,6 +15,7 @@ from agent_world.synthesis.phrasing_values import (
     PREPOSITIONS,
     arg_phrase,
     bare_value,
+    by_key,
     field_words,
     key_phrase,
     noun,
@@ -109,6 +110,18 @@ _WHERE = re.compile(r"\bwhere (?:it|the|they|a)\b", re.I)  # a place: "the branc
 _QUERIES = frozenset({"query", "q", "text", "keyword", "keywords", "search", "term"})
 
 
+def key_kind(spec: EnvSpec, tool: str, param: str) -> str | None:
+    """The kind of record a key argument names (`changed_by_id` → member), from the foreign
+    key of the column of that name in the tool's table (or any table); None when unknown."""
+    ent = tool_entity(spec, tool)
+    tables = sorted(spec.tables, key=lambda t: table_entity(t.name) != ent)
+    for t in tables:
+        col = next((c for c in t.columns if c.name == param and c.foreign_key), None)
+        if col is not None:
+            return table_entity(col.foreign_key.split(".")[0])
+    return None
+
+
 def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, str, str]:
     """(words before the entity, words after it, owner) for a list's stated filters:
     "confirmed" reservations "departing on ..." "of customer 70"."""
@@ -116,7 +129,10 @@ def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, 
     for p, v in given.items():
         schema = param_schema(spec, tool, p)
         r = role(p, v, schema)
-        if p in PAGING:
+        acted = by_key(p, v, key_kind(spec, tool, p))
+        if acted is not None:  # "changed by member 15"
+            after.append(acted)
+        elif p in PAGING:
             after.append(f"(just the first {value_text(v)})")
         elif p in _QUERIES:
             after.append(f"matching {value_text(v)}")
@@ -252,11 +268,13 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
             if k == "id":  # "pull up appointment 16", not "... whose id is 16"
                 return f"{verb} {ent} {value_text(v).strip(chr(39))}{tail}" + (
                     f" among the {what}" if after and not tail else "")
-            picked = which(k, v)
+            picked = which(k, v, key_kind(spec, step.tool, k))
             query = next((str(given[q]) for q in given if q in _QUERIES), None)
-            if picked.startswith("named ") and query and query.lower() in str(v).lower():
-                # "the customer named Jeffrey Luna", not "... matching 'Jeffrey'": the name
-                # says the search
+            if query and isinstance(v, str) and re.search(
+                    rf"(?<!\w){re.escape(query.lower())}(?!\w)", v.lower()):
+                # "the customer named Jeffrey Luna", not "... matching 'Jeffrey'" (nor "the
+                # repository whose path is '/srv/git/x' matching 'srv'"): the value says
+                # the search
                 after = re.sub(r"(?:^|, )matching '[^']*'|(?:^|, )matching \S+", "",
                                after).lstrip(", ")
             if after and picked.startswith("whose ") and after.startswith("whose "):

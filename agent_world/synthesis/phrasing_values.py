@@ -253,8 +253,23 @@ _NAMES_OF_OTHERS = frozenset({"field", "table", "column", "attribute", "property
                               "key", "file", "event", "setting"})
 
 
-def which(field: str, value: Any) -> str:
-    """The words that single out a list element: "whose fare class is business"."""
+def by_key(field: str, value: Any, kind: str | None) -> str | None:
+    """A key named for who did something (`changed_by_id` of member 15) as the act: "changed
+    by member 15", never "of changed by 15"; None for other fields. `kind`: the record the
+    key names (None: said bare)."""
+    words = noun(field).split()
+    if len(words) < 2 or words[-1] != "by" or role(field, value) != "key":
+        return None
+    return f"{noun(field)} {kind} {value_text(value).strip(chr(39))}" if kind else \
+        f"{noun(field)} {value_text(value)}"
+
+
+def which(field: str, value: Any, kind: str | None = None) -> str:
+    """The words that single out a list element: "whose fare class is business". `kind`: the
+    record a key names, where the caller knows it (`by_key`)."""
+    acted = by_key(field, value, kind)
+    if acted is not None:
+        return acted
     r = role(field, value)
     words = split_words(field)
     if isinstance(value, int) and not isinstance(value, bool) and r != "key" and words and \
@@ -275,8 +290,14 @@ def which(field: str, value: Any) -> str:
             return f"for {named}"
         # "whose pickup branch is branch 4", not "whose pickup branch id is 4"
         return f"whose {noun(field)} is {named}"
+    words_ = field_words(field).split()
+    when = date_text(value) if isinstance(value, str) else None
+    if when and len(words_) == 2 and words_[1] == "at" and words_[0].endswith(("ed", "s")):
+        return date_phrase(" ".join(words_), when)  # "updated on May 2", not "whose updated at"
+    if when and len(words_) == 2 and words_[1] == "on":
+        return f"{' '.join(words_)} {when}"  # "joined on May 2", "due on May 2"
     return f"whose {field_words(field)} is {say(field, value)}"
 
 
-__all__ = ["KEY_ROLES", "PREPOSITIONS", "arg_phrase", "bare_value", "date_phrase", "date_text", "field_words",
+__all__ = ["KEY_ROLES", "PREPOSITIONS", "arg_phrase", "bare_value", "by_key", "date_phrase", "date_text", "field_words",
            "key_phrase", "noun", "role", "say", "value_text", "which"]

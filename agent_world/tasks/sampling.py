@@ -123,7 +123,13 @@ class ValueSampler:
             # nobody orders 0 units: a stored 0 is an edge case, not a request
             ok = [v for v in ok if v != 0] or ok
         # a page body of paragraphs is no value a person types into a request
-        return [v for v in ok if not (isinstance(v, str) and (len(v) > SAYABLE or "\n" in v))]
+        sayable = [v for v in ok if not (isinstance(v, str) and (len(v) > SAYABLE or "\n" in v))]
+        stored = [v for v in columns if isinstance(v, str)]
+        if stored and all(len(v) > SAYABLE or "\n" in v for v in stored):
+            # nor is any value of a field that only ever holds such text (a diff): a test's
+            # short stand-in ("set the diff to 'one'") is no edit a person asks for
+            return [v for v in sayable if not isinstance(v, str)]
+        return sayable
 
     def row_of(self, tool: str, rng: random.Random,
                match: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -69,9 +69,21 @@ def entity(tool: str, namespace: str | None = None) -> str:
     return _thing(words)
 
 
+# words a tool name adds to its record's kind without naming another (suspend_member_account
+# acts on a member: "that member account's member" is no English)
+_ASPECTS = frozenset({"account", "profile", "record", "details", "info"})
+
+
 def tool_entity(spec: EnvSpec, tool: str) -> str:
-    """`entity` of one of `spec`'s tools, its namespace word known."""
-    return entity(tool, tool_namespace(spec))
+    """`entity` of one of `spec`'s tools, its namespace word known; an aspect word of a
+    table's record dropped where no table is called that (a bank account stays one)."""
+    ent = entity(tool, tool_namespace(spec))
+    words = ent.split()
+    if len(words) > 1 and words[-1] in _ASPECTS:
+        kinds = {table_entity(t.name) for t in spec.tables}
+        if ent not in kinds and " ".join(words[:-1]) in kinds:
+            return " ".join(words[:-1])
+    return ent
 
 
 def _thing(words: list[str]) -> str:

@@ -276,5 +276,45 @@ def test_a_record_picked_by_name_from_a_search_is_not_said_twice():
     text = phrasing_clauses.step_clause(spec, plan, 0, random.Random(0))
     assert f"named '{name}'" in text or f"named {name}" in text, text
     assert "matching" not in text, text
+    plan.steps[0].select = {"brand": "Sony"}  # any value the search's words are in
+    plan.steps[0].given = {"query": "sony"}
+    text = phrasing_clauses.step_clause(spec, plan, 0, random.Random(0))
+    assert "Sony" in text and "matching" not in text, text
     plan.steps[0].given = {"query": "zzz"}
     assert "matching 'zzz'" in phrasing_clauses.step_clause(spec, plan, 0, random.Random(0))
+
+
+def test_a_key_named_for_who_acted_is_said_as_the_act(notes_spec):
+    """A change log listed by `changed_by_id` reads "changed by user 2", not "of changed by
+    2" (the key's noun is an act, not a record)."""
+    raw = json.loads(notes_spec.to_json())
+    raw["tables"].append({"name": "note_history", "columns": [
+        {"name": "id", "type": "integer", "primary_key": True},
+        {"name": "note_id", "type": "integer", "foreign_key": "notes.id"},
+        {"name": "changed_by_id", "type": "integer", "foreign_key": "users.id"}]})
+    raw["rows"]["note_history"] = [{"id": 1, "note_id": 1, "changed_by_id": 2}]
+    raw["tools"].append({
+        "name": "list_note_history", "description": "List the note history.",
+        "parameters": {"type": "object", "properties": {"changed_by_id": {"type": "integer"}},
+                       "additionalProperties": False},
+        "source": "def list_note_history(ctx, changed_by_id=None):\n"
+                  "    return ctx.query('SELECT * FROM note_history')\n"})
+    from agent_world.envs.spec import EnvSpec
+
+    spec = EnvSpec.from_dict(raw)
+    plan = Plan(steps=[PlanStep(tool="list_note_history", given={"changed_by_id": 2},
+                                select={"id": 1})])
+    said = phrasing_clauses.step_clause(spec, plan, 0, random.Random(0))
+    assert "changed by user 2" in said and " of changed" not in said, said
+    plan.steps[0].given, plan.steps[0].select = {}, {"changed_by_id": 2}
+    said = phrasing_clauses.step_clause(spec, plan, 0, random.Random(0))
+    assert said.endswith("changed by user 2") and "whose" not in said, said
+
+
+def test_a_record_picked_by_when_something_happened_says_it_as_the_act():
+    """"the query updated on December 24, 2024 at 11:24:58", not "whose updated at is"."""
+    assert phrasing_values.which("updated_at", "2024-12-24T11:24:58") == \
+        "updated on December 24, 2024 at 11:24:58"
+    assert phrasing_values.which("joined_on", "2024-12-24") == "joined on December 24, 2024"
+    assert phrasing_values.which("starts_at", "2024-12-24T09:30:00").startswith("starting ")
+    assert phrasing_values.which("status", "paid") == "whose status is 'paid'"

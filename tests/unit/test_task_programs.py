@@ -248,3 +248,16 @@ def re_word(name: str, text: str) -> bool:
     import re
 
     return re.search(rf"\b{re.escape(name)}\b", text) is not None
+
+
+def test_a_field_that_only_holds_long_text_gets_no_short_stand_in(notes_spec):
+    """A diff or a page body is never a value a request sets; a test's short stand-in for
+    it ("set the diff to 'one'") is not offered either. A field with sayable values is."""
+    spec = EnvSpec.from_json(notes_spec.to_json())
+    for row in spec.rows["notes"]:
+        row["body"] = "@@ -1 +1 @@\n-old line\n+new line\n"
+    sampler = ValueSampler(spec)
+    sampler.tested[("edit_note", "body")] = ["one"]
+    assert sampler.candidates("edit_note", "body", {"type": "string"}) == []
+    sampler.tested[("edit_note", "ref")] = ["N9"]
+    assert "N9" in sampler.candidates("edit_note", "ref", {"type": "string"})

@@ -4,6 +4,7 @@ identifiers, and an update that names no record is not built as an insert."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import pytest
@@ -146,6 +147,22 @@ def test_a_tool_whose_code_does_not_compile_is_left_out_with_the_reason(digitalo
 ])
 def test_what_a_task_calls_a_tools_record(tool, namespace, thing):
     assert entity(tool, namespace) == thing
+
+
+def test_an_aspect_of_a_record_in_a_tool_name_is_the_record(notes_spec):
+    """suspend_user_account acts on a user ("that user", never "that user account's user");
+    a table of accounts keeps its name."""
+    from agent_world.envs.spec import EnvSpec
+    from agent_world.tasks.words import tool_entity
+
+    raw = json.loads(notes_spec.to_json())
+    first = raw["tools"][0]
+    raw["tools"].append({**first, "name": "suspend_user_account", "source": first["source"]
+                         .replace(f"def {first['name']}(", "def suspend_user_account(")})
+    assert tool_entity(EnvSpec.from_dict(raw), "suspend_user_account") == "user"
+    raw["tables"].append({"name": "user_accounts", "columns": [
+        {"name": "id", "type": "integer", "primary_key": True}]})
+    assert tool_entity(EnvSpec.from_dict(raw), "suspend_user_account") == "user account"
 
 
 def test_a_public_id_names_its_record():
