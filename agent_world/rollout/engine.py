@@ -112,8 +112,10 @@ def observation_text(step: Step, task: Task | None = None) -> str:
     user id arrives without quotes), or the error with its kind; under the names the agent
     sees when `task` is given. Every rollout, attempt and warm-start conversation reads this."""
     if step.ok:
+        # compact JSON: a listing's ", " and ": " are an eighth of its tokens, paid in every
+        # turn that reads it (training conversations, evaluation prompts)
         text = step.result if isinstance(step.result, str) else \
-            json.dumps(step.result, ensure_ascii=False, default=str)
+            json.dumps(step.result, ensure_ascii=False, default=str, separators=(",", ":"))
     else:
         text = f"Error ({step.error_kind}): {step.error_message}"
     return visible_text(text, task) if task is not None else text

@@ -336,3 +336,15 @@ def test_an_audit_log_records_every_change_and_a_reset_takes_its_entries_back(ru
     assert not ok and "1 entries written" in why and "'active'" in why
     ep.reset()
     assert ep.state_hash() == pristine and ep.diff().empty  # no entry for putting it back
+
+
+def test_an_observation_is_compact_json_that_reads_back_as_the_result():
+    """A listing is read back in every later turn: no spaces after separators (an eighth of
+    its tokens), and nothing else lost."""
+    from agent_world.rollout.engine import observation_text
+    from agent_world.tasks.model import Step as _Step
+
+    rows = [{"id": 1, "title": "Über, the: novel", "due_on": None}, {"id": 2, "title": "B"}]
+    text = observation_text(_Step(ok=True, result=rows))
+    assert json.loads(text) == rows and ', "' not in text and '": ' not in text
+    assert "Über, the: novel" in text  # values keep their own spaces and characters
