@@ -286,7 +286,7 @@ def test_vf_eval_scores_the_arena_environment_through_the_server(server, task, t
         assert not o.get("error"), o.get("error")
         call = o["completion"][0]["tool_calls"][0]
         assert "call_" in str(call) and task.chain[0].tool in str(call)
-        assert '"status": "cancelled"' in str(o["completion"][1])  # ran in the episode
+        assert '"status":"cancelled"' in str(o["completion"][1])  # ran in the episode
         assert o["completion"][-1]["content"] == ANSWER
         assert o["reward"] == pytest.approx(1.0)
 

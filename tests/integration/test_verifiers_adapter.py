@@ -70,7 +70,7 @@ def test_vf_load_environment_finds_the_export_and_gold_rollouts_pass(exported, t
     call = hidden["completion"][0]["tool_calls"][0]
     assert "tool_a1" in str(call)
     # the observation came from the episode's database: the reservation was cancelled there
-    assert '"status": "cancelled"' in str(hidden["completion"][1])
+    assert '"status":"cancelled"' in str(hidden["completion"][1])
 
 
 def test_wrong_answers_fail_the_task_check(exported, tasks):
