@@ -112,6 +112,9 @@ def ask_aggregate(kind: str, field: str | None, where: dict[str, Any], ents: str
         if not where:
             return rng.choice([f"How many {ents} are there?", f"How many {ents} is that?"])
         have = " and ".join(f"{field_words(k)} {say(k, v)}" for k, v in where.items())
+        if any(field_words(k).split()[-1:] == ["by"] for k in where):
+            # "cancelled by 'clinic'" is what happened to them, not something they have
+            return f"How many {those} are there?"
         return rng.choice([f"How many {those} are there?",
                            f"How many of those {ents} have {have}?",
                            f"Count the {those} and tell me how many there are."])

@@ -279,6 +279,12 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                                after).lstrip(", ")
             if after and picked.startswith("whose ") and after.startswith("whose "):
                 after = f"and {after}"  # "whose message is M and whose parent commit is 8"
+            if query and after == f"matching {value_text(query)}" and not tail:
+                # the search's words are not in what singles the record out: "search the
+                # members for 'Christopher' and pull up the one whose card number is 27...",
+                # not "the member whose card number is 27... matching 'Christopher'"
+                return f"search the {entity_plural(one)} for {value_text(query)} and {verb} " \
+                       f"the one {picked}"
             return f"{verb} the {one}{tail} {picked}" + (f" {after}" if after else "")
         return rng.choice(["look through the {e}", "pull up the {e}", "check the {e}",
                            "go over the {e}"]).format(e=what)
@@ -367,7 +373,9 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         for p in [p for p in given if role(p, given[p]) == "key"]:
             named = key_phrase(p, given.pop(p))
             if not re.search(rf"\b{re.escape(noun(p).split()[-1])}s?\b", base):
-                act = f"{act} with {named}"
+                # a place the act happens at: "check in copy 39 at branch 28"
+                where = _WHERE.search(str(param_schema(spec, tool, p).get("description", "")))
+                act = f"{act} {'at' if where else 'with'} {named}"
                 continue
             # "branch" in "a branch commit" is part of the tool's own noun: "create a branch
             # commit for commit 17 and branch 41", not "create branch 41 commit"

@@ -272,6 +272,8 @@ def which(field: str, value: Any, kind: str | None = None) -> str:
         return acted
     r = role(field, value)
     words = split_words(field)
+    if len(words) > 1 and words[-1] == "by" and r not in ("key", "name"):
+        return f"{field_words(field)} {say(field, value)}"  # "cancelled by 'clinic'"
     if isinstance(value, int) and not isinstance(value, bool) and r != "key" and words and \
             words[-1].endswith("s") and words[-1] not in ("status", "address", "class"):
         return f"with {value} {' '.join(words[:-1] + [singular_word(words[-1])] if value == 1 else words)}"

@@ -23,6 +23,10 @@ _EDIT_VERBS = frozenset({"edit", "update", "modify", "change", "set", "patch", "
 
 
 SAYABLE = 120  # the longest text a request states as a value
+_PERSON_NAMES = frozenset({"full_name", "first_name", "last_name", "given_name", "family_name",
+                           "display_name"})
+_CONTACTS = frozenset({"email", "phone", "email_address", "phone_number", "birth_date",
+                       "date_of_birth"})
 
 
 def is_edit(spec: EnvSpec, tool: str) -> bool:
@@ -281,8 +285,19 @@ class ValueSampler:
                           and self.candidates(tool, p, props[p]))
         if not optional:
             return None
-        p = rng.choice(optional)
+        # a person's name changes rarely (another person's name as the new one even more
+        # rarely): their contact details, dates and states are what people edit
+        p = rng.choice([q for q in optional if not self._persons_name(tool, q)] or optional)
         return {**args, p: self.sample(tool, p, props[p], rng)}
+
+    def _persons_name(self, tool: str, param: str) -> bool:
+        """Whether `param` of `tool` is the name of the person its record is (a clinician's
+        full name; not a branch's or a repository's name)."""
+        if param in _PERSON_NAMES:
+            return True
+        table = self.tables.get(self._own_entity(tool))
+        return param == "name" and table is not None and any(
+            c.name in _CONTACTS for c in table.columns)
 
 
 __all__ = ["ValueSampler", "ahead", "is_edit"]

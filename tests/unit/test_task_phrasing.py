@@ -280,8 +280,33 @@ def test_a_record_picked_by_name_from_a_search_is_not_said_twice():
     plan.steps[0].given = {"query": "sony"}
     text = phrasing_clauses.step_clause(spec, plan, 0, random.Random(0))
     assert "Sony" in text and "matching" not in text, text
-    plan.steps[0].given = {"query": "zzz"}
-    assert "matching 'zzz'" in phrasing_clauses.step_clause(spec, plan, 0, random.Random(0))
+    plan.steps[0].given = {"query": "zzz"}  # a search the pick does not hold: said first
+    text = phrasing_clauses.step_clause(spec, plan, 0, random.Random(0))
+    assert text.startswith("search the products for 'zzz' and ") and \
+        text.endswith("the one whose brand is 'Sony'"), text
+
+
+def test_a_place_the_act_happens_at_is_said_with_at():
+    """"check in copy 39 at branch 28", not "... with branch 28": the argument's
+    description says it is where the act happens."""
+    from agent_world.envs.spec import EnvSpec
+
+    raw = json.loads(load_example("ecommerce").to_json())
+    spec = EnvSpec.from_dict(raw)
+    tool = next(t for t in spec.tools if t.mutates and any(
+        p.endswith("_id") for p in t.parameters.get("properties", {})))
+    key = next(p for p in tool.parameters["properties"] if p.endswith("_id"))
+    raw_tool = next(t for t in raw["tools"] if t["name"] == tool.name)
+    raw_tool["parameters"]["properties"]["branch_id"] = {
+        "type": "integer", "description": "The branch where it is handed in"}
+    spec = EnvSpec.from_dict(raw)
+    said = phrasing_clauses.write_clause(spec, tool.name, {key: 1, "branch_id": 28},
+                                         random.Random(0))
+    assert said.endswith(" at branch 28"), said
+    raw_tool["parameters"]["properties"]["branch_id"]["description"] = "A branch."
+    said = phrasing_clauses.write_clause(EnvSpec.from_dict(raw), tool.name,
+                                         {key: 1, "branch_id": 28}, random.Random(0))
+    assert said.endswith(" with branch 28"), said
 
 
 def test_a_key_named_for_who_acted_is_said_as_the_act(notes_spec):
@@ -318,3 +343,11 @@ def test_a_record_picked_by_when_something_happened_says_it_as_the_act():
     assert phrasing_values.which("joined_on", "2024-12-24") == "joined on December 24, 2024"
     assert phrasing_values.which("starts_at", "2024-12-24T09:30:00").startswith("starting ")
     assert phrasing_values.which("status", "paid") == "whose status is 'paid'"
+
+
+def test_who_did_something_is_said_as_what_happened():
+    """"How many appointments cancelled by 'clinic' are there?", never "... have cancelled
+    by 'clinic'" nor "whose cancelled by is"."""
+    said = phrasing.ask_aggregate("count", None, {"cancelled_by": "clinic"}, "appointments",
+                                  random.Random(0))
+    assert said == "How many appointments cancelled by 'clinic' are there?", said

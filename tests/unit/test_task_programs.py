@@ -7,6 +7,7 @@ database with SQL; every trust gate applies to it.
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import sqlite3
@@ -261,3 +262,34 @@ def test_a_field_that_only_holds_long_text_gets_no_short_stand_in(notes_spec):
     assert sampler.candidates("edit_note", "body", {"type": "string"}) == []
     sampler.tested[("edit_note", "ref")] = ["N9"]
     assert "N9" in sampler.candidates("edit_note", "ref", {"type": "string"})
+
+
+def test_an_edit_of_a_person_sets_their_details_not_their_name(notes_spec):
+    """"Edit user 1: set their name to <another person's name>" is no request people make
+    while the record has other fields to edit; a record without a person's contact
+    details (a branch) may still be renamed."""
+    raw = json.loads(notes_spec.to_json())
+    users = next(t for t in raw["tables"] if t["name"] == "users")
+    users["columns"].append({"name": "email", "type": "text"})
+    for i, row in enumerate(raw["rows"]["users"]):
+        row["email"] = f"u{i}@example.com"
+    raw["tools"].append({
+        "name": "update_user", "description": "Edit a user: set the given fields.",
+        "mutates": True,
+        "parameters": {"type": "object", "properties": {
+            "user_id": {"type": "integer"}, "name": {"type": "string"},
+            "email": {"type": "string"}}, "required": ["user_id"],
+            "additionalProperties": False},
+        "source": "def update_user(ctx, user_id, name=None, email=None):\n    return None\n"})
+    spec = EnvSpec.from_dict(raw)
+    sampler = ValueSampler(spec)
+    picked = {next(k for k in sampler.edit_values("update_user", {"user_id": 1},
+                                                  random.Random(i)) if k != "user_id")
+              for i in range(20)}
+    assert picked == {"email"}
+    users["columns"].pop()  # no contact details: a name like any other field
+    for row in raw["rows"]["users"]:
+        row.pop("email")
+    raw["tools"][-1]["parameters"]["properties"]["email"] = {"type": "string"}
+    sampler = ValueSampler(EnvSpec.from_dict(raw))
+    assert not sampler._persons_name("update_user", "name")

@@ -24,7 +24,8 @@ CREATE = frozenset({
     "created", "registered", "joined", "placed", "booked", "requested", "submitted", "ordered",
     "opened", "reported", "signed_up", "enrolled", "applied", "uploaded", "posted", "filed",
     "added", "committed", "authored", "recorded", "logged", "fetched", "received", "tagged",
-    "changed", "executed", "run", "converted", "staged", "written", "inserted",
+    "changed", "executed", "run", "converted", "staged", "written", "inserted", "detected",
+    "observed", "captured", "scanned", "noticed",
 })
 START = frozenset({
     "start", "starts", "started", "begin", "begins", "checked_out", "check_out", "departure",
