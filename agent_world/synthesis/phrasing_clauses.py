@@ -58,7 +58,7 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     # and so is what the tool allows or what comes after it: "create a new branch from an
     # optional base branch", "suspend a member account and reactivate it later"
     clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|,? unless\b|, optionally\b| in id order"
-                      r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b"
+                      r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b| up to \w+ times?\b"
                       r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
                       r"|,? and \w+ (?:it|them) (?:later|again)\b|,? and optionally\b"
                       r"| by (?:scanning|entering|giving|passing|providing|specifying|using)\b"
@@ -122,6 +122,18 @@ def key_kind(spec: EnvSpec, tool: str, param: str) -> str | None:
     return None
 
 
+def keyed_record(spec: EnvSpec, param: str) -> str | None:
+    """The record a key that is one of its fields names (`barcode` → copy, `card_number` →
+    member: a unique column of that name), when the key's own words name no record; None
+    otherwise."""
+    kinds = {table_entity(t.name) for t in spec.tables}
+    if not noun(param) or noun(param).split()[-1] in {k.split()[-1] for k in kinds}:
+        return None
+    found = [table_entity(t.name) for t in spec.tables for c in t.columns
+             if c.name == param and c.unique and not c.primary_key]
+    return found[0] if len(found) == 1 else None
+
+
 def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, str, str]:
     """(words before the entity, words after it, owner) for a list's stated filters:
     "confirmed" reservations "departing on ..." "of customer 70"."""
@@ -154,6 +166,15 @@ def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, 
     joined = "".join((" " if i and a.startswith("that ") else ", " if i else "") + a
                      for i, a in enumerate(after))
     return " ".join(before), joined, owner
+
+
+def _aim(spec: EnvSpec, act: str, param: str, named: str, ent: str) -> str:
+    """`act` aimed at the record key `param` names: by the key's own noun, or, for a field of
+    the record (a copy's barcode), "the copy with barcode 40..." where the act says "a copy"."""
+    record = keyed_record(spec, param)
+    if record and re.search(rf"\b{re.escape(record.split()[-1])}s?\b", act):
+        return _with_key(act, record, f"the {record} with {named}", ent)
+    return _with_key(act, noun(param) or ent, named, ent)
 
 
 def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
@@ -369,9 +390,14 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         # aimed at the record the key names: "add a coupon to a pending order" → "... to
         # order ORD-1", not "add order ORD-1 ..."
         base = act  # the other keys are aimed by the action's own words, not the first key's
-        act = _with_key(act, noun(key) or ent, key_phrase(key, given.pop(key)), ent)
+        act = _aim(spec, act, key, key_phrase(key, given.pop(key)), ent)
         for p in [p for p in given if role(p, given[p]) == "key"]:
             named = key_phrase(p, given.pop(p))
+            record = keyed_record(spec, p)
+            if record and re.search(rf"\b{re.escape(record.split()[-1])}s?\b", base):
+                # "check out the copy with barcode 40... to the member with card number 27..."
+                act = _with_key(act, record, f"the {record} with {named}", ent)
+                continue
             if not re.search(rf"\b{re.escape(noun(p).split()[-1])}s?\b", base):
                 # a place the act happens at: "check in copy 39 at branch 28"
                 where = _WHERE.search(str(param_schema(spec, tool, p).get("description", "")))
@@ -402,6 +428,12 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
             said = field if field != n and len(field.split()) > 1 and \
                 field.split()[-1] == words[-1] else ""
             that = f"that {prev}" if prev == n else f"that {prev}'s {said or n}"
+            record = keyed_record(spec, p) if p else None
+            if record and re.search(rf"\b{re.escape(record.split()[-1])}s?\b", act):
+                # a field that names its record (a member's card number): "to that member"
+                that = f"that {prev}" if prev == record else f"that {prev}'s {record}"
+                act = _with_key(act, record, that, ent)
+                continue
             if len(words) > 1 and words[0] in DIRECTIONS and p not in own_roles:
                 # "to that hold's branch"
                 that = f"{words[0]} that {prev}'s {said or ' '.join(words[1:])}"

@@ -351,3 +351,46 @@ def test_who_did_something_is_said_as_what_happened():
     said = phrasing.ask_aggregate("count", None, {"cancelled_by": "clinic"}, "appointments",
                                   random.Random(0))
     assert said == "How many appointments cancelled by 'clinic' are there?", said
+
+
+def test_a_record_named_by_one_of_its_fields_is_said_as_that_record(notes_spec):
+    """A key that is a unique field of a record (a copy's barcode, a member's card number)
+    aims the act at that record: "lend the note with barcode B1 ...", not "lend a note for
+    barcode B1"; bound from an earlier user, "... to that user"."""
+    from agent_world.envs.spec import EnvSpec
+
+    raw = json.loads(notes_spec.to_json())
+    users = next(t for t in raw["tables"] if t["name"] == "users")
+    users["columns"].append({"name": "card_number", "type": "text", "unique": True})
+    for i, row in enumerate(raw["rows"]["users"]):
+        row["card_number"] = f"C{i}"
+    notes = next(t for t in raw["tables"] if t["name"] == "notes")
+    notes["columns"].append({"name": "barcode", "type": "text", "unique": True})
+    for i, row in enumerate(raw["rows"]["notes"]):
+        row["barcode"] = f"B{i}"
+    raw["tools"].append({
+        "name": "lend_note", "description": "Lend a note to a user.", "mutates": True,
+        "parameters": {"type": "object", "properties": {
+            "barcode": {"type": "string"}, "card_number": {"type": "string"}},
+            "required": ["barcode", "card_number"], "additionalProperties": False},
+        "source": "def lend_note(ctx, barcode, card_number):\n    return None\n"})
+    spec = EnvSpec.from_dict(raw)
+    said = phrasing_clauses.write_clause(spec, "lend_note", {"barcode": "B1", "card_number": "C1"},
+                                         random.Random(0))
+    assert said == "lend the note with barcode B1 to the user with card number C1", said
+    plan = Plan(steps=[PlanStep(tool="rename_user", given={"user_id": 1, "name": "Ann"}),
+                       PlanStep(tool="lend_note", given={"barcode": "B1"}, bound={
+                           "card_number": Binding(step=0, field="card_number")})])
+    said = phrasing_clauses.step_clause(spec, plan, 1, random.Random(0))
+    assert said.endswith("to that user"), said
+
+
+def test_a_limit_of_the_act_is_no_part_of_the_request():
+    """"Members can renew a loan up to two times, unless ..." asks "renew loan 3"."""
+    from agent_world.envs.spec import EnvSpec
+
+    raw = json.loads(load_example("ecommerce").to_json())
+    tool = next(t for t in raw["tools"] if t.get("mutates"))
+    tool["description"] = "Members can renew a loan up to two times, unless it is held."
+    spec = EnvSpec.from_dict(raw)
+    assert phrasing_clauses.action_phrase(spec, tool["name"]) == "renew a loan"
