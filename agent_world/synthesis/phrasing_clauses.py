@@ -453,6 +453,7 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
             act += " for " + " and ".join(missed)
     rest, does = [], []
     sets = act.split(" ", 1)[0] in EDITS
+    marks: list[str] = []
     for p, v in given.items():
         if p in PAGING:
             continue
@@ -467,8 +468,14 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
             rest.append(arg_phrase(p, v, schema, writes=True))
         elif r == "key":
             rest.append(key_phrase(p, v))
+        elif r == "flag" and len(flag_words) > 1 and flag_words[0] in ("is", "has"):
+            marks.append(arg_phrase(p, v, schema))  # "marked as new release": said apart
         else:
             rest.append(arg_phrase(p, v, schema))
+    if marks:
+        act += ", " + " and ".join(marks)
+        given = {p: v for p, v in given.items() if role(p, v, param_schema(spec, tool, p))
+                 != "flag" or split_words(p)[0] not in ("is", "has")}
     if not sets:
         # "create a time conversion ... at 09:45", never "... with at 09:45"
         ends = [r for r in rest if r.startswith(PREPOSITIONS)]

@@ -231,6 +231,14 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
             re.fullmatch(r"\d{2}:\d{2}", value):
         return f"at {value}"
     several = len(words.split()) > 1
+    if not writes and r == "flag" and isinstance(value, bool) and words.split()[0] in (
+            "is", "has") and several:
+        # is_new_release=True: "marked as new release", has_parking: "with parking", never
+        # "the is new release set to yes"
+        rest = " ".join(words.split()[1:])
+        if words.startswith("is "):
+            return f"{'' if value else 'not '}marked as {rest}"
+        return f"{'with' if value else 'without'} {rest}"
     if writes:  # "set its name to Emily Thomas", never "set the name Emily Thomas"
         return f"its {words} to {say(param, value, schema)}"
     if r == "date":

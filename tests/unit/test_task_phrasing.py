@@ -394,3 +394,10 @@ def test_a_limit_of_the_act_is_no_part_of_the_request():
     tool["description"] = "Members can renew a loan up to two times, unless it is held."
     spec = EnvSpec.from_dict(raw)
     assert phrasing_clauses.action_phrase(spec, tool["name"]) == "renew a loan"
+
+
+def test_a_flag_named_as_a_state_is_said_as_one():
+    """"marked as new release", "with parking", never "the is new release set to yes"."""
+    assert phrasing_values.arg_phrase("is_new_release", True) == "marked as new release"
+    assert phrasing_values.arg_phrase("is_new_release", False) == "not marked as new release"
+    assert phrasing_values.arg_phrase("has_parking", False) == "without parking"
