@@ -58,7 +58,8 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     # and so is what the tool allows or what comes after it: "create a new branch from an
     # optional base branch", "suspend a member account and reactivate it later"
     clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|,? unless\b|, optionally\b| in id order"
-                      r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b| up to \w+ times?\b"
+                      r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b"
+                      r"| up to \w+ times?\b"
                       r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
                       r"|,? and \w+ (?:it|them) (?:later|again)\b|,? and optionally\b"
                       r"| by (?:scanning|entering|giving|passing|providing|specifying|using)\b"
@@ -168,11 +169,16 @@ def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, 
     return " ".join(before), joined, owner
 
 
+def _mentions(act: str, record: str | None) -> bool:
+    """Whether `act` speaks of a `record` ("check out a copy to a member": copy, member)."""
+    return bool(record) and re.search(rf"\b{re.escape(record.split()[-1])}s?\b", act) is not None
+
+
 def _aim(spec: EnvSpec, act: str, param: str, named: str, ent: str) -> str:
     """`act` aimed at the record key `param` names: by the key's own noun, or, for a field of
     the record (a copy's barcode), "the copy with barcode 40..." where the act says "a copy"."""
     record = keyed_record(spec, param)
-    if record and re.search(rf"\b{re.escape(record.split()[-1])}s?\b", act):
+    if record and _mentions(act, record):
         return _with_key(act, record, f"the {record} with {named}", ent)
     return _with_key(act, noun(param) or ent, named, ent)
 
@@ -393,10 +399,9 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         act = _aim(spec, act, key, key_phrase(key, given.pop(key)), ent)
         for p in [p for p in given if role(p, given[p]) == "key"]:
             named = key_phrase(p, given.pop(p))
-            record = keyed_record(spec, p)
-            if record and re.search(rf"\b{re.escape(record.split()[-1])}s?\b", base):
+            if _mentions(base, keyed_record(spec, p)):
                 # "check out the copy with barcode 40... to the member with card number 27..."
-                act = _with_key(act, record, f"the {record} with {named}", ent)
+                act = _aim(spec, act, p, named, ent)
                 continue
             if not re.search(rf"\b{re.escape(noun(p).split()[-1])}s?\b", base):
                 # a place the act happens at: "check in copy 39 at branch 28"
@@ -429,7 +434,7 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
                 field.split()[-1] == words[-1] else ""
             that = f"that {prev}" if prev == n else f"that {prev}'s {said or n}"
             record = keyed_record(spec, p) if p else None
-            if record and re.search(rf"\b{re.escape(record.split()[-1])}s?\b", act):
+            if record and _mentions(act, record):
                 # a field that names its record (a member's card number): "to that member"
                 that = f"that {prev}" if prev == record else f"that {prev}'s {record}"
                 act = _with_key(act, record, that, ent)
@@ -453,7 +458,7 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
             act += " for " + " and ".join(missed)
     rest, does = [], []
     sets = act.split(" ", 1)[0] in EDITS
-    marks: list[str] = []
+    marks: dict[str, str] = {}
     for p, v in given.items():
         if p in PAGING:
             continue
@@ -469,13 +474,12 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         elif r == "key":
             rest.append(key_phrase(p, v))
         elif r == "flag" and len(flag_words) > 1 and flag_words[0] in ("is", "has"):
-            marks.append(arg_phrase(p, v, schema))  # "marked as new release": said apart
+            marks[p] = arg_phrase(p, v, schema)  # "marked as new release": said apart
         else:
             rest.append(arg_phrase(p, v, schema))
     if marks:
-        act += ", " + " and ".join(marks)
-        given = {p: v for p, v in given.items() if role(p, v, param_schema(spec, tool, p))
-                 != "flag" or split_words(p)[0] not in ("is", "has")}
+        act += ", " + " and ".join(marks.values())
+        given = {p: v for p, v in given.items() if p not in marks}
     if not sets:
         # "create a time conversion ... at 09:45", never "... with at 09:45"
         ends = [r for r in rest if r.startswith(PREPOSITIONS)]

@@ -300,13 +300,13 @@ def which(field: str, value: Any, kind: str | None = None) -> str:
             return f"for {named}"
         # "whose pickup branch is branch 4", not "whose pickup branch id is 4"
         return f"whose {noun(field)} is {named}"
-    words_ = field_words(field).split()
+    said = field_words(field)
     when = date_text(value) if isinstance(value, str) else None
-    if when and len(words_) == 2 and words_[1] == "at" and words_[0].endswith(("ed", "s")):
-        return date_phrase(" ".join(words_), when)  # "updated on May 2", not "whose updated at"
-    if when and len(words_) == 2 and words_[1] == "on":
-        return f"{' '.join(words_)} {when}"  # "joined on May 2", "due on May 2"
-    return f"whose {field_words(field)} is {say(field, value)}"
+    if when and re.fullmatch(r"\w+(?:ed|s) at", said):
+        return date_phrase(said, when)  # "updated on May 2", not "whose updated at is May 2"
+    if when and re.fullmatch(r"\w+ on", said):
+        return f"{said} {when}"  # "joined on May 2", "due on May 2"
+    return f"whose {said} is {say(field, value)}"
 
 
 __all__ = ["KEY_ROLES", "PREPOSITIONS", "arg_phrase", "bare_value", "by_key", "date_phrase", "date_text", "field_words",
