@@ -14,6 +14,7 @@ from agent_world.synthesis.phrasing_values import (
     KEY_ROLES,
     PREPOSITIONS,
     arg_phrase,
+    as_role,
     bare_value,
     by_key,
     field_words,
@@ -445,7 +446,8 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
             elif len(words) > 1 and words[0] in KEY_ROLES and p not in own_roles:
                 # "that transition's timezone as the source"; a record that has the role
                 # itself says it: "that conversion's source timezone"
-                that = f"that {prev}'s {said or ' '.join(words[1:])} as the {words[0]}"
+                that = as_role(f"that {prev}'s {said or ' '.join(words[1:])}", words[0],
+                               " ".join(words[1:]))
             aimed = _with_key(act, n, that, ent)
             if aimed == f"{act} for {that}" and _WHERE.search(
                     str(param_schema(spec, tool, p).get("description", ""))):

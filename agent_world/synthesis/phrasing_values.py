@@ -129,6 +129,9 @@ def _count(n: Any, word: str) -> str:
     return f"{value_text(n)} {unit if n == 1 else plural_word(unit)}"
 
 
+# roles that qualify a noun and are none ("the pickup" of a hold is its pickup branch)
+_QUALIFIERS = frozenset({"home", "pickup", "return", "billing", "shipping", "primary",
+                         "secondary", "referring", "assigned"})
 KEY_ROLES = frozenset({"source", "target", "origin", "destination", "parent", "child", "from",
                         "to", "primary", "secondary", "home", "pickup", "return", "billing",
                         "shipping", "sender", "receiver", "owner", "old", "new", "previous",
@@ -137,6 +140,12 @@ KEY_ROLES = frozenset({"source", "target", "origin", "destination", "parent", "c
 
 # roles that are prepositions: the key reads with them in front
 DIRECTIONS = frozenset({"to", "from"})
+
+
+def as_role(record: str, role: str, thing: str) -> str:
+    """`record` said in its role: "timezone 33 as the source"; a role that is no noun on its
+    own names the `thing` again: "branch 13 as the pickup branch"."""
+    return f"{record} as the {role}" + (f" {thing}" if role in _QUALIFIERS else "")
 
 
 def key_phrase(param: str, value: Any) -> str:
@@ -151,8 +160,9 @@ def key_phrase(param: str, value: Any) -> str:
     if len(words) > 1 and words[0] in DIRECTIONS:
         return f"{words[0]} {' '.join(words[1:])} {v}"  # "to branch 1", not "... as the to"
     if len(words) > 1 and words[0] in KEY_ROLES:
-        # a key with a role: "timezone 33 as the source", not "source timezone 33"
-        return f"{' '.join(words[1:])} {v} as the {words[0]}"
+        # a key with a role: "timezone 33 as the source", not "source timezone 33"; a role
+        # that is no noun on its own names the record again: "branch 13 as the pickup branch"
+        return as_role(f"{' '.join(words[1:])} {v}", words[0], " ".join(words[1:]))
     return f"{n} {v}"
 
 
@@ -309,5 +319,5 @@ def which(field: str, value: Any, kind: str | None = None) -> str:
     return f"whose {said} is {say(field, value)}"
 
 
-__all__ = ["KEY_ROLES", "PREPOSITIONS", "arg_phrase", "bare_value", "by_key", "date_phrase", "date_text", "field_words",
+__all__ = ["KEY_ROLES", "PREPOSITIONS", "arg_phrase", "as_role", "bare_value", "by_key", "date_phrase", "date_text", "field_words",
            "key_phrase", "noun", "role", "say", "value_text", "which"]

@@ -155,6 +155,9 @@ def test_a_placeholder_a_test_passes_is_no_value_to_ask_for(airline):
 
 def test_a_key_with_a_role_reads_as_its_entity():
     assert phrasing_values.arg_phrase("source_timezone_id", 33) == "timezone 33 as the source"
+    # a role that is no noun on its own names the record again
+    assert phrasing_values.arg_phrase("pickup_branch_id", 13) == \
+        "branch 13 as the pickup branch"
     lits = literals("Convert it from timezone 33 as the source to timezone 10 as the target.")
     assert lits[0]["context"][-1] == "source" and lits[1]["context"][-1] == "target"
 
@@ -385,7 +388,7 @@ def test_a_passed_on_key_is_said_with_the_earlier_record_s_own_field(built):
         spec, "add_copies", {"title_id": 5, home: 3}, random.Random(0), prev="hold",
         bound_keys=("title_id", home), own_roles=frozenset({"title_id"}),
         fields={"title_id": "title_id", home: "pickup_branch_id"})
-    assert "that hold's pickup branch" in text and "home branch" not in text, text
+    assert "that hold's pickup branch" in text and "hold's home branch" not in text, text
     assert "that hold's title" in text, text
     # a place the argument says the act happens at: "check in that loan's copy at that
     # loan's branch", not "... for that loan's branch"
