@@ -69,7 +69,8 @@ class EvolveContext(ScaledContext):
     warm_start_steps: int | None = setting(
         None, "Supervised steps on the gold solutions of each round's training mix before its "
         "GRPO (never on held-out tasks); empty: the policy's default.")
-    max_turns: int = setting(4, "Turns a policy gets per held-out task.")
+    max_turns: int = setting(4, "Turns a policy gets per held-out task (a task whose gold "
+                             "calls and answer need more gets those).")
     policy: str = setting("", "Starting policy (checkpoint or model id); empty: the default "
                           "policy.")
     review_before_train: bool = setting(False, "Pause before training for a person to review.")

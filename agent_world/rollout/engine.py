@@ -35,6 +35,8 @@ RewardFn = Callable[[Task, Trajectory, Episode], None]
 
 @dataclass
 class RolloutConfig:
+    # replies per attempt; a task whose gold solution needs more (its calls, then the answer)
+    # gets those: a turn limit below them would make the task impossible, not hard
     max_turns: int = 8
     group_size: int = 1  # attempts per task (GRPO groups)
     step_threads: int = 4  # threads stepping episodes (tool calls run in worker processes)
@@ -105,6 +107,12 @@ def visible_text(text: str, task: Task) -> str:
         if visible != real:
             text = re.sub(rf"\b{re.escape(real)}\b", visible, text)
     return text
+
+
+def turn_limit(task: Task, max_turns: int) -> int:
+    """Replies an attempt at `task` gets: `max_turns`, or the gold chain's calls and the
+    answer when they are more."""
+    return max(max_turns, len(task.chain) + 1)
 
 
 def observation_text(step: Step, task: Task | None = None) -> str:
@@ -190,7 +198,8 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
                 answered = step.tool is None and step.error_kind is None
                 return step, "" if answered else observation_text(step, rollouts[i].task)
 
-            for turn in range(config.max_turns):
+            limits = [turn_limit(r.task, config.max_turns) for r in rollouts]
+            for turn in range(max(limits, default=0)):
                 if not live:
                     break
                 if on_turn:
@@ -217,7 +226,10 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
                         r.trajectory.env_fault = True
                     r.state.messages.append({"role": "tool", "content": shown,
                                              "tool_call_id": native["id"] if native else None})
-                    still.append(i)
+                    if turn + 1 < limits[i]:
+                        still.append(i)
+                    else:
+                        r.trajectory.meta["stop"] = "max_turns"
                 live = still
             for i in live:
                 rollouts[i].trajectory.meta.setdefault("stop", "max_turns")
@@ -243,5 +255,5 @@ def run_rollouts(policy: Policy, tasks: list[Task], specs: Mapping[str, EnvSpec]
             runtime.close()
 
 
-__all__ = ["RewardFn", "Rollout", "RolloutConfig", "each", "observation_text", "observe_call",
+__all__ = ["RewardFn", "Rollout", "RolloutConfig", "each", "observation_text", "turn_limit", "observe_call",
            "observe_reply", "run_rollouts", "spec_index", "visible_text"]

@@ -32,7 +32,13 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.errors import CatalogError
 from agent_world.models import plain_chat, use_plain_chat
 from agent_world.plain_chat import refuses_tools
-from agent_world.rollout.engine import observation_text, observe_call, observe_reply, visible_text
+from agent_world.rollout.engine import (
+    observation_text,
+    observe_call,
+    observe_reply,
+    turn_limit,
+    visible_text,
+)
 from agent_world.rollout.reward import score
 from agent_world.rollout.toolcall import system_prompt, tool_views
 from agent_world.tasks.model import Step, Task, Trajectory
@@ -77,6 +83,7 @@ def run_attempt(task: Task, model: Any, spec: EnvSpec | None = None,
                                f"{task.env_fingerprint} in the catalog")
     runtime = runtime or default_runtime()
     seed = task.seed if seed is None else seed
+    max_turns = turn_limit(task, max_turns)  # never fewer than the gold solution needs
     episode = runtime.open(spec, seed=seed)
     steps: list[Step] = []
     started = time.perf_counter()

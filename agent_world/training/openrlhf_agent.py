@@ -24,7 +24,7 @@ from typing import Any
 
 from agent_world.envs.episode import EnvRuntime, Episode
 from agent_world.envs.spec import EnvSpec
-from agent_world.rollout.engine import RolloutConfig, observation_text, observe_reply
+from agent_world.rollout.engine import RolloutConfig, observation_text, observe_reply, turn_limit
 from agent_world.rollout.reward import score
 from agent_world.rollout.toolcall import system_prompt, tool_views
 from agent_world.tasks.model import Task, Trajectory
@@ -97,7 +97,7 @@ class ArenaEpisode:
         answered = step.tool is None and step.error_kind is None
         if answered:
             self.trajectory.final_answer, self.trajectory.finished = step.result, True
-        done = answered or len(self.trajectory.steps) >= self.max_turns \
+        done = answered or len(self.trajectory.steps) >= turn_limit(self.task, self.max_turns) \
             or step.fault == "environment"
         reward = 0.0
         feedback = "" if answered else \

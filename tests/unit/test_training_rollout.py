@@ -70,6 +70,22 @@ def test_malformed_calls_are_error_observations_and_the_episode_goes_on(runtime,
     assert t.reward == pytest.approx(0.9)
 
 
+def test_a_task_gets_the_turns_its_gold_solution_needs(runtime, cancel_tasks):
+    """A turn limit below a task's gold calls and its answer makes it impossible, not hard:
+    with max_turns 2, a task of three gold calls still gets four replies, and no more."""
+    task = cancel_tasks[2]
+    long = task.model_copy(update={"chain": [task.chain[0]] * 3})
+    rid = task.chain[0].arguments["reservation_id"]
+    read = format_call("get_reservation", {"reservation_id": rid})
+    [r] = run_rollouts(Scripted([read, read, read, "<answer>done</answer>"]), [long],
+                       spec_index([long]), RolloutConfig(max_turns=2), runtime=runtime)
+    assert r.trajectory.finished and len(r.trajectory.steps) == 4
+    [r] = run_rollouts(Scripted([read] * 5), [long], spec_index([long]),
+                       RolloutConfig(max_turns=2), runtime=runtime)
+    assert not r.trajectory.finished and len(r.trajectory.steps) == 4
+    assert r.trajectory.meta["stop"] == "max_turns"
+
+
 def test_turn_limit_ends_unfinished_with_penalty(runtime, cancel_tasks):
     task = cancel_tasks[1]
     script = [format_call("get_reservation", {"reservation_id": "ZZZZZZ"})] * 3
