@@ -75,14 +75,21 @@ _ASPECTS = frozenset({"account", "profile", "record", "details", "info"})
 
 
 def tool_entity(spec: EnvSpec, tool: str) -> str:
-    """`entity` of one of `spec`'s tools, its namespace word known; an aspect word of a
-    table's record dropped where no table is called that (a bank account stays one)."""
+    """`entity` of one of `spec`'s tools, its namespace word known; where no table is called
+    that, an aspect word of a table's record (member account) or its owner's name (patient
+    appointment) is dropped (a bank account or a branch commit with a table stays one)."""
     ent = entity(tool, tool_namespace(spec))
     words = ent.split()
-    if len(words) > 1 and words[-1] in _ASPECTS:
-        kinds = {table_entity(t.name) for t in spec.tables}
-        if ent not in kinds and " ".join(words[:-1]) in kinds:
-            return " ".join(words[:-1])
+    kinds = {table_entity(t.name) for t in spec.tables}
+    if len(words) < 2 or ent in kinds:
+        return ent
+    if words[-1] in _ASPECTS and " ".join(words[:-1]) in kinds:
+        return " ".join(words[:-1])
+    if words[0] in kinds and " ".join(words[1:]) in kinds and not spec.tool(tool).mutates:
+        # the owner's name before the record's in a read (list_patient_appointments): "the
+        # cancelled appointments of patient 4", not "... patient appointments of patient 4"
+        # (a write's "reservation flight" is a record of its own: a link)
+        return " ".join(words[1:])
     return ent
 
 

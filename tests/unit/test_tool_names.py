@@ -151,7 +151,7 @@ def test_what_a_task_calls_a_tools_record(tool, namespace, thing):
 
 def test_an_aspect_of_a_record_in_a_tool_name_is_the_record(notes_spec):
     """suspend_user_account acts on a user ("that user", never "that user account's user");
-    a table of accounts keeps its name."""
+    a table of accounts keeps its name; list_user_notes lists notes."""
     from agent_world.envs.spec import EnvSpec
     from agent_world.tasks.words import tool_entity
 
@@ -163,6 +163,11 @@ def test_an_aspect_of_a_record_in_a_tool_name_is_the_record(notes_spec):
     raw["tables"].append({"name": "user_accounts", "columns": [
         {"name": "id", "type": "integer", "primary_key": True}]})
     assert tool_entity(EnvSpec.from_dict(raw), "suspend_user_account") == "user account"
+    # the owner's name before the record's: list_user_notes lists notes ("the notes of user
+    # 1", not "the user notes of user 1")
+    raw["tools"].append({**first, "name": "list_user_notes", "source": first["source"]
+                         .replace(f"def {first['name']}(", "def list_user_notes(")})
+    assert tool_entity(EnvSpec.from_dict(raw), "list_user_notes") == "note"
 
 
 def test_a_public_id_names_its_record():
