@@ -175,10 +175,12 @@ def _mentions(act: str, record: str | None) -> bool:
     return bool(record) and re.search(rf"\b{re.escape(record.split()[-1])}s?\b", act) is not None
 
 
-def _aim(spec: EnvSpec, act: str, param: str, named: str, ent: str) -> str:
+def _aim(spec: EnvSpec, act: str, param: str, named: str, ent: str,
+         record: str | None = None) -> str:
     """`act` aimed at the record key `param` names: by the key's own noun, or, for a field of
-    the record (a copy's barcode), "the copy with barcode 40..." where the act says "a copy"."""
-    record = keyed_record(spec, param)
+    the record (a copy's barcode), "the copy with barcode 40..." where the act says "a copy".
+    `record`: `keyed_record` of `param`, when the caller has it."""
+    record = record or keyed_record(spec, param)
     if record and _mentions(act, record):
         return _with_key(act, record, f"the {record} with {named}", ent)
     return _with_key(act, noun(param) or ent, named, ent)
@@ -400,9 +402,10 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         act = _aim(spec, act, key, key_phrase(key, given.pop(key)), ent)
         for p in [p for p in given if role(p, given[p]) == "key"]:
             named = key_phrase(p, given.pop(p))
-            if _mentions(base, keyed_record(spec, p)):
+            record = keyed_record(spec, p)
+            if _mentions(base, record):
                 # "check out the copy with barcode 40... to the member with card number 27..."
-                act = _aim(spec, act, p, named, ent)
+                act = _aim(spec, act, p, named, ent, record)
                 continue
             if not re.search(rf"\b{re.escape(noun(p).split()[-1])}s?\b", base):
                 # a place the act happens at: "check in copy 39 at branch 28"

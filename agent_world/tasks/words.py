@@ -80,8 +80,10 @@ def tool_entity(spec: EnvSpec, tool: str) -> str:
     appointment) is dropped (a bank account or a branch commit with a table stays one)."""
     ent = entity(tool, tool_namespace(spec))
     words = ent.split()
+    if len(words) < 2:  # most names: no table lookup
+        return ent
     kinds = {table_entity(t.name) for t in spec.tables}
-    if len(words) < 2 or ent in kinds:
+    if ent in kinds:
         return ent
     if words[-1] in _ASPECTS and " ".join(words[:-1]) in kinds:
         return " ".join(words[:-1])
