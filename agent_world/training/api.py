@@ -163,7 +163,7 @@ def load_policy(ref: str, tasks: list[Task] | None = None,
         return policies.HFPolicy(model.eval(), tok, name=ref, temperature=temperature,
                         max_new_tokens=replies,
                         max_total_tokens=budget,
-                        compact_tools=trained.get("compact_tools", True))
+                        compact_tools=trained.get("compact_tools", True), precision="auto")
     if ":" in ref:
         from langchain.chat_models import init_chat_model
 
@@ -260,7 +260,7 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
                        lr=sizes.warm_start_lr, seed=config.seed, compact=config.compact_tools,
                        device=config.device, max_tokens=limit,
                        micro_batch=sizes.warm_start_micro_batch,
-                       recovery=sizes.warm_start_recovery,
+                       recovery=sizes.warm_start_recovery, precision=config.precision,
                        on_step=(lambda i, loss: on_warm_step(i + 1, steps_warm, loss))
                        if on_warm_step else None)
         trainer = GRPOTrainer(model, tok, tasks, index, config, out_dir=out)

@@ -37,8 +37,14 @@ from agent_world.rollout.engine import Rollout, RolloutConfig, run_rollouts
 from agent_world.rollout.reward import score
 from agent_world.tasks.model import Task
 from agent_world.training.grpo_batch import Batch, behaviour, make_batch
-from agent_world.training.grpo_math import first_policy_column, grpo_token_losses, token_logprobs
-from agent_world.training.lm import cpu_threads, deepspeed_on_cpu, quiet_progress_bars
+from agent_world.training.grpo_math import grpo_token_losses, token_logprobs
+from agent_world.training.lm import (
+    autocast,
+    cpu_threads,
+    deepspeed_on_cpu,
+    quiet_progress_bars,
+    resolve_precision,
+)
 from agent_world.training.policies import HFPolicy, write_policy_settings
 
 # transformers loads only when a run resumes from a checkpoint (a trainer is handed its model),
@@ -77,7 +83,7 @@ class GRPOConfig:
     checkpoint_every: int = 0  # 0: only at the end of train()
     device: str = "auto"
     # "bf16": forward passes autocast to bfloat16, weights and optimizer stay fp32;
-    # "auto": bf16 on a CUDA device that supports it, fp32 elsewhere
+    # "auto": bf16 where the device multiplies it natively (`lm.resolve_precision`)
     precision: str = "auto"
 
 
@@ -148,19 +154,11 @@ class GRPOTrainer:
         self.optimizer = torch.optim.AdamW(params, lr=self.config.lr, weight_decay=0.0)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
-        precision = self.config.precision
-        if precision not in ("auto", "bf16", "fp32"):
-            raise AgentWorldError(f"unknown precision {precision!r}: auto, bf16 or fp32")
-        if precision == "auto":
-            precision = ("bf16" if self.device.type == "cuda" and torch.cuda.is_bf16_supported()
-                         else "fp32")
-        self.precision = precision
+        self.precision = resolve_precision(self.config.precision, self.model)
 
     def autocast(self) -> contextlib.AbstractContextManager[Any]:
         """The context forward passes run in (generation and the update)."""
-        if self.precision == "bf16":
-            return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16)
-        return contextlib.nullcontext()
+        return autocast(self.precision, self.model)
 
     def env_runtime(self) -> EnvRuntime:
         if self.runtime is None:
@@ -190,7 +188,7 @@ class GRPOTrainer:
         return HFPolicy(self.model, self.tokenizer, name="grpo", max_new_tokens=c.max_new_tokens,
                         max_total_tokens=c.max_total_tokens, temperature=c.temperature,
                         min_new_tokens=c.min_new_tokens, compact_tools=c.compact_tools,
-                        share_prefill=c.share_prefix)
+                        share_prefill=c.share_prefix, precision=self.precision)
 
     def rollouts(self, tasks: list[Task]) -> tuple[list[Rollout], float, float]:
         """Rollouts with their generation and reward seconds."""
@@ -207,10 +205,9 @@ class GRPOTrainer:
         c = self.config
         start = time.perf_counter()
         self.model.eval()
-        with self.autocast():
-            out = run_rollouts(self.policy(), tasks, self.specs, RolloutConfig(
-                max_turns=c.max_turns, group_size=c.group_size,
-                compact_tools=c.compact_tools), reward=timed, runtime=self.env_runtime())
+        out = run_rollouts(self.policy(), tasks, self.specs, RolloutConfig(
+            max_turns=c.max_turns, group_size=c.group_size,
+            compact_tools=c.compact_tools), reward=timed, runtime=self.env_runtime())
         reward_s = max(0.0, span[1] - span[0])
         return out, time.perf_counter() - start - reward_s, reward_s
 
@@ -264,27 +261,23 @@ class GRPOTrainer:
             group["lr"] = self.learning_rate(self.step_no)
         self.model.train()
         total = float(batch.mask.sum().clamp(min=1))
-        # per minibatch: tensors on the device and the first column that needs logits
-        parts = []
-        for _, mb in batch.slices(c.minibatch_size):
-            parts.append((mb.ids.to(self.device), mb.attention.to(self.device),
-                          mb.mask.to(self.device), mb.advantages.to(self.device),
-                          first_policy_column(mb.mask)))
+        parts = [(mb.ids.to(self.device), mb.attention.to(self.device), mb.mask.to(self.device),
+                  mb.advantages.to(self.device)) for _, mb in batch.slices(c.minibatch_size)]
         olds: list[torch.Tensor | None] = []
         refs: list[torch.Tensor | None] = []
         with torch.no_grad():
-            for ids, attn, _, _, start in parts:
-                olds.append(self._logprobs(self.model, ids, attn, start)
+            for ids, attn, mask, _ in parts:
+                olds.append(self._logprobs(self.model, ids, attn, mask)
                             if c.updates_per_batch > 1 else None)
-                refs.append(self._ref_logprobs(ids, attn, start))
+                refs.append(self._ref_logprobs(ids, attn, mask))
         zero = torch.zeros((), device=self.device)
         loss_sum, kl_sum, clip_sum = zero.clone(), zero.clone(), zero.clone()
         nll_sum = zero.clone()
         norm = zero
         for _ in range(c.updates_per_batch):
             self.optimizer.zero_grad(set_to_none=True)
-            for (ids, attn, mask, adv, start), old, ref in zip(parts, olds, refs, strict=True):
-                logp = self._logprobs(self.model, ids, attn, start)
+            for (ids, attn, mask, adv), old, ref in zip(parts, olds, refs, strict=True):
+                logp = self._logprobs(self.model, ids, attn, mask)
                 old_lp = old if old is not None else logp.detach()
                 loss_t, kl_t, clip_t = grpo_token_losses(logp, old_lp, ref, adv, c.clip_eps,
                                                          c.kl_coef)
@@ -304,21 +297,22 @@ class GRPOTrainer:
         return agg, int(batch.mask.sum())
 
     def _logprobs(self, model: Any, ids: torch.Tensor, attn: torch.Tensor,
-                  start: int) -> torch.Tensor:
+                  mask: torch.Tensor | None) -> torch.Tensor:
+        """Log-probs of `ids`, computed at the policy columns of `mask` (None: all)."""
         with self.autocast():
-            return token_logprobs(model, ids, attn, start=start,
+            return token_logprobs(model, ids, attn, mask,
                                   share_prefix=self.config.share_prefix,
                                   temperature=self.config.temperature or 1.0)
 
     def _ref_logprobs(self, ids: torch.Tensor, attn: torch.Tensor,
-                      start: int = 0) -> torch.Tensor | None:
+                      mask: torch.Tensor | None = None) -> torch.Tensor | None:
         if self.config.kl_coef <= 0:
             return None
         if self.config.lora:
             with self.model.disable_adapter():
-                return self._logprobs(self.model, ids, attn, start)
+                return self._logprobs(self.model, ids, attn, mask)
         assert self.reference is not None
-        return self._logprobs(self.reference, ids, attn, start)
+        return self._logprobs(self.reference, ids, attn, mask)
 
     def train(self, steps: int,
               on_step: Callable[[StepStats], None] | None = None) -> list[StepStats]:

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 from agent_world.training.lm import cache_kwarg, output_cache
 
-__all__ = ["first_policy_column", "group_advantages", "grpo_loss", "grpo_token_losses",
+__all__ = ["group_advantages", "grpo_loss", "grpo_token_losses",
            "token_logprobs"]
 
 FLAT_TOLERANCE = 1e-6  # rewards closer than this (relative) count as equal
@@ -44,33 +44,40 @@ def group_advantages(rewards: torch.Tensor, groups: torch.Tensor) -> torch.Tenso
     return adv
 
 
-def token_logprobs(model: Any, ids: torch.Tensor, attention: torch.Tensor, start: int = 0,
-                   share_prefix: bool = False, temperature: float = 1.0) -> torch.Tensor:
+def token_logprobs(model: Any, ids: torch.Tensor, attention: torch.Tensor,
+                   mask: torch.Tensor | None = None, share_prefix: bool = False,
+                   temperature: float = 1.0) -> torch.Tensor:
     """log π(ids[:, t] | ids[:, :t]) for t >= 1: shape [B, T-1]. `temperature`: the policy
     samples from softmax(logits / temperature), so its ratio and KL use those log-probs.
 
-    Only columns from `start` on are computed (the rest hold 0): a prompt needs hidden states
-    but no logits, and the logits are the largest tensor of the pass ([B, T, vocab]). With
-    `share_prefix`, rows whose first `start` tokens are equal (the attempts of one task share
-    their prompt) run that prefix once and continue from its key/value cache, in the forward
-    and the backward pass alike; the values equal the plain pass up to float rounding.
+    With `mask` ([B, T-1], 1 at policy tokens), only the columns where some row has a policy
+    token are computed (the rest hold 0): prompts and observations need hidden states but no
+    logits, the logits are the largest tensor of the pass ([B, T, vocab]) and the vocabulary
+    projection a fifth of a small model's compute. With `share_prefix`, rows whose tokens
+    before the first policy column are equal (the attempts of one task share their prompt) run
+    that prefix once and continue from its key/value cache, in the forward and the backward
+    pass alike; the values equal the plain pass up to float rounding.
     """
     n, width = ids.shape
-    start = max(0, min(start, width - 1))
+    cols = torch.arange(width - 1, device=ids.device)
+    if mask is not None:
+        # an all-zero mask keeps one column, so a loss over it still has a graph
+        cols = mask.any(0).nonzero().view(-1) if bool(mask.any()) else cols[-1:]
+    start = int(cols[0])
+    keep = cols - start
     if share_prefix and start > 0 and bool(attention[:, :start].all()):
         prefix, inverse = torch.unique(ids[:, :start], dim=0, return_inverse=True)
         if prefix.size(0) < n:
             cache = output_cache(model(input_ids=prefix, attention_mask=torch.ones_like(prefix),
-                                       use_cache=True))
+                                       use_cache=True, logits_to_keep=1))
             cache.batch_select_indices(inverse)
             positions = torch.arange(start, width, device=ids.device).expand(n, -1)
             logits = model(input_ids=ids[:, start:], attention_mask=attention,
-                           position_ids=positions, use_cache=True,
-                           **{cache_kwarg(model): cache}).logits[:, :-1]
-            return _pad_left(_picked_logprobs(logits, ids[:, start + 1:], temperature), start)
-    kwargs = {"logits_to_keep": width - start} if start > 0 else {}
-    logits = model(input_ids=ids, attention_mask=attention, **kwargs).logits[:, :-1]
-    return _pad_left(_picked_logprobs(logits, ids[:, start + 1:], temperature), start)
+                           position_ids=positions, use_cache=True, logits_to_keep=keep,
+                           **{cache_kwarg(model): cache}).logits
+            return _placed(_picked_logprobs(logits, ids[:, cols + 1], temperature), cols, width)
+    logits = model(input_ids=ids, attention_mask=attention, logits_to_keep=cols).logits
+    return _placed(_picked_logprobs(logits, ids[:, cols + 1], temperature), cols, width)
 
 
 def _picked_logprobs(logits: torch.Tensor, targets: torch.Tensor,
@@ -82,17 +89,11 @@ def _picked_logprobs(logits: torch.Tensor, targets: torch.Tensor,
                             reduction="none").view(targets.shape)
 
 
-def _pad_left(values: torch.Tensor, start: int) -> torch.Tensor:
-    if start == 0:
+def _placed(values: torch.Tensor, cols: torch.Tensor, width: int) -> torch.Tensor:
+    """`values` of columns `cols` in a [B, width-1] tensor of zeros (differentiably)."""
+    if cols.numel() == width - 1:
         return values
-    return torch.cat([values.new_zeros(values.size(0), start), values], dim=1)
-
-
-def first_policy_column(mask: torch.Tensor) -> int:
-    """The first column of a [B, T-1] policy mask where any row has a policy token (rows
-    without one do not count); 0 for an all-zero mask."""
-    cols = mask.any(0).nonzero()
-    return int(cols[0]) if cols.numel() else 0
+    return values.new_zeros(values.size(0), width - 1).index_copy(1, cols, values)
 
 
 def grpo_token_losses(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None,

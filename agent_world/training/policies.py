@@ -16,7 +16,13 @@ from transformers import DynamicCache
 
 from agent_world.rollout.policy import EpisodeState, TokenTrace
 from agent_world.training.decoding import decode
-from agent_world.training.lm import cache_kwarg, cpu_threads, output_cache
+from agent_world.training.lm import (
+    autocast,
+    cache_kwarg,
+    cpu_threads,
+    output_cache,
+    resolve_precision,
+)
 
 
 @dataclass
@@ -32,8 +38,9 @@ class CarriedCache:
 
 
 class HFPolicy:
-    """A causal LM from transformers, sampling in batches (left padding). Rows that repeat,
-    such as the attempts of one task on their first turn, share one prefill; a later turn
+    """A causal LM from transformers, sampling in batches (left padding). Rows that begin
+    alike, such as the attempts of one task or the tasks of one environment on their first
+    turn, prefill what they share once (`share_prefixes`); a later turn
     starts from the key/value cache of the episode's previous turn and prefills only what was
     appended since (the reply's last token and the observation), not the whole conversation
     again. `forget()` drops those caches (the rollout engine calls it when its rollouts end).
@@ -45,11 +52,13 @@ class HFPolicy:
     def __init__(self, model: Any, tokenizer: Any, name: str = "hf", max_new_tokens: int = 96,
                  max_total_tokens: int = 2048, temperature: float = 1.0, top_p: float = 1.0,
                  batch_size: int = 64, min_new_tokens: int = 0, compact_tools: bool = True,
-                 share_prefill: bool = True):
+                 share_prefill: bool = True, precision: str = "fp32"):
         self.model, self.tokenizer, self.name = model, tokenizer, name
         # small models see the compact tool listing (`toolcall.system_prompt`)
         self.compact_tools = compact_tools
-        self.share_prefill = share_prefill  # one prefill per distinct prompt (see act)
+        self.share_prefill = share_prefill  # one prefill per shared prefix (see act)
+        # passes autocast to bf16 at "bf16" / "auto" where native (`lm.resolve_precision`)
+        self.precision = resolve_precision(precision, model)
         self.min_new_tokens = min_new_tokens  # > 0: fixed-length turns (benchmarks)
         self.max_new_tokens, self.max_total_tokens = max_new_tokens, max_total_tokens
         self.temperature, self.top_p, self.batch_size = temperature, top_p, batch_size
@@ -92,25 +101,38 @@ class HFPolicy:
         state.trace.synced = len(state.messages)
 
     # -- sampling -----------------------------------------------------------------------------
-    def shared_prefill(self, ids: Any, attn: Any) -> Any:
-        """The key/value cache of every row but its last token, computed once per distinct row
-        (the attempts of one task start from the same prompt), or None when no row repeats.
-        `generate` then continues from it as from its own prefill."""
-        if ids.size(1) < 2:
-            return None
-        width = ids.size(1)
-        uniq, inverse = torch.unique(torch.cat([ids, attn], dim=1), dim=0, return_inverse=True)
-        if uniq.size(0) == ids.size(0):
-            return None
-        u_ids, u_attn = uniq[:, :width - 1], uniq[:, width:2 * width - 1]
-        positions = (u_attn.long().cumsum(-1) - 1).masked_fill(u_attn == 0, 0)
-        cache = output_cache(self.model(input_ids=u_ids, attention_mask=u_attn,
-                                        position_ids=positions, use_cache=True))
-        cache.batch_select_indices(inverse)
-        return cache
+    def share_prefixes(self, states: list[EpisodeState]) -> None:
+        """Compute once the first tokens that rows without a cache share, and start each of
+        those rows from it: the attempts of one task share their whole prompt, the tasks of
+        one environment their tool listing (a held-out evaluation prefilled each task's ~500
+        listing tokens anew). Rows sorted by their tokens sit next to the rows they share most
+        with; a row joins its neighbours' group while their common prefix stays at least
+        `MIN_SHARED` tokens and half the group's, so one environment's rows are not cut back
+        to the chat template's opening they share with another's."""
+        groups: list[tuple[list[int], list[EpisodeState]]] = []
+        fresh = [s for s in states if id(s) not in self._carried]
+        for s in sorted(fresh, key=lambda s: s.trace.ids):  # type: ignore[union-attr]
+            ids = s.trace.ids[:-1]  # type: ignore[union-attr]
+            if groups:
+                head, members = groups[-1]
+                n = common_length(head, ids)
+                if n >= max(MIN_SHARED, len(head) // 2):
+                    groups[-1] = (head[:n], members + [s])
+                    continue
+            groups.append((ids, [s]))
+        device = next(self.model.parameters()).device
+        for head, members in groups:
+            if len(members) < 2:
+                continue
+            with torch.inference_mode():
+                out = self.model(input_ids=torch.tensor([head], device=device), use_cache=True,
+                                 logits_to_keep=1)
+            layers = [(layer.keys, layer.values) for layer in output_cache(out).layers]
+            for s in members:
+                self._carried[id(s)] = CarriedCache(weakref.ref(s), layers, 0, 0, len(head))
 
     def act(self, states: list[EpisodeState]) -> list[str]:
-        with cpu_threads(self.model):
+        with cpu_threads(self.model), autocast(self.precision, self.model):
             return self._act(states)
 
     def carried_cache(self, states: list[EpisodeState], width: int, short: int = 0) -> Any:
@@ -171,7 +193,7 @@ class HFPolicy:
                 done = cache.get_seq_length() if cache is not None else 0
                 out = self.model(input_ids=ids[:, done:], attention_mask=attn,
                                  position_ids=positions[:, done:], use_cache=True,
-                                 **{cache_kwarg(self.model): cache})
+                                 logits_to_keep=1, **{cache_kwarg(self.model): cache})
             layers = [(layer.keys, layer.values) for layer in output_cache(out).layers]
             for b, (r, q) in enumerate(zip(rows, seqs, strict=True)):
                 self._carried[id(r)] = CarriedCache(weakref.ref(r), layers, b, width - len(q),
@@ -191,6 +213,8 @@ class HFPolicy:
         self._carried = {id(states[i]): e for i in live
                          if (e := self._carried.get(id(states[i]))) is not None
                          and e.state() is states[i]}
+        if self.share_prefill:
+            self.share_prefixes([states[i] for i in live])
         device = next(self.model.parameters()).device
         lengths = {i: len(states[i].trace.ids) for i in live}  # type: ignore[union-attr]
         chunks = [part for start in range(0, len(live), self.batch_size)
@@ -206,8 +230,6 @@ class HFPolicy:
                                 device=device)
             with torch.inference_mode():
                 cache = self.carried_cache([states[i] for i in chunk], width)
-                if cache is None and self.share_prefill:
-                    cache = self.shared_prefill(ids, attn)
                 decoded = decode(self.model, ids, attn, cache, max_new=self.max_new_tokens,
                                  eos_id=self.eos_id, stopped=self._stopped,
                                  temperature=self.temperature, top_p=self.top_p,
@@ -267,6 +289,21 @@ def by_length(rows: list[int], lengths: dict[int, int], ratio: float = PAD_RATIO
         groups[-1].append(i)
     order = {r: n for n, r in enumerate(rows)}
     return [sorted(g, key=order.__getitem__) for g in groups]
+
+
+# shorter common prefixes are not worth a forward pass of their own (the chat template's
+# opening, a system prompt's first words)
+MIN_SHARED = 32
+
+
+def common_length(a: list[int], b: list[int]) -> int:
+    """How many first tokens `a` and `b` share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 POLICY_SETTINGS = "agent_world_policy.json"  # next to a trained model's weights

@@ -29,8 +29,8 @@ from agent_world.rollout.policy import EpisodeState, TokenTrace
 from agent_world.rollout.toolcall import format_call, gold_replies, system_prompt, tool_views
 from agent_world.tasks.model import Task
 from agent_world.training.grpo import pick_device
-from agent_world.training.grpo_math import first_policy_column, token_logprobs
-from agent_world.training.lm import cpu_threads, release_memory
+from agent_world.training.grpo_math import token_logprobs
+from agent_world.training.lm import autocast, cpu_threads, release_memory, resolve_precision
 from agent_world.training.policies import HFPolicy
 
 # a wrong name the policy might write: the gold name with another verb
@@ -127,14 +127,15 @@ def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSp
         on_step: Callable[[int, float], None] | None = None,
         traces: list[TokenTrace] | None = None,
         max_tokens: int | None = None, micro_batch: int | None = None,
-        recovery: float = 0.0) -> list[float]:
+        recovery: float = 0.0, precision: str = "auto") -> list[float]:
     """Fine-tune on the gold conversations of `tasks` (or ready `traces`); returns the loss
     per step. `max_tokens`: conversations longer than the policy's token budget are left out
     (a rollout could never reproduce them, and one 7k-token conversation padded a batch of
     four into ten times the work). `micro_batch`: conversations per forward pass, gradients
     accumulated to the same step as the whole batch (None: the whole batch at once).
     `recovery`: the fraction of conversations given a detour (module docstring); each such
-    task is also kept without one, so the plain gold path stays as common as before."""
+    task is also kept without one, so the plain gold path stays as common as before.
+    `precision`: as GRPOConfig's (forward passes in bf16 where the device does it natively)."""
     dev = pick_device(device)
     model.to(dev).train()
     if traces is None:
@@ -154,12 +155,13 @@ def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSp
         traces = fitting
     with cpu_threads(model):
         return _fit(model, tokenizer, traces, steps, batch_size, lr, seed, dev, on_step,
-                    micro_batch or batch_size)
+                    micro_batch or batch_size, resolve_precision(precision, model))
 
 
 def _fit(model: Any, tokenizer: Any, traces: list[TokenTrace], steps: int, batch_size: int,
          lr: float, seed: int, dev: torch.device,
-         on_step: Callable[[int, float], None] | None, micro_batch: int) -> list[float]:
+         on_step: Callable[[int, float], None] | None, micro_batch: int,
+         precision: str) -> list[float]:
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     rng = random.Random(seed)
     losses = []
@@ -171,7 +173,8 @@ def _fit(model: Any, tokenizer: Any, traces: list[TokenTrace], steps: int, batch
         opt.zero_grad(set_to_none=True)
         total = 0.0
         for i in range(0, len(chunk), micro_batch):
-            loss = -_token_logp_sum(model, tokenizer, chunk[i:i + micro_batch], dev) / tokens
+            with autocast(precision, model):  # one context per pass (`lm.autocast`)
+                loss = -_token_logp_sum(model, tokenizer, chunk[i:i + micro_batch], dev) / tokens
             loss.backward()
             total += loss.item()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -195,9 +198,9 @@ def _token_logp_sum(model: Any, tokenizer: Any, chunk: list[TokenTrace],
                         device=dev)
     mask = torch.tensor([t.mask[1:] + [0] * (width - len(t.ids)) for t in chunk],
                         dtype=torch.float32, device=dev)
-    # no logits for the prompt (system prompt, tool listing): ~12 % of a step on a CPU
-    start = first_policy_column(mask)
-    return (token_logprobs(model, ids, attn, start=start) * mask).sum()
+    # logits only where the policy wrote: not for the prompt (system prompt, tool listing)
+    # nor the observations
+    return (token_logprobs(model, ids, attn, mask) * mask).sum()
 
 
 __all__ = ["REFUSED_KINDS", "detours", "gold_messages", "gold_trace", "gold_traces", "sft"]

@@ -217,8 +217,8 @@ def test_lora_trains_only_the_adapter(tmp_path, setup, runtime):
 
 
 # ---- log-probs fast paths --------------------------------------------------------------------
-def test_shared_prefix_and_late_logits_equal_the_plain_pass():
-    from agent_world.training.grpo_math import first_policy_column, token_logprobs
+def test_shared_prefix_and_policy_column_logits_equal_the_plain_pass():
+    from agent_world.training.grpo_math import token_logprobs
     from agent_world.training.lm import tiny_model, tiny_tokenizer
 
     tok = tiny_tokenizer(["turn the kitchen light on please", "cancel reservation ABC"], 300)
@@ -236,22 +236,23 @@ def test_shared_prefix_and_late_logits_equal_the_plain_pass():
     ids, attention = torch.stack(rows), torch.stack(attn)
     mask = torch.zeros(ids.size(0), ids.size(1) - 1)
     mask[:, 8:] = attention[:, 9:].float()  # policy tokens: everything after the prompt
-    start = first_policy_column(mask)
-    assert start == 8
+    mask[:, 10] = 0  # but an observation's token in the middle
+    policy = mask.any(0)
+    assert policy.nonzero()[0] == 8
 
     plain = token_logprobs(model, ids, attention)
-    late = token_logprobs(model, ids, attention, start=start)
-    shared = token_logprobs(model, ids, attention, start=start, share_prefix=True)
-    assert torch.allclose(late[:, start:], plain[:, start:], atol=1e-5)
-    assert torch.allclose(shared[:, start:], plain[:, start:], atol=1e-5)
-    assert torch.all(shared[:, :start] == 0)
+    late = token_logprobs(model, ids, attention, mask)
+    shared = token_logprobs(model, ids, attention, mask, share_prefix=True)
+    for got in (late, shared):
+        assert torch.allclose(got[:, policy], plain[:, policy], atol=1e-5)
+        assert torch.all(got[:, ~policy] == 0)  # no logits for the prompt nor observation
     # a policy sampling at temperature T: log softmax(logits / T) of the taken tokens
     with torch.no_grad():
         logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1]
         by_hand = torch.log_softmax(logits / 0.5, -1).gather(-1, ids[:, 1:, None])[..., 0]
-        tempered = token_logprobs(model, ids, attention, start, share_prefix=True,
+        tempered = token_logprobs(model, ids, attention, mask, share_prefix=True,
                                   temperature=0.5)
-    assert torch.allclose(tempered[:, start:], by_hand[:, start:], atol=1e-5)
+    assert torch.allclose(tempered[:, policy], by_hand[:, policy], atol=1e-5)
 
     def grads(values):
         model.zero_grad()
@@ -259,7 +260,7 @@ def test_shared_prefix_and_late_logits_equal_the_plain_pass():
         return [p.grad.clone() for p in model.parameters()]
 
     for a, b in zip(grads(token_logprobs(model, ids, attention)),
-                    grads(token_logprobs(model, ids, attention, start, share_prefix=True)),
+                    grads(token_logprobs(model, ids, attention, mask, share_prefix=True)),
                     strict=True):
         assert torch.allclose(a, b, atol=1e-5)
 
@@ -285,7 +286,7 @@ def test_bf16_autocast_step_trains_fp32_weights(setup, runtime):
     fresh = copy.deepcopy(trainer.model)  # new tensors: nothing cached for them
     with torch.autocast("cpu", dtype=torch.bfloat16):
         expected = token_logprobs(fresh, ids, torch.ones_like(ids))
-    assert torch.equal(trainer._logprobs(trainer.model, ids, torch.ones_like(ids), 0), expected)
+    assert torch.equal(trainer._logprobs(trainer.model, ids, torch.ones_like(ids), None), expected)
 
 
 def test_a_save_killed_while_writing_the_reference_leaves_none(tmp_path, setup, runtime):

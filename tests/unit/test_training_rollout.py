@@ -248,31 +248,42 @@ def test_compact_tool_listing_describes_only_obscured_tools(cancel_tasks):
     assert "get_reservation(reservation_id)" in lines
 
 
-def test_shared_prefill_generates_what_separate_prefills_do(cancel_tasks):
-    import torch
-
+def test_shared_prefixes_generate_what_separate_prefills_do(cancel_tasks):
     from agent_world.training.lm import tiny_model, tiny_tokenizer
 
     corpus = [t.instruction for t in cancel_tasks] + ['<tool_call>{"name": "x"}</tool_call>']
     tok = tiny_tokenizer(corpus, vocab_size=300)
     model = tiny_model(tok, seed=4)
+    listing = "Tools: cancel_reservation(reservation_id, reason) " * 6
+
+    def episodes() -> list[EpisodeState]:
+        # one environment's two tasks x two attempts share its listing; a third task's two
+        # attempts have another listing, shorter, so the rows are left-padded
+        return [EpisodeState(task=t, tools=[], messages=[
+            {"role": "system", "content": listing if i < 2 else "Other tools: get_user"},
+            {"role": "user", "content": t.instruction}])
+            for i, t in enumerate(cancel_tasks[:3]) for _ in range(2)]
 
     def replies(share: bool) -> list[str]:
         policy = HFPolicy(model, tok, max_new_tokens=10, temperature=0.0, share_prefill=share)
-        # two tasks x two attempts, prompts of different lengths (left padding)
-        states = [EpisodeState(task=t, tools=[], messages=[
-            {"role": "system", "content": "Tools: cancel_reservation" * (1 + i)},
-            {"role": "user", "content": t.instruction}])
-            for i, t in enumerate(cancel_tasks[:2]) for _ in range(2)]
+        states = episodes()
         out = policy.act(states)
         assert all(s.trace is not None and sum(s.trace.mask) > 0 for s in states)
         return out
 
-    seqs = torch.tensor([[5, 6, 7], [5, 6, 7], [0, 8, 9]])
-    attn = torch.tensor([[1, 1, 1], [1, 1, 1], [0, 1, 1]])
-    cache = HFPolicy(model, tok).shared_prefill(seqs, attn)
-    assert cache is not None and cache.get_seq_length() == 2
-    assert HFPolicy(model, tok).shared_prefill(seqs[1:], attn[1:]) is None  # nothing repeats
+    policy = HFPolicy(model, tok)
+    states = episodes()
+    for s in states:
+        policy.sync(s)
+    policy.share_prefixes(states)
+    carried = [policy._carried[id(s)] for s in states]
+    listed = len(policy.encode(policy.render(states[0].messages[:1], False)))
+    # the listing's four rows share one cache of at least the listing's tokens, not their
+    # requests; the third task's attempts share their whole prompt but its last token
+    assert len({id(c.layers) for c in carried[:4]}) == 1
+    assert listed <= carried[0].length < len(states[0].trace.ids) - 1
+    assert carried[4].layers is carried[5].layers is not carried[0].layers
+    assert carried[4].length == len(states[4].trace.ids) - 1
     assert replies(True) == replies(False)
 
 

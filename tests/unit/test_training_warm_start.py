@@ -77,7 +77,7 @@ def test_micro_batches_take_the_same_step_as_the_whole_batch(runtime):
                                                                    strict=True))
 
 
-def test_warm_start_computes_no_logits_for_the_prompt(runtime):
+def test_warm_start_computes_logits_only_where_the_policy_wrote(runtime):
     import torch
 
     from agent_world.rollout.engine import spec_index
@@ -95,11 +95,13 @@ def test_warm_start_computes_no_logits_for_the_prompt(runtime):
     got = sft._token_logp_sum(model, tok, traces, torch.device("cpu"))
     hook.remove()
     width = max(len(t.ids) for t in traces)
-    prompt = min(t.mask.index(1) for t in traces)  # the first policy token of any row
-    assert widths == [width - prompt + 1]  # logits from the last prompt token on, not before
     ids = torch.tensor([t.ids + [0] * (width - len(t.ids)) for t in traces])
     attn = torch.tensor([[1] * len(t.ids) + [0] * (width - len(t.ids)) for t in traces])
     mask = torch.tensor([t.mask[1:] + [0] * (width - len(t.ids)) for t in traces])
+    # one logit column per column where some row's next token is the policy's: none for the
+    # prompt (system prompt, tool listing) nor the observations between the calls
+    written = int(mask.any(0).sum())
+    assert widths == [written] and written < width - min(t.mask.index(1) for t in traces)
     assert float(got) == pytest.approx(float((token_logprobs(model, ids, attn) * mask).sum()),
                                        rel=1e-5)
 
