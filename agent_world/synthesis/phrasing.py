@@ -70,6 +70,11 @@ def ask_field(field: str, rng: random.Random, ent: str = "", now: bool = False,
     if ent and " ".join(words) == ent.split()[-1] and not now:
         # "What is the title's title?": a field named as its record is what it is called
         return rng.choice([f"What is the {ent} called?", f"Tell me what the {ent} is called."])
+    if ent and not now and " ".join(words) in ent.split()[:-1] and not isinstance(value, dict):
+        # "Tell me the time conversion's time": a field named as what its record is about
+        # is what the record gives
+        return rng.choice([f"What {words[0]} does the {ent} give?",
+                           f"Tell me the {words[0]} the {ent} gives."])
     the = f"the {ent}'s" if ent else "its"
     subject = f"the {ent}" if ent else "it"
     if tool and _counted_by(tool) and isinstance(value, int | float):

@@ -83,7 +83,7 @@ class GRPOConfig:
     checkpoint_every: int = 0  # 0: only at the end of train()
     device: str = "auto"
     # "bf16": forward passes autocast to bfloat16, weights and optimizer stay fp32;
-    # "auto": bf16 where the device multiplies it natively (`lm.resolve_precision`)
+    # "auto": bf16 on a CUDA card that has it, fp32 elsewhere (`lm.resolve_precision`)
     precision: str = "auto"
 
 

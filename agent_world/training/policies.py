@@ -57,7 +57,7 @@ class HFPolicy:
         # small models see the compact tool listing (`toolcall.system_prompt`)
         self.compact_tools = compact_tools
         self.share_prefill = share_prefill  # one prefill per shared prefix (see act)
-        # passes autocast to bf16 at "bf16" / "auto" where native (`lm.resolve_precision`)
+        # "bf16" (or "auto" on a CUDA card with bf16): passes autocast (`lm.resolve_precision`)
         self.precision = resolve_precision(precision, model)
         self.min_new_tokens = min_new_tokens  # > 0: fixed-length turns (benchmarks)
         self.max_new_tokens, self.max_total_tokens = max_new_tokens, max_total_tokens

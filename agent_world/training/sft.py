@@ -135,7 +135,7 @@ def sft(model: Any, tokenizer: Any, tasks: list[Task], specs: Mapping[str, EnvSp
     accumulated to the same step as the whole batch (None: the whole batch at once).
     `recovery`: the fraction of conversations given a detour (module docstring); each such
     task is also kept without one, so the plain gold path stays as common as before.
-    `precision`: as GRPOConfig's (forward passes in bf16 where the device does it natively)."""
+    `precision`: as GRPOConfig's (`lm.resolve_precision`)."""
     dev = pick_device(device)
     model.to(dev).train()
     if traces is None:

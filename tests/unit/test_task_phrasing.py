@@ -106,6 +106,10 @@ def test_a_field_named_as_its_record_is_asked_what_it_is_called():
         q = phrasing.ask_field("title", random.Random(seed), ent="title", value="Dune")
         assert "title's title" not in q and "called" in q, q
     assert "name" in phrasing.ask_field("name", random.Random(0), ent="branch", value="x")
+    for seed in range(4):  # a field named as what its record is about: what the record gives
+        q = phrasing.ask_field("time", random.Random(seed), ent="time conversion", value="10:00")
+        assert "conversion's time" not in q and "time the time conversion gives" in q or \
+            q == "What time does the time conversion give?", q
 
 
 def test_the_artefact_suite_catches_the_old_template_english():

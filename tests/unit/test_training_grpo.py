@@ -289,6 +289,25 @@ def test_bf16_autocast_step_trains_fp32_weights(setup, runtime):
     assert torch.equal(trainer._logprobs(trainer.model, ids, torch.ones_like(ids), None), expected)
 
 
+def test_precision_resolves_auto_and_takes_the_environment_override(monkeypatch):
+    from agent_world.errors import AgentWorldError
+    from agent_world.training.lm import autocast, resolve_precision
+
+    model = torch.nn.Linear(4, 4)  # on the CPU: "auto" is fp32 there
+    monkeypatch.delenv("AGENT_WORLD_PRECISION", raising=False)
+    assert resolve_precision("auto", model) == "fp32"
+    assert resolve_precision("bf16", model) == "bf16"
+    monkeypatch.setenv("AGENT_WORLD_PRECISION", "bf16")
+    assert resolve_precision("auto", model) == "bf16"
+    assert resolve_precision("fp32", model) == "fp32"  # an explicit setting wins
+    with autocast("bf16", model):
+        assert model(torch.ones(1, 4)).dtype == torch.bfloat16
+    assert model(torch.ones(1, 4)).dtype == torch.float32
+    monkeypatch.setenv("AGENT_WORLD_PRECISION", "fp16")
+    with pytest.raises(AgentWorldError, match="precision 'fp16'"):
+        resolve_precision("auto", model)
+
+
 def test_a_save_killed_while_writing_the_reference_leaves_none(tmp_path, setup, runtime):
     """The frozen reference is written once, by the first save; later saves skip it and
     resuming loads it. A save cut short mid-reference must leave no half of one (it used to

@@ -442,3 +442,45 @@ def test_a_react_tool_and_a_rollout_read_the_same_step(runtime, cancel_tasks):
         assert texts[0] == texts[1]
         assert real not in texts[0]
     assert texts[0].startswith("Error (")
+
+
+def test_decoding_cache_with_room_equals_concatenation(monkeypatch, cancel_tasks):
+    import torch
+
+    from agent_world.training import decoding
+    from agent_world.training.lm import tiny_model, tiny_tokenizer
+
+    # the layer alone: growing past its room, dropping rows, as DynamicLayer's concatenation
+    gen = torch.Generator().manual_seed(0)
+    parts = [torch.randn(3, 2, n, 4, generator=gen) for n in (5, 1, 1, 3, 1)]
+    layer = decoding.RoomyLayer(parts[0], parts[0] * 2, room=2)
+    plain = decoding.DynamicLayer()
+    plain.update(parts[0], parts[0] * 2)
+    for i, part in enumerate(parts[1:]):
+        part = part[:plain.keys.size(0)]  # the rows left
+        got, want = layer.update(part, part * 2), plain.update(part, part * 2)
+        assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
+        if i == 1:
+            for cache in (layer, plain):
+                cache.batch_select_indices(torch.tensor([0, 2]))
+    assert layer.get_seq_length() == plain.get_seq_length() == 11
+
+    # decoding with it: the same replies and carried caches, rows ending at different steps
+    tok = tiny_tokenizer([t.instruction for t in cancel_tasks], vocab_size=300)
+    model = tiny_model(tok, seed=5)
+    ids = torch.randint(3, len(tok), (4, 12), generator=gen)
+    attn = torch.ones_like(ids)
+
+    def run() -> list[decoding.Decoded]:
+        with torch.inference_mode():
+            return decoding.decode(model, ids, attn, None, max_new=12, eos_id=-1,
+                                   stopped=lambda toks: len(toks) >= 3 + toks[0] % 7)
+
+    roomy = run()
+    monkeypatch.setattr(decoding, "with_room", lambda cache, room: cache)
+    concatenated = run()
+    assert len({len(d.tokens) for d in roomy}) > 1  # rows left the batch at different steps
+    assert [d.tokens for d in roomy] == [d.tokens for d in concatenated]
+    for a, b in zip(roomy, concatenated, strict=True):
+        assert all(torch.equal(x, y) for la, lb in zip(a.layers, b.layers, strict=True)
+                   for x, y in zip(la, lb, strict=True))
