@@ -39,7 +39,7 @@ class CarriedCache:
 
 class HFPolicy:
     """A causal LM from transformers, sampling in batches (left padding). Rows that begin
-    alike, such as the attempts of one task or the tasks of one environment on their first
+    alike, such as the attempts of one task or tasks listing the same tools on their first
     turn, prefill what they share once (`share_prefixes`); a later turn
     starts from the key/value cache of the episode's previous turn and prefills only what was
     appended since (the reply's last token and the observation), not the whole conversation
@@ -103,9 +103,10 @@ class HFPolicy:
     # -- sampling -----------------------------------------------------------------------------
     def share_prefixes(self, states: list[EpisodeState]) -> None:
         """Compute once the first tokens that rows without a cache share, and start each of
-        those rows from it: the attempts of one task share their whole prompt, the tasks of
-        one environment their tool listing (a held-out evaluation prefilled each task's ~500
-        listing tokens anew). Rows sorted by their tokens sit next to the rows they share most
+        those rows from it: the attempts of one task share their whole prompt, tasks that list
+        the same tools their listing (tasks with a tool view of their own share less: the
+        default's held-out tasks about the chat template's opening). Rows sorted by their
+        tokens sit next to the rows they share most
         with; a row joins its neighbours' group while their common prefix stays at least
         `MIN_SHARED` tokens and half the group's, so one environment's rows are not cut back
         to the chat template's opening they share with another's."""
