@@ -238,9 +238,10 @@ def resolve_precision(precision: str, model: Any) -> str:
     """"bf16" or "fp32" for `model` asked to run at `precision` (one of PRECISIONS). "auto"
     (which AGENT_WORLD_PRECISION may set to bf16 or fp32) is bf16 on a CUDA card that has it,
     fp32 elsewhere. CPUs stay in fp32 unless asked: on a 2-core EPYC with AVX512-BF16 (a
-    1024² matmul 152 GFLOP/s in bf16, 60 in fp32) the main job ran 38 min in bf16 against
-    46 in fp32, with held-out pass rates of 4 % / 4 % after its rounds against 8 % / 8 %, and
-    one run each cannot tell whether bf16 costs the policy (docs/training.md)."""
+    1024² matmul 152 GFLOP/s in bf16, 60 in fp32) the main job took 38 min in bf16 and 33 in
+    fp32 an hour later on the same tasks (the host's speed drifts by a quarter), with held-out
+    pass rates 4 / 4 % against 4 / 6 % and a less certain policy after the bf16 warm start
+    (docs/training.md)."""
     if precision == "auto":
         precision = os.environ.get("AGENT_WORLD_PRECISION", "").strip() or "auto"
     if precision not in PRECISIONS:
