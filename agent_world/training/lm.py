@@ -248,9 +248,7 @@ def resolve_precision(precision: str, model: Any) -> str:
         raise AgentWorldError(f"unknown precision {precision!r}: auto, bf16 or fp32")
     if precision != "auto":
         return precision
-    params = list(model.parameters())
-    cuda = bool(params) and params[0].device.type == "cuda"
-    return "bf16" if cuda and torch.cuda.is_bf16_supported() else "fp32"
+    return "bf16" if device_type(model) == "cuda" and torch.cuda.is_bf16_supported() else "fp32"
 
 
 def autocast(precision: str, model: Any) -> Any:
@@ -260,9 +258,13 @@ def autocast(precision: str, model: Any) -> Any:
     so later passes would compute with the weights before those steps."""
     if precision != "bf16":
         return nullcontext()
-    params = list(model.parameters())
-    device = params[0].device.type if params else "cpu"
-    return torch.autocast(device_type=device, dtype=torch.bfloat16)
+    return torch.autocast(device_type=device_type(model), dtype=torch.bfloat16)
+
+
+def device_type(model: Any) -> str:
+    """The device type of `model`'s first parameter ("cpu" without parameters)."""
+    first = next(iter(model.parameters()), None)
+    return first.device.type if first is not None else "cpu"
 
 
 def cpu_thread_count(model: Any) -> int | None:
