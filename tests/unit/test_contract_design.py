@@ -96,7 +96,7 @@ def check_out_copy(ctx: Ctx, barcode: str, card_number: str) -> dict:
                 (now, copy["id"]))
     ctx.execute("INSERT INTO loans (copy_id, member_id, branch_id, checked_out_at, due_on, "
                 "renewal_count, status, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, 0, 'active', ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, 0, 'checked_out', ?, ?)",
                 (copy["id"], member["id"], copy["current_branch_id"], now, due, now, now))
     return dict(ctx.one("SELECT * FROM copies WHERE id = ?", (copy["id"],)))
 

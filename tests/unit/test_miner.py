@@ -472,6 +472,24 @@ def test_bundled_documents_mine_cleanly(filename, tmp_path):
     conn.close()
 
 
+def test_states_go_to_the_record_they_are_said_of():
+    """A lifecycle is the record's own: the hold (not the title after "for") is marked ready,
+    "checked out" and "on loan" name one state of a loan, a title has no status the source
+    never gave it, and complexification adds no final state nobody named."""
+    from agent_world.mining.sources import DATA_DIR, read_source
+
+    spec = mine_theme(read_source(str(DATA_DIR / "book_lending_prd.md")), iterations=2,
+                      seed=0).spec
+    statuses = {t.name: t.column("status").enum for t in spec.tables
+                if any(c.name == "status" for c in t.columns)}
+    assert "titles" not in statuses
+    assert statuses["loans"] == ["checked_out", "renewed", "returned"]
+    assert statuses["holds"] == ["waiting", "ready", "collected", "cancelled", "expired"]
+    git = mine_theme(git_doc(), iterations=2, seed=0).spec
+    assert git.table("branches").column("status").enum == ["active", "checked_out"]
+    assert {r["status"] for r in git.rows["branches"]} <= {"active", "checked_out"}
+
+
 def test_escaped_field_names_never_collide():
     """A source field `from` reached as a tool argument and as a declared field (already
     escaped to `from_`) is one column; two fields that escape to one name get two."""

@@ -67,7 +67,7 @@ def test_renew_loan_moves_the_due_date_and_counts_the_renewal(built, rt):
     base = built["book-lending-prd"]
     copies = {c["id"]: c for c in base.rows["copies"]}
     loan = next(r for r in base.rows["loans"] if r["returned_at"] is None
-                and (r["renewal_count"] or 0) < 2 and r["status"] == "active"
+                and (r["renewal_count"] or 0) < 2 and r["status"] == "checked_out"
                 and r["copy_id"] in copies)
     # nobody else waits for its title (a renewal is refused then: below)
     title = copies[loan["copy_id"]]["title_id"]
@@ -90,7 +90,7 @@ def test_renew_loan_moves_the_due_date_and_counts_the_renewal(built, rt):
                                             str(after["renewal_count"]))}
     # "unless another member holds the title": a live hold of the loan's title by someone else
     copies = {c["id"]: c for c in spec.rows["copies"]}
-    held = next((r for r in spec.rows["loans"] if r["status"] in ("active", "renewed")
+    held = next((r for r in spec.rows["loans"] if r["status"] in ("checked_out", "renewed")
                  and r["returned_at"] is None and (r["renewal_count"] or 0) < 2
                  and r["copy_id"] in copies and any(h["title_id"] == copies[r["copy_id"]]["title_id"]
                          and h["status"] in ("waiting", "ready")
@@ -471,7 +471,8 @@ def test_a_patient_cannot_hold_two_appointments_at_overlapping_times(built, rt):
     from agent_world.design.tool_designer import design_tools
 
     spec = built["clinic-booking-openapi"]
-    a, b, c = [s for s in spec.rows["slots"] if not s["booked"] and s["status"] == "published"
+    a, b, c = [s for s in spec.rows["slots"] if s["booked"] is not None and not s["booked"]
+               and s["status"] == "published"
                and s["clinician_id"] is not None][:3]
     moved = {**b, "starts_at": a["starts_at"], "ends_at": a["ends_at"]}  # another clinician
     rows = {**spec.rows, "slots": [moved if s["id"] == b["id"] else s

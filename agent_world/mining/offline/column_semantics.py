@@ -228,6 +228,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "mime"
     if words & {"specialty", "speciality", "department"}:
         return "specialty"
+    if words & {"diff", "patch"} and not words & {"count", "size", "lines", "stat", "stats"}:
+        return "diff"
     if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",
                 "bio", "summary", "instructions", "answer", "question", "feedback", "value",
                 "prompt", "error"}:

@@ -27,7 +27,7 @@ from agent_world.mining.offline.described_values import described_file_types
 from agent_world.mining.offline.naming import singular
 from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.offline.tables import table_kinds, table_order
-from agent_world.mining.offline.vocabulary import TERMINAL_FOR
+from agent_world.mining.offline.vocabulary import TERMINAL_EDGE_STATES
 from agent_world.mining.semantics.lifecycle_rule import lifecycle_columns
 from agent_world.mining.semantics.routes import fk_routes
 from agent_world.mining.semantics.times import time_group, time_pairs
@@ -139,9 +139,6 @@ class _Complexifier(StructureOps):
             else:
                 self.fill(tname, extra, skew=True)
 
-    def _declared_enum(self, table: str, column: str) -> bool:
-        return bool((self.hints.get(table) or {}).get(column, {}).get("enum"))
-
     def _plain_nullable(self, t: TableSpec) -> dict[str, None]:
         """Nullable columns no rule ties to another value (lifecycle stamps, routes and the
         times that order a row stay as generated)."""
@@ -185,25 +182,15 @@ class _Complexifier(StructureOps):
             kind = self.kinds.get(t.name, "core")
             if kind in ("reference", "lookup", "join", "history"):
                 continue  # an audit entry is about a real change (history_row), not made up
-            # terminal states (an enum the source declared is not widened)
+            # a record in a terminal state; the enum is not widened with one nobody named (a
+            # git branch or a book title that "expired" is no state of either)
             status = next((c for c in t.columns if c.name in ("status", "state") and c.enum),
                           None)
-            if status is not None:
-                have = set(status.enum or [])
-                for trigger, terminal in TERMINAL_FOR:
-                    if terminal in have:
-                        if self.f.make(t.name, skew=True, overrides={status.name: terminal}):
-                            added[t.name] += 1
-                        break
-                    if have & trigger and not self._declared_enum(t.name, status.name):
-                        status.enum = [*(status.enum or []), terminal]
-                        have.add(terminal)
-                        self.f.reindex_column(t.name)
-                        self.notes.append(f"edge: {t.name}.status += {terminal}")
-                        for _ in range(2):
-                            if self.f.make(t.name, skew=True, overrides={status.name: terminal}):
-                                added[t.name] += 1
-                        break
+            terminal = next((s for s in TERMINAL_EDGE_STATES if status is not None
+                             and s in (status.enum or [])), None)
+            if terminal is not None and self.f.make(t.name, skew=True,
+                                                    overrides={status.name: terminal}):
+                added[t.name] += 1
             # every free nullable column NULL at once
             nullable = self._plain_nullable(t)
             if nullable and self.f.make(t.name, skew=True, overrides=nullable):

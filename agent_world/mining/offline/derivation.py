@@ -40,6 +40,7 @@ from agent_world.mining.offline.vocabulary import (
     COMMON_ENTITIES,
     DTO_WORDS,
     FILE_WORDS,
+    LENT_STATES,
     FILTER_ENUM_DROP,
     PERSON_NOUNS,
     PERSON_ROLES,
@@ -445,9 +446,15 @@ def complete_model(m: DomainModel) -> None:
             ent.states = ["active", "inactive", "archived"]
         if ent.states and not ent.declared_states:
             states = list(dict.fromkeys(state_token(s) for s in ent.states))
+            # one name for being out on loan, the first the source used ("checked out",
+            # "on loan", "borrowed" are one state), which records start in when their
+            # lifecycle goes on from it (a loan); alone it is one state of an active record
+            # (the checked-out branch)
+            lent = [s for s in states if s in LENT_STATES]
+            states = [s for s in states if s not in lent[1:]]
             first = next((s for s in STATE_WORDS if s in states and s in (
                 "draft", "pending", "scheduled", "booked", "todo", "open", "new", "active")),
-                None)
+                lent[0] if lent and len(states) > 1 else None)
             if first:
                 states = [first] + [s for s in states if s != first]
             else:  # only later states were named: records start out active

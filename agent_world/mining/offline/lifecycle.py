@@ -15,6 +15,9 @@ from agent_world.mining.offline.naming import identifier, sentences, singular, s
 from agent_world.mining.offline.vocabulary import STATE_SET, STATE_VERBS
 
 
+_PREPOSITIONS = {"for", "of", "to", "in", "on", "at", "from", "with", "by", "per"}
+
+
 def state_token(word: str) -> str:
     return word.replace("canceled", "cancelled")
 
@@ -47,8 +50,8 @@ def _norm_sentence(text: str) -> list[str]:
 
 
 def attribute_states(m: DomainModel, evidence: list[Evidence]) -> None:
-    """Step 5: a state word belongs to the entity mentioned just before it (within 6 words),
-    else just after it (within 2: "an overdue loan"), else to the sentence's only entity; a
+    """Step 5: a state word belongs to the entity mentioned just before it (within 6 words;
+    the subject rather than a prepositional phrase after it), else just after it (within 2: "an overdue loan"), else to the sentence's only entity; a
     state verb in a feature ("suspend a member account") gives its participle to the entity
     right after it. An entity hint's text speaks only of that entity. A lifecycle sentence
     (two or more states for the entity) wins over scattered words."""
@@ -66,10 +69,13 @@ def attribute_states(m: DomainModel, evidence: list[Evidence]) -> None:
             words = _norm_sentence(sentence)
             sing = [singular_word(w) for w in words]
             mentions: list[tuple[int, str]] = []
+            inside: set[int] = set()  # mentions in a phrase after a preposition
             for i in range(len(words)):
                 for ftoks, name in forms:
                     if tuple(sing[i:i + len(ftoks)]) == ftoks:
                         mentions.append((i + len(ftoks) - 1, name))
+                        if any(w in _PREPOSITIONS for w in words[max(0, i - 2):i]):
+                            inside.add(len(mentions) - 1)
                         break
             lifecycle_cue = any(w in ("status", "state", "states", "move", "moves", "marked",
                                       "becomes", "lifecycle") for w in words)
@@ -92,7 +98,12 @@ def attribute_states(m: DomainModel, evidence: list[Evidence]) -> None:
                     target = only if only in targets else None
                 else:  # "unpaid fines" (adjective) > "a copy is available" > "overdue the loan"
                     adj = [n for i, n in mentions if i - p == 1]
-                    prev = [n for i, n in mentions if 0 < p - i <= 6]
+                    near = [k for k, (i, _) in enumerate(mentions) if 0 < p - i <= 6]
+                    # "the hold for that title is marked ready": the subject, not the
+                    # prepositional phrase after it
+                    while len(near) > 1 and near[-1] in inside:
+                        near.pop()
+                    prev = [mentions[k][1] for k in near]
                     after = [n for i, n in mentions if 0 < i - p <= 2]
                     names = {n for _, n in mentions}
                     target = (adj or prev[-1:] or after or [None])[0] or (

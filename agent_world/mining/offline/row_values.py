@@ -244,6 +244,7 @@ class RowValues:
             "specialty": lambda: r.choice(SPECIALTIES),
             "sentence": lambda: (self._commit_message() if singular(table) == "commit"
                                  else f.sentence(nb_words=r.randint(5, 12))),
+            "diff": lambda: self._diff(row),
             "paragraph": lambda: f.paragraph(nb_sentences=2),
             "title": lambda: f.catch_phrase(),
             # what a link says on the page: a few words, no sentence
@@ -405,6 +406,17 @@ class RowValues:
         if self.rng.random() < 0.3:
             return f"SELECT COUNT(*) AS n FROM {t}"
         return f"SELECT {', '.join(pick)} FROM {t} ORDER BY id LIMIT {self.rng.choice([5, 10, 20])}"
+
+    def _diff(self, row: dict[str, Any]) -> str:
+        """A one-hunk unified diff of the row's file (a diff column holds a patch, not a
+        word)."""
+        r = self.rng
+        path = row.get("path") or row.get("file_path") or f"src/{self.fake.word()}.py"
+        line = r.randint(1, 240)
+        name = self.fake.word()
+        old, new = r.sample([f"{name} = {r.randint(0, 99)}", f"{name} = None",
+                             f"return {name}", f"import {name}", f"# TODO: {name}"], 2)
+        return (f"--- a/{path}\n+++ b/{path}\n@@ -{line},1 +{line},1 @@\n-{old}\n+{new}")
 
     def _table_name(self, table: str) -> str:
         """A table of the database itself (a catalogue of tables lists real ones)."""
