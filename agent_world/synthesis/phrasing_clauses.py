@@ -191,7 +191,8 @@ def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
     tool's own entity when `ent` is a part of it ("branch" of "branch commit" is not aimed at
     in "create a branch commit")."""
     head = ent.split()[-1] if ent else ""
-    if whole != ent and whole.endswith(" " + ent):  # "commit" of "a branch commit" is not it
+    if whole != ent and whole.endswith(" " + ent) and re.search(
+            rf"\b{re.escape(whole)}s?\b", act):  # "commit" of "a branch commit" is not it
         head = ""
     if head:
         # the words between determiner and noun are no determiner or preposition: in "place

@@ -16,7 +16,7 @@ from agent_world.mining.offline.naming import (
     unversioned_camel,
 )
 from agent_world.mining.offline.signatures import later_verb, namespace_prefix
-from agent_world.mining.offline.vocabulary import PHRASAL_VERBS, VERBS, past_prefix
+from agent_world.mining.offline.vocabulary import PHRASAL_VERBS, VALUE_NOUNS, VERBS, past_prefix
 
 
 def split_words(name: str) -> list[str]:
@@ -80,6 +80,12 @@ def tool_entity(spec: EnvSpec, tool: str) -> str:
     appointment) is dropped (a bank account or a branch commit with a table stays one)."""
     ent = entity(tool, tool_namespace(spec))
     words = ent.split()
+    if words and (words[0] in VERBS or words[0] in VALUE_NOUNS) and \
+            ent not in {table_entity(t.name) for t in spec.tables}:
+        # a command named by its verb or its output (git_show, git_log, git_diff_unstaged):
+        # the records it acts on ("the commit whose sha is ...", not "the show whose ...")
+        acted = _acted_table(spec, tool)
+        return table_entity(acted) if acted else ent
     if len(words) < 2:  # most names: no table lookup
         return ent
     kinds = {table_entity(t.name) for t in spec.tables}
@@ -93,6 +99,20 @@ def tool_entity(spec: EnvSpec, tool: str) -> str:
         # (a write's "reservation flight" is a record of its own: a link)
         return " ".join(words[1:])
     return ent
+
+
+_WRITTEN = re.compile(r"""(?:UPDATE|INSERT INTO|DELETE FROM) "(\w+)"|_insert\(ctx, '(\w+)'""")
+_RETURNED = re.compile(r'SELECT \* FROM "(\w+)"')
+
+
+def _acted_table(spec: EnvSpec, tool: str) -> str | None:
+    """The table a tool's code writes first, else the one whose rows it returns."""
+    source = spec.tool(tool).source or ""
+    written = _WRITTEN.search(source)
+    if written:
+        return written.group(1) or written.group(2)
+    returned = _RETURNED.findall(source)
+    return returned[-1] if returned else None
 
 
 def _thing(words: list[str]) -> str:

@@ -377,6 +377,46 @@ def test_a_key_does_not_split_the_tool_s_own_noun(airline):
     assert text == "create a reservation flight for flight 17 and reservation MGX7Q2", text
 
 
+def test_a_link_is_added_not_created(airline):
+    """A join row is a link between two records: "add flight 17 to reservation MGX7Q2",
+    never "create a reservation flight for ...", and with the earlier record's key "add that
+    flight to reservation MGX7Q2"."""
+    spec = airline.model_copy(deep=True)
+    base = next(t for t in spec.tools if t.name == "cancel_reservation")
+    link = base.model_copy(deep=True, update={
+        "name": "create_reservation_flight", "description": "Add a flight to a reservation "
+        "and return the new record.",
+        "parameters": {"type": "object", "required": ["reservation_id", "flight_id"],
+                       "properties": {"reservation_id": {"type": "string"},
+                                      "flight_id": {"type": "integer"}}}})
+    spec.tools.append(link)
+    text = phrasing_clauses.write_clause(spec, "create_reservation_flight",
+                                         {"reservation_id": "MGX7Q2", "flight_id": 17},
+                                         random.Random(0))
+    assert text == "add flight 17 to reservation MGX7Q2", text
+
+
+def test_a_join_table_s_create_tool_says_what_it_links(built):
+    from agent_world.design.offline.schema_plans import create_plan
+
+    spec = built["git"]
+    plan = create_plan(spec, spec.table("branch_commits"), "create_branch_commit")
+    assert plan is not None and plan.description.startswith("Add a commit to a branch"), \
+        plan.description
+
+
+def test_a_command_named_by_its_verb_is_about_the_records_it_reads(built):
+    """git_show and git_log read commits, git_status working tree changes: "the commit whose
+    sha is ...", never "the show whose sha is ..."."""
+    from agent_world.tasks.words import tool_entity
+
+    spec = built["git"]
+    assert tool_entity(spec, "git_show") == "commit"
+    assert tool_entity(spec, "git_log") == "commit"
+    assert tool_entity(spec, "git_status") == "working tree change"
+    assert tool_entity(spec, "git_create_branch") == "branch"
+
+
 def test_a_passed_on_key_is_said_with_the_earlier_record_s_own_field(built):
     """"add copies of that hold's title to that hold's home branch": the hold's pickup branch
     fed add_copies' home branch, and a hold has no home branch."""

@@ -369,10 +369,23 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
         name=name, kind="create", table=t.name, params=params, fixed=fixed,
         now_columns=now_cols, code_columns=codes, copied=copied, unique=unique,
         unique_groups=groups,
-        description=f"Create a {_words(noun)} and return the new record. Refused when a "
-                    "referenced record does not exist"
+        description=f"{_link_phrase(spec, t) or f'Create a {_words(noun)}'} and return the "
+                    "new record. Refused when a referenced record does not exist"
                     + (f" or the {', '.join(_words(u) for u in unique)} is already taken"
                        if unique else "") + ".")
+
+
+def _link_phrase(spec: EnvSpec, t: TableSpec) -> str | None:
+    """What a new row of a join table does: "Add a commit to a branch" (branch_commits), not
+    "Create a branch commit" (a pair of records is no thing a person creates)."""
+    ends = [c.foreign_key.split(".")[0] for c in fk_columns(t)]  # type: ignore[union-attr]
+    if _table_kind(spec, t) != "join" or len(ends) != 2:
+        return None
+    owner = next((e for e in ends if t.name.startswith(singular(e) + "_")), ends[0])
+    member = next(e for e in ends if e != owner) if len(set(ends)) == 2 else None
+    if member is None:
+        return None
+    return f"Add a {_words(singular(member))} to a {_words(singular(owner))}"
 
 
 __all__ = ["create_plan", "schema_plans"]
