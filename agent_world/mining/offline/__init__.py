@@ -90,8 +90,8 @@ with status code, content type, body and links; a business dataset for a databas
 server; DST transitions and conversions computed with ``zoneinfo``). Generic structure (audit
 history, tags, notes, lookup tables) is added only where the source speaks of it. Then every
 table grows by ~30% with Zipf-skewed parent popularity, and edge cases are added without
-breaking meaning: a row with its free nullable columns NULL, duplicate-by-name rows, terminal
-states (a status enum the source declares is never widened), creation at boundary dates (leap
+breaking meaning: a row with its free nullable columns NULL, duplicate-by-name rows, a row in
+the table's own final state (no enum is widened with a state nobody named), creation at boundary dates (leap
 day, year end, the episode clock) where the record's lifecycle allows it.
 
 Modules
