@@ -28,8 +28,8 @@ def test_contracts_name_verb_and_coupled_effects(built):
     cov = spec.provenance.stats["tool_coverage"]["tools"]
     checkout = contract_of(spec, "check_out_copy", cov["check_out_copy"])
     assert checkout.verb == "transition" and checkout.entity == "copies"
-    assert {(e.table, e.op) for e in checkout.effects} == {("copies", "update"),
-                                                          ("loans", "insert")}
+    assert {(e.table, e.op) for e in checkout.effects} == {
+        ("copies", "update"), ("loans", "insert"), ("holds", "update")}  # a ready hold collected
     renew = contract_of(spec, "renew_loan", cov["renew_loan"])
     assert renew.verb == "update_field"
     assert set(renew.effects[0].set) >= {"due_on", "renewal_count"}
@@ -87,8 +87,12 @@ def check_out_copy(ctx: Ctx, barcode: str, card_number: str) -> dict:
     member = ctx.one("SELECT * FROM members WHERE card_number = ?", (card_number,))
     if copy is None or member is None:
         raise ToolError("Unknown copy or member.")
-    if copy["status"] != "available" or member["status"] != "active":
+    if copy["status"] not in ("available", "on_hold_shelf") or member["status"] != "active":
         raise ToolError("The copy is not available or the member not active.")
+    ready = ctx.one("SELECT id FROM holds WHERE title_id = ? AND status = 'ready' "
+                    "AND member_id = ?", (copy["title_id"], member["id"]))
+    if copy["status"] == "on_hold_shelf" and ready is None:
+        raise ToolError("The copy is kept for another member's hold.")
     now = ctx.now()
     days = 7 if copy["is_new_release"] else 21
     due = (date.fromisoformat(ctx.today()) + timedelta(days=days)).isoformat()
@@ -98,6 +102,8 @@ def check_out_copy(ctx: Ctx, barcode: str, card_number: str) -> dict:
                 "renewal_count, status, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, 0, 'checked_out', ?, ?)",
                 (copy["id"], member["id"], copy["current_branch_id"], now, due, now, now))
+    ctx.execute("UPDATE holds SET status = 'collected', updated_at = ? WHERE title_id = ? "
+                "AND status = 'ready' AND member_id = ?", (now, copy["title_id"], member["id"]))
     return dict(ctx.one("SELECT * FROM copies WHERE id = ?", (copy["id"],)))
 
 

@@ -111,7 +111,9 @@ def test_renew_loan_moves_the_due_date_and_counts_the_renewal(built, rt):
 def test_check_in_and_transfer_update_the_copy_instead_of_inserting_one(built, rt):
     spec = built["book-lending-prd"]
     branch = spec.rows["branches"][0]["id"]
-    on_loan = next(c for c in spec.rows["copies"] if c["status"] == "on_loan")
+    waited = {h["title_id"] for h in spec.rows["holds"] if h["status"] == "waiting"}
+    on_loan = next(c for c in spec.rows["copies"] if c["status"] == "on_loan"
+                   and c["title_id"] not in waited)  # else it goes to the hold shelf
     available = next(c for c in spec.rows["copies"] if c["status"] == "available"
                      and c["current_branch_id"] != branch)
     for name, copy, want in (("check_in_copy", on_loan, "available"),
@@ -584,16 +586,62 @@ def test_check_in_readies_the_oldest_waiting_hold_on_the_title(built, rt):
                                             (copy["id"],))[0]["updated_at"][:10])
         after = {h["id"]: h for h in ep.query("SELECT id, status, ready_until FROM holds "
                                               "WHERE title_id = ?", (copy["title_id"],))}
+        shelved = ep.query("SELECT status FROM copies WHERE id = ?", (copy["id"],))
     first, rest = on_title[0], on_title[1:]
     assert after[first["id"]]["status"] == "ready"
     assert after[first["id"]]["ready_until"] == (today + timedelta(days=5)).isoformat()
     assert all(after[h["id"]]["status"] == "waiting" for h in rest)
+    # the copy is put aside for that member, not back on the open shelf
+    assert shelved == [{"status": "on_hold_shelf"}]
     free = next(c for c in spec.rows["copies"] if c["status"] == "on_loan"
                 and not any(h["title_id"] == c["title_id"] for h in waiting))
     with rt.open(spec) as ep:
         assert ep.step("check_in_copy", _args(tool, barcode=free["barcode"], copy_id=free["id"],
                                               branch_id=free["current_branch_id"])).ok
         assert "holds" not in ep.diff().tables  # no hold waits on that title
+        assert ep.query("SELECT status FROM copies WHERE id = ?", (free["id"],)) == [
+            {"status": "available"}]
+
+
+def test_a_copy_on_the_hold_shelf_goes_only_to_the_member_whose_hold_is_ready(built, rt):
+    """A copy put aside for a ready hold: another member's check-out is refused and changes
+    nothing; the holder's check-out lends it and collects the hold."""
+    spec = built["book-lending-prd"]
+    waiting = [h for h in spec.rows["holds"] if h["status"] == "waiting"]
+    members = {m["id"]: m for m in spec.rows["members"]}
+    unpaid: dict[int, float] = {}
+    for f in spec.rows["fines"]:
+        if f["status"] == "unpaid":
+            unpaid[f["member_id"]] = unpaid.get(f["member_id"], 0) + (f["amount"] or 0)
+
+    def may_borrow(m: dict) -> bool:
+        return m["status"] == "active" and unpaid.get(m["id"], 0) <= 10
+
+    copy, hold = next((c, min((h for h in waiting if h["title_id"] == c["title_id"]),
+                              key=lambda h: (h["placed_at"] is not None, str(h["placed_at"]),
+                                             h["id"])))
+                      for c in spec.rows["copies"] if c["status"] == "on_loan"
+                      and any(h["title_id"] == c["title_id"] for h in waiting))
+    holder = members[hold["member_id"]]
+    other = next(m for m in spec.rows["members"] if may_borrow(m) and m["id"] != holder["id"])
+    with rt.open(spec) as ep:
+        assert ep.step("check_in_copy", _args(spec.tool("check_in_copy"), copy_id=copy["id"],
+                                              barcode=copy["barcode"],
+                                              branch_id=copy["current_branch_id"])).ok
+        before = ep.diff()
+        refused = ep.step("check_out_copy", {"barcode": copy["barcode"],
+                                             "card_number": other["card_number"]})
+        assert not refused.ok and "kept for another member" in refused.error.message
+        assert ep.diff() == before
+        if not may_borrow(holder):
+            return  # the holder may not borrow (suspended, owing): nothing more to check
+        lent = ep.step("check_out_copy", {"barcode": copy["barcode"],
+                                          "card_number": holder["card_number"]})
+        assert lent.ok, lent.error
+        assert lent.result["status"] == "on_loan"
+        assert lent.result["loan"]["member_id"] == holder["id"]
+        assert ep.query("SELECT status FROM holds WHERE id = ?", (hold["id"],)) == [
+            {"status": "collected"}]
 
 
 def test_a_member_owing_more_than_the_limit_cannot_borrow_until_the_fines_go(built, rt):

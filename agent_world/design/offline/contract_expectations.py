@@ -110,6 +110,17 @@ class ContractTests:
             return not any(h.get(g.link or "") == reached and h.get(st) in live
                            and h.get(g.column or "") != row.get(g.arg or "")
                            for h in self.rows(g.table or ""))
+        if g.kind == "held_for":
+            if row.get(g.state or "") not in g.values:
+                return True
+            holder = argrows.get(g.row)
+            p = self.c.param(g.row)
+            hpk = pk_column(self.spec.table(p.ref_table)) if p and p.ref_table else "id"
+            (st, kept), = g.where.items()
+            return holder is not None and any(
+                h.get(g.link or "") == row.get(g.path[0]) and h.get(st) in kept
+                and h.get(g.column or "") == holder.get(hpk or "id")
+                for h in self.rows(g.table or ""))
         if g.kind == "exists_where":
             paths = next((args.get(p.name) for p in self.c.params if p.role == "paths"), [])
             known = {r.get("path") for r in self.rows(g.table or "")
@@ -182,6 +193,11 @@ class ContractTests:
             for col, arg in e.where_arg.items():
                 wanted = args.get(arg) or []
                 targets = [r for r in targets if r.get(col) in wanted]
+            for col, arg in e.where_row.items():
+                p = self.c.param(arg)
+                rpk = pk_column(self.spec.table(p.ref_table)) if p and p.ref_table else "id"
+                named = (argrows.get(arg) or {}).get(rpk or "id")
+                targets = [r for r in targets if named is not None and r.get(col) == named]
             if e.first_by:
                 first = e.first_by
                 targets = sorted(targets, key=lambda r: (r.get(first) is not None,
@@ -199,6 +215,17 @@ class ContractTests:
             touched += hit
             if e.rows == "entity" and e.table == self.c.entity:
                 entity_values = values
+            if hit and e.then_entity:  # the tool's own row follows (a copy to the hold shelf)
+                then = {k: self.value(v, row, args, argrows) for k, v in e.then_entity.items()}
+                entity_values = {**entity_values, **then}
+                mine = next((x for x in out if x["table"] == self.c.entity
+                             and x["op"] == "update" and x.get("key") == {self.pk: row[self.pk]}),
+                            None)
+                if mine is not None:
+                    mine["values"] = {**mine["values"], **then}
+                else:
+                    out.append({"table": self.c.entity, "op": "update",
+                                "key": {self.pk: row[self.pk]}, "values": then})
         return out, entity_values, touched
 
     # -- arguments for one record ---------------------------------------------------------

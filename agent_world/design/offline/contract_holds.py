@@ -116,7 +116,9 @@ def _hold_record(spec: EnvSpec, entity: TableSpec, target: str, words: list[str]
                                     values=["active"], message=f"the "
                                     f"{singular(p.ref_table).replace('_', ' ')} must be active"))
             guards += _owing(spec, p)
-    return [Effect(table=record.name, op="insert", rows="new", set=sets, coupled=True)]
+    collect = _collect_hold(spec, entity, params, guards)
+    return [Effect(table=record.name, op="insert", rows="new", set=sets, coupled=True)] + (
+        [collect] if collect else [])
 
 
 _OWING = re.compile(r"\b([a-z ]+?) with more than (\d+(?:\.\d+)?) in ([a-z]+) ([a-z ]+?) "
@@ -219,10 +221,61 @@ def _ready_next(spec: EnvSpec, entity: TableSpec) -> Effect | None:
             sets[n] = Value(source="now")
         placed = next((c.name for c in table.columns if c.type in ("date", "datetime")
                        and time_group(c.name) == "create"), None)
+        shelf = _shelf_state(entity)
+        own = status_of(entity)
         return Effect(table=table.name, op="update", rows="shared", link=link, via=via,
                       where={st.name: [state]}, set=sets, coupled=True,
-                      first_by=placed or pk_of(table))
+                      first_by=placed or pk_of(table),
+                      then_entity={own.name: Value(source="const", value=shelf)}
+                      if shelf and own is not None else {})
     return None
+
+
+def _shelf_state(entity: TableSpec) -> str | None:
+    """The state of an item kept for the person whose hold is ready (a copy on the hold
+    shelf), if the item's lifecycle has one."""
+    st = status_of(entity)
+    return next((s for s in (st.enum or []) if "hold" in s.split("_") or s == "held"),
+                None) if st is not None else None
+
+
+def _collect_hold(spec: EnvSpec, entity: TableSpec, params: list[ContractParam],
+                  guards: list[Guard]) -> Effect | None:
+    """Taking an item kept on the hold shelf: only the person whose hold on it is ready may
+    take it (the shelf state joins the states it is taken from), and their hold is collected."""
+    shelf, st = _shelf_state(entity), status_of(entity)
+    taken = next((g for g in guards if g.kind == "state_in" and g.row == "entity"
+                  and st is not None and g.column == st.name), None)
+    if shelf is None or st is None or taken is None or shelf in taken.values:
+        return None
+    ready = _ready_next(spec, entity)  # the hold a check-in readies is the one collected
+    if ready is None:
+        return None
+    table = spec.table(ready.table)
+    (hst,) = ready.where
+    kept = ready.set[hst].value  # the state a check-in readied it to
+    collected = next((x for x in ("collected", "fulfilled", "completed")
+                      if x in (status_of(table).enum or [])), None)  # type: ignore[union-attr]
+    person = next(((h, p) for h in table.columns for p in params if p.role == "row"
+                   and p.ref_table and fk_target(h) == p.ref_table), None)
+    if collected is None or person is None or ready.link is None or ready.via is None:
+        return None
+    holder, p = person
+    taken.values = [*taken.values, shelf]
+    taken.message = f"{taken.message} or {shelf}"
+    noun = singular(entity.name).replace("_", " ")
+    guards.append(Guard(kind="held_for", state=st.name, values=[shelf], table=table.name,
+                        link=ready.link, path=[ready.via], where={hst: [kept]},
+                        column=holder.name, row=p.name,
+                        message=f"the {noun} is kept for another "
+                                f"{singular(p.ref_table or '').replace('_', ' ')}'s "
+                                f"{singular(table.name).replace('_', ' ')}"))
+    sets: dict[str, Value] = {hst: Value(source="const", value=collected)}
+    for n in _now_columns(table):
+        sets[n] = Value(source="now")
+    return Effect(table=table.name, op="update", rows="shared", link=ready.link,
+                  via=ready.via, where={hst: [kept]}, where_row={holder.name: p.name},
+                  set=sets, coupled=True)
 
 
 class Hold(BaseModel):

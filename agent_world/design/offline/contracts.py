@@ -117,8 +117,14 @@ class Effect(BaseModel):
     # shared: rows whose `link` equals the entity's `via` column (the holds on a copy's title)
     via: str | None = None
     first_by: str | None = None  # only the first matching row in this column's order
+    # column -> argument: only rows whose column holds the id of the row the argument names
+    # (the hold of the member checking the copy out)
+    where_row: dict[str, str] = Field(default_factory=dict)
     set: dict[str, Value] = Field(default_factory=dict)
     coupled: bool = False  # a row other than the one the tool names
+    # when this effect changed a row, the tool's own row gets these values too (a returned
+    # copy that readies a hold goes to the hold shelf)
+    then_entity: dict[str, Value] = Field(default_factory=dict)
 
     def describe(self) -> str:
         which = {"entity": "the row", "children": f"rows whose {self.link} is the row's id",
@@ -127,16 +133,19 @@ class Effect(BaseModel):
                  "shared": f"rows whose {self.link} is the row's {self.via}"}[self.rows]
         if self.first_by:
             which = f"the first of the {which} by {self.first_by}"
-        cond = "".join(f" with {c} in {v}" for c, v in self.where.items())
+        cond = "".join(f" with {c} in {v}" for c, v in self.where.items()) + "".join(
+            f" with {c} = the {a} row's id" for c, a in self.where_row.items())
         sets = ", ".join(f"{c}={_show_value(v)}" for c, v in self.set.items())
-        return f"{self.op} {self.table}: {which}{cond}" + (f" ({sets})" if sets else "")
+        then = ", ".join(f"{c}={_show_value(v)}" for c, v in self.then_entity.items())
+        return f"{self.op} {self.table}: {which}{cond}" + (f" ({sets})" if sets else "") + (
+            f"; if a row changed, the row itself: {then}" if then else "")
 
 
 class Guard(BaseModel):
     """A refusal rule: the call fails (and changes nothing) unless it holds."""
 
     kind: Literal["state_in", "below", "differs", "exists_where", "none_where", "none_held",
-                  "sum_at_most", "no_overlap"]
+                  "sum_at_most", "no_overlap", "held_for"]
     row: str = "entity"  # "entity" or the argument whose resolved row is checked
     column: str | None = None
     values: list[Any] = Field(default_factory=list)  # state_in
@@ -155,6 +164,10 @@ class Guard(BaseModel):
     # no_overlap: no live row of `table` (`where`) whose `link` names the checked row (the
     # patient) holds a period (its `column`: slot_id, that row's `path`: [start, end]) that
     # overlaps the period the new row takes (the slot `arg` names)
+    # held_for: while the entity's `state` column is in `values` (a copy on the hold shelf),
+    # a row of `table` (`where`: a ready hold) whose `link` is the entity's `path[0]` (its
+    # title) has `column` (member_id) naming the row the `row` argument names (the borrower)
+    state: str | None = None
     message: str = ""
 
 

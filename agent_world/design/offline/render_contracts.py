@@ -84,6 +84,16 @@ def _guard_lines(b: _Body, spec: EnvSpec, c: Contract, g: Guard, noun: str) -> N
               f"[row[{_lit(g.path[0])}], {', '.join(_lit(x) for x in live)}, "
               f"row[{_lit(g.arg)}]]):")
         b.add(f"raise ToolError(\"Refused: {g.message}.\")", 2)
+    elif g.kind == "held_for":
+        (st, kept), = g.where.items()
+        arg = c.param(g.row)
+        ref_pk = pk_column(spec.table(arg.ref_table)) if arg and arg.ref_table else "id"
+        marks = ", ".join("?" for _ in kept)
+        b.add(f"if row[{_lit(g.state)}] in {tuple(g.values)!r} and not ctx.one('SELECT 1 FROM "
+              f"\"{g.table}\" WHERE \"{g.link}\" = ? AND \"{st}\" IN ({marks}) AND "
+              f"\"{g.column}\" = ?', [row[{_lit(g.path[0])}], "
+              f"{', '.join(_lit(x) for x in kept)}, {ref}[{_lit(ref_pk)}]]):")
+        b.add(f"raise ToolError(\"Refused: {g.message}.\")", 2)
     elif g.kind == "sum_at_most":
         (st, states), = g.where.items()
         pk = linked_pk(spec, g.table or "", g.link or "")
@@ -155,6 +165,11 @@ def _effect_lines(b: _Body, spec: EnvSpec, c: Contract, e: Effect, source: str) 
         marks = ", ".join("?" for _ in values)
         clauses.append(f'"{col}" IN ({marks})')
         params += [_lit(v) for v in values]
+    for col, arg in e.where_row.items():  # the row an argument names (the borrower's hold)
+        ref = c.param(arg)
+        ref_pk = pk_column(spec.table(ref.ref_table)) if ref and ref.ref_table else "id"
+        clauses.append(f'"{col}" = ?')
+        params.append(f"{arg}_row[{_lit(ref_pk)}]")
     where_args = list(e.where_arg.items())
     sql = f'UPDATE "{e.table}" SET {sets} WHERE ' + " AND ".join(clauses)
     if e.first_by:  # one row: the first in that order (NULLs first, as SQLite sorts)
@@ -169,6 +184,17 @@ def _effect_lines(b: _Body, spec: EnvSpec, c: Contract, e: Effect, source: str) 
         b.add(f"marks = ', '.join('?' for _ in {arg})")
         b.add(f"ctx.execute(f'{sql} AND \"{col}\" IN ({{marks}})', "
               f"[{', '.join(x for x in [vals, *params] if x)}, *{arg}])")
+    elif e.then_entity:
+        # the tool's own row follows what this effect did (a readied hold shelves the copy)
+        own = spec.table(c.entity)
+        opk = pk_column(own)
+        b.add(f"changed = ctx.execute('{sql}', [{', '.join(x for x in [vals, *params] if x)}])"
+              ".rowcount")
+        b.add("if changed:")
+        b.add(f"ctx.execute('UPDATE \"{c.entity}\" SET "
+              + ", ".join(f'"{k}" = ?' for k in e.then_entity) + f" WHERE \"{opk}\" = ?', ["
+              + ", ".join(_value_expr(v, source, spec) for v in e.then_entity.values())
+              + f", row[{_lit(opk)}]])", 2)
     else:
         b.add(f"ctx.execute('{sql}', [{', '.join(x for x in [vals, *params] if x)}])")
     return None
