@@ -644,6 +644,40 @@ def test_a_copy_on_the_hold_shelf_goes_only_to_the_member_whose_hold_is_ready(bu
             {"status": "collected"}]
 
 
+def test_cancelling_a_ready_hold_gives_its_copy_back_to_the_open_shelf(built, rt):
+    """A copy kept for a hold that is then cancelled is available to anyone again (it was
+    left on the hold shelf, where nobody could take it); a waiting hold's cancel frees
+    nothing."""
+    spec = built["book-lending-prd"]
+    waiting = [h for h in spec.rows["holds"] if h["status"] == "waiting"]
+    copy = next(c for c in spec.rows["copies"] if c["status"] == "on_loan"
+                and any(h["title_id"] == c["title_id"] for h in waiting))
+    with rt.open(spec) as ep:
+        assert ep.step("check_in_copy", _args(spec.tool("check_in_copy"), copy_id=copy["id"],
+                                              barcode=copy["barcode"],
+                                              branch_id=copy["current_branch_id"])).ok
+        (ready,) = ep.query("SELECT id FROM holds WHERE title_id = ? AND status = 'ready' "
+                            "AND updated_at = (SELECT updated_at FROM copies WHERE id = ?)",
+                            (copy["title_id"], copy["id"]))
+        still = ep.query("SELECT id FROM holds WHERE title_id = ? AND status = 'waiting'",
+                         (copy["title_id"],))
+        if still:  # a waiting hold's cancel leaves the kept copy where it is
+            assert ep.step("cancel_hold", {"hold_id": still[0]["id"]}).ok
+            assert ep.query("SELECT status FROM copies WHERE id = ?", (copy["id"],)) == [
+                {"status": "on_hold_shelf"}]
+        def shelves() -> dict[str, int]:
+            return {r["status"]: r["n"] for r in ep.query(
+                "SELECT status, COUNT(*) AS n FROM copies WHERE title_id = ? GROUP BY status",
+                (copy["title_id"],))}
+
+        before = shelves()
+        assert ep.step("cancel_hold", {"hold_id": ready["id"]}).ok
+        after = shelves()
+        # one kept copy of the title back on the open shelf, nothing else moved
+        assert after.get("on_hold_shelf", 0) == before["on_hold_shelf"] - 1
+        assert after.get("available", 0) == before.get("available", 0) + 1
+
+
 def test_a_member_owing_more_than_the_limit_cannot_borrow_until_the_fines_go(built, rt):
     """"Members with more than 10.00 in unpaid fines cannot borrow until they pay": check-out
     only asked that the member be active."""

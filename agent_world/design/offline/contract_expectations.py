@@ -166,6 +166,8 @@ class ContractTests:
         touched = 0
         source = source if source is not None else row
         for e in self.c.effects:
+            if not all(row.get(col) in vals for col, vals in e.when.items()):
+                continue  # the row was not in a state this effect follows from
             t = self.spec.table(e.table)
             tpk = pk_column(t) or "id"
             values = {k: self.value(v, row, args, argrows) for k, v in e.set.items()}
@@ -200,8 +202,11 @@ class ContractTests:
                 targets = [r for r in targets if named is not None and r.get(col) == named]
             if e.first_by:
                 first = e.first_by
-                targets = sorted(targets, key=lambda r: (r.get(first) is not None,
-                                                         str(r.get(first)), r[tpk]))[:1]
+                # as SQLite orders: NULLs first, numbers by value, then text
+                targets = sorted(targets, key=lambda r: (
+                    r.get(first) is not None,
+                    (0, r.get(first), "") if isinstance(r.get(first), int | float)
+                    else (1, 0, str(r.get(first))), r[tpk]))[:1]
             hit = False
             for r in targets:
                 if all(r.get(k) == v for k, v in values.items()):

@@ -278,6 +278,29 @@ def _collect_hold(spec: EnvSpec, entity: TableSpec, params: list[ContractParam],
                   set=sets, coupled=True)
 
 
+def _free_kept(spec: EnvSpec, entity: TableSpec, target: str) -> list[Effect]:
+    """Cancelling a ready hold (or letting it lapse) gives the copy kept for it back to the
+    open shelf: one item of the hold's parent still on the hold shelf becomes free."""
+    if target not in ("cancelled", "canceled", "expired"):
+        return []
+    for item in spec.tables:
+        ready = _ready_next(spec, item) if item.name != entity.name else None
+        if ready is None or ready.table != entity.name or not ready.then_entity:
+            continue
+        st, shelf = status_of(item), _shelf_state(item)
+        free = next((s for s in FREE_STATES if st is not None and s in (st.enum or [])), None)
+        if st is None or shelf is None or free is None or ready.link is None:
+            return []
+        (hst,) = ready.where
+        sets: dict[str, Value] = {st.name: Value(source="const", value=free)}
+        for n in _now_columns(item):
+            sets[n] = Value(source="now")
+        return [Effect(table=item.name, op="update", rows="shared", link=ready.via,
+                       via=ready.link, where={st.name: [shelf]}, first_by=pk_of(item),
+                       set=sets, when={hst: [ready.set[hst].value]}, coupled=True)]
+    return []
+
+
 class Hold(BaseModel):
     """A parent that a live record of a child table holds (a bike its trip in progress, a slot
     its booked appointment), from the spec's declared invariants: while a child row is in one

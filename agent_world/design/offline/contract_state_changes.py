@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from agent_world.design.offline.contract_holds import (
+    _free_kept,
     _hold_record,
     _holders,
     _location_fk,
@@ -311,6 +312,7 @@ def _transition(spec, c, entity, words, text, desc, args, entry) -> Contract | N
                                 message=f"the destination must differ from the {noun}'s "
                                         f"{dest.name.replace('_', ' ')}"))
     effects += _release_parent(spec, entity, target, allowed)
+    effects += _free_kept(spec, entity, target)
     exclusive = _exclusive_peers(spec, entity, status.name, target, params,
                                  bool({"switch", "switches"} & text))
     if exclusive is not None:

@@ -125,6 +125,9 @@ class Effect(BaseModel):
     # when this effect changed a row, the tool's own row gets these values too (a returned
     # copy that readies a hold goes to the hold shelf)
     then_entity: dict[str, Value] = Field(default_factory=dict)
+    # only when the tool's row had these values before the call (a cancelled hold frees the
+    # copy kept for it only if it was ready)
+    when: dict[str, list[Any]] = Field(default_factory=dict)
 
     def describe(self) -> str:
         which = {"entity": "the row", "children": f"rows whose {self.link} is the row's id",
@@ -137,7 +140,9 @@ class Effect(BaseModel):
             f" with {c} = the {a} row's id" for c, a in self.where_row.items())
         sets = ", ".join(f"{c}={_show_value(v)}" for c, v in self.set.items())
         then = ", ".join(f"{c}={_show_value(v)}" for c, v in self.then_entity.items())
-        return f"{self.op} {self.table}: {which}{cond}" + (f" ({sets})" if sets else "") + (
+        when = " and ".join(f"its {c} was in {v}" for c, v in self.when.items())
+        return (f"if {when}: " if when else "") + f"{self.op} {self.table}: {which}{cond}" + (
+            f" ({sets})" if sets else "") + (
             f"; if a row changed, the row itself: {then}" if then else "")
 
 

@@ -132,6 +132,13 @@ def _guard_lines(b: _Body, spec: EnvSpec, c: Contract, g: Guard, noun: str) -> N
 
 def _effect_lines(b: _Body, spec: EnvSpec, c: Contract, e: Effect, source: str) -> str | None:
     """Emit one effect; the variable holding an inserted row, if any."""
+    if e.when:  # only from the states the row was in before the call
+        inner = _Body()
+        var = _effect_lines(inner, spec, c, e.model_copy(update={"when": {}}), source)
+        b.add("if " + " and ".join(f"row[{_lit(col)}] in {tuple(vals)!r}"
+                                   for col, vals in e.when.items()) + ":")
+        b.lines += ["    " + line for line in inner.lines]
+        return var
     t = spec.table(e.table)
     tpk = pk_column(t)
     if e.op == "insert":
