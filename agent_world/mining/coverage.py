@@ -415,9 +415,14 @@ def accrual_rules(doc: SourceDocument, spec: EnvSpec) -> list[tuple[str, str, di
     """"An overdue loan accrues a fine of 0.25 per day, capped at the copy's replacement
     cost": (fines, amount, {rate, through: the fine's column naming the loan, cap: the
     column that caps it}) for each such sentence whose tables and columns the spec has."""
+    return accrual_rules_in(doc.text(), spec)
+
+
+def accrual_rules_in(text: str, spec: EnvSpec) -> list[tuple[str, str, dict[str, Any]]]:
+    """`accrual_rules` of a source's text (what the tool designer reads)."""
     tables = _tables(spec)
     out = []
-    for m in _ACCRUES.finditer(" ".join(doc.text().split())):
+    for m in _ACCRUES.finditer(" ".join(text.split())):
         owed, charge = _entity_table(m.group(1), tables), _entity_table(m.group(2), tables)
         if owed is None or charge is None:
             continue

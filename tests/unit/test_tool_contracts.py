@@ -678,6 +678,37 @@ def test_cancelling_a_ready_hold_gives_its_copy_back_to_the_open_shelf(built, rt
         assert after.get("available", 0) == before.get("available", 0) + 1
 
 
+def test_checking_in_an_overdue_loan_charges_the_fine_the_source_states(built, rt):
+    """"An overdue loan accrues a fine of 0.25 per day, capped at the copy's replacement
+    cost": check-in closed a late loan and charged nothing."""
+    spec = built["book-lending-prd"]
+    today = spec.clock_start[:10]
+    copies = {c["id"]: c for c in spec.rows["copies"]}
+    titles = {t["id"]: t for t in spec.rows["titles"]}
+    open_loans = [r for r in spec.rows["loans"] if r["status"] in ("checked_out", "renewed")
+                  and copies.get(r["copy_id"], {}).get("status") == "on_loan"]
+    late = next(r for r in open_loans if r["due_on"] and r["due_on"][:10] < today)
+    on_time = next((r for r in open_loans if r["due_on"] and r["due_on"][:10] >= today), None)
+    tool = spec.tool("check_in_copy")
+    copy = copies[late["copy_id"]]
+    with rt.open(spec) as ep:
+        assert ep.step("check_in_copy", _args(tool, copy_id=copy["id"], barcode=copy["barcode"],
+                                              branch_id=copy["current_branch_id"])).ok
+        (fine,) = ep.diff().tables["fines"].inserted
+    days = (date.fromisoformat(today) - date.fromisoformat(late["due_on"][:10])).days
+    cost = titles[copy["title_id"]]["replacement_cost"]
+    assert (fine["loan_id"], fine["member_id"], fine["status"]) == (
+        late["id"], late["member_id"], "unpaid")
+    assert fine["amount"] == pytest.approx(min(round(0.25 * days, 2), cost))
+    if on_time is not None:
+        copy = copies[on_time["copy_id"]]
+        with rt.open(spec) as ep:
+            assert ep.step("check_in_copy", _args(tool, copy_id=copy["id"],
+                                                  barcode=copy["barcode"],
+                                                  branch_id=copy["current_branch_id"])).ok
+            assert "fines" not in ep.diff().tables  # returned in time: nothing owed
+
+
 def test_a_member_owing_more_than_the_limit_cannot_borrow_until_the_fines_go(built, rt):
     """"Members with more than 10.00 in unpaid fines cannot borrow until they pay": check-out
     only asked that the member be active."""

@@ -12,6 +12,7 @@ from typing import Any
 from agent_world.design.offline.contract_schema import linked_pk
 from agent_world.design.offline.contracts import Contract, ContractParam, Guard, Value
 from agent_world.design.offline.plans import MAX_ROWS, ToolPlan, newest_first, pk_column
+from agent_world.design.offline.render_contracts import reach_sql
 from agent_world.design.offline.seed_rows import Test, _needle, _noun, _unknown
 from agent_world.design.offline.write_expectations import Designer
 
@@ -170,6 +171,12 @@ class ContractTests:
                 continue  # the row was not in a state this effect follows from
             t = self.spec.table(e.table)
             tpk = pk_column(t) or "id"
+            if e.rows == "late":
+                for closed in self.late(e, row):
+                    out.append({"table": e.table, "op": "insert",
+                                "values": self.charge(e, closed, row, args, argrows)})
+                    touched += 1
+                continue
             values = {k: self.value(v, row, args, argrows) for k, v in e.set.items()}
             if e.op == "insert":
                 out.append({"table": e.table, "op": "insert", "values": values})
@@ -232,6 +239,47 @@ class ContractTests:
                     out.append({"table": self.c.entity, "op": "update",
                                 "key": {self.pk: row[self.pk]}, "values": then})
         return out, entity_values, touched
+
+    def late(self, e: Any, row: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows of `e.child` the call closes past their due date (overdue loans)."""
+        due = next(v.column for v in e.set.values() if v.source == "accrued")
+        return [r for r in self.rows(e.child) if r.get(e.link) == row[self.pk]
+                and all(r.get(col) in vals for col, vals in e.where.items())
+                and r.get(due) and str(r.get(due))[:10] < self.today]
+
+    def charge(self, e: Any, closed: dict[str, Any], row: dict[str, Any],
+               args: dict[str, Any], argrows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The row a `late` effect inserts for one closed row (a fine for an overdue loan)."""
+        values = {}
+        for k, v in e.set.items():
+            if v.source == "child":
+                values[k] = closed.get(v.column or "")
+            elif v.source == "accrued":
+                days = (date.fromisoformat(self.today) -
+                        date.fromisoformat(str(closed.get(v.column or ""))[:10])).days
+                amount = round(v.value * max(days, 0), 2)
+                cap = self.reach(e.child, closed, v.alt_column) if v.alt_column else None
+                values[k] = min(amount, cap) if isinstance(cap, int | float) and cap > 0 \
+                    else amount
+            else:
+                values[k] = self.value(v, row, args, argrows)
+        return values
+
+    def reach(self, table: str, row: dict[str, Any], column: str, depth: int = 3) -> Any:
+        """`column` of `row` or of the first record its references lead to, as the rendered
+        query finds it (`render_contracts.reach_sql`)."""
+        if column in row:
+            return row[column]
+        for c in self.spec.table(table).columns:
+            if not c.foreign_key:
+                continue
+            parent, ppk = c.foreign_key.split(".")
+            hit = next((r for r in self.rows(parent) if r.get(ppk) == row.get(c.name)), None)
+            if any(x.name == column for x in self.spec.table(parent).columns):
+                return hit.get(column) if hit else None
+            if depth > 1 and reach_sql(self.spec, parent, column, depth - 1) is not None:
+                return self.reach(parent, hit, column, depth - 1) if hit else None
+        return None
 
     # -- arguments for one record ---------------------------------------------------------
     def args_for(self, row: dict[str, Any]) -> tuple[dict[str, Any],

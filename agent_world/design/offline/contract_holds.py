@@ -35,6 +35,7 @@ from agent_world.design.offline.contracts import (
 )
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.mining.coverage import accrual_rules_in
 from agent_world.mining.offline.naming import singular, tokens
 from agent_world.mining.semantics.invariants import spec_invariants
 from agent_world.mining.semantics.repair import free_value
@@ -178,11 +179,46 @@ def _release_records(spec: EnvSpec, entity: TableSpec, target: str, text: set[st
             close[at] = _time_value(t, at)
         for n in _now_columns(t):
             close[n] = Value(source="now")
+        out += _charges(spec, t, fk.name, {st.name: opened})
         out.append(Effect(table=t.name, op="update", rows="children", link=fk.name,
                           where={st.name: opened}, set=close, coupled=True))
         break
     ready = _ready_next(spec, entity)
     return out + ([ready] if ready else [])
+
+
+def _charges(spec: EnvSpec, closed: TableSpec, link: str, live: dict[str, list[Any]]
+             ) -> list[Effect]:
+    """"An overdue loan accrues a fine of 0.25 per day, capped at the copy's replacement cost":
+    closing such a record past its due date charges it (a fine for the days it was late), with
+    the record's own references (its member)."""
+    due = next((c.name for c in closed.columns if c.type in ("date", "datetime")
+                and time_group(c.name) == "due"), None)
+    if due is None:
+        return []
+    out = []
+    for table, money, rule in accrual_rules_in(" ".join(source_lines(spec)), spec):
+        charge = spec.table(table)
+        if fk_target(charge.column(rule["through"])) != closed.name:
+            continue
+        sets: dict[str, Value] = {rule["through"]: Value(source="child",
+                                                         column=pk_of(closed))}
+        for c in charge.columns:  # the charge is the borrower's
+            if c.foreign_key and c.name not in sets and _has(closed, c.name):
+                sets[c.name] = Value(source="child", column=c.name)
+        sets[money] = Value(source="accrued", value=rule["rate"], column=due,
+                            alt_column=rule.get("cap"))
+        st = status_of(charge)
+        if st is not None:  # a new charge is owed: unpaid, not paid or waived
+            sets[st.name] = Value(source="const", value=next(
+                (x for x in (st.enum or []) if x in ("unpaid", "open", "pending", "due")),
+                (st.enum or [None])[0]))
+        for c in charge.columns:
+            if c.name in ("created_at", "updated_at") and c.name not in sets:
+                sets[c.name] = Value(source="now")
+        out.append(Effect(table=table, op="insert", rows="late", child=closed.name, link=link,
+                          where=live, set=sets, coupled=True))
+    return out
 
 
 _READY_NEXT = re.compile(r"\bwhen an? ([a-z ]+?) is (?:returned|checked in|given back)\b[^.]*?"

@@ -90,7 +90,7 @@ class Value(BaseModel):
     """How one written column gets its value."""
 
     source: Literal["arg", "const", "now", "today", "entity", "row", "days_after", "increment",
-                    "new_id", "next_code", "sql_table_name", "notice"]
+                    "new_id", "next_code", "sql_table_name", "notice", "child", "accrued"]
     arg: str | None = None  # arg / row / sql_table_name: the argument
     # arg: the entity's column kept when the (optional) argument is not given
     value: Any = None  # const: the value; days_after: days; increment: the step
@@ -100,6 +100,9 @@ class Value(BaseModel):
     # notice: `value`, or `alt_value` when the entity's `column` (its start) is less than
     # `hours` away ("cancelling less than 24 hours before the start is a late cancellation")
     hours: float | None = None
+    # child: `column` of the closed row a `late` effect inserts for; accrued: `value` per day
+    # that row's `column` (its due date) lies before today, capped at the `alt_column` its
+    # references lead to (a loan's copy's title's replacement cost)
 
 
 class Effect(BaseModel):
@@ -107,7 +110,7 @@ class Effect(BaseModel):
 
     table: str
     op: Literal["insert", "update", "delete"]
-    rows: Literal["entity", "children", "peers", "parent", "new", "shared"]
+    rows: Literal["entity", "children", "peers", "parent", "new", "shared", "late"]
     link: str | None = None  # children: FK naming the entity; peers: the shared container
     # column; parent: the FK column (of the entity or of an argument's row) naming the row
     link_arg: str | None = None  # parent: the row this argument names (else the entity's FK)
@@ -128,12 +131,17 @@ class Effect(BaseModel):
     # only when the tool's row had these values before the call (a cancelled hold frees the
     # copy kept for it only if it was ready)
     when: dict[str, list[Any]] = Field(default_factory=dict)
+    # late: an insert per row of this table (`link` naming the tool's row, `where`) that the
+    # call closes past its due date (a fine for each overdue loan a check-in ends)
+    child: str | None = None
 
     def describe(self) -> str:
         which = {"entity": "the row", "children": f"rows whose {self.link} is the row's id",
                  "peers": f"other rows of the same {self.link}", "parent": f"the row its "
                  f"{self.link} names", "new": "a new row",
-                 "shared": f"rows whose {self.link} is the row's {self.via}"}[self.rows]
+                 "shared": f"rows whose {self.link} is the row's {self.via}",
+                 "late": f"a new row for each {self.child} row whose {self.link} is the "
+                         f"row's id, closed past its due date"}[self.rows]
         if self.first_by:
             which = f"the first of the {which} by {self.first_by}"
         cond = "".join(f" with {c} in {v}" for c, v in self.where.items()) + "".join(
@@ -262,6 +270,10 @@ def _show_value(v: Value) -> str:
         return f"{v.column}+{v.value}"
     if v.source == "notice":
         return f"{v.value!r} ({v.alt_value!r} under {v.hours:g}h before {v.column})"
+    if v.source == "child":
+        return f"closed.{v.column}"
+    if v.source == "accrued":
+        return f"{v.value} per day past closed.{v.column}, at most {v.alt_column}"
     return v.source
 
 

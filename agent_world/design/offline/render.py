@@ -100,6 +100,13 @@ def _hours_until(at, now):
     return (start - datetime.fromisoformat(now).replace(tzinfo=None)).total_seconds() / 3600
 
 
+def _accrued(rate, due, today, cap):
+    """A charge of `rate` per whole day from `due` to `today`, at most `cap` when it has one."""
+    days = (date.fromisoformat(str(today)[:10]) - date.fromisoformat(str(due)[:10])).days
+    amount = round(rate * max(days, 0), 2)
+    return min(amount, cap) if isinstance(cap, (int, float)) and cap > 0 else amount
+
+
 def _minutes(offset):
     """'+05:45' / '-03:00' / 'UTC' -> minutes east of UTC."""
     m = re.fullmatch(r"(?:UTC)?([+-])(\\d{{2}}):?(\\d{{2}})", str(offset or "").strip())

@@ -141,6 +141,9 @@ def _effect_lines(b: _Body, spec: EnvSpec, c: Contract, e: Effect, source: str) 
         return var
     t = spec.table(e.table)
     tpk = pk_column(t)
+    if e.rows == "late":
+        _late_lines(b, spec, c, e, tpk)
+        return None
     if e.op == "insert":
         var = f"new_{singular(e.table)}"
         b.add(f"{var} = _insert(ctx, {_lit(e.table)}, {_lit(tpk)}, "
@@ -204,6 +207,53 @@ def _effect_lines(b: _Body, spec: EnvSpec, c: Contract, e: Effect, source: str) 
               + f", row[{_lit(opk)}]])", 2)
     else:
         b.add(f"ctx.execute('{sql}', [{', '.join(x for x in [vals, *params] if x)}])")
+    return None
+
+
+def _late_lines(b: _Body, spec: EnvSpec, c: Contract, e: Effect, tpk: str | None) -> None:
+    """One new row (a fine) per row of `e.child` the call closes past its due date."""
+    child = spec.table(e.child or "")
+    accrued = next(v for v in e.set.values() if v.source == "accrued")
+    (st, live), = e.where.items()
+    marks = ", ".join("?" for _ in live)
+    b.add(f"for closed in ctx.query('SELECT * FROM \"{child.name}\" WHERE \"{e.link}\" = ? "
+          f"AND \"{st}\" IN ({marks}) AND substr(\"{accrued.column}\", 1, 10) < ?', "
+          f"[row[{_lit(pk_column(spec.table(c.entity)))}], "
+          f"{', '.join(_lit(x) for x in live)}, ctx.today()]):")
+    cap = "None"
+    if accrued.alt_column and any(x.name == accrued.alt_column for x in child.columns):
+        cap = f"closed[{_lit(accrued.alt_column)}]"
+    elif accrued.alt_column:
+        reach = reach_sql(spec, child.name, accrued.alt_column)
+        if reach is not None:
+            b.add(f"capped = ctx.one('{reach[0]}', [closed[{_lit(reach[1])}]])", 2)
+            cap = "capped['v'] if capped else None"
+    values = []
+    for col, v in e.set.items():
+        if v.source == "child":
+            expr = f"closed[{_lit(v.column)}]"
+        elif v.source == "accrued":
+            expr = f"_accrued({v.value!r}, closed[{_lit(v.column)}], ctx.today(), {cap})"
+        else:
+            expr = _value_expr(v, "row", spec)
+        values.append(f"{_lit(col)}: {expr}")
+    b.add(f"_insert(ctx, {_lit(e.table)}, {_lit(tpk)}, {{{', '.join(values)}}})", 2)
+
+
+def reach_sql(spec: EnvSpec, table: str, column: str, depth: int = 3
+              ) -> tuple[str, str] | None:
+    """A query for `column` of the first record `table`'s references lead to (a loan's copy's
+    title's replacement cost), as (SQL with one `?`, the column of `table` it takes)."""
+    for c in spec.table(table).columns:
+        if not c.foreign_key:
+            continue
+        parent, ppk = c.foreign_key.split(".")
+        if any(x.name == column for x in spec.table(parent).columns):
+            return f'SELECT "{column}" AS v FROM "{parent}" WHERE "{ppk}" = ?', c.name
+        inner = reach_sql(spec, parent, column, depth - 1) if depth > 1 else None
+        if inner is not None:
+            return (inner[0][:-1] + f'(SELECT "{inner[1]}" FROM "{parent}" WHERE "{ppk}" = ?)',
+                    c.name)
     return None
 
 
