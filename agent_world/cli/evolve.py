@@ -27,7 +27,7 @@ from agent_world.evolution.report import screenshot as shoot
 from agent_world.evolution.rounds import rate_text, wilson
 from agent_world.graphs import evolve_graph
 from agent_world.graphs.evolve_graph import round_trace
-from agent_world.graphs.evolve_schema import EvolveContext
+from agent_world.graphs.evolve_schema import DEFAULT_CORPUS_SAMPLE, EvolveContext
 from agent_world.graphs.runner import final_state, stream, thread_config
 
 # servers of the shipped corpus the corpus arena mines beside the embedded sources
@@ -187,8 +187,10 @@ def evolve(
         "--source", "-s", help="Sources to mine (first round). None: the embedded default.")
     ] = None,
     corpus_sample: Annotated[int | None, typer.Option(
-        min=1, help="Also mine N servers of the shipped MCP corpus, drawn with --seed (first "
-                    "round): more environments to train on and hold out.")] = None,
+        min=0, help="Also mine N servers of the shipped MCP corpus, drawn with --seed (first "
+                    "round): more environments to train on and hold out. Default: "
+                    f"{DEFAULT_CORPUS_SAMPLE} beside the embedded sources, none beside "
+                    "--source; 0: none.")] = None,
     arena: Annotated[str, typer.Option(
         help="default: the embedded sources, a share of the environments held out; corpus: "
              f"{CORPUS_ARENA} servers of the shipped MCP corpus beside them (or "
@@ -247,7 +249,8 @@ def evolve(
              "warm_start_steps": warm_start_steps,
              "fresh_heldout_tasks_per_env": fresh_heldout_tasks,
              "eval_after_warm_start": eval_warm_start, "resynthesis": resynthesis,
-             "corpus_sample": corpus_sample or (CORPUS_ARENA if arena == "corpus" else None),
+             "corpus_sample": corpus_sample if corpus_sample is not None else (
+                 CORPUS_ARENA if arena == "corpus" else None),
              "heldout_by": "category" if arena == "corpus" else None}
     context = EvolveContext(
         sources=list(source or []), seed=seed, policy=policy, review_before_train=review,

@@ -186,9 +186,9 @@ def mine(state: EvolveState, config: RunnableConfig, runtime: Runtime[EvolveCont
     started = time.monotonic()
     s = _settings(state)
     sources = list(s.sources)
-    if s.corpus_sample:
+    if s.corpus_count():
         sources = (sources or [r.spec for r in default_sources(home_of(config))]) + \
-            [r.spec for r in corpus_sources(s.corpus_sample, s.seed)]
+            [r.spec for r in corpus_sources(s.corpus_count(), s.seed)]
     out = invoke_within(mine_graph.build_graph(),
                         {"sources": sources, "iterations": s.iterations, "seed": s.seed}, config,
                         context=mine_graph.MineContext(**run_scale(runtime)))

@@ -13,6 +13,10 @@ from agent_world.graphs.context import ScaledContext, model_field, setting
 
 HELDOUT_TOTAL = 48
 HELDOUT_MIN_PER_ENV = 4
+# servers of the shipped MCP corpus mined beside the six embedded sources by default: 12
+# environments, 6 held out with 8 tasks each (10 min 36 s on a 2-core Xeon VM,
+# docs/evolution.md)
+DEFAULT_CORPUS_SAMPLE = 6
 
 
 @dataclass
@@ -22,8 +26,10 @@ class EvolveContext(ScaledContext):
     sources: list[str] = setting([], "Sources to mine (\"mcp:CMD\", \"mcp-url:URL\", "
                                  "\"file:PATH\"); empty: the embedded default sources.")
     # breadth: more environments to train on and hold out
-    corpus_sample: int = setting(0, "Also mine a seeded sample of this many servers of the "
-                                 "shipped MCP corpus; 0: none.")
+    corpus_sample: int | None = setting(
+        None, "Also mine a seeded sample of this many servers of the shipped MCP corpus; "
+              f"none: {DEFAULT_CORPUS_SAMPLE} beside the embedded default sources, 0 beside "
+              "sources you name.")
     iterations: int = setting(2, "Database complexification iterations when mining.")
     seed: int = setting(0, "Seed of every stage of the thread.")
     heldout_fraction: float = setting(0.5, "Share of environments never trained on.")
@@ -84,6 +90,12 @@ class EvolveContext(ScaledContext):
     judge_model: str = model_field("rubric judge")
     # where mine, build and synthesize run their per-source / per-environment work
     # (agent_world.scaleout); this run's, not the thread's: a resumed run may choose others
+
+    def corpus_count(self) -> int:
+        """Corpus servers mined beside the sources (`corpus_sample`, or its default)."""
+        if self.corpus_sample is not None:
+            return self.corpus_sample
+        return 0 if self.sources else DEFAULT_CORPUS_SAMPLE
 
     def heldout_quota(self, environments: int) -> int:
         """Held-out tasks asked of each of `environments` held-out environments."""

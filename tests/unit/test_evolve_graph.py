@@ -143,6 +143,17 @@ def test_held_out_tasks_are_shared_out_not_multiplied_by_a_wider_arena():
     assert EvolveContext(heldout_tasks_per_env=5).heldout_quota(6) == 5
 
 
+def test_the_default_arena_is_twelve_environments_but_named_sources_stand_alone():
+    """By default the six embedded sources are mined with 6 servers of the shipped corpus (12
+    environments, 6 held out at 8 tasks each); sources a user names are mined alone unless a
+    sample is asked for; 0 asks for none."""
+    assert EvolveContext().corpus_count() == 6
+    assert EvolveContext().heldout_quota(6) == 8
+    assert EvolveContext(sources=[f"file:{PRD}"]).corpus_count() == 0
+    assert EvolveContext(sources=[f"file:{PRD}"], corpus_sample=2).corpus_count() == 2
+    assert EvolveContext(corpus_sample=0).corpus_count() == 0
+
+
 def test_a_corpus_sample_joins_the_sources(tmp_path, doubles):
     """`corpus_sample` mines that many shipped MCP servers beside the given sources: more
     environments to train on and hold out."""
