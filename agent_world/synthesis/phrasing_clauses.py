@@ -400,7 +400,12 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         # aimed at the record the key names: "add a coupon to a pending order" → "... to
         # order ORD-1", not "add order ORD-1 ..."
         base = act  # the other keys are aimed by the action's own words, not the first key's
-        act = _aim(spec, act, key, key_phrase(key, given.pop(key)), ent)
+        named = key_phrase(key, given.pop(key))
+        aimed = _aim(spec, act, key, named, ent)
+        if aimed == f"{act} for {named}" and _WHERE.search(
+                str(param_schema(spec, tool, key).get("description", ""))):
+            aimed = f"{act} at {named}"  # a place the act happens at: "check in ... at branch 6"
+        act = aimed
         for p in [p for p in given if role(p, given[p]) == "key"]:
             named = key_phrase(p, given.pop(p))
             record = keyed_record(spec, p)

@@ -360,32 +360,20 @@ def test_what_a_tool_allows_requires_or_leads_to_is_no_part_of_the_request(
     assert phrasing_clauses.action_phrase(spec, "cancel_reservation") == said
 
 
-def test_a_key_does_not_split_the_tool_s_own_noun(airline):
-    """"Please create branch 41 commit for commit 17": the branch key was aimed at the first
-    word of "a branch commit"."""
+@pytest.mark.parametrize(("description", "said"), [
+    # "Please create branch 41 commit for commit 17": the branch key was aimed at the first
+    # word of "a branch commit"
+    ("Create a reservation flight.",
+     "create a reservation flight for flight 17 and reservation MGX7Q2"),
+    # a join row is a link between two records, said as one: added, not created
+    ("Add a flight to a reservation and return the new record.",
+     "add flight 17 to reservation MGX7Q2"),
+])
+def test_a_key_does_not_split_the_tool_s_own_noun(airline, description, said):
     spec = airline.model_copy(deep=True)
     base = next(t for t in spec.tools if t.name == "cancel_reservation")
     link = base.model_copy(deep=True, update={
-        "name": "create_reservation_flight", "description": "Create a reservation flight.",
-        "parameters": {"type": "object", "required": ["reservation_id", "flight_id"],
-                       "properties": {"reservation_id": {"type": "string"},
-                                      "flight_id": {"type": "integer"}}}})
-    spec.tools.append(link)
-    text = phrasing_clauses.write_clause(spec, "create_reservation_flight",
-                                 {"reservation_id": "MGX7Q2", "flight_id": 17},
-                                 random.Random(0))
-    assert text == "create a reservation flight for flight 17 and reservation MGX7Q2", text
-
-
-def test_a_link_is_added_not_created(airline):
-    """A join row is a link between two records: "add flight 17 to reservation MGX7Q2",
-    never "create a reservation flight for ...", and with the earlier record's key "add that
-    flight to reservation MGX7Q2"."""
-    spec = airline.model_copy(deep=True)
-    base = next(t for t in spec.tools if t.name == "cancel_reservation")
-    link = base.model_copy(deep=True, update={
-        "name": "create_reservation_flight", "description": "Add a flight to a reservation "
-        "and return the new record.",
+        "name": "create_reservation_flight", "description": description,
         "parameters": {"type": "object", "required": ["reservation_id", "flight_id"],
                        "properties": {"reservation_id": {"type": "string"},
                                       "flight_id": {"type": "integer"}}}})
@@ -393,7 +381,7 @@ def test_a_link_is_added_not_created(airline):
     text = phrasing_clauses.write_clause(spec, "create_reservation_flight",
                                          {"reservation_id": "MGX7Q2", "flight_id": 17},
                                          random.Random(0))
-    assert text == "add flight 17 to reservation MGX7Q2", text
+    assert text == said, text
 
 
 def test_a_join_table_s_create_tool_says_what_it_links(built):
@@ -437,6 +425,11 @@ def test_a_passed_on_key_is_said_with_the_earlier_record_s_own_field(built):
         bound_keys=("copy_id", "branch_id"), fields={"copy_id": "copy_id",
                                                      "branch_id": "branch_id"})
     assert "at that loan's branch" in text, text
+    # and a place given as a key: "check in that copy history's copy at branch 14", not "for"
+    text = phrasing_clauses.write_clause(
+        spec, "check_in_copy", {"branch_id": 14}, random.Random(0), prev="loan",
+        bound_keys=("copy_id",), fields={"copy_id": "copy_id"})
+    assert text == "check in that loan's copy at branch 14", text
 
 
 def test_a_state_is_set_onward_from_the_record_s_own(built):
