@@ -10,7 +10,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from agent_world.design.offline.contract_schema import linked_pk
-from agent_world.design.offline.contracts import Contract, ContractParam, Guard, Value
+from agent_world.design.offline.contracts import Contract, ContractParam, Effect, Guard, Value
 from agent_world.design.offline.plans import MAX_ROWS, ToolPlan, newest_first, pk_column
 from agent_world.design.offline.render_contracts import reach_sql
 from agent_world.design.offline.seed_rows import Test, _needle, _noun, _unknown
@@ -240,14 +240,14 @@ class ContractTests:
                                 "key": {self.pk: row[self.pk]}, "values": then})
         return out, entity_values, touched
 
-    def late(self, e: Any, row: dict[str, Any]) -> list[dict[str, Any]]:
+    def late(self, e: Effect, row: dict[str, Any]) -> list[dict[str, Any]]:
         """The rows of `e.child` the call closes past their due date (overdue loans)."""
-        due = next(v.column for v in e.set.values() if v.source == "accrued")
-        return [r for r in self.rows(e.child) if r.get(e.link) == row[self.pk]
+        due = next(v.column for v in e.set.values() if v.source == "accrued") or ""
+        return [r for r in self.rows(e.child or "") if r.get(e.link or "") == row[self.pk]
                 and all(r.get(col) in vals for col, vals in e.where.items())
                 and r.get(due) and str(r.get(due))[:10] < self.today]
 
-    def charge(self, e: Any, closed: dict[str, Any], row: dict[str, Any],
+    def charge(self, e: Effect, closed: dict[str, Any], row: dict[str, Any],
                args: dict[str, Any], argrows: dict[str, dict[str, Any]]) -> dict[str, Any]:
         """The row a `late` effect inserts for one closed row (a fine for an overdue loan)."""
         values = {}
@@ -258,7 +258,7 @@ class ContractTests:
                 days = (date.fromisoformat(self.today) -
                         date.fromisoformat(str(closed.get(v.column or ""))[:10])).days
                 amount = round(v.value * max(days, 0), 2)
-                cap = self.reach(e.child, closed, v.alt_column) if v.alt_column else None
+                cap = self.reach(e.child or "", closed, v.alt_column) if v.alt_column else None
                 values[k] = min(amount, cap) if isinstance(cap, int | float) and cap > 0 \
                     else amount
             else:

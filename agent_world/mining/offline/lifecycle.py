@@ -14,7 +14,6 @@ from agent_world.mining.offline.evidence import Evidence
 from agent_world.mining.offline.naming import identifier, sentences, singular, singular_word
 from agent_world.mining.offline.vocabulary import STATE_SET, STATE_VERBS
 
-
 _PREPOSITIONS = {"for", "of", "to", "in", "on", "at", "from", "with", "by", "per"}
 
 
