@@ -357,7 +357,9 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
     clause = write_clause(spec, step.tool, given, rng, prev=prev if step.bound else "",
                           bound_keys=tuple(p for p in step.bound if role(p) == "key"),
                           own_roles=frozenset(p for p, b in step.bound.items() if b.field == p),
-                          fields={p: b.field for p, b in step.bound.items()})
+                          fields={p: b.field for p, b in step.bound.items()},
+                          origins={p: tool_entity(spec, plan.steps[b.step].tool)
+                                   for p, b in step.bound.items()})
     # a value the write takes from an earlier record is said as that record's field ("set
     # its status to that slot's status"), never left out
     copied = [(p, f"that {tool_entity(spec, plan.steps[b.step].tool)}'s "
@@ -385,11 +387,14 @@ def _creates(act: str) -> bool:
 def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Random,
                  prev: str = "", bound_keys: tuple[str, ...] = (),
                  own_roles: frozenset[str] = frozenset(),
-                 fields: dict[str, str] | None = None) -> str:
+                 fields: dict[str, str] | None = None,
+                 origins: dict[str, str] | None = None) -> str:
     """A write as a request: its action aimed at the stated record, then what it sets.
     `own_roles`: bound keys whose field has the argument's own name (a conversion's
     `source_timezone_id` feeding `source_timezone_id`); `fields`: the earlier record's field
-    each bound argument takes."""
+    each bound argument takes; `origins`: the record each bound argument came from, where it
+    is not `prev`."""
+    base_prev = prev
     ent = tool_entity(spec, tool)
     act = action_phrase(spec, tool)
     given = dict(given)
@@ -437,6 +442,9 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         missed = []
         for p, n in aims:
             words = n.split()
+            # each key said as the record it came from: "for that loan's member", not "that
+            # copy's member" when the copy was read after the loan
+            prev = (origins or {}).get(p, base_prev)
             # the earlier record's own name for what it passes on: "to that hold's pickup
             # branch", not "that hold's home branch" (a hold has no home branch)
             field = noun((fields or {}).get(p, ""))

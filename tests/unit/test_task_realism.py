@@ -430,6 +430,15 @@ def test_a_passed_on_key_is_said_with_the_earlier_record_s_own_field(built):
         spec, "check_in_copy", {"branch_id": 14}, random.Random(0), prev="loan",
         bound_keys=("copy_id",), fields={"copy_id": "copy_id"})
     assert text == "check in that loan's copy at branch 14", text
+    # keys from two earlier records, each said as its own: the member came from the loan read
+    # before the copy ("for that copy's member": a copy has no member)
+    text = phrasing_clauses.write_clause(
+        spec, "place_hold", {}, random.Random(0), prev="copy",
+        bound_keys=("title_id", "member_id"), fields={"title_id": "title_id",
+                                                      "member_id": "member_id"},
+        origins={"title_id": "copy", "member_id": "loan"})
+    assert "that copy's title" in text and "that loan's member" in text, text
+    assert "copy's member" not in text, text
 
 
 def test_a_state_is_set_onward_from_the_record_s_own(built):
