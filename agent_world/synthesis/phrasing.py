@@ -212,7 +212,9 @@ def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
     act = write_clause(spec, cond["write"]["tool"], cond["write"]["given"], rng,
                        prev=tool_entity(spec, plan.steps[src].tool),
                        bound_keys=tuple(p for p in bound if role(p) == "key"),
-                       own_roles=frozenset(p for p, b in bound.items() if b["field"] == p))
+                       own_roles=frozenset(p for p, b in bound.items() if b["field"] == p),
+                       origins={p: tool_entity(spec, plan.steps[b["step"]].tool)
+                                for p, b in bound.items()})
     act = requalify(act, spec, plan, src, i + 1)
     if tool_entity(spec, cond["write"]["tool"]) == ent and src == i:
         act, n = re.subn(rf"\bthat {re.escape(ent)}'s\b", "its", act, count=1)

@@ -278,11 +278,15 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
     given = dict(step.given)
     prev = tool_entity(spec, plan.steps[next(iter(step.bound.values())).step].tool) \
         if step.bound else ""
+    # the record a bound key names: "the loans of that fine's member" (a fine has no loans),
+    # "of that loan's member" (not "the loans like that one")
+    keyed = next((noun(p) for p in step.bound if role(p) == "key" and noun(p)), "")
     if kind == "list":
         before, after, owner = list_filters(spec, step.tool, given)
         ents = entity_plural(ent)
         what = " ".join(x for x in (before, ents) if x)
-        of_prev = " like that one" if prev == ent else f" of that {prev}"
+        of_prev = f" of that {prev}'s {keyed}" if keyed and keyed not in (prev, ent) else \
+            " like that one" if prev == ent else f" of that {prev}"
         if owner:
             what += f" of {owner}"
         elif step.bound:
@@ -327,6 +331,12 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
             if noun(key) not in (ent, "") and key != "id":
                 who = f"the {ent} of {who}"
             a = rng.choice(["look up {w}", "pull up {w}", "open {w}", "find {w}"]).format(w=who)
+        elif step.bound and keyed and keyed not in (prev, ent):
+            # a role of the record itself ("pickup branch" of a branch): that record
+            a = rng.choice([f"open that {prev}'s {keyed}", f"look up that {prev}'s {keyed}"]) \
+                if keyed.split()[-1] == ent.split()[-1] else \
+                rng.choice([f"look up the {ent} of that {prev}'s {keyed}",
+                            f"pull up the {ent} of that {prev}'s {keyed}"])
         elif step.bound and any(role(p) == "key" for p in step.bound):
             a = rng.choice([f"look up the {ent} of that {prev}",
                             f"find the {ent} that {prev} points to",

@@ -405,3 +405,20 @@ def test_a_flag_named_as_a_state_is_said_as_one():
     assert phrasing_values.arg_phrase("is_new_release", True) == "marked as new release"
     assert phrasing_values.arg_phrase("is_new_release", False) == "not marked as new release"
     assert phrasing_values.arg_phrase("has_parking", False) == "without parking"
+
+
+def test_a_listing_by_an_earlier_record_s_key_names_that_key_s_record(built):
+    """view_loans(member_id) fed by a fine's member: "the loans of that fine's member", never
+    "the loans of that fine" (a fine has no loans); fed by a loan: "of that loan's member",
+    not "the loans like that one"."""
+    spec = built["book-lending-prd"]
+    for first, key in (("get_fine", "fine_id"), ("get_loan", "loan_id")):
+        plan = Plan(steps=[
+            PlanStep(tool=first, given={key: 9}),
+            PlanStep(tool="view_loans", given={},
+                     bound={"member_id": Binding(step=0, field="member_id")})])
+        what = first.removeprefix("get_")
+        for seed in range(3):
+            clause = phrasing_clauses.step_clause(spec, plan, 1, random.Random(seed))
+            assert f"of that {what}'s member" in clause, clause
+            assert "like that one" not in clause, clause
