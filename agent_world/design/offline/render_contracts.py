@@ -54,6 +54,17 @@ def _dict_expr(sets: dict[str, Value], row: str, spec: EnvSpec) -> str:
         + "}"
 
 
+def _live_row(g: Guard, link: str, owner_test: str, owner: str) -> str:
+    """The query for a live row of `g.table` (`g.where`) whose `g.link` is `link` (SQL; its `?`
+    takes the entity's `g.path[0]`) and whose `g.column` passes `owner_test` against `owner`
+    (another member's hold on the title, the borrower's ready hold)."""
+    (st, live), = g.where.items()
+    marks = ", ".join("?" for _ in live)
+    return (f"ctx.one('SELECT 1 FROM \"{g.table}\" WHERE \"{g.link}\" = {link} AND "
+            f"\"{st}\" IN ({marks}) AND \"{g.column}\" {owner_test} ?', "
+            f"[row[{_lit(g.path[0])}], {', '.join(_lit(x) for x in live)}, {owner}])")
+
+
 def _guard_lines(b: _Body, spec: EnvSpec, c: Contract, g: Guard, noun: str) -> None:
     ref = "row" if g.row == "entity" else f"{g.row}_row"
     what = noun if g.row == "entity" else g.row.replace("_", " ")
@@ -77,22 +88,13 @@ def _guard_lines(b: _Body, spec: EnvSpec, c: Contract, g: Guard, noun: str) -> N
             parent, pk = spec.table(source).column(prev).foreign_key.split(".")  # type: ignore[union-attr]
             value = f'(SELECT "{col}" FROM "{parent}" WHERE "{pk}" = {value})'
             source = parent
-        (st, live), = g.where.items()
-        marks = ", ".join("?" for _ in live)
-        b.add(f"if ctx.one('SELECT 1 FROM \"{g.table}\" WHERE \"{g.link}\" = {value} AND "
-              f"\"{st}\" IN ({marks}) AND \"{g.column}\" IS NOT ?', "
-              f"[row[{_lit(g.path[0])}], {', '.join(_lit(x) for x in live)}, "
-              f"row[{_lit(g.arg)}]]):")
+        b.add(f"if {_live_row(g, value, 'IS NOT', f'row[{_lit(g.arg)}]')}:")
         b.add(f"raise ToolError(\"Refused: {g.message}.\")", 2)
     elif g.kind == "held_for":
-        (st, kept), = g.where.items()
         arg = c.param(g.row)
         ref_pk = pk_column(spec.table(arg.ref_table)) if arg and arg.ref_table else "id"
-        marks = ", ".join("?" for _ in kept)
-        b.add(f"if row[{_lit(g.state)}] in {tuple(g.values)!r} and not ctx.one('SELECT 1 FROM "
-              f"\"{g.table}\" WHERE \"{g.link}\" = ? AND \"{st}\" IN ({marks}) AND "
-              f"\"{g.column}\" = ?', [row[{_lit(g.path[0])}], "
-              f"{', '.join(_lit(x) for x in kept)}, {ref}[{_lit(ref_pk)}]]):")
+        b.add(f"if row[{_lit(g.state)}] in {tuple(g.values)!r} and not "
+              f"{_live_row(g, '?', '=', f'{ref}[{_lit(ref_pk)}]')}:")
         b.add(f"raise ToolError(\"Refused: {g.message}.\")", 2)
     elif g.kind == "sum_at_most":
         (st, states), = g.where.items()
