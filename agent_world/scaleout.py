@@ -47,7 +47,6 @@ dead worker's own task only, and its tasks are never retried.
 
 from __future__ import annotations
 
-import atexit
 import importlib
 import multiprocessing
 import os
@@ -58,7 +57,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from agent_world import models
+from agent_world import models, stop
 from agent_world.errors import AgentWorldError
 
 T = TypeVar("T")
@@ -256,7 +255,7 @@ def executor(workers: int | None = None, ray_address: str | None = None) -> Exec
                 found = InProcess()
             else:
                 pool = ProcessPool(key[0])
-                atexit.register(pool.close)
+                stop.at_exit(pool.close)
                 found = pool
             _executors[key] = found
         return found

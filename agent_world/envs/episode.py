@@ -17,7 +17,6 @@ every statement back here (`hostdb`).
 
 from __future__ import annotations
 
-import atexit
 import itertools
 import json
 import os
@@ -33,6 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent_world import stop
 from agent_world.config import protect
 from agent_world.envs.arguments import CompiledArguments, argument_problem, clip
 from agent_world.envs.database import (
@@ -536,7 +536,7 @@ def default_runtime() -> EnvRuntime:
     with _default_lock:
         if _default is None or _default._closed:
             _default = EnvRuntime()
-            atexit.register(_default.close)
+            stop.at_exit(_default.close)
         return _default
 
 

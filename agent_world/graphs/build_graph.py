@@ -18,7 +18,6 @@ version), so a killed run resumed on its thread re-runs only unfinished branches
 
 from __future__ import annotations
 
-import atexit
 import functools
 import operator
 import threading
@@ -34,7 +33,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
-from agent_world import scaleout
+from agent_world import scaleout, stop
 from agent_world.design import cross_validation
 from agent_world.design.cross_validation import DEFAULT_REPAIRS, SandboxCompiler, Validation
 from agent_world.design.tool_designer import DEFAULT_TOOLS, Design, design_tools, repair_tool
@@ -124,7 +123,7 @@ def _shared_compiler() -> SandboxCompiler:
     global _compiler
     if _compiler is None:
         _compiler = SandboxCompiler()
-        atexit.register(_compiler.close)
+        stop.at_exit(_compiler.close)
     return _compiler
 
 
