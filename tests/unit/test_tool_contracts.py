@@ -213,6 +213,22 @@ def test_git_checkout_switches_within_its_repository(built, rt):
                         (elsewhere["id"],)) == [{"repository_id": elsewhere["repository_id"]}]
 
 
+def test_no_generic_setter_offers_a_state_a_source_tool_owns(built):
+    """Checking a branch out also leaves the one checked out before, and cancelling an
+    appointment frees its slot: the schema's status setter does not offer those states (it
+    would skip what the source tool also writes), names the tool that sets them, and is left
+    out when fewer than two states remain (git's branches; a slot is published or held)."""
+    names = {t.name for t in built["git"].tools}
+    assert "git_checkout" in names and "set_branch_status" not in names
+    clinic = built["clinic-booking-openapi"]
+    setter = next(t for t in clinic.tools if t.name == "set_appointment_status")
+    states = setter.parameters["properties"]["status"]["enum"]
+    assert "cancelled" not in states and "late_cancelled" not in states and len(states) >= 2
+    assert "cancelAppointment" in setter.description
+    assert "set_slot_status" not in {t.name for t in clinic.tools}
+    assert "Change the status of an appointment" in setter.description
+
+
 def test_git_create_branch_takes_its_base_from_the_same_repository(built, rt):
     """"main" names a branch in every repository: the base of a new branch is the one of the
     repository it is created in, not the first "main" of any."""

@@ -21,6 +21,7 @@ from agent_world.design.offline.plans import (
     _limit_param,
     _settable,
     _words,
+    a_,
     children_of,
     entity_tables,
     fk_columns,
@@ -147,7 +148,9 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
                  if i.get("kind") == "set_only_in" and i.get("table") == t.name
                  and i.get("status_column") == status.name}
         enum = [s for s in status.enum or [] if s != held]
-        out.append(ToolPlan(
+        # one state left to set (a slot is published or held booked) makes a setter that
+        # only ever refuses
+        out.extend([] if len(enum) < 2 else [ToolPlan(
             name=f"set_{noun}_{status.name}", kind="set_status", table=t.name,
             status_column=status.name,
             params=[_key_param(t), _column_param(status, "set", required=True,
@@ -155,14 +158,14 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
                     .model_copy(update={"enum": enum})],
             now_columns=[c.name for c in t.columns if c.name in ("updated_at", "modified_at")],
             refuse_states=[held] if held is not None else [], holds=holds, clear_outside=clear,
-            description=f"Change the {status.name} of a {_words(noun)}. Refused when the "
+            description=f"Change the {status.name} of {a_(noun)}. Refused when the "
                         f"{_words(noun)} already has that {status.name} or is in a final "
                         f"{status.name} ({', '.join(sorted(TERMINAL & set(status.enum or [])))})"
                         + _held_note(noun, held) + "."
                         if TERMINAL & set(status.enum or []) else
-                        f"Change the {status.name} of a {_words(noun)}. Refused when the "
+                        f"Change the {status.name} of {a_(noun)}. Refused when the "
                         f"{_words(noun)} already has that {status.name}"
-                        + _held_note(noun, held) + "."))
+                        + _held_note(noun, held) + ".")])
         for value in enum:
             verb = next((v for v, s in VERB_STATUS.items() if s == value), None)
             if verb and value in TERMINAL:
@@ -173,7 +176,7 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
                                  if c.name in ("updated_at", "modified_at")],
                     refuse_states=[held] if held is not None else [], holds=holds,
                     clear_outside={c: v for c, v in clear.items() if value not in v},
-                    description=f"Mark a {_words(noun)} as {value}. Refused when it is already "
+                    description=f"Mark {a_(noun)} as {value}. Refused when it is already "
                                 f"{value} or in another final {status.name}"
                                 + _held_note(noun, held) + "."))
                 break
@@ -185,7 +188,7 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
             name=f"update_{noun}", kind="update", table=t.name,
             params=[_key_param(t), *[_column_param(c, "set") for c in editable]],
             now_columns=[c.name for c in t.columns if c.name in ("updated_at", "modified_at")],
-            description=f"Edit a {_words(noun)}: set the given fields "
+            description=f"Edit {a_(noun)}: set the given fields "
                         f"({', '.join(_words(c.name) for c in editable)}); at least one. "
                         "Refused for an unknown id."))
     children = children_of(spec, t)
@@ -193,17 +196,17 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
     out.append(ToolPlan(
         name=f"delete_{noun}", kind="delete", table=t.name, params=[_key_param(t)],
         children=children, refuse_states=live if status is not None else [],
-        description=f"Delete a {_words(noun)}. Refused while other records refer to it"
+        description=f"Delete {a_(noun)}. Refused while other records refer to it"
                     f"{' (' + ', '.join(sorted({c for c, _ in children})) + ')' if children else ''}"
                     " or when the id is unknown"
-                    + (f"; a {_words(noun)} that is {' or '.join(live)} holds what it names and "
+                    + (f"; {a_(noun)} that is {' or '.join(live)} holds what it names and "
                        "is not deleted" if live and status is not None else "") + "."))
     return out
 
 
 def _held_note(noun: str, held: Any) -> str:
     return "" if held is None else (f"; {held} is set by the record that holds the "
-                                    f"{_words(noun)}, and a {_words(noun)} that is {held} "
+                                    f"{_words(noun)}, and {a_(noun)} that is {held} "
                                     "keeps it until that record ends")
 
 
@@ -369,7 +372,7 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
         name=name, kind="create", table=t.name, params=params, fixed=fixed,
         now_columns=now_cols, code_columns=codes, copied=copied, unique=unique,
         unique_groups=groups,
-        description=f"{_link_phrase(spec, t) or f'Create a {_words(noun)}'} and return the "
+        description=f"{_link_phrase(spec, t) or f'Create {a_(noun)}'} and return the "
                     "new record. Refused when a referenced record does not exist"
                     + (f" or the {', '.join(_words(u) for u in unique)} is already taken"
                        if unique else "") + ".")
@@ -385,7 +388,7 @@ def _link_phrase(spec: EnvSpec, t: TableSpec) -> str | None:
     member = next(e for e in ends if e != owner) if len(set(ends)) == 2 else None
     if member is None:
         return None
-    return f"Add a {_words(singular(member))} to a {_words(singular(owner))}"
+    return f"Add {a_(singular(member))} to {a_(singular(owner))}"
 
 
 __all__ = ["create_plan", "schema_plans"]
