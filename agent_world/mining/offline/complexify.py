@@ -24,7 +24,7 @@ from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline import implied
 from agent_world.mining.offline.complexify_ops import StructureOps
 from agent_world.mining.offline.described_values import described_file_types
-from agent_world.mining.offline.naming import singular
+from agent_world.mining.offline.naming import is_label, singular
 from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.offline.tables import table_kinds, table_order
 from agent_world.mining.offline.vocabulary import TERMINAL_EDGE_STATES
@@ -149,7 +149,7 @@ class _Complexifier(StructureOps):
         return {c.name: None for c in t.columns
                 if c.nullable and not c.primary_key and c.name not in stamps | routed
                 and c.type not in ("date", "datetime") and not c.unique
-                and c.name not in ("name", "title", "full_name", "email")
+                and not is_label(c.name) and c.name != "email"
                 and not (c.foreign_key and self.f.is_owner(t, c))}
 
     def _at_boundary(self, t: TableSpec, row: dict[str, Any], boundary: str) -> bool:

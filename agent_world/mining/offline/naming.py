@@ -116,6 +116,16 @@ def word_set(text: str) -> set[str]:
     return {singular_word(t) for t in tokens(text) if len(t) > 2}
 
 
+# the columns a record is known by: a clinician or a book without one is no record a service
+# would hold, so they are never NULL (other nullable columns sometimes are)
+LABEL_COLUMNS = frozenset({"name", "title", "subject", "full_name", "display_name", "first_name",
+                           "last_name", "given_name", "family_name", "username", "user_name"})
+
+
+def is_label(column: str) -> bool:
+    return column in LABEL_COLUMNS
+
+
 def is_person(name: str) -> bool:
     return singular(name).split("_")[-1] in PERSON_NOUNS
 

@@ -17,7 +17,7 @@ from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.column_semantics import column_semantic
-from agent_world.mining.offline.naming import singular
+from agent_world.mining.offline.naming import is_label, singular
 from agent_world.mining.offline.reference_data import CURATED, CURATED_TABLES
 from agent_world.mining.offline.row_times import RowTimes, parse_iso
 from agent_world.mining.offline.row_values import RowValues
@@ -242,7 +242,7 @@ class RowFactory(RowValues, RowTimes):
                         break  # other parents on the next try
                     row[c.name] = copied
                 elif c.nullable and not c.unique and self.rng.random() < nulls and \
-                        c.name not in ("name", "title") and c.type not in ("date", "datetime"):
+                        not is_label(c.name) and c.type not in ("date", "datetime"):
                     row[c.name] = None
                 else:
                     row[c.name] = self.value(tname, c, row)
