@@ -25,7 +25,8 @@
 - `no_shortcut`: no look-up of the gold chain can be left out: a chain without it, its
   dependents fed the same values by an earlier call, does not pass the check (a task that
   passes with fewer calls claims a level it does not have: "find the member, open their full
-  record, tell me their status", when the first call already shows the status).
+  record, tell me their status", when the first call already shows the status); nor do the
+  first calls alone, with the reference answer (a walk back to where it started).
 
 - `natural` (last): with a "judge" chat model configured, the judge rates the request at least
   3 of 5 for how a user would write it (`agent_world.synthesis.naturalness`).
@@ -50,7 +51,7 @@ from agent_world.synthesis.phrasing_values import date_text
 from agent_world.synthesis.solution_gates import gate_gold_replay, gate_known_wrong, task_plan
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.check import check_episode, normalise
-from agent_world.tasks.model import GateResult, Task
+from agent_world.tasks.model import GateResult, Step, Task
 from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.truth import STEP_SHIFT, extract_answer
 from agent_world.tasks.walks import (
@@ -362,6 +363,11 @@ def gate_no_shortcut(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResu
     the task claims more steps than it needs."""
     ok = GateResult(name="no_shortcut", passed=True, detail="no call of the gold chain can be "
                                                             "left out")
+    early = _answered_early(task, spec, runtime)
+    if early is not None:
+        return GateResult(name="no_shortcut", passed=False,
+                          detail=f"the first {early} of {len(task.chain)} calls already show "
+                                 "the answer")
     if task.origin.get("bulk") or task.origin.get("condition") or len(task.chain) < 2:
         return ok
     plan = task_plan(task)
@@ -409,6 +415,31 @@ def gate_no_shortcut(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResu
                                      f"{len(short_plan.steps)} calls pass the check, the level "
                                      f"counts {len(plan.steps)}")
     return ok
+
+
+def _answered_early(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> int | None:
+    """The fewest first calls of the gold chain after which the reference answer passes the
+    check, grounded (None: only the whole chain). A walk that comes back to where it started
+    ("the returned loan of member 15 ... the member of that loan ... count that member's
+    returned loans") shows its answer in its first call."""
+    if task.reference_answer is None or len(task.chain) < 2:
+        return None
+    visible = {real: shown for shown, real in (task.tool_view or {}).items()}
+    ep = runtime.open(spec, seed=task.seed)
+    try:
+        steps: list[Step] = []
+        for k, call in enumerate(task.chain[:-1], start=1):
+            obs = ep.step(call.tool, call.arguments)
+            if not obs.ok:
+                return None
+            steps.append(Step(tool=visible.get(call.tool, call.tool), arguments=call.arguments,
+                              ok=True, result=obs.result))
+            if not spec.tool(call.tool).mutates and \
+                    check_episode(task, ep, task.reference_answer, steps=steps).passed:
+                return k
+    finally:
+        ep.close()
+    return None
 
 
 def run_gates(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[GateResult]:

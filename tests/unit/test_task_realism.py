@@ -229,6 +229,26 @@ def test_a_task_that_passes_with_fewer_calls_is_rejected(runtime):
     assert gate_no_shortcut(needed, spec, runtime).passed
 
 
+def test_a_walk_back_to_its_first_list_is_rejected(runtime):
+    """"Find customer C's delivered order, open it, count its customer's delivered orders":
+    the first call already lists what the last one counts."""
+    spec = load_example("ecommerce")
+    order = next(o for o in spec.rows["orders"] if o["status"] == "delivered")
+    cid = order["customer_id"]
+    plan = Plan(steps=[
+        PlanStep(tool="list_orders", given={"customer_id": cid, "status": "delivered"},
+                 select={"order_id": order["order_id"]}),
+        PlanStep(tool="get_order", bound={"order_id": Binding(step=0, field="order_id")}),
+        PlanStep(tool="list_orders", bound={"customer_id": Binding(step=1,
+                                                                   field="customer_id")})])
+    circular = _task(spec, runtime, plan, {"kind": "count", "step": 2,
+                                           "where": {"status": "delivered"}},
+                     f"Find customer {cid}'s delivered order {order['order_id']}, open it and "
+                     "tell me how many of its customer's orders are delivered.")
+    res = gate_no_shortcut(circular, spec, runtime)
+    assert not res.passed and "the first 1 of 3 calls already show the answer" in res.detail
+
+
 def test_an_argument_another_chain_reads_is_solvable(airline, runtime):
     """The request gives the customer's email, the gold chain passes the customer id: the
     environment's customer look-up by email is another chain that reads it."""
