@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from agent_world.design.offline.contract_holds import held_values, holds_of
-from agent_world.design.offline.contracts import BUSY_STATES, FREE_STATES
+from agent_world.design.offline.contracts import BUSY_STATES, FREE_STATES, final_states
 from agent_world.design.offline.plans import (
     AUTO_COLUMNS,
     TERMINAL,
@@ -148,6 +148,8 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
                  if i.get("kind") == "set_only_in" and i.get("table") == t.name
                  and i.get("status_column") == status.name}
         enum = [s for s in status.enum or [] if s != held]
+        # what the rendered code refuses (an order that is paid still ships)
+        final = sorted(final_states(status.enum))
         # one state left to set (a slot is published or held booked) makes a setter that
         # only ever refuses
         out.extend([] if len(enum) < 2 else [ToolPlan(
@@ -160,9 +162,9 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
             refuse_states=[held] if held is not None else [], holds=holds, clear_outside=clear,
             description=f"Change the {status.name} of {a_(noun)}. Refused when the "
                         f"{_words(noun)} already has that {status.name} or is in a final "
-                        f"{status.name} ({', '.join(sorted(TERMINAL & set(status.enum or [])))})"
+                        f"{status.name} ({', '.join(final)})"
                         + _held_note(noun, held) + "."
-                        if TERMINAL & set(status.enum or []) else
+                        if final else
                         f"Change the {status.name} of {a_(noun)}. Refused when the "
                         f"{_words(noun)} already has that {status.name}"
                         + _held_note(noun, held) + ".")])
@@ -177,7 +179,8 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
                     refuse_states=[held] if held is not None else [], holds=holds,
                     clear_outside={c: v for c, v in clear.items() if value not in v},
                     description=f"Mark {a_(noun)} as {value}. Refused when it is already "
-                                f"{value} or in another final {status.name}"
+                                f"{value}" + (f" or {' or '.join(s for s in final if s != value)}"
+                                              if set(final) - {value} else "")
                                 + _held_note(noun, held) + "."))
                 break
     editable = [c for c in _settable(t) if c.type in ("text", "integer", "real")
