@@ -231,12 +231,34 @@ def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
     return _join(parts)
 
 
+# the targets as the owner of what the write names ("suspend a member account")
+_OWNERS = {"it": ("its", False), "each of them": ("each one's", False),
+           "all of them": ("all of their", True)}
+_NOT_A_NOUN = frozenset({"to", "for", "from", "in", "on", "at", "with", "as", "and", "by", "of",
+                         "into", "onto", "using"})
+_ARTICLES = frozenset({"a", "an", "one", "the"})
+
+
 def _them(act: str, ent: str, pronoun: str) -> str:
-    """The write's clause aimed at the targets: "cancel a hold" → "cancel it"."""
+    """The write's clause aimed at the targets: "cancel a hold" → "cancel it", "suspend a
+    member account" → "suspend all of their accounts"."""
     head = ent.split()[-1]
-    out, n = re.subn(rf"\b(?:a|an|one|the)\s+(?:[\w-]+\s+){{0,3}}?{re.escape(head)}s?\b",
-                     pronoun, act, count=1)
-    return out if n else f"{act} for {pronoun}"
+    # words between the article and the noun are its modifiers, not another phrase ("a hold
+    # on a title" is no title)
+    m = re.search(rf"\b(?:a|an|one|the)\s+(?:(?!(?:{'|'.join(_NOT_A_NOUN | _ARTICLES)})\b)"
+                  rf"[\w-]+\s+){{0,3}}?{re.escape(head)}s?\b", act)
+    if m is None:
+        return f"{act} for {pronoun}"
+    rest = act[m.end():]
+    owned = re.match(r"\s+([\w-]+)", rest)
+    if owned and owned.group(1) not in _NOT_A_NOUN and pronoun in _OWNERS:
+        owner, many = _OWNERS[pronoun]
+        noun = owned.group(1)
+        return f"{act[:m.start()]}{owner} {entity_plural(noun) if many else noun}" \
+               f"{rest[owned.end():]}"
+    out = f"{act[:m.start()]}{pronoun}{rest}"
+    # a phrasal verb keeps "it" inside: "check it in", not "check in it"
+    return re.sub(r"^(\w+) (in|out|up|off) it\b", r"\1 it \2", out)
 
 
 def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],

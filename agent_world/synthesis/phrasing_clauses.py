@@ -30,10 +30,12 @@ from agent_world.tasks.words import (
     FROM_ROLES,
     PAGING,
     TO_ROLES,
+    entity,
     entity_plural,
     split_words,
     table_entity,
     tool_entity,
+    tool_namespace,
 )
 
 _LIST_VERBS = {"list", "search", "find", "browse"}
@@ -374,7 +376,9 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
     # its status to that slot's status"), never left out
     copied = [(p, f"that {tool_entity(spec, plan.steps[b.step].tool)}'s "
                   f"{field_words(b.field)}")
-              for p, b in step.bound.items() if role(p) != "key"]
+              for p, b in step.bound.items() if role(p) != "key"
+              and not _names_said_record(spec, tool_entity(spec, plan.steps[b.step].tool),
+                                         b.field, clause)]
     if not copied:
         return clause
     if clause.split(" ", 1)[0] in EDITS:
@@ -383,6 +387,16 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
     # an action given a value of an earlier record ("record changes ... using that
     # repository's path"): nothing of the record is set
     return clause + ", using " + " and ".join(v for _, v in copied)
+
+
+def _names_said_record(spec: EnvSpec, record: str, field: str, clause: str) -> bool:
+    """Whether `field` is what identifies `record` (a repository's path) and `clause` already
+    names that record ("unstage all staged changes in that repository"): saying the path too
+    would be saying it twice."""
+    if not re.search(rf"\bthat {re.escape(record)}\b(?!')", clause):
+        return False
+    return any(table_entity(t.name) == record and c.name == field and c.unique
+               for t in spec.tables for c in t.columns)
 
 
 EDITS = frozenset({"change", "edit", "update", "set", "modify", "rename", "correct"})
@@ -445,8 +459,8 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         # content to that insight's content")
         # a tool named for an action, not a record (git_reset's "reset"): aimed at the record
         # itself, "unstage all changes in that repository", not "that repository's reset"
-        own = ent if any(table_entity(t.name) == ent for t in spec.tables) \
-            else prev
+        own = ent if any(table_entity(t.name) == entity(tool, tool_namespace(spec))
+                         for t in spec.tables) else prev
         aims = [(p, noun(p) or ent) for p in bound_keys] or \
             ([] if _creates(act) or key is not None else [("", own)])
         missed = []

@@ -86,9 +86,14 @@ def tool_entity(spec: EnvSpec, tool: str) -> str:
         # the records it acts on ("the commit whose sha is ...", not "the show whose ...")
         acted = _acted_table(spec, tool)
         return table_entity(acted) if acted else ent
-    if len(words) < 2:  # most names: no table lookup
-        return ent
     kinds = {table_entity(t.name) for t in spec.tables}
+    if len(words) < 2:
+        if ent in kinds:
+            return ent
+        # a word no record is called (search_catalogue reads titles: "the titles", not "the
+        # catalogues"); a qualified name (child loan, available slot) stays as it is
+        acted = _acted_table(spec, tool)
+        return table_entity(acted) if acted else ent
     if ent in kinds:
         return ent
     if words[-1] in _ASPECTS and " ".join(words[:-1]) in kinds:
@@ -134,8 +139,18 @@ def _thing(words: list[str]) -> str:
     return " ".join([*rest[:-1], singular_word(rest[-1])]) if rest else "record"
 
 
+# the records of a mass noun counted one by one: "how many loan history entries", not "how
+# many loan history"
+_COUNTED_AS = {"history": "entries", "audit": "entries", "feedback": "entries", "news": "items",
+               "inventory": "items", "equipment": "items", "media": "items", "mail": "messages",
+               "staff": "members", "music": "tracks", "data": "records", "metadata": "records",
+               "information": "records", "analytics": "records", "research": "records"}
+
+
 def entity_plural(ent: str) -> str:
     words = ent.split()
+    if words and words[-1] in _COUNTED_AS:
+        return " ".join([*words, _COUNTED_AS[words[-1]]])
     return " ".join([*words[:-1], plural_word(words[-1])])
 
 
