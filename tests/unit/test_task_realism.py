@@ -425,6 +425,42 @@ def test_a_command_named_by_its_verb_is_about_the_records_it_reads(built):
     assert tool_entity(spec, "git_create_branch") == "branch"
 
 
+def test_a_tool_named_by_a_word_no_record_has_is_about_the_records_it_reads(built):
+    """search_catalogue lists titles ("the titles", not "the catalogues"); a qualified name
+    (child loan, available slot) stays as it is; a mass noun is counted as entries."""
+    from agent_world.tasks.words import entity_plural, tool_entity
+
+    library = built["book-lending-prd"]
+    assert tool_entity(library, "search_catalogue") == "title"
+    assert tool_entity(library, "view_child_loans") == "child loan"
+    assert entity_plural("loan history") == "loan history entries"
+    assert entity_plural("copy") == "copies"
+
+
+@pytest.mark.parametrize("act, ent, pronoun, said", [
+    ("suspend a member account", "member", "all of them", "suspend all of their accounts"),
+    ("suspend a member account", "member", "it", "suspend its account"),
+    ("place a hold on a title for a member", "title", "it", "place a hold on it for a member"),
+    ("check in a copy at branch 4", "copy", "it", "check it in at branch 4"),
+    ("cancel a hold", "hold", "each of them", "cancel each of them")])
+def test_a_bulk_write_is_aimed_at_its_targets_in_english(act, ent, pronoun, said):
+    assert phrasing._them(act, ent, pronoun) == said
+
+
+def test_an_action_on_an_earlier_record_says_that_record_once(built):
+    """git_reset given the repository read before: "unstage all staged changes for that
+    repository", not "... that repository's working tree change, using that repository's
+    path" (the path is what names the repository)."""
+    spec = built["git"]
+    repo = spec.rows["repositories"][0]
+    plan = Plan(steps=[
+        PlanStep(tool="get_repository", given={"repository_id": repo["id"]}),
+        PlanStep(tool="git_reset", bound={"repo_path": Binding(step=0, field="path")})])
+    clause = phrasing_clauses.step_clause(spec, plan, 1, random.Random(0))
+    assert "that repository" in clause and "path" not in clause \
+        and "working tree change" not in clause, clause
+
+
 def test_a_passed_on_key_is_said_with_the_earlier_record_s_own_field(built):
     """"add copies of that hold's title to that hold's home branch": the hold's pickup branch
     fed add_copies' home branch, and a hold has no home branch."""
