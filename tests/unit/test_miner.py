@@ -301,13 +301,27 @@ def test_complexification_follows_the_source_not_a_schedule(mined):
             assert p["created_at"] <= r["created_at"]
     pages = mined["fetch"].spec.rows["pages"]
     assert pages and {200, 404} & {p["status_code"] for p in pages}
-    assert all(p["body"] for p in pages if p["status_code"] == 200)
+    text = {"text/html", "text/markdown", "text/plain", "application/json", "text/csv"}
+    assert all(p["body"] for p in pages if p["status_code"] == 200 and p["content_type"] in text)
     # pages grown later too: HTTP codes, no body on an error, the byte length of the body
     assert {p["status_code"] for p in pages} <= {200, 201, 204, 301, 302, 304, 400, 401, 403,
                                                  404, 410, 429, 500, 502, 503}
     assert all(p["body"] is None for p in pages if p["status_code"] >= 400)
-    assert all(p["byte_length"] == len((p["body"] or "").encode()) for p in pages
-               if p["byte_length"] is not None)
+    assert all(p["byte_length"] == len(p["body"].encode()) for p in pages if p["body"])
+    # the body is what the content type says: a redirect or an error page is HTML, a JSON
+    # page parses, a CSV one has a header, a PDF or an image has no text body but a size
+    assert all(p["content_type"] == "text/html" for p in pages if p["status_code"] != 200)
+    for p in pages:
+        if p["status_code"] != 200:
+            continue
+        if p["content_type"] == "application/json":
+            assert json.loads(p["body"])["title"]
+        elif p["content_type"] == "text/csv":
+            assert p["body"].startswith("id,")
+        elif p["content_type"] in ("text/html", "text/markdown"):
+            assert p["body"].startswith("# ")
+        elif p["content_type"] not in text:
+            assert p["body"] is None and p["byte_length"] > 0
     fetches = mined["fetch"].spec.rows["fetches"]
     by_page = {p["id"]: p for p in pages}
     assert all(by_page[f["page_id"]]["url"] == f["url"] for f in fetches if f.get("page_id"))

@@ -34,6 +34,7 @@ from agent_world.mining.offline.naming import identifier, plural, singular, snak
 from agent_world.mining.offline.row_times import parse_iso, to_iso
 from agent_world.mining.offline.rows import ROW_RULES
 from agent_world.mining.offline.signatures import column_type
+from agent_world.mining.offline.web_pages import CONTENT_TYPES, STATUS_CODES, settle_page
 from agent_world.mining.semantics.lifecycle_rule import _state_of, state_rank, status_column
 from agent_world.mining.sources.base import SourceDocument
 
@@ -281,11 +282,6 @@ def branch_heads(cx: Any) -> str | None:
     return "implied by branches: head_commit_id (a commit of the same repository)"
 
 
-_CONTENT_TYPES = [("text/html", 70), ("application/json", 12), ("text/plain", 8),
-                  ("application/pdf", 5), ("text/markdown", 5)]
-_STATUS_CODES = [(200, 82), (301, 5), (302, 3), (404, 6), (403, 2), (500, 2)]
-
-
 def pages(cx: Any) -> str | None:
     if cx.has("pages"):
         return None
@@ -310,31 +306,18 @@ def pages(cx: Any) -> str | None:
         if r.get("url") and r.get("created_at"):
             first_fetch[r["url"]] = min(first_fetch.get(r["url"], r["created_at"]),
                                         r["created_at"])
-    for url in urls:
-        code = rng.choices([c for c, _ in _STATUS_CODES], [w for _, w in _STATUS_CODES])[0]
-        ctype = rng.choices([c for c, _ in _CONTENT_TYPES], [w for _, w in _CONTENT_TYPES])[0]
+    for url in urls:  # body and byte length follow (the row rule below)
+        code = rng.choices([c for c, _ in STATUS_CODES], [w for _, w in STATUS_CODES])[0]
+        ctype = rng.choices([c for c, _ in CONTENT_TYPES], [w for _, w in CONTENT_TYPES])[0]
         title = cx.f.fake.sentence(nb_words=rng.randint(3, 7)).rstrip(".")
-        body = _page_body(cx.f.fake, rng, url, title, code)
         cx.f.make("pages", overrides={
             "url": url, "status_code": code, "content_type": ctype, "title": title,
-            "body": body, "byte_length": len(body.encode()) if body else 0,
             "fetched_at": first_fetch.get(url) or to_iso(cx.f.clock - timedelta(days=1))})
     by_url = {p["url"]: p["id"] for p in cx.f.rows["pages"]}
     cx.add_column(fetch_table, cx.fk_col("page_id", "pages", nullable=True,
                                          description="the page this fetch returned"),
                   lambda row: by_url.get(row.get("url")))
     return f"implied by fetched URLs: pages ({len(by_url)} rows) <- {fetch_table}.page_id"
-
-
-def _page_body(fake: Any, rng: Any, url: str, title: str | None, code: Any) -> str | None:
-    """What a fetch of `url` returned: the page (Markdown) on 200, where it moved on a
-    redirect, nothing on an error."""
-    if code == 200:
-        return (f"# {title or fake.sentence(nb_words=4).rstrip('.')}\n\n" + "\n\n".join(
-            fake.paragraph(nb_sentences=3) for _ in range(rng.randint(1, 4))))
-    if code in (301, 302, 307, 308):
-        return f"Moved to {str(url).rstrip('/')}/index.html"
-    return None
 
 
 def page_links(cx: Any) -> str | None:
@@ -563,11 +546,8 @@ def _derive(factory: Any, table: str, row: dict[str, Any]) -> None:
     if "converted_time" in cols and "on_date" in cols and "timezones" in factory.tables:
         row.update(_convert(factory, table, row))
     if {"status_code", "body", "url"} <= cols and row.get("url"):
-        # a page grown later says what its status says (a 200 has a body, an error none)
-        row["body"] = _page_body(factory.fake, factory.rng, row["url"], row.get("title"),
-                                 row.get("status_code"))
-        if "byte_length" in cols:
-            row["byte_length"] = len(row["body"].encode()) if row["body"] else 0
+        # a page says what its status and content type say (a 200 JSON page holds JSON)
+        settle_page(factory.fake, factory.rng, row, cols)
 
 
 ROW_RULES.append(_derive)
