@@ -36,6 +36,7 @@ from agent_world.synthesis.phrasing_clauses import (
     qualified,
     requalify,
     step_clause,
+    summary_of,
     write_clause,
 )
 from agent_world.synthesis.phrasing_values import arg_phrase, field_words, role, say, which
@@ -164,6 +165,15 @@ def _clauses(spec: EnvSpec, plan: Plan, upto: int, rng: random.Random,
     return out
 
 
+# a summary tool's fields asked as a person asks them
+_SUMMARY_QUESTIONS = {
+    "count": ["How many {ents} have a {m}?", "For how many {ents} is a {m} recorded?"],
+    "total": ["What is the total {m} of the {ents}?", "What do the {ents}' {m}s add up to?"],
+    "min": ["What is the smallest {m} among the {ents}?", "Which is the lowest {m} of the {ents}?"],
+    "max": ["What is the largest {m} among the {ents}?", "Which is the highest {m} of the {ents}?"],
+}
+
+
 def instruction(spec: EnvSpec, plan: Plan, answer: dict[str, Any], rng: random.Random,
                 changed: set[str] | None = None) -> str:
     """The user's request for a walk and its answer spec (graph and aggregating tasks);
@@ -171,7 +181,12 @@ def instruction(spec: EnvSpec, plan: Plan, answer: dict[str, Any], rng: random.R
     kind = answer.get("kind", "none")
     agg_step = answer.get("step") if kind in ("count", "sum", "max", "min") else None
     parts = [rng.choice(_OPEN), *_clauses(spec, plan, len(plan.steps), rng, agg_step)]
-    if kind == "field":
+    summary = summary_of(spec, plan.steps[answer["step"]].tool) if kind == "field" else None
+    if summary is not None and answer["field"] in _SUMMARY_QUESTIONS:
+        measure, records = summary
+        parts.append(rng.choice(_SUMMARY_QUESTIONS[answer["field"]]).format(
+            m=measure, ents=records))
+    elif kind == "field":
         step = plan.steps[answer["step"]]
         ent = qualified(spec, plan, answer["step"], len(plan.steps))
         f = answer["field"]

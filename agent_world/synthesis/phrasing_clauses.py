@@ -32,6 +32,7 @@ from agent_world.tasks.words import (
     TO_ROLES,
     entity,
     entity_plural,
+    runs_sql,
     split_words,
     table_entity,
     tool_entity,
@@ -45,9 +46,23 @@ _FLAG_VERBS = {"make": "the ", "mark": "as "}
 _THIRD_PERSON = re.compile(r"^(\w+?)(ches|shes|sses|xes|ies|s)\b")
 
 
+_SUMMARY = re.compile(r"^Statistics of the (.+?) of (.+?):")
+
+
+def summary_of(spec: EnvSpec, tool: str) -> tuple[str, str] | None:
+    """(measure, records) of a summary tool ("Statistics of the byte length of pages: ..."
+    -> ("byte length", "pages")); None for any other tool."""
+    m = _SUMMARY.match(spec.tool(tool).description)
+    return (m.group(1), m.group(2)) if m else None
+
+
 def action_phrase(spec: EnvSpec, tool: str) -> str:
     """What a tool does, as a request: its description's first clause, user-story framing
     and third-person verbs removed, no tool name left in it."""
+    summary = summary_of(spec, tool)
+    if summary is not None:  # "go over the byte lengths of the pages", not "statistic of ..."
+        measure, records = summary
+        return f"go over the {entity_plural(measure)} of the {records}"
     desc = " ".join(spec.tool(tool).description.split())
     m = re.search(r"\bI want to (.+?)(?: so that\b|[.;]|$)", desc, re.I)
     if m:
@@ -306,6 +321,10 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                 return f"{verb} {ent} {value_text(v).strip(chr(39))}{tail}" + (
                     f" among the {what}" if after and not tail else "")
             picked = which(k, v, key_kind(spec, step.tool, k))
+            if runs_sql(spec, step.tool) and "query" in given:
+                # "run the query SELECT ... and find the row whose email is ...", not "search
+                # the queries for 'SELECT ...'"
+                return f"run the query {value_text(given['query'])} and {verb} the row {picked}"
             query = next((str(given[q]) for q in given if q in _QUERIES), None)
             if query and isinstance(v, str) and re.search(
                     rf"(?<!\w){re.escape(query.lower())}(?!\w)", v.lower()):

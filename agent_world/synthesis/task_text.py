@@ -146,7 +146,11 @@ def request_writer(model: Any, text: Any) -> str:
 
 
 def names_a_tool(text: str, spec: EnvSpec, view: dict[str, str]) -> bool:
-    names = {t.name for t in spec.tools} | set(view)
+    """Whether `text` gives a tool's identifier away (get_order, listClinicians, an opaque
+    name). A tool named by one plain word (the fetcher's fetch) is named by the word anyone
+    asking would use: "fetch https://..." is no leak."""
+    names = {n for n in {t.name for t in spec.tools} | set(view)
+             if not re.fullmatch(r"[a-z]+", n)}
     return any(re.search(rf"\b{re.escape(n)}\b", text) for n in names)
 
 

@@ -40,12 +40,12 @@ from agent_world.config import resolve_home
 from agent_world.envs.episode import EnvRuntime, default_runtime
 from agent_world.envs.spec import EnvSpec, ToolSpec
 from agent_world.mining.offline.naming import singular_word
-from agent_world.tasks.words import FROM_ROLES
+from agent_world.tasks.words import FROM_ROLES, runs_sql
 
 _BARE = {"id", "code", "key", "number", "uuid"}
 _MAX_SAMPLES = 40
 # bumped when the binding rules change: a graph saved under older rules is rebuilt
-GRAPH_RULES = 2
+GRAPH_RULES = 3
 # role words that read as where a value comes from (the one of a pair that takes a field)
 _SOURCE_ROLES = tuple(sorted(FROM_ROLES | {"src", "old", "current", "original"}))
 
@@ -233,7 +233,9 @@ def build_tool_graph(spec: EnvSpec, outputs: dict[str, dict] | None = None,
                    outputs=sorted(outputs.get(t.name, {}).get("fields", {})))
     for a in spec.tools:
         fields = outputs.get(a.name, {}).get("fields", {})
-        if not fields:
+        # a query's rows are of whatever table the query names: a product row's id fed
+        # get_customer ("open that row's customer")
+        if not fields or runs_sql(spec, a.name):
             continue
         top = set(outputs.get(a.name, {}).get("top") or []) or None
         for b in spec.tools:

@@ -13,10 +13,19 @@ from agent_world.mining.offline.naming import (
     is_version,
     plural_word,
     singular_word,
+    tool_identifier,
     unversioned_camel,
 )
 from agent_world.mining.offline.signatures import later_verb, namespace_prefix
 from agent_world.mining.offline.vocabulary import PHRASAL_VERBS, VALUE_NOUNS, VERBS, past_prefix
+
+
+def source_tools(spec: EnvSpec) -> frozenset[str]:
+    """The tools the mined service itself serves (git's git_checkout, the fetcher's fetch),
+    as built; the rest are the database's own look-ups and edits."""
+    coverage = (spec.provenance.stats or {}).get("tool_coverage") or {}
+    served = {tool_identifier(name) for name in coverage.get("tools") or {}}
+    return frozenset(t.name for t in spec.tools if t.name in served)
 
 
 def split_words(name: str) -> list[str]:
@@ -74,10 +83,23 @@ def entity(tool: str, namespace: str | None = None) -> str:
 _ASPECTS = frozenset({"account", "profile", "record", "details", "info"})
 
 
+_SQL_TOOL = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE)\b.*\bquery\b|\bSQL\b")
+
+
+def runs_sql(spec: EnvSpec, tool: str) -> bool:
+    """A tool that runs the SQL it is given (sqlite's read_query): its records are the rows
+    the query returns, not "queries"."""
+    t = next((x for x in spec.tools if x.name == tool), None)
+    return t is not None and "query" in (t.parameters.get("properties") or {}) and \
+        _SQL_TOOL.search(t.description) is not None
+
+
 def tool_entity(spec: EnvSpec, tool: str) -> str:
     """`entity` of one of `spec`'s tools, its namespace word known; where no table is called
     that, an aspect word of a table's record (member account) or its owner's name (patient
     appointment) is dropped (a bank account or a branch commit with a table stays one)."""
+    if runs_sql(spec, tool):
+        return "row"
     ent = entity(tool, tool_namespace(spec))
     words = ent.split()
     if words and (words[0] in VERBS or words[0] in VALUE_NOUNS) and \
@@ -154,5 +176,6 @@ def entity_plural(ent: str) -> str:
     return " ".join([*words[:-1], plural_word(words[-1])])
 
 
-__all__ = ["FROM_ROLES", "PAGING", "TO_ROLES", "entity", "entity_plural", "split_words",
+__all__ = ["FROM_ROLES", "PAGING", "TO_ROLES", "entity", "entity_plural", "runs_sql", "source_tools",
+           "split_words",
            "table_entity", "tool_entity", "tool_namespace"]
