@@ -342,7 +342,11 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
              and not (reads_only and p.write)]
     room = max(0, max_tools - len(plans))
     writes = [p for p in extra if p.write]
-    reads = [p for p in extra if not p.write]
+    # under the cap, the look-ups of what the service's own tools act on come first (the
+    # fines a check-in charges and waive_fine waives, before a history table nothing names)
+    touched = {p.table for p in plans} | {e.table for p in plans if p.contract is not None
+                                          for e in p.contract.effects}
+    reads = sorted((p for p in extra if not p.write), key=lambda p: p.table not in touched)
     want_writes = max(0, int(0.4 * max_tools) - sum(p.write for p in plans))
     chosen = writes[:min(len(writes), want_writes, room)]
     chosen += reads[:room - len(chosen)]
