@@ -23,6 +23,8 @@ environment and level:
 - `baseline %`: the baseline agent's pass rate over the kept tasks (a measurement offline);
 - `obsc %`, `distr`: opaque tool names and mean distractor tools, reported apart from the
   level;
+- `src %`: kept tasks whose gold chain calls one of the service's own tools (a mined
+  environment's source tools; – for an example environment, all of whose tools are its own);
 - `cheats`: kept tasks that some shortcut attempt passes (`agent_world.rollout.shortcuts`:
   number spray, candidate list, clock time, generic sentence, first call only, wrong-target
   write, repeated reads, a yes-saying judge; should read 0). A second table counts, per
@@ -57,6 +59,7 @@ from agent_world.synthesis.loop import (  # noqa: E402
 )
 from agent_world.synthesis.synthesizer import chain_target  # noqa: E402
 from agent_world.tasks.artefacts import artefacts  # noqa: E402
+from agent_world.tasks.words import source_tools  # noqa: E402
 
 
 def _holds_no_op_write(task, spec, rt) -> bool:
@@ -105,6 +108,7 @@ def main() -> int:
             by_level = defaultdict(list)
             for t in tasks:
                 by_level[t.difficulty.level].append(t)
+            served = source_tools(spec)
             cheated: dict[str, int] = {}
             for t in tasks:
                 results = shortcut_attempts(t, spec, rt)
@@ -136,13 +140,16 @@ def main() -> int:
                     "obscured": sum(t.difficulty.obscured for t in kept) / n,
                     "distractors": sum(t.difficulty.distractors for t in kept) / n,
                     "cheats": sum(cheated[t.id] > 0 for t in kept),
+                    # kept tasks whose gold chain calls one of the service's own tools
+                    "source": sum(any(c.tool in served for c in t.chain) for t in kept) / n
+                    if served else None,
                     "rejected": dict(rejected[level])})
     if source is not None:
         source.close()
     table = Table(title=f"Task quality: {args.per_env} tasks per environment, seed {args.seed}")
     cols = ["env", "L", "tasks", "cand", "artef %", "cand artef %", "dup", "chain", "tools",
             "cond %", "agg %", "no-op", "clock/world", "survive %", "baseline %", "obsc %", "distr",
-            "cheats"]
+            "src %", "cheats"]
     for c in cols:
         table.add_column(c, justify="left" if c == "env" else "right")
     for r in rows:
@@ -152,7 +159,8 @@ def main() -> int:
                       f"{100 * r['condition']:.0f}", f"{100 * r['aggregation']:.0f}",
                       str(r["no_op"]), str(r["clock_world"]), f"{100 * r['survival']:.0f}",
                       f"{100 * r['baseline']:.0f}", f"{100 * r['obscured']:.0f}",
-                      f"{r['distractors']:.1f}", str(r["cheats"]))
+                      f"{r['distractors']:.1f}",
+                      "–" if r["source"] is None else f"{100 * r['source']:.0f}", str(r["cheats"]))
     console = Console(width=200)
     console.print(table)
     cheats = Table(title="Shortcut attempts over the kept tasks (a pass is a cheat that works)")
