@@ -203,6 +203,11 @@ def _aim(spec: EnvSpec, act: str, param: str, named: str, ent: str,
     return _with_key(act, noun(param) or ent, named, ent)
 
 
+# words after a record's noun that are no thing of the record's own
+_OWNED_NOT = ("to", "for", "from", "in", "on", "at", "with", "as", "and", "or", "by", "of",
+              "into", "onto", "using", "that", "which", "who", "so", "when", "if", "whose")
+
+
 def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
     """Aim a write's clause at one record: "cancel a hold" → "cancel hold 3". `whole`: the
     tool's own entity when `ent` is a part of it ("branch" of "branch commit" is not aimed at
@@ -217,8 +222,14 @@ def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
         between = r"(?:(?!(?:a|an|the|on|of|to|for|in|at|with|from)\b)[\w-]+\s+){0,3}?"
         rest = whole.split()[len(ent.split()):] if whole.startswith(ent + " ") else []
         after = rf"(?!\s+{re.escape(rest[0])}\b)" if rest else ""
+        # the record as the owner of what the act names: "suspend member 1's account", not
+        # "suspend member 1 account"
+        owned = rf"(?=\s+(?!(?:{'|'.join(_OWNED_NOT)})\b)[a-z]+\b)"
         out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{between}"
-                         rf"{re.escape(head)}s?\b{after}", key, act, count=1)
+                         rf"{re.escape(head)}s?\b{after}{owned}", f"{key}'s", act, count=1)
+        if not n:
+            out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{between}"
+                             rf"{re.escape(head)}s?\b{after}", key, act, count=1)
         if n:
             # "transfer a copy to another branch" + "to branch 1": one "to"
             return re.sub(r"\b(to|from) \1\b", r"\1", out)

@@ -7,6 +7,7 @@ Each test was run first on the code before the change and failed there.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from datetime import date, timedelta
 
 import pytest
@@ -459,6 +460,46 @@ def test_an_action_on_an_earlier_record_says_that_record_once(built):
     clause = phrasing_clauses.step_clause(spec, plan, 1, random.Random(0))
     assert "that repository" in clause and "path" not in clause \
         and "working tree change" not in clause, clause
+
+
+def test_the_service_s_own_tools_are_asked_for_in_their_own_words(built, runtime):
+    """fetch (a tool named by a plain verb) is the request's verb, not a leaked tool name;
+    walks start at the service's own tools more often than at its database's look-ups;
+    a query's rows are rows, and feed no other tool."""
+    from agent_world.synthesis.task_text import names_a_tool
+    from agent_world.tasks.toolgraph import build_tool_graph
+    from agent_world.tasks.words import runs_sql, source_tools, tool_entity
+
+    fetch = built["fetch"]
+    assert "fetch" in source_tools(fetch) and "get_page" not in source_tools(fetch)
+    assert not names_a_tool("Fetch https://example.com/a and tell me its status code.",
+                            fetch, {"fetch": "fetch"})
+    assert names_a_tool("Use get_page on page 3.", fetch, {})
+    starts = Counter()
+    graph = build_tool_graph(fetch, runtime=runtime)
+    with runtime.open(fetch) as ep:
+        for seed in range(60):
+            plan = random_walk(fetch, graph, ep, random.Random(seed), 1)
+            if plan is not None:
+                starts[plan.steps[0].tool] += 1
+    assert starts["fetch"] >= 6, starts
+    sqlite = built["sqlite"]
+    assert runs_sql(sqlite, "read_query") and not runs_sql(sqlite, "list_orders")
+    assert tool_entity(sqlite, "read_query") == "row"
+    assert not list(build_tool_graph(sqlite, runtime=runtime).successors("read_query"))
+
+
+def test_under_the_tool_cap_the_records_the_service_acts_on_stay_readable(built):
+    """Check-in charges fines and waive_fine waives them: the fines stay readable."""
+    names = {t.name for t in built["book-lending-prd"].tools}
+    assert {"waive_fine", "get_fine", "list_fines"} <= names
+
+
+def test_a_record_that_owns_what_the_act_names_is_said_as_its_owner():
+    assert phrasing_clauses._with_key("suspend a member account", "member", "member 1") == \
+        "suspend member 1's account"
+    assert phrasing_clauses._with_key("place a hold on a title for a member", "title",
+                                      "title 2") == "place a hold on title 2 for a member"
 
 
 def test_a_passed_on_key_is_said_with_the_earlier_record_s_own_field(built):
