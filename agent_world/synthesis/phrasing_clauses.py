@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.vocabulary import VERBS
 from agent_world.synthesis.phrasing_values import (
     DIRECTIONS,
     KEY_ROLES,
@@ -43,6 +44,8 @@ _LIST_VERBS = {"list", "search", "find", "browse"}
 # flags named for what they do to the record (make_default, mark_paid), said as that
 _FLAG_VERBS = {"make": "the ", "mark": "as "}
 
+_DETERMINERS = frozenset({"a", "an", "the", "this", "that", "these", "those", "its", "their",
+                          "one", "each", "every", "all", "any", "some", "no"})
 _THIRD_PERSON = re.compile(r"^(\w+?)(ches|shes|sses|xes|ies|s)\b")
 
 
@@ -63,14 +66,21 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     if summary is not None:  # "go over the byte lengths of the pages", not "statistic of ..."
         measure, records = summary
         return f"go over the {entity_plural(measure)} of the {records}"
-    desc = " ".join(spec.tool(tool).description.split())
+    # a source that escaped its line breaks ("... go live.\\n Use this tool ...")
+    desc = " ".join(spec.tool(tool).description.replace("\\n", " ").split())
     m = re.search(r"\bI want to (.+?)(?: so that\b|[.;]|$)", desc, re.I)
     if m:
         desc = m.group(1)
     else:
-        m = re.match(r"^[A-Z][\w ]{0,40}? can (.+)", desc)
+        # "Members can place holds" (not "Restrict what can be entered": no subject)
+        m = re.match(r"^[A-Z](?:(?!\b(?:what|which|who|how|that|where)\b)[\w ]){0,40}? "
+                     r"can (.+)", desc)
         if m:
             desc = m.group(1)
+    # "Goal Seek: change the constant ...": a name before the colon, the act after it
+    named = re.match(r"^(?:[A-Z][\w-]*\s?){1,4}:\s+([a-z]+)\b(.*)", desc)
+    if named and named.group(1) not in _DETERMINERS:
+        desc = named.group(1) + named.group(2)
     # a condition or qualifier of the tool is no part of what the user asks: "place a hold on
     # a title when no copy is available", "cancel a hold at any time before it is collected"
     # and so is what the tool allows or what comes after it: "create a new branch from an
@@ -96,13 +106,20 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
         stem, suffix = m.groups()
         base = stem + ("y" if suffix == "ies" else suffix[:-2] if suffix != "s" else "")
         clause = base + clause[len(first):]
+    # the verb after "and" too: "build and deploy a Node.js application", as a source that
+    # wrote "Build and deploys ..." meant
+    both = re.match(r"^(\w+ and )(\w+?)(es|s)\b", clause)
+    if both and (both.group(2) in VERBS or both.group(2) + "e" in VERBS):
+        verb = both.group(2) if both.group(2) in VERBS else both.group(2) + "e"
+        clause = both.group(1) + verb + clause[both.end():]
     for t in spec.tools:  # a tool named like a common word must not leak into the text
         clause = re.sub(rf"\b{re.escape(t.name)}\b", tool_entity(spec, t.name), clause)
     if not clause:
         return "look it up"
     phrase = clause[0].lower() + clause[1:]
     # "create a appointment" reads badly in any generated description
-    return re.sub(r"\ba (?=[aeiou])", "an ", phrase)
+    return re.sub(r"\ba (?=[aeiou])(?!u[bcdfgjklmnpqrstvwxyz][aeiouy]|uni|use|eu|one\b)", "an ",
+                  phrase)
 
 
 _FRAMING = re.compile(r"^(?:use (?:this|the) tool to|this tool (?:will |can |lets you |allows "

@@ -422,3 +422,26 @@ def test_a_listing_by_an_earlier_record_s_key_names_that_key_s_record(built):
             clause = phrasing_clauses.step_clause(spec, plan, 1, random.Random(seed))
             assert f"of that {what}'s member" in clause, clause
             assert "like that one" not in clause, clause
+
+
+@pytest.mark.parametrize("description, said", [
+    ("Goal Seek: change the constant until the formula equals the target.",
+     "change the constant until the formula equals the target"),
+    ("Restrict what can be entered in a range (list dropdown, numbers).",
+     "restrict what can be entered in a range"),
+    ("Build and deploys a Node.js application from an uploaded archive.",
+     "build and deploy a Node.js application from an uploaded archive"),
+    ("Publish a website so its latest changes go live.\\n Use this tool when ...",
+     "publish a website so its latest changes go live"),
+    ("Create a user for an existing database.", "create a user for an existing database"),
+    ("Edit a member: set the given fields (name).", "edit a member")])
+def test_a_source_s_description_reads_as_the_act_it_asks(description, said):
+    """Real servers' descriptions: a named feature before a colon, a clause without a
+    subject before "can", a third-person verb after "and", escaped line breaks, "a user"."""
+    from agent_world.envs.spec import EnvSpec
+
+    raw = json.loads(load_example("ecommerce").to_json())
+    tool = next(t for t in raw["tools"] if t.get("mutates"))
+    tool["description"] = description
+    spec = EnvSpec.from_dict(raw)
+    assert phrasing_clauses.action_phrase(spec, tool["name"]) == said

@@ -186,6 +186,20 @@ def test_an_option_of_the_call_is_no_column(gitlab):
     assert "list_issues" in design.tool_names()
 
 
+def test_asana_s_field_lists_and_related_record_searches_are_no_columns():
+    """Asana's opt_fields (which fields to return) and assignee.any / followers.not (which
+    related records to match) were columns of every table, asked about as "Which opt fields
+    does the workspace have?"."""
+    spec = mine_theme(read_source(next(r.spec for r in corpus_sources()
+                                       if r.spec.endswith("asana.json"))),
+                      iterations=0, seed=0).spec
+    columns = {c.name for t in spec.tables for c in t.columns}
+    assert not {"opt_fields", "assignee_any", "assignee_not", "followers_not",
+                "created_by_any"} & columns
+    for arg in ("opt_fields", "assignee_any", "followers_not"):
+        assert classify_argument({"argument": arg, "type": "string"}, set()).kind == "filter"
+
+
 def test_a_search_argument_matches_within_the_records_text(gitlab):
     """list_issues(search=...) made a 'search' column and matched it exactly; `q`/`query`
     were accepted and ignored. They match within what the records say now."""

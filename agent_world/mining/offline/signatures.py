@@ -229,9 +229,12 @@ def known_suffix(toks: list[str], known: set[str]) -> tuple[str | None, str | No
 _BOUND = re.compile(r"(^|_)(before|after|since|until)$|^date_(from|to)$|^(from|to)_date$")
 # how to answer, not what a record holds ('include_headers', 'fetch_all_pages', 'confirm',
 # OData's '$top' / '$skiptoken' / '$orderby'): options of the call, never columns
-_OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verbose)_|"
+_OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verbose|opt)_|"
                      r"^(?:select|top|skip|skiptoken|orderby|order_by|sort|sort_by|confirm|force|"
-                     r"expand|dry_run|verbose|debug)$")
+                     r"expand|dry_run|verbose|debug|opts)$|"
+                     # a search over related records (Asana's assignee.any, followers.not):
+                     # which records to match, not a field any record holds
+                     r"^[a-z]\w*_(?:any|not)$")
 
 
 def is_option(name: str) -> bool:
