@@ -200,6 +200,21 @@ def test_asana_s_field_lists_and_related_record_searches_are_no_columns():
         assert classify_argument({"argument": arg, "type": "string"}, set()).kind == "filter"
 
 
+def test_two_references_that_lead_to_different_containers_are_repaired():
+    """A monday upload's asset and column led to different items and the semantic gate
+    rejected the whole source: one of the two is moved to a record of the other's item."""
+    spec = mine_theme(read_source(next(r.spec for r in corpus_sources()
+                                       if r.spec.endswith("monday.json"))),
+                      iterations=1, seed=0).spec
+    assets = {a["id"]: a for a in spec.rows["assets"]}
+    columns = {c["id"]: c for c in spec.rows["columns"]}
+    pairs = [(assets[u["asset_id"]]["item_id"], columns[u["column_id"]]["item_id"])
+             for u in spec.rows["uploads"] if u.get("asset_id") and u.get("column_id")]
+    # an edge-case asset with every nullable field empty names no item: nothing to agree on
+    pairs = [(a, c) for a, c in pairs if a is not None and c is not None]
+    assert pairs and all(a == c for a, c in pairs), pairs
+
+
 def test_a_search_argument_matches_within_the_records_text(gitlab):
     """list_issues(search=...) made a 'search' column and matched it exactly; `q`/`query`
     were accepted and ignored. They match within what the records say now."""

@@ -96,7 +96,10 @@ def repair_semantics(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]] 
             if row is None:
                 continue
             col = t.column(v.column) if v.column in {c.name for c in t.columns} else None
-            if v.rule == "fk_route" and col is not None:
+            if v.rule == "fk_route" and col is None and "," in v.column:
+                if _repair_siblings(spec, t, row, v.column, index):
+                    done["fk_route"] += 1
+            elif v.rule == "fk_route" and col is not None:
                 r = next((r for r in fk_routes(spec.tables) if r.table == v.table
                           and r.kind == "via" and r.column == v.column), None)
                 if r is not None:
@@ -160,6 +163,32 @@ def repair_semantics(spec: EnvSpec, hints: dict[str, dict[str, dict[str, Any]]] 
         left = check_semantics(spec, hints)
     notes = [f"repaired {n} {rule} violation(s)" for rule, n in done.items()]
     return spec, notes, left
+
+
+def _repair_siblings(spec: EnvSpec, t: TableSpec, row: dict[str, Any], columns: str,
+                     index: dict[str, dict[Any, dict[str, Any]]]) -> bool:
+    """Two references of a row whose records lead to different containers (a monday upload's
+    asset of one item, its column of another): the first is moved to a record of the other's
+    container, else the second to one of the first's. False when neither has such a record."""
+    first, second = columns.split(",", 1)
+    r = next((r for r in fk_routes(spec.tables) if r.table == t.name and r.kind == "siblings"
+              and {r.column, r.via} == {first, second}), None)
+    if r is None:
+        return False
+    for move, keep in ((first, second), (second, first)):
+        kept_target, move_target = _fk_target(t.column(keep)), _fk_target(t.column(move))
+        if kept_target is None or move_target is None:
+            continue
+        kept = index.get(kept_target[0], {}).get(row.get(keep))
+        if kept is None:
+            continue
+        ptable, pk = move_target
+        other = next((p for p in spec.rows.get(ptable, [])
+                      if p.get(r.parent_column) == kept.get(r.parent_column)), None)
+        if other is not None:
+            row[move] = other.get(pk)
+            return True
+    return False
 
 
 def _created_by(t: TableSpec, row: dict[str, Any], start: str) -> None:
