@@ -174,6 +174,8 @@ def main() -> int:
             console.print(f"  {name} passes {example}")
     console.print(f"synthesis wall {totals['seconds']:.0f} s for {totals['tasks']} tasks; "
                   f"mean gold chain {totals['calls'] / max(totals['tasks'], 1):.2f} calls")
+    # the catalog stays for reading the tasks and the synthesize ledger: say where it is
+    console.print(f"tasks and ledger kept in {work} (an arena home; delete it when done)")
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "totals": totals, "shortcuts": suite},
                                         indent=1))
