@@ -3,10 +3,13 @@ steps) check it between units of work. LangGraph runs a graph's nodes in worker 
 the signal's SystemExit never arrives, so without this a terminated `evolve` kept training
 until the stage ended. The last finished unit's checkpoint stays; `--resume` continues.
 
-`at_exit` registers clean-up that also runs when a pool's worker process ends."""
+`at_exit` registers clean-up that also runs when a pool's worker process ends;
+`handle_sigterm` makes SIGTERM a normal exit, so that clean-up runs (a benchmark killed
+without it left its process pool's workers and their sandboxes running)."""
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Callable
 from multiprocessing import util as mp_util
@@ -31,4 +34,15 @@ def at_exit(fn: Callable[[], object]) -> None:
     mp_util.Finalize(None, fn, exitpriority=10)
 
 
-__all__ = ["StopRequested", "at_exit", "check", "requested"]
+def _terminate(signum: int, _frame: object) -> None:
+    requested.set()  # stages running in a graph's worker threads stop at their next step
+    raise SystemExit(128 + signum)  # unwinds: runs are closed, temporary files removed
+
+
+def handle_sigterm() -> None:
+    """On SIGTERM, request a stop and leave the main thread with status 143 (call from the
+    main thread of a command or script)."""
+    signal.signal(signal.SIGTERM, _terminate)
+
+
+__all__ = ["StopRequested", "at_exit", "check", "handle_sigterm", "requested"]

@@ -38,6 +38,7 @@ from faker.providers.lorem.en_US import Provider as LoremWords  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from agent_world import stop  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.graphs import mine_graph  # noqa: E402
 from agent_world.graphs.build_graph import build_environments  # noqa: E402
@@ -211,4 +212,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    stop.handle_sigterm()  # a killed run closes its pool (and the workers' sandboxes)
     raise SystemExit(main())

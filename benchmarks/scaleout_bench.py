@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_world import scaleout  # noqa: E402
+from agent_world import scaleout, stop  # noqa: E402
 from agent_world.envs.catalog import Catalog  # noqa: E402
 from agent_world.graphs import mine_graph  # noqa: E402
 from agent_world.graphs.build_graph import BuildContext, build_environments  # noqa: E402
@@ -98,4 +98,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    stop.handle_sigterm()  # a killed run closes its pool (and the workers' sandboxes)
     main()

@@ -8,7 +8,6 @@ never a traceback (see `common.Group`). One module per command group; this one a
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -111,13 +110,8 @@ def version() -> None:
     console.print(f"agent-world {__version__}")
 
 
-def _terminate(signum: int, _frame: object) -> None:
-    stop.requested.set()  # stages running in a graph's worker threads stop at their next step
-    raise SystemExit(128 + signum)  # unwinds: runs are closed, temporary files removed
-
-
 def main() -> None:
-    signal.signal(signal.SIGTERM, _terminate)
+    stop.handle_sigterm()
     app(args=_home_first(sys.argv[1:]))
 
 

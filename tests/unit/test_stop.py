@@ -31,3 +31,16 @@ def test_at_exit_runs_when_the_main_process_ends(tmp_path: Path) -> None:
             f"stop.at_exit(lambda: Path({str(marker)!r}).write_text('cleaned'))\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
     assert marker.read_text() == "cleaned"
+
+
+def test_sigterm_is_a_normal_exit_that_cleans_up(tmp_path: Path) -> None:
+    """With `handle_sigterm` a terminated process runs its clean-up (a killed benchmark left
+    its pool's workers and their sandboxes running) and exits with status 143."""
+    marker = tmp_path / "terminated"
+    code = ("import os, signal, time\nfrom pathlib import Path\nfrom agent_world import stop\n"
+            "stop.handle_sigterm()\n"
+            f"stop.at_exit(lambda: Path({str(marker)!r}).write_text('cleaned'))\n"
+            "os.kill(os.getpid(), signal.SIGTERM)\ntime.sleep(30)\n")
+    done = subprocess.run([sys.executable, "-c", code], timeout=60)
+    assert done.returncode == 143
+    assert marker.read_text() == "cleaned"
