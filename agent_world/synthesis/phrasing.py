@@ -30,6 +30,8 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import is_plural_word
 from agent_world.synthesis.phrasing_clauses import (
     EDITS,
+    MODIFIERS,
+    PHRASE_ENDS,
     action_phrase,
     list_filters,
     param_schema,
@@ -249,24 +251,18 @@ def conditional_instruction(spec: EnvSpec, plan: Plan, cond: dict[str, Any],
 # the targets as the owner of what the write names ("suspend a member account")
 _OWNERS = {"it": ("its", False), "each of them": ("each one's", False),
            "all of them": ("all of their", True)}
-_NOT_A_NOUN = frozenset({"to", "for", "from", "in", "on", "at", "with", "as", "and", "by", "of",
-                         "into", "onto", "using"})
-_ARTICLES = frozenset({"a", "an", "one", "the"})
 
 
 def _them(act: str, ent: str, pronoun: str) -> str:
     """The write's clause aimed at the targets: "cancel a hold" → "cancel it", "suspend a
     member account" → "suspend all of their accounts"."""
     head = ent.split()[-1]
-    # words between the article and the noun are its modifiers, not another phrase ("a hold
-    # on a title" is no title)
-    m = re.search(rf"\b(?:a|an|one|the)\s+(?:(?!(?:{'|'.join(_NOT_A_NOUN | _ARTICLES)})\b)"
-                  rf"[\w-]+\s+){{0,3}}?{re.escape(head)}s?\b", act)
+    m = re.search(rf"\b(?:a|an|one|the)\s+{MODIFIERS}{re.escape(head)}s?\b", act)
     if m is None:
         return f"{act} for {pronoun}"
     rest = act[m.end():]
     owned = re.match(r"\s+([\w-]+)", rest)
-    if owned and owned.group(1) not in _NOT_A_NOUN and pronoun in _OWNERS:
+    if owned and owned.group(1) not in PHRASE_ENDS and pronoun in _OWNERS:
         owner, many = _OWNERS[pronoun]
         noun = owned.group(1)
         return f"{act[:m.start()]}{owner} {entity_plural(noun) if many else noun}" \

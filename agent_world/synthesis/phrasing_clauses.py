@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import fix_articles
 from agent_world.mining.offline.vocabulary import VERBS
 from agent_world.synthesis.phrasing_values import (
     DIRECTIONS,
@@ -118,8 +119,7 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
         return "look it up"
     phrase = clause[0].lower() + clause[1:]
     # "create a appointment" reads badly in any generated description
-    return re.sub(r"\ba (?=[aeiou])(?!u[bcdfgjklmnpqrstvwxyz][aeiouy]|uni|use|eu|one\b)", "an ",
-                  phrase)
+    return fix_articles(phrase)
 
 
 _FRAMING = re.compile(r"^(?:use (?:this|the) tool to|this tool (?:will |can |lets you |allows "
@@ -220,9 +220,15 @@ def _aim(spec: EnvSpec, act: str, param: str, named: str, ent: str,
     return _with_key(act, noun(param) or ent, named, ent)
 
 
-# words after a record's noun that are no thing of the record's own
-_OWNED_NOT = ("to", "for", "from", "in", "on", "at", "with", "as", "and", "or", "by", "of",
-              "into", "onto", "using", "that", "which", "who", "so", "when", "if", "whose")
+# words that end a noun phrase: after a record's noun they are no thing of its own ("a
+# member account": account is; "a hold for a member": for is not), and between an article and
+# its noun they start another phrase ("a hold on a title" is no title)
+PHRASE_ENDS = frozenset({"to", "for", "from", "in", "on", "at", "with", "as", "and", "or", "by",
+                         "of", "into", "onto", "using", "that", "which", "who", "so", "when",
+                         "if", "whose"})
+_ENDS = "|".join(sorted(PHRASE_ENDS))
+# up to three words between an article and its noun, none an article or a phrase end
+MODIFIERS = rf"(?:(?!(?:a|an|one|the|{_ENDS})\b)[\w-]+\s+){{0,3}}?"
 
 
 def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
@@ -234,18 +240,16 @@ def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
             rf"\b{re.escape(whole)}s?\b", act):  # "commit" of "a branch commit" is not it
         head = ""
     if head:
-        # the words between determiner and noun are no determiner or preposition: in "place
-        # a hold on a title", "a title" is the title, not "a hold on a title"
-        between = r"(?:(?!(?:a|an|the|on|of|to|for|in|at|with|from)\b)[\w-]+\s+){0,3}?"
+        # in "place a hold on a title", "a title" is the title, not "a hold on a title"
         rest = whole.split()[len(ent.split()):] if whole.startswith(ent + " ") else []
         after = rf"(?!\s+{re.escape(rest[0])}\b)" if rest else ""
         # the record as the owner of what the act names: "suspend member 1's account", not
         # "suspend member 1 account"
-        owned = rf"(?=\s+(?!(?:{'|'.join(_OWNED_NOT)})\b)[a-z]+\b)"
-        out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{between}"
+        owned = rf"(?=\s+(?!(?:{_ENDS})\b)[a-z]+\b)"
+        out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{MODIFIERS}"
                          rf"{re.escape(head)}s?\b{after}{owned}", f"{key}'s", act, count=1)
         if not n:
-            out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{between}"
+            out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{MODIFIERS}"
                              rf"{re.escape(head)}s?\b{after}", key, act, count=1)
         if n:
             # "transfer a copy to another branch" + "to branch 1": one "to"

@@ -207,17 +207,6 @@ def _words(text: str) -> str:
     return text.replace("_", " ")
 
 
-# a vowel letter that sounds like a consonant: "a user", "a unit", "a one-off"
-_CONSONANT_SOUND = re.compile(r"(?:u[bcdfgjklmnpqrstvwxyz][aeiouy]|uni|use|eu|one\b)", re.I)
-
-
-def a_(noun: str) -> str:
-    """`noun` in words with its indefinite article: "an order", "a user", "a branch"."""
-    words = _words(noun)
-    vowel = words[:1].lower() in "aeiou" and not _CONSONANT_SOUND.match(words)
-    return ("an " if vowel else "a ") + words
-
-
 def newest_first(tool: str, description: str) -> bool:
     """A log or history lists its newest entries first ("git_log ... max_count" kept the
     oldest commits when it listed by ascending id)."""

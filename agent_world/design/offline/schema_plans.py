@@ -21,7 +21,6 @@ from agent_world.design.offline.plans import (
     _limit_param,
     _settable,
     _words,
-    a_,
     children_of,
     entity_tables,
     fk_columns,
@@ -33,7 +32,7 @@ from agent_world.design.offline.plans import (
 )
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
-from agent_world.mining.offline.naming import singular, tokens
+from agent_world.mining.offline.naming import singular, tokens, with_article
 from agent_world.mining.offline.vocabulary import not_additive, past_prefix
 from agent_world.mining.semantics.invariants import spec_invariants
 from agent_world.mining.semantics.lifecycle_rule import state_rank
@@ -62,15 +61,21 @@ def _recorded(spec: EnvSpec, t: TableSpec) -> bool:
         and kind != "join" for c in fk_columns(t))
 
 
-def schema_plans(spec: EnvSpec) -> list[ToolPlan]:
-    """Lookups, filters, aggregates and state-changing actions for every entity table."""
+# (table, status column) -> {state: the source tool that sets it}: states a source tool
+# reaches with writes to other rows too, which the generic setter leaves to that tool
+Owned = dict[tuple[str, str], dict[str, str]]
+
+
+def schema_plans(spec: EnvSpec, owned: Owned | None = None) -> list[ToolPlan]:
+    """Lookups, filters, aggregates and state-changing actions for every entity table;
+    `owned`: the states the source's own tools set (see `Owned`)."""
     plans: list[ToolPlan] = []
     for t in entity_tables(spec):
-        plans.extend(_table_plans(spec, t))
+        plans.extend(_table_plans(spec, t, owned or {}))
     return plans
 
 
-def _table_plans(spec: EnvSpec, t: TableSpec) -> list[ToolPlan]:
+def _table_plans(spec: EnvSpec, t: TableSpec, owned: Owned) -> list[ToolPlan]:
     noun, nouns = singular(t.name), t.name
     pk = pk_column(t)
     assert pk is not None
@@ -129,11 +134,12 @@ def _table_plans(spec: EnvSpec, t: TableSpec) -> list[ToolPlan]:
                         "maximum."))
     if _recorded(spec, t):
         return out
-    out.extend(_write_plans(spec, t, status))
+    out.extend(_write_plans(spec, t, status, owned))
     return out
 
 
-def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list[ToolPlan]:
+def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None,
+                 owned: Owned) -> list[ToolPlan]:
     noun = singular(t.name)
     out: list[ToolPlan] = []
     create = create_plan(spec, t, f"create_{noun}")
@@ -150,24 +156,27 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
         enum = [s for s in status.enum or [] if s != held]
         # what the rendered code refuses (an order that is paid still ships)
         final = sorted(final_states(status.enum))
-        # one state left to set (a slot is published or held booked) makes a setter that
-        # only ever refuses
-        out.extend([] if len(enum) < 2 else [ToolPlan(
+        # a state a source tool sets with writes to other rows is left to it (setting it by
+        # hand made two checked-out branches of a repository); one state left to set (a slot
+        # is published or held booked) makes a setter that only ever refuses
+        taken = owned.get((t.name, status.name), {})
+        settable = [s for s in enum if s not in taken]
+        out.extend([] if len(settable) < 2 else [ToolPlan(
             name=f"set_{noun}_{status.name}", kind="set_status", table=t.name,
             status_column=status.name,
             params=[_key_param(t), _column_param(status, "set", required=True,
                                                  description=f"The new {status.name}.")
-                    .model_copy(update={"enum": enum})],
+                    .model_copy(update={"enum": settable})],
             now_columns=[c.name for c in t.columns if c.name in ("updated_at", "modified_at")],
             refuse_states=[held] if held is not None else [], holds=holds, clear_outside=clear,
-            description=f"Change the {status.name} of {a_(noun)}. Refused when the "
-                        f"{_words(noun)} already has that {status.name} or is in a final "
-                        f"{status.name} ({', '.join(final)})"
-                        + _held_note(noun, held) + "."
-                        if final else
-                        f"Change the {status.name} of {a_(noun)}. Refused when the "
-                        f"{_words(noun)} already has that {status.name}"
-                        + _held_note(noun, held) + ".")])
+            description=(f"Change the {status.name} of {with_article(noun)}. Refused when the "
+                         f"{_words(noun)} already has that {status.name} or is in a final "
+                         f"{status.name} ({', '.join(final)})"
+                         + _held_note(noun, held) + "."
+                         if final else
+                         f"Change the {status.name} of {with_article(noun)}. Refused when the "
+                         f"{_words(noun)} already has that {status.name}"
+                         + _held_note(noun, held) + ".") + _owned_note(taken))])
         for value in enum:
             verb = next((v for v, s in VERB_STATUS.items() if s == value), None)
             if verb and value in TERMINAL:
@@ -178,7 +187,7 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
                                  if c.name in ("updated_at", "modified_at")],
                     refuse_states=[held] if held is not None else [], holds=holds,
                     clear_outside={c: v for c, v in clear.items() if value not in v},
-                    description=f"Mark {a_(noun)} as {value}. Refused when it is already "
+                    description=f"Mark {with_article(noun)} as {value}. Refused when it is already "
                                 f"{value}" + (f" or {' or '.join(s for s in final if s != value)}"
                                               if set(final) - {value} else "")
                                 + _held_note(noun, held) + "."))
@@ -191,7 +200,7 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
             name=f"update_{noun}", kind="update", table=t.name,
             params=[_key_param(t), *[_column_param(c, "set") for c in editable]],
             now_columns=[c.name for c in t.columns if c.name in ("updated_at", "modified_at")],
-            description=f"Edit {a_(noun)}: set the given fields "
+            description=f"Edit {with_article(noun)}: set the given fields "
                         f"({', '.join(_words(c.name) for c in editable)}); at least one. "
                         "Refused for an unknown id."))
     children = children_of(spec, t)
@@ -199,17 +208,27 @@ def _write_plans(spec: EnvSpec, t: TableSpec, status: ColumnSpec | None) -> list
     out.append(ToolPlan(
         name=f"delete_{noun}", kind="delete", table=t.name, params=[_key_param(t)],
         children=children, refuse_states=live if status is not None else [],
-        description=f"Delete {a_(noun)}. Refused while other records refer to it"
+        description=f"Delete {with_article(noun)}. Refused while other records refer to it"
                     f"{' (' + ', '.join(sorted({c for c, _ in children})) + ')' if children else ''}"
                     " or when the id is unknown"
-                    + (f"; {a_(noun)} that is {' or '.join(live)} holds what it names and "
+                    + (f"; {with_article(noun)} that is {' or '.join(live)} holds what it names and "
                        "is not deleted" if live and status is not None else "") + "."))
     return out
 
 
+def _owned_note(taken: dict[str, str]) -> str:
+    """" Other tools set cancelled or late_cancelled: cancelAppointment." """
+    by_tool: dict[str, list[str]] = {}
+    for state, tool in taken.items():
+        by_tool.setdefault(tool, []).append(str(state))
+    note = "; ".join(f"{' or '.join(sorted(states))}: {tool}"
+                     for tool, states in sorted(by_tool.items()))
+    return f" Other tools set {note}." if note else ""
+
+
 def _held_note(noun: str, held: Any) -> str:
     return "" if held is None else (f"; {held} is set by the record that holds the "
-                                    f"{_words(noun)}, and {a_(noun)} that is {held} "
+                                    f"{_words(noun)}, and {with_article(noun)} that is {held} "
                                     "keeps it until that record ends")
 
 
@@ -375,7 +394,7 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
         name=name, kind="create", table=t.name, params=params, fixed=fixed,
         now_columns=now_cols, code_columns=codes, copied=copied, unique=unique,
         unique_groups=groups,
-        description=f"{_link_phrase(spec, t) or f'Create {a_(noun)}'} and return the "
+        description=f"{_link_phrase(spec, t) or f'Create {with_article(noun)}'} and return the "
                     "new record. Refused when a referenced record does not exist"
                     + (f" or the {', '.join(_words(u) for u in unique)} is already taken"
                        if unique else "") + ".")
@@ -391,7 +410,7 @@ def _link_phrase(spec: EnvSpec, t: TableSpec) -> str | None:
     member = next(e for e in ends if e != owner) if len(set(ends)) == 2 else None
     if member is None:
         return None
-    return f"Add {a_(singular(member))} to {a_(singular(owner))}"
+    return f"Add {with_article(singular(member))} to {with_article(singular(owner))}"
 
 
 __all__ = ["create_plan", "schema_plans"]

@@ -27,7 +27,7 @@ from agent_world.design.offline.plans import (
     range_bounds,
     status_column,
 )
-from agent_world.design.offline.schema_plans import create_plan, schema_plans
+from agent_world.design.offline.schema_plans import Owned, create_plan, schema_plans
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import (
@@ -335,10 +335,8 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     # page or time zone beside it
     reads_only = bool(coverage.get("tools")) and all(
         e.get("read_only") for e in coverage["tools"].values())
-    owned = _owned_states(plans)
-    extra = [_schema_contract(spec, p) for p in (_without_owned(p, owned)
-                                                for p in schema_plans(spec))
-             if p is not None and p.name not in names and (_schema_kind(p), p.table) not in served
+    extra = [_schema_contract(spec, p) for p in schema_plans(spec, _owned_states(plans))
+             if p.name not in names and (_schema_kind(p), p.table) not in served
              and not (reads_only and p.write)]
     room = max(0, max_tools - len(plans))
     writes = [p for p in extra if p.write]
@@ -357,11 +355,10 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     return plans, skipped
 
 
-def _owned_states(plans: list[ToolPlan]) -> dict[tuple[str, str], dict[str, str]]:
-    """(table, status column) -> {state: source tool} for the states a source tool reaches
-    with writes to other rows too (git_checkout leaves the branch checked out before it; a
-    cancellation frees the slot)."""
-    owned: dict[tuple[str, str], dict[str, str]] = {}
+def _owned_states(plans: list[ToolPlan]) -> Owned:
+    """The states a source tool reaches with writes to other rows too (git_checkout leaves
+    the branch checked out before it; a cancellation frees the slot)."""
+    owned: Owned = {}
     for plan in plans:
         effects = plan.contract.effects if plan.contract is not None else []
         if not any(e.coupled or e.rows != "entity" for e in effects):
@@ -375,34 +372,6 @@ def _owned_states(plans: list[ToolPlan]) -> dict[tuple[str, str], dict[str, str]
                 for state in states:
                     owned.setdefault((e.table, column), {}).setdefault(state, plan.name)
     return owned
-
-
-def _without_owned(plan: ToolPlan, owned: dict[tuple[str, str], dict[str, str]]
-                   ) -> ToolPlan | None:
-    """The schema's generic status setter without the states a source tool owns: setting one
-    by hand would skip what that tool also writes (two checked-out branches of a repository).
-    None when fewer than two states are left to set."""
-    if plan.kind != "set_status" or plan.target_status is not None or plan.status_column is None:
-        return plan
-    taken = owned.get((plan.table, plan.status_column), {})
-    if not taken:
-        return plan
-    params = []
-    for p in plan.params:
-        if p.column == plan.status_column and p.enum:
-            kept = [s for s in p.enum if s not in taken]
-            if len(kept) < 2:
-                return None
-            p = p.model_copy(update={"enum": kept})
-        params.append(p)
-    by_tool: dict[str, list[str]] = {}
-    for state, tool in taken.items():
-        by_tool.setdefault(tool, []).append(str(state))
-    note = "; ".join(f"{' or '.join(sorted(states))}: {tool}"
-                     for tool, states in sorted(by_tool.items()))
-    return plan.model_copy(update={"params": params,
-                                   "description": f"{plan.description} Other tools set "
-                                                  f"{note}."})
 
 
 def _schema_contract(spec: EnvSpec, plan: ToolPlan) -> ToolPlan:

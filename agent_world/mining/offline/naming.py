@@ -126,6 +126,22 @@ def is_label(column: str) -> bool:
     return column in LABEL_COLUMNS
 
 
+# a vowel letter that sounds like a consonant: "a user", "a unit", "a one-off"
+_CONSONANT_SOUND = r"(?:u[bcdfgjklmnpqrstvwxyz][aeiouy]|uni|use|eu|one\b)"
+_A_BEFORE_VOWEL = re.compile(rf"\ba (?=[aeiou])(?!{_CONSONANT_SOUND})")
+
+
+def with_article(name: str) -> str:
+    """`name` in words with its indefinite article: "an order", "a user", "a branch"."""
+    words = name.replace("_", " ")
+    return ("an " if _A_BEFORE_VOWEL.match(f"a {words.lower()}") else "a ") + words
+
+
+def fix_articles(text: str) -> str:
+    """"a" before a vowel sound made "an" ("create an appointment", still "a user")."""
+    return _A_BEFORE_VOWEL.sub("an ", text)
+
+
 def is_person(name: str) -> bool:
     return singular(name).split("_")[-1] in PERSON_NOUNS
 
