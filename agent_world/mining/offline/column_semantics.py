@@ -7,6 +7,7 @@ import re
 
 from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.offline.naming import is_person, singular
+from agent_world.mining.offline.service_values import service_kind
 from agent_world.mining.offline.vocabulary import PERSON_NOUNS, PERSON_ROLES
 
 
@@ -268,4 +269,4 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         if single in ("calendar",):
             return "calendar_name"
         return "title"
-    return "word"
+    return service_kind(table, col.name, col.description) or "word"

@@ -12,13 +12,22 @@ import random
 import re
 
 # "e.g. 'A1:D20'", "(e.g., 14, 36)", "for example: `main`", "such as \"work\""
-_EXAMPLE_LEAD = re.compile(r"\b(?:e\.\s?g\.?|eg\.|for example|for instance|such as|example:|"
-                           r"examples:|like)\s*[:,]?\s*", re.I)
-_CHOICE_LEAD = re.compile(r"\b(?:can be|one of|valid values(?: are)?|accepted values(?: are)?|"
-                          r"allowed values(?: are)?|possible values(?: are)?|options are|"
-                          r"either)\s*[:]?\s*", re.I)
+_EXAMPLE_LEAD = re.compile(r"(?:\b(?:e\.\s?g\.?|eg\.|for example|for instance|such as|example:|"
+                           r"examples:|like)|例如|比如|如|例えば|例：)\s*[:,：]?\s*", re.I)
+_CHOICE_LEAD = re.compile(r"\b(?:can be|one of|(?:valid|accepted|allowed|possible|supported) "
+                          r"(?:values|options)(?: are| include)?|options are|available \w+:|either)\s*[:]?\s*",
+                          re.I)
+# "Operation to perform: generate, deploy, describe, or delete": a colon, then three or more
+# bare words, the last after "or"
+_COLON_CHOICES = re.compile(r":\s*((?:[\w.-]+,\s*){2,}(?:or|and)\s+[\w.-]+)\s*(?:[.;)]|$)")
+# quoted values in brackets, closed by "etc.": ("2025", "2024", etc.)
+_ETC = re.compile(r"\(((?:\s*[\"'`][^\"'`\n]{1,40}[\"'`]\s*,)+)\s*etc\.?\)")
+# "starts with PR- followed by a number"
+_PREFIXED = re.compile(r"starts? with [\"'`]?([A-Za-z]{1,8}-?)[\"'`]? followed by (?:a )?"
+                       r"(?:number|digits)")
 _QUOTED = re.compile(r"'([^'\n]{1,60})'|\"([^\"\n]{1,60})\"|`([^`\n]{1,60})`|‘([^’\n]{1,60})’")
-_BARE = re.compile(r"^[\w.@:/+-]{1,40}$")
+_BARE = re.compile(r"^[\w.@:/+$-]{1,40}$")
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 # file types a user names when they say what a service works with (document-like ones: a
 # '.json' in an API's description names its payload, not the files its users keep)
 _FILE_TYPES = ("xlsx", "xlsm", "xls", "csv", "tsv", "docx", "doc", "odt", "pdf", "pptx", "ppt",
@@ -34,7 +43,7 @@ def _segment(text: str, lead: re.Pattern[str]) -> list[str]:
     out = []
     for m in lead.finditer(text):
         rest = text[m.end():]
-        end = re.search(r"\)|\]|\.\s|\.$|;|\n", rest)
+        end = re.search(r"\)|\]|\.\s|\.$|;|\n|[。；）]", rest)
         out.append(rest[:end.start()] if end else rest)
     return out
 
@@ -43,7 +52,7 @@ def _items(segment: str) -> list[str]:
     quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(segment)]
     if quoted:
         return [q.strip() for q in quoted if q.strip()]
-    parts = [p.strip(" .") for p in re.split(r",\s*|\s+or\s+|\s*\|\s*", segment)]
+    parts = [p.strip(" .") for p in re.split(r",\s*|\s+or\s+|\s*\|\s*|[、，]", segment)]
     parts = [re.sub(r"^(?:and|or)\s+", "", p) for p in parts if p]
     # bare items are single tokens ("binance, coinbase"; "14, 36"), never prose
     return parts if parts and all(_BARE.match(p) for p in parts) else []
@@ -52,12 +61,18 @@ def _items(segment: str) -> list[str]:
 def described_examples(description: str) -> list[str]:
     """The example values a description gives, in its order, each once."""
     found = [item for seg in _segment(description, _EXAMPLE_LEAD) for item in _items(seg)]
+    if _CJK.search(description):  # "（如 production/staging）": words apart, not a path
+        found = [w for item in found for w in (
+            item.split("/") if re.fullmatch(r"[a-z]+(?:/[a-z]+)+", item) else [item])]
+    found += [item for m in _ETC.finditer(description) for item in _items(m.group(1))]
+    found += [f"{m.group(1)}123" for m in _PREFIXED.finditer(description)]
     return list(dict.fromkeys(found))
 
 
 def described_choices(description: str) -> list[str]:
     """The values a description says are the only ones ("Can be: a, b or c")."""
     found = [item for seg in _segment(description, _CHOICE_LEAD) for item in _items(seg)]
+    found += [item for m in _COLON_CHOICES.finditer(description) for item in _items(m.group(1))]
     return list(dict.fromkeys(found)) if len(found) >= 2 else []
 
 

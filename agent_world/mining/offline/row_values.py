@@ -12,6 +12,7 @@ import re
 import re._constants as C  # noqa: N812
 import re._parser as P  # noqa: N812
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from faker import Faker
@@ -46,6 +47,7 @@ from agent_world.mining.offline.reference_data import (
     TIME_ZONES,
 )
 from agent_world.mining.offline.row_times import WINDOW_START
+from agent_world.mining.offline.service_values import SERVICE_KINDS, service_value
 from agent_world.mining.semantics.lifecycle_rule import ATTENDED, state_rank
 from agent_world.mining.semantics.zones import address_country, country_zones
 
@@ -57,7 +59,7 @@ DESCRIBED_KINDS = frozenset({
     "sheet_name", "cell_ref", "style_name", "font_name", "font_size", "search_terms",
     "namespace", "page_size", "slug_name", "database_name", "command", "offset", "page",
     "status", "platform", "deploy_environment", "docker_image", "cell", "file_path",
-    "dir_path"})
+    "dir_path"}) | SERVICE_KINDS
 SPREADSHEETS = frozenset({"xlsx", "xlsm", "xls", "csv", "tsv"})
 
 _VISIT_REASONS = [
@@ -117,9 +119,19 @@ def from_pattern(pattern: str, rng: random.Random) -> str | None:
             value = gen(parsed)
         except (ValueError, IndexError):
             return None
-        if re.search(pattern, value):
-            return value
+        for candidate in (_real_dates(value, rng), value):
+            if re.search(pattern, candidate):
+                return candidate
     return None
+
+
+def _real_dates(value: str, rng: random.Random) -> str:
+    """`value` with its digit-drawn dates and clock times made real ones: a pattern's
+    \\d{4}-\\d{2}-\\d{2} drew '6456-77-49'."""
+    value = re.sub(r"\d{4}-\d{2}-\d{2}", lambda _m: (WINDOW_START.date() + timedelta(
+        days=rng.randrange(900))).isoformat(), value)
+    return re.sub(r"(?<!\d)\d{2}:\d{2}(?!\d)",
+                  lambda _m: f"{rng.randrange(24):02d}:{rng.choice([0, 15, 30, 45]):02d}", value)
 
 
 class RowValues:
@@ -177,6 +189,10 @@ class RowValues:
             sem = "library_branch"
         if sem == "file_path" and in_repo:  # a file of a repository: a path in its tree
             sem = "tree_path"
+        if sem in SERVICE_KINDS:
+            return service_value(sem, r, f, table, col.name, col.description,
+                                 [c.name for c in self.tables[table].columns],
+                                 self._data_tables())
         if sem == "enum":
             vals = list(col.enum or [])
             if self._upcoming(table, row) and self._attendable(table) == col.name:

@@ -1,0 +1,149 @@
+"""Technical values of a service's arguments: a column of no everyday kind takes a value of the
+kind the service expects (an ETag, a connection string, a branch, a kube context), not a random
+dictionary word, and a description's listed choices and examples win."""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import date
+
+import pytest
+from faker import Faker
+from faker.providers.lorem.en_US import Provider as LoremWords
+
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.offline.column_semantics import column_semantic
+from agent_world.mining.offline.described_values import described_choices, described_examples
+from agent_world.mining.offline.row_values import from_pattern
+from agent_world.mining.offline.rows import RowFactory
+from agent_world.mining.offline.service_values import (
+    ROW_KINDS,
+    SERVICE_KINDS,
+    service_kind,
+    service_value,
+)
+from agent_world.mining.sources import read_source
+from agent_world.mining.sources.harvest_corpus import corpus_sources
+
+LOREM = set(LoremWords.word_list)
+# kinds drawn from a service's own vocabulary, which has English words ('production', 'high')
+CURATED_WORDS = {"build_stage", "importance", "severity", "permission", "collection", "index",
+                 "file_format", "query_param", "group_label", "kube_context", "dimension",
+                 "field_ref", "git_branch"}  # field_ref: the table's own column names
+
+
+@pytest.mark.parametrize("table, name, description, kind", [
+    ("message_tos", "to", "", "email"),
+    ("conversions", "to", "Currency to convert to", None),  # not a mail's recipient
+    ("calendars", "if_match", "ETag", "etag"),
+    ("connections", "connection_string", "MongoDB connection string", "connection_string"),
+    ("pull_requests", "branch", "Branch name to merge", "git_branch"),
+    ("library_copies", "branch", "The library branch holding the copy", None),
+    ("kubectls", "context", "Kubeconfig Context to use for the command", "kube_context"),
+    ("logs_queries", "context", "翻页上下文，用于继续上一次查询", "cursor"),
+    ("commits", "context", "Alias for name", None),
+    ("searches", "pattern", "The search pattern (regex by default)", "regex"),
+    ("files", "pattern", "", "glob"),
+    ("table_cell_shadings", "pattern", "", None),  # a shading's pattern is no file glob
+    ("weather_forecast_dailies", "daily", "", "weather_variable"),
+    ("direction_walkings", "origin", "出发点经度，纬度，坐标格式为：经度，纬度", "coordinates"),
+    ("applications", "memory_limit", "Memory limit for the application.", "memory_size"),
+    ("kubectl_tcp_ports", "tcp_port", "", "port"),
+    ("log_groups", "log_group_arn", "", "arn"),
+    ("saves", "data", "Base64-encoded PDF bytes", "base64"),
+    ("routes", "exclude", "Whether to exclude certain road types", None),
+    ("ignore", "exclude", "File patterns to skip", "glob"),
+    ("items", "gitlab_owner", "", "username"),
+    ("items", "whatever", "", None),
+])
+def test_service_kind_reads_name_table_and_description(table, name, description, kind):
+    assert service_kind(table, name, description) == kind
+
+
+def test_every_service_kind_has_values_and_none_is_a_lorem_word():
+    rng, fake = random.Random(0), Faker()
+    fake.seed_instance(0)
+    fields, tables = ["id", "name", "status", "owner_id"], ["orders", "customers"]
+    for kind in sorted(SERVICE_KINDS):
+        name = "daily" if kind == "weather_variable" else kind
+        values = {service_value(kind, rng, fake, "items", name, "", fields, tables)
+                  for _ in range(12)}
+        assert all(isinstance(v, str) and v for v in values), kind
+        if kind not in CURATED_WORDS:
+            assert not values & LOREM, (kind, values & LOREM)
+    assert not ROW_KINDS & SERVICE_KINDS
+    with pytest.raises(ValueError, match="no value for the kind"):
+        service_value("nonsense", rng, fake, "items", "x", "", fields, tables)
+
+
+def test_service_values_have_their_kinds_shape():
+    rng, fake = random.Random(3), Faker()
+    fake.seed_instance(3)
+
+    def draw(kind: str, name: str = "x", description: str = "") -> set[str]:
+        return {service_value(kind, rng, fake, "items", name, description, ["id", "title"],
+                              ["orders"]) for _ in range(20)}
+
+    assert all(re.fullmatch(r'(W/)?"[0-9a-f]{16}"', v) for v in draw("etag"))
+    assert all(v.startswith("mongodb://") for v in draw("connection_string", "uri", "MongoDB"))
+    assert all(v.startswith("postgresql://") for v in draw("connection_string"))
+    assert all(v.isdigit() and 0 < int(v) < 65536 for v in draw("port"))
+    assert all(v.startswith("RRULE:FREQ=") for v in draw("rrule"))
+    assert all(re.fullmatch(r"arn:aws:logs:us-east-1:\d{12}:\S+", v)
+               for v in draw("arn", "log_group_arn"))
+    assert draw("field_ref") == {"title"}  # a column of the row's own table, not its key
+    assert all(re.fullmatch(r"[A-Z_]+=\S+(\n[A-Z_]+=\S+)*", v) for v in draw("env_vars"))
+    for v in draw("regex"):
+        re.compile(v)
+
+
+def test_a_descriptions_choices_and_examples_win():
+    assert described_choices("Operation to perform: generate, deploy, describe, or delete. "
+                             "Choose describe for reads.") == \
+        ["generate", "deploy", "describe", "delete"]
+    assert described_choices("Valid values include: appointments, companies, contacts") == \
+        ["appointments", "companies", "contacts"]
+    assert described_choices("Available topics: setup, inspect, layout.") == \
+        ["setup", "inspect", "layout"]
+    assert described_examples('WWDC year filter ("2025", "2024", etc.).') == ["2025", "2024"]
+    assert described_examples("函数版本别名，如 $LATEST、$DEFAULT。日志查询时可选") == \
+        ["$LATEST", "$DEFAULT"]
+    assert described_examples("环境名（如 production/staging），命中时合并") == \
+        ["production", "staging"]
+    assert described_examples("Project (starts with PR- followed by a number).") == ["PR-123"]
+    table = TableSpec(name="stacks", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="operation", type="text", nullable=False,
+                   description="Operation to perform: generate, deploy, describe, or delete."),
+        ColumnSpec(name="if_match", type="text", nullable=False, description="ETag")])
+    factory = RowFactory([table], None, seed=1)
+    rows = [factory.make("stacks") for _ in range(20)]
+    assert {r["operation"] for r in rows} <= {"generate", "deploy", "describe", "delete"}
+    assert all(r["if_match"].endswith('"') for r in rows)
+    assert column_semantic("stacks", table.columns[2]) == "etag"
+
+
+def test_a_patterns_dates_are_real_dates():
+    rng = random.Random(0)
+    for _ in range(30):
+        v = from_pattern(r"^\d{4}-\d{2}-\d{2}\.\.\d{4}-\d{2}-\d{2}$", rng)
+        for d in v.split(".."):
+            date.fromisoformat(d)
+        t = from_pattern(r"^\d{2}:\d{2}$", rng)
+        assert int(t[:2]) < 24 and int(t[3:]) < 60
+
+
+@pytest.mark.parametrize("server, table, column, check", [
+    ("gmail", "message_tos", "to", lambda v: "@" in v),
+    ("microsoft-365", "calendars", "if_match", lambda v: v.endswith('"')),
+    ("dokploy", "applications", "memory_limit", lambda v: re.fullmatch(r"\d+[mg]", v)),
+    ("kubernetes", "kubectls", "context", lambda v: v not in LOREM),
+])
+def test_mined_corpus_servers_take_their_kinds_values(server, table, column, check):
+    ref = next(r for r in corpus_sources() if r.name == server)
+    spec = mine_theme(read_source(ref.spec), iterations=1, seed=0).spec
+    values = [r[column] for r in spec.rows.get(table, []) if isinstance(r.get(column), str)]
+    assert values, sorted(spec.rows)
+    assert all(check(v) for v in values), values[:5]
