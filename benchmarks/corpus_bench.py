@@ -44,6 +44,7 @@ from agent_world.graphs import mine_graph  # noqa: E402
 from agent_world.graphs.build_graph import build_environments  # noqa: E402
 from agent_world.graphs.runner import invoke  # noqa: E402
 from agent_world.graphs.synthesize_graph import synthesize_tasks  # noqa: E402
+from agent_world.mining.offline.column_semantics import column_semantic  # noqa: E402
 from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
 from agent_world.scaleout import cores  # noqa: E402
@@ -57,22 +58,26 @@ def _own_peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def lone_word_share(specs: list) -> tuple[int, int]:
-    """Text cells of the mined databases (keys and enums aside) that are one random
-    dictionary word (Faker's lorem list: what a column of no known kind used to get), and all
-    such cells."""
+def lone_word_share(specs: list) -> tuple[int, int, int]:
+    """Text cells of the mined databases (keys and enums aside) that are one dictionary word
+    of Faker's lorem list (what a column of no known kind gets), those of them in columns of
+    no known kind (the rest are a known kind's own words: 'production', 'main', 'green'),
+    and all such cells."""
     words = set(LoremWords.word_list)
-    lone = total = 0
+    lone = unknown = total = 0
     for spec in specs:
         for table in spec.tables:
-            cols = [c.name for c in table.columns if c.type == "text" and not c.primary_key
+            cols = [c for c in table.columns if c.type == "text" and not c.primary_key
                     and not c.foreign_key and not c.enum]
+            kinds = {c.name: column_semantic(table.name, c) for c in cols}
             for row in spec.rows.get(table.name, []):
                 for c in cols:
-                    if isinstance(row.get(c), str):
+                    if isinstance(row.get(c.name), str):
                         total += 1
-                        lone += row[c] in words
-    return lone, total
+                        if row[c.name] in words:
+                            lone += 1
+                            unknown += kinds[c.name] == "word"
+    return lone, unknown, total
 
 
 # verbs no entity is named by: a table holding one was named after a tool call
@@ -117,7 +122,7 @@ def _stages(refs: list, args: argparse.Namespace, context: dict[str, object]
                               if r["status"] != "mined"})
     with Catalog.open(home) as cat:
         specs = [cat.get_env(e.name) for e in cat.list_envs()]
-    out["lone_words"], out["text_cells"] = lone_word_share(specs)
+    out["lone_words"], out["unknown_words"], out["text_cells"] = lone_word_share(specs)
     out["call_tables"], out["tables"] = call_named_tables(specs)
     t0 = time.perf_counter()
     built = build_environments([], home=home, context={"home": str(home), **context})
@@ -186,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         f"({100 * r['call_tables'] / max(1, r['tables']):.1f} %)")
     row("text cells that are one random word", lambda r: f"{r['lone_words']} / "
         f"{r['text_cells']} ({100 * r['lone_words'] / max(1, r['text_cells']):.1f} %)")
+    row("… of them in columns of no known kind", lambda r: f"{r['unknown_words']} "
+        f"({100 * r['unknown_words'] / max(1, r['text_cells']):.1f} %)")
     row("environments built", lambda r: str(r["built"]))
     row("validated tools per environment", lambda r: f"{r['tools_per_env']:.1f}")
     row("tasks synthesized", lambda r: str(r["tasks"]))

@@ -31,7 +31,7 @@ LOREM = set(LoremWords.word_list)
 # kinds drawn from a service's own vocabulary, which has English words ('production', 'high')
 CURATED_WORDS = {"build_stage", "importance", "severity", "permission", "collection", "index",
                  "file_format", "query_param", "group_label", "kube_context", "dimension",
-                 "field_ref", "git_branch"}  # field_ref: the table's own column names
+                 "field_ref", "git_branch", "outcome", "container"}  # field_ref: the table's own column names
 
 
 @pytest.mark.parametrize("table, name, description, kind", [
@@ -147,3 +147,23 @@ def test_mined_corpus_servers_take_their_kinds_values(server, table, column, che
     values = [r[column] for r in spec.rows.get(table, []) if isinstance(r.get(column), str)]
     assert values, sorted(spec.rows)
     assert all(check(v) for v in values), values[:5]
+
+
+def test_the_row_kinds_it_names_are_made_by_rows():
+    """A kind `service_kind` names that rows already make gets the rows' value of it."""
+    named = {"to": "", "cwd": "", "output_filename": "", "warning": "", "mention": "",
+             "database_user": "", "workspace": "", "avatar": "", "range": "",
+             "software": "WordPress installation identifier", "subtitle": "", "commit": "",
+             "origin": "", "destination": "Target folder", "image": "",
+             "app_namespace": ""}
+    table = TableSpec(name="message_sheet_containers", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True), *[
+            ColumnSpec(name=n, type="text", nullable=False, description=d)
+            for n, d in named.items()]])
+    kinds = {c.name: column_semantic(table.name, c) for c in table.columns[1:]}
+    assert set(kinds.values()) == ROW_KINDS, set(kinds.values()) ^ ROW_KINDS
+    factory = RowFactory([table], None, seed=2)
+    for row in (factory.make(table.name) for _ in range(10)):
+        lone = {n: row[n] for n in named if not row[n] or row[n] in LOREM and
+                kinds[n] != "namespace"}  # namespaces are curated ('data', 'default')
+        assert not lone, lone

@@ -45,7 +45,14 @@ _EXACT: dict[str, str] = {
     "collection": "collection", "index": "index", "index_pattern": "index",
     **dict.fromkeys(("output_filename", "output_file", "new_filename", "save_as"), "file_name"),
     **dict.fromkeys(("image_data", "image_base64", "base64", "file_content_base64"), "base64"),
-    **dict.fromkeys(("warning", "error_message", "hint"), "sentence"),
+    **dict.fromkeys(("warning", "error_message", "hint", "notice", "instruction", "step"),
+                    "sentence"),
+    **dict.fromkeys(("dependency", "dependent", "pmid"), "text_id"),
+    **dict.fromkeys(("calendars_to_check",), "email"),
+    **dict.fromkeys(("commit", "commit_sha", "sha1"), "sha"),
+    **dict.fromkeys(("column_values",), "json_text"),
+    "result": "outcome", "response_status": "response_status", "prefix": "prefix",
+    "container": "container", "symbol": "market_symbol",
     **dict.fromkeys(("mention", "mentioned", "mentions"), "person_name"),
     **dict.fromkeys(("database_user", "db_user", "user"), "username"),
     **dict.fromkeys(("workspace", "service", "app", "application", "bucket", "cluster", "site",
@@ -101,6 +108,21 @@ def service_kind(table: str, name: str, description: str) -> str | None:
     if n == "pattern":  # a search's regular expression, a file glob, or neither (a shading's)
         return "regex" if re.search(r"regex|regular expression|grep|search", f"{d} {table}") \
             else "glob" if re.search(r"file|glob|path|wildcard", f"{d} {table}") else None
+    if (n == "range" or n.endswith("_range")) and re.search(r"sheet|excel|cell|border", table):
+        return "cell_ref"
+    if n in ("origin", "destination"):
+        return "file_path" if re.search(r"file|path|folder", f"{table} {d}") else "place"
+    if n == "image" and re.search(r"container|deploy|docker|kube|service|database",
+                                  f"{table} {d}"):
+        return "docker_image"
+    if n == "function" and re.search(r"javascript|=>|\bjs\b", d):
+        return "javascript"
+    if n == "query_string" and re.search(r"\blogs?\b|cloudwatch|insights|cls", d):
+        return "log_query"
+    if n.endswith("_namespace"):
+        return "namespace"
+    if n == "repository" or n.endswith("_repository"):
+        return "repository"
     if n in ("include", "exclude") and re.search(r"file|path|glob|pattern", f"{d} {table}"):
         return "glob"
     if n == "component" and re.search(r"component|\bui\b|react", f"{table} {d}"):
@@ -289,16 +311,36 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
         return r.choice(["0.25", "0.5", "1", "2"])
     if kind == "port":
         return str(r.choice([80, 443, 3000, 5432, 6379, 8000, 8080, 9000, 27017]))
+    if kind == "outcome":
+        return r.choices(["success", "failed", "skipped", "partial"], weights=[6, 2, 1, 1])[0]
+    if kind == "response_status":
+        return r.choices(["accepted", "needsAction", "tentative", "declined"],
+                         weights=[5, 3, 1, 1])[0]
+    if kind == "prefix":
+        return r.choice(["app/", "assets/", "logs/2026/", "uploads/", "backups/", "config:"])
+    if kind == "container":
+        return r.choice(["web", "api", "worker", "nginx", "sidecar", "db"])
+    if kind == "market_symbol":
+        return r.choice(["BTC/USDT", "ETH/USDT", "SOL/USDT", "BTC/USD", "ETH/BTC"])
+    if kind == "javascript":
+        return r.choice(["() => document.title", "() => window.location.href",
+                         "(el) => el.textContent", "() => document.querySelectorAll('a').length"])
+    if kind == "log_query":
+        return r.choice(["fields @timestamp, @message | filter @message like /ERROR/ | limit 20",
+                         "stats count(*) by bin(5m)", "fields @message | sort @timestamp desc"])
+    if kind == "repository":
+        return f"{f.user_name()}/{r.choice(['api-server', 'web-app', 'infra', 'docs', 'cli'])}"
     raise ValueError(f"no value for the kind {kind!r}")
 
 
 # the kinds `service_kind` names that rows already make (`RowValues.value`)
 ROW_KINDS = frozenset({"email", "dir_path", "file_name", "sentence", "person_name", "username",
-                       "slug_name", "url", "cell_ref", "text_id", "title"})
+                       "slug_name", "url", "cell_ref", "text_id", "title", "sha", "place",
+                       "file_path", "docker_image", "namespace"})
 # the kinds `service_value` makes
 SERVICE_KINDS = frozenset(set(_EXACT.values()) | {
     "weather_variable", "coordinates", "git_branch", "arn", "memory_size", "cpu_amount",
     "port", "glob", "connection_string", "css_selector", "base64", "kube_context", "cursor",
-    "regex", "ui_component", "group_label"}) - ROW_KINDS
+    "regex", "ui_component", "group_label", "javascript", "log_query", "repository"}) - ROW_KINDS
 
 __all__ = ["ROW_KINDS", "SERVICE_KINDS", "service_kind", "service_value"]
