@@ -46,6 +46,12 @@ def is_edit(spec: EnvSpec, tool: str) -> bool:
 _FILLER = "x"
 
 
+def _marked(value: object) -> bool:
+    """A tool test's edit of a stored value: "-05:00 (edited)", or "edited" where the stored
+    value was empty; no value a person would ask for ("set its database to 'edited'")."""
+    return isinstance(value, str) and (value.endswith(" (edited)") or value == "edited")
+
+
 def ahead(states: list[str], now: str) -> list[str]:
     """The states a record in `now` may still move to: those its source lists after it (a
     source lists a lifecycle in its order: pending, paid, shipped, delivered), none from an
@@ -109,7 +115,7 @@ class ValueSampler:
             tested = [v for v in tested if not (isinstance(v, str) and " (" in v
                                                 and v[: v.index(" (")] in known)]
         pool = list(tested) + list(columns)
-        plain = [v for v in pool if not (isinstance(v, str) and v.endswith("(edited)"))]
+        plain = [v for v in pool if not _marked(v)]
         # a test's marked edit only when nothing else is at hand, and then without its mark:
         # "set its utc offset to '-05:00 (edited)'" asks for no value the field ever holds
         pool = plain or [v.removesuffix(" (edited)") if isinstance(v, str) else v for v in pool]
@@ -183,7 +189,7 @@ class ValueSampler:
         props = self.spec.tool(tool).parameters.get("properties", {})
         out = {}
         for k, v in args.items():
-            if isinstance(v, str) and v.endswith(" (edited)"):
+            if _marked(v):
                 plain = v.removesuffix(" (edited)")
                 v = self.sample(tool, k, props.get(k, {}), rng, avoid=plain) or plain
             out[k] = v

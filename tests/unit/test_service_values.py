@@ -167,3 +167,28 @@ def test_the_row_kinds_it_names_are_made_by_rows():
         lone = {n: row[n] for n in named if not row[n] or row[n] in LOREM and
                 kinds[n] != "namespace"}  # namespaces are curated ('data', 'default')
         assert not lone, lone
+
+
+@pytest.mark.parametrize("table, column, description, kind", [
+    ("metrics", ColumnSpec(name="name", type="text"), "", "slug_name"),
+    ("kubectl_scales", ColumnSpec(name="name", type="text"), "", "slug_name"),
+    ("dashboards", ColumnSpec(name="name", type="text"), "", "title"),  # not every name a slug
+    ("metrics", ColumnSpec(name="region", type="text"), "AWS region to query", "cloud_region"),
+    ("stores", ColumnSpec(name="region", type="text"), "", "region"),
+    ("databases", ColumnSpec(name="total_count", type="real"), "", "count"),
+    ("deployments", ColumnSpec(name="replicas", type="real"), "", "count"),
+])
+def test_technical_records_are_named_and_counted_as_engineers_do(table, column, description,
+                                                                  kind):
+    column.description = description
+    assert column_semantic(table, column) == kind
+    factory = RowFactory([TableSpec(name=table, columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True), column])], None, seed=0)
+    values = [factory.make(table)[column.name] for _ in range(10)]
+    if kind == "slug_name":  # 'billing-worker', not 'tower-door'
+        assert all(re.fullmatch(r"[a-z]+-[a-z0-9]+", v) for v in values), values
+        assert not any(set(v.split("-")) <= LOREM for v in values), values
+    if kind == "count":
+        assert all(float(v) == int(v) for v in values), values
+    if kind == "cloud_region":
+        assert all(re.fullmatch(r"[a-z]+-[a-z]+-?\d", v) for v in values), values

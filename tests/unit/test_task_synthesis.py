@@ -493,3 +493,13 @@ def test_a_stated_value_is_found_among_json_columns():
     assert stated_value(values, "the customer with email ann@example.com") == "ann@example.com"
     assert stated_value(values, "nothing here") is None
     assert stated_value([{"b": 2}], "b 2") is None
+
+
+def test_a_tool_tests_edit_mark_is_no_value_to_ask_for():
+    """A tool test sets an empty text field to 'edited': a request never asks for it while
+    stored values are at hand ("set its database to 'edited'")."""
+    spec = load_example("ecommerce")
+    sampler = ValueSampler(spec)
+    sampler.tested[("place_order", "shipping_method")] = ["edited", "standard (edited)"]
+    pool = sampler.candidates("place_order", "shipping_method", {"type": "string"})
+    assert pool and not {"edited", "standard (edited)"} & set(pool)

@@ -7,6 +7,7 @@ import re
 
 from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.offline.naming import is_person, singular
+from agent_world.mining.offline.reference_data import TECH_NOUNS
 from agent_world.mining.offline.service_values import service_kind
 from agent_world.mining.offline.vocabulary import PERSON_NOUNS, PERSON_ROLES
 
@@ -51,6 +52,11 @@ _PERSON_ROLES = frozenset(PERSON_ROLES | PERSON_NOUNS | {"borrower", "committer"
                                                           "signer"})
 
 
+# a region of a cloud provider ('us-east-1'), not of a map
+_CLOUD = re.compile(r"\baws\b|amazon|cloud|azure|gcp|google cloud|data ?cent|deploy|地域|"
+                    r"us-east-1|nyc3")
+
+
 def _format_of(col: ColumnSpec) -> str | None:
     m = re.search(r"\bformat[:=]\s*([a-z0-9-]+)", col.description.lower())
     return m.group(1) if m else None
@@ -80,6 +86,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "longitude"
         if words & {"rating", "score", "stars"}:
             return "rating"
+        if words & {"count", "qty", "quantity", "replicas"}:  # a count stored as a real is whole
+            return "count"
         if words & {"percent", "percentage", "pct", "discount", "rate"}:
             return "percent"
         return "money"
@@ -247,14 +255,14 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if words & {"code", "sku", "reference", "ref", "isbn", "number", "slug", "key"}:
         return "code"
     if words & {"region", "continent", "area"}:
-        return "region"
+        return "cloud_region" if _CLOUD.search(f"{d} {table}") else "region"
     if words & {"type", "kind", "category", "genre", "role", "target", "action", "method",
                 "channel", "source", "unit"}:
         return "category"
     if n.endswith("_name") and n not in ("field_name", "column_name"):  # a script's, an app's
         return "slug_name"
     if n in ("name", "label"):
-        if single in ("repository", "repo", "project", "package", "service", "bucket", "app"):
+        if single in TECH_NOUNS or set(singular(table).split("_")) & TECH_NOUNS:
             return "slug_name"
         if single == "branch":
             return "branch_name"

@@ -154,5 +154,21 @@ DOCKER_IMAGES = ["nginx:1.27", "postgres:16", "redis:7-alpine", "node:20-slim",
                  "python:3.12-slim", "grafana/grafana:11.0.0", "mysql:8.4", "busybox:1.36"]
 DATABASE_NAMES = ["analytics", "app_production", "sales", "inventory", "users", "warehouse",
                   "billing", "reporting", "crm", "events"]
+# the parts of the names engineers give services, jobs, indexes and clusters ("billing-worker")
+SLUG_HEADS = ["api", "web", "auth", "billing", "orders", "search", "payments", "data", "ml",
+              "frontend", "backend", "metrics", "logs", "cache", "gateway", "users",
+              "notifications", "inventory", "reports", "checkout", "analytics", "media", "docs",
+              "admin", "mobile", "events", "email", "catalog", "sync", "import"]
+SLUG_TAILS = ["service", "worker", "gateway", "db", "cache", "prod", "staging", "v2", "job",
+              "api", "queue", "pipeline", "app", "cron", "store", "bot", "index", "monitor"]
+# the records of a technical service that engineers name by a slug, not a title
+TECH_NOUNS = frozenset({
+    "repository", "repo", "project", "package", "service", "bucket", "app", "application",
+    "database", "node", "key", "index", "policy", "snapshot", "image", "instance", "model",
+    "deployment", "schema", "cluster", "function", "environment", "collection", "metric",
+    "context", "queue", "job", "pipeline", "workflow", "webhook", "secret", "volume",
+    "namespace", "stream", "alarm", "stack", "worker", "server", "release", "pod", "container",
+    "connection", "profile", "trigger", "monitor", "dataset", "runner", "site", "rollout",
+    "chart", "kubectl", "helm", "docker", "k8s"})
 COLORS = ["red", "orange", "yellow", "green", "teal", "blue", "indigo", "purple", "pink",
           "gray"]

@@ -40,6 +40,8 @@ from agent_world.mining.offline.reference_data import (
     NAMESPACES,
     PLATFORMS,
     SHEET_NAMES,
+    SLUG_HEADS,
+    SLUG_TAILS,
     SPECIALTIES,
     STATUSES,
     STYLE_NAMES,
@@ -293,7 +295,7 @@ class RowValues:
             "region": lambda: r.choice(["North", "South", "East", "West", "Central"]),
             "category": lambda: r.choice(["standard", "premium", "basic", "internal",
                                           "external"]),
-            "slug_name": lambda: f"{f.word()}-{f.word()}",
+            "slug_name": lambda: f"{r.choice(SLUG_HEADS)}-{r.choice(SLUG_TAILS)}",
             "branch_name": lambda: (r.choice(["main", "develop"]) if r.random() < 0.2 else
                                     f"{r.choice(BRANCH_PREFIXES)}/{f.word()}-{f.word()}"),
             "tag": lambda: r.choice(TAG_WORDS) if r.random() < 0.8 else f.word(),

@@ -59,7 +59,7 @@ _EXACT: dict[str, str] = {
                      "stack"), "slug_name"),
     **dict.fromkeys(("cursor", "next_cursor", "continuation", "after", "before"), "cursor"),
     **dict.fromkeys(("metric", "metrics"), "metric"),
-    **dict.fromkeys(("dimension", "dimensions"), "dimension"),
+    **dict.fromkeys(("dimension", "dimensions", "group_by_dimension"), "dimension"),
     **dict.fromkeys(("pull_request", "pr"), "number_text"),
     **dict.fromkeys(("issue", "issue_key", "ticket"), "issue_key"),
     **dict.fromkeys(("arg", "args"), "cli_arg"),
@@ -305,6 +305,9 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
         service = "logs" if "log" in f"{name} {table}" else r.choice(["lambda", "s3", "sns"])
         return f"arn:aws:{service}:us-east-1:{r.randint(10**11, 10**12 - 1)}:" \
                f"{f.domain_word()}-{r.randint(1, 99)}"
+    if kind == "cloud_region":
+        return r.choice(["us-east-1", "us-west-2", "eu-west-1", "eu-central-1",
+                         "ap-southeast-1", "us-central1"])
     if kind == "memory_size":
         return r.choice(["256m", "512m", "1g", "2g", "4g"])
     if kind == "cpu_amount":
@@ -341,6 +344,6 @@ ROW_KINDS = frozenset({"email", "dir_path", "file_name", "sentence", "person_nam
 SERVICE_KINDS = frozenset(set(_EXACT.values()) | {
     "weather_variable", "coordinates", "git_branch", "arn", "memory_size", "cpu_amount",
     "port", "glob", "connection_string", "css_selector", "base64", "kube_context", "cursor",
-    "regex", "ui_component", "group_label", "javascript", "log_query", "repository"}) - ROW_KINDS
+    "regex", "ui_component", "group_label", "cloud_region", "javascript", "log_query", "repository"}) - ROW_KINDS
 
 __all__ = ["ROW_KINDS", "SERVICE_KINDS", "service_kind", "service_value"]
