@@ -478,11 +478,13 @@ def test_the_service_s_own_tools_are_asked_for_in_their_own_words(built, runtime
     starts = Counter()
     graph = build_tool_graph(fetch, runtime=runtime)
     with runtime.open(fetch) as ep:
-        for seed in range(60):
+        for seed in range(300):
             plan = random_walk(fetch, graph, ep, random.Random(seed), 1)
             if plan is not None:
                 starts[plan.steps[0].tool] += 1
-    assert starts["fetch"] >= 6, starts
+    # about 30 of 300 (a tenth, as often as a look-up with many ways on); about 10 without
+    # SOURCE_START's weight
+    assert starts["fetch"] >= 20, starts
     sqlite = built["sqlite"]
     assert runs_sql(sqlite, "read_query") and not runs_sql(sqlite, "list_orders")
     assert tool_entity(sqlite, "read_query") == "row"

@@ -276,5 +276,7 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "place"
         if single in ("calendar",):
             return "calendar_name"
+        if single in ("product", "good", "listing", "merchandise", "variant"):
+            return "product_name"
         return "title"
     return service_kind(table, col.name, col.description) or "word"

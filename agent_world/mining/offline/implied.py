@@ -34,7 +34,12 @@ from agent_world.mining.offline.naming import identifier, plural, singular, snak
 from agent_world.mining.offline.row_times import parse_iso, to_iso
 from agent_world.mining.offline.rows import ROW_RULES
 from agent_world.mining.offline.signatures import column_type
-from agent_world.mining.offline.web_pages import CONTENT_TYPES, STATUS_CODES, settle_page
+from agent_world.mining.offline.web_pages import (
+    CONTENT_TYPES,
+    STATUS_CODES,
+    page_title,
+    settle_page,
+)
 from agent_world.mining.semantics.lifecycle_rule import _state_of, state_rank, status_column
 from agent_world.mining.sources.base import SourceDocument
 
@@ -309,7 +314,7 @@ def pages(cx: Any) -> str | None:
     for url in urls:  # body and byte length follow (the row rule below)
         code = rng.choices([c for c, _ in STATUS_CODES], [w for _, w in STATUS_CODES])[0]
         ctype = rng.choices([c for c, _ in CONTENT_TYPES], [w for _, w in CONTENT_TYPES])[0]
-        title = cx.f.fake.sentence(nb_words=rng.randint(3, 7)).rstrip(".")
+        title = page_title(url)
         cx.f.make("pages", overrides={
             "url": url, "status_code": code, "content_type": ctype, "title": title,
             "fetched_at": first_fetch.get(url) or to_iso(cx.f.clock - timedelta(days=1))})

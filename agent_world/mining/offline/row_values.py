@@ -21,6 +21,7 @@ from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.column_semantics import _FORMAT_SEMANTICS, column_semantic
 from agent_world.mining.offline.described_values import described_value
 from agent_world.mining.offline.naming import singular
+from agent_world.mining.offline.prose import prose, prose_kind
 from agent_world.mining.offline.reference_data import (
     BOOK_SUBJECTS,
     BRANCH_PREFIXES,
@@ -261,10 +262,12 @@ class RowValues:
             "mime": lambda: self._mime(row),
             "specialty": lambda: r.choice(SPECIALTIES),
             "sentence": lambda: (self._commit_message() if singular(table) == "commit"
-                                 else f.sentence(nb_words=r.randint(5, 12))),
+                                 else prose(prose_kind(col.name, table), r, f)),
             "diff": lambda: self._diff(row),
-            "paragraph": lambda: f.paragraph(nb_sentences=2),
-            "title": lambda: f.catch_phrase(),
+            "paragraph": lambda: prose("description", r, f),
+            "product_name": lambda: prose("product", r, f),
+            "title": lambda: prose("meeting" if prose_kind(col.name, table) == "meeting" else
+                                   "title", r, f),
             # what a link says on the page: a few words, no sentence
             "anchor": lambda: r.choice(["Read more", "Pricing", "Contact us", "Documentation",
                                         "About", "Sign in", "Download", "Blog", "Careers",

@@ -6,7 +6,11 @@ file, whose bytes are not stored) and its byte length follows its body."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+from urllib.parse import urlparse
+
+from agent_world.mining.offline.prose import prose
 
 CONTENT_TYPES = [("text/html", 62), ("application/json", 12), ("text/plain", 8),
                  ("application/pdf", 5), ("text/markdown", 5), ("text/csv", 4),
@@ -14,6 +18,28 @@ CONTENT_TYPES = [("text/html", 62), ("application/json", 12), ("text/plain", 8),
 STATUS_CODES = [(200, 82), (301, 5), (302, 3), (404, 6), (403, 2), (500, 2)]
 REDIRECTS = (301, 302, 307, 308)
 _MARKDOWN = ("text/html", "text/markdown")
+# what a site's pages say, in the site's own voice
+_PARAGRAPHS = [
+    "{site} helps teams keep track of their {things} in one place.",
+    "Plans start at ${price} per month, billed annually. Every plan includes unlimited users.",
+    "Read the latest updates from the {site} team, from new features to {thing} tips.",
+    "Questions about your {thing}? Contact support at support@{domain} or call us weekdays "
+    "from 9:00 to 17:00.",
+    "Version {v} adds faster search, a redesigned {thing} view and fixes for reported issues.",
+    "We use cookies to improve your experience. By using this site you agree to our policy.",
+    "Sign in to see your {things}, invoices and account settings.",
+]
+_THINGS = ["project", "invoice", "order", "report", "booking", "document", "task", "campaign"]
+
+
+def page_title(url: str) -> str:
+    """A page's title from where it is: its last path segment and its site ('Pricing | Cooper'),
+    as a site titles its pages."""
+    parts = urlparse(url)
+    site = re.sub(r"^www\.", "", parts.hostname or "").split(".")[0].replace("-", " ").title()
+    section = next((s for s in reversed(parts.path.split("/")) if s and "." not in s), "")
+    section = section.replace("-", " ").replace("_", " ").strip().capitalize()
+    return f"{section} | {site}" if section else site
 
 
 def page_body(fake: Any, rng: Any, url: str, title: str | None, code: Any,
@@ -24,18 +50,25 @@ def page_body(fake: Any, rng: Any, url: str, title: str | None, code: Any,
         return f"Moved to {str(url).rstrip('/')}/index.html"
     if code != 200:
         return None
-    heading = title or fake.sentence(nb_words=4).rstrip(".")
-    paragraphs = [fake.paragraph(nb_sentences=3) for _ in range(rng.randint(1, 4))]
+    heading = title or page_title(url)
+    site, domain = heading.split(" | ")[-1], urlparse(url).hostname or "example.com"
+    thing = rng.choice(_THINGS)
+    paragraphs = [p.format(site=site, domain=domain.removeprefix("www."), thing=thing,
+                           things=thing + "s", price=rng.choice([9, 12, 19, 29, 49]),
+                           v=f"{rng.randint(1, 5)}.{rng.randint(0, 9)}")
+                  for p in rng.sample(_PARAGRAPHS, rng.randint(1, 4))]
     if content_type in _MARKDOWN or content_type is None:
         return f"# {heading}\n\n" + "\n\n".join(paragraphs)
     if content_type == "text/plain":
         return f"{heading}\n\n" + "\n\n".join(paragraphs)
     if content_type == "application/json":
-        items = [{"id": i, "name": fake.word(), "updated": fake.date()}
+        items = [{"id": i, "name": prose("product", rng, fake),
+                  "updated": fake.date_between(start_date="-3y").isoformat()}
                  for i in range(1, rng.randint(2, 5))]
         return json.dumps({"title": heading, "items": items}, indent=2)
     if content_type == "text/csv":
-        rows = [f"{i},{fake.word()},{rng.randint(1, 500)}" for i in range(1, rng.randint(3, 8))]
+        rows = [f"{i},{prose('product', rng, fake)},{rng.randint(1, 500)}"
+                for i in range(1, rng.randint(3, 8))]
         return "\n".join(["id,name,quantity", *rows])
     return None  # a PDF, an image: binary
 
@@ -52,4 +85,4 @@ def settle_page(fake: Any, rng: Any, row: dict[str, Any], columns: set[str]) -> 
             rng.randint(20_000, 2_000_000) if code == 200 else 0
 
 
-__all__ = ["CONTENT_TYPES", "STATUS_CODES", "page_body", "settle_page"]
+__all__ = ["CONTENT_TYPES", "STATUS_CODES", "page_body", "page_title", "settle_page"]

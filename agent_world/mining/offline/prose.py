@@ -1,0 +1,111 @@
+"""Text a person would write in a record's free-text fields: messages and comments, error
+messages, reasons, meeting titles, descriptions — by what the column is for, from templates
+over everyday words, not Faker's lorem ('Explain herself music crime carry project less speak
+director.'), which a request then quotes back to the agent ("set its summary to …", "the
+alarm whose message is 'Little tend drive.'")."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from faker import Faker
+
+_TEAMS = ["design", "platform", "sales", "support", "data", "mobile", "finance", "marketing",
+          "security", "ops"]
+_THINGS = ["report", "invoice", "draft", "release", "dashboard", "proposal", "budget",
+           "roadmap", "contract", "migration", "onboarding doc", "test plan", "pricing page",
+           "backlog", "launch checklist"]
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "tomorrow", "end of day",
+         "next week"]
+_MESSAGES = [
+    "Can you take a look at the {thing} before {day}?",
+    "The {thing} is ready for review.",
+    "Thanks {name}, I'll follow up {day}.",
+    "Reminder: the {team} sync starts at {time}.",
+    "Please update the {thing} by {day}.",
+    "Moved the {thing} to next sprint, blocked on the {team} team.",
+    "Shared the {thing} with {name} for sign-off.",
+    "Looks good to me, approved.",
+    "Could we push the {thing} review to {day}?",
+    "{name} asked for the latest numbers in the {thing}.",
+    "Fixed the typo in the {thing} and re-sent it.",
+    "Customer reported an issue with the {thing}; investigating.",
+]
+_ERRORS = [
+    "Connection timed out after 30s", "Permission denied", "Rate limit exceeded (429)",
+    "Invalid credentials", "Resource not found", "Disk quota exceeded",
+    "Upstream service unavailable (503)", "Request payload too large",
+    "Certificate has expired", "Validation failed: missing required field 'name'",
+]
+# why a charge was waived, a booking cancelled, or anything else stopped
+_WAIVERS = ["first-time courtesy waiver", "charged in error", "returned on time through the "
+            "drop box", "hardship waiver", "duplicate charge"]
+_CANCELS = ["ordered twice", "no longer needed", "scheduling conflict", "found a better price",
+            "requested by the customer", "travel plans changed"]
+_REASONS = ["requested by the customer", "duplicate entry", "no longer needed",
+            "scheduling conflict", "budget was cut", "replaced by a newer version",
+            "entered by mistake", "on hold until next quarter"]
+_MEETINGS = ["Weekly {team} sync", "1:1 with {name}", "Quarterly planning", "{Thing} review",
+             "Sprint retrospective", "Interview: {name} {last}", "Lunch with {name}",
+             "{Team} all-hands", "Dentist appointment", "Flight to {city}"]
+_DESCRIPTIONS = [
+    "{Thing} for the {team} team.", "Tracks the {team} team's {things}.",
+    "Shared {thing} owned by {name} {last}.", "Working copy of the Q{q} {thing}.",
+    "Used by the {team} team to plan the {thing}.",
+    "Archive of past {things}; read-only.",
+]
+_QUESTIONS = ["How do I reset my password?", "When is the {thing} due?",
+              "Who owns the {thing}?", "Can I change the delivery date?",
+              "Why was my card declined?", "Where can I find last month's {thing}?"]
+
+
+def prose_kind(name: str, table: str) -> str:
+    """Which kind of free text a column holds, by its name and table."""
+    words = set(name.lower().split("_"))
+    if words & {"error", "errors", "exception", "failure", "warning", "warnings"}:
+        return "error"
+    if words & {"reason", "reasons"}:
+        return "waiver" if re.search(r"waiv|fine|fee|charge|refund|penalt", f"{name} {table}") \
+            else "cancel" if re.search(r"cancel|order|booking|reservation|appointment",
+                                       f"{name} {table}") else "reason"
+    if words & {"question", "prompt", "query"}:
+        return "question"
+    if words & {"summary", "subject", "title"} and re.search(r"event|meeting|calendar|"
+                                                              r"appointment", table):
+        return "meeting"
+    if words & {"description", "details", "bio", "about", "summary"}:
+        return "description"
+    return "message"
+
+
+_PRODUCT_MAKES = ["Ergonomic", "Compact", "Wireless", "Classic", "Organic", "Portable",
+                  "Deluxe", "Smart", "Stainless", "Recycled"]
+_PRODUCTS = ["Desk Lamp", "Water Bottle", "Backpack", "Headphones", "Coffee Grinder", "Yoga Mat",
+             "Notebook", "Keyboard", "Office Chair", "Blender", "Phone Case", "Rain Jacket",
+             "Cutting Board", "Throw Blanket", "Running Shoes"]
+_TITLES = ["Q{q} {thing}", "{Team} {thing}", "{Thing} notes", "{Thing} for {name}",
+           "{Team} {thing} v{q}", "{Thing} ({team})", "Draft: {thing}", "{Team} weekly {thing}"]
+
+
+def prose(kind: str, rng: random.Random, fake: Faker) -> str:
+    """One line of free text of `kind` ('message', 'error', 'reason', 'question', 'meeting',
+    'description', 'title', 'product')."""
+    if kind == "error":
+        return rng.choice(_ERRORS)
+    if kind in ("reason", "waiver", "cancel"):
+        return rng.choice({"waiver": _WAIVERS, "cancel": _CANCELS}.get(kind, _REASONS))
+    if kind == "product":
+        return f"{rng.choice(_PRODUCT_MAKES)} {rng.choice(_PRODUCTS)}"
+    pool = {"question": _QUESTIONS, "meeting": _MEETINGS, "title": _TITLES,
+            "description": _DESCRIPTIONS}.get(kind, _MESSAGES)
+    thing = rng.choice(_THINGS)
+    team = rng.choice(_TEAMS)
+    slots = {"thing": thing, "Thing": thing[0].upper() + thing[1:], "things": thing + "s",
+             "team": team, "Team": team.title(), "name": fake.first_name(),
+             "last": fake.last_name(), "day": rng.choice(_DAYS), "q": rng.randint(1, 4),
+             "time": f"{rng.randint(8, 17)}:{rng.choice(['00', '30'])}", "city": fake.city()}
+    return rng.choice(pool).format(**slots)
+
+
+__all__ = ["prose", "prose_kind"]

@@ -1,0 +1,48 @@
+"""Free text of generated rows reads as people write it: messages, errors, reasons by what
+was waived or cancelled, meeting titles, product names, web pages titled by their site."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from faker import Faker
+
+from agent_world.mining.offline.prose import prose, prose_kind
+from agent_world.mining.offline.web_pages import page_body, page_title
+
+
+@pytest.mark.parametrize("name, table, kind", [
+    ("last_error", "connections", "error"), ("warning", "scrapes", "error"),
+    ("waived_reason", "fines", "waiver"), ("cancel_reason", "orders", "cancel"),
+    ("reason", "transfers", "reason"), ("summary", "events", "meeting"),
+    ("summary", "reports", "description"), ("description", "projects", "description"),
+    ("question", "tickets", "question"), ("message", "alarms", "message"),
+])
+def test_prose_kind_follows_what_the_column_is_for(name, table, kind):
+    assert prose_kind(name, table) == kind
+
+
+def test_prose_is_no_lorem():
+    rng, fake = random.Random(0), Faker()
+    fake.seed_instance(0)
+
+    def lorem(*_a, **_k):
+        raise AssertionError("prose drew Faker's lorem")
+
+    for method in ("word", "words", "sentence", "sentences", "paragraph", "text"):
+        setattr(fake, method, lorem)
+    for kind in ("message", "error", "reason", "waiver", "cancel", "question", "meeting",
+                 "description", "title", "product"):
+        texts = {prose(kind, rng, fake) for _ in range(30)}
+        assert len(texts) >= 4 and all(t and "{" not in t for t in texts), (kind, texts)
+
+
+def test_a_web_page_is_titled_by_its_site_and_says_what_sites_say():
+    assert page_title("https://www.cooper-hill.com/pricing-plans/") == "Pricing plans | Cooper Hill"
+    assert page_title("https://cooper.com/") == "Cooper"
+    rng, fake = random.Random(1), Faker()
+    body = page_body(fake, rng, "https://cooper.com/blog", None, 200, "text/html")
+    assert body.startswith("# Blog | Cooper\n\n") and "Cooper" in body[20:] or "$" in body
+    csv = page_body(fake, rng, "https://cooper.com/x", "X", 200, "text/csv")
+    assert csv.splitlines()[0] == "id,name,quantity" and len(csv.splitlines()) >= 3
