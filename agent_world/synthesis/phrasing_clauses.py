@@ -246,11 +246,13 @@ def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
         # the record as the owner of what the act names: "suspend member 1's account", not
         # "suspend member 1 account"
         owned = rf"(?=\s+(?!(?:{_ENDS})\b)[a-z]+\b)"
-        out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{MODIFIERS}"
-                         rf"{re.escape(head)}s?\b{after}{owned}", f"{key}'s", act, count=1)
+        # the noun in any case: "fetch a URL" is aimed at a url
+        noun_rx = rf"(?i:{re.escape(head)}s?)\b{after}"
+        out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{MODIFIERS}{noun_rx}{owned}",
+                         f"{key}'s", act, count=1)
         if not n:
-            out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{MODIFIERS}"
-                             rf"{re.escape(head)}s?\b{after}", key, act, count=1)
+            out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{MODIFIERS}{noun_rx}",
+                             key, act, count=1)
         if n:
             # "transfer a copy to another branch" + "to branch 1": one "to"
             return re.sub(r"\b(to|from) \1\b", r"\1", out)
@@ -406,6 +408,13 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                 head = field_words(p).split()[0]
                 said = (f"that {tool_entity(spec, plan.steps[b.step].tool)}'s "
                         f"{field_words(b.field)}")
+                # the value in the action's own words for it: "fetch that fetch's url from the
+                # internet", not "fetch a URL from the internet for that fetch's url"
+                a, n = re.subn(rf"\b(?:a|an|the|one)\s+(?:specific\s+|given\s+)?"
+                               rf"(?i:{re.escape(field_words(p).split()[-1])})\b", said, a,
+                               count=1)
+                if n:
+                    continue
                 rest.append(f"from {said}" if head in FROM_ROLES else
                             f"to {said}" if head in TO_ROLES else said)
         # "from X to Y at 16:00", "(just the first 200 characters)" follow the action; other

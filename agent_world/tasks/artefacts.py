@@ -25,12 +25,14 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from agent_world.mining.offline.naming import A_BEFORE_VOWEL_SOUND
+
 _CHECKS: list[tuple[str, re.Pattern[str]]] = [
     ("colon-of", re.compile(r":\s+(of|with)\b", re.I)),
     ("statistic-of", re.compile(r"\bstatistics? of\b", re.I)),
     ("what-is-its", re.compile(r"\bWhat is its [\w ]{1,40}\?")),
     ("doubled-word", re.compile(r"\b([A-Za-z]{2,})\s+\1\b", re.I)),
-    ("a-an", re.compile(r"\b[Aa] (?!u[bcdfgjklmnpqrstvwxyz]|one\b|eu|uni|use)[aeiouAEIOU]\w")),
+    ("a-an", A_BEFORE_VOWEL_SOUND),
     ("machine-timestamp", re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")),
     ("paging", re.compile(r"\bthe first \d+ only\b|\bjust the first \d+\b", re.I)),
     ("lower-sentence", re.compile(r"(?:^|[.!?]\s+)[a-z]")),

@@ -812,3 +812,20 @@ def test_a_conversion_reads_from_to_and_a_value_takes_the_place_of_its_kind():
         "get current time in Europe/Paris"
     assert said("fetch", url="https://x.org/a", max_length=200) == \
         "fetch https://x.org/a from the internet (just the first 200 characters)"
+
+
+def test_a_value_taken_from_an_earlier_record_fills_the_actions_own_words(built):
+    """fetch's action reads "fetch a URL from the internet": given an earlier fetch's url it
+    is "fetch that fetch's url from the internet", not "... for that fetch's url"; "a URL"
+    is English ("a" before a "you" sound), not a template's article slip."""
+    from agent_world.mining.offline.naming import with_article
+    from agent_world.tasks.artefacts import artefacts
+
+    fetch = built["fetch"]
+    plan = Plan(steps=[PlanStep(tool="get_fetch", given={"fetch_id": 3}),
+                       PlanStep(tool="fetch", bound={"url": Binding(step=0, field="url")})])
+    clause = phrasing_clauses.step_clause(fetch, plan, 1, random.Random(0))
+    assert clause.startswith("fetch that fetch's url") and " for that" not in clause, clause
+    assert "a-an" not in artefacts("Then fetch a URL from the internet.")
+    assert "a-an" in artefacts("Then create a order.") and "a-an" in artefacts("A item.")
+    assert with_article("url") == "a url" and with_article("order") == "an order"

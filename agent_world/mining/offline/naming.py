@@ -126,9 +126,11 @@ def is_label(column: str) -> bool:
     return column in LABEL_COLUMNS
 
 
-# a vowel letter that sounds like a consonant: "a user", "a unit", "a one-off"
-_CONSONANT_SOUND = r"(?:u[bcdfgjklmnpqrstvwxyz][aeiouy]|uni|use|eu|one\b)"
+# a vowel letter that sounds like a consonant: "a user", "a unit", "a one-off", "a URL"
+_CONSONANT_SOUND = r"(?:u[bcdfgjklmnpqrstvwxyz][aeiouy]|uni|use|eu|one\b|u(?:rls?|sb|uid|tc|i|x)\b)"
 _A_BEFORE_VOWEL = re.compile(rf"\ba (?=[aeiou])(?!{_CONSONANT_SOUND})")
+# the same in any case, for reading a text: "A order", "a appointment", not "a URL"
+A_BEFORE_VOWEL_SOUND = re.compile(rf"\b[Aa] (?=[aeiouAEIOU])(?!(?i:{_CONSONANT_SOUND}))")
 
 
 def with_article(name: str) -> str:

@@ -269,10 +269,12 @@ class RowValues:
             "title": lambda: prose("meeting" if prose_kind(col.name, table) == "meeting" else
                                    "title", r, f),
             # what a link says on the page: a few words, no sentence
-            "anchor": lambda: r.choice(["Read more", "Pricing", "Contact us", "Documentation",
-                                        "About", "Sign in", "Download", "Blog", "Careers",
-                                        "Privacy policy"]) if r.random() < 0.4 else
-            " ".join(f.words(r.randint(1, 3))).capitalize(),
+            "anchor": lambda: r.choice([
+                "Read more", "Pricing", "Contact us", "Documentation", "About", "Sign in",
+                "Download", "Blog", "Careers", "Privacy policy", "Learn more", "Get started",
+                "Support", "Terms of service", "Release notes", "API reference", "Status",
+                "Community", "Changelog", "Features", "Customers", "Press", "Events",
+                "Security"]),
             "book_title": lambda: self._book_title(),
             "book_subject": lambda: r.choice(BOOK_SUBJECTS),
             "library_branch": lambda: f"{f.city()} {r.choice(['Branch', 'Library', 'Branch'])}",
