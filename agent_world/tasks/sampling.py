@@ -44,6 +44,8 @@ def is_edit(spec: EnvSpec, tool: str) -> bool:
 # what the designer's tests pass for an argument the tool ignores (design's
 # `read_expectations.filler`): no value a person would ask for ("the node ids set to 'x'")
 _FILLER = "x"
+# the optional arguments a request gives a call at most, beside the required ones
+MAX_OPTIONAL = 2
 
 
 def _marked(value: object) -> bool:
@@ -246,9 +248,15 @@ class ValueSampler:
             return self.onward(tool, self.edit_values(tool, args, rng), rng)
 
         def tested() -> dict[str, Any] | None:
-            # a page size is not something a person asks for: the tool's default page
-            return asked(self._unmarked(tool, {k: v for k, v in rng.choice(tests).items()
-                                               if k in required or k not in PAGING}, rng))
+            # a page size is not something a person asks for: the tool's default page; nor
+            # every optional field a tool test filled in ("create a connection, using the
+            # name ... and count 5 and ... and the upserted count set to 1"): two at most
+            args = {k: v for k, v in rng.choice(tests).items()
+                    if k in required or k not in PAGING}
+            optional = [k for k in args if k not in required]
+            for k in rng.sample(optional, max(0, len(optional) - MAX_OPTIONAL)):
+                del args[k]
+            return asked(self._unmarked(tool, args, rng))
 
         if tests and rng.random() < 0.4:
             return tested()

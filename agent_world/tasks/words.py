@@ -75,6 +75,8 @@ def entity(tool: str, namespace: str | None = None) -> str:
         verb, obj = later_verb(words)
         if verb is not None and obj:
             words = [verb, *obj]
+    # "retrieve-a-comment" is about a comment, not "a comment"
+    words = [w for i, w in enumerate(words) if i == 0 or w not in ("a", "an", "the")]
     return _thing(words)
 
 

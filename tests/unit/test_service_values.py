@@ -173,6 +173,8 @@ def test_the_row_kinds_it_names_are_made_by_rows():
     ("metrics", ColumnSpec(name="name", type="text"), "", "slug_name"),
     ("kubectl_scales", ColumnSpec(name="name", type="text"), "", "slug_name"),
     ("dashboards", ColumnSpec(name="name", type="text"), "", "title"),  # not every name a slug
+    ("channels", ColumnSpec(name="name", type="text"), "", "channel_name"),
+    ("flaky_tests", ColumnSpec(name="name", type="text"), "", "test_name"),
     ("metrics", ColumnSpec(name="region", type="text"), "AWS region to query", "cloud_region"),
     ("stores", ColumnSpec(name="region", type="text"), "", "region"),
     ("databases", ColumnSpec(name="total_count", type="real"), "", "count"),
@@ -190,5 +192,9 @@ def test_technical_records_are_named_and_counted_as_engineers_do(table, column, 
         assert not any(set(v.split("-")) <= LOREM for v in values), values
     if kind == "count":
         assert all(float(v) == int(v) for v in values), values
+    if kind == "channel_name":
+        assert all(re.fullmatch(r"[a-z]+-[a-z]+", v) for v in values), values
+    if kind == "test_name":
+        assert all(re.fullmatch(r"test_[a-z]+_[a-z]+", v) for v in values), values
     if kind == "cloud_region":
         assert all(re.fullmatch(r"[a-z]+-[a-z]+-?\d", v) for v in values), values

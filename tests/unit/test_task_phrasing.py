@@ -254,6 +254,9 @@ def test_words_read_off_emitted_requests():
     assert phrasing_values.which("flight_number", "NW900") == "whose flight number is NW900"
     assert phrasing_values.which("pickup_branch_id", 4) == "whose pickup branch is branch 4"
     assert entity("check_in") == "record" and entity("check_in_copy") == "copy"
+    # "find a comment 6 ... Tell me the a comment's parent id" (Notion's retrieve-a-comment)
+    assert entity("API-retrieve-a-comment", "api") == "comment"
+    assert entity("create_an_invoice") == "invoice"
     assert phrasing_values.field_words("line2") == "line 2"
     assert phrasing_values.field_words("sha256") == "sha256"  # a name, not a word and a number
     assert [phrasing._verb_be(w) for w in ("opening hours", "status", "alias")] == [

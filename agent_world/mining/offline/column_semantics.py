@@ -278,5 +278,7 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "calendar_name"
         if single in ("product", "good", "listing", "merchandise", "variant"):
             return "product_name"
+        if single in ("channel", "test", "artifact"):  # '#design-reviews', 'test_checkout_api'
+            return {"channel": "channel_name", "test": "test_name"}.get(single, "file_name")
         return "title"
     return service_kind(table, col.name, col.description) or "word"

@@ -85,7 +85,7 @@ _PRODUCTS = ["Desk Lamp", "Water Bottle", "Backpack", "Headphones", "Coffee Grin
              "Notebook", "Keyboard", "Office Chair", "Blender", "Phone Case", "Rain Jacket",
              "Cutting Board", "Throw Blanket", "Running Shoes"]
 _TITLES = ["Q{q} {thing}", "{Team} {thing}", "{Thing} notes", "{Thing} for {name}",
-           "{Team} {thing} v{q}", "{Thing} ({team})", "Draft: {thing}", "{Team} weekly {thing}"]
+           "{Team} {thing} v{q}", "{Team} weekly {thing}", "{Thing} review"]
 
 
 def prose(kind: str, rng: random.Random, fake: Faker) -> str:

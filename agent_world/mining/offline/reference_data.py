@@ -161,6 +161,12 @@ SLUG_HEADS = ["api", "web", "auth", "billing", "orders", "search", "payments", "
               "admin", "mobile", "events", "email", "catalog", "sync", "import"]
 SLUG_TAILS = ["service", "worker", "gateway", "db", "cache", "prod", "staging", "v2", "job",
               "api", "queue", "pipeline", "app", "cron", "store", "bot", "index", "monitor"]
+# what a code base's modules and a branch's work are about ("src/billing_utils.py",
+# "fix/billing-retry")
+CODE_TOPICS = ["retry", "timeout", "pagination", "login", "cache", "export", "search", "parser",
+               "logging", "config", "webhooks", "dark-mode", "rate-limit", "upload"]
+MODULE_KINDS = ["utils", "api", "models", "config", "cli", "views", "handlers", "client",
+                "service", "schema"]
 # the records of a technical service that engineers name by a slug, not a title
 TECH_NOUNS = frozenset({
     "repository", "repo", "project", "package", "service", "bucket", "app", "application",

@@ -25,6 +25,7 @@ from agent_world.mining.offline.prose import prose, prose_kind
 from agent_world.mining.offline.reference_data import (
     BOOK_SUBJECTS,
     BRANCH_PREFIXES,
+    CODE_TOPICS,
     COLORS,
     COMMANDS,
     COUNTRIES,
@@ -38,6 +39,7 @@ from agent_world.mining.offline.reference_data import (
     FONT_SIZES,
     LANGUAGES,
     MIME_TYPES,
+    MODULE_KINDS,
     NAMESPACES,
     PLATFORMS,
     SHEET_NAMES,
@@ -242,9 +244,10 @@ class RowValues:
                 row["file_name"] if isinstance(row.get("file_name"), str) else self._file_name()),
             "dir_path": lambda: self._folder(),
             "tree_path": lambda: r.choice(["src/", "src/app/", "docs/", "tests/", "", "lib/",
-                                           "scripts/"]) + f"{f.word()}_{f.word()}" +
+                                           "scripts/"]) + f"{r.choice(SLUG_HEADS)}_{r.choice(MODULE_KINDS)}" +
             r.choice([".py", ".py", ".md", ".ts", ".json", ".yml", ".toml"]),
-            "repo_path": lambda: f"/srv/git/{f.user_name()}/{f.word()}-{f.word()}",
+            "repo_path": lambda: f"/srv/git/{f.user_name()}/{r.choice(SLUG_HEADS)}-"
+                                 f"{r.choice(SLUG_TAILS)}",
             "timezone": lambda: self._zone(row),
             "utc_offset": lambda: r.choice(TIME_ZONES)[1],
             "currency": lambda: r.choice(CURRENCIES)[0],
@@ -302,7 +305,8 @@ class RowValues:
                                           "external"]),
             "slug_name": lambda: f"{r.choice(SLUG_HEADS)}-{r.choice(SLUG_TAILS)}",
             "branch_name": lambda: (r.choice(["main", "develop"]) if r.random() < 0.2 else
-                                    f"{r.choice(BRANCH_PREFIXES)}/{f.word()}-{f.word()}"),
+                                    f"{r.choice(BRANCH_PREFIXES)}/{r.choice(SLUG_HEADS)}-"
+                                    f"{r.choice(CODE_TOPICS)}"),
             "tag": lambda: r.choice(TAG_WORDS) if r.random() < 0.8 else f.word(),
             "place": lambda: f.city(),
             "calendar_name": lambda: f"{f.first_name()}'s "
@@ -374,7 +378,8 @@ class RowValues:
         f, r = self.fake, self.rng
         stem = r.choice(FILE_STEMS)
         stem += r.choice(["", f"-{r.randint(2022, 2026)}", f"-q{r.randint(1, 4)}",
-                          f"-{f.word()}", f"-v{r.randint(1, 4)}"])
+                          r.choice(["-final", "-draft", "-copy", "-signed"]),
+                          f"-v{r.randint(1, 4)}"])
         ext = r.choice(self.file_types) if self.file_types else f.file_extension()
         return f"{stem}.{ext}"
 
@@ -434,9 +439,10 @@ class RowValues:
         """A one-hunk unified diff of the row's file (a diff column holds a patch, not a
         word)."""
         r = self.rng
-        path = row.get("path") or row.get("file_path") or f"src/{self.fake.word()}.py"
+        path = row.get("path") or row.get("file_path") or \
+            f"src/{r.choice(SLUG_HEADS)}_{r.choice(MODULE_KINDS)}.py"
         line = r.randint(1, 240)
-        name = self.fake.word()
+        name = r.choice(CODE_TOPICS).replace("-", "_")
         old, new = r.sample([f"{name} = {r.randint(0, 99)}", f"{name} = None",
                              f"return {name}", f"import {name}", f"# TODO: {name}"], 2)
         return (f"--- a/{path}\n+++ b/{path}\n@@ -{line},1 +{line},1 @@\n-{old}\n+{new}")
@@ -462,7 +468,7 @@ class RowValues:
                                 "Document", "Bump"])
         what = self.rng.choice(["handling", "tests", "docs", "config", "validation", "parser",
                                 "endpoint", "logging", "types", "dependencies"])
-        return f"{verb} {self.fake.word()} {what}"
+        return f"{verb} {self.rng.choice(SLUG_HEADS)} {what}"
 
 
 def _numbers(values: list[Any], kind: type) -> list[Any]:

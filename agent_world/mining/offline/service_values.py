@@ -16,7 +16,7 @@ import re
 
 from faker import Faker
 
-from agent_world.mining.offline.reference_data import BRANCH_PREFIXES
+from agent_world.mining.offline.reference_data import BRANCH_PREFIXES, CODE_TOPICS, SLUG_HEADS
 
 # column names whose kind holds wherever they occur
 _EXACT: dict[str, str] = {
@@ -300,7 +300,7 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
                          f'{{"query": "{f.word()}", "limit": {r.choice([10, 20, 50])}}}'])
     if kind == "git_branch":
         return r.choice(["main", "develop"]) if r.random() < 0.3 else \
-            f"{r.choice(BRANCH_PREFIXES)}/{f.word()}-{f.word()}"
+            f"{r.choice(BRANCH_PREFIXES)}/{r.choice(SLUG_HEADS)}-{r.choice(CODE_TOPICS)}"
     if kind == "arn":
         service = "logs" if "log" in f"{name} {table}" else r.choice(["lambda", "s3", "sns"])
         return f"arn:aws:{service}:us-east-1:{r.randint(10**11, 10**12 - 1)}:" \
@@ -308,6 +308,11 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
     if kind == "cloud_region":
         return r.choice(["us-east-1", "us-west-2", "eu-west-1", "eu-central-1",
                          "ap-southeast-1", "us-central1"])
+    if kind == "channel_name":
+        return f"{r.choice(['design', 'sales', 'eng', 'support', 'ops', 'product', 'data'])}-" \
+               f"{r.choice(['team', 'reviews', 'alerts', 'standup', 'launch', 'help', 'random'])}"
+    if kind == "test_name":
+        return f"test_{r.choice(SLUG_HEADS)}_{r.choice(['flow', 'api', 'page', 'retry', 'timeout', 'login', 'export'])}"
     if kind == "memory_size":
         return r.choice(["256m", "512m", "1g", "2g", "4g"])
     if kind == "cpu_amount":
@@ -344,6 +349,6 @@ ROW_KINDS = frozenset({"email", "dir_path", "file_name", "sentence", "person_nam
 SERVICE_KINDS = frozenset(set(_EXACT.values()) | {
     "weather_variable", "coordinates", "git_branch", "arn", "memory_size", "cpu_amount",
     "port", "glob", "connection_string", "css_selector", "base64", "kube_context", "cursor",
-    "regex", "ui_component", "group_label", "cloud_region", "javascript", "log_query", "repository"}) - ROW_KINDS
+    "regex", "ui_component", "group_label", "cloud_region", "channel_name", "test_name", "javascript", "log_query", "repository"}) - ROW_KINDS
 
 __all__ = ["ROW_KINDS", "SERVICE_KINDS", "service_kind", "service_value"]
