@@ -27,8 +27,7 @@ _EXACT: dict[str, str] = {
                      "mongo_uri", "mongodb_uri"), "connection_string"),
     **dict.fromkeys(("cwd", "project_root", "root", "workdir", "work_dir", "root_path"),
                     "dir_path"),
-    **dict.fromkeys(("glob", "file_pattern", "name_pattern",
-                     "path_pattern"), "glob"),
+    **dict.fromkeys(("glob", "file_pattern", "name_pattern", "path_pattern"), "glob"),
     **dict.fromkeys(("ids", "node_i_ds", "id_list"), "id_list"),
     **dict.fromkeys(("order_direction", "sort_order", "sort_direction", "direction"),
                     "sort_direction"),
@@ -48,9 +47,8 @@ _EXACT: dict[str, str] = {
     **dict.fromkeys(("warning", "error_message", "hint", "notice", "instruction", "step"),
                     "sentence"),
     **dict.fromkeys(("dependency", "dependent", "pmid"), "text_id"),
-    **dict.fromkeys(("calendars_to_check",), "email"),
+    "calendars_to_check": "email", "column_values": "json_text",
     **dict.fromkeys(("commit", "commit_sha", "sha1"), "sha"),
-    **dict.fromkeys(("column_values",), "json_text"),
     "result": "outcome", "response_status": "response_status", "prefix": "prefix",
     "container": "container", "symbol": "market_symbol",
     **dict.fromkeys(("mention", "mentioned", "mentions"), "person_name"),
@@ -74,7 +72,7 @@ _EXACT: dict[str, str] = {
     "model": "model", "topic": "topic",
     "data": "json_text", "metadata": "json_text", "json": "json_text", "payload": "json_text",
 }
-# the variables an weather service's hourly / daily / current / 15-minutely lists name
+# the variables a weather service's hourly / daily / current / 15-minutely lists name
 _WEATHER = {
     "hourly": ["temperature_2m", "relative_humidity_2m", "precipitation", "wind_speed_10m",
                "cloud_cover", "pm2_5", "wave_height"],
