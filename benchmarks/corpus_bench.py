@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -109,6 +110,14 @@ def _stages(refs: list, args: argparse.Namespace, context: dict[str, object]
     """Mine, build and synthesize `refs` in a fresh home with the stage graphs, run by the
     executor `context` asks for; the figures of that run."""
     home = Path(tempfile.mkdtemp(prefix="corpus-bench-"))
+    try:  # an arena home of the whole corpus is over 100 MB: gone with its figures
+        return _stages_in(home, refs, args, context)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _stages_in(home: Path, refs: list, args: argparse.Namespace,
+               context: dict[str, object]) -> dict[str, object]:
     out: dict[str, object] = {}
     t0 = time.perf_counter()
     values = invoke(mine_graph.build_graph(), {"sources": [r.spec for r in refs],
@@ -154,7 +163,6 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"--executors: unknown {', '.join(unknown)} (pool, ray, serial)")
     console = Console()
-    home = Path(tempfile.mkdtemp(prefix="corpus-bench-"))
     figures: dict[str, object] = {
         "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs"}
 
@@ -164,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.harvest:
         entries = hv.load_packages(hv.SHIPPED_PACKAGES)
         t0 = time.perf_counter()
-        results = hv.harvest(entries, out=home / "corpus", cache=args.harvest)
+        with tempfile.TemporaryDirectory(prefix="corpus-bench-") as out:
+            results = hv.harvest(entries, out=Path(out) / "corpus", cache=args.harvest)
         figures["harvest_s"] = time.perf_counter() - t0
         figures["harvest_rerun"] = sum(r.status == "harvested" for r in results)
 
