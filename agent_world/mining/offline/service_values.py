@@ -16,6 +16,7 @@ import re
 
 from faker import Faker
 
+from agent_world.mining.offline.prose import prose
 from agent_world.mining.offline.reference_data import BRANCH_PREFIXES, CODE_TOPICS, SLUG_HEADS
 
 # column names whose kind holds wherever they occur
@@ -154,8 +155,78 @@ def service_kind(table: str, name: str, description: str) -> str | None:
     return None
 
 
-def _table_noun(table: str) -> str:
-    return table.replace("_", " ")
+# the kinds whose values are drawn from a service's own vocabulary, evenly
+_CHOICES: dict[str, list[str]] = {
+    "dockerfile": ["Dockerfile", "Dockerfile", "docker/Dockerfile.prod",
+                   "services/api/Dockerfile", "Dockerfile.dev"],
+    "build_stage": ["builder", "production", "runtime", "build", "release"],
+    "glob": ["*.py", "src/**/*.ts", "*.md", "**/*.json", "test_*.py", "*.log", "docs/**",
+             "*.{js,jsx}"],
+    "emoji": ["👍", "🎉", "❤️", "🚀", "👀", "✅", "😂", "🔥", "🙏", "💡"],
+    "file_format": ["json", "csv", "pdf", "png", "svg", "markdown", "html"],
+    "time_format": ["HH:mm", "h:mm tt", "HH:mm:ss"],
+    "date_format": ["yyyy-MM-dd", "MM/dd/yyyy", "dd.MM.yyyy"],
+    "operator": ["equals", "not_equals", "contains", "greater_than", "less_than", "is_empty",
+                 "any_of"],
+    "ui_element": ["Sign in button", "Search box", "Email address field", "Submit button",
+                   "Next page link", "Accept cookies button", "Main menu", "Password field",
+                   "Add to cart button", "Close dialog button"],
+    "css_selector": ["#login-form button[type=submit]", "input[name=q]", ".nav a.active",
+                     "#main h1", "button.primary", "[data-testid=save]", "form input#email",
+                     "table.results tr:first-child"],
+    "model": ["gpt-4o-mini", "llama-3.1-8b-instruct", "mistral-7b-instruct", "claude-3-haiku",
+              "bge-base-en-v1.5", "text-embedding-3-small", "qwen2.5-7b-instruct"],
+    "topic": ["graph neural networks", "release planning", "on-call handover",
+              "diffusion models", "quarterly budget", "customer feedback",
+              "reinforcement learning", "incident review", "product launch"],
+    "ui_component": ["Button", "Modal", "Navbar", "Card", "Table", "Tabs", "Tooltip", "Dropdown",
+                     "Input", "Avatar"],
+    "group_label": ["Group A", "Group B", "Control", "Treatment", "North", "South"],
+    "collection": ["users", "orders", "events", "products", "sessions", "invoices"],
+    "kube_context": ["kind-dev", "minikube", "prod-eu-west-1", "staging", "docker-desktop"],
+    "regex": ["TODO|FIXME", r"def \w+\(", "error", r"import\s+os", "^class ", r"\bfetch\(",
+              "console\\.log"],
+    "sort_direction": ["asc", "desc"],
+    "dimension": ["InstanceId", "country", "deviceCategory", "FunctionName", "region",
+                  "pagePath", "LoadBalancer"],
+    "cli_arg": ["--verbose", "--format=json", "--limit=10", "--all-namespaces",
+                "--project=demo-project", "-n default", "--dry-run", "--region=us-east1"],
+    "rrule": ["RRULE:FREQ=WEEKLY;BYDAY=MO", "RRULE:FREQ=DAILY;COUNT=10",
+              "RRULE:FREQ=MONTHLY;BYMONTHDAY=1", "RRULE:FREQ=WEEKLY;BYDAY=TU,TH",
+              "RRULE:FREQ=YEARLY"],
+    "cloud_region": ["us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-1",
+                     "us-central1"],
+    "memory_size": ["256m", "512m", "1g", "2g", "4g"],
+    "cpu_amount": ["0.25", "0.5", "1", "2"],
+    "port": ["80", "443", "3000", "5432", "6379", "8000", "8080", "9000", "27017"],
+    "prefix": ["app/", "assets/", "logs/2026/", "uploads/", "backups/", "config:"],
+    "container": ["web", "api", "worker", "nginx", "sidecar", "db"],
+    "market_symbol": ["BTC/USDT", "ETH/USDT", "SOL/USDT", "BTC/USD", "ETH/BTC"],
+    "javascript": ["() => document.title", "() => window.location.href",
+                   "(el) => el.textContent", "() => document.querySelectorAll('a').length"],
+    "log_query": ["fields @timestamp, @message | filter @message like /ERROR/ | limit 20",
+                  "stats count(*) by bin(5m)", "fields @message | sort @timestamp desc"],
+}
+# ... and those drawn with the weights a service's records have (most tasks are normal)
+_WEIGHTED: dict[str, tuple[list[str], list[int]]] = {
+    "importance": (["normal", "high", "low"], [6, 3, 1]),
+    "severity": (["low", "medium", "high", "critical"], [3, 4, 2, 1]),
+    "permission": (["read", "write", "admin"], [5, 3, 1]),
+    "outcome": (["success", "failed", "skipped", "partial"], [6, 2, 1, 1]),
+    "response_status": (["accepted", "needsAction", "tentative", "declined"], [5, 3, 1, 1]),
+}
+# a service's metrics, by what the table or description says the service is
+_METRICS = [
+    (r"measure|sonar|quality", ["coverage", "bugs", "code_smells", "ncloc", "vulnerabilities"]),
+    (r"alarm|cloudwatch|aws|lambda", ["CPUUtilization", "Latency", "RequestCount", "Errors",
+                                      "Duration"]),
+    (r"prometheus|promql", ["http_requests_total", "node_cpu_seconds_total", "up",
+                            "process_resident_memory_bytes"]),
+    (r"", ["activeUsers", "sessions", "screenPageViews", "conversions", "bounceRate"]),
+]
+_CHANNEL_TEAMS = ["design", "sales", "eng", "support", "ops", "product", "data"]
+_CHANNEL_TOPICS = ["team", "reviews", "alerts", "standup", "launch", "help", "random"]
+_TEST_ENDS = ["flow", "api", "page", "retry", "timeout", "login", "export"]
 
 
 def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
@@ -163,6 +234,11 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
     """One value of a technical kind; `fields` are the columns of the column's table, `tables`
     the database's tables (a field or collection a row names is one that exists)."""
     d = description.lower()
+    if kind in _CHOICES:
+        return r.choice(_CHOICES[kind])
+    if kind in _WEIGHTED:
+        values, weights = _WEIGHTED[kind]
+        return r.choices(values, weights=weights)[0]
     if kind == "etag":
         return r.choice(['W/"', '"']) + f"{r.getrandbits(64):016x}" + '"'
     if kind == "connection_string":
@@ -173,14 +249,6 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
         if "mysql" in f"{d} {table}":
             return f"mysql://{user}:***@{host}:3306/{db}"
         return f"postgresql://{user}:***@{host}:5432/{db}"
-    if kind == "dockerfile":
-        return r.choice(["Dockerfile", "Dockerfile", "docker/Dockerfile.prod",
-                         "services/api/Dockerfile", "Dockerfile.dev"])
-    if kind == "build_stage":
-        return r.choice(["builder", "production", "runtime", "build", "release"])
-    if kind == "glob":
-        return r.choice(["*.py", "src/**/*.ts", "*.md", "**/*.json", "test_*.py", "*.log",
-                         "docs/**", "*.{js,jsx}"])
     if kind == "env_vars":
         level = r.choice(["info", "debug", "warn"])
         pairs = [f"NODE_ENV={r.choice(['production', 'staging'])}",
@@ -189,100 +257,34 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
                  f"API_BASE_URL=https://api.{f.domain_name()}",
                  f"TZ={r.choice(['UTC', 'Europe/Berlin'])}"]
         return "\n".join(r.sample(pairs, k=r.randint(1, 3)))
-    if kind == "emoji":
-        return r.choice(["👍", "🎉", "❤️", "🚀", "👀", "✅", "😂", "🔥", "🙏", "💡"])
-    if kind == "file_format":
-        return r.choice(["json", "csv", "pdf", "png", "svg", "markdown", "html"])
-    if kind == "time_format":
-        return r.choice(["HH:mm", "h:mm tt", "HH:mm:ss"])
-    if kind == "date_format":
-        return r.choice(["yyyy-MM-dd", "MM/dd/yyyy", "dd.MM.yyyy"])
-    if kind == "importance":
-        return r.choices(["normal", "high", "low"], weights=[6, 3, 1])[0]
-    if kind == "severity":
-        return r.choices(["low", "medium", "high", "critical"], weights=[3, 4, 2, 1])[0]
-    if kind == "operator":
-        return r.choice(["equals", "not_equals", "contains", "greater_than", "less_than",
-                         "is_empty", "any_of"])
     if kind == "markdown":
-        return f"# {f.catch_phrase()}\n\n{f.sentence(nb_words=r.randint(6, 12))}\n\n" \
-               f"- {f.sentence(nb_words=4)}\n- {f.sentence(nb_words=5)}"
+        return f"# {prose('title', r, f)}\n\n{prose('description', r, f)}\n\n" \
+               f"- {prose('message', r, f)}\n- {prose('message', r, f)}"
     if kind == "html":
-        return f"<p>{f.sentence(nb_words=r.randint(6, 12))}</p>"
+        return f"<p>{prose('message', r, f)}</p>"
     if kind == "request_phrase":
         verb = r.choice(["list", "show", "check", "create", "update", "describe", "delete"])
-        return f"{verb} the {_table_noun(table)}"
-    if kind == "ui_element":
-        return r.choice(["Sign in button", "Search box", "Email address field", "Submit button",
-                         "Next page link", "Accept cookies button", "Main menu",
-                         "Password field", "Add to cart button", "Close dialog button"])
-    if kind == "css_selector":
-        return r.choice(["#login-form button[type=submit]", "input[name=q]", ".nav a.active",
-                         "#main h1", "button.primary", "[data-testid=save]", "form input#email",
-                         "table.results tr:first-child"])
-    if kind == "model":
-        return r.choice(["gpt-4o-mini", "llama-3.1-8b-instruct", "mistral-7b-instruct",
-                         "claude-3-haiku", "bge-base-en-v1.5", "text-embedding-3-small",
-                         "qwen2.5-7b-instruct"])
-    if kind == "topic":
-        return r.choice(["graph neural networks", "release planning", "on-call handover",
-                         "diffusion models", "quarterly budget", "customer feedback",
-                         "reinforcement learning", "incident review", "product launch"])
-    if kind == "ui_component":
-        return r.choice(["Button", "Modal", "Navbar", "Card", "Table", "Tabs", "Tooltip",
-                         "Dropdown", "Input", "Avatar"])
-    if kind == "group_label":
-        return r.choice(["Group A", "Group B", "Control", "Treatment", "North", "South"])
+        return f"{verb} the {table.replace('_', ' ')}"
     if kind == "field_ref":
         named = [c for c in fields if c not in ("id", name) and not c.endswith("_id")]
         return r.choice(named or fields or ["name"])
-    if kind == "collection":
-        return r.choice(["users", "orders", "events", "products", "sessions", "invoices"])
     if kind == "index":
         return r.choice(["products", "orders-v2", f"logs-2026.{r.randint(1, 11):02d}",
                          "customers", "logs-*" if "pattern" in name else "articles"])
-    if kind == "kube_context":
-        return r.choice(["kind-dev", "minikube", "prod-eu-west-1", "staging", "docker-desktop"])
-    if kind == "regex":
-        return r.choice(["TODO|FIXME", r"def \w+\(", "error", r"import\s+os", "^class ",
-                         r"\bfetch\(", "console\\.log"])
     if kind == "id_list":
         return ",".join(f"{r.getrandbits(48):012x}" for _ in range(r.randint(1, 3)))
-    if kind == "sort_direction":
-        return r.choice(["asc", "desc"])
-    if kind == "permission":
-        return r.choices(["read", "write", "admin"], weights=[5, 3, 1])[0]
     if kind == "base64":
         return base64.b64encode(bytes(r.getrandbits(8) for _ in range(18))).decode()
     if kind == "cursor":
         return base64.urlsafe_b64encode(f"offset:{r.randint(1, 500)}".encode()).decode()
     if kind == "metric":
-        where = f"{table} {d}"
-        return r.choice(["coverage", "bugs", "code_smells", "ncloc", "vulnerabilities"]
-                        if re.search(r"measure|sonar|quality", where) else
-                        ["CPUUtilization", "Latency", "RequestCount", "Errors", "Duration"]
-                        if re.search(r"alarm|cloudwatch|aws|lambda", where) else
-                        ["http_requests_total", "node_cpu_seconds_total", "up",
-                         "process_resident_memory_bytes"]
-                        if re.search(r"prometheus|promql", where) else
-                        ["activeUsers", "sessions", "screenPageViews", "conversions",
-                         "bounceRate"])
-    if kind == "dimension":
-        return r.choice(["InstanceId", "country", "deviceCategory", "FunctionName", "region",
-                         "pagePath", "LoadBalancer"])
+        return r.choice(next(m for rx, m in _METRICS if re.search(rx, f"{table} {d}")))
     if kind == "number_text":
         return str(r.randint(1, 480))
     if kind == "issue_key":
         return f"{r.choice(['PROJ', 'OPS', 'WEB', 'API', 'QA'])}-{r.randint(1, 999)}"
-    if kind == "cli_arg":
-        return r.choice(["--verbose", "--format=json", "--limit=10", "--all-namespaces",
-                         "--project=demo-project", "-n default", "--dry-run", "--region=us-east1"])
     if kind == "query_param":
         return r.choice([str(r.randint(1, 200)), "active", f.user_name(), "2026-01-01", "true"])
-    if kind == "rrule":
-        return r.choice(["RRULE:FREQ=WEEKLY;BYDAY=MO", "RRULE:FREQ=DAILY;COUNT=10",
-                         "RRULE:FREQ=MONTHLY;BYMONTHDAY=1", "RRULE:FREQ=WEEKLY;BYDAY=TU,TH",
-                         "RRULE:FREQ=YEARLY"])
     if kind == "tenant":
         return f"{f.domain_word()}.onmicrosoft.com" if r.random() < 0.5 else f.uuid4()
     if kind == "coordinates":
@@ -295,7 +297,8 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
         return r.choice([f'{{"id": {r.randint(1, 999)}, "status": "{r.choice(["ok", "done"])}"}}',
                          f'{{"name": "{f.first_name()}", "enabled": true}}',
                          f'{{"count": {r.randint(0, 50)}, "items": []}}',
-                         f'{{"query": "{f.word()}", "limit": {r.choice([10, 20, 50])}}}'])
+                         f'{{"query": "{r.choice(SLUG_HEADS)}", "limit": '
+                         f'{r.choice([10, 20, 50])}}}'])
     if kind == "git_branch":
         return r.choice(["main", "develop"]) if r.random() < 0.3 else \
             f"{r.choice(BRANCH_PREFIXES)}/{r.choice(SLUG_HEADS)}-{r.choice(CODE_TOPICS)}"
@@ -303,37 +306,10 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
         service = "logs" if "log" in f"{name} {table}" else r.choice(["lambda", "s3", "sns"])
         return f"arn:aws:{service}:us-east-1:{r.randint(10**11, 10**12 - 1)}:" \
                f"{f.domain_word()}-{r.randint(1, 99)}"
-    if kind == "cloud_region":
-        return r.choice(["us-east-1", "us-west-2", "eu-west-1", "eu-central-1",
-                         "ap-southeast-1", "us-central1"])
     if kind == "channel_name":
-        return f"{r.choice(['design', 'sales', 'eng', 'support', 'ops', 'product', 'data'])}-" \
-               f"{r.choice(['team', 'reviews', 'alerts', 'standup', 'launch', 'help', 'random'])}"
+        return f"{r.choice(_CHANNEL_TEAMS)}-{r.choice(_CHANNEL_TOPICS)}"
     if kind == "test_name":
-        return f"test_{r.choice(SLUG_HEADS)}_{r.choice(['flow', 'api', 'page', 'retry', 'timeout', 'login', 'export'])}"
-    if kind == "memory_size":
-        return r.choice(["256m", "512m", "1g", "2g", "4g"])
-    if kind == "cpu_amount":
-        return r.choice(["0.25", "0.5", "1", "2"])
-    if kind == "port":
-        return str(r.choice([80, 443, 3000, 5432, 6379, 8000, 8080, 9000, 27017]))
-    if kind == "outcome":
-        return r.choices(["success", "failed", "skipped", "partial"], weights=[6, 2, 1, 1])[0]
-    if kind == "response_status":
-        return r.choices(["accepted", "needsAction", "tentative", "declined"],
-                         weights=[5, 3, 1, 1])[0]
-    if kind == "prefix":
-        return r.choice(["app/", "assets/", "logs/2026/", "uploads/", "backups/", "config:"])
-    if kind == "container":
-        return r.choice(["web", "api", "worker", "nginx", "sidecar", "db"])
-    if kind == "market_symbol":
-        return r.choice(["BTC/USDT", "ETH/USDT", "SOL/USDT", "BTC/USD", "ETH/BTC"])
-    if kind == "javascript":
-        return r.choice(["() => document.title", "() => window.location.href",
-                         "(el) => el.textContent", "() => document.querySelectorAll('a').length"])
-    if kind == "log_query":
-        return r.choice(["fields @timestamp, @message | filter @message like /ERROR/ | limit 20",
-                         "stats count(*) by bin(5m)", "fields @message | sort @timestamp desc"])
+        return f"test_{r.choice(SLUG_HEADS)}_{r.choice(_TEST_ENDS)}"
     if kind == "repository":
         return f"{f.user_name()}/{r.choice(['api-server', 'web-app', 'infra', 'docs', 'cli'])}"
     raise ValueError(f"no value for the kind {kind!r}")
