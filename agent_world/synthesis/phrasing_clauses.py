@@ -87,7 +87,8 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     # and so is what the tool allows or what comes after it: "create a new branch from an
     # optional base branch", "suspend a member account and reactivate it later"
     clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|,? unless\b|, optionally\b| in id order"
-                      r"| (?:when|whenever|if|once|so that|provided|before) (?!\w+ing\b)| at any\b"
+                      r"| (?:when|whenever|if|once|so that|(?<!the )provided|before) (?!\w+ing\b)"
+                      r"| at any\b"
                       r"| up to \w+ times?\b"
                       r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
                       r"|,? and \w+ (?:it|them) (?:later|again)\b|,? and optionally\b"
@@ -95,6 +96,9 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
                       r"|,? (?:that|which) (?:has|have|is|are)(?: not| already| still)? "
                       r"(?:been |yet )?\w+(?:ed|en)\b",
                       desc, maxsplit=1)[0].strip().rstrip(" .,;:")
+    # a cut that left its joint behind: "execute any kubectl command with the"
+    clause = re.sub(r"(?:\s+(?:with|for|to|of|in|on|from|by|using|and|or|the|a|an))+$", "",
+                    clause)
     # "create a slot and return the new record": what the tool hands back is no request
     clause = re.sub(r",? (?:and )?(?:return(?:s|ing)?|giv(?:es|ing)) (?:the|a|it|its)\b.*$", "",
                     clause, flags=re.I)

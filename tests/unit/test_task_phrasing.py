@@ -437,7 +437,12 @@ def test_a_listing_by_an_earlier_record_s_key_names_that_key_s_record(built):
     ("Publish a website so its latest changes go live.\\n Use this tool when ...",
      "publish a website so its latest changes go live"),
     ("Create a user for an existing database.", "create a user for an existing database"),
-    ("Edit a member: set the given fields (name).", "edit a member")])
+    ("Edit a member: set the given fields (name).", "edit a member"),
+    # "the provided ..." is no condition ("provided that"), and no cut ends on its joint
+    ("Execute any kubectl command with the provided arguments and flags",
+     "execute any kubectl command with the provided arguments and flags"),
+    ("Cancel an order provided it has not shipped", "cancel an order"),
+    ("Export the rows of a (selected) table.", "export the rows")])
 def test_a_source_s_description_reads_as_the_act_it_asks(description, said):
     """Real servers' descriptions: a named feature before a colon, a clause without a
     subject before "can", a third-person verb after "and", escaped line breaks, "a user"."""
