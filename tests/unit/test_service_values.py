@@ -198,3 +198,11 @@ def test_technical_records_are_named_and_counted_as_engineers_do(table, column, 
         assert all(re.fullmatch(r"test_[a-z]+_[a-z]+", v) for v in values), values
     if kind == "cloud_region":
         assert all(re.fullmatch(r"[a-z]+-[a-z]+-?\d", v) for v in values), values
+
+
+def test_a_child_table_does_not_say_its_parent_twice():
+    """argocd's resource refs of a resource are `resource_refs`, not
+    `resource_resource_refs` ("create a resource resource ref")."""
+    ref = next(r for r in corpus_sources() if r.name == "argocd")
+    tables = {t.name for t in mine_theme(read_source(ref.spec), iterations=1, seed=0).spec.tables}
+    assert "resource_refs" in tables and "resource_resource_refs" not in tables, sorted(tables)

@@ -829,3 +829,7 @@ def test_a_value_taken_from_an_earlier_record_fills_the_actions_own_words(built)
     assert "a-an" not in artefacts("Then fetch a URL from the internet.")
     assert "a-an" in artefacts("Then create a order.") and "a-an" in artefacts("A item.")
     assert with_article("url") == "a url" and with_article("order") == "an order"
+    from agent_world.mining.offline.naming import fix_articles
+    assert fix_articles("update a UptimeCheck, a OneDrive folder and a E&A app") == \
+        "update an UptimeCheck, a OneDrive folder and an E&A app"
+    assert artefacts("Get the E&A app.") == [] and "a-an" in artefacts("Update a Item.")

@@ -388,7 +388,13 @@ def _scalar(ent: Entity, arg: str, info: dict[str, Any], required: bool) -> None
 def _child_table(m: DomainModel, parent: Entity, arg: str, info: dict[str, Any]) -> None:
     items = info.get("items") or {}
     value = singular(arg)
-    child = m.raw(f"{parent.name}_{plural(value)}", "child", f"{arg} of each {parent.name}")
+    name = f"{parent.name}_{plural(value)}"
+    head, *rest = value.split("_")
+    if rest and head == parent.name.split("_")[-1] and \
+            f"{parent.name}_{plural('_'.join(rest))}" not in m.entities:
+        # a resource's resource_refs are "resource_refs", not "resource_resource_refs"
+        name = f"{parent.name}_{plural('_'.join(rest))}"
+    child = m.raw(name, "child", f"{arg} of each {parent.name}")
     child.add(Col(f"{parent.name}_id", "integer", nullable=False, fk=parent.name))
     props = items.get("properties") or {}
     if items.get("type") == "object" and props:

@@ -127,10 +127,14 @@ def is_label(column: str) -> bool:
 
 
 # a vowel letter that sounds like a consonant: "a user", "a unit", "a one-off", "a URL"
-_CONSONANT_SOUND = r"(?:u[bcdfgjklmnpqrstvwxyz][aeiouy]|uni|use|eu|one\b|u(?:rls?|sb|uid|tc|i|x)\b)"
-_A_BEFORE_VOWEL = re.compile(rf"\ba (?=[aeiou])(?!{_CONSONANT_SOUND})")
-# the same in any case, for reading a text: "A order", "a appointment", not "a URL"
-A_BEFORE_VOWEL_SOUND = re.compile(rf"\b[Aa] (?=[aeiouAEIOU])(?!(?i:{_CONSONANT_SOUND}))")
+_CONSONANT_SOUND = (r"(?:u[bcdfgjklmnpqrstvwxyz][aeiouy]|uni|use|eu|one(?!r)"
+                    r"|u(?:rls?|sb|uid|tc|i|x)\b)")
+# "a" before a word that starts with a vowel sound, in any case: "a appointment", "a
+# UptimeCheck" (not "a URL", "a OneDrive", nor the "A" of "E&A")
+_A_BEFORE_VOWEL = re.compile(rf"(?<![\w&])a (?=[aeiouAEIOU])(?!(?i:{_CONSONANT_SOUND}))")
+# the same with a capital "A", for reading a text: "A order"
+A_BEFORE_VOWEL_SOUND = re.compile(rf"(?<![\w&])[Aa] (?=[aeiouAEIOU])"
+                                  rf"(?!(?i:{_CONSONANT_SOUND}))")
 
 
 def with_article(name: str) -> str:
