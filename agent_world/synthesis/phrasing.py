@@ -28,17 +28,16 @@ from typing import Any
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import is_plural_word
+from agent_world.synthesis.action_phrases import action_phrase, summary_of
 from agent_world.synthesis.phrasing_clauses import (
     EDITS,
     MODIFIERS,
     PHRASE_ENDS,
-    action_phrase,
     list_filters,
     param_schema,
     qualified,
     requalify,
     step_clause,
-    summary_of,
     write_clause,
 )
 from agent_world.synthesis.phrasing_values import arg_phrase, field_words, role, say, which

@@ -1,6 +1,6 @@
-"""Request clauses: what a tool does as a request (`action_phrase`, from its description), and
-one step of a walk as a clause — a read by the record it names, a list by its filters, a
-write aimed at its record and what it sets. See `phrasing`."""
+"""Request clauses: one step of a walk as a clause — a read by the record it names, a list by
+its filters, a write aimed at its record and what it sets (what a tool does, `action_phrase`,
+comes from `action_phrases`). See `phrasing`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import re
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.offline.naming import fix_articles
-from agent_world.mining.offline.vocabulary import VERBS
+from agent_world.synthesis.action_phrases import action_phrase
 from agent_world.synthesis.phrasing_values import (
     DIRECTIONS,
     KEY_ROLES,
@@ -44,92 +43,6 @@ from agent_world.tasks.words import (
 _LIST_VERBS = {"list", "search", "find", "browse"}
 # flags named for what they do to the record (make_default, mark_paid), said as that
 _FLAG_VERBS = {"make": "the ", "mark": "as "}
-
-_DETERMINERS = frozenset({"a", "an", "the", "this", "that", "these", "those", "its", "their",
-                          "one", "each", "every", "all", "any", "some", "no"})
-_THIRD_PERSON = re.compile(r"^(\w+?)(ches|shes|sses|xes|ies|s)\b")
-
-
-_SUMMARY = re.compile(r"^Statistics of the (.+?) of (.+?):")
-
-
-def summary_of(spec: EnvSpec, tool: str) -> tuple[str, str] | None:
-    """(measure, records) of a summary tool ("Statistics of the byte length of pages: ..."
-    -> ("byte length", "pages")); None for any other tool."""
-    m = _SUMMARY.match(spec.tool(tool).description)
-    return (m.group(1), m.group(2)) if m else None
-
-
-def action_phrase(spec: EnvSpec, tool: str) -> str:
-    """What a tool does, as a request: its description's first clause, user-story framing
-    and third-person verbs removed, no tool name left in it."""
-    summary = summary_of(spec, tool)
-    if summary is not None:  # "go over the byte lengths of the pages", not "statistic of ..."
-        measure, records = summary
-        return f"go over the {entity_plural(measure)} of the {records}"
-    # a source that escaped its line breaks ("... go live.\\n Use this tool ...")
-    desc = " ".join(spec.tool(tool).description.replace("\\n", " ").split())
-    m = re.search(r"\bI want to (.+?)(?: so that\b|[.;]|$)", desc, re.I)
-    if m:
-        desc = m.group(1)
-    else:
-        # "Members can place holds" (not "Restrict what can be entered": no subject)
-        m = re.match(r"^[A-Z](?:(?!\b(?:what|which|who|how|that|where)\b)[\w ]){0,40}? "
-                     r"can (.+)", desc)
-        if m:
-            desc = m.group(1)
-    # "Goal Seek: change the constant ...": a name before the colon, the act after it
-    named = re.match(r"^(?:[A-Z][\w-]*\s?){1,4}:\s+([a-z]+)\b(.*)", desc)
-    if named and named.group(1) not in _DETERMINERS:
-        desc = named.group(1) + named.group(2)
-    # a condition or qualifier of the tool is no part of what the user asks: "place a hold on
-    # a title when no copy is available", "cancel a hold at any time before it is collected"
-    # and so is what the tool allows or what comes after it: "create a new branch from an
-    # optional base branch", "suspend a member account and reactivate it later"
-    clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|,? unless\b|, optionally\b| in id order"
-                      r"| (?:when|whenever|if|once|so that|(?<!the )provided|before) (?!\w+ing\b)"
-                      r"| at any\b"
-                      r"| up to \w+ times?\b"
-                      r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
-                      r"|,? and \w+ (?:it|them) (?:later|again)\b|,? and optionally\b"
-                      r"| by (?:scanning|entering|giving|passing|providing|specifying|using)\b"
-                      r"|,? (?:that|which) (?:has|have|is|are)(?: not| already| still)? "
-                      r"(?:been |yet )?\w+(?:ed|en)\b",
-                      desc, maxsplit=1)[0].strip().rstrip(" .,;:")
-    # a cut that left its joint behind: "execute any kubectl command with the"
-    clause = re.sub(r"(?:\s+(?:with|for|to|of|in|on|from|by|using|and|or|the|a|an))+$", "",
-                    clause)
-    # "create a slot and return the new record": what the tool hands back is no request
-    clause = re.sub(r",? (?:and )?(?:return(?:s|ing)?|giv(?:es|ing)) (?:the|a|it|its)\b.*$", "",
-                    clause, flags=re.I)
-    # "Use this tool to create a dashboard": the framing is about the tool, not the request
-    clause = _FRAMING.sub("", clause)
-    first = clause.split(" ", 1)[0]
-    m = _THIRD_PERSON.match(first.lower())
-    if m and first.lower() not in {"status", "access", "process", "address", "this", "is",
-                                   "has", "was"}:
-        stem, suffix = m.groups()
-        base = stem + ("y" if suffix == "ies" else suffix[:-2] if suffix != "s" else "")
-        clause = base + clause[len(first):]
-    # the verb after "and" too: "build and deploy a Node.js application", as a source that
-    # wrote "Build and deploys ..." meant
-    both = re.match(r"^(\w+ and )(\w+?)(es|s)\b", clause)
-    if both and (both.group(2) in VERBS or both.group(2) + "e" in VERBS):
-        verb = both.group(2) if both.group(2) in VERBS else both.group(2) + "e"
-        clause = both.group(1) + verb + clause[both.end():]
-    for t in spec.tools:  # a tool named like a common word must not leak into the text
-        clause = re.sub(rf"\b{re.escape(t.name)}\b", tool_entity(spec, t.name), clause)
-    if not clause:
-        return "look it up"
-    phrase = clause[0].lower() + clause[1:]
-    # "create a appointment" reads badly in any generated description
-    return fix_articles(phrase)
-
-
-_FRAMING = re.compile(r"^(?:use (?:this|the) tool to|this tool (?:will |can |lets you |allows "
-                      r"you to )?|tool to|allows (?:you|users) to|lets (?:you|users) |used to) ",
-                      re.I)
-
 
 # ---- tool kinds -------------------------------------------------------------------------------
 def _kind(spec: EnvSpec, tool: str, lists: bool) -> str:
@@ -619,5 +532,5 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
     return f"{act} with {rest[0]}"
 
 
-__all__ = ["EDITS", "action_phrase", "list_filters", "param_schema", "qualified",
+__all__ = ["EDITS", "list_filters", "param_schema", "qualified",
            "requalify", "step_clause", "write_clause"]

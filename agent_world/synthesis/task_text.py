@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.synthesis import phrasing
-from agent_world.synthesis.phrasing_clauses import action_phrase
+from agent_world.synthesis.action_phrases import action_phrase
 from agent_world.synthesis.phrasing_values import arg_phrase, field_words, noun, value_text
 from agent_world.synthesis.synthesizer_prompts import WRITE_TASK_SYSTEM, WRITE_TASK_USER
 from agent_world.tasks.truth import Truth

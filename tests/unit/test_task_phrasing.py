@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter, defaultdict
 
 import pytest
 
 from agent_world.envs import EnvRuntime, load_example
-from agent_world.synthesis import phrasing, phrasing_clauses, phrasing_values
+from agent_world.synthesis import action_phrases, phrasing, phrasing_clauses, phrasing_values
 from agent_world.synthesis.gates import (
     clock_values,
     gate_answer_from_state,
@@ -400,7 +401,7 @@ def test_a_limit_of_the_act_is_no_part_of_the_request():
     tool = next(t for t in raw["tools"] if t.get("mutates"))
     tool["description"] = "Members can renew a loan up to two times, unless it is held."
     spec = EnvSpec.from_dict(raw)
-    assert phrasing_clauses.action_phrase(spec, tool["name"]) == "renew a loan"
+    assert action_phrases.action_phrase(spec, tool["name"]) == "renew a loan"
 
 
 def test_a_flag_named_as_a_state_is_said_as_one():
@@ -452,4 +453,30 @@ def test_a_source_s_description_reads_as_the_act_it_asks(description, said):
     tool = next(t for t in raw["tools"] if t.get("mutates"))
     tool["description"] = description
     spec = EnvSpec.from_dict(raw)
-    assert phrasing_clauses.action_phrase(spec, tool["name"]) == said
+    assert action_phrases.action_phrase(spec, tool["name"]) == said
+
+
+@pytest.mark.parametrize("description, said", [
+    ("[Tauri Apps Only] Start an automation session", "start an automation session"),
+    ("Notion | Retrieve a user\nError Responses:\n400: 400", "retrieve a user"),
+    ("⚠️ **Create** a folder for the **project**", "create a folder for the project"),
+    # no act in English: said from the tool's name
+    ("根据城市名称或者标准adcode查询指定城市的天气", None),
+    ("Azure Monitor operations - Commands for querying logs and metrics.", None),
+    ("🎯 Purpose 1: manage objects", None)])
+def test_a_description_with_no_english_act_is_said_from_the_tools_name(description, said):
+    """Corpus servers' descriptions that start with a tag, a product name and a bar, markup,
+    or say no act in English (another language, a command router's blurb, a heading)."""
+    from agent_world.envs.spec import EnvSpec
+
+    raw = json.loads(load_example("ecommerce").to_json())
+    tool = next(t for t in raw["tools"] if t.get("mutates"))
+    tool["description"] = description
+    spec = EnvSpec.from_dict(raw)
+    phrase = action_phrases.action_phrase(spec, tool["name"])
+    if said is not None:
+        assert phrase == said
+    else:  # the tool's own verb and record, in English
+        verb = tool["name"].split("_")[0]
+        assert phrase.startswith(verb) and not re.search(r"[^\x00-\x7f]|operations|purpose",
+                                                         phrase), (tool["name"], phrase)

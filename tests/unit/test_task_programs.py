@@ -19,7 +19,7 @@ import pytest
 from agent_world.envs import EnvRuntime
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec
-from agent_world.synthesis import phrasing, phrasing_clauses, phrasing_values
+from agent_world.synthesis import action_phrases, phrasing, phrasing_values
 from agent_world.synthesis.gates import run_gates
 from agent_world.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
 from agent_world.synthesis.react_verifier import verify_task
@@ -184,10 +184,10 @@ def test_offline_phrasing_from_entity_and_field_names(shop):
             "Members can list their orders at any time.",
             "Returns the full details of one order.",
             "Cancel a pending order.", "A lucky number.", "The clock."], strict=True)]})
-    assert phrasing_clauses.action_phrase(story, "find_user") == "find users by email"
+    assert action_phrases.action_phrase(story, "find_user") == "find users by email"
     # a qualifier of the tool ("at any time", "when ...", "before ...") is no part of a request
-    assert phrasing_clauses.action_phrase(story, "list_orders") == "list their orders"
-    assert phrasing_clauses.action_phrase(story, "get_order") == "return the full details of one order"
+    assert action_phrases.action_phrase(story, "list_orders") == "list their orders"
+    assert action_phrases.action_phrase(story, "get_order") == "return the full details of one order"
     # one walk, many phrasings; none names a tool
     plan = Plan(steps=[PlanStep(tool="find_user", given={"email": "ann@example.com"}),
                        PlanStep(tool="list_orders", bound={"user_id": {"step": 0,

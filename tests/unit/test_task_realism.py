@@ -18,7 +18,7 @@ from agent_world.envs.episode import Observation, ObservationError
 from agent_world.rollout.baseline_agent import BaselineChatModel
 from agent_world.rollout.baseline_literals import literals
 from agent_world.rollout.react_attempt import run_attempt
-from agent_world.synthesis import phrasing, phrasing_clauses, phrasing_values
+from agent_world.synthesis import action_phrases, phrasing, phrasing_clauses, phrasing_values
 from agent_world.synthesis.gates import gate_no_shortcut, gate_solvable
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.model import Task
@@ -127,14 +127,14 @@ def test_a_write_is_asked_for_without_what_it_returns(airline):
     spec = airline.model_copy(deep=True)
     tool = next(t for t in spec.tools if t.name == "add_baggage")
     tool.description = "Create a checked bag and return the new record. Refused when full."
-    assert phrasing_clauses.action_phrase(spec, "add_baggage") == "create a checked bag"
+    assert action_phrases.action_phrase(spec, "add_baggage") == "create a checked bag"
 
 
 def test_a_description_about_the_tool_is_asked_as_the_request(airline):
     spec = airline.model_copy(deep=True)
     tool = next(t for t in spec.tools if t.name == "add_baggage")
     tool.description = "Use this tool to add a checked bag to a reservation."
-    assert phrasing_clauses.action_phrase(spec, "add_baggage") == \
+    assert action_phrases.action_phrase(spec, "add_baggage") == \
         "add a checked bag to a reservation"
 
 
@@ -378,7 +378,7 @@ def test_what_a_tool_allows_requires_or_leads_to_is_no_part_of_the_request(
         airline, description, said):
     spec = airline.model_copy(deep=True)
     next(t for t in spec.tools if t.name == "cancel_reservation").description = description
-    assert phrasing_clauses.action_phrase(spec, "cancel_reservation") == said
+    assert action_phrases.action_phrase(spec, "cancel_reservation") == said
 
 
 @pytest.mark.parametrize(("description", "said"), [

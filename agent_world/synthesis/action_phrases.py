@@ -1,0 +1,141 @@
+"""What a tool does, as a request: its description's first clause with the user-story
+framing, conditions, third-person verbs and markup taken off (`action_phrase`), and what a
+summary tool measures (`summary_of`); a description that says no act in English (a noun
+phrase, a command router's blurb, another language) is said from the tool's name."""
+
+from __future__ import annotations
+
+import re
+
+from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import fix_articles
+from agent_world.mining.offline.vocabulary import VERBS
+from agent_world.tasks.words import entity_plural, split_words, tool_entity
+
+_DETERMINERS = frozenset({"a", "an", "the", "this", "that", "these", "those", "its", "their",
+                          "one", "each", "every", "all", "any", "some", "no"})
+_THIRD_PERSON = re.compile(r"^(\w+?)(ches|shes|sses|xes|ies|s)\b")
+
+
+_SUMMARY = re.compile(r"^Statistics of the (.+?) of (.+?):")
+
+
+def summary_of(spec: EnvSpec, tool: str) -> tuple[str, str] | None:
+    """(measure, records) of a summary tool ("Statistics of the byte length of pages: ..."
+    -> ("byte length", "pages")); None for any other tool."""
+    m = _SUMMARY.match(spec.tool(tool).description)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def action_phrase(spec: EnvSpec, tool: str) -> str:
+    """What a tool does, as a request: its description's first clause, user-story framing
+    and third-person verbs removed, no tool name left in it."""
+    summary = summary_of(spec, tool)
+    if summary is not None:  # "go over the byte lengths of the pages", not "statistic of ..."
+        measure, records = summary
+        return f"go over the {entity_plural(measure)} of the {records}"
+    # a source that escaped its line breaks ("... go live.\\n Use this tool ...")
+    desc = " ".join(spec.tool(tool).description.replace("\\n", " ").split())
+    # a tag or an emoji before the act ("[Tauri Apps Only] Start ...", "Notion | Retrieve a
+    # user"), and Markdown emphasis, are no words of it
+    desc = _LEAD.sub("", desc).replace("**", "").replace("`", "")
+    m = re.search(r"\bI want to (.+?)(?: so that\b|[.;]|$)", desc, re.I)
+    if m:
+        desc = m.group(1)
+    else:
+        # "Members can place holds" (not "Restrict what can be entered": no subject)
+        m = re.match(r"^[A-Z](?:(?!\b(?:what|which|who|how|that|where)\b)[\w ]){0,40}? "
+                     r"can (.+)", desc)
+        if m:
+            desc = m.group(1)
+    # "Goal Seek: change the constant ...": a name before the colon, the act after it
+    named = re.match(r"^(?:[A-Z][\w-]*\s?){1,4}:\s+([a-z]+)\b(.*)", desc)
+    if named and named.group(1) not in _DETERMINERS:
+        desc = named.group(1) + named.group(2)
+    # a condition or qualifier of the tool is no part of what the user asks: "place a hold on
+    # a title when no copy is available", "cancel a hold at any time before it is collected"
+    # and so is what the tool allows or what comes after it: "create a new branch from an
+    # optional base branch", "suspend a member account and reactivate it later"
+    clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|,? unless\b|, optionally\b| in id order"
+                      r"| (?:when|whenever|if|once|so that|(?<!the )provided|before) (?!\w+ing\b)"
+                      r"| at any\b"
+                      r"| up to \w+ times?\b| Error Responses\b"
+                      r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
+                      r"|,? and \w+ (?:it|them) (?:later|again)\b|,? and optionally\b"
+                      r"| by (?:scanning|entering|giving|passing|providing|specifying|using)\b"
+                      r"|,? (?:that|which) (?:has|have|is|are)(?: not| already| still)? "
+                      r"(?:been |yet )?\w+(?:ed|en)\b",
+                      desc, maxsplit=1)[0].strip().rstrip(" .,;:")
+    # a cut that left its joint behind: "execute any kubectl command with the"
+    clause = re.sub(r"(?:\s+(?:with|for|to|of|in|on|from|by|using|and|or|the|a|an))+$", "",
+                    clause)
+    # "create a slot and return the new record": what the tool hands back is no request
+    clause = re.sub(r",? (?:and )?(?:return(?:s|ing)?|giv(?:es|ing)) (?:the|a|it|its)\b.*$", "",
+                    clause, flags=re.I)
+    # "Use this tool to create a dashboard": the framing is about the tool, not the request
+    clause = _FRAMING.sub("", clause)
+    first = clause.split(" ", 1)[0]
+    m = _THIRD_PERSON.match(first.lower())
+    if m and first.lower() not in {"status", "access", "process", "address", "this", "is",
+                                   "has", "was"}:
+        stem, suffix = m.groups()
+        base = stem + ("y" if suffix == "ies" else suffix[:-2] if suffix != "s" else "")
+        clause = base + clause[len(first):]
+    # the verb after "and" too: "build and deploy a Node.js application", as a source that
+    # wrote "Build and deploys ..." meant
+    both = re.match(r"^(\w+ and )(\w+?)(es|s)\b", clause)
+    if both and (both.group(2) in VERBS or both.group(2) + "e" in VERBS):
+        verb = both.group(2) if both.group(2) in VERBS else both.group(2) + "e"
+        clause = both.group(1) + verb + clause[both.end():]
+    for t in spec.tools:  # a tool named like a common word must not leak into the text
+        clause = re.sub(rf"\b{re.escape(t.name)}\b", tool_entity(spec, t.name), clause)
+    # the service's own name first is a noun phrase, no act ("Azure Developer CLI")
+    first_word = clause.split(" ", 1)[0].lower() if clause else ""
+    if not clause or _CJK.search(clause) or _NO_ACT.search(clause) or \
+            len(clause.split()) < 2 or \
+            first_word in spec.name.lower().split("_") and first_word not in VERBS:
+        return _name_phrase(spec, tool)
+    phrase = clause[0].lower() + clause[1:]
+    # "create a appointment" reads badly in any generated description
+    return fix_articles(phrase)
+
+
+_FRAMING = re.compile(r"^(?:use (?:this|the) tool to|this tool (?:will |can |lets you |allows "
+                      r"you to |helps (?:you )?(?:to )?)?|tool to|allows (?:you|users) to|"
+                      r"lets (?:you|users) |used to|helps (?:you )?(?:to )?) ", re.I)
+# before the act: a bracketed tag, a symbol or emoji, or a product name and a bar
+_LEAD = re.compile(r"^(?:\[[^\]]{1,40}\]\s*|[^\w\s\[(]+\s*|(?:[\w/-]+ ){0,2}\| )+")
+# a clause that says no act in English: another script, a command router's blurb ("Azure
+# Monitor operations - Commands for ..."), the tool itself, a bare label ("read-only")
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
+_NO_ACT = re.compile(r"\boperations - | - commands\b|\bcommands for\b|\bMCP server\b|"
+                     r"^use this tool\b|^this tool\b|^read-only$|\bexample cURL\b|"
+                     r"^(?:purpose|guardrails|overview|summary|note)\b", re.I)
+# the act a description in Chinese names first (amap's "根据城市名称...查询指定城市的天气")
+_CJK_VERBS = [("规划", "plan"), ("创建", "create"), ("删除", "delete"), ("更新", "update"),
+              ("修改", "update"), ("上传", "upload"), ("下载", "download"), ("部署", "deploy")]
+_READS = frozenset({"get", "list", "search", "find", "read", "fetch", "show", "query"})
+
+
+def _name_phrase(spec: EnvSpec, tool: str) -> str:
+    """What a tool does, from its name: "get the weather" (amap's maps_weather, described in
+    Chinese), "run the monitor command" (an Azure command router's)."""
+    ent = tool_entity(spec, tool)
+    words = split_words(tool)
+    verb = next((w for w in words if w in VERBS), None)
+    desc = spec.tool(tool).description
+    if verb is None and _CJK.search(desc):
+        verb = next((v for cjk, v in _CJK_VERBS if cjk in desc), None)
+        if verb is None:  # 查询, 搜索, 获取: a look-up
+            return f"look up the {ent}"
+        return f"{verb} the {ent}" if verb == "plan" else fix_articles(f"{verb} a {ent}")
+    if verb in _READS or verb is None and not spec.tool(tool).mutates:
+        many = verb in ("list", "search") or words[-1].endswith("s") and \
+            words[-1] not in ("status", "details", "access", "address")
+        return f"look up the {entity_plural(ent) if many else ent}"
+    if verb is None:
+        return f"run the {ent} command"
+    return fix_articles(f"{verb} a {ent}")
+
+
+__all__ = ["action_phrase", "summary_of"]
