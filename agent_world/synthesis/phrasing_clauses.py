@@ -184,13 +184,17 @@ def _in_place(spec: EnvSpec, tool: str, act: str, given: dict[str, Any]) -> str:
     `given`."""
     for p in [p for p in given if p not in PAGING and role(p, given[p]) != "key"]:
         head = noun(p).split()[-1] if noun(p) else ""
-        put, n = re.subn(rf"\b(?:a|an|the|one)\s+(?:specific\s+|given\s+|particular\s+)?"
-                         rf"{re.escape(head)}s?\b", bare_value(p, given[p], param_schema(spec, tool, p)),
-                         act, count=1, flags=re.I)
+        put, n = _put(act, head, bare_value(p, given[p], param_schema(spec, tool, p)))
         if head and n:
             act = put
             given.pop(p)
     return act
+
+
+def _put(act: str, head: str, said: str) -> tuple[str, int]:
+    """`act` with "a/the (specific) <head>" replaced by `said`, and how many were."""
+    return re.subn(rf"\b(?:a|an|the|one)\s+(?:specific\s+|given\s+|particular\s+)?"
+                   rf"{re.escape(head)}s?\b", said, act, count=1, flags=re.I)
 
 
 def qualified(spec: EnvSpec, plan: Plan, i: int, upto: int) -> str:
@@ -327,9 +331,7 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                         f"{field_words(b.field)}")
                 # the value in the action's own words for it: "fetch that fetch's url from the
                 # internet", not "fetch a URL from the internet for that fetch's url"
-                a, n = re.subn(rf"\b(?:a|an|the|one)\s+(?:specific\s+|given\s+)?"
-                               rf"(?i:{re.escape(field_words(p).split()[-1])})\b", said, a,
-                               count=1)
+                a, n = _put(a, field_words(p).split()[-1], said)
                 if n:
                     continue
                 rest.append(f"from {said}" if head in FROM_ROLES else

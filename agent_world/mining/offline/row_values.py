@@ -24,7 +24,6 @@ from agent_world.mining.offline.naming import singular
 from agent_world.mining.offline.prose import prose, prose_kind
 from agent_world.mining.offline.reference_data import (
     BOOK_SUBJECTS,
-    BRANCH_PREFIXES,
     CODE_TOPICS,
     COLORS,
     COMMANDS,
@@ -52,7 +51,7 @@ from agent_world.mining.offline.reference_data import (
     TIME_ZONES,
 )
 from agent_world.mining.offline.row_times import WINDOW_START
-from agent_world.mining.offline.service_values import SERVICE_KINDS, service_value
+from agent_world.mining.offline.service_values import SERVICE_KINDS, git_branch, service_value
 from agent_world.mining.semantics.lifecycle_rule import ATTENDED, state_rank
 from agent_world.mining.semantics.zones import address_country, country_zones
 
@@ -304,9 +303,7 @@ class RowValues:
             "category": lambda: r.choice(["standard", "premium", "basic", "internal",
                                           "external"]),
             "slug_name": lambda: f"{r.choice(SLUG_HEADS)}-{r.choice(SLUG_TAILS)}",
-            "branch_name": lambda: (r.choice(["main", "develop"]) if r.random() < 0.2 else
-                                    f"{r.choice(BRANCH_PREFIXES)}/{r.choice(SLUG_HEADS)}-"
-                                    f"{r.choice(CODE_TOPICS)}"),
+            "branch_name": lambda: git_branch(r, 0.2),
             "tag": lambda: r.choice(TAG_WORDS) if r.random() < 0.8 else f.word(),
             "place": lambda: f.city(),
             "calendar_name": lambda: f"{f.first_name()}'s "

@@ -229,6 +229,13 @@ _CHANNEL_TOPICS = ["team", "reviews", "alerts", "standup", "launch", "help", "ra
 _TEST_ENDS = ["flow", "api", "page", "retry", "timeout", "login", "export"]
 
 
+def git_branch(r: random.Random, trunk_share: float) -> str:
+    """A git branch: the trunk ('main', 'develop') `trunk_share` of the time, else a topic
+    branch ('release/inventory-login')."""
+    return r.choice(["main", "develop"]) if r.random() < trunk_share else \
+        f"{r.choice(BRANCH_PREFIXES)}/{r.choice(SLUG_HEADS)}-{r.choice(CODE_TOPICS)}"
+
+
 def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
                   description: str, fields: list[str], tables: list[str]) -> str:
     """One value of a technical kind; `fields` are the columns of the column's table, `tables`
@@ -300,8 +307,7 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
                          f'{{"query": "{r.choice(SLUG_HEADS)}", "limit": '
                          f'{r.choice([10, 20, 50])}}}'])
     if kind == "git_branch":
-        return r.choice(["main", "develop"]) if r.random() < 0.3 else \
-            f"{r.choice(BRANCH_PREFIXES)}/{r.choice(SLUG_HEADS)}-{r.choice(CODE_TOPICS)}"
+        return git_branch(r, 0.3)
     if kind == "arn":
         service = "logs" if "log" in f"{name} {table}" else r.choice(["lambda", "s3", "sns"])
         return f"arn:aws:{service}:us-east-1:{r.randint(10**11, 10**12 - 1)}:" \
@@ -325,4 +331,4 @@ SERVICE_KINDS = frozenset(set(_EXACT.values()) | {
     "port", "glob", "connection_string", "css_selector", "base64", "kube_context", "cursor",
     "regex", "ui_component", "group_label", "cloud_region", "channel_name", "test_name", "javascript", "log_query", "repository"}) - ROW_KINDS
 
-__all__ = ["ROW_KINDS", "SERVICE_KINDS", "service_kind", "service_value"]
+__all__ = ["ROW_KINDS", "SERVICE_KINDS", "git_branch", "service_kind", "service_value"]

@@ -78,9 +78,9 @@ def settle_page(fake: Any, rng: Any, row: dict[str, Any], columns: set[str]) -> 
     status."""
     code = row.get("status_code")
     if "title" in columns and row.get("url"):  # a page the database grew has its site's title
-        site = page_title(row["url"]).split(" | ")[-1]
-        row["title"] = page_title(row["url"]) if code == 200 or code in REDIRECTS else \
-            f"{'Page not found' if code == 404 else 'Error'} | {site}"
+        title = page_title(row["url"])
+        row["title"] = title if code == 200 or code in REDIRECTS else \
+            f"{'Page not found' if code == 404 else 'Error'} | {title.split(' | ')[-1]}"
     if "content_type" in columns and code != 200:
         row["content_type"] = "text/html"  # a redirect notice or an error page
     ctype = row.get("content_type")
