@@ -13,7 +13,8 @@ each in its own home, one after the other: `pool` (a local process pool, one wor
 the default), `ray` (a local Ray cluster started here, one CPU per core) or `serial` (in this
 process). Prints one table with a column per executor: servers harvested / tried, sources
 mined / read (target ≥ 95 %), tables named after a tool call ('alert_policy_creates'),
-text cells that are one random word, environments built, validated tools per environment, tasks
+text cells that are one random word, environments built, validated tools per environment, tools
+whose act reads badly in a request, records named wrong, summaries over an identifier, tasks
 synthesized, wall per stage, themes and tasks per minute, and peak resident memory: this
 process's over the benchmark so far, and that of the processes it runs on during that run
 (its descendants' summed, sampled: pool workers, or Ray's daemons and workers).
@@ -25,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import sys
@@ -49,6 +51,8 @@ from agent_world.mining.offline.column_semantics import column_semantic  # noqa:
 from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
 from agent_world.scaleout import cores  # noqa: E402
+from agent_world.synthesis.action_phrases import action_phrase  # noqa: E402
+from agent_world.tasks.words import split_words, tool_entity  # noqa: E402
 
 # the run settings (stage graph context) of each executor
 EXECUTORS: dict[str, dict[str, object]] = {
@@ -94,6 +98,29 @@ def call_named_tables(specs: list) -> tuple[int, int]:
     return sum(bool(CALL_WORDS & set(n.split("_"))) for n in names), len(names)
 
 
+# what a request's act must not be: a second sentence ("by its ID. You can ..."), a run-on
+# ("CLI.Retrieve"), a leading condition, a command router's blurb, a paragraph
+_BAD_ACT = re.compile(r"[a-z0-9][.!?] [A-Za-z]|[a-z]\.[A-Z]|^(?:if|when) | [-–] [Cc]ommands\b")
+
+
+def act_flaws(specs: list) -> tuple[int, int, int, int]:
+    """Tools of the built environments whose act, as a request says it (`action_phrase`),
+    reads badly (`_BAD_ACT`) or runs over 16 words; records named by a table read back wrong
+    ('akse' for the tool `aks` acting on `akses`); summary tools over an identifier column
+    (`summarize_forms_page_id`); and all tools."""
+    bad = wrong = ids = total = 0
+    for spec in specs:
+        for tool in spec.tools:
+            total += 1
+            act = action_phrase(spec, tool.name)
+            bad += bool(_BAD_ACT.search(act)) or len(act.split()) > 16
+            last = (tool_entity(spec, tool.name).split() or [""])[-1]
+            wrong += last.endswith("e") and last[:-1] in split_words(tool.name)
+            ids += tool.name.startswith("summarize_") and bool(re.search(r"_(id|idx|uid)$",
+                                                                          tool.name))
+    return bad, wrong, ids, total
+
+
 def _pipeline(refs: list, args: argparse.Namespace, context: dict[str, object]
               ) -> dict[str, object]:
     """`_stages` with the peak memory of the processes it runs on."""
@@ -137,8 +164,11 @@ def _stages_in(home: Path, refs: list, args: argparse.Namespace,
     built = build_environments([], home=home, context={"home": str(home), **context})
     out["build_s"] = time.perf_counter() - t0
     with Catalog.open(home) as cat:
-        tools = [len(cat.get_env(name).tools) for name in built]
+        built_specs = [cat.get_env(name) for name in built]
+    tools = [len(spec.tools) for spec in built_specs]
     out.update(built=len(built), tools_per_env=sum(tools) / max(1, len(tools)))
+    out["bad_acts"], out["wrong_records"], out["id_summaries"], out["tools"] = \
+        act_flaws(built_specs)
     t0 = time.perf_counter()
     tasks = synthesize_tasks(built, home=home, per_env=args.per_env, seed=args.seed,
                              context={"home": str(home), **context})
@@ -204,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         f"({100 * r['unknown_words'] / max(1, r['text_cells']):.1f} %)")
     row("environments built", lambda r: str(r["built"]))
     row("validated tools per environment", lambda r: f"{r['tools_per_env']:.1f}")
+    row("tools whose act reads badly (2 sentences, a condition, a blurb, > 16 words)",
+        lambda r: f"{r['bad_acts']} / {r['tools']}")
+    row("records named by a table read back wrong ('akse') / summaries over an id",
+        lambda r: f"{r['wrong_records']} / {r['id_summaries']}")
     row("tasks synthesized", lambda r: str(r["tasks"]))
     if args.harvest:
         table.add_row("wall: harvest (from the install cache)",

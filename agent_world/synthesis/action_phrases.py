@@ -39,6 +39,8 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     # a tag or an emoji before the act ("[Tauri Apps Only] Start ...", "Notion | Retrieve a
     # user"), and Markdown emphasis, are no words of it
     desc = _LEAD.sub("", desc).replace("**", "").replace("`", "")
+    if _ROUTER.search(desc):  # a command router's blurb: said from its name
+        return _name_phrase(spec, tool, router=True)
     m = re.search(r"\bI want to (.+?)(?: so that\b|[.;]|$)", desc, re.I)
     if m:
         desc = m.group(1)
@@ -48,6 +50,15 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
                      r"can (.+)", desc)
         if m:
             desc = m.group(1)
+    # "If a browser dialog was opened, use this command to handle it": the act on the thing
+    # the condition names; any other leading condition is no part of the request
+    cond = re.match(r"^if (?:an? |the )?([\w -]{2,40}?) (?:is|was|are|were|has been|have been) "
+                    r"\w+, (?:use this (?:command|tool) to )?(\w+) (?:it|them)\b", desc, re.I)
+    if cond:
+        desc = f"{cond.group(2)} the {cond.group(1)}"
+    else:
+        desc = re.sub(r"^(?:if|when|whenever) [^,]{1,80}, (?=[a-z])", "", desc, flags=re.I)
+    desc = _FRAMING.sub("", desc)  # before the cuts: "use this as the primary tool to discover"
     # "Goal Seek: change the constant ...": a name before the colon, the act after it
     named = re.match(r"^(?:[A-Z][\w-]*\s?){1,4}:\s+([a-z]+)\b(.*)", desc)
     if named and named.group(1) not in _DETERMINERS:
@@ -56,9 +67,13 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     # a title when no copy is available", "cancel a hold at any time before it is collected"
     # and so is what the tool allows or what comes after it: "create a new branch from an
     # optional base branch", "suspend a member account and reactivate it later"
-    clause = re.split(r"(?<=[a-z0-9)])[.:;](\s|$)|\s\(|,? unless\b|, optionally\b| in id order"
+    clause = re.split(r"(?<=[A-Za-z0-9)])[.:;](\s|$)|(?<=[A-Za-z])\.(?=[A-Z][a-z])|\s\(|,? unless\b"
+                      r"|, optionally\b| in id order"
                       r"| (?:when|whenever|if|once|so that|(?<!the )provided|before) (?!\w+ing\b)"
                       r"| at any\b"
+                      # what follows the act: an explanation after a dash, examples, a purpose
+                      r"|\s[-–—]\s|,? (?:such as|including|ideal for|helping|which|allowing)\b"
+                      r"| to (?:show|display|visualize|help|understand|discover|observe|see)\b"
                       r"| up to \w+ times?\b| Error Responses\b"
                       r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
                       r"|,? and \w+ (?:it|them) (?:later|again)\b|,? and optionally\b"
@@ -76,8 +91,8 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     clause = _FRAMING.sub("", clause)
     first = clause.split(" ", 1)[0]
     m = _THIRD_PERSON.match(first.lower())
-    if m and first.lower() not in {"status", "access", "process", "address", "this", "is",
-                                   "has", "was"}:
+    if m and not first.lower().endswith(("ss", "us")) and first.lower() not in {
+            "this", "is", "has", "was"}:
         stem, suffix = m.groups()
         base = stem + ("y" if suffix == "ies" else suffix[:-2] if suffix != "s" else "")
         clause = base + clause[len(first):]
@@ -87,20 +102,29 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     if both and (both.group(2) in VERBS or both.group(2) + "e" in VERBS):
         verb = both.group(2) if both.group(2) in VERBS else both.group(2) + "e"
         clause = both.group(1) + verb + clause[both.end():]
-    for t in spec.tools:  # a tool named like a common word must not leak into the text
-        clause = re.sub(rf"\b{re.escape(t.name)}\b", tool_entity(spec, t.name), clause)
+    # a tool named like a common word must not leak into the text; the act itself stays (the
+    # browser's "click", "hover" and "drag" are tools and the verbs of their descriptions)
+    act, sep, rest = clause.partition(" ")
+    if act.lower() not in VERBS and act.lower() not in split_words(tool):
+        act, sep, rest = "", "", clause
+    for t in spec.tools:
+        rest = re.sub(rf"\b{re.escape(t.name)}\b", tool_entity(spec, t.name), rest)
+    clause = act + sep + rest
     # the service's own name first is a noun phrase, no act ("Azure Developer CLI")
     first_word = clause.split(" ", 1)[0].lower() if clause else ""
     if not clause or _CJK.search(clause) or _NO_ACT.search(clause) or \
+            re.match(r"^[a-z]+_\w+ ", clause) or \
             len(clause.split()) < 2 or \
             first_word in spec.name.lower().split("_") and first_word not in VERBS:
-        return _name_phrase(spec, tool)
-    phrase = clause[0].lower() + clause[1:]
+        return _name_phrase(spec, tool, router=bool(_ROUTER.search(clause)))
+    # "PREFERRED TOOL", "MEP": an acronym or a shouted word keeps its case
+    phrase = clause if clause[1:2].isupper() else clause[0].lower() + clause[1:]
     # "create a appointment" reads badly in any generated description
     return fix_articles(phrase)
 
 
-_FRAMING = re.compile(r"^(?:use (?:this|the) tool to|this tool (?:will |can |lets you |allows "
+_FRAMING = re.compile(r"^(?:use (?:this|the)(?: tool| API| command)?(?: as (?:the|a|an) "
+                      r"[\w ]{1,30}?)? to|this tool (?:will |can |lets you |allows "
                       r"you to |helps (?:you )?(?:to )?)?|tool to|allows (?:you|users) to|"
                       r"lets (?:you|users) |used to|helps (?:you )?(?:to )?) ", re.I)
 # before the act: a bracketed tag, a symbol or emoji, or a product name and a bar
@@ -108,7 +132,8 @@ _LEAD = re.compile(r"^(?:\[[^\]]{1,40}\]\s*|[^\w\s\[(]+\s*|(?:[\w/-]+ ){0,2}\| )
 # a clause that says no act in English: another script, a command router's blurb ("Azure
 # Monitor operations - Commands for ..."), the tool itself, a bare label ("read-only")
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
-_NO_ACT = re.compile(r"\boperations - | - commands\b|\bcommands for\b|\bMCP server\b|"
+_ROUTER = re.compile(r"\boperations [-–] | [-–] commands\b|\bcommands for\b", re.I)
+_NO_ACT = re.compile(r"\boperations [-–] | [-–] commands\b|\bcommands for\b|\bMCP server\b|"
                      r"^use this tool\b|^this tool\b|^read-only$|\bexample cURL\b|"
                      r"^(?:purpose|guardrails|overview|summary|note)\b", re.I)
 # the act a description in Chinese names first (amap's "根据城市名称...查询指定城市的天气")
@@ -117,10 +142,12 @@ _CJK_VERBS = [("规划", "plan"), ("创建", "create"), ("删除", "delete"), ("
 _READS = frozenset({"get", "list", "search", "find", "read", "fetch", "show", "query"})
 
 
-def _name_phrase(spec: EnvSpec, tool: str) -> str:
+def _name_phrase(spec: EnvSpec, tool: str, router: bool = False) -> str:
     """What a tool does, from its name: "get the weather" (amap's maps_weather, described in
-    Chinese), "run the monitor command" (an Azure command router's)."""
+    Chinese), "run the monitor command" (an Azure command router's, `router`)."""
     ent = tool_entity(spec, tool)
+    if router and len(split_words(tool)) == 1:  # Azure's "search" routes search commands
+        return f"run the {' '.join(split_words(tool))} command"  # as named: cosmos, applens
     words = split_words(tool)
     verb = next((w for w in words if w in VERBS), None)
     desc = spec.tool(tool).description
@@ -134,7 +161,7 @@ def _name_phrase(spec: EnvSpec, tool: str) -> str:
             words[-1] not in ("status", "details", "access", "address")
         return f"look up the {entity_plural(ent) if many else ent}"
     if verb is None:
-        return f"run the {ent} command"
+        return f"run the {' '.join(split_words(tool))} command"
     return fix_articles(f"{verb} a {ent}")
 
 

@@ -111,6 +111,10 @@ def tool_entity(spec: EnvSpec, tool: str) -> str:
         acted = _acted_table(spec, tool)
         return table_entity(acted) if acted else ent
     kinds = {table_entity(t.name) for t in spec.tables}
+    # a name whose plural is a table's ('aks' -> akses) is that table's record as the source
+    # says it; singular_word would read the table back as 'akse' ('redise', 'servicebuse')
+    if words and "_".join([*words[:-1], plural_word(words[-1])]) in {t.name for t in spec.tables}:
+        return ent
     if len(words) < 2:
         if ent in kinds:
             return ent

@@ -443,7 +443,22 @@ def test_a_listing_by_an_earlier_record_s_key_names_that_key_s_record(built):
     ("Execute any kubectl command with the provided arguments and flags",
      "execute any kubectl command with the provided arguments and flags"),
     ("Cancel an order provided it has not shipped", "cancel an order"),
-    ("Export the rows of a (selected) table.", "export the rows")])
+    ("Export the rows of a (selected) table.", "export the rows"),
+    # the corpus's review: a verb ending in ss, a sentence ending after a capital or without a
+    # space, a leading condition, framing with a role, what follows a dash, examples, a purpose
+    ("Press a key or key combination. Use this when fill() fails", "press a key or key combination"),
+    ("Gets a console message by its ID. You can get all messages by calling list",
+     "get a console message by its ID"),
+    ("If a browser dialog was opened, use this command to handle it", "handle the browser dialog"),
+    ("If the page is stale, reload the page", "reload the page"),
+    ("Manage Azure Policy assignments using Azure CLI.Retrieve policy assignments",
+     "manage Azure Policy assignments using Azure CLI"),
+    ("Use this as the primary tool to discover the types of metrics available",
+     "discover the types of metrics available"),
+    ("Generate an area chart to show data trends, such as, displacement", "generate an area chart"),
+    ("Find all dashboards that include a card - use this to understand where a card is used",
+     "find all dashboards that include a card"),
+    ("PREFERRED TOOL for design system extraction", "PREFERRED TOOL for design system extraction")])
 def test_a_source_s_description_reads_as_the_act_it_asks(description, said):
     """Real servers' descriptions: a named feature before a colon, a clause without a
     subject before "can", a third-person verb after "and", escaped line breaks, "a user"."""
@@ -463,6 +478,8 @@ def test_a_source_s_description_reads_as_the_act_it_asks(description, said):
     # no act in English: said from the tool's name
     ("根据城市名称或者标准adcode查询指定城市的天气", None),
     ("Azure Monitor operations - Commands for querying logs and metrics.", None),
+    ("Speech operations – Commands to work with Azure AI Services Speech", None),
+    ("list_application returns list of applications", None),
     ("🎯 Purpose 1: manage objects", None)])
 def test_a_description_with_no_english_act_is_said_from_the_tools_name(description, said):
     """Corpus servers' descriptions that start with a tag, a product name and a bar, markup,
@@ -480,3 +497,38 @@ def test_a_description_with_no_english_act_is_said_from_the_tools_name(descripti
         verb = tool["name"].split("_")[0]
         assert phrase.startswith(verb) and not re.search(r"[^\x00-\x7f]|operations|purpose",
                                                          phrase), (tool["name"], phrase)
+
+
+def test_a_tool_named_by_its_verb_keeps_the_verb_and_a_product_name_keeps_its_s():
+    """Chrome's `click` tool is described "Clicks on the provided element": the act stays a
+    click (the tool's name was replaced by its record: "css style on the provided element").
+    Azure's `aks` and `redis` routers act on tables `akses` and `redises`: their records are
+    "aks" and "redis", not "akse" and "redise"; a router is run as named."""
+    from agent_world.envs.spec import EnvSpec
+    from agent_world.tasks.words import tool_entity
+
+    raw = json.loads(load_example("ecommerce").to_json())
+    tool = next(t for t in raw["tools"] if t.get("mutates"))
+    raw["tests"] = [t for t in raw["tests"] if t["tool"] != tool["name"]]
+    tool["source"] = tool["source"].replace(f"def {tool['name']}(", "def click(")
+    tool["name"], tool["description"] = "click", "Clicks on the provided element"
+    spec = EnvSpec.from_dict(raw)
+    assert action_phrases.action_phrase(spec, "click") == "click on the provided element"
+
+    raw = json.loads(load_example("ecommerce").to_json())
+    table = raw["tables"][0]
+    old_table = table["name"]
+    table["name"] = "akses"
+    raw["rows"]["akses"] = raw["rows"].pop(old_table, [])
+    for t in raw["tables"]:  # keys that referred to the renamed table refer to it still
+        for c in t["columns"]:
+            if (c.get("foreign_key") or "").startswith(old_table + "."):
+                c["foreign_key"] = "akses." + c["foreign_key"].split(".", 1)[1]
+    tool = next(t for t in raw["tools"] if t.get("mutates"))
+    raw["tests"] = [t for t in raw["tests"] if t["tool"] != tool["name"]]
+    tool["source"] = tool["source"].replace(f"def {tool['name']}(", "def aks(")
+    tool["name"] = "aks"
+    tool["description"] = "AKS operations – Commands to manage Azure Kubernetes Service clusters"
+    spec = EnvSpec.from_dict(raw)
+    assert tool_entity(spec, "aks") == "aks"
+    assert action_phrases.action_phrase(spec, "aks") == "run the aks command"

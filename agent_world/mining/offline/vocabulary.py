@@ -173,7 +173,9 @@ NOT_ADDITIVE = frozenset({
     "lng", "offset", "rating", "score", "rank", "priority", "version", "percent", "percentage",
     "temperature", "stars", "port", "floor", "code", "status", "zip", "postal",
 })
-POSITION_LAST = frozenset({"number", "no", "index", "sequence", "position", "day", "second"})
+# ... and an identifier of a record with no table of its own (chrome's page_id, page_idx)
+POSITION_LAST = frozenset({"number", "no", "index", "sequence", "position", "day", "second",
+                           "id", "idx", "uid"})
 
 
 def not_additive(words: list[str]) -> bool:
