@@ -114,7 +114,9 @@ def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, 
             after.append(f"that are {'' if v else 'not '}{re.sub(r'^(is|has) ', '', words)}")
         else:
             said = arg_phrase(p, v, schema)
-            after.append(said if said.startswith(PREPOSITIONS) else f"with {said}")
+            # "the mind maps named Backlog notes", not "with named Backlog notes"
+            after.append(said if said.startswith((*PREPOSITIONS, "named ", "titled "))
+                         else f"with {said}")
     # a restrictive "that ..." clause follows its noun phrase without a comma
     joined = "".join((" " if i and a.startswith("that ") else ", " if i else "") + a
                      for i, a in enumerate(after))

@@ -259,6 +259,8 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
         return f"the {words} set to {say(param, value, schema)}"
     if r == "text":
         return f"the {words} {say(param, value, schema)}"
+    if r == "flag" and isinstance(value, bool):  # "with learn turned off", not "with learn no"
+        return f"{words} turned {'on' if value else 'off'}"
     return f"{words} {say(param, value, schema)}"
 
 

@@ -65,7 +65,7 @@ def _aggregations(i: int, items: list[dict], rng: random.Random) -> list[dict]:
                 and len(set(values)) < len(values):
             cats[k] = sorted(set(values))
         if all(isinstance(x, int | float) and not isinstance(x, bool) for x in values) and \
-                not k.endswith("id") and len(set(values)) > 1:
+                not k.endswith(("id", "idx")) and len(set(values)) > 1:  # no "highest page idx"
             nums.append(k)
     for k, values in cats.items():
         options.append({"kind": "count", "step": i, "where": {k: rng.choice(values)}})

@@ -833,3 +833,21 @@ def test_a_value_taken_from_an_earlier_record_fills_the_actions_own_words(built)
     assert fix_articles("update a UptimeCheck, a OneDrive folder and a E&A app") == \
         "update an UptimeCheck, a OneDrive folder and an E&A app"
     assert artefacts("Get the E&A app.") == [] and "a-an" in artefacts("Update a Item.")
+
+
+def test_a_name_filter_a_flag_and_an_identifier_read_as_a_person_writes_them():
+    """Read from corpus tasks: "the mind maps with named Backlog notes", "with intent ... and
+    learn no", "page 17.39" (chrome's pageId is a JSON number), "the highest page idx"."""
+    from agent_world.mining.offline.signatures import column_type
+    from agent_world.synthesis.task_answers import _aggregations
+
+    spec = load_example("ecommerce")
+    assert phrasing_clauses.list_filters(spec, "list_orders", {"name": "Backlog notes"})[1] \
+        == "named Backlog notes"
+    assert phrasing_values.arg_phrase("learn", False) == "learn turned off"
+    assert phrasing_values.arg_phrase("recursive", True) == "recursive turned on"
+    assert [column_type(n, "number", None) for n in ("page_id", "page_idx", "quality")] == \
+        ["integer", "integer", "real"]
+    items = [{"page_idx": i, "size": 10 * i} for i in range(1, 5)]
+    asked = {o.get("field") for o in _aggregations(0, items, random.Random(0))}
+    assert "page_idx" not in asked and "size" in asked

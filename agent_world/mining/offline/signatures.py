@@ -350,7 +350,8 @@ def column_type(name: str, jtype: str | None, fmt: str | None, desc: str = "") -
     if jtype == "integer":
         return "integer"
     if jtype == "number":
-        return "real"
+        # a page's id or index declared as a JSON number counts pages: page 17, not 17.39
+        return "integer" if re.search(r"(?:^|_)(?:id|idx|index)$", n) else "real"
     if jtype in ("object", "array"):
         return "json"
     if "hh:mm" in d and "yyyy" not in d and "iso" not in d:
