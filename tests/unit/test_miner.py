@@ -27,6 +27,7 @@ from agent_world.mining.offline.complexify import (
     complexify_offline,
 )
 from agent_world.mining.offline.naming import plural, singular, tokens
+from agent_world.mining.sources.base import SourceDocument, ToolDescription
 from agent_world.mining.validation import MiningError, validate_database
 from agent_world.models import set_chat_model
 from tests.unit.miner_docs import (
@@ -215,6 +216,24 @@ def test_array_argument_becomes_child_table():
     assert fks["events.calendar_id"] == "calendars.id"
     assert fks["event_attendees.event_id"] == "events.id"
     assert all("@" in r["email"] for r in spec.rows["event_attendees"])
+
+
+def test_a_batch_of_the_record_itself_is_no_child_table():
+    """plane's update_issue(issues=["OPS-781"]) mined a table `issue_issues` (issue_id, issue)
+    that repeated the issues; pinecone's upsert_records(records=[...]) a `record_records`."""
+    doc = SourceDocument(name="tracker", kind="tool-list", reference="tracker.json", tools=[
+        ToolDescription(name="update_issue", description="Update issues in bulk",
+                        input_schema={"type": "object", "properties": {
+                            "issue_id": {"type": "string"},
+                            "issues": {"type": "array", "items": {"type": "string"}},
+                            "labels": {"type": "array", "items": {"type": "string"}}},
+                            "required": ["issue_id"]}),
+        ToolDescription(name="list_issues", description="List issues", read_only=True,
+                        input_schema={"type": "object", "properties": {}})])
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    names = [t.name for t in spec.tables]
+    assert "issues" in names and "issue_issues" not in names
+    assert "issue_labels" in names  # a list of other values still is one
 
 
 def test_words_singular_plural():

@@ -211,6 +211,10 @@ def _apply_argument(m: DomainModel, primary: Entity, shape: ToolShape, info: dic
                 _apply_argument(m, primary, shape, sub, classify_argument(sub, known),
                                 creating, from_obj)
             return
+        if singular(arg) == primary.name:
+            # a batch of the record itself (plane's issues=["OPS-781"], pinecone's records):
+            # its rows are the records, no child table ('issue_issues') repeats them
+            return
         _child_table(m, primary, arg, info)
     elif r.kind == "scalar":
         # a reading tool's scalar arguments describe its object's attributes (listDoctors(
