@@ -1,7 +1,7 @@
 """Does diagnosis-targeted re-synthesis help? Four arms of the self-evolution loop with equal
 budgets, over several seeds: held-out pass rate per arm and round, mean ± sd, and a plot.
 
-    python benchmarks/ablation.py [--seeds 0,1,2] [--rounds 2] [--arms warm,grpo,targeted,random]
+    python benchmarks/ablation.py [--seeds 0,1,2] [--rounds 2] [--arms warm,grpo,targeted,random,spread]
                                   [--root DIR] [--out docs/ablation] [-- EVOLVE ARGS]
 
 | arm | each round trains on | GRPO |
@@ -10,6 +10,7 @@ budgets, over several seeds: held-out pass rate per arm and round, mean ± sd, a
 | `grpo` | no new tasks: as many replayed earlier tasks instead (`--resynthesis none`) | yes |
 | `targeted` | the diagnosis' targeted tasks + replay (the loop, the default) | yes |
 | `random` | as many new tasks on as many randomly drawn training environments, no guidelines (`--resynthesis random`) + replay | yes |
+| `spread` | as many targeted tasks, the guidelines on every training environment (`--targeted-envs 6 --targeted-tasks 3`) + replay | yes |
 
 Budgets are equal: every arm runs the same warm-start and (but `warm`) GRPO steps per round on a
 mix of the same size; only where the tasks come from differs (round 1 of `warm`/`grpo` trains on
@@ -51,6 +52,8 @@ ARMS: dict[str, list[str]] = {
     "grpo": ["--resynthesis", "none"],
     "targeted": ["--resynthesis", "targeted"],
     "random": ["--resynthesis", "random"],
+    # the guidelines on every training environment, the same 18 tasks: 6 × 3 instead of 3 × 6
+    "spread": ["--resynthesis", "targeted", "--targeted-envs", "6", "--targeted-tasks", "3"],
 }
 
 

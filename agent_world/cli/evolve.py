@@ -214,11 +214,15 @@ def evolve(
         help="Also evaluate after the supervised warm start, before GRPO.")] = None,
     targeted_tasks: Annotated[int | None, typer.Option(
         help="Targeted tasks per env per round (default 6).")] = None,
+    targeted_envs: Annotated[int | None, typer.Option(
+        help="Training environments the diagnosed skills are practised on each round (default "
+             "0: those the diagnosis names, up to 3); more spreads the same guidelines over "
+             "more environments.")] = None,
     train_steps: Annotated[int | None, typer.Option(
         help="GRPO steps per round (default 2).")] = None,
     warm_start_steps: Annotated[int | None, typer.Option(
         help="Supervised steps on each round's gold solutions before GRPO (default: the "
-             "policy's: 32 for tiny; for SmolLM2 on a CPU 20 in round 1 and 10 in later "
+             "policy's: 32 for tiny; for SmolLM2 on a CPU 16 in round 1 and 8 in later "
              "rounds, which start from a trained checkpoint; 0: none).")
     ] = None,
     policy: Annotated[str, typer.Option(help="Starting policy; empty: the default.")] = "",
@@ -245,7 +249,8 @@ def evolve(
     if resume and not values:
         raise typer.BadParameter(f"thread {thread!r} has nothing to resume")
     sizes = {"tasks_per_env": tasks_per_env, "heldout_tasks_per_env": heldout_tasks,
-             "targeted_tasks_per_env": targeted_tasks, "train_steps": train_steps,
+             "targeted_tasks_per_env": targeted_tasks, "targeted_envs": targeted_envs,
+             "train_steps": train_steps,
              "warm_start_steps": warm_start_steps,
              "fresh_heldout_tasks_per_env": fresh_heldout_tasks,
              "eval_after_warm_start": eval_warm_start, "resynthesis": resynthesis,

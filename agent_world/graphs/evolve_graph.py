@@ -337,6 +337,11 @@ def resynthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Ev
         targets = sorted(random.Random(f"{s.seed}:{state['round']}").sample(
             sorted(state["train_envs"]), k))
         guidelines = {}
+    elif s.targeted_envs > len(targets):
+        # the diagnosed levels, distractors and skills on more environments than it names
+        # (confusable pairs stay where the diagnosis found their analogues)
+        rest = [e for e in sorted(state["train_envs"]) if e not in targets]
+        targets = [*targets, *rest[:s.targeted_envs - len(targets)]]
     grown: dict[str, str] = {}
     grow = [e for e in guidelines.get("complexify_databases", []) if e in state["train_envs"]]
     if s.resynthesis == "none":

@@ -48,6 +48,11 @@ class EvolveContext(ScaledContext):
     # of the mix: the targeted tasks were too few to tell from random ones, docs/ablation.md)
     targeted_tasks_per_env: int = setting(6, "New training tasks per targeted environment "
                                           "each round.")
+    # held-out environments are unseen: a skill may transfer where an environment cannot, so
+    # the `spread` arm of benchmarks/ablation.py practises the guidelines on every training
+    # environment (6 × 3 tasks) instead of on the 3 the diagnosis names (3 × 6)
+    targeted_envs: int = setting(0, "Training environments the diagnosed skills are practised "
+                                 "on each round; 0: those the diagnosis names.")
     # benchmarks/ablation.py compares them
     resynthesis: str = setting("targeted", "How each round's new training tasks are chosen: "
                                "\"targeted\" by the diagnosis' guidelines; \"random\": as "

@@ -14,6 +14,7 @@ from langgraph.types import Command
 
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.examples import load_example
+from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.graphs import evolve_graph as evolve
 from agent_world.graphs import mine_graph, stages
@@ -278,6 +279,35 @@ def test_evaluations_are_published_to_langsmith_when_tracing(tmp_path, doubles, 
         ("ls/r1/after", "ls/heldout"), ("ls/r1/after-fresh", "ls/heldout-r1/after-fresh")]
     rec = Catalog.open(tmp_path).list_rounds("ls")[0]["record"]
     assert rec["links"]["round 1 after: experiment"] == "https://smith.test/ls/r1/after"
+
+
+def test_targeted_envs_spread_the_guidelines_over_more_training_environments(tmp_path,
+                                                                             doubles,
+                                                                             monkeypatch):
+    """`targeted_envs`: the diagnosis' guidelines on every training environment (the
+    ablation's `spread` arm), the environments it names first; 0 keeps those it names."""
+    def build(names, home, seed=0, scale=None, within=None):  # noqa: ARG001 - six to split
+        cat = Catalog.open(home)
+        made = []
+        for n in ("airline", "ecommerce"):
+            for copy in ("", "_b", "_c"):
+                raw = json.loads(load_example(n).to_json())
+                raw["name"] = n + copy
+                cat.put_env(EnvSpec.from_dict(raw), stage="built")
+                made.append(n + copy)
+        return made
+
+    monkeypatch.setattr(stages, "build_environments", build)
+    g = evolve.build_graph()
+    for _ in range(2):
+        s = invoke(g, {"goal_rounds": 2}, thread_id="spread", home=tmp_path,
+                   context=_ctx(targeted_envs=10, heldout_fraction=0.2))
+    rounds = [c for c in doubles.synth_calls if "/round-" in c["tag"]]
+    named = rounds[-1]["guidelines"]["environments"]
+    assert rounds and all(c["guidelines"] for c in rounds)
+    assert len(named) < len(s["train_envs"]) == len(rounds[-1]["names"])  # more than named
+    assert sorted(rounds[-1]["names"]) == sorted(s["train_envs"])
+    assert rounds[-1]["names"][:len(named)] == [e for e in named if e in s["train_envs"]]
 
 
 @pytest.mark.parametrize("mode", ["random", "none"])
