@@ -1,4 +1,4 @@
-"""Does diagnosis-targeted re-synthesis help? Four arms of the self-evolution loop with equal
+"""Does diagnosis-targeted re-synthesis help? Arms of the self-evolution loop with equal
 budgets, over several seeds: held-out pass rate per arm and round, mean ± sd, and a plot.
 
     python benchmarks/ablation.py [--seeds 0,1,2] [--rounds 2] [--arms warm,grpo,targeted,random,spread]
