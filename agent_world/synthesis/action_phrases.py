@@ -116,7 +116,7 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
             re.match(r"^[a-z]+_\w+ ", clause) or \
             len(clause.split()) < 2 or \
             first_word in spec.name.lower().split("_") and first_word not in VERBS:
-        return _name_phrase(spec, tool, router=bool(_ROUTER.search(clause)))
+        return _name_phrase(spec, tool)
     # "PREFERRED TOOL", "MEP": an acronym or a shouted word keeps its case
     phrase = clause if clause[1:2].isupper() else clause[0].lower() + clause[1:]
     # "create a appointment" reads badly in any generated description
@@ -129,12 +129,12 @@ _FRAMING = re.compile(r"^(?:use (?:this|the)(?: tool| API| command)?(?: as (?:th
                       r"lets (?:you|users) |used to|helps (?:you )?(?:to )?) ", re.I)
 # before the act: a bracketed tag, a symbol or emoji, or a product name and a bar
 _LEAD = re.compile(r"^(?:\[[^\]]{1,40}\]\s*|[^\w\s\[(]+\s*|(?:[\w/-]+ ){0,2}\| )+")
-# a clause that says no act in English: another script, a command router's blurb ("Azure
-# Monitor operations - Commands for ..."), the tool itself, a bare label ("read-only")
+# a command router's blurb ("Azure Monitor operations - Commands for ..."), read on the whole
+# description; a clause that says no act in English: another script, the tool itself, a bare
+# label ("read-only")
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
 _ROUTER = re.compile(r"\boperations [-–] | [-–] commands\b|\bcommands for\b", re.I)
-_NO_ACT = re.compile(r"\boperations [-–] | [-–] commands\b|\bcommands for\b|\bMCP server\b|"
-                     r"^use this tool\b|^this tool\b|^read-only$|\bexample cURL\b|"
+_NO_ACT = re.compile(r"\bMCP server\b|^use this tool\b|^this tool\b|^read-only$|\bexample cURL\b|"
                      r"^(?:purpose|guardrails|overview|summary|note)\b", re.I)
 # the act a description in Chinese names first (amap's "根据城市名称...查询指定城市的天气")
 _CJK_VERBS = [("规划", "plan"), ("创建", "create"), ("删除", "delete"), ("更新", "update"),
