@@ -69,8 +69,9 @@ def ask_field(field: str, rng: random.Random, ent: str = "", now: bool = False,
     """The question for one field of the record the chain reached (`now`: a field the
     chain's write just changed)."""
     words = split_words(field)
-    if ent and " ".join(words) == ent.split()[-1] and not now:
-        # "What is the title's title?": a field named as its record is what it is called
+    if ent and " ".join(words) in (ent, ent.split()[-1]) and not now:
+        # "What is the title's title?", "the section title's section title": a field named as
+        # its record is what it is called
         return rng.choice([f"What is the {ent} called?", f"Tell me what the {ent} is called."])
     if ent and not now and " ".join(words) in ent.split()[:-1] and not isinstance(value, dict):
         # "Tell me the time conversion's time": a field named as what its record is about

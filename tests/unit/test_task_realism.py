@@ -837,7 +837,8 @@ def test_a_value_taken_from_an_earlier_record_fills_the_actions_own_words(built)
 
 def test_a_name_filter_a_flag_and_an_identifier_read_as_a_person_writes_them():
     """Read from corpus tasks: "the mind maps with named Backlog notes", "with intent ... and
-    learn no", "page 17.39" (chrome's pageId is a JSON number), "the highest page idx"."""
+    learn no", "page 17.39" (chrome's pageId is a JSON number; backlog's pull request "number
+    60.62"), "the highest page idx", "the section title's section title"."""
     from agent_world.mining.offline.signatures import column_type
     from agent_world.synthesis.task_answers import _aggregations
 
@@ -846,8 +847,12 @@ def test_a_name_filter_a_flag_and_an_identifier_read_as_a_person_writes_them():
         == "named Backlog notes"
     assert phrasing_values.arg_phrase("learn", False) == "learn turned off"
     assert phrasing_values.arg_phrase("recursive", True) == "recursive turned on"
-    assert [column_type(n, "number", None) for n in ("page_id", "page_idx", "quality")] == \
-        ["integer", "integer", "real"]
+    assert [column_type(n, "number", None) for n in ("page_id", "page_idx", "number",
+                                                      "pull_request_number", "quality")] == \
+        ["integer", "integer", "integer", "integer", "real"]
     items = [{"page_idx": i, "size": 10 * i} for i in range(1, 5)]
     asked = {o.get("field") for o in _aggregations(0, items, random.Random(0))}
     assert "page_idx" not in asked and "size" in asked
+    # aws-documentation's "Tell me the section title's section title."
+    question = phrasing.ask_field("section_title", random.Random(0), ent="section title")
+    assert "called" in question and "title's" not in question, question

@@ -350,8 +350,9 @@ def column_type(name: str, jtype: str | None, fmt: str | None, desc: str = "") -
     if jtype == "integer":
         return "integer"
     if jtype == "number":
-        # a page's id or index declared as a JSON number counts pages: page 17, not 17.39
-        return "integer" if re.search(r"(?:^|_)(?:id|idx|index)$", n) else "real"
+        # an id, index, number or count declared as a JSON number counts things: page 17 and
+        # pull request 60, not 17.39 and 60.62
+        return "integer" if re.search(r"(?:^|_)(?:id|idx|index|number|count)$", n) else "real"
     if jtype in ("object", "array"):
         return "json"
     if "hh:mm" in d and "yyyy" not in d and "iso" not in d:
