@@ -41,6 +41,12 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     desc = _LEAD.sub("", desc).replace("**", "").replace("`", "")
     if _ROUTER.search(desc):  # a command router's blurb: said from its name
         return _name_phrase(spec, tool, router=True)
+    # a breadcrumb ("Docs-Base-App-Create a Base App-Create a base app in ..."): the act is
+    # its first crumb that starts with a verb
+    crumbs = [c.strip() for c in re.split(r"(?<=\w)-(?=[A-Z])", desc)]
+    if len(crumbs) >= 3 and all(len(c.split()) <= 3 for c in crumbs[:2]):
+        desc = next((c for c in crumbs[1:] if c.split(" ", 1)[0].lower() in
+                     VERBS | {"obtain"} and " " in c), desc)
     m = re.search(r"\bI want to (.+?)(?: so that\b|[.;]|$)", desc, re.I)
     if m:
         desc = m.group(1)

@@ -458,7 +458,11 @@ def test_a_listing_by_an_earlier_record_s_key_names_that_key_s_record(built):
     ("Generate an area chart to show data trends, such as, displacement", "generate an area chart"),
     ("Find all dashboards that include a card - use this to understand where a card is used",
      "find all dashboards that include a card"),
-    ("PREFERRED TOOL for design system extraction", "PREFERRED TOOL for design system extraction")])
+    ("PREFERRED TOOL for design system extraction", "PREFERRED TOOL for design system extraction"),
+    ("[Feishu/Lark]-Docs-Base-App-Create a Base App-Create a base app in user-defined folder",
+     "create a Base App"),
+    ("[Feishu/Lark]-Messaging-Message management-Send message-Call this interface to send",
+     "send message")])
 def test_a_source_s_description_reads_as_the_act_it_asks(description, said):
     """Real servers' descriptions: a named feature before a colon, a clause without a
     subject before "can", a third-person verb after "and", escaped line breaks, "a user"."""
