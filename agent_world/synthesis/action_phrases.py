@@ -39,6 +39,10 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     # a tag or an emoji before the act ("[Tauri Apps Only] Start ...", "Notion | Retrieve a
     # user"), and Markdown emphasis, are no words of it
     desc = _LEAD.sub("", desc).replace("**", "").replace("`", "")
+    # Go-doc style, the tool's own name as the subject: "delete_application deletes application"
+    own = re.match(rf"^{re.escape(tool)}\s+([a-z]+?)(e?s)\b", desc, re.I)
+    if own and {own.group(1), own.group(1) + own.group(2)[:-1]} & (VERBS | {"return"}):
+        desc = desc[own.start(1):]
     if _ROUTER.search(desc):  # a command router's blurb: said from its name
         return _name_phrase(spec, tool, router=True)
     # a breadcrumb ("Docs-Base-App-Create a Base App-Create a base app in ..."): the act is
@@ -84,6 +88,12 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
                       r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
                       r"|,? and \w+ (?:it|them) (?:later|again)\b|,? and optionally\b"
                       r"| by (?:scanning|entering|giving|passing|providing|specifying|using)\b"
+                      # how the record is found is the key's to say: "by its index", "by exact
+                      # UUID or exact name", "by application name"
+                      # (the designer's own "get one loan by id" stays as it is)
+                      r"|,? (?:(?:addressed|specified|identified) )?by (?!id\b)"
+                      r"(?:its |their |the |exact )?(?:\w+ )?"
+                      r"(?i:name|id|uuid|index|key)\b"
                       r"|,? (?:that|which) (?:has|have|is|are)(?: not| already| still)? "
                       r"(?:been |yet )?\w+(?:ed|en)\b",
                       desc, maxsplit=1)[0].strip().rstrip(" .,;:")
@@ -95,6 +105,9 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
                     clause, flags=re.I)
     # "Use this tool to create a dashboard": the framing is about the tool, not the request
     clause = _FRAMING.sub("", clause)
+    # "returns list of applications", "returns an AppProject": a read, said as one
+    clause = re.sub(r"^returns? (?:a |the )?list of\b", "list", clause, flags=re.I)
+    clause = re.sub(r"^returns?\b", "get", clause, flags=re.I)
     first = clause.split(" ", 1)[0]
     m = _THIRD_PERSON.match(first.lower())
     if m and not first.lower().endswith(("ss", "us")) and first.lower() not in {

@@ -33,6 +33,7 @@ from agent_world.tasks.words import (
     TO_ROLES,
     entity,
     entity_plural,
+    own_keys,
     runs_sql,
     split_words,
     table_entity,
@@ -406,7 +407,15 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
     key = next((p for p in given if role(p, given[p]) == "key" and noun(p) in
                 (ent, ent.split()[-1], "")), None) or \
         next((p for p in given if role(p, given[p]) == "key"), None)
-    if key is not None:
+    by_field = next((p for p in own_keys(spec, tool) if p in given and p != key), None)
+    if by_field is not None and key is None:
+        # the record named by a field of it (HubSpot's propertyName, a REST path): "update
+        # the property named Q2 invoice", never "set its property name to Q2 invoice"
+        column, value = own_keys(spec, tool)[by_field], bare_value(by_field, given.pop(by_field))
+        act = _with_key(act, ent, f"the {ent} named {value}" if column in ("name", "title") else
+                        f"the {ent} at {value}" if column in ("path", "url") else
+                        f"{ent} {value}", ent)
+    elif key is not None:
         # aimed at the record the key names: "add a coupon to a pending order" → "... to
         # order ORD-1", not "add order ORD-1 ..."
         base = act  # the other keys are aimed by the action's own words, not the first key's
@@ -443,7 +452,7 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         own = ent if any(table_entity(t.name) == entity(tool, tool_namespace(spec))
                          for t in spec.tables) else prev
         aims = [(p, noun(p) or ent) for p in bound_keys] or \
-            ([] if _creates(act) or key is not None else [("", own)])
+            ([] if _creates(act) or key is not None or by_field is not None else [("", own)])
         missed = []
         for p, n in aims:
             words = n.split()

@@ -28,6 +28,22 @@ def source_tools(spec: EnvSpec) -> frozenset[str]:
     return frozenset(t.name for t in spec.tools if t.name in served)
 
 
+# a tool finding the record it acts on by a field of it: `row = _row(ctx, table, pk, column,
+# arg, ...)`
+_LOOKUP = re.compile(r"^    row = _row\(ctx, '(\w+)', '(\w+)', '(\w+)', (\w+),", re.M)
+
+
+def own_keys(spec: EnvSpec, tool: str) -> dict[str, str]:
+    """Arguments a tool finds its own record by that are no id (HubSpot's propertyName: the
+    property by its name; a REST resource by its path), each with the column it matches: a
+    request names the record by them, it does not set them."""
+    source = spec.tool(tool).source if tool in {t.name for t in spec.tools} else ""
+    if "_insert(ctx" in source:
+        return {}  # a create's lookups are what the new record refers to (a base branch)
+    return {arg: column for table, pk, column, arg in _LOOKUP.findall(source)
+            if column != pk and table_entity(table) == entity(tool, tool_namespace(spec))}
+
+
 def split_words(name: str) -> list[str]:
     """`listPatientAppointments` / `list_patient_appointments` → list, patient, appointments."""
     name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", unversioned_camel(name))

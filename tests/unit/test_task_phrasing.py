@@ -361,6 +361,35 @@ def test_who_did_something_is_said_as_what_happened():
     assert said == "How many appointments cancelled by 'clinic' are there?", said
 
 
+def test_a_write_that_finds_its_record_by_a_field_names_the_record_by_it(notes_spec):
+    """HubSpot's update_property(propertyName, objectType) finds the property by its name: "update
+    the property named Q2 invoice: set its ...", never "set its property name to Q2 invoice";
+    a REST method finds its resource by path: "delete the user at /users/7"."""
+    from agent_world.envs.spec import EnvSpec
+
+    raw = json.loads(notes_spec.to_json())
+    users = next(t for t in raw["tables"] if t["name"] == "users")
+    users["columns"].append({"name": "path", "type": "text", "unique": True})
+    for row in raw["rows"]["users"]:
+        row["path"] = f"/users/{row['id']}"
+    for name, column, arg in (("update_user", "name", "userName"), ("delete_user", "path", "path")):
+        raw["tools"].append({
+            "name": name, "description": f"{name.split('_')[0].title()} a user.", "mutates": True,
+            "parameters": {"type": "object", "properties": {
+                arg: {"type": "string"}, "role": {"type": "string"}}, "required": [arg]},
+            "source": f"def {name}(ctx, {arg}, role=None):\n"
+                      f"    row = _row(ctx, 'users', 'id', '{column}', {arg}, 'user')\n"
+                      f"    return row\n"})
+    spec = EnvSpec.from_dict(raw)
+    said = phrasing_clauses.write_clause(spec, "update_user", {"userName": "Ann Lee",
+                                                               "role": "admin"},
+                                         random.Random(0))
+    assert said.startswith("update the user named Ann Lee: set its role to"), said
+    said = phrasing_clauses.write_clause(spec, "delete_user", {"path": "/users/7"},
+                                         random.Random(0))
+    assert said == "delete the user at /users/7", said
+
+
 def test_a_record_named_by_one_of_its_fields_is_said_as_that_record(notes_spec):
     """A key that is a unique field of a record (a copy's barcode, a member's card number)
     aims the act at that record: "lend the note with barcode B1 ...", not "lend a note for
@@ -448,7 +477,12 @@ def test_a_listing_by_an_earlier_record_s_key_names_that_key_s_record(built):
     # space, a leading condition, framing with a role, what follows a dash, examples, a purpose
     ("Press a key or key combination. Use this when fill() fails", "press a key or key combination"),
     ("Gets a console message by its ID. You can get all messages by calling list",
-     "get a console message by its ID"),
+     "get a console message"),
+    # how the record is found is said by its key, not by the act
+    ("Delete a custom model by exact UUID or exact name", "delete a custom model"),
+    ("Delete an override specified by its ID", "delete an override"),
+    ("Returns list of applications", "list applications"),
+    ("Returns an ArgoCD AppProject", "get an ArgoCD AppProject"),
     ("If a browser dialog was opened, use this command to handle it", "handle the browser dialog"),
     ("If the page is stale, reload the page", "reload the page"),
     ("Manage Azure Policy assignments using Azure CLI.Retrieve policy assignments",
@@ -473,6 +507,22 @@ def test_a_source_s_description_reads_as_the_act_it_asks(description, said):
     tool["description"] = description
     spec = EnvSpec.from_dict(raw)
     assert action_phrases.action_phrase(spec, tool["name"]) == said
+
+
+def test_a_go_doc_description_led_by_the_tool_name_says_its_act():
+    """Argo CD's "delete_application deletes application" read "application deletes
+    application"; a tool named like a verb and described by it ("search: Search files")
+    keeps its verb."""
+    from agent_world.envs.spec import EnvSpec
+
+    raw = json.loads(load_example("ecommerce").to_json())
+    tool = next(t for t in raw["tools"] if t.get("mutates"))
+    tool["description"] = f"{tool['name']} deletes application. Specify the namespace."
+    spec = EnvSpec.from_dict(raw)
+    assert action_phrases.action_phrase(spec, tool["name"]) == "delete application"
+    tool["description"] = f"{tool['name']} files for patterns"
+    spec = EnvSpec.from_dict(raw)
+    assert action_phrases.action_phrase(spec, tool["name"]) != "files for patterns"
 
 
 @pytest.mark.parametrize("description, said", [

@@ -193,7 +193,7 @@ class ContractParam(BaseModel):
                   "child_eq", "child_state", "paths", "limit", "ignore", "text", "option"]
     column: str | None = None
     columns: list[str] = Field(default_factory=list)  # any_like
-    type: Literal["integer", "number", "string", "boolean", "array"] = "string"
+    type: Literal["integer", "number", "string", "boolean", "array", "object"] = "string"
     enum: list[str] | None = None
     required: bool = False
     default: Any = None

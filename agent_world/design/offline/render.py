@@ -42,7 +42,7 @@ Designed from the database schema and the source's tools; each @tool function is
 import hashlib
 import re
 from datetime import date, datetime, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -161,7 +161,7 @@ def _update(ctx, table, key, key_value, changes):
 '''
 
 _PY = {"integer": "int", "number": "float", "string": "str", "boolean": "bool",
-       "array": "list[str]"}
+       "array": "list[str]", "object": "dict[str, Any]"}
 
 
 def _annotation(p: ParamPlan) -> str:

@@ -381,7 +381,7 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
             fixed[c.name] = usual
         elif not c.nullable and c.default is None:
             if c.type == "json":
-                fixed[c.name] = "{}"
+                fixed[c.name] = {}
             elif rows and rows[0].get(c.name) is not None and not c.unique:
                 fixed[c.name] = rows[0][c.name]
             else:

@@ -94,6 +94,8 @@ def _fits(p: ParamPlan, value: Any) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool)
     if p.type == "boolean":
         return isinstance(value, bool)
+    if p.type == "object":
+        return isinstance(value, dict)
     if not isinstance(value, str):
         return False
     if p.enum and value not in p.enum:

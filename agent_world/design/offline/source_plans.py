@@ -138,6 +138,15 @@ def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPla
     # writes
     target = _status_for(words, status)
     key = next((p for p in params if p.role == "key"), None)
+    if key is None and set(words) & (DELETE_VERBS | UPDATE_VERBS | {"put"}) \
+            and not set(words) & CREATE_VERBS:
+        # a write told which record by a unique field of it (a REST resource's path): that
+        # field finds the record, it is not a value to set
+        key = next((p for p in params if p.role == "set" and p.column
+                    and table.column(p.column).unique), None)
+        if key is not None:
+            key = key.model_copy(update={"role": "key"})
+            params = [key if p.name == key.name else p for p in params]
     sets = [p for p in params if p.role in ("set", "ref")]
     if set(words) & DELETE_VERBS and not target:
         if key is None:
@@ -195,7 +204,8 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
                   read_only: bool, words: list[str]) -> ParamPlan:
     name = safe_name(arg)
     role_in = info.get("role")
-    jtype = {"integer": "integer", "number": "number", "boolean": "boolean"}.get(
+    jtype = {"integer": "integer", "number": "number", "boolean": "boolean",
+             "object": "object"}.get(
         str(info.get("type")), "string")
     required = bool(info.get("required"))
     # the source's words for the argument, else its name ("Repo path.")
@@ -214,6 +224,9 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
             and column in {c.name for c in table.columns}:
         col = table.column(column)
         # a JSON 'number' holds an integer column's values (DigitalOcean's droplet ID)
+        if col.type == "json" and jtype == "object" and not read_only:
+            # a JSON object argument written whole to a JSON column (a REST request's body)
+            return base.model_copy(update={"role": "set", "column": column, "type": "object"})
         if col.type == "json" or jtype not in ("string", json_type(col)) and \
                 not (jtype == "string" and col.type in ("date", "datetime", "text")) and \
                 not (jtype == "number" and col.type == "integer"):

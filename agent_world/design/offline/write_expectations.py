@@ -50,6 +50,10 @@ class Designer(ReadTests):
             for p in plan.params:
                 if p.role == "set":
                     v = row.get(p.column or "")
+                    if p.type == "object":  # a JSON column (left out of `rows`): its seed value
+                        pk = pk_column(self.table(plan))
+                        v = next((r.get(p.column or "") for r in self.spec.rows.get(plan.table, [])
+                                  if r.get(pk) == row.get(pk)), None)
                     if p.column in plan.unique:
                         v = self._fresh(plan, p, v)
                     if not _fits(p, v):
@@ -291,6 +295,8 @@ class Designer(ReadTests):
                         v = new_id = other.get(col.name)
                 elif p.type in ("integer", "number"):
                     v = new_id = (old or 0) + (1 if p.type == "integer" else 1.5)
+                elif p.type == "object":  # a JSON column (left out of `rows`): a new object
+                    v = new_id = {"edited": True}
                 else:
                     v = new_id = not old
                 if not _fits(p, v):

@@ -26,6 +26,7 @@ from agent_world.mining.offline.naming import (
 )
 from agent_world.mining.offline.reference_data import CURATED
 from agent_world.mining.offline.signatures import (
+    REST_RESOURCE,
     ArgRole,
     ToolShape,
     classify_argument,
@@ -146,6 +147,8 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
                     primary.add(Col(w, VALUE_ATTRS[w]))
         for info, r in zip(infos, roles, strict=True):
             _apply_argument(m, primary, shape, info, r, creating, from_obj)
+        if shape.obj == REST_RESOURCE and any(snake(i["argument"]) == "path" for i in infos):
+            _add_identifier(primary, "path", True, m)  # a REST resource is the one at its path
         if primary.kind != "activity":
             _output_fields(m, primary, tool_docs.get(tname))
 

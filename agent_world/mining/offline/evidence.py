@@ -73,7 +73,8 @@ def argument_info(name: str, prop: dict[str, Any], required: bool) -> dict[str, 
     desc = str(prop.get("description") or prop.get("title") or "")
     enum = prop.get("enum") or branch.get("enum")
     enum_from = "schema" if enum else None
-    if not enum and desc:
+    if not enum and desc and jtype not in ("object", "array"):
+        # (an object's description quotes its example's keys: '{"title": "My PR"}')
         quoted = _QUOTED.findall(desc)
         lowered = desc.lower()
         examples = any(w in lowered for w in ("e.g", "for example", "such as", "like '"))

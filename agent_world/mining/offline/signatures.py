@@ -68,20 +68,30 @@ class ToolShape:
     context: str | None = None  # the noun after a qualifier: reply_to_THREAD, get_x_by_Y
 
 
+REST_RESOURCE = "resource"  # what a bare HTTP method ('jira_post') acts on
+_HTTP_METHODS = {"get": "get", "post": "create", "put": "update", "patch": "update",
+                 "delete": "delete"}
+
+
 def tool_shape(name: str, read_only: bool | None, ns: str | None) -> ToolShape:
     verb: str | None = None
     if "/" in name:  # REST style: "GET /patients/{patient_id}/appointments"
         method, _, path = name.strip().partition(" ")
         segs = [s for s in path.split("/") if s and not s.startswith("{") and not s.startswith(":")]
         m = method.lower()
-        verb = {"get": "get", "post": "create", "put": "update", "patch": "update",
-                "delete": "delete"}.get(m)
+        verb = _HTTP_METHODS.get(m)
         words = tokens(segs[-1]) if segs else []
         toks = words
     else:
         toks = tokens(name)
         if ns and len(toks) > 1 and toks[0] == ns:
             toks = toks[1:]
+            if len(toks) == 1 and toks[0] in _HTTP_METHODS:
+                # a REST pass-through ('bb_post', 'jira_get'): the method acts on whatever
+                # resource its path names, never a record named after the method ('posts')
+                verb = _HTTP_METHODS[toks[0]]
+                read = verb == "get" if read_only is None else bool(read_only)
+                return ToolShape(verb, REST_RESOURCE, [], read, verb == "create")
         if len(toks) > 1 and f"{toks[0]}_{toks[1]}" in PHRASAL_VERBS:  # checkInAppointment
             toks = [f"{toks[0]}_{toks[1]}", *toks[2:]]
         toks = [t for t in toks if not is_version(t)]  # hostinger's ...V1
@@ -231,7 +241,8 @@ _BOUND = re.compile(r"(^|_)(before|after|since|until)$|^date_(from|to)$|^(from|t
 # OData's '$top' / '$skiptoken' / '$orderby'): options of the call, never columns
 _OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verbose|opt)_|"
                      r"^(?:select|top|skip|skiptoken|orderby|order_by|sort|sort_by|confirm|force|"
-                     r"expand|dry_run|verbose|debug|opts)$|"
+                     r"expand|dry_run|verbose|debug|opts|jq|query_params|output_format|"
+                     r"response_format)$|"
                      # a search over related records (Asana's assignee.any, followers.not):
                      # which records to match, not a field any record holds
                      r"^[a-z]\w*_(?:any|not)$")
