@@ -139,7 +139,8 @@ def _primary_table(tool: ToolDescription, ns: str | None, spec: EnvSpec,
                    fields: dict[str, dict[str, Any]]) -> str | None:
     tables = _tables(spec)
     known = {singular(t) for t in tables}
-    shape = resolve_object(tool_shape(tool.name, tool.read_only, ns), known)
+    shape = resolve_object(tool_shape(tool.name, tool.read_only, ns, rest="path" in fields),
+                           known)
     if shape.obj:
         hit = _table_for_noun(shape.obj, tables)
         if hit:

@@ -171,7 +171,9 @@ def _with_key(act: str, ent: str, key: str, whole: str = "") -> str:
         out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{MODIFIERS}{noun_rx}{owned}",
                          f"{key}'s", act, count=1)
         if not n:
-            out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{MODIFIERS}{noun_rx}",
+            # the key names one record: "of the page or element" is "of page 25"
+            out, n = re.subn(rf"\b(?:a|an|one|the|their|its|another)\s+{MODIFIERS}{noun_rx}"
+                             rf"(?:\s+or\s+(?:an?\s+|the\s+)?[a-z]+\b(?!\s+(?!{_ENDS}\b)[a-z]))?",
                              key, act, count=1)
         if n:
             # "transfer a copy to another branch" + "to branch 1": one "to"

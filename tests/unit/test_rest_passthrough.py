@@ -76,3 +76,14 @@ def test_the_methods_are_built_and_find_the_resource_by_its_path(mined):
         assert "resource_id" not in params[name]
         tests = [t for t in built.tests if t.tool == name and t.expect.ok is not False]
         assert tests and all("path" in t.arguments for t in tests)
+
+
+def test_a_method_named_tool_without_a_path_is_no_rest_resource():
+    """memcached's cache_get(key) / cache_delete(key) are no REST pass-through."""
+    set_chat_model("miner", None)
+    key = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
+    doc = SourceDocument(name="memcached", kind="tool-list", reference="memcached.json", tools=[
+        ToolDescription(name=f"cache_{m}", description=f"{m.title()} a cache entry.",
+                        input_schema=key) for m in ("get", "delete", "touch")])
+    spec = mine_theme(doc, iterations=1, seed=0).spec
+    assert "resources" not in [t.name for t in spec.tables]

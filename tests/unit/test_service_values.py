@@ -206,3 +206,13 @@ def test_a_child_table_does_not_say_its_parent_twice():
     ref = next(r for r in corpus_sources() if r.name == "argocd")
     tables = {t.name for t in mine_theme(read_source(ref.spec), iterations=1, seed=0).spec.tables}
     assert "resource_refs" in tables and "resource_resource_refs" not in tables, sorted(tables)
+
+
+def test_an_intent_asks_for_the_kind_of_thing_its_table_holds():
+    """Azure's routers (tables `datadogs`, `foundries`) had intents "update the datadogs"."""
+    rng, fake = random.Random(0), Faker()
+    said = {service_value("request_phrase", rng, fake, "foundries", "intent", "", [], [])
+            for _ in range(30)}
+    assert all(re.fullmatch(r"(?:(?:list|show|check) the foundry resources|"
+                            r"(?:create|update|describe|delete) a foundry resource)", s)
+               for s in said), said

@@ -586,3 +586,13 @@ def test_a_tool_named_by_its_verb_keeps_the_verb_and_a_product_name_keeps_its_s(
     spec = EnvSpec.from_dict(raw)
     assert tool_entity(spec, "aks") == "aks"
     assert action_phrases.action_phrase(spec, "aks") == "run the aks command"
+
+
+def test_a_keyed_record_drops_the_alternative_the_act_offered():
+    """Chrome's "Take a screenshot of the page or element" for page 25: "take a screenshot of
+    page 25", not "... of page 25 or element"; an alternative that names a thing of its own
+    ("a note or comment thread") stays."""
+    assert phrasing_clauses._with_key("take a screenshot of the page or element", "page",
+                                      "page 25") == "take a screenshot of page 25"
+    assert phrasing_clauses._with_key("delete a note or comment thread", "note",
+                                      "note 3") == "delete note 3 or comment thread"

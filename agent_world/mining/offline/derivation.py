@@ -73,9 +73,10 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
         feature_entities(m, [e.text for e in evidence if e.kind == "feature"])
     # (b) strong identifier arguments, then tool objects (compounds resolved against what is
     #     known: listPatientAppointments -> appointment in the context of a patient)
-    shapes: dict[str, ToolShape] = {t.data["tool"]: tool_shape(t.data["tool"],
-                                                              t.data.get("read_only"), ns)
-                                    for t in tools}
+    shapes: dict[str, ToolShape] = {t.data["tool"]: tool_shape(
+        t.data["tool"], t.data.get("read_only"), ns,
+        rest=any(snake(i["argument"]) == "path" for i in args_by_tool[t.data["tool"]]))
+        for t in tools}
     for t in tools:
         for info in args_by_tool[t.data["tool"]]:
             role = classify_argument(info, set(m.entities))

@@ -16,6 +16,7 @@ import re
 
 from faker import Faker
 
+from agent_world.mining.offline.naming import singular, with_article
 from agent_world.mining.offline.prose import prose
 from agent_world.mining.offline.reference_data import BRANCH_PREFIXES, CODE_TOPICS, SLUG_HEADS
 
@@ -270,8 +271,12 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
     if kind == "html":
         return f"<p>{prose('message', r, f)}</p>"
     if kind == "request_phrase":
+        # what a user asks the service for, of the table's kind: "list the datadog resources",
+        # "update a quota resource" (never "update the datadogs": a router's table is no noun)
         verb = r.choice(["list", "show", "check", "create", "update", "describe", "delete"])
-        return f"{verb} the {table.replace('_', ' ')}"
+        kind_words = singular(table).replace("_", " ")
+        return f"{verb} the {kind_words} resources" if verb in ("list", "show", "check") else \
+            f"{verb} {with_article(kind_words + ' resource')}"
     if kind == "field_ref":
         named = [c for c in fields if c not in ("id", name) and not c.endswith("_id")]
         return r.choice(named or fields or ["name"])

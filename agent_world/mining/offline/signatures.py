@@ -73,7 +73,10 @@ _HTTP_METHODS = {"get": "get", "post": "create", "put": "update", "patch": "upda
                  "delete": "delete"}
 
 
-def tool_shape(name: str, read_only: bool | None, ns: str | None) -> ToolShape:
+def tool_shape(name: str, read_only: bool | None, ns: str | None,
+               rest: bool = True) -> ToolShape:
+    """`rest`: the tool takes an API path, so a bare HTTP method after the prefix is a REST
+    pass-through (memcached's `cache_get(key)` is no such thing)."""
     verb: str | None = None
     if "/" in name:  # REST style: "GET /patients/{patient_id}/appointments"
         method, _, path = name.strip().partition(" ")
@@ -86,7 +89,7 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None) -> ToolShape:
         toks = tokens(name)
         if ns and len(toks) > 1 and toks[0] == ns:
             toks = toks[1:]
-            if len(toks) == 1 and toks[0] in _HTTP_METHODS:
+            if rest and len(toks) == 1 and toks[0] in _HTTP_METHODS:
                 # a REST pass-through ('bb_post', 'jira_get'): the method acts on whatever
                 # resource its path names, never a record named after the method ('posts')
                 verb = _HTTP_METHODS[toks[0]]
