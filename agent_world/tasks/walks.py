@@ -400,9 +400,11 @@ def _args_of(plan: Plan, results: list[Any]) -> list[dict[str, Any] | None]:
 # a record's own words: a customer named after a product ("create a customer, setting its
 # name to that product's name") is no request anyone makes
 # a record's own words, and its own lifecycle: "setting its status to that slot's status" on
-# an appointment copies a state of another kind of record
+# an appointment copies a state of another kind of record; so is what one request asked for
+# ("run the kusto command, using that monitor's intent")
 _OWN_WORDS = frozenset({"name", "title", "full_name", "description", "content", "body",
-                        "message", "note", "notes", "summary", "status", "state", "path"})
+                        "message", "note", "notes", "summary", "status", "state", "path",
+                        "intent", "goal", "objective", "prompt"})
 
 
 def _self_copy(src: str, dst: str, param: str, field: str) -> bool:

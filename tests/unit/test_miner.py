@@ -540,3 +540,22 @@ def test_escaped_field_names_never_collide():
     [table], _kinds = model_to_tables(m)
     names = [c.name for c in table.columns]
     assert names == ["id", "from_", "to", "class_", "class_2"]
+
+
+def test_a_placeholder_argument_is_no_field():
+    """howtocook's getAllRecipes(no_param) and variflight's random_string: placeholders a
+    server declares for a tool without arguments, never columns ("the recipe whose no param
+    is 'dream'")."""
+    doc = SourceDocument(name="cook", kind="tool-list", reference="cook.json", tools=[
+        ToolDescription(name="get_all_recipes", description="List all recipes", read_only=True,
+                        input_schema={"type": "object", "properties": {
+                            "no_param": {"type": "string", "description": "无参数"}}}),
+        ToolDescription(name="create_recipe", description="Create a recipe",
+                        input_schema={"type": "object", "properties": {
+                            "name": {"type": "string"},
+                            "random_string": {"type": "string",
+                                              "description": "Optional placeholder parameter."}},
+                            "required": ["name"]})])
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    columns = {c.name for t in spec.tables for c in t.columns}
+    assert "name" in columns and not {"no_param", "random_string"} & columns

@@ -596,3 +596,13 @@ def test_a_keyed_record_drops_the_alternative_the_act_offered():
                                       "page 25") == "take a screenshot of page 25"
     assert phrasing_clauses._with_key("delete a note or comment thread", "note",
                                       "note 3") == "delete note 3 or comment thread"
+
+
+def test_what_one_request_asked_for_is_not_copied_into_another():
+    """Azure's routers: "run the kusto command, using that monitor's intent" copied one
+    command's intent into another's; a walk samples it instead (as a record's own name)."""
+    from agent_world.tasks.walks import _self_copy
+
+    assert _self_copy("monitor", "kusto", "intent", "intent")
+    assert _self_copy("get_product", "create_customer", "name", "name")
+    assert not _self_copy("get_order", "create_refund", "order_id", "id")

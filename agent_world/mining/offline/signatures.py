@@ -245,7 +245,9 @@ _BOUND = re.compile(r"(^|_)(before|after|since|until)$|^date_(from|to)$|^(from|t
 _OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verbose|opt)_|"
                      r"^(?:select|top|skip|skiptoken|orderby|order_by|sort|sort_by|confirm|force|"
                      r"expand|dry_run|verbose|debug|opts|jq|query_params|output_format|"
-                     r"response_format)$|"
+                     r"response_format|"
+                     # a placeholder a server declares for a tool without arguments
+                     r"no_param|random_string|placeholder|dummy)$|"
                      # a search over related records (Asana's assignee.any, followers.not):
                      # which records to match, not a field any record holds
                      r"^[a-z]\w*_(?:any|not)$")
