@@ -559,3 +559,4 @@ def test_a_placeholder_argument_is_no_field():
     spec = draft_database(doc, gather_evidence(doc, []), seed=0)
     columns = {c.name for t in spec.tables for c in t.columns}
     assert "name" in columns and not {"no_param", "random_string"} & columns
+

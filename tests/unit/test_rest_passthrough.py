@@ -87,3 +87,21 @@ def test_a_method_named_tool_without_a_path_is_no_rest_resource():
                         input_schema=key) for m in ("get", "delete", "touch")])
     spec = mine_theme(doc, iterations=1, seed=0).spec
     assert "resources" not in [t.name for t in spec.tables]
+
+
+def test_a_json_column_holds_the_source_s_example_or_nothing_invented(mined):
+    """A JSON column got {"source": ..., "version": ...} whatever the service, and tasks asked
+    for "the largest version" of the resources; now the description's own example, and an
+    empty object where the source says nothing of what it holds."""
+    bodies = [r["body"] for r in mined.rows["resources"]]
+    assert bodies and all(b == {"title": "My PR", "source": {"branch": {"name": "x"}}}
+                          for b in bodies)
+    set_chat_model("miner", None)
+    plain = {**_BODY, "description": "Request body as a JSON object."}
+    doc = SourceDocument(name="bitbucket", kind="tool-list", reference="bitbucket.json", tools=[
+        ToolDescription(name="bb_post", description="Create Bitbucket resources.",
+                        input_schema={"type": "object", "properties": {
+                            "path": _PATH, "body": plain}, "required": ["path", "body"]}),
+        _tool("get", "Read any", False)])
+    spec = mine_theme(doc, iterations=1, seed=0).spec
+    assert all(r["body"] == {} for r in spec.rows["resources"])

@@ -274,8 +274,11 @@ class ReadTests:
                 out.append(self.test(plan, f"a range over {plan.max_span_days} days is refused",
                                      wide, ok=False, error_kind="tool_error"))
         refs = [p for p in plan.params if p.role == "ref"]
-        if refs and rows:
-            base = self.args_from(plan, rows[0], optional=False) or {}
+        # the other required arguments from a record that has them all (a call missing one is
+        # refused for that, not for the unknown reference)
+        base = next((a for r in rows if (a := self.args_from(plan, r, optional=False))
+                     is not None), None) if refs else None
+        if base is not None:
             p = refs[0]
             out.append(self.test(plan, f"unknown {p.name} is refused",
                                  {**base, p.name: _unknown(self.spec, p.ref_table or "",

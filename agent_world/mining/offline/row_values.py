@@ -6,6 +6,7 @@ the database's own tables, and the rest."""
 
 from __future__ import annotations
 
+import json
 import mimetypes
 import random
 import re
@@ -149,6 +150,12 @@ class RowValues:
     fake: Faker
     file_types: list[str]  # ("xlsx", ...): the document types the source names
 
+    def _keyed(self, table: str, column: str) -> bool:
+        """Whether `column` is unique in `table`, alone or in a group."""
+        t = self.tables[table]
+        return any(c.name == column and c.unique for c in t.columns) or \
+            any(column in g for g in t.unique_together)
+
     # ---- values --------------------------------------------------------------------------
     def value(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> Any:
         sem = column_semantic(table, col)
@@ -208,8 +215,15 @@ class RowValues:
             return r.random() < (0.25 if col.name.startswith(("is_archived", "pinned",
                                                                "deleted")) else 0.6)
         if sem == "json":
-            return {"source": r.choice(["web", "api", "import", "mobile"]),
-                    "version": r.randint(1, 5)}
+            example = _json_example(col.description or str(declared.get("description", "")))
+            if example is not None:  # the source's own example ('{"title": "My PR", ...}')
+                return example
+            if self._keyed(table, col.name):  # told apart from its siblings: some content
+                return {"source": r.choice(["web", "api", "import", "mobile"]),
+                        "version": r.randint(1, 5)}
+            # nothing says what the object holds: empty, not invented fields that questions
+            # would then ask about ("the resource's version")
+            return {}
         if sem.startswith(("date:", "datetime:")):
             return self._time_value(table, col, row, sem)
         gen: dict[str, Callable[[], Any]] = {
@@ -475,3 +489,15 @@ def _numbers(values: list[Any], kind: type) -> list[Any]:
     except (TypeError, ValueError, OverflowError):
         return []
     return nums if all(float(n) == float(v) for n, v in zip(nums, values, strict=True)) else []
+
+
+def _json_example(description: str) -> dict[str, Any] | None:
+    """The first JSON object a column's description writes out, if any."""
+    for m in re.finditer(r"\{.*\}", description):
+        try:
+            value = json.loads(m.group(0))
+        except ValueError:
+            continue
+        if isinstance(value, dict) and value:
+            return value
+    return None
