@@ -40,6 +40,7 @@ from agent_world.config import resolve_home
 from agent_world.envs.episode import EnvRuntime, default_runtime
 from agent_world.envs.spec import EnvSpec, ToolSpec
 from agent_world.mining.offline.naming import singular_word
+from agent_world.mining.offline.vocabulary import ROLE_PREFIXES
 from agent_world.tasks.words import FROM_ROLES, runs_sql
 
 _BARE = {"id", "code", "key", "number", "uuid"}
@@ -202,7 +203,10 @@ def binding_strength(field: str, field_info: dict[str, Any], producer: ToolSpec,
     if field == param:
         strength = 1.0
     elif param.endswith("_" + field) and len(field) > 2:
-        if of_producer(param[: -len(field) - 1]) is False:
+        owner = param[: -len(field) - 1].split("_")
+        if owner[0] in ROLE_PREFIXES and len(owner) > 1:
+            owner = owner[1:]  # `from_object_type` wants an object's type in a role
+        if of_producer("_".join(owner)) is False:
             return 0.0  # `repo_path` wants a repository's path, not a changed file's
         strength = 0.8
     elif field in _BARE and param.endswith("_" + field) and \

@@ -130,8 +130,9 @@ def test_graph_edges_follow_outputs_to_arguments(shop, runtime):
 
 
 def test_a_prefix_that_names_a_table_wants_that_tables_value():
-    """`clinician_location_id` is no slot's `location_id`; `repo_path` is a repository's
-    path, not a changed file's; the rows a query returns give no `query_id`."""
+    """`clinician_location_id` is no slot's `location_id`; `repo_path` (and a role's
+    `from_repository_path`) is a repository's path, not a changed file's; the rows a query
+    returns give no `query_id`."""
     tables = {"slots": {"id", "location_id", "starts_at", "status"},
               "locations": {"id", "name", "address"},
               "clinicians": {"id", "full_name", "email"},
@@ -160,6 +161,12 @@ def test_a_prefix_that_names_a_table_wants_that_tables_value():
     change = tables["file_changes"]
     assert strength("get_file_change", change, "path", "repo_path", string) == 0
     assert strength("get_repository", tables["repositories"], "path", "repo_path", string) == 0.8
+    # a role before the table changes nothing: `from_repository_path` is a repository's path
+    # (HubSpot's from_object_type was fed a property's type)
+    assert strength("get_file_change", change, "path", "from_repository_path", string) == 0
+    assert strength("get_repository", tables["repositories"], "path", "from_repository_path",
+                    string) == 0.8
+    assert strength("get_slot", slot, "location_id", "from_location_id", integer) == 0.8
     rows = {"id", "name", "email"}  # what `read_query` returned: customers
     assert strength("read_query", rows, "id", "query_id", integer) == 0
     assert strength("read_query", rows, "id", "query", string) == 0
