@@ -187,7 +187,7 @@ def test_offline_phrasing_from_entity_and_field_names(shop):
     assert action_phrases.action_phrase(story, "find_user") == "find users by email"
     # a qualifier of the tool ("at any time", "when ...", "before ...") is no part of a request
     assert action_phrases.action_phrase(story, "list_orders") == "list their orders"
-    assert action_phrases.action_phrase(story, "get_order") == "return the full details of one order"
+    assert action_phrases.action_phrase(story, "get_order") == "get the full details of one order"
     # one walk, many phrasings; none names a tool
     plan = Plan(steps=[PlanStep(tool="find_user", given={"email": "ann@example.com"}),
                        PlanStep(tool="list_orders", bound={"user_id": {"step": 0,
