@@ -560,3 +560,20 @@ def test_a_placeholder_argument_is_no_field():
     columns = {c.name for t in spec.tables for c in t.columns}
     assert "name" in columns and not {"no_param", "random_string"} & columns
 
+
+def test_an_uncovered_read_keeps_what_it_returns_not_a_table_named_after_the_call():
+    """Datadog's get_logs(query, service) got a table 'get_logses', drawio's list_pages a
+    'list_pageses'; the records a read returns are logs and pages."""
+    set_chat_model("miner", None)
+    doc = SourceDocument(name="datadog", kind="tool-list", reference="datadog.json", tools=[
+        ToolDescription(name="get_logs", description="Search and retrieve logs.",
+                        input_schema={"type": "object", "properties": {
+                            "query": {"type": "string"}, "service": {"type": "string"},
+                            "level": {"type": "string", "enum": ["info", "warn", "error"]}}}),
+        ToolDescription(name="list_monitors", description="List monitors.", read_only=True,
+                        input_schema={"type": "object", "properties": {}}),
+        ToolDescription(name="create_monitor", description="Create a monitor.",
+                        input_schema={"type": "object", "properties": {
+                            "name": {"type": "string"}}, "required": ["name"]})])
+    names = [t.name for t in mine_theme(doc, iterations=1, seed=0).spec.tables]
+    assert not any(n.startswith("get_log") for n in names), names

@@ -105,3 +105,4 @@ def test_a_json_column_holds_the_source_s_example_or_nothing_invented(mined):
         _tool("get", "Read any", False)])
     spec = mine_theme(doc, iterations=1, seed=0).spec
     assert all(r["body"] == {} for r in spec.rows["resources"])
+

@@ -33,7 +33,7 @@ from agent_world.mining.offline.evidence import argument_info, json_type, tool_a
 from agent_world.mining.offline.naming import identifier, plural, singular, snake
 from agent_world.mining.offline.row_times import parse_iso, to_iso
 from agent_world.mining.offline.rows import ROW_RULES
-from agent_world.mining.offline.signatures import column_type
+from agent_world.mining.offline.signatures import column_type, tool_shape
 from agent_world.mining.offline.web_pages import (
     CONTENT_TYPES,
     STATUS_CODES,
@@ -109,7 +109,11 @@ def _outputs(tool: Any) -> dict[str, Any]:
 
 
 def _activity_table(cx: Any, tool: str, props: dict[str, Any]) -> str | None:
-    name = identifier(plural(snake(tool)), "t")
+    shape = tool_shape(tool, None, None)
+    thing = "_".join(w for w in (shape.obj, *shape.value_words) if w)
+    # a read names what it returns: datadog's get_logs keeps logs, not 'get_logses'
+    named = shape.read and bool(thing)
+    name = identifier(plural(singular(thing) if named else snake(tool)), "t")
     if cx.has(name):
         return None
     cols = [ColumnSpec(**_PK)]
@@ -120,7 +124,8 @@ def _activity_table(cx: Any, tool: str, props: dict[str, Any]) -> str | None:
         if col.name not in {c.name for c in cols}:
             cols.append(col)
     cols.append(_col("created_at", "datetime", nullable=False))
-    cx.new_table(TableSpec(name=name, description=f"one record per {tool} call", columns=cols),
+    cx.new_table(TableSpec(name=name, description=f"the records {tool} returns" if named else
+                           f"one record per {tool} call", columns=cols),
                  "activity")
     cx.fill(name, 30, skew=False)
     return f"source tool {tool}: new table {name} ({len(cx.f.rows[name])} rows)"
