@@ -251,7 +251,14 @@ def test_a_worker_polls_for_its_next_frame_for_a_bounded_time_then_sleeps(notes_
     worker stays awake `worker_spin_us` polling for the next one; past that it sleeps."""
     with EnvRuntime(sandbox=sandbox, worker_spin_us=600_000) as rt:
         ep = rt.open(notes_spec)
-        awake = _idle_worker_cpu_s(rt, ep, 0.3)  # polling: CPU time while no request came
+        # polling: CPU time while no request came. On a loaded machine one window can pass
+        # without the worker being scheduled at all: up to three windows, the best counts (a
+        # worker that does not poll shows none in any)
+        awake = 0.0
+        for _ in range(3):
+            awake = max(awake, _idle_worker_cpu_s(rt, ep, 0.3))
+            if awake >= 0.05:
+                break
         time.sleep(0.6)  # past the window
         pid = rt.pool.pids[0]
         assert pid is not None
