@@ -409,11 +409,12 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
     key = next((p for p in given if role(p, given[p]) == "key" and noun(p) in
                 (ent, ent.split()[-1], "")), None) or \
         next((p for p in given if role(p, given[p]) == "key"), None)
-    by_field = next((p for p in own_keys(spec, tool) if p in given and p != key), None)
+    found_by = own_keys(spec, tool)
+    by_field = next((p for p in found_by if p in given and p != key), None)
     if by_field is not None and key is None:
         # the record named by a field of it (HubSpot's propertyName, a REST path): "update
         # the property named Q2 invoice", never "set its property name to Q2 invoice"
-        column, value = own_keys(spec, tool)[by_field], bare_value(by_field, given.pop(by_field))
+        column, value = found_by[by_field], bare_value(by_field, given.pop(by_field))
         act = _with_key(act, ent, f"the {ent} named {value}" if column in ("name", "title") else
                         f"the {ent} at {value}" if column in ("path", "url") else
                         f"{ent} {value}", ent)

@@ -37,7 +37,7 @@ def own_keys(spec: EnvSpec, tool: str) -> dict[str, str]:
     """Arguments a tool finds its own record by that are no id (HubSpot's propertyName: the
     property by its name; a REST resource by its path), each with the column it matches: a
     request names the record by them, it does not set them."""
-    source = spec.tool(tool).source if tool in {t.name for t in spec.tools} else ""
+    source = next((t.source for t in spec.tools if t.name == tool), "")
     if "_insert(ctx" in source:
         return {}  # a create's lookups are what the new record refers to (a base branch)
     return {arg: column for table, pk, column, arg in _LOOKUP.findall(source)

@@ -150,12 +150,6 @@ class RowValues:
     fake: Faker
     file_types: list[str]  # ("xlsx", ...): the document types the source names
 
-    def _keyed(self, table: str, column: str) -> bool:
-        """Whether `column` is unique in `table`, alone or in a group."""
-        t = self.tables[table]
-        return any(c.name == column and c.unique for c in t.columns) or \
-            any(column in g for g in t.unique_together)
-
     # ---- values --------------------------------------------------------------------------
     def value(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> Any:
         sem = column_semantic(table, col)
@@ -218,7 +212,8 @@ class RowValues:
             example = _json_example(col.description or str(declared.get("description", "")))
             if example is not None:  # the source's own example ('{"title": "My PR", ...}')
                 return example
-            if self._keyed(table, col.name):  # told apart from its siblings: some content
+            if any(col.name in s for s in self.tables[table].unique_sets()):
+                # told apart from its siblings: some content
                 return {"source": r.choice(["web", "api", "import", "mobile"]),
                         "version": r.randint(1, 5)}
             # nothing says what the object holds: empty, not invented fields that questions
