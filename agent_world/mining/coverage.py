@@ -58,6 +58,7 @@ VALUE_TABLES = {"log": "commit", "diff": "file_change", "status": "file_change",
                 "history": "commit", "content": "page", "contents": "page"}
 _NAME_COLUMNS = ("name", "full_name", "display_name", "title", "given_name", "first_name",
                  "family_name", "last_name", "label")
+_WHEN = re.compile(r"\b(?:date|time|timestamp|yyyy|expir\w*)\b|_(?:at|on|until|since|date)\b", re.I)
 _RANGE = re.compile(r"^(start|end|from|to|since|until|before|after|min|max)_(.+)$|"
                     r"^(.+)_(before|after|since|until|from|to|min|max)$")
 
@@ -312,8 +313,10 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
                 info = argument_info(name, prop if isinstance(prop, dict) else {},
                                      name in required)
                 where = _map_field(name, info, table, spec, output=kind == "outputs")
-                if where is None and kind == "arguments" and info["type"] == "string":
-                    # git_diff(target): "differences between branches or commits"
+                if where is None and kind == "arguments" and info["type"] == "string" \
+                        and not _WHEN.search(f"{snake(name)} {info.get('description') or ''}"):
+                    # git_diff(target): "differences between branches or commits"; a date
+                    # (pg_manage_users' validUntil) names no record of what the tool manages
                     where = _map_field(name, {**info, "description": tool.description},
                                        table, spec)
                     if where is not None and where.get("role") != "reference":

@@ -401,10 +401,11 @@ def _args_of(plan: Plan, results: list[Any]) -> list[dict[str, Any] | None]:
 # name to that product's name") is no request anyone makes
 # a record's own words, and its own lifecycle: "setting its status to that slot's status" on
 # an appointment copies a state of another kind of record; so is what one request asked for
-# ("run the kusto command, using that monitor's intent")
+# ("run the kusto command, using that monitor's intent"), and what kind of record it is ("create
+# an association, using that property's type")
 _OWN_WORDS = frozenset({"name", "title", "full_name", "description", "content", "body",
                         "message", "note", "notes", "summary", "status", "state", "path",
-                        "intent", "goal", "objective", "prompt"})
+                        "intent", "goal", "objective", "prompt", "type"})
 
 
 def _self_copy(src: str, dst: str, param: str, field: str) -> bool:

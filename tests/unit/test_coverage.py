@@ -63,3 +63,20 @@ def test_a_long_description_is_cut_at_a_sentence_or_a_word():
     words = coverage._brief("word " * 100)
     assert len(words) <= 301 and words.endswith("word…")
     assert coverage._brief("Short.") == "Short."
+
+
+def test_a_date_argument_is_no_reference_the_tool_description_names():
+    """pg_manage_users(username, validUntil): the tool "manages PostgreSQL users", but a
+    password's expiry date names no user; the tool's own key is its username."""
+    doc = SourceDocument(name="pg", kind="tool-list", reference="pg", tools=[
+        ToolDescription(name="create_user", description="Create a PostgreSQL user.",
+                        input_schema={"type": "object", "properties": {
+                            "username": {"type": "string"}}, "required": ["username"]}),
+        ToolDescription(name="pg_manage_users", description="Manage PostgreSQL users.",
+                        input_schema={"type": "object", "properties": {
+                            "username": {"type": "string", "description": "Username"},
+                            "validUntil": {"type": "string", "description":
+                                           "Password expiration date YYYY-MM-DD"}}})])
+    spec = mine_theme(doc, iterations=0, seed=0).spec
+    args = tool_coverage(doc, spec)["tools"]["pg_manage_users"]["arguments"]
+    assert args["validUntil"].get("role") != "reference", args["validUntil"]

@@ -243,6 +243,18 @@ def test_words_singular_plural():
                       ("time_conversion", "time_conversions"), ("fetch", "fetches")]:
         assert plural(one) == many
         assert singular(many) == one
+    # a Latin -us after a consonant ('omnifocuses' is no plural of 'omnifocuse'), -i words'
+    # plurals ('apis'), products, and acronyms' plurals that are no 'idses'
+    for one, many in [("omnifocus", "omnifocuses"), ("servicebus", "servicebuses"),
+                      ("radius", "radiuses"), ("house", "houses"), ("cause", "causes"),
+                      ("abuse", "abuses"), ("api", "apis"), ("wiki", "wikis"),
+                      ("emoji", "emojis"), ("redis", "redis"), ("whois", "whois"),
+                      ("analysis", "analyses"), ("leave", "leaves"), ("bus", "buses"),
+                      ("alias", "aliases")]:
+        assert plural(one) == many, one
+        assert singular(many) == one, many
+    for many in ("message_ids", "node_js", "reserved_ips", "minutely_15s", "related_apis"):
+        assert plural(many) == many
     assert tokens("listAppointmentsByDoctorId") == [
         "list", "appointments", "by", "doctor", "id"]
 

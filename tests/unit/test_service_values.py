@@ -57,6 +57,9 @@ CURATED_WORDS = {"build_stage", "importance", "severity", "permission", "collect
     ("ignore", "exclude", "File patterns to skip", "glob"),
     ("items", "gitlab_owner", "", "username"),
     ("items", "whatever", "", None),
+    ("sessions", "desired_device", "Device name for mobile", "device_model"),
+    ("test_devices", "device_name", "", "device_model"),  # BrowserStack's, no hostname
+    ("sensors", "device", "The device id of the sensor", None),
 ])
 def test_service_kind_reads_name_table_and_description(table, name, description, kind):
     assert service_kind(table, name, description) == kind

@@ -604,5 +604,8 @@ def test_what_one_request_asked_for_is_not_copied_into_another():
     from agent_world.tasks.walks import _self_copy
 
     assert _self_copy("monitor", "kusto", "intent", "intent")
+    # "create an association, using that property's type": a property's type is no
+    # association's
+    assert _self_copy("get_property", "create_association", "type", "type")
     assert _self_copy("get_product", "create_customer", "name", "name")
     assert not _self_copy("get_order", "create_refund", "order_id", "id")

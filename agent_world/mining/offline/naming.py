@@ -14,20 +14,29 @@ from agent_world.mining.offline.vocabulary import PERSON_NOUNS
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _IRREGULAR = {"person": "people", "child": "children", "man": "men", "woman": "women",
               "analysis": "analyses", "criterion": "criteria", "diagnosis": "diagnoses",
-              "mouse": "mice", "foot": "feet", "tooth": "teeth", "medium": "media"}
+              "mouse": "mice", "foot": "feet", "tooth": "teeth", "medium": "media",
+              "bus": "buses", "gas": "gases"}
 _IRREGULAR_INV = {v: k for k, v in _IRREGULAR.items()}
 _SINGULAR_EXCEPTIONS = {"statuses": "status", "buses": "bus", "campuses": "campus",
                         "aliases": "alias", "viruses": "virus", "caches": "cache",
                         "movies": "movie", "cookies": "cookie", "species": "species",
                         "series": "series", "news": "news", "indices": "index",
                         "analyses": "analysis", "diagnoses": "diagnosis", "lives": "life",
-                        "knives": "knife", "leaves": "leaf", "heroes": "hero",
+                        "knives": "knife", "leaves": "leave", "heroes": "hero",
                         "potatoes": "potato", "tomatoes": "tomato", "quizzes": "quiz",
                         "gas": "gas", "canvas": "canvas", "atlas": "atlas"}
 _UNCOUNTABLE = {"history", "data", "information", "metadata", "news", "equipment", "feedback",
                 "software", "staff", "inventory", "media", "audit", "weather", "music",
                 "research", "mail", "traffic", "health", "analytics", "species", "series",
-                "postgres"}  # a product: its rows are postgres databases, never "a postgre"
+                "postgres", "redis", "whois", "kubernetes"}  # products and protocols: their
+# rows are postgres databases, never "a postgre"; "whois" is no plural of "whoi"
+# words in -is that are singular; other -is words in tool names are plurals of -i words
+# ('apis', 'wikis', 'emojis', 'clis')
+_IS_SINGULAR = {"axis", "iris", "tennis", "chassis", "trellis", "pelvis", "mantis", "cannabis",
+                "travis", "jarvis", "elvis", "paris", "this"}
+# -uses words whose singular ends in -use though a consonant comes before it ('abuses');
+# otherwise a consonant before -uses is a Latin -us ('omnifocuses', 'servicebuses', 'radiuses')
+_USE_WORDS = ("abuse", "excuse", "accuse", "fuse", "muse", "refuse", "reuse", "misuse")
 
 
 _VERSIONED = re.compile(r"(?<=[A-Za-z])(V\d+)$")  # 'getUploadURLV1': URL, V1
@@ -68,6 +77,12 @@ def singular_word(word: str) -> str:
         return _IRREGULAR_INV[word]
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
+    if word.endswith("uses"):  # houses, causes, reuses; statuses, servicebuses, radiuses
+        if word == "uses" or word[-5] in "ao" or word.endswith(tuple(w + "s" for w in _USE_WORDS)):
+            return word[:-1]
+        return word[:-2]
+    if word.endswith("is") and not word.endswith(("sis", "itis")) and word not in _IS_SINGULAR:
+        return word[:-1]  # apis, wikis, emojis: plurals of -i words
     if word.endswith(("sses", "shes", "ches", "xes", "zzes")):
         return word[:-2]
     if word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -82,6 +97,11 @@ def plural_word(word: str) -> str:
         return _IRREGULAR[word]
     if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
         return word[:-1] + "ies"
+    if word == "leaf":
+        return "leaves"
+    if word.endswith("s") and (len(word) <= 3 or not word[:-1].isalpha() or (
+            word.endswith("is") and singular_word(word) != word)):
+        return word  # already plural: ids, dbs, 15s, apis (an acronym's plural is no 'idses')
     if word.endswith(("s", "x", "z", "ch", "sh")):
         return word + "es"
     return word + "s"

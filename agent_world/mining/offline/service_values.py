@@ -102,6 +102,10 @@ def service_kind(table: str, name: str, description: str) -> str | None:
         return "coordinates"
     if "branch" in words and not _NOT_GIT.search(f"{table} {d}"):
         return "git_branch"
+    if (n in ("device", "device_name", "device_model") or n.endswith("_device")) and \
+            re.search(r"mobile|phone|tablet|emulator|simulator|real device|test_device|"
+                      r"browser_?stack|appium", f"{table} {d}"):
+        return "device_model"  # a test device ('Device name for mobile'), no hostname
     if n == "context":  # a kubeconfig context, a page's continuation, or neither
         return "kube_context" if "kube" in d else "cursor" if re.search(
             r"page|cursor|continu|翻页", d) else None
@@ -198,6 +202,8 @@ _CHOICES: dict[str, list[str]] = {
     "cloud_region": ["us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-1",
                      "us-central1"],
     "memory_size": ["256m", "512m", "1g", "2g", "4g"],
+    "device_model": ["iPhone 15 Pro", "Samsung Galaxy S23", "Google Pixel 8", "iPad Air 5",
+                     "iPhone 13", "OnePlus 11", "Samsung Galaxy Tab S9"],
     "cpu_amount": ["0.25", "0.5", "1", "2"],
     "port": ["80", "443", "3000", "5432", "6379", "8000", "8080", "9000", "27017"],
     "prefix": ["app/", "assets/", "logs/2026/", "uploads/", "backups/", "config:"],
@@ -334,6 +340,7 @@ ROW_KINDS = frozenset({"email", "dir_path", "file_name", "sentence", "person_nam
 SERVICE_KINDS = frozenset(set(_EXACT.values()) | {
     "weather_variable", "coordinates", "git_branch", "arn", "memory_size", "cpu_amount",
     "port", "glob", "connection_string", "css_selector", "base64", "kube_context", "cursor",
-    "regex", "ui_component", "group_label", "cloud_region", "channel_name", "test_name", "javascript", "log_query", "repository"}) - ROW_KINDS
+    "regex", "ui_component", "group_label", "cloud_region", "channel_name", "test_name",
+    "javascript", "log_query", "repository", "device_model"}) - ROW_KINDS
 
 __all__ = ["ROW_KINDS", "SERVICE_KINDS", "git_branch", "service_kind", "service_value"]
