@@ -236,6 +236,27 @@ def test_a_batch_of_the_record_itself_is_no_child_table():
     assert "issue_labels" in names  # a list of other values still is one
 
 
+def test_a_page_id_names_a_page_record():
+    """A browser's or a wiki's page_id names a page ("page" is otherwise a value noun: a page
+    of results); Chrome DevTools' hover(pageId, uid) and Notion's page properties had a
+    page_id column and no pages table."""
+    obj = {"type": "object", "properties": {"pageId": {"type": "integer"},
+                                            "uid": {"type": "string"}}, "required": ["pageId"]}
+    doc = SourceDocument(name="browser", kind="tool-list", reference="browser.json", tools=[
+        ToolDescription(name="close_page", description="Close a page",
+                        input_schema={"type": "object", "properties": {
+                            "pageId": {"type": "integer"}}, "required": ["pageId"]}),
+        ToolDescription(name="hover", description="Hover over an element", input_schema=obj),
+        ToolDescription(name="take_screenshot", description="Screenshot a page",
+                        input_schema=obj)])
+    spec = draft_database(doc, gather_evidence(doc, []), seed=0)
+    assert "pages" in {t.name for t in spec.tables}
+    assert _fk_map(spec)["screenshots.page_id"] == "pages.id"
+    # complexified too: a tab has no fetched URL to find links on
+    spec = mine_theme(doc, iterations=1, seed=0).spec
+    assert "pages" in {t.name for t in spec.tables}
+
+
 def test_words_singular_plural():
     for one, many in [("repository", "repositories"), ("branch", "branches"),
                       ("timezone", "timezones"), ("status", "statuses"), ("person", "people"),

@@ -331,8 +331,8 @@ def pages(cx: Any) -> str | None:
 
 
 def page_links(cx: Any) -> str | None:
-    if not cx.has("pages") or cx.has("page_links"):
-        return None
+    if not cx.has("pages") or cx.has("page_links") or "url" not in _cols(cx, "pages"):
+        return None  # links are found on fetched web pages, not a browser tab's or a wiki's
     cx.new_table(TableSpec(
         name="page_links", description="links found on each page",
         columns=[ColumnSpec(**_PK), cx.fk_col("page_id", "pages"),

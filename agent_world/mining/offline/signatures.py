@@ -208,6 +208,11 @@ class ArgRole:
     many: bool = False
 
 
+# value nouns an id names as a record: a page_id is a browser tab's or a wiki's page, never a
+# page of results
+_ID_NAMED = frozenset({"page"})
+
+
 def _entity_word(base: str, known: set[str], strong: bool) -> tuple[str | None, str | None]:
     """Map a word to (entity, identifier column via alias) if it names an entity."""
     if base in ALIASES:
@@ -219,7 +224,7 @@ def _entity_word(base: str, known: set[str], strong: bool) -> tuple[str | None, 
         return s, None
     if s in PERSON_ROLES or base in PERSON_ROLES:
         return "@person", None
-    if strong and re.fullmatch(r"[a-z][a-z0-9_]*", s) and s not in VALUE_NOUNS:
+    if strong and re.fullmatch(r"[a-z][a-z0-9_]*", s) and (s not in VALUE_NOUNS or s in _ID_NAMED):
         return s, None
     return None, None
 
