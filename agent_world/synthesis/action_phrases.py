@@ -39,6 +39,8 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     # a tag or an emoji before the act ("[Tauri Apps Only] Start ...", "Notion | Retrieve a
     # user"), and Markdown emphasis, are no words of it
     desc = _LEAD.sub("", desc).replace("**", "").replace("`", "")
+    # a Markdown link says its text ("using the [Postman Collection v2.1.0 schema](https://...)")
+    desc = re.sub(r"\[([^\]]{1,80})\]\([^)\s]*\)", r"\1", desc)
     # Go-doc style, the tool's own name as the subject: "delete_application deletes application"
     own = re.match(rf"^{re.escape(tool)}\s+([a-z]+?)(e?s)\b", desc, re.I)
     if own and {own.group(1), own.group(1) + own.group(2)[:-1]} & (VERBS | {"return"}):

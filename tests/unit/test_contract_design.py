@@ -198,6 +198,21 @@ def test_a_dump_tool_without_annotations_reads(notes_spec):
     assert plan is not None and plan.kind in {"get", "list", "summary", "count_by"}, plan
 
 
+def test_a_get_tool_hinted_not_read_only_still_reads(notes_spec):
+    """arXiv's get_paper_latex_section declares readOnlyHint false (a server's default) and was
+    built as an update that moved the section to another paper."""
+    from agent_world.design.offline.source_plans import source_plan
+
+    entry = {"table": "notes", "read_only": False, "arguments": {},
+             "description": "Get the notes"}
+    plan = source_plan(notes_spec, "get_notes", entry)
+    assert plan is not None and not plan.write, plan
+    # a write its name says stays one: get_or_create is no read
+    plan = source_plan(notes_spec, "get_or_create_note", {**entry, "description": "Get or "
+                                                          "create a note"})
+    assert plan is None or plan.write
+
+
 def test_a_search_test_looks_for_a_whole_word():
     """A search's test looked for "Americ", and tasks drawn from the tests asked for
     "timezones matching 'Americ'"."""

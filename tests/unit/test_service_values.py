@@ -110,6 +110,12 @@ def test_a_descriptions_choices_and_examples_win():
         ["appointments", "companies", "contacts"]
     assert described_choices("Available topics: setup, inspect, layout.") == \
         ["setup", "inspect", "layout"]
+    # quoted choices, with or without a colon; quoted examples are no choices
+    assert described_choices("Travel mode: 'Car', 'Truck', 'Walking', or 'Bicycle' "
+                             "(default: 'Car')") == ["Car", "Truck", "Walking", "Bicycle"]
+    assert described_choices("Optimize route for 'FastestRoute' or 'ShortestRoute'") == \
+        ["FastestRoute", "ShortestRoute"]
+    assert described_choices("IANA name (e.g. 'America/New_York' or 'Europe/London')") == []
     assert described_examples('WWDC year filter ("2025", "2024", etc.).') == ["2025", "2024"]
     assert described_examples("函数版本别名，如 $LATEST、$DEFAULT。日志查询时可选") == \
         ["$LATEST", "$DEFAULT"]
@@ -219,3 +225,16 @@ def test_an_intent_asks_for_the_kind_of_thing_its_table_holds():
     assert all(re.fullmatch(r"(?:(?:list|show|check) the foundry resources|"
                             r"(?:create|update|describe|delete) a foundry resource)", s)
                for s in said), said
+
+
+def test_a_types_own_limits_are_no_bounds_of_its_values():
+    """zod's .int() declares ±9007199254740991: Google Calendar's "group expansion max" was
+    -8206638104206737 and sequential thinking's thought numbers 16 digits long."""
+    table = TableSpec(name="thoughts", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="thought_number", type="integer", nullable=False)])
+    hints = {"thoughts": {"thought_number": {"minimum": -9007199254740991,
+                                             "maximum": 9007199254740991}}}
+    factory = RowFactory([table], None, seed=1, hints=hints)
+    values = [factory.make("thoughts")["thought_number"] for _ in range(30)]
+    assert all(abs(v) < 10**6 for v in values), values[:5]

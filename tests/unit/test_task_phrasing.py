@@ -496,7 +496,10 @@ def test_a_listing_by_an_earlier_record_s_key_names_that_key_s_record(built):
     ("[Feishu/Lark]-Docs-Base-App-Create a Base App-Create a base app in user-defined folder",
      "create a Base App"),
     ("[Feishu/Lark]-Messaging-Message management-Send message-Call this interface to send",
-     "send message")])
+     "send message"),
+    ("Create a collection using the [Postman Collection v2.1.0 schema format]"
+     "(https://schema.postman.com/collection/json/v2.1.0/draft-07/docs/index.html)",
+     "create a collection using the Postman Collection v2.1.0 schema format")])
 def test_a_source_s_description_reads_as_the_act_it_asks(description, said):
     """Real servers' descriptions: a named feature before a colon, a clause without a
     subject before "can", a third-person verb after "and", escaped line breaks, "a user"."""

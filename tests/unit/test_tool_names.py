@@ -186,6 +186,16 @@ def test_an_option_of_the_call_is_no_column(gitlab):
     assert "list_issues" in design.tool_names()
 
 
+def test_an_output_mode_is_an_option_whatever_its_name():
+    """AWS Location's search_places(mode="Output mode: 'summary' (default) or 'raw'") was a
+    column of every place ("count the places whose mode is 'summary'")."""
+    info = {"argument": "mode", "type": "string",
+            "description": "Output mode: 'summary' (default) or 'raw' for all AWS fields"}
+    assert classify_argument(info, set()).kind == "filter"
+    assert classify_argument({**info, "description": "Travel mode: 'Car' or 'Truck'"},
+                             set()).kind != "filter"
+
+
 def test_asana_s_field_lists_and_related_record_searches_are_no_columns():
     """Asana's opt_fields (which fields to return) and assignee.any / followers.not (which
     related records to match) were columns of every table, asked about as "Which opt fields

@@ -50,6 +50,9 @@ CREATE_VERBS = frozenset({"add", "create", "register", "book", "place", "append"
 # planned: mining reads `log` as a write verb ("log a call")
 PLAN_READ_VERBS = frozenset(READ_VERBS | {"log"})
 SEARCH_VERBS = frozenset({"search", "find", "lookup", "browse", "query"})
+# verbs a tool's name starts with that only ever read
+_PURE_READS = frozenset({"get", "list", "search", "find", "read", "retrieve", "describe", "view",
+                         "show", "lookup", "browse"})
 LIMIT_ARGS = frozenset({"limit", "max_count", "max_results", "page_size", "count", "top", "n"})
 _GE = re.compile(r"(^|_)(start|from|since|after|min)(_|$)")
 _LE = re.compile(r"(^|_)(end|to|until|before|max)(_|$)")
@@ -97,6 +100,11 @@ def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPla
     status = status_column(table)
     read_only = entry.get("read_only")
     desc = " ".join(str(entry.get("description") or "").split())[:400]
+    if read_only is False and words and words[0] in _PURE_READS and not set(words) & (
+            CREATE_VERBS | DELETE_VERBS | UPDATE_VERBS | set(VERB_STATUS)):
+        # readOnlyHint false on a get_/list_ tool is a server's default, not a write: arXiv's
+        # get_paper_latex_section was planned as an update that moved the section
+        read_only = True
     if read_only is None:
         read_only = not (set(words) & (CREATE_VERBS | DELETE_VERBS | set(VERB_STATUS))
                          or _status_for(words, status)) and bool(set(words) & PLAN_READ_VERBS)

@@ -20,6 +20,10 @@ _CHOICE_LEAD = re.compile(r"\b(?:can be|one of|(?:valid|accepted|allowed|possibl
 # "Operation to perform: generate, deploy, describe, or delete": a colon, then three or more
 # bare words, the last after "or"
 _COLON_CHOICES = re.compile(r":\s*((?:[\w.-]+,\s*){2,}(?:or|and)\s+[\w.-]+)\s*(?:[.;)]|$)")
+# "Travel mode: 'Car', 'Truck', 'Walking', or 'Bicycle' (default: 'Car')", "'summary'
+# (default) or 'raw'": two or more quoted values, the last after "or"
+_Q = r"['\"`][\w .:/+-]{1,30}['\"`](?:\s*\(default\))?"
+_QUOTED_CHOICES = re.compile(rf"(?<!e\.g\. )(?<!e\.g\.\, )({_Q}(?:\s*,\s*{_Q})*,?\s+or\s+{_Q})")
 # quoted values in brackets, closed by "etc.": ("2025", "2024", etc.)
 _ETC = re.compile(r"\(((?:\s*[\"'`][^\"'`\n]{1,40}[\"'`]\s*,)+)\s*etc\.?\)")
 # "starts with PR- followed by a number"
@@ -73,6 +77,7 @@ def described_choices(description: str) -> list[str]:
     """The values a description says are the only ones ("Can be: a, b or c")."""
     found = [item for seg in _segment(description, _CHOICE_LEAD) for item in _items(seg)]
     found += [item for m in _COLON_CHOICES.finditer(description) for item in _items(m.group(1))]
+    found += [item for m in _QUOTED_CHOICES.finditer(description) for item in _items(m.group(1))]
     return list(dict.fromkeys(found)) if len(found) >= 2 else []
 
 

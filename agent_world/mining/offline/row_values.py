@@ -66,6 +66,7 @@ DESCRIBED_KINDS = frozenset({
     "status", "platform", "deploy_environment", "docker_image", "cell", "file_path",
     "dir_path"}) | SERVICE_KINDS
 SPREADSHEETS = frozenset({"xlsx", "xlsm", "xls", "csv", "tsv"})
+_NO_BOUND = 2**31 - 1
 
 _VISIT_REASONS = [
     "Annual physical", "Follow-up on blood pressure", "Persistent cough", "Knee pain after "
@@ -166,7 +167,10 @@ class RowValues:
             if nums:
                 return r.choices(nums, weights=[1.0 / (i + 1) for i in range(len(nums))],
                                  k=1)[0]
-        lo, hi = declared.get("minimum"), declared.get("maximum")
+        # zod's .int() and int32 schemas declare the type's own limits (±9007199254740991,
+        # ±2147483647): no bound a user keeps to, and a 16-digit count reads as noise
+        lo, hi = (b if isinstance(b, int | float) and abs(b) < _NO_BOUND else None
+                  for b in (declared.get("minimum"), declared.get("maximum")))
         if col.type in ("integer", "real") and (lo is not None or hi is not None):
             lo = lo if lo is not None else 0
             hi = hi if hi is not None else lo + 100

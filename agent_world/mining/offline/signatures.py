@@ -258,9 +258,14 @@ _OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verb
                      r"^[a-z]\w*_(?:any|not)$")
 
 
-def is_option(name: str) -> bool:
+# "Output mode: 'summary' or 'raw'": how the answer is shaped, whatever the argument's name
+_OPTION_SAID = re.compile(r"^\W*(?:output|response|result|return|display) (?:mode|format|style|"
+                          r"verbosity|detail)\b", re.I)
+
+
+def is_option(name: str, description: str = "") -> bool:
     """Whether an argument (snake case) says how to answer, not what a record holds."""
-    return bool(_OPTION.search(name))
+    return bool(_OPTION.search(name) or _OPTION_SAID.search(description))
 
 
 # kinds of identifier a name can say before its id word: the id of the record still
@@ -274,7 +279,8 @@ def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
     if name in ("parent_id", "parent"):
         return ArgRole("ref", entity="@self", role="parent")
     if name in FILTER_ARGS or re.fullmatch(r"(max|min)_(count|results|items|length|tokens)",
-                                            name) or _BOUND.search(name) or is_option(name):
+                                            name) or _BOUND.search(name) or \
+            is_option(name, str(info.get("description") or "")):
         return ArgRole("filter")
     if name in ALIASES:
         ent, ident = ALIASES[name]

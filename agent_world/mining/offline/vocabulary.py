@@ -25,6 +25,7 @@ VERBS = {
     "reply", "forward", "like", "follow", "unfollow", "share", "rate", "return", "transfer",
     "withdraw", "deposit", "refresh", "restore", "duplicate", "attach", "detach", "link",
     "unlink", "invoke", "call", "read_only", "release", "deploy", "build", "test", "install",
+    "uninstall", "upgrade",
     "append", "log", "record", "create_or_update", "order", "buy", "sell", "rent", "plan",
     "manage", "organize", "print", "retire", "renew", "place", "waive", "suspend", "reactivate",
     "reserve", "borrow", "lend", "collect", "receive", "scan", "expire", "revoke", "check_in",
@@ -98,7 +99,7 @@ VALUE_NOUNS = {"balance", "price", "score", "rating", "total", "quota", "usage",
                "config", "settings", "date", "now", "history", "changes", "output", "tree",
                "info", "url", "web", "page", "html", "markdown", "json", "response"}
 # what a tool named for removing a record starts with (planning and walks read names alike)
-DELETE_VERBS = frozenset({"delete", "remove", "drop", "purge", "destroy", "unlink"})
+DELETE_VERBS = frozenset({"delete", "remove", "drop", "purge", "destroy", "unlink", "uninstall"})
 ID_SUFFIXES = {"id", "ids", "path", "name", "key", "code", "slug", "uuid", "sha", "number",
                "handle", "email", "url", "uri"}
 ROLE_PREFIXES = {"source", "target", "src", "dst", "dest", "destination", "from", "to",
