@@ -16,6 +16,7 @@ from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.described_values import described_choices, described_examples
+from agent_world.mining.offline.reference_data import LANGUAGES
 from agent_world.mining.offline.row_values import from_pattern
 from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.offline.service_values import (
@@ -238,3 +239,30 @@ def test_a_types_own_limits_are_no_bounds_of_its_values():
     factory = RowFactory([table], None, seed=1, hints=hints)
     values = [factory.make("thoughts")["thought_number"] for _ in range(30)]
     assert all(abs(v) < 10**6 for v in values), values[:5]
+
+
+@pytest.mark.parametrize("table, check", [
+    ("documents", lambda v: " " in v),  # a title a person gives a piece of writing
+    ("subnets", lambda v: v.endswith("-subnet")),  # no 'Pricing page notes' for a subnet
+    ("screenshots", lambda v: v.endswith("-screenshot")),
+    ("languages", lambda v: v in {name for _, name in LANGUAGES}),
+    ("teams", lambda v: v.endswith(" team")),
+])
+def test_a_record_is_named_for_what_it_is(table, check):
+    """Over the corpus 1,051 name columns took office titles: a flight named 'Sales weekly
+    backlog', a geocoding 'Roadmap for Aimee', a subnet 'Pricing page notes'."""
+    t = TableSpec(name=table, columns=[ColumnSpec(name="id", type="integer", primary_key=True),
+                                       ColumnSpec(name="name", type="text", nullable=False)])
+    factory = RowFactory([t], None, seed=3)
+    values = [factory.make(table)["name"] for _ in range(8)]
+    assert all(check(v) for v in values), values
+
+
+def test_a_metric_namespace_is_an_aws_one():
+    """CloudWatch metrics took Kubernetes namespaces ('kube-system', 'staging')."""
+    t = TableSpec(name="metrics", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="namespace", type="text", nullable=False,
+                   description="The namespace of the metric.")])
+    factory = RowFactory([t], None, seed=3)
+    assert all(factory.make("metrics")["namespace"].startswith("AWS/") for _ in range(6))

@@ -256,3 +256,17 @@ def test_source_words_with_backslashes_reach_the_schema_unchanged(gitlab):
     exec(code, namespace)
     docs = [f.__doc__ or "" for f in namespace.values() if callable(f)]
     assert any("\\.spec\\.ts$" in d for d in docs)
+
+
+def test_a_release_is_uninstalled_and_upgraded_by_its_name():
+    """Kubernetes' uninstall_helm_chart(name, namespace) inserted a row into an
+    'uninstall_helm_charts' table, and upgrade_helm_chart(name, chart, ...) had no plan (no
+    key to find the release): uninstall deletes and upgrade edits the helm chart of that
+    name."""
+    spec, design = _mined_and_designed("kubernetes")
+    assert not {"uninstall_helm_charts", "upgrade_helm_charts"} & {t.name for t in spec.tables}
+    assert {"uninstall_helm_chart", "upgrade_helm_chart"} <= set(design.tool_names())
+    module = design.module
+    body = module[module.index("def uninstall_helm_chart("):]
+    body = body[:body.index("\n@tool")]
+    assert "_row(ctx, 'helm_charts', 'id', 'name', name" in body and "DELETE FROM" in body

@@ -150,8 +150,13 @@ def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPla
             and not set(words) & CREATE_VERBS:
         # a write told which record by a unique field of it (a REST resource's path): that
         # field finds the record, it is not a value to set
+        named = name_column(table)
         key = next((p for p in params if p.role == "set" and p.column
-                    and table.column(p.column).unique), None)
+                    and table.column(p.column).unique), None) or next(
+            # or by the name it is known by, when the source requires it (a Helm release
+            # uninstalled by its name): the first record of that name, as `_row` finds it
+            (p for p in params if p.role == "set" and p.required and named is not None
+             and p.column == named.name), None)
         if key is not None:
             key = key.model_copy(update={"role": "key"})
             params = [key if p.name == key.name else p for p in params]

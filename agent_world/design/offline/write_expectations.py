@@ -328,6 +328,16 @@ class Designer(ReadTests):
         out.append(self._unknown_key(plan))
         return out
 
+    def _delete_args(self, plan: ToolPlan, row: dict[str, Any]) -> dict[str, Any]:
+        """The key naming `row`, and what else the source requires said as the row holds it
+        (Helm's uninstall_helm_chart(name, namespace): the release's own namespace)."""
+        args = self._key_args(plan, row)
+        for p in plan.params:
+            if p.required and p.name not in args and p.role == "set" and p.column \
+                    and _fits(p, row.get(p.column)):
+                args[p.name] = row[p.column]
+        return args
+
     def _delete(self, plan: ToolPlan) -> list[Test]:
         rows = self.rows(plan.table)
         pk = pk_column(self.table(plan))
@@ -345,19 +355,19 @@ class Designer(ReadTests):
                     None)
         if free is not None:
             out.append(self.test(plan, "deletes an unreferenced record",
-                                 self._key_args(plan, free), equals={"deleted": free[pk]},
+                                 self._delete_args(plan, free), equals={"deleted": free[pk]},
                                  changes=[{"table": plan.table, "op": "delete",
                                            "key": {pk: free[pk]}}]))
         used = next((r for r in keyed if refs[r[pk]]), None)
         if used is not None:
             out.append(self.test(plan, "referenced record is refused",
-                                 self._key_args(plan, used), ok=False, error_kind="tool_error",
+                                 self._delete_args(plan, used), ok=False, error_kind="tool_error",
                                  changes=[]))
         holding = next((r for r in keyed if not refs[r[pk]] and r.get(status or "") in live),
                        None)
         if holding is not None:
             out.append(self.test(plan, f"{holding[status]} record is refused",
-                                 self._key_args(plan, holding), ok=False,
+                                 self._delete_args(plan, holding), ok=False,
                                  error_kind="tool_error", changes=[]))
         out.append(self._unknown_key(plan))
         return out

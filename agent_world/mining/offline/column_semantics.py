@@ -11,6 +11,23 @@ from agent_world.mining.offline.reference_data import TECH_NOUNS
 from agent_world.mining.offline.service_values import service_kind
 from agent_world.mining.offline.vocabulary import PERSON_NOUNS, PERSON_ROLES
 
+# records whose name is a title a person gives a piece of work or writing
+_DOCUMENTS = frozenset({
+    "doc", "document", "note", "page", "report", "file", "article", "post", "issue", "task",
+    "project", "board", "presentation", "spreadsheet", "sheet", "notebook", "draft", "template",
+    "story", "epic", "milestone", "objective", "checklist", "ticket", "dashboard", "list",
+    "folder", "playbook", "plan", "proposal", "memo", "wiki", "guide", "section", "chapter",
+    "course", "lesson", "campaign", "initiative", "goal", "form", "survey", "meeting", "event",
+    "agenda", "thread", "conversation", "card", "category", "address", "documentation",
+    "collection", "album", "playlist", "recipe", "workbook", "slide", "deck", "diagram",
+    "whiteboard", "canvas", "brief", "spec", "requirement", "feature", "bug", "incident",
+    "experiment", "study", "paper", "publication", "tutorial", "blog", "newsletter", "view"})
+
+# records whose name is a value of a known kind
+_NAMED_KINDS = {"language": "language_name", "country": "country_name",
+                "currency": "currency_name", "color": "color", "colour": "color",
+                "team": "team_name", "group": "team_name"}
+
 
 def time_role(name: str) -> str:
     n = name.lower()
@@ -152,7 +169,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if n in ("command", "cmd", "shell_command", "script"):
         return "command"
     if n in ("namespace", "k8s_namespace", "kube_namespace"):
-        return "namespace"
+        # a CloudWatch metric's namespace is 'AWS/EC2', no Kubernetes 'kube-system'
+        return "metric_namespace" if re.search(r"metric|alarm|cloudwatch", f"{table} {d}") \
+            else "namespace"
     if n in ("opt_fields", "fields", "select", "columns", "include_fields"):
         return "field_list"
     if n in ("database", "database_name", "db", "db_name"):
@@ -280,5 +299,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "product_name"
         if single in ("channel", "test", "artifact"):  # '#design-reviews', 'test_checkout_api'
             return {"channel": "channel_name", "test": "test_name"}.get(single, "file_name")
-        return "title"
+        if single in _NAMED_KINDS:  # a languages table's name is 'English', not a title
+            return _NAMED_KINDS[single]
+        # a document's title ('Q3 budget review'); any other record is named for what it is
+        # ('checkout-screenshot'), never 'Sales weekly backlog' for a flight or a subnet
+        return "title" if single.split("_")[-1] in _DOCUMENTS else "record_name"
     return service_kind(table, col.name, col.description) or "word"

@@ -60,13 +60,15 @@ from agent_world.mining.semantics.zones import address_country, country_zones
 # ones read from a name's last resort, and the office and paging kinds, whose examples name a
 # service's own conventions ('A1:D20', 'Helvetica', 14)
 DESCRIBED_KINDS = frozenset({
-    "word", "code", "category", "title", "count", "bytes", "small_int", "position", "text_id",
+    "word", "code", "category", "title", "record_name", "team_name", "count", "bytes", "small_int", "position", "text_id",
     "sheet_name", "cell_ref", "style_name", "font_name", "font_size", "search_terms",
-    "namespace", "page_size", "slug_name", "database_name", "command", "offset", "page",
+    "namespace", "metric_namespace", "page_size", "slug_name", "database_name", "command", "offset", "page",
     "status", "platform", "deploy_environment", "docker_image", "cell", "file_path",
     "dir_path"}) | SERVICE_KINDS
 SPREADSHEETS = frozenset({"xlsx", "xlsm", "xls", "csv", "tsv"})
 _NO_BOUND = 2**31 - 1
+_TEAMS = ["Platform", "Growth", "Payments", "Design", "Data", "Mobile", "Support", "Security",
+          "Infrastructure", "Marketing", "Finance", "Research"]
 
 _VISIT_REASONS = [
     "Annual physical", "Follow-up on blood pressure", "Persistent cough", "Knee pain after "
@@ -268,6 +270,10 @@ class RowValues:
             "address": lambda: self._address(),
             "postcode": lambda: f.postcode(),
             "language": lambda: r.choice(LANGUAGES)[0],
+            "language_name": lambda: r.choice(LANGUAGES)[1],
+            "country_name": lambda: r.choice(COUNTRIES)[1],
+            "currency_name": lambda: r.choice(CURRENCIES)[1],
+            "team_name": lambda: f"{r.choice(_TEAMS)} team",
             "color": lambda: r.choice(COLORS),
             "sha": lambda: f.sha1(),
             "uuid": lambda: f.uuid4(),
@@ -283,6 +289,7 @@ class RowValues:
             "product_name": lambda: prose("product", r, f),
             "title": lambda: prose("meeting" if prose_kind(col.name, table) == "meeting" else
                                    "title", r, f),
+            "record_name": lambda: _record_name(table, r),
             # what a link says on the page: a few words, no sentence
             "anchor": lambda: r.choice([
                 "Read more", "Pricing", "Contact us", "Documentation", "About", "Sign in",
@@ -333,6 +340,8 @@ class RowValues:
             "search_terms": lambda: " ".join(f.words(r.randint(1, 2))),
             "command": lambda: r.choice(COMMANDS),
             "namespace": lambda: r.choice(NAMESPACES),
+            "metric_namespace": lambda: r.choice(["AWS/EC2", "AWS/Lambda", "AWS/RDS", "AWS/S3",
+                                                  "AWS/ELB", "AWS/DynamoDB", "AWS/SQS"]),
             "database_name": lambda: r.choice(DATABASE_NAMES),
             "status": lambda: r.choices(STATUSES, weights=[30, 10, 25, 5, 5, 10, 5])[0],
             "platform": lambda: r.choice(PLATFORMS),
@@ -479,6 +488,14 @@ class RowValues:
         what = self.rng.choice(["handling", "tests", "docs", "config", "validation", "parser",
                                 "endpoint", "logging", "types", "dependencies"])
         return f"{verb} {self.rng.choice(SLUG_HEADS)} {what}"
+
+
+def _record_name(table: str, r: random.Random) -> str:
+    """A name for a record that is no document: an area of the service and what it is
+    ('checkout-screenshot', 'billing-subnet')."""
+    noun = next((w for w in reversed(singular(table).split("_")) if w.isalpha() and len(w) > 2),
+                "item")
+    return f"{r.choice(SLUG_HEADS)}-{noun}"
 
 
 def _numbers(values: list[Any], kind: type) -> list[Any]:
