@@ -47,7 +47,11 @@ from agent_world.graphs import mine_graph  # noqa: E402
 from agent_world.graphs.build_graph import build_environments  # noqa: E402
 from agent_world.graphs.runner import invoke  # noqa: E402
 from agent_world.graphs.synthesize_graph import synthesize_tasks  # noqa: E402
-from agent_world.mining.offline.column_semantics import column_semantic  # noqa: E402
+from agent_world.mining.offline.column_semantics import (  # noqa: E402
+    DOCUMENT_NOUNS,
+    column_semantic,
+)
+from agent_world.mining.offline.naming import singular  # noqa: E402
 from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
 from agent_world.scaleout import cores  # noqa: E402
@@ -83,6 +87,35 @@ def lone_word_share(specs: list) -> tuple[int, int, int]:
                             lone += 1
                             unknown += kinds[c.name] == "word"
     return lone, unknown, total
+
+
+# an office title ('Q3 budget review', 'Roadmap for Aimee', 'Sales weekly backlog', 'Mobile
+# proposal v2'): a document's name, read as noise on a flight or a subnet
+_OFFICE_TITLE = re.compile(r"^(?:Q[1-4] |[A-Z]\w+ weekly )|\b(?:notes|review)$| for [A-Z][a-z]+$|"
+                           r" v\d$")
+
+
+def filler_values(specs: list) -> tuple[int, int, int]:
+    """Name cells of records that are no document (`DOCUMENT_NOUNS`) holding an
+    office title, all name cells, and numbers at a type's own limits (|n| ≥ 2^31 in a column
+    that is no id, size or time: zod's ±9007199254740991 taken as a range)."""
+    titled = names = huge = 0
+    for spec in specs:
+        for table in spec.tables:
+            noun = singular(table.name).split("_")[-1]
+            nums = [c.name for c in table.columns if c.type in ("integer", "real")
+                    and not c.primary_key and not c.foreign_key
+                    and not re.search(r"(?:^|_)(?:id|ids|bytes|size|ms|ns|timestamp|epoch)$",
+                                      c.name)]
+            for row in spec.rows.get(table.name, []):
+                name = row.get("name")
+                if isinstance(name, str):
+                    names += 1
+                    titled += bool(_OFFICE_TITLE.search(name)) and noun not in DOCUMENT_NOUNS
+                huge += sum(isinstance(row.get(c), int | float) and not isinstance(row.get(c),
+                                                                                   bool)
+                            and abs(row[c]) >= 2**31 for c in nums)
+    return titled, names, huge
 
 
 # verbs no entity is named by: a table holding one was named after a tool call
@@ -160,6 +193,7 @@ def _stages_in(home: Path, refs: list, args: argparse.Namespace,
         specs = [cat.get_env(e.name) for e in cat.list_envs()]
     out["lone_words"], out["unknown_words"], out["text_cells"] = lone_word_share(specs)
     out["call_tables"], out["tables"] = call_named_tables(specs)
+    out["titled_names"], out["names"], out["huge_numbers"] = filler_values(specs)
     t0 = time.perf_counter()
     built = build_environments([], home=home, context={"home": str(home), **context})
     out["build_s"] = time.perf_counter() - t0
@@ -232,6 +266,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{r['text_cells']} ({100 * r['lone_words'] / max(1, r['text_cells']):.1f} %)")
     row("… of them in columns of no known kind", lambda r: f"{r['unknown_words']} "
         f"({100 * r['unknown_words'] / max(1, r['text_cells']):.1f} %)")
+    row("records no document named by an office title ('Sales weekly backlog' for a flight)",
+        lambda r: f"{r['titled_names']} / {r['names']} name cells")
+    row("numbers at a type's own limit (|n| ≥ 2^31, no id or size)",
+        lambda r: str(r["huge_numbers"]))
     row("environments built", lambda r: str(r["built"]))
     row("validated tools per environment", lambda r: f"{r['tools_per_env']:.1f}")
     row("tools whose act reads badly (2 sentences, a condition, a blurb, > 16 words)",

@@ -131,9 +131,11 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     for t in spec.tools:
         rest = re.sub(rf"\b{re.escape(t.name)}\b", tool_entity(spec, t.name), rest)
     clause = act + sep + rest
-    # the service's own name first is a noun phrase, no act ("Azure Developer CLI")
+    # the service's own name first is a noun phrase, no act ("Azure Developer CLI"); a run of
+    # verbs is how the tool works, no request ("download, safely process, cache, and return
+    # bounded original LaTeX source")
     first_word = clause.split(" ", 1)[0].lower() if clause else ""
-    if not clause or _CJK.search(clause) or _NO_ACT.search(clause) or \
+    if not clause or _CJK.search(clause) or _NO_ACT.search(clause) or _VERB_RUN.match(clause) or \
             re.match(r"^[a-z]+_\w+ ", clause) or \
             len(clause.split()) < 2 or \
             first_word in spec.name.lower().split("_") and first_word not in VERBS:
@@ -154,6 +156,7 @@ _LEAD = re.compile(r"^(?:\[[^\]]{1,40}\]\s*|[^\w\s\[(]+\s*|(?:[\w/-]+ ){0,2}\| )
 # description; a clause that says no act in English: another script, the tool itself, a bare
 # label ("read-only")
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
+_VERB_RUN = re.compile(r"^\w+(?:, (?:\w+ )?\w+){2,},? and \w+ ", re.I)
 _ROUTER = re.compile(r"\boperations [-–] | [-–] commands\b|\bcommands for\b", re.I)
 _NO_ACT = re.compile(r"\bMCP server\b|^use this tool\b|^this tool\b|^read-only$|\bexample cURL\b|"
                      r"^(?:purpose|guardrails|overview|summary|note)\b", re.I)

@@ -512,6 +512,21 @@ def test_a_source_s_description_reads_as_the_act_it_asks(description, said):
     assert action_phrases.action_phrase(spec, tool["name"]) == said
 
 
+def test_a_run_of_verbs_is_said_from_the_tool_s_name():
+    """arXiv: "Then download, safely process, cache, and return bounded original LaTeX source
+    for that paper": how the tool works is no request."""
+    from agent_world.envs.spec import EnvSpec
+
+    raw = json.loads(load_example("ecommerce").to_json())
+    tool = next(t for t in raw["tools"] if t.get("mutates"))
+    tool["description"] = ("Download, safely process, cache, and return bounded original "
+                           "LaTeX source for a paper")
+    spec = EnvSpec.from_dict(raw)
+    said = action_phrases.action_phrase(spec, tool["name"])
+    assert "safely process" not in said and said == action_phrases._name_phrase(spec,
+                                                                                 tool["name"])
+
+
 def test_a_go_doc_description_led_by_the_tool_name_says_its_act():
     """Argo CD's "delete_application deletes application" read "application deletes
     application"; a tool named like a verb and described by it ("search: Search files")

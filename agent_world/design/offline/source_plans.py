@@ -53,7 +53,8 @@ SEARCH_VERBS = frozenset({"search", "find", "lookup", "browse", "query"})
 # verbs a tool's name starts with that only ever read
 _PURE_READS = frozenset({"get", "list", "search", "find", "read", "retrieve", "describe", "view",
                          "show", "lookup", "browse"})
-LIMIT_ARGS = frozenset({"limit", "max_count", "max_results", "page_size", "count", "top", "n"})
+LIMIT_ARGS = frozenset({"limit", "max_count", "max_results", "page_size", "count", "top", "n",
+                        "number_of_results", "num_results", "n_results", "max_items", "top_n"})
 _GE = re.compile(r"(^|_)(start|from|since|after|min)(_|$)")
 _LE = re.compile(r"(^|_)(end|to|until|before|max)(_|$)")
 

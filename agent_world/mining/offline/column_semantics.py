@@ -12,7 +12,7 @@ from agent_world.mining.offline.service_values import service_kind
 from agent_world.mining.offline.vocabulary import PERSON_NOUNS, PERSON_ROLES
 
 # records whose name is a title a person gives a piece of work or writing
-_DOCUMENTS = frozenset({
+DOCUMENT_NOUNS = frozenset({
     "doc", "document", "note", "page", "report", "file", "article", "post", "issue", "task",
     "project", "board", "presentation", "spreadsheet", "sheet", "notebook", "draft", "template",
     "story", "epic", "milestone", "objective", "checklist", "ticket", "dashboard", "list",
@@ -303,5 +303,5 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return _NAMED_KINDS[single]
         # a document's title ('Q3 budget review'); any other record is named for what it is
         # ('checkout-screenshot'), never 'Sales weekly backlog' for a flight or a subnet
-        return "title" if single.split("_")[-1] in _DOCUMENTS else "record_name"
+        return "title" if single.split("_")[-1] in DOCUMENT_NOUNS else "record_name"
     return service_kind(table, col.name, col.description) or "word"

@@ -113,7 +113,8 @@ FILTER_ARGS = {"limit", "max_count", "offset", "page", "page_size", "per_page", 
                "context_lines", "start_index", "max_length", "raw", "format", "fields",
                "include", "expand", "verbose", "dry_run", "page_token", "skip", "count",
                "filter", "direction", "ascending", "descending",
-               "recursive", "depth", "timeout"} | SEARCH_ARGS
+               "recursive", "depth", "timeout", "number_of_results", "num_results",
+               "n_results", "result_count", "max_items", "top_n"} | SEARCH_ARGS
 FILTER_ENUM_DROP = {"all", "any", "both", "none", "asc", "desc", "*"}
 ALIASES: dict[str, tuple[str, str | None]] = {  # word -> (entity, identifier column it names)
     "repo": ("repository", None), "repos": ("repository", None),
