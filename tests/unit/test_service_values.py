@@ -266,3 +266,16 @@ def test_a_metric_namespace_is_an_aws_one():
                    description="The namespace of the metric.")])
     factory = RowFactory([t], None, seed=3)
     assert all(factory.make("metrics")["namespace"].startswith("AWS/") for _ in range(6))
+
+
+def test_a_kind_column_takes_values_of_its_own_word():
+    """A metric's unit, a message's channel, a member's role were all 'premium' or
+    'internal' (one pool for every column named for a kind of thing)."""
+    t = TableSpec(name="metrics", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="unit", type="text", nullable=False),
+        ColumnSpec(name="user_role", type="text", nullable=False)])
+    factory = RowFactory([t], None, seed=3)
+    rows = [factory.make("metrics") for _ in range(8)]
+    assert {r["unit"] for r in rows} <= {"count", "percent", "seconds", "milliseconds", "bytes"}
+    assert {r["user_role"] for r in rows} <= {"admin", "member", "viewer", "owner", "editor"}

@@ -270,3 +270,29 @@ def test_a_release_is_uninstalled_and_upgraded_by_its_name():
     body = module[module.index("def uninstall_helm_chart("):]
     body = body[:body.index("\n@tool")]
     assert "_row(ctx, 'helm_charts', 'id', 'name', name" in body and "DELETE FROM" in body
+
+
+def test_what_a_tool_returns_is_no_state_of_its_records():
+    """arXiv's "last_checked tracks the newest returned paper" gave papers a 'returned'
+    status, and tasks asked to "mark that paper as returned"."""
+    spec = mine_theme(read_source(next(r.spec for r in corpus_sources()
+                                       if r.spec.endswith("arxiv.json"))),
+                      iterations=0, seed=0).spec
+    states = {v for t in spec.tables for c in t.columns if c.name == "status"
+              for v in c.enum or []}
+    assert "returned" not in states
+
+
+def test_a_tool_that_marks_a_loan_returned_still_names_the_state(tmp_path):
+    """The rule above must not lose a state a tool sets: "Mark a loan as returned"."""
+    def tool(name, description, props):
+        return {"name": name, "description": description, "inputSchema": {
+            "type": "object", "properties": {p: {"type": t} for p, t in props.items()}}}
+    path = tmp_path / "library.json"
+    path.write_text(json.dumps({"name": "library", "tools": [
+        tool("create_loan", "Lend a book to a member; the loan starts active.",
+             {"book_title": "string", "member_name": "string"}),
+        tool("return_loan", "Mark a loan as returned.", {"loan_id": "integer"}),
+        tool("list_loans", "List loans, newest first.", {"status": "string"})]}))
+    spec = mine_theme(read_source(str(path)), iterations=0, seed=0).spec
+    assert "returned" in spec.table("loans").column("status").enum

@@ -81,6 +81,9 @@ def attribute_states(m: DomainModel, evidence: list[Evidence]) -> None:
             found: dict[str, list[str]] = defaultdict(list)
             for p, w in enumerate(words):
                 state = None
+                if (w == "returned" and e.kind == "tool"
+                        and words[p - 1:p] not in (["as"], ["mark"], ["marks"], ["is"])):
+                    continue  # a tool's "the newest returned paper" is what it answers with
                 if w in STATE_SET and w not in ("new", "review", "open", "done", "ready"):
                     state = state_token(w)
                 elif w in ("done", "open", "ready") and lifecycle_cue:

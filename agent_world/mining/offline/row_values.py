@@ -320,8 +320,7 @@ class RowValues:
             "company": lambda: f.company(),
             "code": lambda: f.bothify("??-####").upper(),
             "region": lambda: r.choice(["North", "South", "East", "West", "Central"]),
-            "category": lambda: r.choice(["standard", "premium", "basic", "internal",
-                                          "external"]),
+            "category": lambda: r.choice(_category_pool(col.name)),
             "slug_name": lambda: f"{r.choice(SLUG_HEADS)}-{r.choice(SLUG_TAILS)}",
             "branch_name": lambda: git_branch(r, 0.2),
             "tag": lambda: r.choice(TAG_WORDS) if r.random() < 0.8 else f.word(),
@@ -488,6 +487,25 @@ class RowValues:
         what = self.rng.choice(["handling", "tests", "docs", "config", "validation", "parser",
                                 "endpoint", "logging", "types", "dependencies"])
         return f"{verb} {self.rng.choice(SLUG_HEADS)} {what}"
+
+
+# what a column named for a kind of thing holds, by the word that names it: a unit is no
+# 'premium', a source no 'internal' (the generic tiers are left for type, kind and category)
+_CATEGORY_POOLS = {
+    "role": ["admin", "member", "viewer", "owner", "editor"],
+    "unit": ["count", "percent", "seconds", "milliseconds", "bytes"],
+    "channel": ["email", "sms", "push", "web", "slack"],
+    "source": ["web", "api", "import", "mobile", "email"],
+    "method": ["email", "sms", "api", "manual", "webhook"],
+    "action": ["created", "updated", "deleted", "archived", "restored"],
+    "genre": ["fiction", "mystery", "science", "history", "biography"],
+}
+_TIERS = ["standard", "premium", "basic", "internal", "external"]
+
+
+def _category_pool(name: str) -> list[str]:
+    words = name.lower().split("_")
+    return next((_CATEGORY_POOLS[w] for w in reversed(words) if w in _CATEGORY_POOLS), _TIERS)
 
 
 def _record_name(table: str, r: random.Random) -> str:
