@@ -279,3 +279,18 @@ def test_a_kind_column_takes_values_of_its_own_word():
     rows = [factory.make("metrics") for _ in range(8)]
     assert {r["unit"] for r in rows} <= {"count", "percent", "seconds", "milliseconds", "bytes"}
     assert {r["user_role"] for r in rows} <= {"admin", "member", "viewer", "owner", "editor"}
+
+
+def test_a_column_no_rule_knows_is_named_for_what_it_holds():
+    """A forwarding rule, a dataset, a compatibility flag were lone dictionary words
+    ('dolor'); a backup's frequency was one too."""
+    t = TableSpec(name="load_balancers", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="forwarding_rule", type="text", nullable=False),
+        ColumnSpec(name="frequency", type="text", nullable=False),
+        ColumnSpec(name="why", type="text", nullable=False)])
+    factory = RowFactory([t], None, seed=3)
+    rows = [factory.make("load_balancers") for _ in range(8)]
+    assert all(r["forwarding_rule"].endswith("-forwarding-rule") for r in rows)
+    assert {r["frequency"] for r in rows} <= {"hourly", "daily", "weekly", "monthly"}
+    assert all(len(r["why"].split()) > 2 for r in rows)

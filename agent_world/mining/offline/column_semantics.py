@@ -260,7 +260,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "diff"
     if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",
                 "bio", "summary", "instructions", "answer", "question", "feedback", "value",
-                "prompt", "error"}:
+                "prompt", "error", "response", "why", "preconditions", "replacement",
+                "paragraph", "explanation", "rationale"}:
         return "sentence"
     if words & {"description", "details"}:
         return "paragraph"

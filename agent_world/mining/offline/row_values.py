@@ -352,7 +352,8 @@ class RowValues:
             "page_size": lambda: r.choice([5, 10, 20, 25, 50, 100]),
             "offset": lambda: r.choice([0, 0, 10, 20, 50, 100]),
             "page": lambda: r.randint(1, 5),
-            "word": lambda: f.word(),
+            "word": lambda: (_named_value(col.name, r) if col.type == "text" else None)
+            or f.word(),
         }
         return gen.get(sem, gen["word"])()
 
@@ -506,6 +507,37 @@ _TIERS = ["standard", "premium", "basic", "internal", "external"]
 def _category_pool(name: str) -> list[str]:
     words = name.lower().split("_")
     return next((_CATEGORY_POOLS[w] for w in reversed(words) if w in _CATEGORY_POOLS), _TIERS)
+
+
+# column names that name no thing: a value for them is no '<area>-<noun>'
+_NO_THING = {"only", "where", "default", "listen", "match", "exclude", "include", "if", "when",
+             "since", "until", "before", "after", "all", "any", "none", "raw", "new", "old",
+             "current", "next", "previous", "other", "custom", "extra", "own", "same", "show",
+             "by", "as", "to", "from", "of", "for", "with", "per", "not"}
+
+
+# how often or over how long, as a service's settings say it
+_SPANS = {w: ["hourly", "daily", "weekly", "monthly"] for w in ("frequency", "schedule",
+                                                                "cadence")} | {
+    w: ["1m", "5m", "15m", "1h", "24h"] for w in ("period", "interval", "window", "retention")}
+# amounts and places, no thing of the service ('billing-weight' reads as nothing)
+_MEASURES = {"weight", "index", "size", "level", "count", "limit", "threshold", "ratio", "rate",
+             "score", "priority", "order", "offset", "depth", "width", "height", "length",
+             "timeout", "delay", "position", "amount", "total", "number"}
+
+
+def _named_value(column: str, r: random.Random) -> str | None:
+    """A text column no rule knows, named by a noun ('forwarding_rule', 'dataset'): a value
+    named for what it is in an area of the service ('billing-forwarding-rule'), as a config
+    entry is; a lone dictionary word ('dolor') read as noise in every task that quotes it.
+    None where the name is no noun ('only', 'show_as')."""
+    words = [w for w in singular(column).lower().split("_") if w]
+    if words and words[-1] in _SPANS:
+        return r.choice(_SPANS[words[-1]])
+    if (not words or words[-1] in _MEASURES or not all(w.isalpha() for w in words) or len(words[-1]) < 3
+            or set(words) & _NO_THING or words[-1].endswith(("ed", "ly"))):
+        return None
+    return f"{r.choice(SLUG_HEADS)}-{'-'.join(words[-2:])}"
 
 
 def _record_name(table: str, r: random.Random) -> str:
