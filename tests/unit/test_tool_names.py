@@ -296,3 +296,38 @@ def test_a_tool_that_marks_a_loan_returned_still_names_the_state(tmp_path):
         tool("list_loans", "List loans, newest first.", {"status": "string"})]}))
     spec = mine_theme(read_source(str(path)), iterations=0, seed=0).spec
     assert "returned" in spec.table("loans").column("status").enum
+
+
+def _body(module: str, tool: str) -> str:
+    body = module[module.index(f"def {tool}("):]
+    return body[:body.index("\n@tool")] if "\n@tool" in body else body
+
+
+def test_a_record_with_a_text_key_gets_one_and_its_key_arguments_are_strings():
+    """Gmail's labels, messages and drafts are keyed by strings: create_label inserted no key
+    (NOT NULL constraint failed: labels.id) and list_messages(labelIds=...) took an integer,
+    so both were dropped at build time."""
+    spec, design = _mined_and_designed("gmail")
+    assert spec.table("labels").column("id").type == "text"
+    assert "values['id'] = ctx.new_id('label_')" in _body(design.module, "create_label")
+    assert "labelIds: str | None" in _body(design.module, "list_messages")
+
+
+def test_an_argument_named_like_a_local_of_the_tool_is_renamed():
+    """install_helm_chart(values=...) was overwritten by the record being inserted (a dict
+    holding itself: 'Circular reference detected')."""
+    _, design = _mined_and_designed("kubernetes")
+    body = _body(design.module, "install_helm_chart")
+    assert "values_: dict[str, Any]" in body and "= values_" in body
+
+
+def test_a_contract_test_says_every_argument_the_tool_requires():
+    """ccxt's get_ticker(symbol, exchange) was tested as get_ticker(exchange=6) and
+    LaunchDarkly's delete_feature_flag(feature_flag_id, request) without its request: each
+    failed as invalid arguments and the tool was dropped."""
+    _, design = _mined_and_designed("ccxt")
+    tests = [t for t in design.tests if t["tool"] == "get_ticker"]
+    assert tests and all("symbol" in t["arguments"] for t in tests)
+    _, design = _mined_and_designed("launchdarkly")
+    deletes = [t for t in design.tests if t["tool"] == "delete_feature_flag"]
+    assert deletes and all("request" in t["arguments"] for t in deletes)

@@ -19,6 +19,7 @@ from agent_world.design.offline.contract_holds import (
 )
 from agent_world.design.offline.contract_schema import (
     _Args,
+    _json_type,
     _key_param,
     _name_column,
     _param,
@@ -171,7 +172,7 @@ def _sharpened(spec: EnvSpec, entity: TableSpec, p: ContractParam, args: _Args
             if t.name not in (entity.name, target) and mine and theirs:
                 return p.model_copy(update={
                     "role": "child_eq", "via_table": t.name, "via_link": mine,
-                    "via_column": theirs, "type": "integer",
+                    "via_column": theirs, "type": _json_type(t.column(theirs)),
                     "description": f"Only {entity.name.replace('_', ' ')} linked to this "
                                    f"{singular(target).replace('_', ' ')} ({t.name})."})
     return p
@@ -184,7 +185,7 @@ def _list_filters(spec: EnvSpec, entity: TableSpec, text: set[str], desc: str
     for col in entity.columns:
         parent = fk_target(col)
         if parent and not col.primary_key and parent != entity.name:
-            out.append(_param(col.name, "eq", column=col.name, type="integer",
+            out.append(_param(col.name, "eq", column=col.name, type=_json_type(col),
                               description=f"Only {entity.name.replace('_', ' ')} of this "
                                           f"{singular(parent).replace('_', ' ')}."))
     mentioned = [p for p in out if singular(fk_target(entity.column(p.column or "")) or "")
@@ -223,7 +224,7 @@ def _search_params(spec: EnvSpec, entity: TableSpec, text: set[str], desc: str
             parent = fk_target(col)
             if parent and parent != entity.name and singular(parent) in text and \
                     not any(p.name == f"{singular(parent)}_id" for p in out):
-                out.append(_param(f"{singular(parent)}_id", "child_eq", type="integer",
+                out.append(_param(f"{singular(parent)}_id", "child_eq", type=_json_type(col),
                                   via_table=t.name, via_link=fk.name, via_column=col.name,
                                   description=f"Only {entity.name} with a {singular(t.name)} "
                                               f"at this {singular(parent)}."))

@@ -469,12 +469,32 @@ class ContractTests:
         cap = (limit.default if limit else MAX_ROWS) or MAX_ROWS
 
         order = rows[::-1] if newest_first(self.c.tool, self.c.description) else rows
+        scope: dict[str, Any] = {}  # column: value, what the required filters say
 
         def ids(pred: Any, n: int = cap) -> list[Any]:
-            return [r[self.pk] for r in order if pred(r)][:n]
+            return [r[self.pk] for r in order if pred(r)
+                    and all(r.get(c) == v for c, v in scope.items())][:n]
 
         out: list[Test] = []
         for p in self.c.params:
+            # what else the tool requires (Codacy's provider and organization beside the
+            # filter under test): an argument it ignores takes any value of its type, an
+            # equality filter the values of the commonest such record; else no test
+            others = [q for q in self.c.params if q.required and q.name != p.name]
+            eqs = [q for q in others if q.role == "eq" and q.column]
+            if any(q.role != "ignore" and q not in eqs for q in others):
+                continue
+            base = {q.name: self.d.filler(q) for q in others if q.role == "ignore"}
+            scope = {}
+            if eqs:
+                keys = [tuple(r.get(q.column or "") for q in eqs) for r in rows]
+                if not keys:
+                    continue
+                common = max(dict.fromkeys(keys), key=keys.count)  # the first of a tie
+                if None in common:
+                    continue
+                scope = {q.column or "": v for q, v in zip(eqs, common, strict=True)}
+                base |= {q.name: v for q, v in zip(eqs, common, strict=True)}
             if p.role == "any_like":
                 sample = next((r for r in rows[len(rows) // 3:] + rows
                                if isinstance(r.get(p.columns[-1]), str)
@@ -485,7 +505,7 @@ class ContractTests:
                     if hit is None:
                         continue
                     needle = _needle(hit[col]).lower()  # type: ignore[union-attr]
-                    out.append(self.test(f"finds {needle!r} in the {col}", {p.name: needle},
+                    out.append(self.test(f"finds {needle!r} in the {col}", base | {p.name: needle},
                                          pluck=self.pk, equals=ids(lambda r, n=needle, cs=p.columns: any(
                                              isinstance(r.get(c), str) and n in r[c].lower()
                                              for c in cs))))
@@ -496,13 +516,13 @@ class ContractTests:
                     v = max(set(values), key=values.count)
                     owners = {r.get(p.via_link) for r in self.rows(p.via_table or "")
                               if r.get(p.via_column or "") == v}
-                    out.append(self.test(f"filters by {p.name}", {p.name: v}, pluck=self.pk,
+                    out.append(self.test(f"filters by {p.name}", base | {p.name: v}, pluck=self.pk,
                                          equals=ids(lambda r, o=owners: r[self.pk] in o)))
             elif p.role == "child_state":
                 owners = {r.get(p.via_link) for r in self.rows(p.via_table or "")
                           if r.get(p.via_column or "") == p.via_value}
                 for flag in (True, False):
-                    out.append(self.test(f"{p.name} = {flag}", {p.name: flag}, pluck=self.pk,
+                    out.append(self.test(f"{p.name} = {flag}", base | {p.name: flag}, pluck=self.pk,
                                          equals=ids(lambda r, o=owners, f=flag:
                                                     (r[self.pk] in o) is f)))
         return out

@@ -92,6 +92,13 @@ def _json_type(col: ColumnSpec) -> Literal["integer", "number", "string", "boole
         col.type, "string")
 
 
+def key_type(table: TableSpec, column: str | None) -> Literal["integer", "number", "string",
+                                                              "boolean"]:
+    """The JSON type of a key argument: its column's (Gmail's label ids are strings)."""
+    col = next((c for c in table.columns if c.name == column), None)
+    return "integer" if col is None else _json_type(col)
+
+
 def _now_columns(table: TableSpec) -> list[str]:
     return [c.name for c in table.columns if c.name in ("updated_at", "modified_at")]
 
@@ -226,7 +233,7 @@ def _key_param(spec: EnvSpec, entity: TableSpec, args: _Args, text: set[str],
                                   f"{noun.replace('_', ' ')}.")
     pk = pk_of(entity) or "id"
     return _param(f"{noun}_id", "key", column=pk, ref_table=entity.name, ref_column=pk,
-                  type="integer", required=True, description=f"Id of the {noun.replace('_', ' ')}.")
+                  type=key_type(entity, pk), required=True, description=f"Id of the {noun.replace('_', ' ')}.")
 
 
 def _scope_params(spec: EnvSpec, entity: TableSpec, args: _Args, used: set[str]
@@ -261,5 +268,5 @@ def _row_param(spec: EnvSpec, table: TableSpec, name: str, text: set[str], requi
                       required=required, description=description + f" (its "
                       f"{look.name.replace('_', ' ')})")
     pk = pk_of(table) or "id"
-    return _param(name, "row", ref_table=table.name, ref_column=pk, type="integer",
+    return _param(name, "row", ref_table=table.name, ref_column=pk, type=key_type(table, pk),
                   required=required, description=description + " (its id)")

@@ -32,6 +32,7 @@ from agent_world.design.offline.contract_schema import (
     _time_value,
     _words,
     fk_target,
+    key_type,
     pk_of,
     status_of,
 )
@@ -178,7 +179,7 @@ def _move(spec, c, entity, words, text, desc, args, entry) -> Contract | None:
     used: set[str] = {arg}
     key = _key_param(spec, entity, args, text, used)
     p = _param(args.safe(arg), "row", ref_table=parent.name, ref_column=pk_of(parent),
-               type="integer", required=True,
+               type=key_type(parent, pk_of(parent)), required=True,
                description=f"The {singular(parent.name).replace('_', ' ')} to move to (its id).")
     params = [key, p]
     sets: dict[str, Value] = {h.fk: Value(source="row", arg=p.name, column=pk_of(parent))}

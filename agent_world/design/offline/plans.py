@@ -177,7 +177,8 @@ def _key_param(table: TableSpec) -> ParamPlan:
     pk = pk_column(table)
     assert pk is not None
     noun = singular(table.name)
-    return ParamPlan(name=f"{noun}_id", role="key", column=pk, type="integer", required=True,
+    return ParamPlan(name=f"{noun}_id", role="key", column=pk, type=json_type(table.column(pk)),
+                     required=True,
                      description=f"Id of the {noun.replace('_', ' ')}.")
 
 

@@ -102,7 +102,8 @@ class ReadTests:
         """A value for an argument the tool accepts but does not use."""
         if p.enum:
             return p.enum[0]
-        return {"integer": 1, "number": 1.0, "boolean": False, "object": {}}.get(p.type, "x")
+        return {"integer": 1, "number": 1.0, "boolean": False, "object": {},
+                "array": ["x"]}.get(p.type, "x")
 
     def args_from(self, plan: ToolPlan, row: dict[str, Any], *, optional: bool) -> dict | None:
         """Arguments naming `row` (filters equal to its values); None if it cannot."""

@@ -142,6 +142,11 @@ def _render_create(b: _Body, spec: EnvSpec, plan: ToolPlan, ret: bool = True) ->
         b.add(f"values[{_lit(col)}] = ctx.now()")
     for col in plan.code_columns:
         b.add(f"values[{_lit(col)}] = _next_code(ctx, {_lit(plan.table)}, {_lit(col)})")
+    key = next((c for c in table.columns if c.name == pk), None)
+    if key is not None and key.type == "text" and not any(
+            p.column == pk and p.role in ("set", "ref") for p in plan.params):
+        # a text key is no rowid alias: the service names the new record (Gmail's label ids)
+        b.add(f"values[{_lit(pk)}] = ctx.new_id({_lit(singular(plan.table) + '_')})")
     if ret:
         b.add(f"return _insert(ctx, {_lit(plan.table)}, {_lit(pk)}, values)")
 

@@ -283,7 +283,7 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
         if col_table.name == table.name:
             if column == pk_column(table):
                 return base.model_copy(update={"role": "key", "column": column,
-                                               "type": "integer"})
+                                               "type": json_type(table.column(column))})
             col = table.column(column)
             return base.model_copy(update={"role": "key", "column": column,
                                            "type": json_type(col)})

@@ -336,6 +336,8 @@ class Designer(ReadTests):
             if p.required and p.name not in args and p.role == "set" and p.column \
                     and _fits(p, row.get(p.column)):
                 args[p.name] = row[p.column]
+            elif p.required and p.name not in args:
+                args[p.name] = self.filler(p)  # a delete reads no more: any value of its type
         return args
 
     def _delete(self, plan: ToolPlan) -> list[Test]:

@@ -181,9 +181,14 @@ def tool_identifier(name: str) -> str:
     return ident + "_" if keyword.iskeyword(ident) else ident
 
 
+# names a designed tool binds before it reads its arguments (Helm's `values` argument became
+# the record being inserted: a dict holding itself)
+_BOUND = {"ctx", "values", "clauses", "params", "where", "sql"}
+
+
 def safe_name(name: str) -> str:
-    """An argument name usable as a Python parameter."""
+    """An argument name usable as a Python parameter of a designed tool."""
     name = re.sub(r"\W", "_", name)
     if not name or name[0].isdigit():
         name = f"arg_{name}"
-    return name + "_" if keyword.iskeyword(name) else name
+    return name + "_" if keyword.iskeyword(name) or name in _BOUND else name
