@@ -216,7 +216,7 @@ def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec
     if arg == "id" and primary is not None:
         return {"role": "column", "table": table, "column": primary.primary_key[0]}
     # a reference: X_id / X_path / X_name / alias, directly or through an FK of the table
-    base = re.sub(r"_(id|ids|path|name|key|code|slug|uuid|sha|number|email)$", "", arg)
+    base = re.sub(r"_(id|ids|path|name|key|code|slug|uuid|sha|number|email|url)$", "", arg)
     ident = arg[len(base) + 1:] if arg != base else ""
     candidates = [base]
     if base in ALIASES:

@@ -331,3 +331,20 @@ def test_a_contract_test_says_every_argument_the_tool_requires():
     _, design = _mined_and_designed("launchdarkly")
     deletes = [t for t in design.tests if t["tool"] == "delete_feature_flag"]
     assert deletes and all("request" in t["arguments"] for t in deletes)
+
+
+def test_a_contract_test_gives_a_flag_a_boolean():
+    """DigitalOcean's genai_model_eval_cancel_run(run_id, confirm_cancel) was tested with
+    confirm_cancel=1 (not a boolean: invalid arguments) and dropped."""
+    _, design = _mined_and_designed("digitalocean")
+    tests = [t for t in design.tests if t["tool"] == "genai_model_eval_cancel_run"]
+    assert tests and all(t["arguments"]["confirm_cancel"] is True for t in tests)
+
+
+def test_a_url_argument_finds_its_record_by_url():
+    """NotebookLM's generate_audio(notebook_url=...) looked the notebook up by its name."""
+    spec = mine_theme(read_source(next(r.spec for r in corpus_sources()
+                                       if r.name == "notebooklm")), iterations=0, seed=0).spec
+    arg = spec.provenance.stats["tool_coverage"]["tools"]["generate_audio"]["arguments"][
+        "notebook_url"]
+    assert (arg["table"], arg["column"]) == ("notebooks", "url")

@@ -304,8 +304,9 @@ class ContractTests:
                 args[p.name] = pick.get(p.ref_column or "")
                 argrows[p.name] = pick
             elif p.role == "set" and p.required:
-                args[p.name] = p.enum[0] if p.enum else (
-                    "Damaged beyond repair" if p.type == "string" else 1)
+                args[p.name] = p.enum[0] if p.enum else {
+                    "string": "Damaged beyond repair", "boolean": True, "number": 1.0,
+                    "object": {}, "array": ["x"]}.get(p.type, 1)
             elif p.role == "paths":
                 paths = self.paths_for(row)
                 if not paths:
