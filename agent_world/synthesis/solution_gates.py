@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from agent_world.envs.episode import EnvRuntime
@@ -64,6 +65,24 @@ def gold_run(task: Task, spec: EnvSpec, runtime: EnvRuntime,
         ep.close()
 
 
+# when a record was last touched: a write that changes only this changes nothing a user asked
+_TOUCHED = re.compile(r"^(?:last_)?(?:updated|modified|edited|changed)(?:_(?:at|on|time|date))?$")
+
+
+def touches_only(changes: dict[str, Any] | None) -> bool:
+    """The gold's changes are edits of when records were last updated and nothing else
+    ("set its name to Contract notes" on a milestone already named so: only updated_at)."""
+    if not changes:
+        return False
+    for delta in changes.values():
+        if delta.get("inserted") or delta.get("deleted"):
+            return False
+        if any(not all(_TOUCHED.match(c) for c in u.get("after", {}))
+               for u in delta.get("updated", [])):
+            return False
+    return True
+
+
 def gate_gold_replay(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
     runs = [gold_run(task, spec, runtime) for _ in range(2)]
     for passed, _, _, detail in runs:
@@ -72,6 +91,9 @@ def gate_gold_replay(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResu
     if runs[0][1:3] != runs[1][1:3]:
         return GateResult(name="gold_replay", passed=False,
                           detail="two gold replays ended differently (answer or state)")
+    if touches_only(task.expected_changes):
+        return GateResult(name="gold_replay", passed=False,
+                          detail="the writes change only when records were last updated")
     return GateResult(name="gold_replay", passed=True, detail="gold passes twice, same outcome")
 
 

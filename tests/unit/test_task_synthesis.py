@@ -510,3 +510,19 @@ def test_a_tool_tests_edit_mark_is_no_value_to_ask_for():
     sampler.tested[("place_order", "shipping_method")] = ["edited", "standard (edited)"]
     pool = sampler.candidates("place_order", "shipping_method", {"type": "string"})
     assert pool and not {"edited", "standard (edited)"} & set(pool)
+
+
+def test_a_write_that_only_touches_updated_at_is_no_task():
+    """Backlog's "set the milestone's name to Contract notes" on a milestone already named so
+    changed only updated_at: the gold replay gate now refuses it; a real edit beside a touch
+    of its parent's updated_at passes."""
+    from agent_world.synthesis.solution_gates import touches_only
+
+    touch = {"milestones": {"updated": [{"key": {"id": 13},
+                                         "after": {"updated_at": "2026-01-15T09:01:00"}}]}}
+    assert touches_only(touch)
+    edit = {"milestones": {"updated": [{"key": {"id": 13}, "after": {
+        "name": "Contract notes", "updated_at": "2026-01-15T09:01:00"}}]}}
+    assert not touches_only(edit)
+    comment = touch | {"comments": {"inserted": [{"id": 5, "body": "ok"}]}}
+    assert not touches_only(comment) and not touches_only(None) and not touches_only({})
