@@ -294,3 +294,13 @@ def test_a_column_no_rule_knows_is_named_for_what_it_holds():
     assert all(r["forwarding_rule"].endswith("-forwarding-rule") for r in rows)
     assert {r["frequency"] for r in rows} <= {"hourly", "daily", "weekly", "monthly"}
     assert all(len(r["why"].split()) > 2 for r in rows)
+
+
+def test_a_repeated_name_is_numbered_as_a_copy_not_by_its_record_id():
+    """Two CloudWatch tags named 'later' became 'later' and 'later 19' (the row id read as
+    part of the name, and gave the id away)."""
+    from agent_world.mining.offline.rows import _suffix
+
+    assert _suffix("later", 19, "tag", {"later"}) == "later-2"
+    assert _suffix("Q3 review", 5, "title", {"Q3 review", "Q3 review (2)"}) == "Q3 review (3)"
+    assert _suffix("ann@example.com", 7, "email", {"ann@example.com"}) == "ann7@example.com"

@@ -259,7 +259,9 @@ class RowFactory(RowValues, RowTimes):
                             not c.enum and not c.foreign_key and c.name not in overrides and \
                             attempt >= 2 and \
                             column_semantic(tname, c) not in ("table_name", "isbn", "barcode"):
-                        row[c.name] = _suffix(row[c.name], rid, column_semantic(tname, c))
+                        taken = {r.get(c.name) for r in self.rows[tname]}
+                        row[c.name] = _suffix(row[c.name], rid, column_semantic(tname, c),
+                                              taken)
                 if not self.ok_unique(tname, row):
                     continue
             return self.commit(tname, row)
@@ -302,10 +304,15 @@ def _unique_key(row: dict[str, Any], group: tuple[str, ...]) -> tuple[Any, ...]:
                  for v in values)
 
 
-def _suffix(value: str, rid: Any, sem: str) -> str:
+def _suffix(value: str, rid: Any, sem: str, taken: set[Any]) -> str:
+    """`value` told apart from the same value of another record. A name or a label takes the
+    next free number as people number copies ('billing-dataset-2', 'Q3 review (2)'), never
+    the record's id ('later 19' read as part of the name, and gave the id away)."""
     if sem == "email" and "@" in value:
         user, _, dom = value.partition("@")
         return f"{user}{rid}@{dom}"
     if sem in ("url", "file_path", "repo_path"):
         return f"{value.rstrip('/')}-{rid}"
-    return f"{value} {rid}"
+    slug = " " not in value.strip()
+    return next(c for n in range(2, len(taken) + 3)
+                if (c := f"{value}-{n}" if slug else f"{value} ({n})") not in taken)
