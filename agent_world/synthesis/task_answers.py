@@ -10,7 +10,7 @@ from typing import Any
 from agent_world.mining.offline.vocabulary import not_additive
 from agent_world.tasks.check import normalise
 from agent_world.tasks.walks import Plan, _selector, _timestamp, field_value, scalar_fields
-from agent_world.tasks.words import split_words
+from agent_world.tasks.words import PAGING, split_words
 
 
 def echoed(plan: Plan) -> set[str]:
@@ -64,8 +64,11 @@ def _aggregations(i: int, items: list[dict], rng: random.Random) -> list[dict]:
         if all(isinstance(x, str) for x in values) and 2 <= len(set(values)) <= 6 \
                 and len(set(values)) < len(values):
             cats[k] = sorted(set(values))
+        # no "highest page idx", no "add up the created by" (a user's id), no "highest
+        # start" (where a page began)
         if all(isinstance(x, int | float) and not isinstance(x, bool) for x in values) and \
-                not k.endswith(("id", "idx")) and len(set(values)) > 1:  # no "highest page idx"
+                not k.endswith(("id", "idx", "_by", "ids")) and len(set(values)) > 1 and \
+                k not in PAGING and k not in ("start", "skip", "from_", "page_token"):
             nums.append(k)
     for k, values in cats.items():
         options.append({"kind": "count", "step": i, "where": {k: rng.choice(values)}})

@@ -156,11 +156,22 @@ def _named_tables(word: str, tables: dict[str, set[str]]) -> list[str]:
 _GENERIC = frozenset({"id", "created_at", "updated_at"})
 
 
-def record_tables(produced: set[str], tables: dict[str, set[str]]) -> set[str]:
+def record_tables(produced: set[str], tables: dict[str, set[str]],
+                  tool: str | None = None) -> set[str]:
     """Tables whose records a tool returns, judged from its observed result fields: the
     closest table (Jaccard over column names), and any whose own columns (beyond id, keys
     and timestamps, at least two) all appear (a record with another one nested; a link
-    table's two keys on an appointment make no clinician location of it)."""
+    table's two keys on an appointment make no clinician location of it). Of tables with the
+    same columns (Google Calendar's calendars and colors), those the `tool`'s name names are
+    the ones it returns (get_color returns colors: its id is no calendar's)."""
+    out = _record_tables(produced, tables)
+    if tool is None:
+        return out
+    named = {t for t in out if singular_word(t) in tool.lower()}
+    return {t for t in out if t in named or not any(tables[t] == tables[n] for n in named)}
+
+
+def _record_tables(produced: set[str], tables: dict[str, set[str]]) -> set[str]:
     if not produced or not tables:
         return set()
 
@@ -198,7 +209,8 @@ def binding_strength(field: str, field_info: dict[str, Any], producer: ToolSpec,
         if tables is None or fields is None:
             return word in _entity_words(producer) or None
         named = _named_tables(word, tables)
-        return bool(set(named) & record_tables(fields, tables)) if named else None
+        return bool(set(named) & record_tables(fields, tables, producer.name)) if named \
+            else None
 
     if field == param:
         strength = 1.0

@@ -686,6 +686,18 @@ def test_positions_dates_and_ratings_are_never_added_up():
     assert "sum" in kinds["amount"] and "sum" in kinds["number_of_guests"]
 
 
+def test_a_user_reference_or_a_page_start_is_no_quantity():
+    """"Add up the created by of the workspaces" (user ids) and "the highest start" (where a
+    page of arXiv results began) were aggregations."""
+    from agent_world.synthesis.task_answers import _aggregations
+
+    items = [{"id": i, "created_by": 100 + i, "start": 10 * i, "offset": i,
+              "seats": i % 4 + 1, "plan": "ab"[i % 2]} for i in range(1, 9)]
+    fields = {o.get("field") for seed in range(40)
+              for o in _aggregations(0, items, random.Random(seed))}
+    assert "seats" in fields and not fields & {"created_by", "start", "offset"}
+
+
 def test_a_value_is_drawn_from_the_tool_s_own_records(airline):
     """A product was named "Anne Gutierrez DDS": a write's value came from every column of the
     name in the database (customers' names for a product); it comes from the records the tool

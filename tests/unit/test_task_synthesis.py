@@ -170,6 +170,12 @@ def test_a_prefix_that_names_a_table_wants_that_tables_value():
     rows = {"id", "name", "email"}  # what `read_query` returned: customers
     assert strength("read_query", rows, "id", "query_id", integer) == 0
     assert strength("read_query", rows, "id", "query", string) == 0
+    # lookalike tables (the same columns): the tool's name says whose records it returns
+    # (a Google Calendar color's id fed get_calendar(calendar_id=...))
+    tables["calendars"] = tables["colors"] = {"id", "name", "background", "foreground"}
+    color = tables["colors"]
+    assert strength("get_color", color, "id", "calendar_id", integer) == 0
+    assert strength("get_calendar", color, "id", "calendar_id", integer) == 0.6
 
 
 def test_one_field_feeds_one_argument():
