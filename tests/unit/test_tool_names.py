@@ -348,3 +348,13 @@ def test_a_url_argument_finds_its_record_by_url():
     arg = spec.provenance.stats["tool_coverage"]["tools"]["generate_audio"]["arguments"][
         "notebook_url"]
     assert (arg["table"], arg["column"]) == ("notebooks", "url")
+
+
+def test_a_listing_under_a_required_record_is_tested_under_it():
+    """GitLab's list_project_members(project_id, user_ids=...) had no test (its filter was
+    tested without the project it lists under) and was dropped; the test now names a project
+    and a user some member of it links to, and expects those members."""
+    _, design = _mined_and_designed("gitlab")
+    tests = [t for t in design.tests if t["tool"] == "list_project_members"]
+    assert tests and all("project_id" in t["arguments"] and t["expect"]["equals"]
+                         for t in tests)

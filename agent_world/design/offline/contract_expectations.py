@@ -464,17 +464,40 @@ class ContractTests:
                                  built[0], contains=want))
         return out + self.refusals(None)[-1:]
 
+    def _said(self, eqs: list[ContractParam], values: tuple[Any, ...]
+              ) -> tuple[dict[str, Any], dict[str, set[Any]]] | None:
+        """The arguments that select the records whose `eqs` columns hold `values`, and the
+        values of those columns each admits: an equality filter says its value, a reference
+        (GitLab's project_id) the referenced record's `ref_column`, which every record of
+        that value names (None where nothing can say it)."""
+        args: dict[str, Any] = {}
+        scope: dict[str, set[Any]] = {}
+        for q, v in zip(eqs, values, strict=True):
+            if q.role == "eq":
+                args[q.name], scope[q.column or ""] = v, {v}
+                continue
+            ref = self.spec.table(q.ref_table or "")
+            rpk = next((c.name for c in ref.columns if c.primary_key), None)
+            target = next((t for t in self.rows(ref.name) if t.get(rpk or "") == v), None)
+            if rpk is None or target is None or target.get(q.ref_column or "") is None:
+                return None
+            said = target[q.ref_column or ""]
+            args[q.name] = said
+            scope[q.column or ""] = {t[rpk] for t in self.rows(ref.name)
+                                     if t.get(q.ref_column or "") == said}
+        return args, scope
+
     def list_tests(self) -> list[Test]:
         rows = self.rows(self.c.entity)
         limit = next((p for p in self.c.params if p.role == "limit"), None)
         cap = (limit.default if limit else MAX_ROWS) or MAX_ROWS
 
         order = rows[::-1] if newest_first(self.c.tool, self.c.description) else rows
-        scope: dict[str, Any] = {}  # column: value, what the required filters say
+        scope: dict[str, set[Any]] = {}  # column: its values, what the required filters say
 
         def ids(pred: Any, n: int = cap) -> list[Any]:
             return [r[self.pk] for r in order if pred(r)
-                    and all(r.get(c) == v for c, v in scope.items())][:n]
+                    and all(r.get(c) in vs for c, vs in scope.items())][:n]
 
         out: list[Test] = []
         for p in self.c.params:
@@ -482,7 +505,8 @@ class ContractTests:
             # filter under test): an argument it ignores takes any value of its type, an
             # equality filter the values of the commonest such record; else no test
             others = [q for q in self.c.params if q.required and q.name != p.name]
-            eqs = [q for q in others if q.role == "eq" and q.column]
+            eqs = [q for q in others if q.role in ("eq", "ref") and q.column
+                   and not q.negate and not q.closure]
             if any(q.role != "ignore" and q not in eqs for q in others):
                 continue
             base = {q.name: self.d.filler(q) for q in others if q.role == "ignore"}
@@ -494,8 +518,11 @@ class ContractTests:
                 common = max(dict.fromkeys(keys), key=keys.count)  # the first of a tie
                 if None in common:
                     continue
-                scope = {q.column or "": v for q, v in zip(eqs, common, strict=True)}
-                base |= {q.name: v for q, v in zip(eqs, common, strict=True)}
+                said = self._said(eqs, common)
+                if said is None:
+                    continue
+                base |= said[0]
+                scope = said[1]
             if p.role == "any_like":
                 sample = next((r for r in rows[len(rows) // 3:] + rows
                                if isinstance(r.get(p.columns[-1]), str)
@@ -511,10 +538,14 @@ class ContractTests:
                                              isinstance(r.get(c), str) and n in r[c].lower()
                                              for c in cs))))
             elif p.role == "child_eq":
+                # a value some record the required filters select links to: a test that
+                # expects nothing passes a tool that returns nothing
+                inside = set(ids(lambda r: True, len(rows))) if scope else None
                 values = [r.get(p.via_column or "") for r in self.rows(p.via_table or "")
-                          if r.get(p.via_column or "") is not None]
+                          if r.get(p.via_column or "") is not None
+                          and (inside is None or r.get(p.via_link or "") in inside)]
                 if values:
-                    v = max(set(values), key=values.count)
+                    v = max(dict.fromkeys(values), key=values.count)  # the first of a tie
                     owners = {r.get(p.via_link) for r in self.rows(p.via_table or "")
                               if r.get(p.via_column or "") == v}
                     out.append(self.test(f"filters by {p.name}", base | {p.name: v}, pluck=self.pk,
