@@ -696,6 +696,11 @@ def test_a_user_reference_or_a_page_start_is_no_quantity():
     fields = {o.get("field") for seed in range(40)
               for o in _aggregations(0, items, random.Random(seed))}
     assert "seats" in fields and not fields & {"created_by", "start", "offset"}
+    limits = [{"id": i, "group_expansion_max": i % 3 + 1, "retry_limit": i % 4 + 2,
+               "seats": i} for i in range(1, 9)]
+    sums = {o.get("field") for seed in range(40)
+            for o in _aggregations(0, limits, random.Random(seed)) if o["kind"] == "sum"}
+    assert sums == {"seats"}
 
 
 def test_a_value_is_drawn_from_the_tool_s_own_records(airline):

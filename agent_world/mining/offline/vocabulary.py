@@ -174,6 +174,9 @@ NOT_ADDITIVE = frozenset({
     "year", "month", "week", "hour", "minute", "age", "latitude", "longitude", "lat", "lon",
     "lng", "offset", "rating", "score", "rank", "priority", "version", "percent", "percentage",
     "temperature", "stars", "port", "floor", "code", "status", "zip", "postal",
+    # a setting's bound or pace: "the combined group expansion max" totals nothing
+    "max", "min", "maximum", "minimum", "limit", "threshold", "timeout", "ttl", "interval",
+    "ratio", "rate", "level",
 })
 # ... and an identifier of a record with no table of its own (chrome's page_id, page_idx)
 POSITION_LAST = frozenset({"number", "no", "index", "sequence", "position", "day", "second",
