@@ -229,6 +229,22 @@ def _values(result: Any) -> set[str]:
 
 
 
+# what a designed listing returns at most when nothing bounds it (design's MAX_ROWS)
+_LIST_CAP = 100
+
+
+def _full_page(spec: EnvSpec, tool: str, args: dict[str, Any], result: Any) -> int | None:
+    """The page size a list result fills (its tool's default page, or the listing cap): a
+    count over it may miss records (Google Calendar's 6 declined of the first 20 responses,
+    23 of all 100). None: the result is all there is, or the call chose its page."""
+    if not isinstance(result, list) or any(p in args for p in PAGING):
+        return None
+    props = spec.tool(tool).parameters.get("properties", {})
+    page = next((props[p]["default"] for p in PAGING if isinstance(
+        props.get(p, {}).get("default"), int)), _LIST_CAP)
+    return page if len(result) >= page else None
+
+
 def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
     """Everything the gold chain needs is in the request or in what earlier calls return."""
     def fail(why: str) -> GateResult:
@@ -240,8 +256,14 @@ def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
     try:
         observed: set[str] = set()
         named: dict[str, Any] = {}  # values known by name: stated, or one record's fields
+        answer = task.origin.get("answer") or {}
         for k, c in enumerate(task.chain):
             obs = ep.step(c.tool, c.arguments)
+            page = _full_page(spec, c.tool, c.arguments, obs.result)
+            if page and answer.get("kind") in ("count", "sum", "max", "min") and \
+                    answer.get("step") == k:
+                return fail(f"call {k + 1} ({c.tool}) returns a full page of {page}: the "
+                            f"{answer['kind']} of one page is not that of all the records")
             for param, value in c.arguments.items():
                 if param in PAGING:
                     if isinstance(obs.result, list) and isinstance(value, int) and \

@@ -164,14 +164,6 @@ def record_tables(produced: set[str], tables: dict[str, set[str]],
     table's two keys on an appointment make no clinician location of it). Of tables with the
     same columns (Google Calendar's calendars and colors), those the `tool`'s name names are
     the ones it returns (get_color returns colors: its id is no calendar's)."""
-    out = _record_tables(produced, tables)
-    if tool is None:
-        return out
-    named = {t for t in out if singular_word(t) in tool.lower()}
-    return {t for t in out if t in named or not any(tables[t] == tables[n] for n in named)}
-
-
-def _record_tables(produced: set[str], tables: dict[str, set[str]]) -> set[str]:
     if not produced or not tables:
         return set()
 
@@ -179,12 +171,19 @@ def _record_tables(produced: set[str], tables: dict[str, set[str]]) -> set[str]:
         return len(cols & produced) / len(cols | produced)
 
     best = max(tables, key=lambda t: jaccard(tables[t]))
+    # of the closest tables (a tie: the same columns), the one the tool's name names; else
+    # the first
+    ties = [t for t in tables if jaccard(tables[t]) == jaccard(tables[best])]
+    best = next((t for t in ties if tool and singular_word(t) in tool.lower()), best)
     out = {best} if jaccard(tables[best]) > 0 else set()
     for t, cols in tables.items():
         own = {c for c in cols - _GENERIC if not c.endswith("_id")}
         if len(own) >= 2 and own <= produced:
             out.add(t)
-    return out
+    if tool is None:
+        return out
+    named = {t for t in out if singular_word(t) in tool.lower()}
+    return {t for t in out if t in named or not any(tables[t] == tables[n] for n in named)}
 
 
 def binding_strength(field: str, field_info: dict[str, Any], producer: ToolSpec, param: str,

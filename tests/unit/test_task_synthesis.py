@@ -176,6 +176,12 @@ def test_a_prefix_that_names_a_table_wants_that_tables_value():
     color = tables["colors"]
     assert strength("get_color", color, "id", "calendar_id", integer) == 0
     assert strength("get_calendar", color, "id", "calendar_id", integer) == 0.6
+    # ... also where the first of the tie is the other one and their own columns are few
+    tables["audits"] = tables["resource_histories"] = {"id", "url", "created_at"}
+    history = tables["resource_histories"]
+    assert strength("get_resource_history", history, "id", "audit_id", integer) == 0
+    assert strength("get_resource_history", history, "id", "resource_history_id",
+                    integer) == 0.6
 
 
 def test_one_field_feeds_one_argument():
@@ -532,3 +538,20 @@ def test_a_write_that_only_touches_updated_at_is_no_task():
     assert not touches_only(edit)
     comment = touch | {"comments": {"inserted": [{"id": 5, "body": "ok"}]}}
     assert not touches_only(comment) and not touches_only(None) and not touches_only({})
+
+
+def test_a_count_over_a_full_page_is_no_count_of_all():
+    """Google Calendar's "how many responses are 'declined'?" counted 6 in the first 20 of
+    100 responses (23 in all): a list that fills its page may hold more."""
+    from types import SimpleNamespace
+
+    from agent_world.synthesis.gates import _full_page
+
+    tools = {"list_responds": {"properties": {"limit": {"type": "integer", "default": 20}}},
+             "list_tags": {"properties": {}}}
+    spec = SimpleNamespace(tool=lambda name: SimpleNamespace(parameters=tools[name]))
+    assert _full_page(spec, "list_responds", {}, [{}] * 20) == 20
+    assert _full_page(spec, "list_responds", {}, [{}] * 7) is None
+    assert _full_page(spec, "list_responds", {"limit": 20}, [{}] * 20) is None  # asked for
+    assert _full_page(spec, "list_tags", {}, [{}] * 100) == 100
+    assert _full_page(spec, "list_tags", {}, {"id": 1}) is None
