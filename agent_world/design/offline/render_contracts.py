@@ -7,7 +7,7 @@ from __future__ import annotations
 from agent_world.design.offline.contract_schema import linked_pk
 from agent_world.design.offline.contracts import Contract, Effect, Guard, Value
 from agent_world.design.offline.plans import pk_column
-from agent_world.design.offline.render_plans import _Body, _bound, _lit
+from agent_world.design.offline.render_plans import _Body, _lit, column_filter
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import singular
 
@@ -314,15 +314,6 @@ def _contract_filters(b: _Body, c: Contract) -> None:
                   f"\"{p.via_link}\" FROM \"{p.via_table}\" WHERE \"{p.via_column}\" = ? "
                   f"AND \"{p.via_link}\" IS NOT NULL)')", level)
             b.add(f"params.append({_lit(p.via_value)})", level)
-        elif p.role == "eq":
-            if p.every is not None:
-                b.add(f"if {p.name} != {_lit(p.every)}:", level)
-                level += 1
-            b.add(f"clauses.append('\"{p.column}\" = ?')", level)
-            b.add(f"params.append({p.name})", level)
-        elif p.role == "like":
-            b.add(f"clauses.append('\"{p.column}\" LIKE ? ESCAPE \\'\\\\\\'')", level)
-            b.add(f"params.append(_like({p.name}))", level)
-        elif p.role in ("ge", "le"):
-            _bound(b, p, level)
+        elif p.role in ("eq", "like", "ge", "le"):
+            column_filter(b, p, level)
     b.add('where = (" WHERE " + " AND ".join(clauses)) if clauses else ""')

@@ -64,17 +64,8 @@ def _filters(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
             # a commit is named by any prefix of its hash, as git does ("a1b2c3d")
             b.add(f"clauses.append('substr(\"{p.column}\", 1, length(?)) = ?')", level)
             b.add(f"params.extend([{p.name}, {p.name}])", level)
-        elif p.role in ("eq", "key"):
-            if p.every is not None:
-                b.add(f"if {p.name} != {_lit(p.every)}:", level)
-                level += 1
-            b.add(f"clauses.append('\"{p.column}\" = ?')", level)
-            b.add(f"params.append({p.name})", level)
-        elif p.role == "like":
-            b.add(f"clauses.append('\"{p.column}\" LIKE ? ESCAPE \\'\\\\\\'')", level)
-            b.add(f"params.append(_like({p.name}))", level)
-        elif p.role in ("ge", "le"):
-            _bound(b, p, level)
+        elif p.role in ("eq", "key", "like", "ge", "le"):
+            column_filter(b, p, level)
         elif p.role == "ref":
             assert p.ref_table and p.ref_column
             ref_pk = pk_column(spec.table(p.ref_table))
@@ -288,6 +279,22 @@ def _span_limit(b: _Body, plan: ToolPlan) -> None:
           f"{plan.max_span_days}:")
     b.add(f"raise ToolError(\"Refused: the range from {lo.name} to {hi.name} may span at "
           f"most {plan.max_span_days} days.\")", 2)
+
+
+def column_filter(b: _Body, p: Any, level: int) -> None:
+    """The clause and parameter of a filter on one column: equal (`eq`, `key`; none where the
+    argument names every row), a text fragment (`like`), a range bound (`ge`, `le`)."""
+    if p.role in ("eq", "key"):
+        if p.every is not None:
+            b.add(f"if {p.name} != {_lit(p.every)}:", level)
+            level += 1
+        b.add(f"clauses.append('\"{p.column}\" = ?')", level)
+        b.add(f"params.append({p.name})", level)
+    elif p.role == "like":
+        b.add(f"clauses.append('\"{p.column}\" LIKE ? ESCAPE \\'\\\\\\'')", level)
+        b.add(f"params.append(_like({p.name}))", level)
+    else:
+        _bound(b, p, level)
 
 
 def _bound(b: _Body, p: Any, level: int) -> None:
