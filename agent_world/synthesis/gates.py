@@ -53,6 +53,7 @@ from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.check import check_episode, normalise
 from agent_world.tasks.model import GateResult, Step, Task
 from agent_world.tasks.sampling import ValueSampler
+from agent_world.tasks.toolgraph import record_tables, table_columns
 from agent_world.tasks.truth import STEP_SHIFT, extract_answer
 from agent_world.tasks.walks import (
     execute_plan,
@@ -245,6 +246,28 @@ def _full_page(spec: EnvSpec, tool: str, args: dict[str, Any], result: Any) -> i
     return page if len(result) >= page else None
 
 
+def _names_many(spec: EnvSpec, ep: Any, tool: str, args: dict[str, Any], result: Any) -> int:
+    """How many records hold the values the arguments give for the record a call returned
+    (0: one, or no record of a table): a look-up by a name five services share returns the
+    first, and the task's answer takes it for the one ('data-related-service')."""
+    if not isinstance(result, dict) or result.get("id") is None or spec.tool(tool).mutates:
+        return 0  # a write's arguments are what it sets, not what it finds the record by
+    fields = {f: v for f, v in result.items() if f != "id" and not f.endswith("_id")
+              and isinstance(v, str | int | float) and not isinstance(v, bool)
+              and any(v == a for p, a in args.items() if p not in PAGING)}
+    columns = table_columns(spec)
+    tables = record_tables(set(result), columns, tool)
+    if len(tables) != 1:
+        return 0
+    (table,) = tables
+    fields = {f: v for f, v in fields.items() if f in columns[table]}
+    if not fields:
+        return 0
+    where = " AND ".join(f'"{f}" = ?' for f in fields)
+    n = ep.query(f'SELECT count(*) AS n FROM "{table}" WHERE {where}', list(fields.values()))
+    return n[0]["n"] if n and n[0]["n"] > 1 else 0
+
+
 def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
     """Everything the gold chain needs is in the request or in what earlier calls return."""
     def fail(why: str) -> GateResult:
@@ -259,6 +282,10 @@ def gate_solvable(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
         answer = task.origin.get("answer") or {}
         for k, c in enumerate(task.chain):
             obs = ep.step(c.tool, c.arguments)
+            many = _names_many(spec, ep, c.tool, c.arguments, obs.result)
+            if many:
+                return fail(f"call {k + 1} ({c.tool}) finds one of {many} records its "
+                            "arguments name alike: the request does not single it out")
             page = _full_page(spec, c.tool, c.arguments, obs.result)
             if page and answer.get("kind") in ("count", "sum", "max", "min") and \
                     answer.get("step") == k:

@@ -555,3 +555,29 @@ def test_a_count_over_a_full_page_is_no_count_of_all():
     assert _full_page(spec, "list_responds", {"limit": 20}, [{}] * 20) is None  # asked for
     assert _full_page(spec, "list_tags", {}, [{}] * 100) == 100
     assert _full_page(spec, "list_tags", {}, {"id": 1}) is None
+
+
+def test_a_look_up_by_a_name_many_records_share_does_not_single_one_out():
+    """AWS Pricing's 'data-related-service' named 5 services; the look-up returned the first
+    and the task's answer took it for the one."""
+    from types import SimpleNamespace
+
+    from agent_world.synthesis.gates import _names_many
+
+    def table(name, *cols):
+        return SimpleNamespace(name=name, columns=[SimpleNamespace(name=c) for c in cols])
+
+    spec = SimpleNamespace(tables=[table("services", "id", "name", "region"),
+                                   table("regions", "id", "code", "label")],
+                           tool=lambda name: SimpleNamespace(mutates=name.startswith("set_")))
+    counts = {"data-related-service": 5, "compute": 1}
+    ep = SimpleNamespace(query=lambda sql, params: [{"n": counts[params[0]]}])
+    row = {"id": 10, "name": "data-related-service", "region": "us-east-1"}
+    assert _names_many(spec, ep, "get_service", {"name": "data-related-service"}, row) == 5
+    row = {"id": 11, "name": "compute", "region": "us-east-1"}
+    assert _names_many(spec, ep, "get_service", {"name": "compute"}, row) == 0
+    # by its id: nothing to share
+    assert _names_many(spec, ep, "get_service", {"service_id": 11}, row) == 0
+    # a write's arguments are what it sets ('suspended' is the status of many members)
+    row = {"id": 10, "name": "data-related-service", "region": "us-east-1"}
+    assert _names_many(spec, ep, "set_service_name", {"name": "data-related-service"}, row) == 0
