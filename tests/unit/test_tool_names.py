@@ -358,3 +358,12 @@ def test_a_listing_under_a_required_record_is_tested_under_it():
     tests = [t for t in design.tests if t["tool"] == "list_project_members"]
     assert tests and all("project_id" in t["arguments"] and t["expect"]["equals"]
                          for t in tests)
+
+
+def test_a_listing_under_required_links_is_tested_under_them():
+    """Codacy's list tools require a provider, an organization and a repository (both links
+    through other tables): they had no test and were dropped."""
+    _, design = _mined_and_designed("codacy")
+    tests = [t for t in design.tests if t["tool"] == "codacy_list_files"]
+    assert tests and all({"provider", "organization", "repository"} <= set(t["arguments"])
+                         and t["expect"]["equals"] for t in tests)
