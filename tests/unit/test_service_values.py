@@ -304,3 +304,18 @@ def test_a_repeated_name_is_numbered_as_a_copy_not_by_its_record_id():
     assert _suffix("later", 19, "tag", {"later"}) == "later-2"
     assert _suffix("Q3 review", 5, "title", {"Q3 review", "Q3 review (2)"}) == "Q3 review (3)"
     assert _suffix("ann@example.com", 7, "email", {"ann@example.com"}) == "ann7@example.com"
+
+
+def test_a_column_said_to_hold_json_or_links_or_a_description_holds_one():
+    """Monday's view settings ('a JSON object') read 'auth-setting', Trello's board desc
+    'payments-desc', Firecrawl's page links 'mobile-link'."""
+    t = TableSpec(name="boards", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="settings", type="text", nullable=False,
+                   description="Type-specific view settings as a JSON object."),
+        ColumnSpec(name="desc", type="text", nullable=False),
+        ColumnSpec(name="links", type="text", nullable=False)])
+    factory = RowFactory([t], None, seed=3)
+    rows = [factory.make("boards") for _ in range(6)]
+    assert {r["settings"] for r in rows} == {"{}"}
+    assert all(len(r["desc"].split()) > 2 and r["links"].startswith("http") for r in rows)

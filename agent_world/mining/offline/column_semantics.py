@@ -215,7 +215,7 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "person_name"  # a commit's author_name is a person, not a word
     if n in ("anchor_text", "anchor", "link_text"):
         return "anchor"
-    if words & {"url", "uri", "link", "website", "homepage", "endpoint", "href"}:
+    if words & {"url", "uri", "link", "links", "urls", "website", "homepage", "endpoint", "href"}:
         return "url"
     if n in ("file_name", "filename"):
         return "file_name"
@@ -261,9 +261,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",
                 "bio", "summary", "instructions", "answer", "question", "feedback", "value",
                 "prompt", "error", "response", "why", "preconditions", "replacement",
-                "paragraph", "explanation", "rationale"}:
+                "paragraph", "explanation", "rationale", "stdout", "stderr"}:
         return "sentence"
-    if words & {"description", "details"}:
+    if words & {"description", "details", "desc"}:
         return "paragraph"
     if n == "subject" and single in ("title", "book", "novel", "publication", "edition"):
         return "book_subject"

@@ -352,8 +352,8 @@ class RowValues:
             "page_size": lambda: r.choice([5, 10, 20, 25, 50, 100]),
             "offset": lambda: r.choice([0, 0, 10, 20, 50, 100]),
             "page": lambda: r.randint(1, 5),
-            "word": lambda: (_named_value(col.name, r) if col.type == "text" else None)
-            or f.word(),
+            "word": lambda: (_named_value(col.name, col.description, r) if col.type == "text"
+                             else None) or f.word(),
         }
         return gen.get(sem, gen["word"])()
 
@@ -526,11 +526,14 @@ _MEASURES = {"weight", "index", "size", "level", "count", "limit", "threshold", 
              "timeout", "delay", "position", "amount", "total", "number"}
 
 
-def _named_value(column: str, r: random.Random) -> str | None:
+def _named_value(column: str, description: str | None, r: random.Random) -> str | None:
     """A text column no rule knows, named by a noun ('forwarding_rule', 'dataset'): a value
     named for what it is in an area of the service ('billing-forwarding-rule'), as a config
     entry is; a lone dictionary word ('dolor') read as noise in every task that quotes it.
-    None where the name is no noun ('only', 'show_as')."""
+    None where the name is no noun ('only', 'show_as'). A column its source says holds JSON
+    (Monday's settings, a JSON schema) holds an empty object or list, as the source writes it."""
+    if re.search(r"\bjson\b", description or "", re.I):
+        return "[]" if re.search(r"\barray\b", description or "", re.I) else "{}"
     words = [w for w in singular(column).lower().split("_") if w]
     if words and words[-1] in _SPANS:
         return r.choice(_SPANS[words[-1]])
