@@ -487,6 +487,18 @@ class ContractTests:
                                      if t.get(q.ref_column or "") == said}
         return args, scope
 
+    def _commonest_link(self, q: ContractParam, inside: set[Any] | None
+                        ) -> tuple[Any, set[Any]] | None:
+        """The value of a link (`child_eq`) that most records of `inside` (None: any) are
+        linked to, the first of a tie, and every record linked to it; None if none is."""
+        via = self.rows(q.via_table or "")
+        values = [r.get(q.via_column or "") for r in via if r.get(q.via_column or "") is not None
+                  and (inside is None or r.get(q.via_link or "") in inside)]
+        if not values:
+            return None
+        v = max(dict.fromkeys(values), key=values.count)
+        return v, {r.get(q.via_link) for r in via if r.get(q.via_column or "") == v}
+
     def list_tests(self) -> list[Test]:
         rows = self.rows(self.c.entity)
         limit = next((p for p in self.c.params if p.role == "limit"), None)
@@ -524,21 +536,17 @@ class ContractTests:
                     continue
                 base |= said[0]
                 scope = said[1]
+            linked = True
             for q in links:  # Codacy's organization and repository: records linked to one
                 inside = set(ids(lambda r: True, len(rows)))
-                vias = [r.get(q.via_column or "") for r in self.rows(q.via_table or "")
-                        if r.get(q.via_column or "") is not None
-                        and r.get(q.via_link or "") in inside]
-                if not vias:
+                found = self._commonest_link(q, inside)
+                if found is None:
+                    linked = False  # a required link no record of the rest holds
                     break
-                v = max(dict.fromkeys(vias), key=vias.count)
-                base[q.name] = v
-                scope[self.pk] = {r.get(q.via_link) for r in self.rows(q.via_table or "")
-                                  if r.get(q.via_column or "") == v} & inside
-            else:
-                links = []
-            if links:
-                continue  # a required link no record of the rest holds
+                base[q.name] = found[0]
+                scope[self.pk] = found[1] & inside
+            if not linked:
+                continue
             if p.role == "any_like":
                 sample = next((r for r in rows[len(rows) // 3:] + rows
                                if isinstance(r.get(p.columns[-1]), str)
@@ -556,14 +564,10 @@ class ContractTests:
             elif p.role == "child_eq":
                 # a value some record the required filters select links to: a test that
                 # expects nothing passes a tool that returns nothing
-                inside = set(ids(lambda r: True, len(rows))) if scope else None
-                values = [r.get(p.via_column or "") for r in self.rows(p.via_table or "")
-                          if r.get(p.via_column or "") is not None
-                          and (inside is None or r.get(p.via_link or "") in inside)]
-                if values:
-                    v = max(dict.fromkeys(values), key=values.count)  # the first of a tie
-                    owners = {r.get(p.via_link) for r in self.rows(p.via_table or "")
-                              if r.get(p.via_column or "") == v}
+                found = self._commonest_link(
+                    p, set(ids(lambda r: True, len(rows))) if scope else None)
+                if found is not None:
+                    v, owners = found
                     out.append(self.test(f"filters by {p.name}", base | {p.name: v}, pluck=self.pk,
                                          equals=ids(lambda r, o=owners: r[self.pk] in o)))
             elif p.role == "child_state":
