@@ -51,7 +51,7 @@ from agent_world.mining.offline.column_semantics import (  # noqa: E402
     DOCUMENT_NOUNS,
     column_semantic,
 )
-from agent_world.mining.offline.naming import singular  # noqa: E402
+from agent_world.mining.offline.naming import singular, snake, tokens  # noqa: E402
 from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
 from agent_world.scaleout import cores  # noqa: E402
@@ -131,6 +131,37 @@ def call_named_tables(specs: list) -> tuple[int, int]:
     return sum(bool(CALL_WORDS & set(n.split("_"))) for n in names), len(names)
 
 
+# a tool whose arguments are a record's fields when it writes one ('create_issue(title, body)')
+_WRITE_WORDS = {"create", "add", "new", "insert", "update", "set", "edit", "patch", "put",
+                "upsert", "save", "register", "modify", "post", "write", "book", "schedule"}
+_META = {"id", "created_at", "updated_at", "status"}
+
+
+def one_call_tables(specs: list) -> int:
+    """Tables of the mined databases that hold one source tool's calls, not records: at
+    least 2 columns besides the key, links and timestamps, 3 in 4 of them that tool's
+    arguments, where the tool writes no record of its own (no create or update word in its
+    name, no `action` selector) and names none of the table's by id ('searches' of airbnb_search(location,
+    checkin, adults), 'hovers' of browser_hover(element, ref)). Only sources read from a
+    tool-list file can be told (the corpus)."""
+    found = 0
+    for spec in specs:
+        ref = Path(str(spec.provenance.source_ref or ""))
+        if ref.suffix != ".json" or not ref.is_file():
+            continue
+        tools = json.loads(ref.read_text()).get("tools") or []
+        calls = [args for t in tools if not _WRITE_WORDS & set(tokens(t["name"]))
+                 # a command router (an `action` selector) writes its records as a create does
+                 and not {"action", "operation"} & (args := {
+                     snake(a) for a in (t.get("inputSchema") or {}).get("properties") or {}})]
+        for table in spec.tables:
+            cols = {c.name for c in table.columns if not c.foreign_key} - _META
+            key = f"{singular(table.name)}_id"
+            found += len(cols) >= 2 and any(
+                key not in args and 4 * len(cols & args) >= 3 * len(cols) for args in calls)
+    return found
+
+
 # what a request's act must not be: a second sentence ("by its ID. You can ..."), a run-on
 # ("CLI.Retrieve"), a leading condition, a command router's blurb, a paragraph
 _BAD_ACT = re.compile(r"[a-z0-9][.!?] [A-Za-z]|[a-z]\.[A-Z]|^(?:if|when) | [-–] [Cc]ommands\b")
@@ -193,6 +224,7 @@ def _stages_in(home: Path, refs: list, args: argparse.Namespace,
         specs = [cat.get_env(e.name) for e in cat.list_envs()]
     out["lone_words"], out["unknown_words"], out["text_cells"] = lone_word_share(specs)
     out["call_tables"], out["tables"] = call_named_tables(specs)
+    out["one_call_tables"] = one_call_tables(specs)
     out["titled_names"], out["names"], out["huge_numbers"] = filler_values(specs)
     t0 = time.perf_counter()
     built = build_environments([], home=home, context={"home": str(home), **context})
@@ -262,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         "≥ 95 %")
     row("tables named after a tool call", lambda r: f"{r['call_tables']} / {r['tables']} "
         f"({100 * r['call_tables'] / max(1, r['tables']):.1f} %)")
+    row("tables holding one tool's calls", lambda r: f"{r['one_call_tables']} / {r['tables']} "
+        f"({100 * r['one_call_tables'] / max(1, r['tables']):.1f} %)")
     row("text cells that are one random word", lambda r: f"{r['lone_words']} / "
         f"{r['text_cells']} ({100 * r['lone_words'] / max(1, r['text_cells']):.1f} %)")
     row("… of them in columns of no known kind", lambda r: f"{r['unknown_words']} "

@@ -200,7 +200,7 @@ def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec
             return {"role": "filter", "table": table, "column": col, "match": "like"}
     if arg in CONTROL_ARGS or re.fullmatch(r"(max|min)_(count|results|items|length|tokens)",
                                            arg) or \
-            is_option(arg, str(info.get("description") or "")):
+            is_option(arg, str(info.get("description") or ""), info.get("enum")):
         return {"role": "control"}
     if arg == "name" and primary is not None and "name" not in pcols:
         alt = next((c for c in _NAME_COLUMNS if c in pcols), None)

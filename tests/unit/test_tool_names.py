@@ -40,6 +40,30 @@ def test_where_the_verb_stands_in_a_tool_name(name, verb, obj, read):
     assert (shape.verb, shape.obj, shape.read) == (verb, obj, read)
 
 
+@pytest.mark.parametrize("name, verb, obj, read", [
+    ("format_range", "format", "range", False),  # was a record kind 'format_range'
+    ("compare_political_groups", "compare", "political_group", True),
+    ("mute_host", "mute", "host", False),
+    ("diagnose_dag_run", "diagnose", "dag_run", True),
+    ("performance_trace_start", "start", "performance_trace", False),  # a trace, started
+])
+def test_verbs_of_harvested_names(name, verb, obj, read):
+    shape = tool_shape(name, None, None)
+    assert (shape.verb, shape.obj, shape.read) == (verb, obj, read)
+
+
+@pytest.mark.parametrize("name, ns", [
+    ("browser_hover", "browser"), ("browser_press_key", "browser"), ("press_key", None),
+    ("browser_type", "browser"), ("browser_go_back", "browser"), ("take_screenshot", None),
+    ("mobile_swipe_on_screen", "mobile"), ("send_keys", None), ("browser_wait", "browser")])
+def test_an_act_on_a_screen_keeps_no_record_of_its_own(name, ns):
+    """A hover, a key press or a screenshot is no record of the service: the browser servers
+    had 'hovers', 'presses' and 'screenshots' tables, one row per call, and tasks such as
+    "look up the press named gateway-press"."""
+    shape = tool_shape(name, None, ns)
+    assert shape.obj is None and not shape.creates and not shape.read
+
+
 def test_a_value_noun_before_a_late_verb_is_read_as_a_value():
     shape = tool_shape("balance-get", None, None)
     assert (shape.verb, shape.obj, shape.value_words, shape.read) == \
@@ -367,3 +391,37 @@ def test_a_listing_under_required_links_is_tested_under_them():
     tests = [t for t in design.tests if t["tool"] == "codacy_list_files"]
     assert tests and all({"provider", "organization", "repository"} <= set(t["arguments"])
                          and t["expect"]["equals"] for t in tests)
+
+
+@pytest.mark.parametrize("name, info, option", [
+    ("action", {"enum": ["list", "get", "create", "update", "delete"]}, True),  # a router
+    ("action", {}, True),  # Coolify's projects(action, ...): no description, a selector
+    ("action", {"description": "The action to perform on the app"}, True),
+    ("action", {"description": "What was done", "enum": ["created", "deleted"]}, False),
+    ("command", {"description": "The command to execute against the specified tool."}, True),
+    ("command", {"description": "Shell command to run"}, False),  # what the call runs
+    ("intent", {"description": "The intent of the azure operation to perform."}, True),
+    ("retry_max_retries", {"type": "integer"}, True),
+    ("temperature_unit", {"enum": ["celsius", "fahrenheit"]}, True),
+    ("navigation_timeout", {"type": "integer"}, True),
+    ("account", {"description": "Account nickname(s) to query (e.g. 'work')."}, True),
+    ("account", {"description": "Alias of the Google account to target. Optional."}, True),
+    ("unit", {"description": "Unit of the product"}, False),
+])
+def test_arguments_that_say_how_to_call_are_no_columns(name, info, option):
+    """A command router's selector and help switch, retries, time limits and display units
+    configure the call: Azure's 40 tools each had a table of command, intent, learn and
+    parameters columns, Coolify's routers an action column."""
+    role = classify_argument({"argument": name, "type": info.get("type", "string"), **info},
+                             set())
+    assert (role.kind == "filter") is option
+
+
+def test_a_router_is_mined_as_its_records_not_its_calls():
+    """Coolify's projects(action, uuid, name, description): a projects table of those fields,
+    without the operation each call chose."""
+    ref = next(r for r in corpus_sources() if r.name == "coolify")
+    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+    projects = spec.table("projects")
+    assert {"uuid", "name", "description"} <= {c.name for c in projects.columns}
+    assert not [c.name for t in spec.tables for c in t.columns if c.name == "action"]

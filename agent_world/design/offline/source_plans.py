@@ -38,7 +38,7 @@ from agent_world.mining.offline.naming import (
     tokens,
     tool_identifier,
 )
-from agent_world.mining.offline.vocabulary import DELETE_VERBS, READ_VERBS
+from agent_world.mining.offline.vocabulary import DELETE_VERBS, READ_VERBS, UI_VERBS, VERBS
 
 _PLAIN_ROLES = frozenset({"key", "eq", "like", "ge", "le", "ref", "set", "limit", "ignore"})
 _VERB_PHRASES = {("check", "in"): "checked_in", ("check", "out"): "checked_out",
@@ -184,6 +184,8 @@ def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPla
                         now_columns=now, description=description, source_tool=tool_name)
     if set(words) & UPDATE_VERBS and not set(words) & CREATE_VERBS:
         return None  # "updates an existing app" with no key to find it: not an insert
+    if next((w for w in words if w in VERBS), None) in UI_VERBS:
+        return None  # a click or a hover on a screen: no record to insert
     creating = [p.model_copy(update={"role": "set"}) if p.role == "eq" else p for p in params]
     if not any(p.role in ("set", "ref") for p in creating) and not entry.get("arguments"):
         plan = create_plan(spec, table, tool_name)

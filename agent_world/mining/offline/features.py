@@ -10,6 +10,7 @@ from agent_world.mining.offline.domain import Col, DomainModel
 from agent_world.mining.offline.lifecycle import states_in
 from agent_world.mining.offline.naming import is_person, plural, singular_word, tokens
 from agent_world.mining.offline.vocabulary import (
+    ANSWER_VERBS,
     COMMON_ENTITIES,
     PERSON_NOUNS,
     QUALIFIERS,
@@ -44,7 +45,7 @@ def feature_entities(m: DomainModel, features: list[str]) -> None:
             if sw in COMMON_ENTITIES and sw not in PERSON_NOUNS:
                 m.ensure(sw)
             base = w[:-1] if w.endswith("s") and w[:-1] in VERBS else w
-            if base not in VERBS or base in READ_VERBS:
+            if base not in VERBS or base in READ_VERBS or base in ANSWER_VERBS:
                 continue
             rest = [x for x in words[i + 1:] if x not in _ARTICLES]
             if not rest:

@@ -25,6 +25,7 @@ from agent_world.mining.offline.naming import (
 from agent_world.mining.offline.reference_data import CURATED
 from agent_world.mining.offline.vocabulary import (
     ALIASES,
+    ANSWER_VERBS,
     CREATE_VERBS,
     FILTER_ARGS,
     GENERIC_TAILS,
@@ -38,6 +39,8 @@ from agent_world.mining.offline.vocabulary import (
     READ_VERBS,
     ROLE_PREFIXES,
     TRANSFORM_VERBS,
+    UI_OBJECTS,
+    UI_VERBS,
     VALUE_NOUNS,
     VERBS,
 )
@@ -126,10 +129,15 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None,
     obj = None
     if words:
         obj = "_".join([*words[:-1], singular_word(words[-1])])
-    read = bool(read_only) if read_only is not None else (verb in READ_VERBS if verb else False)
+    read = bool(read_only) if read_only is not None else \
+        (verb in READ_VERBS or verb in ANSWER_VERBS if verb else False)
     if read_only is None and verb is None and obj is None:
         read = True
-    creates = (not read) and (verb in CREATE_VERBS or verb is None or verb in NOUN_VERBS)
+    screen = verb in UI_VERBS or obj in UI_OBJECTS  # an act on a screen: no record of its own
+    if screen:
+        obj, value_words, read = None, [], bool(read_only)
+    creates = not screen and not read and (verb in CREATE_VERBS or verb is None or
+                                           verb in NOUN_VERBS)
     if context in VALUE_NOUNS or context == obj:
         context = None
     return ToolShape(verb, obj, value_words, read, creates, context)
@@ -141,7 +149,13 @@ _LATE_NOUNS = {"record", "log", "test", "link", "share", "view", "call", "plan",
                "download", "like", "rate", "print", "release", "track", "place", "build", "run",
                "check", "count", "new", "make", "take", "lock", "mark", "scan", "load", "select",
                "return", "order", "watch", "fill", "render", "apply", "collect", "receive",
-               "merge", "pull", "push", "forward", "duplicate", "archive"}
+               "merge", "pull", "push", "forward", "duplicate", "archive",
+               # verbs of harvested names that, after a noun, are nouns too
+               # ('performance_trace_start', 'site_map_list', 'index_stats')
+               "format", "index", "filter", "sort", "trace", "star", "change", "audit",
+               "empty", "clean", "exec", "poll", "research", "trigger", "type",
+               "press", "wait", "focus", "scroll", "drag", "tap", "ping", "pin", "toggle",
+               "measure", "transform", "preview", "replace", "interact", "hover"}
 _LATE_VERBS = VERBS - NOUN_VERBS - _LATE_NOUNS
 # last in a name, these name a kind of thing: 'semantic_search', 'web_fetch', 'text_generate'
 _LAST_VERBS = _LATE_VERBS - set(TRANSFORM_VERBS)
@@ -247,10 +261,16 @@ def known_suffix(toks: list[str], known: set[str]) -> tuple[str | None, str | No
 _BOUND = re.compile(r"(^|_)(before|after|since|until)$|^date_(from|to)$|^(from|to)_date$")
 # how to answer, not what a record holds ('include_headers', 'fetch_all_pages', 'confirm',
 # OData's '$top' / '$skiptoken' / '$orderby'): options of the call, never columns
-_OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verbose|opt)_|"
+_OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verbose|opt|"
+                     r"retry|ignore|disable|need|wait_for)_|_(?:timeout|timeout_ms|base_url)$|"
                      r"^(?:select|top|skip|skiptoken|orderby|order_by|sort|sort_by|confirm|force|"
                      r"expand|dry_run|verbose|debug|opts|jq|query_params|output_format|"
                      r"response_format|"
+                     # how the call is made: its retries, time limit, connection, display
+                     # units and a command router's help switch (Azure's learn)
+                     r"timeout|timeout_ms|timeformat|cell_selection|learn|auth_method|"
+                     r"connection_string|base_url|"
+                     r"(?:temperature|wind_speed|precipitation|length|distance|pressure)_unit|"
                      # a placeholder a server declares for a tool without arguments
                      r"no_param|random_string|placeholder|dummy)$|"
                      # a search over related records (Asana's assignee.any, followers.not):
@@ -258,13 +278,27 @@ _OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verb
                      r"^[a-z]\w*_(?:any|not)$")
 
 
-# "Output mode: 'summary' or 'raw'": how the answer is shaped, whatever the argument's name
-_OPTION_SAID = re.compile(r"^\W*(?:output|response|result|return|display) (?:mode|format|style|"
-                          r"verbosity|detail)\b", re.I)
+# "Output mode: 'summary' or 'raw'": how the answer is shaped, whatever the argument's name;
+# a command router's sub-command, its arguments and why it is called (Azure's `aks(command,
+# parameters, intent)`); which of the user's accounts the call speaks for
+_OPTION_SAID = re.compile(r"^\W*(?:(?:output|response|result|return|display) (?:mode|format|"
+                          r"style|verbosity|detail)\b|the (?:command|parameters) to (?:execute|"
+                          r"pass)\b.*\btool\b|the intent of\b|account (?:nickname|alias|email)"
+                          r"(?:\(s\)|s)? to (?:use|query)\b|(?:alias|nickname|email) of the "
+                          r"(?:\w+ )?account to (?:use|target|query)\b)", re.I)
+# a router's selector: which operation the one tool performs ('manageApps(action, ...)')
+_SELECTORS = frozenset({"action", "operation", "op", "subcommand", "sub_command"})
+_SELECTOR_SAID = re.compile(r"^\W*(?:the )?(?:action|operation)s? to (?:perform|take|run|"
+                            r"execute|do)\b", re.I)
 
 
-def is_option(name: str, description: str = "") -> bool:
+def is_option(name: str, description: str = "", enum: list[Any] | None = None) -> bool:
     """Whether an argument (snake case) says how to answer, not what a record holds."""
+    if name in _SELECTORS:
+        verbs = [v for v in enum or () if isinstance(v, str) and tokens(v)
+                 and tokens(v)[0] in VERBS]
+        return not description.strip() or bool(_SELECTOR_SAID.search(description)) or \
+            2 * len(verbs) > len(enum or ())
     return bool(_OPTION.search(name) or _OPTION_SAID.search(description))
 
 
@@ -280,7 +314,7 @@ def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
         return ArgRole("ref", entity="@self", role="parent")
     if name in FILTER_ARGS or re.fullmatch(r"(max|min)_(count|results|items|length|tokens)",
                                             name) or _BOUND.search(name) or \
-            is_option(name, str(info.get("description") or "")):
+            is_option(name, str(info.get("description") or ""), info.get("enum")):
         return ArgRole("filter")
     if name in ALIASES:
         ent, ident = ALIASES[name]

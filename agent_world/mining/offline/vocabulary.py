@@ -31,9 +31,40 @@ VERBS = {
     "reserve", "borrow", "lend", "collect", "receive", "scan", "expire", "revoke", "check_in",
     "check_out", "sign_in", "sign_up", "log_in", "log_out", "opt_in", "opt_out",
     "roll_back", "set_up", "clean_up", "look_up", "pick_up", "drop_off",
+    # verbs of the harvested servers' tool names ('format_range', 'mute_host',
+    # 'compare_political_groups'): without them the whole name was taken for a record's kind
+    # ('format_ranges', 'compare_political_groups' tables)
+    "format", "replace", "compare", "extract", "diagnose", "watch", "unwatch", "ask", "index",
+    "reindex", "login", "logout", "research", "accept", "decline", "ping", "restart",
+    "reboot", "shutdown", "audit", "crawl", "protect", "unprotect", "connect", "disconnect",
+    "reconnect", "trigger", "explore", "geocode", "optimize", "expand", "prepare", "change",
+    "rebuild", "lint", "detect", "sort", "reload", "reorder", "parse", "trash", "untrash",
+    "unmerge", "launch", "terminate", "cleanup", "explain", "broadcast", "undo", "aggregate",
+    "measure", "simulate", "reopen", "pause", "unpause", "resume", "troubleshoot", "wipe",
+    "rerun", "retry", "mute", "unmute", "kill", "filter", "assess", "correlate", "transform",
+    "trace", "instantiate", "skip", "brainstorm", "clean", "init", "rebase", "stash", "fork",
+    "unapprove", "respond", "hide", "unhide", "star", "unstar", "empty", "introspect", "exec",
+    "flush", "snooze", "reauthorize", "allocate", "configure", "finalize", "autofix", "poll",
+    "rerank", "activate", "deactivate", "recycle", "toggle", "abort", "redeploy", "inspect",
+    "predict", "estimate", "recommend", "suggest", "preview", "pin", "unpin",
+    # acts on a screen or a session (see UI_VERBS)
+    "hover", "type", "press", "wait", "scroll", "drag", "tap", "swipe", "pinch",
+    "long_press", "double_tap", "go_back", "go_forward", "sleep", "focus", "dismiss", "emulate",
+    "resize", "interact",
 }
 PHRASAL_VERBS = {"check_in", "check_out", "sign_in", "sign_up", "log_in", "log_out", "opt_in",
-                 "opt_out", "roll_back", "set_up", "clean_up", "look_up", "pick_up", "drop_off"}
+                 "opt_out", "roll_back", "set_up", "clean_up", "look_up", "pick_up", "drop_off",
+                 "go_back", "go_forward", "long_press", "double_tap"}
+# acts on what a screen shows or on a session ('browser_hover(element, ref)',
+# 'press_key(key)', 'mobile_swipe_on_screen'): what they touch is no record of the service,
+# so a tool named by one keeps no table of its calls or of its object ('hovers', 'keys');
+# it acts on a record only when an argument names one ('resize_page(page_id)')
+UI_VERBS = frozenset({"click", "hover", "type", "press", "wait", "scroll", "drag", "tap",
+                      "swipe", "pinch", "long_press", "double_tap", "go_back", "go_forward",
+                      "sleep", "focus", "dismiss", "emulate", "resize", "interact", "fill"})
+# what such a tool (or 'take_screenshot') names as its object: a picture of the screen or an
+# input device, no record either
+UI_OBJECTS = frozenset({"screenshot", "snapshot", "key", "keyboard", "mouse", "screen"})
 GENERIC_TAILS = {"account", "profile", "record", "details", "entry", "info", "data"}
 DTO_WORDS = {"error", "errors", "problem", "exception", "request", "response", "input",
              "output", "payload", "body", "envelope", "dto", "params", "parameters"}
@@ -43,6 +74,14 @@ READ_VERBS = {"get", "list", "search", "find", "fetch", "read", "show", "query",
               "retrieve", "check", "count", "describe", "view", "browse", "export", "download",
               "scrape", "navigate", "look_up", "scan", "dump", "status", "diff", "history",
               "current"}
+# verbs that, leading a tool's name, read or work out an answer and change nothing
+# ('compare_political_groups', 'diagnose_dag_run'); unlike READ_VERBS, words a name may
+# also hold as nouns ('update_audit_config'), so only the leading verb is read so
+ANSWER_VERBS = frozenset({
+    "compare", "extract", "diagnose", "ask", "research", "audit", "crawl", "explore",
+    "geocode", "lint", "detect", "parse", "explain", "aggregate", "measure", "troubleshoot",
+    "filter", "assess", "correlate", "trace", "brainstorm", "introspect", "poll", "rerank",
+    "inspect", "predict", "estimate", "recommend", "suggest", "preview", "ping"})
 CREATE_VERBS = {"create", "add", "new", "book", "schedule", "register", "insert", "upsert",
                 "make", "submit", "upload", "send", "invite", "post", "save", "write", "open",
                 "import", "clone", "attach", "deploy", "build", "append", "record", "log"}
@@ -67,6 +106,8 @@ STATE_VERBS = {
     "reserve": "reserved", "borrow": "borrowed", "collect": "collected", "receive": "received",
     "return": "returned", "expire": "expired", "revoke": "revoked", "check_in": "checked_in",
     "check_out": "checked_out", "pick_up": "picked_up", "roll_back": "rolled_back",
+    "pause": "paused", "reopen": "open", "mute": "muted", "accept": "accepted",
+    "decline": "declined",
 }
 STATE_WORDS = [
     "draft", "pending", "scheduled", "booked", "todo", "open", "new", "active", "confirmed",
