@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_world import pysource
-from agent_world.design.tool_designer import Design
+from agent_world.design.tool_designer import UNWRITTEN, Design
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec, ToolTest
 from agent_world.envs.testing import run_tool_test
@@ -38,6 +38,10 @@ from agent_world.errors import AgentWorldError, BuildError
 from agent_world.sandbox import get_sandbox
 
 KEEP_RATIO = 0.5  # a tool must pass more than this share of its tests
+# an environment must serve at least this share of its source's tools: what a browser's
+# clicks, key presses and screenshots act on is no table, and with 2 of its 12 tools left
+# browsermcp was dropdown options edited by lookups and updates the arena adds
+SOURCE_SHARE = 0.5
 DEFAULT_REPAIRS = 2
 TOOL_TIMEOUT_S = 2.0
 _PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -357,6 +361,16 @@ def finish(spec: EnvSpec, design: Design, validation: Validation, outcomes: Outc
     if not kept:
         validation.dropped = "no tool passed cross-validation"
         return None
+    # what the designer found no table or plan for (a chat model's omission is no finding)
+    unserved = [t for t, why in design.not_implemented.items() if why != UNWRITTEN]
+    served = [t for t in design.source_tools if t in kept]
+    sources = [*design.source_tools, *unserved]
+    if unserved and len(served) < SOURCE_SHARE * len(sources):
+        missing = [t for t in sources if t not in served]
+        validation.dropped = (f"serves {len(served)} of its source's {len(sources)} tools "
+                              f"(not {', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''})"
+                              ": the rest would be the arena's own tools, not the service's")
+        return None
     final = compiler.compile(design.module, only=kept)
     if final.module_error or final.errors:
         validation.dropped = f"kept tools do not compile alone: {final.module_error or final.errors}"
@@ -377,6 +391,6 @@ def finish(spec: EnvSpec, design: Design, validation: Validation, outcomes: Outc
     return built
 
 
-__all__ = ["Compiled", "DEFAULT_REPAIRS", "KEEP_RATIO", "Outcomes", "SandboxCompiler",
+__all__ = ["Compiled", "DEFAULT_REPAIRS", "KEEP_RATIO", "SOURCE_SHARE", "Outcomes", "SandboxCompiler",
            "ToolVerdict", "Validation", "cross_validate", "evaluate", "finish",
            "repair_failing", "run_tests", "validation_runtime"]

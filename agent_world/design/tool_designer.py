@@ -49,6 +49,11 @@ from agent_world.plain_chat import ask_structured
 DEFAULT_TOOLS = 40
 
 
+# why a source tool the chat model left out is missing: an omission, not a finding that the
+# database cannot hold what the tool acts on
+UNWRITTEN = "the designer did not write it"
+
+
 class Design(BaseModel):
     """Candidate tools of one environment, before cross-validation."""
 
@@ -200,7 +205,7 @@ def _llm_design(spec: EnvSpec, model: Any, count: int, retries: int) -> Design:
         design.tests = [t for t in tests if t["tool"] not in contracted] + \
             [t for t in contract_tests if t["tool"] in names]
         design.source_tools = [s for s in sources if s in names]
-        design.not_implemented = {**skipped, **{s: "the designer did not write it"
+        design.not_implemented = {**skipped, **{s: UNWRITTEN
                                                 for s in sources if s not in names
                                                 and s not in skipped}}
         design.contracts = _contracts(plans)
@@ -290,6 +295,6 @@ def repair_tool(spec: EnvSpec, design: Design, tool: str, error: str, *,
     return None
 
 
-__all__ = ["DEFAULT_TOOLS", "Design", "LLMDesign", "LLMRepair", "contract_prompt",
+__all__ = ["DEFAULT_TOOLS", "UNWRITTEN", "Design", "LLMDesign", "LLMRepair", "contract_prompt",
            "design_tools", "function_source", "repair_tool", "replace_functions",
            "required_tests"]

@@ -228,6 +228,22 @@ def test_environment_without_a_passing_test_is_dropped(spec, machinery):
     assert built is None and validation.dropped == "no tool passed cross-validation"
 
 
+def test_an_environment_serving_under_half_its_source_is_dropped(spec, machinery):
+    """A browser server whose clicks and key presses no table holds kept 2 of its 12 tools:
+    what was left was the arena's own lookups over dropdown options, not the service."""
+    compiler, runtime = machinery
+    tests = [_test("mostly", 1, contains={"copies": 2}), _test("mostly", 2, contains={"copies": 0})]
+    few = Design(env=spec.name, strategy="offline", module=RULES_MODULE, tests=tests,
+                 source_tools=["mostly"], not_implemented={"click": "no table", "hover": "no table"})
+    validation, built, _ = cross_validate(spec, few, compiler=compiler, runtime=runtime)
+    assert built is None
+    assert validation.dropped is not None and validation.dropped.startswith(
+        "serves 1 of its source's 3 tools (not click, hover)")
+    half = few.model_copy(update={"not_implemented": {"click": "no table"}})
+    validation, built, _ = cross_validate(spec, half, compiler=compiler, runtime=runtime)
+    assert built is not None and validation.dropped is None
+
+
 def test_why_an_environment_was_dropped_comes_back_from_a_worker(
         spec, machinery, pool_files_outside_session_dirs):
     """finish runs on a worker process: its verdict on the environment (and the tests it
