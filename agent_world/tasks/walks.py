@@ -213,8 +213,9 @@ def _next_tools(graph: nx.DiGraph, plan: Plan, rng: random.Random, branch_p: flo
 RE_READ_WEIGHT = 0.2
 # a walk starts at one of the service's own tools this many times as often as at a look-up
 # of its database (the fetcher's fetch, taking no other tool's output, was the start of
-# 3 % of walks and of no kept task)
-SOURCE_START = 3.0
+# 3 % of walks and of no kept task); a task must call one (`gate_serves_source`), and at 3
+# the time server's walks gave 3 such tasks of 12 asked, at 10 six
+SOURCE_START = 10.0
 _ROLES = FROM_ROLES | TO_ROLES | {"old", "new"}
 
 

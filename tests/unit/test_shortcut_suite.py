@@ -12,6 +12,7 @@ from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.catalog import Catalog
 from agent_world.rollout.shortcuts import SHORTCUTS, replay, shortcut_attempts
 from agent_world.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
+from agent_world.tasks.words import source_tools
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,8 @@ def test_no_shortcut_passes_a_task_of_the_bundled_examples(examples_synthesized,
 
 
 def test_no_shortcut_passes_a_task_of_a_mined_environment(built, tmp_path, runtime):
-    spec = built["sqlite"]
+    # a mined service whose own tools write records (a clinic books and cancels)
+    spec = built["clinic-booking-openapi"]
     with Catalog.open(tmp_path) as cat:
         cat.put_env(spec, stage="built")
         synthesize_env(spec, SynthesisConfig(per_env=8), cat, runtime, run_id="suite")
@@ -63,3 +65,20 @@ def test_no_shortcut_passes_a_task_of_a_mined_environment(built, tmp_path, runti
     applies, _, cheats = _suite(tasks, spec, runtime)
     assert not cheats, cheats
     assert applies["wrong_target_write"] and applies["generic_sentence"]
+
+
+def test_every_task_of_a_mined_service_calls_one_of_its_tools(built, tmp_path, runtime):
+    """The time server's tasks had been look-ups of the time zones the arena adds over its
+    database; each now converts or reads a time, and the walks that only looked up were
+    turned away by `serves_source`, in the ledger."""
+    spec = built["time"]
+    served = source_tools(spec)
+    assert served == {"get_current_time", "convert_time"}
+    with Catalog.open(tmp_path) as cat:
+        cat.put_env(spec, stage="built")
+        synthesize_env(spec, SynthesisConfig(per_env=6), cat, runtime, run_id="served")
+        tasks = stored_tasks(cat, spec.fingerprint)
+        refused = [e for e in cat.ledger("synthesize", run_id="served")
+                   if e.payload.get("gate") == "serves_source"]
+    assert tasks and all({s.tool for s in t.chain} & served for t in tasks)
+    assert refused and "calls none of the service's tools" in refused[0].reason

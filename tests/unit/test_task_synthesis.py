@@ -383,7 +383,8 @@ def test_every_emitted_task_rechecks(synthesized, runtime):
         assert len({t.difficulty.level for t in tasks}) >= 3
         assert {t.kind for t in tasks} == {"graph", "programmatic"}
         for t in tasks:
-            assert [g.name for g in t.gates] == ["artefacts", "answer_from_state", "solvable",
+            assert [g.name for g in t.gates] == ["serves_source", "artefacts",
+                                                 "answer_from_state", "solvable",
                                                  "initial_state_fails", "gold_replay",
                                                  "known_wrong", "no_shortcut", "natural",
                                                  "verifier"]
