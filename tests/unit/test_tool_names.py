@@ -425,3 +425,15 @@ def test_a_router_is_mined_as_its_records_not_its_calls():
     projects = spec.table("projects")
     assert {"uuid", "name", "description"} <= {c.name for c in projects.columns}
     assert not [c.name for t in spec.tables for c in t.columns if c.name == "action"]
+
+
+def test_a_router_serves_the_one_operation_its_plan_performs():
+    """Coolify's projects(action: list|get|create|update|delete) was built as an insert that
+    inserted whatever the action: it now takes only 'create', and a router none of whose
+    operations a plan performs (tags: its actions are not one kind of write) is not served."""
+    _, design = _mined_and_designed("coolify")
+    assert 'action: Literal["create"],' in design.module
+    assert "Only 'create' is served." in design.module
+    (test,) = [t for t in design.tests if t["tool"] == "projects"]
+    assert test["arguments"]["action"] == "create"
+    assert "tags" in design.not_implemented

@@ -38,6 +38,7 @@ from agent_world.mining.offline.naming import (
     tokens,
     tool_identifier,
 )
+from agent_world.mining.offline.signatures import SELECTORS, is_option
 from agent_world.mining.offline.vocabulary import DELETE_VERBS, READ_VERBS, UI_VERBS, VERBS
 
 _PLAIN_ROLES = frozenset({"key", "eq", "like", "ge", "le", "ref", "set", "limit", "ignore"})
@@ -90,7 +91,39 @@ def _keyed(table: TableSpec, params: list[ParamPlan]) -> list[ParamPlan]:
     return [key, *(p for p in params if p.name != key.name)]
 
 
+# the operations of a command router a plan of each kind performs (Coolify's
+# projects(action: list|get|create|update|delete))
+_OPERATIONS = {"create": {"create", "add", "new", "insert"}, "list": {"list", "search", "find"},
+               "get": {"get", "read", "describe", "show", "view", "info"},
+               "update": {"update", "edit", "modify", "patch"},
+               "delete": {"delete", "remove", "destroy"}}
+
+
 def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | None:
+    """The plan of a source tool from its coverage `entry`, None if none serves it; a command
+    router (an `action` selector) serves the one operation its plan performs, and its
+    selector takes only that value: a router planned as an insert inserted on `list` too."""
+    plan = _plan(spec, tool_name, entry)
+    selector = next(((arg, info) for arg, info in (entry.get("arguments") or {}).items()
+                     if info.get("role") == "control" and isinstance(info.get("enum"), list)
+                     and is_option(snake(arg), str(info.get("description") or ""),
+                                   info["enum"]) and snake(arg) in SELECTORS), None)
+    if plan is None or selector is None:
+        return plan
+    arg, info = selector
+    wanted = _OPERATIONS.get(plan.kind, set())
+    value = next((str(v) for v in info["enum"] if (tokens(str(v)) or [""])[0] in wanted
+                  or VERB_STATUS.get((tokens(str(v)) or [""])[0]) == plan.target_status
+                  and plan.target_status), None)
+    if value is None:
+        return None  # none of its operations is what the plan does
+    params = [p.model_copy(update={"enum": [value], "required": True,
+                                   "description": f"{p.description} Only {value!r} is served."})
+              if p.name == safe_name(arg) else p for p in plan.params]
+    return plan.model_copy(update={"params": params})
+
+
+def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | None:
     """The plan implementing one covered source tool under its own name and arguments."""
     tables = {t.name: t for t in spec.tables}
     table = tables.get(entry.get("table") or "")

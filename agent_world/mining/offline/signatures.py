@@ -287,14 +287,14 @@ _OPTION_SAID = re.compile(r"^\W*(?:(?:output|response|result|return|display) (?:
                           r"(?:\(s\)|s)? to (?:use|query)\b|(?:alias|nickname|email) of the "
                           r"(?:\w+ )?account to (?:use|target|query)\b)", re.I)
 # a router's selector: which operation the one tool performs ('manageApps(action, ...)')
-_SELECTORS = frozenset({"action", "operation", "op", "subcommand", "sub_command"})
+SELECTORS = frozenset({"action", "operation", "op", "subcommand", "sub_command"})
 _SELECTOR_SAID = re.compile(r"^\W*(?:the )?(?:action|operation)s? to (?:perform|take|run|"
                             r"execute|do)\b", re.I)
 
 
 def is_option(name: str, description: str = "", enum: list[Any] | None = None) -> bool:
     """Whether an argument (snake case) says how to answer, not what a record holds."""
-    if name in _SELECTORS:
+    if name in SELECTORS:
         verbs = [v for v in enum or () if isinstance(v, str) and tokens(v)
                  and tokens(v)[0] in VERBS]
         return not description.strip() or bool(_SELECTOR_SAID.search(description)) or \
