@@ -33,6 +33,7 @@ from agent_world.mining.offline.signatures import (
     is_option,
     namespace_prefix,
     resolve_object,
+    search_results,
     tool_shape,
 )
 from agent_world.mining.offline.vocabulary import (
@@ -140,8 +141,11 @@ def _primary_table(tool: ToolDescription, ns: str | None, spec: EnvSpec,
                    fields: dict[str, dict[str, Any]]) -> str | None:
     tables = _tables(spec)
     known = {singular(t) for t in tables}
-    shape = resolve_object(tool_shape(tool.name, tool.read_only, ns, rest="path" in fields),
-                           known)
+    shape = tool_shape(tool.name, tool.read_only, ns, rest="path" in fields)
+    hit = _table_for_noun(search_results(shape, list(fields)), tables)
+    if hit:  # a web search: the results it finds
+        return hit
+    shape = resolve_object(shape, known)
     if shape.obj:
         hit = _table_for_noun(shape.obj, tables)
         if hit:

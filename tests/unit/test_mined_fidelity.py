@@ -526,9 +526,9 @@ def test_typed_columns_keep_no_text_enum_and_draw_declared_numbers(tmp_path):
                            "Return excerpts. Highlights appear in web `description` and news "
                            "`snippet`; otherwise original snippets."},
             "period": {"type": "number", "enum": ["300", "3600", "86400"]}}, ("query",))}]).spec
-    assert _col(spec, "web_searches", "highlights").enum is None
-    assert _col(spec, "web_searches", "period").type == "integer"
-    rows = spec.rows["web_searches"]
+    assert _col(spec, "web_results", "highlights").enum is None
+    assert _col(spec, "web_results", "period").type == "integer"
+    rows = spec.rows["web_results"]
     assert {type(r["highlights"]) for r in rows} <= {bool, type(None)}
     assert {r["period"] for r in rows} - {None} <= {300, 3600, 86400}
     assert check_semantics(spec) == []

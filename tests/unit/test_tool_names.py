@@ -437,3 +437,17 @@ def test_a_router_serves_the_one_operation_its_plan_performs():
     (test,) = [t for t in design.tests if t["tool"] == "projects"]
     assert test["arguments"]["action"] == "create"
     assert "tags" in design.not_implemented
+
+
+def test_a_web_search_finds_results_not_its_own_calls():
+    """brave_web_search(query, count, offset) and brave_local_search(query, count) had a
+    'searches' table of the searches made, one row per call ("find local search 27"); their
+    records are now the results they find, which the query matches by title."""
+    spec, design = _mined_and_designed("brave-search")
+    tables = {t.name: {c.name for c in t.columns} for t in spec.tables}
+    assert "searches" not in tables
+    assert {"title", "url", "snippet"} <= tables["web_results"]
+    assert {"title", "url", "snippet"} <= tables["search_results"]
+    assert {"brave_web_search", "brave_local_search"} <= set(design.source_tools)
+    i = design.module.find("def brave_web_search(")
+    assert "'\"title\" LIKE ?" in design.module[i:design.module.find("\n@tool", i)]

@@ -34,6 +34,7 @@ from agent_world.mining.offline.signatures import (
     known_suffix,
     namespace_prefix,
     resolve_object,
+    search_results,
     tool_shape,
 )
 from agent_world.mining.offline.vocabulary import (
@@ -88,6 +89,8 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
     known = set(m.entities) | singles
     for t in tools:
         tname = t.data["tool"]
+        if search_results(shapes[tname], [i["argument"] for i in args_by_tool[tname]]):
+            continue  # brave_local_search: no 'local' record, the results it finds
         shape = shapes[tname] = resolve_object(shapes[tname], known)
         if not shape.obj or shape.obj in VALUE_NOUNS:
             continue
@@ -115,8 +118,14 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
         primary: Entity | None = None
         returned = _returned_entity(m, tool_docs.get(tname), hints)
         from_obj = bool(shape.obj and shape.obj in m.entities) or returned is not None
+        results = search_results(shape, [i["argument"] for i in infos])
         if returned is not None:  # reportBikeIssue returns a MaintenanceTicket
             primary = returned
+        elif results:  # a web search's records are the pages it finds, not its calls
+            primary = m.ensure(results, "core", f"what {tname} finds")
+            for col in ("title", "url", "snippet"):
+                primary.add(Col(col, "text", nullable=col == "snippet"))
+            from_obj = True
         elif from_obj:
             primary = m.entities[shape.obj]  # type: ignore[index]
         elif shape.verb in TRANSFORM_VERBS and infos:

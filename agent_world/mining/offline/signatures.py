@@ -38,6 +38,7 @@ from agent_world.mining.offline.vocabulary import (
     QUALIFIERS,
     READ_VERBS,
     ROLE_PREFIXES,
+    SEARCH_ARGS,
     TRANSFORM_VERBS,
     UI_OBJECTS,
     UI_VERBS,
@@ -141,6 +142,26 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None,
     if context in VALUE_NOUNS or context == obj:
         context = None
     return ToolShape(verb, obj, value_words, read, creates, context)
+
+
+# what a search named by its kind looks in ('brave_web_search', 'brave_local_search')
+_SEARCH_KINDS = frozenset({"web", "local", "news", "image", "video", "site", "content",
+                           "semantic", "full_text", "internet"})
+
+
+def search_results(shape: ToolShape, arguments: list[str]) -> str | None:
+    """The record kind a search for free text finds, when the tool names no record of its
+    own ('search(query)', 'brave_local_search(query)': web or local results; was a table of
+    the searches made, one row per call, and tasks such as "find local search 27")."""
+    named = shape.verb is None and (shape.obj or "").endswith("search")  # 'web search'
+    if shape.verb != "search" and not named or \
+            not any(snake(a) in SEARCH_ARGS for a in arguments):
+        return None
+    obj = (shape.obj or "").removesuffix("search").strip("_") if named else shape.obj
+    kind = [w for w in ([obj] if obj else []) + shape.value_words if w]
+    if any(w not in _SEARCH_KINDS for w in kind):
+        return None
+    return "_".join([*kind, "result"]) if kind else "search_result"
 
 
 # verbs that still act when a name puts them after a noun; the others read as nouns there

@@ -151,6 +151,7 @@ SEARCH_ARGS = {"q", "query", "search", "search_query", "search_term", "keyword",
                "term", "text_query"}
 FILTER_ARGS = {"limit", "max_count", "offset", "page", "page_size", "per_page", "cursor",
                "sort", "sort_by", "order", "order_by", "q", "query", "max_results", "top_k",
+               "num",
                "context_lines", "start_index", "max_length", "raw", "format", "fields",
                "include", "expand", "verbose", "dry_run", "page_token", "skip", "count",
                "filter", "direction", "ascending", "descending",
