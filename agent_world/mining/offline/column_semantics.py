@@ -261,7 +261,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",
                 "bio", "summary", "instructions", "answer", "question", "feedback", "value",
                 "prompt", "error", "response", "why", "preconditions", "replacement",
-                "paragraph", "explanation", "rationale", "stdout", "stderr"}:
+                "paragraph", "explanation", "rationale", "stdout", "stderr", "snippet",
+                "excerpt"}:
         return "sentence"
     if words & {"description", "details", "desc"}:
         return "paragraph"
