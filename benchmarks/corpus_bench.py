@@ -2,6 +2,7 @@
 
     python benchmarks/corpus_bench.py [--sample 20] [--seed 0] [--iterations 3] [--per-env 5]
                                       [--executors pool,ray] [--harvest CACHE] [--json out.json]
+                                      [--keep]
 
 Harvest: the shipped corpus's index (servers harvested / tried); with `--harvest CACHE` the
 shipped list is harvested again into a temporary folder from the installs in CACHE (what is not
@@ -204,7 +205,10 @@ def _stages(refs: list, args: argparse.Namespace, context: dict[str, object]
     try:  # an arena home of the whole corpus is over 100 MB: gone with its figures
         return _stages_in(home, refs, args, context)
     finally:
-        shutil.rmtree(home, ignore_errors=True)
+        if args.keep:  # to read what the figures count: `agent-world tasks list --home ...`
+            print(f"arena home kept: {home}", file=sys.stderr)
+        else:
+            shutil.rmtree(home, ignore_errors=True)
 
 
 def _stages_in(home: Path, refs: list, args: argparse.Namespace,
@@ -254,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--executors", type=lambda v: v.split(","), default=["pool"],
                         help="comma-separated, each run in turn: pool, ray, serial")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep each executor's arena home (its path goes to stderr)")
     args = parser.parse_args(argv)
     unknown = [e for e in args.executors if e not in EXECUTORS]
     if unknown:
