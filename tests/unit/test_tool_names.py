@@ -404,6 +404,9 @@ def test_a_listing_under_required_links_is_tested_under_them():
     ("retry_max_retries", {"type": "integer"}, True),
     ("temperature_unit", {"enum": ["celsius", "fahrenheit"]}, True),
     ("navigation_timeout", {"type": "integer"}, True),
+    ("max_chars", {"type": "integer"}, True),  # arXiv's read_paper: how much to return
+    ("next_token", {"type": "string"}, True),
+    ("max_size", {"type": "integer"}, False),  # a queue's setting may be a field
     ("account", {"description": "Account nickname(s) to query (e.g. 'work')."}, True),
     ("account", {"description": "Alias of the Google account to target. Optional."}, True),
     ("unit", {"description": "Unit of the product"}, False),

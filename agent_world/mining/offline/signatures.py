@@ -290,7 +290,12 @@ _OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verb
                      # how the call is made: its retries, time limit, connection, display
                      # units and a command router's help switch (Azure's learn)
                      r"timeout|timeout_ms|timeformat|cell_selection|learn|auth_method|"
-                     r"connection_string|base_url|"
+                     r"connection_string|base_url|next_token|output_options|limit_bytes|"
+                     r"tail_lines|since_seconds|"
+                     # how much of the answer to return ('max_chars' of a paper's LaTeX: was
+                     # a column, and tasks asked for "the lowest number of max chars")
+                     r"max_(?:chars|characters|tokens\w*|lines|bytes|errors|depth|node_depth|"
+                     r"result_length|sections|steps)|"
                      r"(?:temperature|wind_speed|precipitation|length|distance|pressure)_unit|"
                      # a placeholder a server declares for a tool without arguments
                      r"no_param|random_string|placeholder|dummy)$|"
