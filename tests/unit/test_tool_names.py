@@ -454,3 +454,12 @@ def test_a_web_search_finds_results_not_its_own_calls():
     assert {"brave_web_search", "brave_local_search"} <= set(design.source_tools)
     i = design.module.find("def brave_web_search(")
     assert "'\"title\" LIKE ?" in design.module[i:design.module.find("\n@tool", i)]
+
+
+def test_the_arena_adds_no_tool_under_a_source_tools_name():
+    """The travel planner's search_attractions (its categories held nowhere) was left out, and
+    the arena's own search of attractions took its name: tasks called "the service's tool"
+    that was not it."""
+    _, design = _mined_and_designed("travel-planner")
+    assert "search_attractions" in design.not_implemented
+    assert "search_attractions" not in design.tool_names()

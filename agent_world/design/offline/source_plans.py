@@ -391,7 +391,9 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
             skipped[source] = "no implementable plan (no keyed table or nothing to act on)"
             continue
         plans.append(plan)
-    names = {p.name for p in plans}
+    # the schema's own tools never take a source tool's name: one the design left out stays
+    # out (the travel planner's search_attractions was the arena's search under its name)
+    names = {p.name for p in plans} | {tool_identifier(s) for s in coverage.get("tools") or {}}
     served = set().union(*(_served(p) for p in plans))
     # a service whose every tool only reads (a fetcher, a clock) stays one: no edited web
     # page or time zone beside it
