@@ -55,6 +55,13 @@ def _kind(spec: EnvSpec, tool: str, lists: bool) -> str:
     return "read"
 
 
+
+# a flag named by what the call does (Lark's useUAT, include_archived), not by what its
+# records are: "with the use UAT set to no", never "the chats that are not use uat"
+_SWITCH_VERBS = frozenset({"use", "include", "exclude", "allow", "show", "hide", "skip",
+                           "ignore", "enable", "disable", "force", "return", "fetch", "send",
+                           "await", "follow", "keep", "overwrite", "dry", "submit", "wait"})
+
 def param_schema(spec: EnvSpec, tool: str, param: str) -> dict[str, Any]:
     return spec.tool(tool).parameters.get("properties", {}).get(param, {}) or {}
 
@@ -110,7 +117,7 @@ def list_filters(spec: EnvSpec, tool: str, given: dict[str, Any]) -> tuple[str, 
             owner = key_phrase(p, v)
         elif r == "choice" and isinstance(v, str) and len(v) < 20:
             before.append(say(p, v, schema))
-        elif r == "flag":
+        elif r == "flag" and (field_words(p).split() or [""])[0] not in _SWITCH_VERBS:
             words = field_words(p)
             after.append(f"that are {'' if v else 'not '}{re.sub(r'^(is|has) ', '', words)}")
         else:

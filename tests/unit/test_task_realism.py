@@ -862,6 +862,11 @@ def test_a_name_filter_a_flag_and_an_identifier_read_as_a_person_writes_them():
     spec = load_example("ecommerce")
     assert phrasing_clauses.list_filters(spec, "list_orders", {"name": "Backlog notes"})[1] \
         == "named Backlog notes"
+    # a switch of the call is no state of the records: "the im chats that are not use uat"
+    assert phrasing_clauses.list_filters(spec, "list_orders", {"useUAT": False})[1] == \
+        "with the use uat set to no"
+    assert phrasing_clauses.list_filters(spec, "list_orders", {"is_archived": True})[1] == \
+        "that are archived"
     assert phrasing_values.arg_phrase("learn", False) == "learn turned off"
     assert phrasing_values.arg_phrase("recursive", True) == "recursive turned on"
     assert [column_type(n, "number", None) for n in ("page_id", "page_idx", "number",
