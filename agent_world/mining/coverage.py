@@ -150,6 +150,8 @@ def _primary_table(tool: ToolDescription, ns: str | None, spec: EnvSpec,
         hit = _table_for_noun(shape.obj, tables)
         if hit:
             return hit
+    if shape.recordless and shape.verb in TRANSFORM_VERBS:
+        return None  # a chart drawn from its arguments: no table holds it (nor its calls)
     if shape.verb in TRANSFORM_VERBS:
         noun = "_".join([*shape.value_words, TRANSFORM_VERBS[shape.verb]])
         hit = _table_for_noun(noun, tables)

@@ -55,13 +55,22 @@ def test_verbs_of_harvested_names(name, verb, obj, read):
 @pytest.mark.parametrize("name, ns", [
     ("browser_hover", "browser"), ("browser_press_key", "browser"), ("press_key", None),
     ("browser_type", "browser"), ("browser_go_back", "browser"), ("take_screenshot", None),
-    ("mobile_swipe_on_screen", "mobile"), ("send_keys", None), ("browser_wait", "browser")])
+    ("mobile_swipe_on_screen", "mobile"), ("send_keys", None), ("browser_wait", "browser"),
+    # a chart drawn from the call's own arguments (AntV's 26 generate_*_chart tools)
+    ("generate_area_chart", None), ("generate_mermaid_diagram", None)])
 def test_an_act_on_a_screen_keeps_no_record_of_its_own(name, ns):
     """A hover, a key press or a screenshot is no record of the service: the browser servers
     had 'hovers', 'presses' and 'screenshots' tables, one row per call, and tasks such as
     "look up the press named gateway-press"."""
     shape = tool_shape(name, None, ns)
-    assert shape.obj is None and not shape.creates and not shape.read
+    assert shape.obj is None and not shape.creates and not shape.read and shape.recordless
+
+
+def test_a_chart_created_in_a_workbook_is_a_record():
+    assert tool_shape("create_chart", None, None).obj == "chart"
+    spec, design = _mined_and_designed("antv-chart")
+    assert not [t.name for t in spec.tables if t.name.endswith("_charts")]
+    assert "generate_area_chart" in design.not_implemented
 
 
 def test_a_value_noun_before_a_late_verb_is_read_as_a_value():

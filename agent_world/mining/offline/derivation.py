@@ -128,7 +128,7 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
             from_obj = True
         elif from_obj:
             primary = m.entities[shape.obj]  # type: ignore[index]
-        elif shape.verb in TRANSFORM_VERBS and infos:
+        elif shape.verb in TRANSFORM_VERBS and infos and not shape.recordless:
             noun = "_".join([*shape.value_words, TRANSFORM_VERBS[shape.verb]])
             primary = m.ensure(noun, "activity", f"one record per {tname} call")
         else:

@@ -27,6 +27,8 @@ from agent_world.mining.offline.vocabulary import (
     ALIASES,
     ANSWER_VERBS,
     CREATE_VERBS,
+    DRAWING_VERBS,
+    DRAWINGS,
     FILTER_ARGS,
     GENERIC_TAILS,
     ID_SUFFIXES,
@@ -70,6 +72,7 @@ class ToolShape:
     read: bool
     creates: bool
     context: str | None = None  # the noun after a qualifier: reply_to_THREAD, get_x_by_Y
+    recordless: bool = False  # acts on a screen or draws a picture: no record of its calls
 
 
 REST_RESOURCE = "resource"  # what a bare HTTP method ('jira_post') acts on
@@ -134,14 +137,16 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None,
         (verb in READ_VERBS or verb in ANSWER_VERBS if verb else False)
     if read_only is None and verb is None and obj is None:
         read = True
-    screen = verb in UI_VERBS or obj in UI_OBJECTS  # an act on a screen: no record of its own
-    if screen:
+    # an act on a screen, or a picture drawn from the arguments: no record of its own
+    recordless = verb in UI_VERBS or obj in UI_OBJECTS or \
+        verb in DRAWING_VERBS and (obj or "").split("_")[-1] in DRAWINGS
+    if recordless:
         obj, value_words, read = None, [], bool(read_only)
-    creates = not screen and not read and (verb in CREATE_VERBS or verb is None or
-                                           verb in NOUN_VERBS)
+    creates = not recordless and not read and (verb in CREATE_VERBS or verb is None or
+                                               verb in NOUN_VERBS)
     if context in VALUE_NOUNS or context == obj:
         context = None
-    return ToolShape(verb, obj, value_words, read, creates, context)
+    return ToolShape(verb, obj, value_words, read, creates, context, recordless)
 
 
 # what a search named by its kind looks in ('brave_web_search', 'brave_local_search')

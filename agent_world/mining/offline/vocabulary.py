@@ -65,6 +65,12 @@ UI_VERBS = frozenset({"click", "hover", "type", "press", "wait", "scroll", "drag
 # what such a tool (or 'take_screenshot') names as its object: a picture of the screen or an
 # input device, no record either
 UI_OBJECTS = frozenset({"screenshot", "snapshot", "key", "keyboard", "mouse", "screen"})
+# a picture drawn from the call's own arguments ('generate_area_chart(data, title, width)',
+# 'generate_mermaid_diagram'): no record the service keeps (a chart created in a workbook,
+# 'create_chart', is one)
+DRAWING_VERBS = frozenset({"generate", "render", "draw", "plot"})
+DRAWINGS = frozenset({"chart", "diagram", "plot", "visualization", "visualisation",
+                      "infographic", "graph", "map"})
 GENERIC_TAILS = {"account", "profile", "record", "details", "entry", "info", "data"}
 DTO_WORDS = {"error", "errors", "problem", "exception", "request", "response", "input",
              "output", "payload", "body", "envelope", "dto", "params", "parameters"}
