@@ -142,8 +142,8 @@ def one_call_tables(specs: list) -> int:
     """Tables of the mined databases that hold one source tool's calls, not records: at
     least 2 columns besides the key, links and timestamps, 3 in 4 of them that tool's
     arguments, where the tool writes no record of its own (no create or update word in its
-    name, no `action` selector) and names none of the table's by id ('searches' of airbnb_search(location,
-    checkin, adults), 'hovers' of browser_hover(element, ref)). Only sources read from a
+    name, no `action` selector) and names none of the table's by id ('searches' of
+    airbnb_search(location, checkin, adults), 'hovers' of browser_hover(element, ref)). Only sources read from a
     tool-list file can be told (the corpus)."""
     found = 0
     for spec in specs:

@@ -391,6 +391,6 @@ def finish(spec: EnvSpec, design: Design, validation: Validation, outcomes: Outc
     return built
 
 
-__all__ = ["Compiled", "DEFAULT_REPAIRS", "KEEP_RATIO", "SOURCE_SHARE", "Outcomes", "SandboxCompiler",
-           "ToolVerdict", "Validation", "cross_validate", "evaluate", "finish",
+__all__ = ["Compiled", "DEFAULT_REPAIRS", "KEEP_RATIO", "SOURCE_SHARE", "Outcomes",
+           "SandboxCompiler", "ToolVerdict", "Validation", "cross_validate", "evaluate", "finish",
            "repair_failing", "run_tests", "validation_runtime"]

@@ -63,8 +63,8 @@ from agent_world.tasks.walks import (
 )
 from agent_world.tasks.words import PAGING, source_tools
 
-GATES = ("serves_source", "artefacts", "answer_from_state", "solvable", "initial_state_fails", "gold_replay",
-         "known_wrong", "no_shortcut", "natural")
+GATES = ("serves_source", "artefacts", "answer_from_state", "solvable", "initial_state_fails",
+         "gold_replay", "known_wrong", "no_shortcut", "natural")
 
 
 def gate_serves_source(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult:
@@ -509,8 +509,9 @@ def _answered_early(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> int | Non
 def run_gates(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> list[GateResult]:
     """The gates in order, stopping at the first that fails (cheap ones first)."""
     out = []
-    for gate in (gate_serves_source, gate_artefacts, gate_answer_from_state, gate_solvable, gate_initial_state,
-                 gate_gold_replay, gate_known_wrong, gate_no_shortcut, gate_natural):
+    for gate in (gate_serves_source, gate_artefacts, gate_answer_from_state, gate_solvable,
+                 gate_initial_state, gate_gold_replay, gate_known_wrong, gate_no_shortcut,
+                 gate_natural):
         result = gate(task, spec, runtime)
         out.append(result)
         if not result.passed:

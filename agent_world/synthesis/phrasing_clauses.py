@@ -55,12 +55,12 @@ def _kind(spec: EnvSpec, tool: str, lists: bool) -> str:
     return "read"
 
 
-
 # a flag named by what the call does (Lark's useUAT, include_archived), not by what its
 # records are: "with the use UAT set to no", never "the chats that are not use uat"
 _SWITCH_VERBS = frozenset({"use", "include", "exclude", "allow", "show", "hide", "skip",
                            "ignore", "enable", "disable", "force", "return", "fetch", "send",
                            "await", "follow", "keep", "overwrite", "dry", "submit", "wait"})
+
 
 def param_schema(spec: EnvSpec, tool: str, param: str) -> dict[str, Any]:
     return spec.tool(tool).parameters.get("properties", {}).get(param, {}) or {}

@@ -234,7 +234,8 @@ def test_an_environment_serving_under_half_its_source_is_dropped(spec, machinery
     compiler, runtime = machinery
     tests = [_test("mostly", 1, contains={"copies": 2}), _test("mostly", 2, contains={"copies": 0})]
     few = Design(env=spec.name, strategy="offline", module=RULES_MODULE, tests=tests,
-                 source_tools=["mostly"], not_implemented={"click": "no table", "hover": "no table"})
+                 source_tools=["mostly"],
+                 not_implemented={"click": "no table", "hover": "no table"})
     validation, built, _ = cross_validate(spec, few, compiler=compiler, runtime=runtime)
     assert built is None
     assert validation.dropped is not None and validation.dropped.startswith(

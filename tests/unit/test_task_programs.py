@@ -100,7 +100,8 @@ def test_bulk_task_writes_in_a_loop_and_verifies_by_recomputing(shop, runtime, b
     # every trust gate applies and passes
     gates = run_gates(bulk_task, shop, runtime)
     assert [(g.name, g.passed) for g in gates] == [
-        ("serves_source", True), ("artefacts", True), ("answer_from_state", True), ("solvable", True),
+        ("serves_source", True), ("artefacts", True), ("answer_from_state", True),
+        ("solvable", True),
         ("initial_state_fails", True), ("gold_replay", True), ("known_wrong", True),
         ("no_shortcut", True), ("natural", True)]
     assert "3 wrong solutions fail" in gates[-3].detail
