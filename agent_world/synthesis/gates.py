@@ -270,6 +270,8 @@ def _names_many(spec: EnvSpec, ep: Any, tool: str, args: dict[str, Any], result:
     fields = {f: v for f, v in result.items() if f != "id" and not f.endswith("_id")
               and isinstance(v, str | int | float) and not isinstance(v, bool)
               and any(v == a for p, a in args.items() if p not in PAGING)}
+    if not fields:
+        return 0  # the arguments name no field of it: nothing to count
     columns = table_columns(spec)
     tables = record_tables(set(result), columns, tool)
     if len(tables) != 1:

@@ -105,16 +105,21 @@ def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPla
     selector takes only that value: a router planned as an insert inserted on `list` too."""
     plan = _plan(spec, tool_name, entry)
     selector = next(((arg, info) for arg, info in (entry.get("arguments") or {}).items()
-                     if info.get("role") == "control" and isinstance(info.get("enum"), list)
+                     if snake(arg) in SELECTORS and info.get("role") == "control"
+                     and isinstance(info.get("enum"), list)
                      and is_option(snake(arg), str(info.get("description") or ""),
-                                   info["enum"]) and snake(arg) in SELECTORS), None)
+                                   info["enum"])), None)
     if plan is None or selector is None:
         return plan
     arg, info = selector
     wanted = _OPERATIONS.get(plan.kind, set())
-    value = next((str(v) for v in info["enum"] if (tokens(str(v)) or [""])[0] in wanted
-                  or VERB_STATUS.get((tokens(str(v)) or [""])[0]) == plan.target_status
-                  and plan.target_status), None)
+
+    def performs(operation: str) -> bool:
+        verb = (tokens(operation) or [""])[0]
+        return verb in wanted or bool(plan.target_status) and \
+            VERB_STATUS.get(verb) == plan.target_status
+
+    value = next((str(v) for v in info["enum"] if performs(str(v))), None)
     if value is None:
         return None  # none of its operations is what the plan does
     params = [p.model_copy(update={"enum": [value], "required": True,

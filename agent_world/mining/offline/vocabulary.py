@@ -31,26 +31,19 @@ VERBS = {
     "reserve", "borrow", "lend", "collect", "receive", "scan", "expire", "revoke", "check_in",
     "check_out", "sign_in", "sign_up", "log_in", "log_out", "opt_in", "opt_out",
     "roll_back", "set_up", "clean_up", "look_up", "pick_up", "drop_off",
-    # verbs of the harvested servers' tool names ('format_range', 'mute_host',
-    # 'compare_political_groups'): without them the whole name was taken for a record's kind
-    # ('format_ranges', 'compare_political_groups' tables)
-    "format", "replace", "compare", "extract", "diagnose", "watch", "unwatch", "ask", "index",
-    "reindex", "login", "logout", "research", "accept", "decline", "ping", "restart",
-    "reboot", "shutdown", "audit", "crawl", "protect", "unprotect", "connect", "disconnect",
-    "reconnect", "trigger", "explore", "geocode", "optimize", "expand", "prepare", "change",
-    "rebuild", "lint", "detect", "sort", "reload", "reorder", "parse", "trash", "untrash",
-    "unmerge", "launch", "terminate", "cleanup", "explain", "broadcast", "undo", "aggregate",
-    "measure", "simulate", "reopen", "pause", "unpause", "resume", "troubleshoot", "wipe",
-    "rerun", "retry", "mute", "unmute", "kill", "filter", "assess", "correlate", "transform",
-    "trace", "instantiate", "skip", "brainstorm", "clean", "init", "rebase", "stash", "fork",
-    "unapprove", "respond", "hide", "unhide", "star", "unstar", "empty", "introspect", "exec",
-    "flush", "snooze", "reauthorize", "allocate", "configure", "finalize", "autofix", "poll",
-    "rerank", "activate", "deactivate", "recycle", "toggle", "abort", "redeploy", "inspect",
-    "predict", "estimate", "recommend", "suggest", "preview", "pin", "unpin",
-    # acts on a screen or a session (see UI_VERBS)
-    "hover", "type", "press", "wait", "scroll", "drag", "tap", "swipe", "pinch",
-    "long_press", "double_tap", "go_back", "go_forward", "sleep", "focus", "dismiss", "emulate",
-    "resize", "interact",
+    # verbs of the harvested servers' tool names ('format_range', 'mute_host'): without
+    # them the whole name was taken for a record's kind ('format_ranges'); the verbs that
+    # work out an answer (ANSWER_VERBS) and the acts on a screen (UI_VERBS) are added below
+    "format", "replace", "watch", "unwatch", "index", "reindex", "login", "logout", "accept",
+    "decline", "restart", "reboot", "shutdown", "protect", "unprotect", "connect", "disconnect",
+    "reconnect", "trigger", "optimize", "expand", "prepare", "change", "rebuild", "sort",
+    "reload", "reorder", "trash", "untrash", "unmerge", "launch", "terminate", "cleanup",
+    "broadcast", "undo", "simulate", "reopen", "pause", "unpause", "resume", "wipe", "rerun",
+    "retry", "mute", "unmute", "kill", "transform", "instantiate", "skip", "clean", "init",
+    "rebase", "stash", "fork", "unapprove", "respond", "hide", "unhide", "star", "unstar",
+    "empty", "exec", "flush", "snooze", "reauthorize", "allocate", "configure", "finalize",
+    "autofix", "activate", "deactivate", "recycle", "toggle", "abort", "redeploy", "pin",
+    "unpin",
 }
 PHRASAL_VERBS = {"check_in", "check_out", "sign_in", "sign_up", "log_in", "log_out", "opt_in",
                  "opt_out", "roll_back", "set_up", "clean_up", "look_up", "pick_up", "drop_off",
@@ -88,6 +81,8 @@ ANSWER_VERBS = frozenset({
     "geocode", "lint", "detect", "parse", "explain", "aggregate", "measure", "troubleshoot",
     "filter", "assess", "correlate", "trace", "brainstorm", "introspect", "poll", "rerank",
     "inspect", "predict", "estimate", "recommend", "suggest", "preview", "ping"})
+# every verb a name may start with (VERBS above names the rest)
+VERBS |= ANSWER_VERBS | UI_VERBS
 CREATE_VERBS = {"create", "add", "new", "book", "schedule", "register", "insert", "upsert",
                 "make", "submit", "upload", "send", "invite", "post", "save", "write", "open",
                 "import", "clone", "attach", "deploy", "build", "append", "record", "log"}
