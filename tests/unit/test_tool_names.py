@@ -472,3 +472,12 @@ def test_the_arena_adds_no_tool_under_a_source_tools_name():
     _, design = _mined_and_designed("travel-planner")
     assert "search_attractions" in design.not_implemented
     assert "search_attractions" not in design.tool_names()
+
+
+def test_a_write_on_an_existing_record_told_none_inserts_nothing():
+    """Datadog's mute_host(hostname) and unmute_host(hostname) were built as inserts of a new
+    host (a host 'Robert Vargas', status active, on every unmute): a verb that sets or undoes
+    a state acts on a record that exists, and told none it is not built."""
+    _, design = _mined_and_designed("datadog")
+    assert {"mute_host", "unmute_host"} <= set(design.not_implemented)
+    assert "def mute_host(" not in design.module

@@ -39,7 +39,14 @@ from agent_world.mining.offline.naming import (
     tool_identifier,
 )
 from agent_world.mining.offline.signatures import SELECTORS, is_option
-from agent_world.mining.offline.vocabulary import DELETE_VERBS, READ_VERBS, UI_VERBS, VERBS
+from agent_world.mining.offline.vocabulary import CREATE_VERBS as MAKING_VERBS
+from agent_world.mining.offline.vocabulary import (
+    DELETE_VERBS,
+    READ_VERBS,
+    STATE_VERBS,
+    UI_VERBS,
+    VERBS,
+)
 
 _PLAIN_ROLES = frozenset({"key", "eq", "like", "ge", "le", "ref", "set", "limit", "ignore"})
 _VERB_PHRASES = {("check", "in"): "checked_in", ("check", "out"): "checked_out",
@@ -222,8 +229,8 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
                         now_columns=now, description=description, source_tool=tool_name)
     if set(words) & UPDATE_VERBS and not set(words) & CREATE_VERBS:
         return None  # "updates an existing app" with no key to find it: not an insert
-    if next((w for w in words if w in VERBS), None) in UI_VERBS:
-        return None  # a click or a hover on a screen: no record to insert
+    if _acts_on_existing(words):
+        return None  # mute_host(hostname) had inserted a host: no record to insert
     creating = [p.model_copy(update={"role": "set"}) if p.role == "eq" else p for p in params]
     if not any(p.role in ("set", "ref") for p in creating) and not entry.get("arguments"):
         plan = create_plan(spec, table, tool_name)
@@ -233,6 +240,16 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     if plan is None:
         return None
     return plan.model_copy(update={"description": description, "source_tool": tool_name})
+
+
+def _acts_on_existing(words: list[str]) -> bool:
+    """Whether a tool's verb acts on something that exists, so that, told no record, it
+    cannot be an insert: a state it sets or undoes (mute, pause, cancel; unmute, unpin) or an
+    act on a screen (click, hover)."""
+    verb = next((w for w in words if w in VERBS), None)
+    if verb is None or verb in CREATE_VERBS or verb in MAKING_VERBS:
+        return False  # a deploy or a send makes a record (a deployment, a message)
+    return verb in UI_VERBS or verb in STATE_VERBS or verb.startswith("un")
 
 
 def _own_reference(table: TableSpec, info: dict[str, Any]) -> dict[str, Any]:
