@@ -47,6 +47,7 @@ from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
 from agent_world.tasks.model import Task
 from agent_world.tasks.programs import bulk_solution_source, bulk_verify_source, find_bulk
 from agent_world.tasks.sampling import ValueSampler
+from agent_world.tasks.sql_questions import request, sql_question
 from agent_world.tasks.truth import Truth, ground_truth, run_plan
 from agent_world.tasks.walks import (
     Plan,
@@ -59,7 +60,7 @@ from agent_world.tasks.walks import (
     random_walk,
     scalar_fields,
 )
-from agent_world.tasks.words import table_entity, tool_entity
+from agent_world.tasks.words import runs_sql, sql_param, table_entity, tool_entity
 
 
 # ---- tool views -----------------------------------------------------------------------------
@@ -120,6 +121,12 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         ep.close()
     if plan is None:
         return "the walk's first call failed"
+    if runs_sql(spec, plan.steps[0].tool) and not spec.tool(plan.steps[0].tool).mutates:
+        # a statement's rows feed no other tool: the walk is the statement alone, asked as a
+        # question over the data
+        if kind != "graph" or conditional:
+            return "a SQL tool is asked a question, not aggregated or branched on"
+        return _sql_candidate(spec, runtime, rng, recipe, plan.steps[0].tool, seed, origin)
     if _one_record_twice(plan):
         return "one record in two roles of a call"
     plan = _fit_length(plan, spec, recipe.length)
@@ -196,6 +203,36 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
 
 
 WALK_SLACK = 2  # calls a walk may take past its recipe's length before the detours go
+
+
+def _sql_candidate(spec: EnvSpec, runtime: EnvRuntime, rng: random.Random, recipe: Recipe,
+                   tool: str, seed: int, origin: dict[str, Any] | None) -> Task | str:
+    """A question over the stored data for a tool that runs SQL, its statement the gold
+    call (`tasks.sql_questions`)."""
+    question = sql_question(spec, rng)
+    if question is None:
+        return "no question over the stored data"
+    plan = Plan(steps=[PlanStep(tool=tool, given={sql_param(spec, tool): question.sql})])
+    answer = {"kind": "field", "step": 0, "field": question.column}
+    truth = ground_truth(spec, runtime, plan, answer, seed)
+    if isinstance(truth, str):
+        return truth
+    rows = truth.observations[0].result
+    if not isinstance(rows, list) or len(rows) != 1 or truth.answer in (0, None):
+        return "the statement does not answer with one value"
+    if question.form in ("count", "link_count") and truth.answer < 2:
+        return "a count of one is a guess away"
+    view = tool_view(spec, plan, recipe, rng, salt=f"{seed}:{rng.random()}")
+    return _with_state_hash(Task(
+        kind="graph", env_name=spec.name, env_fingerprint=spec.fingerprint, seed=seed,
+        instruction=request(question, rng), tool_view=view, chain=truth.chain,
+        reference_answer=truth.answer, rubric=rubric_for(spec, plan, answer, truth),
+        expected_changes=truth.expected_changes,
+        difficulty=_difficulty(spec, truth, plan, view, recipe,
+                               aggregation=question.aggregation),
+        origin={**(origin or {}), "plan": plan.model_dump(mode="json"), "answer": answer,
+                "writer": "offline", "recipe": recipe.__dict__,
+                "sql": {"form": question.form}}), spec, runtime)
 
 
 def _fit_length(plan: Plan, spec: EnvSpec, length: int) -> Plan:

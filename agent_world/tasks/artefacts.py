@@ -13,7 +13,8 @@ check is a regular expression or a small grammar rule; the ones that need the en
 - `a-an`: "a" before a vowel sound ("a appointment");
 - `machine-timestamp`: an ISO timestamp with a "T" ("2026-01-15T09:01:00");
 - `paging`: "the first 2 only" (a page size is not something a person asks for);
-- `raw-identifier`: snake_case or camelCase words outside quotes ("no_longer_needed");
+- `raw-identifier`: snake_case or camelCase words outside quotes and code spans
+  ("no_longer_needed");
 - `lower-sentence`: a sentence that starts in lower case;
 - `punctuation`: doubled or clashing punctuation (",.", "?.", " ,", "..");
 - `bare-flag`: a yes/no glued to a field name ("with accepting new patients yes").
@@ -39,7 +40,9 @@ _CHECKS: list[tuple[str, re.Pattern[str]]] = [
     ("punctuation", re.compile(r",\s*[.?!]|[?!]\s*\.|\s[,.?!](?!\d)|\.\.(?!\.)|,,|::")),
     ("bare-flag", re.compile(r"\bwith [a-z]+(?: [a-z]+){0,3} (?:yes|no)\b", re.I)),
 ]
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|\S+@\S+|https?://\S+|/\S+")
+# quoted values, code spans (a table named as code: "the `order_items` table"), emails, URLs
+# and paths say an identifier as one
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\S+@\S+|https?://\S+|/\S+")
 _IDENTIFIER = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b|\b[a-z]+[A-Z][a-zA-Z]*\b")
 
 

@@ -36,8 +36,9 @@ a list either. `passed` needs all components at 1.
 Given the attempt's steps (`check_episode(..., steps=...)`: training rollouts, evaluation, the
 verifier's attempts), an answer must also be **grounded** (component `grounded`): the attempt
 made a successful call of a gold-chain tool with the gold call's selecting arguments (its
-identifiers — `*_id`, `email`, `*_code`, ... — and the tool's required arguments, never paging)
-that produced the answer: its observation shows the reference value, or, for an aggregate (a
+identifiers — `*_id`, `email`, `*_code`, ... — and the tool's required arguments, never paging
+nor the statement of a tool that runs SQL, which the attempt writes itself) that produced the
+answer: its observation shows the reference value, or, for an aggregate (a
 count, a sum), it is the call of the list the value is computed from. Any call of a gold tool
 is not enough: the chain's first call before guessing, or the right tool on another record,
 scores 0. Extra calls cost (component `efficiency`): beyond the gold chain's length plus
@@ -59,7 +60,7 @@ from typing import Any
 from agent_world.envs.database import logged_tables
 from agent_world.tasks.model import Step, Task, ToolCall
 from agent_world.tasks.scripts import ScriptError, run_verify
-from agent_world.tasks.words import PAGING
+from agent_world.tasks.words import PAGING, sql_param
 
 MAX_ANSWER_CHARS = 200  # a short sentence at most: a longer text states nothing
 WILDCARD = "*"
@@ -480,11 +481,14 @@ def selecting_arguments(call: ToolCall, spec: Any = None) -> dict[str, Any]:
     `email`, `*_code`, `*_number`, ...) and, given the environment `spec`, the tool's required
     arguments; never paging."""
     required: set[str] = set()
+    written = None
     if spec is not None:
         tool = next((t for t in spec.tools if t.name == call.tool), None)
         required = set(tool.parameters.get("required", [])) if tool is not None else set()
+        # a SQL statement is the attempt's own to write: its rows must show the answer
+        written = sql_param(spec, call.tool)
     return {k: v for k, v in call.arguments.items()
-            if k not in PAGING and (k in required or is_identifier(k))}
+            if k not in PAGING and k != written and (k in required or is_identifier(k))}
 
 
 def _selects(step: Step, call: ToolCall, spec: Any) -> bool:

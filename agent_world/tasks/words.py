@@ -16,7 +16,7 @@ from agent_world.mining.offline.naming import (
     tool_identifier,
     unversioned_camel,
 )
-from agent_world.mining.offline.signatures import later_verb, namespace_prefix
+from agent_world.mining.offline.signatures import later_verb, namespace_prefix, sql_argument
 from agent_world.mining.offline.vocabulary import PHRASAL_VERBS, VALUE_NOUNS, VERBS, past_prefix
 
 
@@ -101,15 +101,19 @@ def entity(tool: str, namespace: str | None = None) -> str:
 _ASPECTS = frozenset({"account", "profile", "record", "details", "info"})
 
 
-_SQL_TOOL = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE)\b.*\bquery\b|\bSQL\b")
+def sql_param(spec: EnvSpec, tool: str) -> str | None:
+    """The argument a tool that runs the SQL it is given takes the statement in (sqlite's
+    read_query(query), Postgres' query(sql)); None for any other tool."""
+    t = next((x for x in spec.tools if x.name == tool), None)
+    if t is None:
+        return None
+    return sql_argument(list(t.parameters.get("properties") or {}), t.description)
 
 
 def runs_sql(spec: EnvSpec, tool: str) -> bool:
-    """A tool that runs the SQL it is given (sqlite's read_query): its records are the rows
-    the query returns, not "queries"."""
-    t = next((x for x in spec.tools if x.name == tool), None)
-    return t is not None and "query" in (t.parameters.get("properties") or {}) and \
-        _SQL_TOOL.search(t.description) is not None
+    """A tool that runs the SQL it is given: its records are the rows the query returns,
+    not "queries"."""
+    return sql_param(spec, tool) is not None
 
 
 def tool_entity(spec: EnvSpec, tool: str) -> str:
@@ -199,5 +203,4 @@ def entity_plural(ent: str) -> str:
 
 
 __all__ = ["FROM_ROLES", "PAGING", "TO_ROLES", "entity", "entity_plural", "runs_sql", "source_tools",
-           "split_words",
-           "table_entity", "tool_entity", "tool_namespace"]
+           "split_words", "sql_param", "table_entity", "tool_entity", "tool_namespace"]

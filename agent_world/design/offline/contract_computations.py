@@ -27,9 +27,12 @@ from agent_world.design.offline.contracts import Contract, Effect, Guard, Value
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import singular, snake
+from agent_world.mining.offline.signatures import sql_argument
 
 # -- computations ------------------------------------------------------------------------------
 FETCH_MAX_LENGTH = 5000  # mcp-server-fetch's default page of content
+# tables about the database itself (its catalogue, saved statements, memo), not its data
+CATALOGUE_TABLES = ("queries", "tables", "insights")
 
 
 def _fetch(spec: EnvSpec, c: Contract, words: list[str], args: _Args,
@@ -81,7 +84,7 @@ def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | Non
         return fetched
     query_arg = next((a for a in args.names() if snake(a) in ("query", "sql", "statement")
                       and _arg_type(args.raw[a]) == "string"), None)
-    business = [t for t in spec.tables if t.name not in ("queries", "tables", "insights")]
+    business = [t for t in spec.tables if t.name not in CATALOGUE_TABLES]
     if query_arg is not None:
         p = _param(args.safe(query_arg), "text", required=True,
                    description="The SQL statement.")
@@ -107,7 +110,9 @@ def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | Non
             c.options = {"tables": [t.name for t in business]}
             c.evidence = ["executes a data-changing statement"]
             return c
-        if "SELECT" in up or "read" in words:
+        if "SELECT" in up or "read" in words or \
+                re.search(r"\bread-only\b", desc, re.I) and sql_argument([query_arg], desc):
+            # "Run a read-only SQL query" (Postgres' query(sql)) reads as sqlite's read_query
             c.verb, c.computation, c.returns = "compute", "sql_select", "rows"
             c.params = [p]
             c.options = {"tables": [t.name for t in business]}

@@ -33,7 +33,7 @@ from agent_world.mining.offline.evidence import argument_info, json_type, tool_a
 from agent_world.mining.offline.naming import identifier, plural, singular, snake
 from agent_world.mining.offline.row_times import parse_iso, to_iso
 from agent_world.mining.offline.rows import ROW_RULES
-from agent_world.mining.offline.signatures import column_type, tool_shape
+from agent_world.mining.offline.signatures import column_type, sql_argument, tool_shape
 from agent_world.mining.offline.web_pages import (
     CONTENT_TYPES,
     STATUS_CODES,
@@ -353,8 +353,14 @@ _DATASET: list[tuple[str, str, list[ColumnSpec]]] = []
 
 
 def business_dataset(cx: Any) -> str | None:
-    """A database of tables (mcp-server-sqlite): a small shop dataset its queries run on."""
-    if not cx.has("tables") or cx.has("customers") or "name" not in _cols(cx, "tables"):
+    """A database of tables (mcp-server-sqlite) or a tool that runs the SQL it is given
+    (Postgres' query(sql), BigQuery's): a small shop dataset its queries run on. Without it
+    such a service had only a table of the statements run ("look up query 38 ... tell me its
+    sql")."""
+    catalogue = cx.has("tables") and "name" in _cols(cx, "tables")
+    runs_sql = any(sql_argument(list((t.input_schema or {}).get("properties") or {}),
+                                t.description) for t in cx.doc.tools)
+    if cx.has("customers") or not (catalogue or runs_sql):
         return None
     specs = [
         TableSpec(name="customers", description="shop customers", columns=[
@@ -393,7 +399,18 @@ def business_dataset(cx: Any) -> str | None:
                                                 "quantity": rng.choice([1, 1, 1, 2, 3]),
                                                 "unit_price": prices[pid]})
     names = ["customers", "products", "orders", "order_items"]
-    # the catalogue of tables lists the tables that exist: drafted rows take their names
+    if catalogue:
+        _catalogue(cx, names)
+    for q in cx.f.rows.get("queries", []):  # the saved queries run on the dataset
+        for col in ("content", "sql", "query"):
+            if col in q:
+                q[col] = cx.f._sql()
+    return ("implied by a database of tables: customers, products, orders, order_items "
+            f"({sum(len(cx.f.rows[n]) for n in names)} rows) for queries to run on")
+
+
+def _catalogue(cx: Any, names: list[str]) -> None:
+    """The catalogue of tables lists the tables that exist: drafted rows take their names."""
     listed = cx.f.rows["tables"]
     for row, n in zip(listed, names, strict=False):
         row["name"] = n
@@ -406,12 +423,6 @@ def business_dataset(cx: Any) -> str | None:
     if not referenced:  # names of tables that do not exist would mislead describe_table
         cx.f.rows["tables"] = [r for r in listed if r.get("name") in names]
     cx.f.reindex_column("tables")
-    for q in cx.f.rows.get("queries", []):  # the saved queries run on the dataset
-        for col in ("content", "sql", "query"):
-            if col in q:
-                q[col] = cx.f._sql()
-    return ("implied by a database of tables: customers, products, orders, order_items "
-            f"({sum(len(cx.f.rows[n]) for n in names)} rows) for queries to run on")
 
 
 def dst_conversions(cx: Any) -> str | None:

@@ -169,6 +169,21 @@ def search_results(shape: ToolShape, arguments: list[str]) -> str | None:
     return "_".join([*kind, "result"]) if kind else "search_result"
 
 
+# a tool that runs the SQL it is given: its statement argument, and a description that says
+# SQL (sqlite's read_query "Execute a SELECT query", Postgres' query(sql) "Run a read-only SQL
+# query"; not a PromQL or Cypher query, not a search's free-text query)
+SQL_ARGS = ("query", "sql", "statement", "sql_query")
+_SQL_DESCRIPTION = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE)\b.*\bquery\b|\bSQL\b")
+
+
+def sql_argument(arguments: list[str], description: str) -> str | None:
+    """The argument a tool takes its SQL statement in, when the tool runs SQL over the
+    database; None for any other tool."""
+    if not _SQL_DESCRIPTION.search(description or ""):
+        return None
+    return next((a for a in arguments if snake(a).strip("_") in SQL_ARGS), None)
+
+
 # verbs that still act when a name puts them after a noun; the others read as nouns there
 # ('domain-record-edit', 'prepare_call_hierarchy', 'list_merge_requests')
 _LATE_NOUNS = {"record", "log", "test", "link", "share", "view", "call", "plan", "upload",
