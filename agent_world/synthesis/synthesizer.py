@@ -47,7 +47,7 @@ from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
 from agent_world.tasks.model import Task
 from agent_world.tasks.programs import bulk_solution_source, bulk_verify_source, find_bulk
 from agent_world.tasks.sampling import ValueSampler
-from agent_world.tasks.sql_questions import request, sql_question
+from agent_world.tasks.sql_questions import request, sql_change, sql_question
 from agent_world.tasks.truth import Truth, ground_truth, run_plan
 from agent_world.tasks.walks import (
     Plan,
@@ -121,9 +121,9 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         ep.close()
     if plan is None:
         return "the walk's first call failed"
-    if runs_sql(spec, plan.steps[0].tool) and not spec.tool(plan.steps[0].tool).mutates:
+    if runs_sql(spec, plan.steps[0].tool):
         # a statement's rows feed no other tool: the walk is the statement alone, asked as a
-        # question over the data
+        # question over the data (or a change of it)
         if kind != "graph" or conditional:
             return "a SQL tool is asked a question, not aggregated or branched on"
         return _sql_candidate(spec, runtime, rng, recipe, plan.steps[0].tool, seed, origin)
@@ -209,16 +209,21 @@ def _sql_candidate(spec: EnvSpec, runtime: EnvRuntime, rng: random.Random, recip
                    tool: str, seed: int, origin: dict[str, Any] | None) -> Task | str:
     """A question over the stored data for a tool that runs SQL, its statement the gold
     call (`tasks.sql_questions`)."""
-    question = sql_question(spec, rng)
+    writes = spec.tool(tool).mutates
+    question = (sql_change if writes else sql_question)(spec, rng)
     if question is None:
         return "no question over the stored data"
     plan = Plan(steps=[PlanStep(tool=tool, given={sql_param(spec, tool): question.sql})])
-    answer = {"kind": "field", "step": 0, "field": question.column}
+    answer = {"kind": "none"} if writes else {"kind": "field", "step": 0,
+                                              "field": question.column}
     truth = ground_truth(spec, runtime, plan, answer, seed)
     if isinstance(truth, str):
         return truth
     rows = truth.observations[0].result
-    if not isinstance(rows, list) or len(rows) != 1 or truth.answer in (0, None):
+    if writes and sum(len(d.get("updated", [])) for d in truth.expected_changes.values()) != 1:
+        return "the statement does not change one record"
+    if not writes and (not isinstance(rows, list) or len(rows) != 1 or
+                       truth.answer in (0, None)):
         return "the statement does not answer with one value"
     if question.form in ("count", "link_count") and truth.answer < 2:
         return "a count of one is a guess away"

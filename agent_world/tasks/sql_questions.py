@@ -12,6 +12,9 @@ Forms, from the rows the environment stores (each answer one value of one row):
 - lookup (level 1): a column of the record a unique value names;
 - count, aggregate (sum, highest, lowest, average), with or without a condition (level 2);
 - over a link: how many children, or their total, of the parent a unique value names.
+
+A tool that runs the data-changing statements it is given (sqlite's `write_query`) is asked a
+change in words ("set the status of the order whose ... to 'shipped'"), checked on the state.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from agent_world.tasks.words import entity_plural, split_words, table_entity
 SAYABLE = 40  # a value a person types into a question: one line, at most this long
 # openers of a request to a database assistant
 OPENERS = ("", "Hi. ", "Can you check the database? ", "Hello! ", "Quick question. ")
+CHANGE_OPENERS = ("", "Hi. ", "Hello! ", "A correction for the database: ")
 AGGREGATES = {"sum": ("SUM", "total"), "max": ("MAX", "highest"), "min": ("MIN", "lowest"),
               "avg": ("AVG", "average")}
 
@@ -233,9 +237,36 @@ _FORMS = {"lookup": _lookup, "count": _count, "aggregate": _aggregate,
           "link_total": lambda s, t, r: _link(s, t, r, total=True)}
 
 
+def sql_change(spec: EnvSpec, rng: random.Random) -> SqlQuestion | None:
+    """One change a person asks of the data, with the statement that makes it: a column of
+    the record a unique value names set to another value the column holds (a status, a
+    category, a price); None when the data offers none."""
+    for table in rng.sample(_data_tables(spec), len(_data_tables(spec))):
+        naming = _naming(spec, table)
+        rows = spec.rows[table.name]
+        cats = _categories(spec, table)
+        settable = sorted(cats) + [m for m in _measures(table)]
+        if not naming or not settable:
+            continue
+        by, row = rng.choice(naming), rng.choice(rows)
+        col = rng.choice(settable)
+        pool = cats.get(col) or sorted({r.get(col) for r in rows if r.get(col) is not None})
+        pool = [v for v in pool if v != row.get(col) and not isinstance(v, bool)]
+        if not pool:
+            continue
+        value = rng.choice(pool)
+        ent = table_entity(table.name)
+        text = (f"In the `{table.name}` table, set the {_words(col)} of the {ent} whose "
+                f"{_words(by)} is {_said(row[by])} to {_said(value)}.")
+        return SqlQuestion(text, f"UPDATE {_q(table.name)} SET {_q(col)} = {_lit(value)} "
+                                 f"WHERE {_q(by)} = {_lit(row[by])}", col, "update", False)
+    return None
+
+
 def request(question: SqlQuestion, rng: random.Random) -> str:
-    """The question as a request: an opener, the question, and that the answer comes back."""
-    return f"{rng.choice(OPENERS)}{question.text}"
+    """The question (or change) as a request, after an opener."""
+    openers = CHANGE_OPENERS if question.form == "update" else OPENERS
+    return f"{rng.choice(openers)}{question.text}"
 
 
-__all__ = ["SqlQuestion", "request", "sql_question"]
+__all__ = ["SqlQuestion", "request", "sql_change", "sql_question"]

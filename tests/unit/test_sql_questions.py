@@ -102,3 +102,31 @@ def test_any_statement_whose_rows_show_the_answer_passes_and_no_other(built, run
     assert not guess.passed and guess.components["grounded"] == 0.0
     # the right statement, the wrong number
     assert not _attempt(task, runtime, spec, [own], ref + 1).passed
+
+
+def test_a_tool_that_runs_changes_is_asked_a_change_checked_on_the_state(built, runtime):
+    spec = built["sqlite"]
+    recipe = Recipe(length=1, obscured=False, many_distractors=False)
+    tasks = [t for seed in range(12) if isinstance(t := _sql_candidate(
+        spec, runtime, random.Random(seed), recipe, "write_query", 0, None), Task)]
+    assert len(tasks) >= 6
+    task = tasks[0]
+    assert "UPDATE" not in task.instruction and " set the " in task.instruction
+    assert task.reference_answer is None and task.expected_changes
+    assert not [g.name for g in run_gates(task, spec, runtime) if not g.passed]
+    gold = task.chain[0].arguments["query"]
+
+    def attempt(sql: str):
+        ep = runtime.open(spec, seed=task.seed)
+        try:
+            obs = ep.step("write_query", {"query": sql})
+            step = Step(tool="write_query", arguments={"query": sql}, ok=obs.ok,
+                        result=obs.result)
+            return check_episode(task, ep, "Done.", steps=[step])
+        finally:
+            ep.close()
+
+    # the attempt's own statement (lower-case keywords, no quoted names) makes the change
+    assert attempt(gold.replace("UPDATE", "update").replace('"', "")).passed
+    # a change of every record, not the one asked
+    assert not attempt(gold[: gold.index(" WHERE")]).passed
