@@ -31,18 +31,38 @@ def test_a_tool_that_runs_sql_is_told_by_its_statement_argument_and_description(
     assert sql_argument(["query"], "Execute a SELECT query on the SQLite database") == "query"
     assert sql_argument(["query", "time"], "Execute an instant PromQL query") is None
     assert sql_argument(["query", "count"], "Search the web for a query") is None
+    # it converts a statement, it runs none; another query language is no SQL
+    assert sql_argument(["sql"], "Converts SQL query to a PostgREST API request") is None
+    assert sql_argument(["query"], "Execute a read Cypher query on the neo4j database") is None
+    assert sql_argument(["databaseId", "query"],
+                        "Execute a SQL query against a D1 database") == "query"
+
+
+def _designed(server: str):
+    ref = next(r for r in corpus_sources() if r.name == server)
+    spec = mine_theme(read_source(ref.spec), iterations=1, seed=0).spec
+    return spec, design_tools(spec, model=None)
+
+
+def _body(design, tool: str) -> str:
+    body = design.module[design.module.index(f"def {tool}("):]
+    return body[: body.index("\n@tool")]
+
+
+def test_a_tool_that_executes_sql_runs_selects_and_one_that_converts_it_does_not():
+    _, cloudflare = _designed("cloudflare")
+    assert "'SELECT'" in _body(cloudflare, "d1_query")
+    _, postgrest = _designed("postgrest")
+    assert "_one_statement" not in _body(postgrest, "sqlToRest")
 
 
 def test_a_service_that_runs_sql_has_data_for_its_statements():
     """Postgres' only tool is query(sql): it was mined as a table of the statements run
     ("look up query 38 ... tell me its sql"); now a dataset its SELECTs read."""
-    ref = next(r for r in corpus_sources() if r.name == "postgres")
-    spec = mine_theme(read_source(ref.spec), iterations=1, seed=0).spec
+    spec, design = _designed("postgres")
     assert {"customers", "products", "orders", "order_items"} <= {t.name for t in spec.tables}
-    design = design_tools(spec, model=None)
     assert "query" in design.source_tools
-    body = design.module[design.module.index("def query("):]
-    body = body[: body.index("\n@tool")]
+    body = _body(design, "query")
     assert "_one_statement" in body and "'SELECT'" in body, body
 
 

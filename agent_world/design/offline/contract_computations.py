@@ -110,9 +110,11 @@ def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | Non
             c.options = {"tables": [t.name for t in business]}
             c.evidence = ["executes a data-changing statement"]
             return c
-        if "SELECT" in up or "read" in words or \
-                re.search(r"\bread-only\b", desc, re.I) and sql_argument([query_arg], desc):
-            # "Run a read-only SQL query" (Postgres' query(sql)) reads as sqlite's read_query
+        if "SELECT" in up or "read" in words or sql_argument([query_arg], desc) and \
+                entry.get("read_only") is not False:
+            # "Run a read-only SQL query" (Postgres' query(sql)), "Execute a SQL query against
+            # a D1 database": what sqlite's read_query does; a statement that changes data is
+            # refused (the description says no write)
             c.verb, c.computation, c.returns = "compute", "sql_select", "rows"
             c.params = [p]
             c.options = {"tables": [t.name for t in business]}

@@ -170,16 +170,21 @@ def search_results(shape: ToolShape, arguments: list[str]) -> str | None:
 
 
 # a tool that runs the SQL it is given: its statement argument, and a description that says
-# SQL (sqlite's read_query "Execute a SELECT query", Postgres' query(sql) "Run a read-only SQL
-# query"; not a PromQL or Cypher query, not a search's free-text query)
+# it runs SQL (sqlite's read_query "Execute a SELECT query", Postgres' query(sql) "Run a
+# read-only SQL query"; not a PromQL or Cypher query, not a search's free-text query, not
+# PostgREST's sqlToRest, which converts a statement)
 SQL_ARGS = ("query", "sql", "statement", "sql_query")
 _SQL_DESCRIPTION = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE)\b.*\bquery\b|\bSQL\b")
+_RUNS = re.compile(r"\b(?:run|runs|execute|executes|executing)\b", re.I)
+OTHER_QUERY_LANGUAGES = re.compile(r"\b(?:Cypher|PromQL|LogQL|KQL|GraphQL|DSL|MQL|SPARQL)\b")
 
 
 def sql_argument(arguments: list[str], description: str) -> str | None:
     """The argument a tool takes its SQL statement in, when the tool runs SQL over the
     database; None for any other tool."""
-    if not _SQL_DESCRIPTION.search(description or ""):
+    text = description or ""
+    if not (_SQL_DESCRIPTION.search(text) and _RUNS.search(text)) or \
+            OTHER_QUERY_LANGUAGES.search(text):
         return None
     return next((a for a in arguments if snake(a).strip("_") in SQL_ARGS), None)
 
