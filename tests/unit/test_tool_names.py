@@ -481,3 +481,15 @@ def test_a_write_on_an_existing_record_told_none_inserts_nothing():
     _, design = _mined_and_designed("datadog")
     assert {"mute_host", "unmute_host"} <= set(design.not_implemented)
     assert "def mute_host(" not in design.module
+
+
+def test_a_read_whose_table_holds_only_its_own_arguments_is_not_built():
+    """ripgrep's search(pattern, path, ...) over a table of those very columns returned the
+    calls made ("pull up the search whose pattern is 'error'... which is the largest
+    context?"); a look-up of records that hold more than its arguments is still built."""
+    _, ripgrep = _mined_and_designed("ripgrep")
+    for tool in ("search", "count-matches"):
+        assert "reads back only what its calls were given" in ripgrep.not_implemented[tool]
+    assert "search" not in ripgrep.tool_names()
+    _, digitalocean = _mined_and_designed("digitalocean")
+    assert {"droplet_get", "certificate_list"} <= set(digitalocean.source_tools)

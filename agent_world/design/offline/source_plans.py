@@ -412,6 +412,10 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
         if plan is None:
             skipped[source] = "no implementable plan (no keyed table or nothing to act on)"
             continue
+        if _echoes_its_calls(spec, plan, entry):
+            skipped[source] = ("it reads back only what its calls were given: no column holds "
+                               "what it returns")
+            continue
         plans.append(plan)
     # the schema's own tools never take a source tool's name: one the design left out stays
     # out (the travel planner's search_attractions was the arena's search under its name)
@@ -439,6 +443,28 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     order = {id(p): i for i, p in enumerate(extra)}
     plans.extend(sorted(chosen, key=lambda p: order[id(p)]))
     return plans, skipped
+
+
+# bookkeeping columns a record of calls has besides the call's arguments
+_CALL_META = frozenset({"created_at", "updated_at", "status"})
+
+
+def _echoes_its_calls(spec: EnvSpec, plan: ToolPlan, entry: dict[str, Any]) -> bool:
+    """A read whose table holds nothing but its own arguments: the table is a log of its
+    calls (open-meteo's weather_forecast(latitude, longitude, ...) over weather_forecasts of
+    those columns, a browser's cookies of get_cookies(name), ripgrep's searches), so the tool
+    returns what it was asked and a task reads back what the request said ("look up the flood
+    forecast for latitude 59.8 ... tell me its latitude"). A computation (a SQL statement, a
+    time conversion, a fetch) computes its result and is none."""
+    if plan.write or plan.contract is not None and plan.contract.computation is not None:
+        return False
+    table = next((t for t in spec.tables if t.name == entry.get("table")), None)
+    if table is None:
+        return False
+    data = {c.name for c in table.columns if not c.primary_key and not c.foreign_key} - _CALL_META
+    own = {a.get("column") for a in (entry.get("arguments") or {}).values()
+           if a.get("role") == "column" and a.get("table") == table.name}
+    return bool(data) and data <= own
 
 
 def _owned_states(plans: list[ToolPlan]) -> Owned:
