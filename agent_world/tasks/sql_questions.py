@@ -265,8 +265,11 @@ def sql_change(spec: EnvSpec, rng: random.Random) -> SqlQuestion | None:
 
 def request(question: SqlQuestion, rng: random.Random) -> str:
     """The question (or change) as a request, after an opener."""
-    openers = CHANGE_OPENERS if question.form == "update" else OPENERS
-    return f"{rng.choice(openers)}{question.text}"
+    opener = rng.choice(CHANGE_OPENERS if question.form == "update" else OPENERS)
+    text = question.text
+    if opener.endswith(": "):  # "A correction for the database: in the ..."
+        text = text[0].lower() + text[1:]
+    return f"{opener}{text}"
 
 
 __all__ = ["SqlQuestion", "request", "sql_change", "sql_question"]
