@@ -354,19 +354,27 @@ def without_step(plan: Plan, seen: list[Any], answer: dict[str, Any], j: int
         if i is None:
             return None
         new_answer["step"] = i
+    # what the request told step j: a value it only hands on is the request's to give
+    # ("look up the fetch whose url is X, then fetch that fetch's url")
+    told = [v for v in [*plan.steps[j].given.values(), *(plan.steps[j].select or {}).values()]
+            if v is not None and not isinstance(v, (dict, list))]
     steps = []
     for k, step in enumerate(plan.steps):
         if k == j:
             continue
-        bound = {}
+        bound, given = {}, dict(step.given)
         for param, b in step.bound.items():
             if b.step == j:
-                i = earlier(b.field, field_value(seen[j], b.field))
+                value = field_value(seen[j], b.field)
+                i = earlier(b.field, value)
+                if i is None and value is not None and value in told:
+                    given[param] = value
+                    continue
                 if i is None:
                     return None
                 b = Binding(step=i, field=b.field)
             bound[param] = Binding(step=b.step - (b.step > j), field=b.field)
-        steps.append(step.model_copy(update={"bound": bound}))
+        steps.append(step.model_copy(update={"bound": bound, "given": given}))
     if new_answer.get("step") is not None and new_answer["step"] > j:
         new_answer["step"] -= 1
     return Plan(steps=steps), new_answer

@@ -124,13 +124,16 @@ def tool_entity(spec: EnvSpec, tool: str) -> str:
         return "row"
     ent = entity(tool, tool_namespace(spec))
     words = ent.split()
-    if words and (words[0] in VERBS or words[0] in VALUE_NOUNS) and \
-            ent not in {table_entity(t.name) for t in spec.tables}:
-        # a command named by its verb or its output (git_show, git_log, git_diff_unstaged):
-        # the records it acts on ("the commit whose sha is ...", not "the show whose ...")
-        acted = _acted_table(spec, tool)
-        return table_entity(acted) if acted else ent
     kinds = {table_entity(t.name) for t in spec.tables}
+    bare_verb = len(words) == 1 and words[0] in VERBS
+    if words and (words[0] in VERBS or words[0] in VALUE_NOUNS) and \
+            (ent not in kinds or bare_verb):
+        # a command named by its verb or its output (git_show, git_log, git_diff_unstaged):
+        # the records it acts on ("the commit whose sha is ...", not "the show whose ..."),
+        # also where a log of its calls is named after it (fetch reads pages: "the page's
+        # content type", not "the fetch's")
+        acted = _acted_table(spec, tool, looked_up=bare_verb)
+        return table_entity(acted) if acted else ent
     # a name whose plural is a table's ('aks' -> akses) is that table's record as the source
     # says it; singular_word would read the table back as 'akse' ('redise', 'servicebuse')
     if words and "_".join([*words[:-1], plural_word(words[-1])]) in {t.name for t in spec.tables}:
@@ -156,15 +159,17 @@ def tool_entity(spec: EnvSpec, tool: str) -> str:
 
 _WRITTEN = re.compile(r"""(?:UPDATE|INSERT INTO|DELETE FROM) "(\w+)"|_insert\(ctx, '(\w+)'""")
 _RETURNED = re.compile(r'SELECT \* FROM "(\w+)"')
+_LOOKED_UP = re.compile(r"_row(?:_in)?\(ctx, '(\w+)'")
 
 
-def _acted_table(spec: EnvSpec, tool: str) -> str | None:
-    """The table a tool's code writes first, else the one whose rows it returns."""
+def _acted_table(spec: EnvSpec, tool: str, looked_up: bool = False) -> str | None:
+    """The table a tool's code writes first, else the one whose rows it returns (or, with
+    `looked_up`, the one it finds a record in by a helper)."""
     source = spec.tool(tool).source or ""
     written = _WRITTEN.search(source)
     if written:
         return written.group(1) or written.group(2)
-    returned = _RETURNED.findall(source)
+    returned = _RETURNED.findall(source) or (_LOOKED_UP.findall(source) if looked_up else [])
     return returned[-1] if returned else None
 
 

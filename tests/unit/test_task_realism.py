@@ -213,21 +213,47 @@ def test_a_task_that_passes_with_fewer_calls_is_rejected(runtime):
     order = next(o for o in spec.rows["orders"] if o["status"] == "delivered")
     plan = Plan(steps=[
         PlanStep(tool="list_orders", given={"customer_id": order["customer_id"]},
-                 select={"order_id": order["order_id"]}),
+                 select={"placed_at": order["placed_at"]}),
         PlanStep(tool="get_order", bound={"order_id": Binding(step=0, field="order_id")})])
     # the list already shows each order's status: opening the order is a call too many
     padded = _task(spec, runtime, plan, {"kind": "field", "step": 1, "field": "status"},
-                   f"List customer {order['customer_id']}'s orders, open order "
-                   f"{order['order_id']} and tell me its status.")
+                   f"List customer {order['customer_id']}'s orders, open the one placed at "
+                   f"{order['placed_at']} and tell me its status.")
     res = gate_no_shortcut(padded, spec, runtime)
     assert not res.passed and "get_order" in res.detail
     # the tracking number is only on the order itself: both calls are needed
     field = next(f for f in ("tracking_number", "carrier", "shipping_address")
                  if f not in spec.tool("list_orders").description)
     needed = _task(spec, runtime, plan, {"kind": "field", "step": 1, "field": field},
-                   f"List customer {order['customer_id']}'s orders, open order "
-                   f"{order['order_id']} and tell me its {field.replace('_', ' ')}.")
+                   f"List customer {order['customer_id']}'s orders, open the one placed at "
+                   f"{order['placed_at']} and tell me its {field.replace('_', ' ')}.")
     assert gate_no_shortcut(needed, spec, runtime).passed
+
+
+def test_a_look_up_that_only_hands_on_what_the_request_told_it_is_rejected(runtime):
+    """"Look up customer C, then count that customer's orders": the request states the value
+    the first call hands on, so the second call alone can be made."""
+    spec = load_example("ecommerce")
+    order = spec.rows["orders"][0]
+    plan = Plan(steps=[
+        PlanStep(tool="get_order", given={"order_id": order["order_id"]}),
+        PlanStep(tool="get_customer", bound={"customer_id": Binding(step=0,
+                                                                    field="customer_id")})])
+    told = _task(spec, runtime, plan, {"kind": "field", "step": 1, "field": "email"},
+                 f"Open order {order['order_id']}, then tell me its customer's email.")
+    assert gate_no_shortcut(told, spec, runtime).passed  # the customer id is not told
+    # customer C looked up only to hand C on to the list of C's orders: the list alone
+    cid = order["customer_id"]
+    handed = Plan(steps=[
+        PlanStep(tool="get_customer", given={"customer_id": cid}),
+        PlanStep(tool="list_orders", bound={"customer_id": Binding(step=0,
+                                                                   field="customer_id")})])
+    detour = _task(spec, runtime, handed, {"kind": "count", "step": 1,
+                                           "where": {"status": order["status"]}},
+                   f"Look up customer {cid}, then tell me how many of that customer's orders "
+                   f"are {order['status']}.")
+    res = gate_no_shortcut(detour, spec, runtime)
+    assert not res.passed and "call 1 (get_customer) can be left out" in res.detail, res.detail
 
 
 def test_a_walk_back_to_its_first_list_is_rejected(runtime):
@@ -424,6 +450,17 @@ def test_a_command_named_by_its_verb_is_about_the_records_it_reads(built):
     assert tool_entity(spec, "git_log") == "commit"
     assert tool_entity(spec, "git_status") == "working tree change"
     assert tool_entity(spec, "git_create_branch") == "branch"
+
+
+def test_a_tool_named_by_its_bare_verb_is_about_what_it_reads_not_its_call_log(built):
+    """fetch reads pages; the fetches table is a log of what was fetched: "the page's content
+    type", not "the fetch's content type"."""
+    from agent_world.tasks.words import tool_entity
+
+    spec = built["fetch"]
+    assert {t.name for t in spec.tables} >= {"fetches", "pages"}
+    assert tool_entity(spec, "fetch") == "page"
+    assert tool_entity(spec, "get_fetch") == "fetch"
 
 
 def test_a_tool_named_by_a_word_no_record_has_is_about_the_records_it_reads(built):
