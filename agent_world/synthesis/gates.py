@@ -106,8 +106,9 @@ def gate_artefacts(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> GateResult
 
 
 # ---- the answer comes from the state ----------------------------------------------------------
-_ZONE = re.compile(r"\b(?:Africa|America|Antarctica|Asia|Atlantic|Australia|Europe|Indian|"
-                   r"Pacific|Etc)/[A-Za-z_]+(?:/[A-Za-z_]+)?\b")
+# a zone by its name (UTC and GMT too: "+00:00" is no more looked up for them than for Paris)
+_ZONE = re.compile(r"\b(?:(?:Africa|America|Antarctica|Asia|Atlantic|Australia|Europe|Indian|"
+                   r"Pacific|Etc)/[A-Za-z_]+(?:/[A-Za-z_]+)?|UTC|GMT)\b")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?")
 
 
@@ -149,8 +150,10 @@ def _zone_facts(zone: str) -> set[str]:
         minutes = int(off.total_seconds() // 60)
         sign = "-" if minutes < 0 else "+"
         h, m = divmod(abs(minutes), 60)
-        out |= {normalise(f"{sign}{h:02d}:{m:02d}"), normalise(f"{sign}{h:02d}{m:02d}"),
-                normalise(minutes / 60), normalise(minutes), normalise(f"UTC{sign}{h:02d}:{m:02d}")}
+        out |= {normalise(f"{sign}{h:02d}:{m:02d}"), normalise(f"UTC{sign}{h:02d}:{m:02d}")}
+        if minutes:  # UTC's 0 hours is any count's or day offset's 0, not a fact about it
+            out |= {normalise(f"{sign}{h:02d}{m:02d}"), normalise(minutes / 60),
+                    normalise(minutes)}
         out.add(normalise(datetime(2026, month, 15, tzinfo=tz).tzname() or ""))
     return out
 

@@ -17,7 +17,9 @@ check is a regular expression or a small grammar rule; the ones that need the en
   ("no_longer_needed");
 - `lower-sentence`: a sentence that starts in lower case;
 - `punctuation`: doubled or clashing punctuation (",.", "?.", " ,", "..");
-- `bare-flag`: a yes/no glued to a field name ("with accepting new patients yes").
+- `bare-flag`: a yes/no glued to a field name ("with accepting new patients yes");
+- `same-ends`: a call of the chain that goes from a value to itself ("convert the time from
+  UTC to UTC", a transfer to the account it comes from, a rename to the same name).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agent_world.mining.offline.naming import A_BEFORE_VOWEL_SOUND
+from agent_world.tasks.words import FROM_ROLES, TO_ROLES
 
 _CHECKS: list[tuple[str, re.Pattern[str]]] = [
     ("colon-of", re.compile(r":\s+(of|with)\b", re.I)),
@@ -51,6 +54,24 @@ def _words(name: str) -> str:
     return " ".join(w for w in re.split(r"[_\W]+", name.lower()) if w)
 
 
+# a pair of ends one call takes: source_timezone / target_timezone, from / to, old / new name
+_OTHER_END = {**{w: TO_ROLES for w in FROM_ROLES}, "old": frozenset({"new"})}
+
+
+def same_ends(arguments: dict[str, Any]) -> bool:
+    """Whether a call goes from a value to the same value (its two ends given alike)."""
+    named = {tuple(_words(k).split()): v for k, v in arguments.items()
+             if v not in (None, "") and not isinstance(v, (dict, list, bool))}
+    for words, value in named.items():
+        for i, w in enumerate(words):
+            for other in _OTHER_END.get(w, ()):
+                twin = (*words[:i], other, *words[i + 1:])
+                if twin in named and str(named[twin]).strip().lower() == \
+                        str(value).strip().lower():
+                    return True
+    return False
+
+
 def argument_names(spec: Any, tools: Iterable[str]) -> set[str]:
     """Argument names of these tools as words, the ones a sentence would not use as they are
     (several words, or an id): "total baggages", "payment method id"."""
@@ -73,6 +94,8 @@ def artefacts(text: str, spec: Any = None, chain: Iterable[Any] = ()) -> list[st
     bare = _QUOTED.sub(" ", text)
     if _IDENTIFIER.search(bare):
         found.append("raw-identifier")
+    if any(same_ends(getattr(c, "arguments", None) or {}) for c in chain):
+        found.append("same-ends")
     if spec is not None:
         names = argument_names(spec, {getattr(c, "tool", c) for c in chain})
         for words in names:
@@ -90,6 +113,6 @@ def artefact_free(text: str, spec: Any = None, chain: Iterable[Any] = ()) -> boo
     return not artefacts(text, spec, chain)
 
 
-CHECKS = tuple([name for name, _ in _CHECKS] + ["raw-identifier", "argument-name"])
+CHECKS = tuple([name for name, _ in _CHECKS] + ["raw-identifier", "argument-name", "same-ends"])
 
-__all__ = ["CHECKS", "argument_names", "artefact_free", "artefacts"]
+__all__ = ["CHECKS", "argument_names", "artefact_free", "artefacts", "same_ends"]

@@ -128,6 +128,23 @@ def test_the_artefact_suite_catches_the_old_template_english():
                          "the reservation have?", airline, ["get_reservation"])
 
 
+def test_a_call_from_a_value_to_itself_is_an_artefact():
+    """"Convert the time from UTC to UTC", a transfer to the account it comes from: the
+    chain's call, not the wording, gives it away."""
+    from agent_world.tasks.model import ToolCall
+
+    def call(**arguments):
+        return ToolCall(tool="convert", arguments=arguments)
+
+    assert "same-ends" in artefacts("Please convert 01:00.", None, [call(
+        source_timezone="UTC", target_timezone="utc", time="01:00")])
+    assert "same-ends" in artefacts("Convert it.", None, [call(fromCurrency="USD",
+                                                               toCurrency="USD")])
+    assert "same-ends" in artefacts("Rename it.", None, [call(old_name="x", new_name="x")])
+    assert not artefacts("Please convert 01:00.", None, [call(
+        source_timezone="UTC", target_timezone="Europe/Paris", time="01:00")])
+
+
 def test_values_are_phrased_by_type_and_role():
     assert phrasing_values.say("scheduled_departure", "2026-03-12T22:30:00") == \
         "March 12, 2026 at 22:30"
@@ -221,6 +238,11 @@ def test_world_knowledge_about_a_time_zone_is_not_an_answer(runtime):
     task = task.model_copy(update={"reference_answer": "-06:00"})
     res = gate_answer_from_state(task, spec, runtime)
     assert not res.passed and "world knowledge" in res.detail
+    # UTC's offset is no less known
+    utc = task.model_copy(update={"reference_answer": "+00:00", "instruction":
+                                  "Get the current time in UTC. Which UTC offset does it have?"})
+    res = gate_answer_from_state(utc, spec, runtime)
+    assert not res.passed and "world knowledge about UTC" in res.detail
 
 
 def test_solvability_gate_needs_every_argument_stated_or_observed(runtime):
