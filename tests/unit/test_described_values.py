@@ -84,6 +84,8 @@ def test_file_types_are_the_documents_a_source_names():
     ("opt_fields", "text", "field_list"), ("limit", "integer", "page_size"),
     ("directory", "text", "dir_path"), ("script_name", "text", "slug_name"),
     ("cell", "text", "cell"), ("target_cell", "text", "cell"), ("cells", "text", "cell_ref"),
+    ("width", "integer", "pixels"), ("viewport_height", "integer", "pixels"),
+    ("line_width", "integer", "count"),
 ])
 def test_kinds_the_corpus_names_most(name, type_, kind):
     assert column_semantic("items", ColumnSpec(name=name, type=type_)) == kind
@@ -104,6 +106,16 @@ def test_rows_take_the_sources_examples_and_file_types():
     assert {r["view"] for r in rows} <= {"normal", "page_layout"}
     # undescribed, a spreadsheet service's range is still an A1 range
     assert all(re.fullmatch(r"[A-Z]\d+:[A-Z]\d+", r["sort_range"]) for r in rows)
+
+
+def test_a_window_is_sized_in_pixels():
+    """A browser's resize_page(width, height) took 3 x 8: a page is 1280 wide, 720 high."""
+    table = TableSpec(name="pages", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="width", type="integer"), ColumnSpec(name="height", type="integer")])
+    f = RowFactory([table], None, seed=0)
+    rows = [f.make("pages") for _ in range(20)]
+    assert all(320 <= r["width"] <= 3840 and 240 <= r["height"] <= 2160 for r in rows), rows
 
 
 def test_a_mined_spreadsheet_server_reads_like_one():

@@ -121,6 +121,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "duration"
         if words & {"font", "pt"}:
             return "font_size"
+        if words & {"width", "height"} and not words & {"line", "border", "stroke"}:
+            return "pixels"  # a window's or an image's size: 1280 x 720, not 3 x 8
         if n in _PAGE_SIZES:
             return "page_size"
         if n in ("offset", "skip", "start", "start_index"):

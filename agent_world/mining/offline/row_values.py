@@ -60,7 +60,7 @@ from agent_world.mining.semantics.zones import address_country, country_zones
 # ones read from a name's last resort, and the office and paging kinds, whose examples name a
 # service's own conventions ('A1:D20', 'Helvetica', 14)
 DESCRIBED_KINDS = frozenset({
-    "word", "code", "category", "title", "record_name", "team_name", "count", "bytes", "small_int", "position", "text_id",
+    "word", "code", "category", "title", "record_name", "team_name", "count", "bytes", "small_int", "position", "text_id", "pixels",
     "sheet_name", "cell_ref", "style_name", "font_name", "font_size", "search_terms",
     "namespace", "metric_namespace", "page_size", "slug_name", "database_name", "command", "offset", "page",
     "status", "platform", "deploy_environment", "docker_image", "cell", "file_path",
@@ -236,6 +236,9 @@ class RowValues:
             "year": lambda: r.randint(1990, 2026),
             "age": lambda: r.randint(1, 95),
             "small_int": lambda: r.randint(1, 5),
+            "pixels": lambda: r.choice([240, 480, 600, 720, 768, 800, 900, 1080] if "height" in
+                                       col.name.lower() else
+                                       [320, 375, 640, 768, 1024, 1280, 1366, 1440, 1920]),
             # mostly successes, as a crawler's log holds them
             "http_status": lambda: r.choices([200, 201, 204, 301, 302, 304, 400, 401, 403,
                                               404, 410, 429, 500, 502, 503],
