@@ -85,7 +85,7 @@ def test_file_types_are_the_documents_a_source_names():
     ("directory", "text", "dir_path"), ("script_name", "text", "slug_name"),
     ("cell", "text", "cell"), ("target_cell", "text", "cell"), ("cells", "text", "cell_ref"),
     ("width", "integer", "pixels"), ("viewport_height", "integer", "pixels"),
-    ("line_width", "integer", "count"),
+    ("line_width", "integer", "count"), ("year", "text", "year_text"),
 ])
 def test_kinds_the_corpus_names_most(name, type_, kind):
     assert column_semantic("items", ColumnSpec(name=name, type=type_)) == kind
@@ -116,6 +116,12 @@ def test_a_window_is_sized_in_pixels():
     f = RowFactory([table], None, seed=0)
     rows = [f.make("pages") for _ in range(20)]
     assert all(320 <= r["width"] <= 3840 and 240 <= r["height"] <= 2160 for r in rows), rows
+    # a year kept as text, described by examples ("2025", "2024"), is a year
+    years = TableSpec(name="videos", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="year", type="text", description='WWDC year ("2025", "2024", etc.)')])
+    f = RowFactory([years], None, seed=0)
+    assert all(2015 <= int(f.make("videos")["year"]) <= 2026 for _ in range(20))
 
 
 def test_a_mined_spreadsheet_server_reads_like_one():

@@ -143,6 +143,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return _FORMAT_SEMANTICS[fmt]
     if n in _NAMED:
         return _NAMED[n]
+    if n == "year" or n.endswith("_year"):
+        return "year_text"  # a year kept as text ("2025"): no '7776'
     # kinds the corpus's tool arguments name most often, before the word lists below catch
     # them by one of their words (a message_id is no message, a font_size no byte count)
     if n in ("id", "uid", "gid", "iid", "udid", "guid") or \

@@ -234,6 +234,7 @@ class RowValues:
             "percent": lambda: round(r.uniform(0, 100), 2),
             "money": lambda: round(r.lognormvariate(3.6, 1.0), 2),
             "year": lambda: r.randint(1990, 2026),
+            "year_text": lambda: str(r.randint(2015, 2026)),
             "age": lambda: r.randint(1, 95),
             "small_int": lambda: r.randint(1, 5),
             "pixels": lambda: r.choice([240, 480, 600, 720, 768, 800, 900, 1080] if "height" in
