@@ -493,3 +493,27 @@ def test_a_read_whose_table_holds_only_its_own_arguments_is_not_built():
     assert "search" not in ripgrep.tool_names()
     _, digitalocean = _mined_and_designed("digitalocean")
     assert {"droplet_get", "certificate_list"} <= set(digitalocean.source_tools)
+
+
+def test_a_read_named_after_a_thing_that_is_also_a_verb_stays_a_read():
+    """Backlog's get_issue and Plane's get_issue_comments took 'issue' as the act (issue a
+    certificate) and inserted an issue per call; Terraform's providerDetails, named with no
+    verb and described as "Get detailed information about ...", inserted a provider."""
+    from agent_world.design.offline.source_plans import _reads_by_description, _reads_by_name
+
+    assert _reads_by_name(["get", "issue"]) and _reads_by_name(["list", "issue", "types"])
+    assert _reads_by_name(["get", "post"]) and _reads_by_name(["get", "place", "info"])
+    assert not _reads_by_name(["get", "or", "create", "user"])
+    assert not _reads_by_name(["create", "issue"]) and not _reads_by_name(["get", "and",
+                                                                           "archive"])
+    assert _reads_by_description("Get detailed information about a Terraform provider.")
+    assert _reads_by_description("Retrieves index mapping and setting information")
+    assert not _reads_by_description("Index a codebase directory to enable semantic search")
+    _, backlog = _mined_and_designed("backlog")
+    verbs = {t: c["verb"] for t, c in backlog.contracts.items()}
+    assert verbs.get("get_issue") == "read_one", verbs
+    assert verbs.get("get_issue_comments") in ("list", "search"), verbs
+    _, terraform = _mined_and_designed("terraform")
+    # a read, it would only read back its own arguments: left out, not an insert
+    assert "reads back only what its calls were given" in \
+        terraform.not_implemented["providerDetails"]

@@ -146,10 +146,14 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     status = status_column(table)
     read_only = entry.get("read_only")
     desc = " ".join(str(entry.get("description") or "").split())[:400]
-    if read_only is False and words and words[0] in _PURE_READS and not set(words) & (
-            CREATE_VERBS | DELETE_VERBS | UPDATE_VERBS | set(VERB_STATUS)):
+    if read_only is not True and _reads_by_name(words):
         # readOnlyHint false on a get_/list_ tool is a server's default, not a write: arXiv's
-        # get_paper_latex_section was planned as an update that moved the section
+        # get_paper_latex_section was planned as an update that moved the section; with no
+        # hint, Backlog's get_issue and Plane's get_issue_comments were inserts ('issue')
+        read_only = True
+    elif read_only is None and not set(words) & VERBS and _reads_by_description(desc):
+        # a name with no verb, described as a read: Terraform's providerDetails ("Get
+        # detailed information about a provider") had inserted a provider per call
         read_only = True
     if read_only is None:
         read_only = not (set(words) & (CREATE_VERBS | DELETE_VERBS | set(VERB_STATUS))
@@ -240,6 +244,31 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     if plan is None:
         return None
     return plan.model_copy(update={"description": description, "source_tool": tool_name})
+
+
+# write verbs that are also the things a read gets: get_issue, get_post, list_commits,
+# get_place_info, get_record, list_schedules
+_NOUN_VERBS = frozenset({"issue", "post", "open", "record", "log", "commit", "start", "place",
+                         "book", "schedule", "upload", "new", "write", "make", "submit",
+                         "enroll", "order", "run", "build", "deploy", "release", "export",
+                         "import", "comment", "message", "note", "draft", "report", "backup"})
+# a description that starts by saying it reads ("Get detailed information about ...")
+_DESCRIBED_READ = re.compile(r"(?i)^(?:gets?|retrieves?|fetch(?:es)?|reads?|returns?|lists?|"
+                             r"search(?:es)?|finds?|shows?|describes?|views?|look(?:s)? up|"
+                             r"quer(?:y|ies))\b")
+
+
+def _reads_by_name(words: list[str]) -> bool:
+    """A name that starts with a verb that only reads, whose other verbs are the things it
+    reads (get_issue, list_issue_types), not a second act (get_or_create_user)."""
+    if not words or words[0] not in _PURE_READS or set(words) & {"and", "or", "then"}:
+        return False
+    acts = CREATE_VERBS | DELETE_VERBS | UPDATE_VERBS | set(VERB_STATUS)
+    return not (set(words[1:]) - _NOUN_VERBS) & acts
+
+
+def _reads_by_description(description: str) -> bool:
+    return bool(_DESCRIBED_READ.match(description.strip()))
 
 
 def _acts_on_existing(words: list[str]) -> bool:
