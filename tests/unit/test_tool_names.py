@@ -517,3 +517,16 @@ def test_a_read_named_after_a_thing_that_is_also_a_verb_stays_a_read():
     # a read, it would only read back its own arguments: left out, not an insert
     assert "reads back only what its calls were given" in \
         terraform.not_implemented["providerDetails"]
+
+
+def test_web_search_results_are_read_never_edited():
+    """Jina's search(query) finds pages; the arena added update_search_result and
+    delete_search_result beside it ("edit that search result: set its snippet to ...")."""
+    _, jina = _mined_and_designed("jina")
+    contracts = jina.contracts
+    found = {c["entity"] for c in contracts.values() if c.get("source_tool")
+             and c["verb"] in ("list", "search")}
+    assert found, contracts.keys()
+    writes = [t for t, c in contracts.items() if c["entity"] in found
+              and c["verb"] not in ("read_one", "list", "search", "compute")]
+    assert not writes, writes

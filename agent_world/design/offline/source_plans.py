@@ -38,7 +38,7 @@ from agent_world.mining.offline.naming import (
     tokens,
     tool_identifier,
 )
-from agent_world.mining.offline.signatures import SELECTORS, is_option
+from agent_world.mining.offline.signatures import RESULT_COLUMNS, SELECTORS, is_option
 from agent_world.mining.offline.vocabulary import CREATE_VERBS as MAKING_VERBS
 from agent_world.mining.offline.vocabulary import (
     DELETE_VERBS,
@@ -454,9 +454,12 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     # page or time zone beside it
     reads_only = bool(coverage.get("tools")) and all(
         e.get("read_only") for e in coverage["tools"].values())
+    # nor an edited web search result: the web finds those, no user keeps them (jina's
+    # "edit that search result: set its snippet to ...")
+    found = {t.name for t in spec.tables if set(RESULT_COLUMNS) <= {c.name for c in t.columns}}
     extra = [_schema_contract(spec, p) for p in schema_plans(spec, _owned_states(plans))
              if p.name not in names and (_schema_kind(p), p.table) not in served
-             and not (reads_only and p.write)]
+             and not (p.write and (reads_only or p.table in found))]
     room = max(0, max_tools - len(plans))
     writes = [p for p in extra if p.write]
     # under the cap, the look-ups of what the service's own tools act on come first (the

@@ -27,6 +27,7 @@ from agent_world.mining.offline.naming import (
 from agent_world.mining.offline.reference_data import CURATED
 from agent_world.mining.offline.signatures import (
     REST_RESOURCE,
+    RESULT_COLUMNS,
     ArgRole,
     ToolShape,
     classify_argument,
@@ -123,7 +124,7 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
             primary = returned
         elif results:  # a web search's records are the pages it finds, not its calls
             primary = m.ensure(results, "core", f"what {tname} finds")
-            for col in ("title", "url", "snippet"):
+            for col in RESULT_COLUMNS:
                 primary.add(Col(col, "text", nullable=col == "snippet"))
             from_obj = True
         elif from_obj:

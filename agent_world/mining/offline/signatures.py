@@ -154,6 +154,11 @@ _SEARCH_KINDS = frozenset({"web", "local", "news", "image", "video", "site", "co
                            "semantic", "full_text", "internet"})
 
 
+# the columns of what a web search finds (a page's title, url and snippet): records the
+# service finds on the web, not ones its users keep or edit
+RESULT_COLUMNS = ("title", "url", "snippet")
+
+
 def search_results(shape: ToolShape, arguments: list[str]) -> str | None:
     """The record kind a search for free text finds, when the tool names no record of its
     own ('search(query)', 'brave_local_search(query)': web or local results; was a table of
