@@ -426,6 +426,11 @@ def _self_copy(src: str, dst: str, param: str, field: str) -> bool:
     return not key and (entity(src) == entity(dst) or param == field and param in _OWN_WORDS)
 
 
+# an argument that says which record (an id, a key, a sha, an address), not a value to write
+_IDENTIFIES = re.compile(r"(?:^|_)(?:id|ids|key|uuid|slug|sha|hash|email|url|uri|path)$|"
+                         r"[a-z](?:Id|Ids|Key|Uuid|Sha|Url|Path)$")
+
+
 def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any], dst: str,
                sampler: ValueSampler, rng: random.Random) -> PlanStep | None:
     tool = spec.tool(dst)
@@ -464,6 +469,12 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
         else:
             drawn.append(param)
     if not step.bound:
+        return None
+    if any(_IDENTIFIES.search(p) for p in drawn) and \
+            not any(_IDENTIFIES.search(p) for p in step.bound):
+        # a record named apart from the chain given a plain value copied from another
+        # ("pull up sheet 25, then set borders on spreadsheet 5 with that sheet's range"):
+        # nothing ties the two records, and the request reads as two errands glued together
         return None
     if split_words(dst)[:1] and split_words(dst)[0] in DELETE_VERBS and any(
             spec.tool(plan.steps[b.step].tool).mutates for b in step.bound.values()):
