@@ -915,3 +915,35 @@ def test_a_name_filter_a_flag_and_an_identifier_read_as_a_person_writes_them():
     # aws-documentation's "Tell me the section title's section title."
     question = phrasing.ask_field("section_title", random.Random(0), ent="section title")
     assert "called" in question and "title's" not in question, question
+
+
+def test_a_walk_does_not_copy_a_plain_value_onto_a_record_named_apart(runtime):
+    """"Look up customer C, then add an address for customer D with C's name as recipient":
+    nothing ties the two customers; with the customer handed on, the step is one errand."""
+    import networkx as nx
+
+    from agent_world.tasks.sampling import ValueSampler
+    from agent_world.tasks.walks import _bind_step
+
+    spec = load_example("ecommerce")
+    customer = spec.rows["customers"][0]
+    plan = Plan(steps=[PlanStep(tool="get_customer", given={"customer_id": customer["id"]
+                                                             if "id" in customer else
+                                                             customer["customer_id"]})])
+    ep = runtime.open(spec, seed=0)
+    try:
+        result = ep.step("get_customer", plan.steps[0].given).result
+    finally:
+        ep.close()
+    name = next(k for k in ("name", "full_name", "first_name") if k in result)
+    copied = {"param": "recipient", "field": name, "strength": 1.0}
+    apart = nx.DiGraph()
+    apart.add_edge("get_customer", "add_address", bindings=[copied])
+    assert _bind_step(spec, apart, plan, [result], "add_address", ValueSampler(spec),
+                      random.Random(0)) is None
+    tied = nx.DiGraph()
+    tied.add_edge("get_customer", "add_address", bindings=[copied, {
+        "param": "customer_id", "field": "customer_id", "strength": 1.0}])
+    step = _bind_step(spec, tied, plan, [result], "add_address", ValueSampler(spec),
+                      random.Random(0))
+    assert step is not None and set(step.bound) == {"recipient", "customer_id"}
