@@ -530,3 +530,11 @@ def test_web_search_results_are_read_never_edited():
     writes = [t for t, c in contracts.items() if c["entity"] in found
               and c["verb"] not in ("read_one", "list", "search", "compute")]
     assert not writes, writes
+
+
+def test_a_create_that_may_be_given_an_id_inserts():
+    """Microsoft Graph's create-calendar body lists the calendar's `id`: the create was
+    planned as an update of the calendar that id named."""
+    _, m365 = _mined_and_designed("microsoft-365")
+    for tool in ("create_calendar", "create_contact_folder"):
+        assert m365.contracts[tool]["verb"] == "create", (tool, m365.contracts[tool]["verb"])

@@ -196,6 +196,11 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     # writes
     target = _status_for(words, status)
     key = next((p for p in params if p.role == "key"), None)
+    if is_create and key is not None and not key.required and not target:
+        # a create's optional id is one the new record may be given (Microsoft Graph's
+        # create_calendar body lists `id`), not a record to find: an insert, not an update
+        params = [p.model_copy(update={"role": "ignore"}) if p is key else p for p in params]
+        key = None
     if key is None and set(words) & (DELETE_VERBS | UPDATE_VERBS | {"put"}) \
             and not set(words) & CREATE_VERBS:
         # a write told which record by a unique field of it (a REST resource's path): that
