@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from agent_world.envs.episode import Episode, Observation
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.offline.vocabulary import DELETE_VERBS
+from agent_world.mining.offline.vocabulary import CREATE_VERBS, DELETE_VERBS
 from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.words import FROM_ROLES, TO_ROLES, entity, source_tools, split_words
 
@@ -426,9 +426,18 @@ def _self_copy(src: str, dst: str, param: str, field: str) -> bool:
     return not key and (entity(src) == entity(dst) or param == field and param in _OWN_WORDS)
 
 
+# verbs that edit a record's fields (not its state: "book it, then check it in" is a workflow)
+_FIELD_EDITS = frozenset({"update", "edit", "modify", "patch", "change", "rename"})
 # an argument that says which record (an id, a key, a sha, an address), not a value to write
 _IDENTIFIES = re.compile(r"(?:^|_)(?:id|ids|key|uuid|slug|sha|hash|email|url|uri|path)$|"
                          r"[a-z](?:Id|Ids|Key|Uuid|Sha|Url|Path)$")
+
+
+def _own_key(result: Any) -> str | None:
+    """The key of the record a call returned: its first field, where that is an id (rows
+    come back in column order, the key first)."""
+    first = next(iter(result), None) if isinstance(result, dict) else None
+    return first if isinstance(first, str) and _IDENTIFIES.search(first) else None
 
 
 def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any], dst: str,
@@ -475,6 +484,13 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
         # a record named apart from the chain given a plain value copied from another
         # ("pull up sheet 25, then set borders on spreadsheet 5 with that sheet's range"):
         # nothing ties the two records, and the request reads as two errands glued together
+        return None
+    if split_words(dst)[:1] and split_words(dst)[0] in _FIELD_EDITS and any(
+            split_words(plan.steps[b.step].tool)[:1] and
+            split_words(plan.steps[b.step].tool)[0] in CREATE_VERBS
+            and b.field == _own_key(results[b.step]) for b in step.bound.values()):
+        # editing what the chain just created ("create a hotel note with body A, then set
+        # its body to B"): a person creates it as wanted, and the create's values go unchecked
         return None
     if split_words(dst)[:1] and split_words(dst)[0] in DELETE_VERBS and any(
             spec.tool(plan.steps[b.step].tool).mutates for b in step.bound.values()):

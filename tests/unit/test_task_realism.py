@@ -947,3 +947,30 @@ def test_a_walk_does_not_copy_a_plain_value_onto_a_record_named_apart(runtime):
     step = _bind_step(spec, tied, plan, [result], "add_address", ValueSampler(spec),
                       random.Random(0))
     assert step is not None and set(step.bound) == {"recipient", "customer_id"}
+
+
+def test_a_walk_does_not_edit_what_it_just_created(runtime):
+    """"Add an address with line 1 A, then edit that address: set its line 1 to B": a person
+    adds it as wanted; the edit would leave the create's values unchecked."""
+    import networkx as nx
+
+    from agent_world.tasks.sampling import ValueSampler
+    from agent_world.tasks.walks import _bind_step
+
+    spec = load_example("ecommerce")
+    given = {"customer_id": 1, "recipient": "Ann Lee", "line1": "1 Main St", "city": "Boston",
+             "state": "MA", "postal_code": "02110"}
+    plan = Plan(steps=[PlanStep(tool="add_address", given=given)])
+    ep = runtime.open(spec, seed=0)
+    try:
+        obs = ep.step("add_address", given)
+    finally:
+        ep.close()
+    assert obs.ok, obs.error
+    key = next(iter(obs.result))
+    graph = nx.DiGraph()
+    graph.add_edge("add_address", "update_address", bindings=[
+        {"param": "address_id", "field": key, "strength": 1.0},
+        {"param": "customer_id", "field": "customer_id", "strength": 1.0}])
+    assert _bind_step(spec, graph, plan, [obs.result], "update_address", ValueSampler(spec),
+                      random.Random(0)) is None
