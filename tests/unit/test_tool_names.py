@@ -538,3 +538,11 @@ def test_a_create_that_may_be_given_an_id_inserts():
     _, m365 = _mined_and_designed("microsoft-365")
     for tool in ("create_calendar", "create_contact_folder"):
         assert m365.contracts[tool]["verb"] == "create", (tool, m365.contracts[tool]["verb"])
+
+
+def test_a_tool_that_runs_another_query_language_is_left_out():
+    """neo4j's read_neo4j_cypher(query) ran SQL SELECTs (it reads), then searched query
+    records by the Cypher text: neither is running Cypher."""
+    _, neo4j = _mined_and_designed("neo4j-cypher")
+    for tool in ("read_neo4j_cypher", "write_neo4j_cypher"):
+        assert "does not speak" in neo4j.not_implemented[tool], neo4j.not_implemented

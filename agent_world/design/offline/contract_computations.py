@@ -27,7 +27,7 @@ from agent_world.design.offline.contracts import Contract, Effect, Guard, Value
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import singular, snake
-from agent_world.mining.offline.signatures import sql_argument
+from agent_world.mining.offline.signatures import OTHER_QUERY_LANGUAGES, sql_argument
 
 # -- computations ------------------------------------------------------------------------------
 FETCH_MAX_LENGTH = 5000  # mcp-server-fetch's default page of content
@@ -85,6 +85,9 @@ def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | Non
     query_arg = next((a for a in args.names() if snake(a) in ("query", "sql", "statement")
                       and _arg_type(args.raw[a]) == "string"), None)
     business = [t for t in spec.tables if t.name not in CATALOGUE_TABLES]
+    if query_arg is not None and OTHER_QUERY_LANGUAGES.search(
+            f"{desc} {(args.raw[query_arg] or {}).get('description') or ''}"):
+        query_arg = None  # neo4j's read_neo4j_cypher(query) runs Cypher, not SQL SELECTs
     if query_arg is not None:
         p = _param(args.safe(query_arg), "text", required=True,
                    description="The SQL statement.")

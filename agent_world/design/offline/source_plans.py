@@ -38,7 +38,12 @@ from agent_world.mining.offline.naming import (
     tokens,
     tool_identifier,
 )
-from agent_world.mining.offline.signatures import RESULT_COLUMNS, SELECTORS, is_option
+from agent_world.mining.offline.signatures import (
+    OTHER_QUERY_LANGUAGES,
+    RESULT_COLUMNS,
+    SELECTORS,
+    is_option,
+)
 from agent_world.mining.offline.vocabulary import CREATE_VERBS as MAKING_VERBS
 from agent_world.mining.offline.vocabulary import (
     DELETE_VERBS,
@@ -442,6 +447,10 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
         if any(p.name == name for p in plans):
             skipped[source] = f"its name as an identifier, {name!r}, is another tool's"
             continue
+        if _speaks_another_language(entry):
+            skipped[source] = ("it runs queries in a language the environment's database does "
+                               "not speak (Cypher, PromQL, a search DSL, ...)")
+            continue
         plan = contract_plan(spec, name, entry)
         if plan is None:
             skipped[source] = "no implementable plan (no keyed table or nothing to act on)"
@@ -480,6 +489,21 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     order = {id(p): i for i, p in enumerate(extra)}
     plans.extend(sorted(chosen, key=lambda p: order[id(p)]))
     return plans, skipped
+
+
+_QUERY_ARGS = frozenset({"query", "cypher", "statement", "expr", "expression", "promql", "q"})
+
+
+def _speaks_another_language(entry: dict[str, Any]) -> bool:
+    """A tool that takes a query in another language than SQL (neo4j's read_neo4j_cypher,
+    Prometheus' PromQL): searching its records by the query's text, or running it as SQL,
+    is not what it does."""
+    args = {a: i for a, i in (entry.get("arguments") or {}).items() if snake(a) in _QUERY_ARGS}
+    said = " ".join([str(entry.get("description") or ""),
+                     *(str((i or {}).get("description") or "") for i in args.values())])
+    # "supports KQL syntax" (Teams' message search) is a text search that also takes filters
+    return bool(args) and any("support" not in said[max(0, m.start() - 25):m.start()].lower()
+                              for m in OTHER_QUERY_LANGUAGES.finditer(said))
 
 
 # bookkeeping columns a record of calls has besides the call's arguments
