@@ -57,6 +57,7 @@ from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
 from agent_world.scaleout import cores  # noqa: E402
 from agent_world.synthesis.action_phrases import action_phrase  # noqa: E402
+from agent_world.tasks.flaws import FLAWS, chain_flaws  # noqa: E402
 from agent_world.tasks.words import split_words, tool_entity  # noqa: E402
 
 # the run settings (stage graph context) of each executor
@@ -186,6 +187,22 @@ def act_flaws(specs: list) -> tuple[int, int, int, int]:
     return bad, wrong, ids, total
 
 
+def task_flaws(home: Path) -> dict[str, int]:
+    """How many synthesized tasks have each of the chain flaws no gate's check sees
+    (`agent_world.tasks.flaws`)."""
+    counts = dict.fromkeys(FLAWS, 0)
+    with Catalog.open(home) as cat:
+        specs: dict[str, object] = {}
+        for row in cat.list_tasks():
+            fp = row["env_fingerprint"]
+            if fp not in specs:
+                specs[fp] = cat.find_env(fp)
+            if specs[fp] is not None and row["kind"] == "graph":
+                for flaw in chain_flaws(row["payload"], specs[fp]):
+                    counts[flaw] += 1
+    return counts
+
+
 def _pipeline(refs: list, args: argparse.Namespace, context: dict[str, object]
               ) -> dict[str, object]:
     """`_stages` with the peak memory of the processes it runs on."""
@@ -244,6 +261,7 @@ def _stages_in(home: Path, refs: list, args: argparse.Namespace,
                              context={"home": str(home), **context})
     out["synth_s"] = time.perf_counter() - t0
     out["tasks"] = len(tasks)
+    out["task_flaws"] = task_flaws(home)
     return out
 
 
@@ -317,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
     row("records named by a table read back wrong ('akse') / summaries over an id",
         lambda r: f"{r['wrong_records']} / {r['id_summaries']}")
     row("tasks synthesized", lambda r: str(r["tasks"]))
+    for flaw in FLAWS:  # chain flaws no gate's check sees (agent_world.tasks.flaws)
+        row(f"… {flaw.replace('_', ' ')}",
+            lambda r, flaw=flaw: str(r.get("task_flaws", {}).get(flaw, "–")), "0")
     if args.harvest:
         table.add_row("wall: harvest (from the install cache)",
                       *[f"{figures['harvest_s']:.0f} s"] * len(runs), "")

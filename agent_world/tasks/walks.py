@@ -427,9 +427,9 @@ def _self_copy(src: str, dst: str, param: str, field: str) -> bool:
 
 
 # verbs that edit a record's fields (not its state: "book it, then check it in" is a workflow)
-_FIELD_EDITS = frozenset({"update", "edit", "modify", "patch", "change", "rename"})
+FIELD_EDITS = frozenset({"update", "edit", "modify", "patch", "change", "rename"})
 # an argument that says which record (an id, a key, a sha, an address), not a value to write
-_IDENTIFIES = re.compile(r"(?:^|_)(?:id|ids|key|uuid|slug|sha|hash|email|url|uri|path)$|"
+IDENTIFIES = re.compile(r"(?:^|_)(?:id|ids|key|uuid|slug|sha|hash|email|url|uri|path)$|"
                          r"[a-z](?:Id|Ids|Key|Uuid|Sha|Url|Path)$")
 
 
@@ -437,7 +437,7 @@ def _own_key(result: Any) -> str | None:
     """The key of the record a call returned: its first field, where that is an id (rows
     come back in column order, the key first)."""
     first = next(iter(result), None) if isinstance(result, dict) else None
-    return first if isinstance(first, str) and _IDENTIFIES.search(first) else None
+    return first if isinstance(first, str) and IDENTIFIES.search(first) else None
 
 
 def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any], dst: str,
@@ -479,13 +479,13 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
             drawn.append(param)
     if not step.bound:
         return None
-    if any(_IDENTIFIES.search(p) for p in drawn) and \
-            not any(_IDENTIFIES.search(p) for p in step.bound):
+    if any(IDENTIFIES.search(p) for p in drawn) and \
+            not any(IDENTIFIES.search(p) for p in step.bound):
         # a record named apart from the chain given a plain value copied from another
         # ("pull up sheet 25, then set borders on spreadsheet 5 with that sheet's range"):
         # nothing ties the two records, and the request reads as two errands glued together
         return None
-    if split_words(dst)[:1] and split_words(dst)[0] in _FIELD_EDITS and any(
+    if split_words(dst)[:1] and split_words(dst)[0] in FIELD_EDITS and any(
             split_words(plan.steps[b.step].tool)[:1] and
             split_words(plan.steps[b.step].tool)[0] in CREATE_VERBS
             and b.field == _own_key(results[b.step]) for b in step.bound.values()):
@@ -516,6 +516,7 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
     return step
 
 
-__all__ = ["Binding", "Plan", "PlanStep", "ValueSampler", "collapse_rereads", "execute_plan",
+__all__ = ["FIELD_EDITS", "IDENTIFIES", "Binding", "Plan", "PlanStep", "ValueSampler",
+           "collapse_rereads", "execute_plan",
            "field_value", "prune_detours", "random_walk", "resolve",
            "scalar_fields", "selected", "without_step"]

@@ -132,7 +132,7 @@ def tool_entity(spec: EnvSpec, tool: str) -> str:
         # the records it acts on ("the commit whose sha is ...", not "the show whose ..."),
         # also where a log of its calls is named after it (fetch reads pages: "the page's
         # content type", not "the fetch's")
-        acted = _acted_table(spec, tool, looked_up=bare_verb)
+        acted = acted_table(spec, tool, looked_up=bare_verb)
         return table_entity(acted) if acted else ent
     # a name whose plural is a table's ('aks' -> akses) is that table's record as the source
     # says it; singular_word would read the table back as 'akse' ('redise', 'servicebuse')
@@ -143,7 +143,7 @@ def tool_entity(spec: EnvSpec, tool: str) -> str:
             return ent
         # a word no record is called (search_catalogue reads titles: "the titles", not "the
         # catalogues"); a qualified name (child loan, available slot) stays as it is
-        acted = _acted_table(spec, tool)
+        acted = acted_table(spec, tool)
         return table_entity(acted) if acted else ent
     if ent in kinds:
         return ent
@@ -162,7 +162,7 @@ _RETURNED = re.compile(r'SELECT \* FROM "(\w+)"')
 _LOOKED_UP = re.compile(r"_row(?:_in)?\(ctx, '(\w+)'")
 
 
-def _acted_table(spec: EnvSpec, tool: str, looked_up: bool = False) -> str | None:
+def acted_table(spec: EnvSpec, tool: str, looked_up: bool = False) -> str | None:
     """The table a tool's code writes first, else the one whose rows it returns (or, with
     `looked_up`, the one it finds a record in by a helper)."""
     source = spec.tool(tool).source or ""
@@ -207,5 +207,5 @@ def entity_plural(ent: str) -> str:
     return " ".join([*words[:-1], plural_word(words[-1])])
 
 
-__all__ = ["FROM_ROLES", "PAGING", "TO_ROLES", "entity", "entity_plural", "runs_sql", "source_tools",
+__all__ = ["FROM_ROLES", "PAGING", "TO_ROLES", "acted_table", "entity", "entity_plural", "runs_sql", "source_tools",
            "split_words", "sql_param", "table_entity", "tool_entity", "tool_namespace"]

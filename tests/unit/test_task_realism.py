@@ -974,3 +974,32 @@ def test_a_walk_does_not_edit_what_it_just_created(runtime):
         {"param": "customer_id", "field": "customer_id", "strength": 1.0}])
     assert _bind_step(spec, graph, plan, [obs.result], "update_address", ValueSampler(spec),
                       random.Random(0)) is None
+
+
+def test_chain_flaws_are_read_from_the_plan():
+    """The corpus benchmark's count of flaws no gate's check sees, on hand-made plans."""
+    from agent_world.tasks.flaws import chain_flaws
+
+    spec = load_example("ecommerce")
+
+    def task(*steps):
+        return {"origin": {"plan": {"steps": list(steps)}}}
+
+    detour = task({"tool": "get_customer", "given": {"customer_id": 3}, "bound": {}},
+                  {"tool": "list_orders", "given": {},
+                   "bound": {"customer_id": {"step": 0, "field": "customer_id"}}})
+    assert chain_flaws(detour, spec) == ["told_detour"]
+    needed = task({"tool": "get_order", "given": {"order_id": "O1"}, "bound": {}},
+                  {"tool": "get_customer", "given": {},
+                   "bound": {"customer_id": {"step": 0, "field": "customer_id"}}})
+    assert chain_flaws(needed, spec) == []
+    created = task({"tool": "add_address", "given": {"customer_id": 1, "line1": "A"},
+                    "bound": {}},
+                   {"tool": "update_address", "given": {"line1": "B"},
+                    "bound": {"address_id": {"step": 0, "field": "address_id"},
+                              "customer_id": {"step": 0, "field": "customer_id"}}})
+    assert chain_flaws(created, spec) == ["edits_what_it_created"]
+    apart = task({"tool": "get_customer", "given": {"customer_id": 3}, "bound": {}},
+                 {"tool": "add_address", "given": {"customer_id": 9, "line1": "A"},
+                  "bound": {"recipient": {"step": 0, "field": "first_name"}}})
+    assert chain_flaws(apart, spec) == ["unrelated_record"]
