@@ -55,7 +55,10 @@ def _words(name: str) -> str:
 
 
 # a pair of ends one call takes: source_timezone / target_timezone, from / to, old / new name
-_OTHER_END = {**{w: TO_ROLES for w in FROM_ROLES}, "old": frozenset({"new"})}
+_OTHER_END = {**{w: TO_ROLES for w in FROM_ROLES}, "old": frozenset({"new"}),
+              # a span whose two ends are one instant ("since 23:54:17, until 23:54:17")
+              "since": frozenset({"until"}), "after": frozenset({"before"}),
+              "start": frozenset({"end"}), "min": frozenset({"max"})}
 
 
 def same_ends(arguments: dict[str, Any]) -> bool:

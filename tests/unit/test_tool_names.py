@@ -314,6 +314,12 @@ def test_what_a_tool_returns_is_no_state_of_its_records():
     states = {v for t in spec.tables for c in t.columns if c.name == "status"
               for v in c.enum or []}
     assert "returned" not in states
+    # "each file's content is returned with its path" (Filesystem's read_multiple_files)
+    files = mine_theme(read_source(next(r.spec for r in corpus_sources()
+                                        if r.spec.endswith("/filesystem.json"))),
+                       iterations=0, seed=0).spec
+    assert "returned" not in {v for t in files.tables for c in t.columns
+                              if c.name == "status" for v in c.enum or []}
 
 
 def test_a_tool_that_marks_a_loan_returned_still_names_the_state(tmp_path):

@@ -81,9 +81,13 @@ def attribute_states(m: DomainModel, evidence: list[Evidence]) -> None:
             found: dict[str, list[str]] = defaultdict(list)
             for p, w in enumerate(words):
                 state = None
-                if (w == "returned" and e.kind == "tool"
-                        and words[p - 1:p] not in (["as"], ["mark"], ["marks"], ["is"])):
-                    continue  # a tool's "the newest returned paper" is what it answers with
+                if w == "returned" and e.kind == "tool" and (
+                        words[p - 1:p] not in (["as"], ["mark"], ["marks"], ["is"])
+                        or words[p + 1:p + 2] in (["as"], ["with"], ["in"])):
+                    # a tool's "the newest returned paper" is what it answers with, and so is
+                    # "each file's content is returned with its path" (Filesystem's files
+                    # were 'returned' and the arena added return_file)
+                    continue
                 if w in STATE_SET and w not in ("new", "review", "open", "done", "ready"):
                     state = state_token(w)
                 elif w in ("done", "open", "ready") and lifecycle_cue:
