@@ -57,7 +57,7 @@ def test_synthesis_keeps_only_what_the_judge_lets_through_and_ledgers_the_rest(
     with plain_openai(monkeypatch, judge, "judge"), EnvRuntime() as runtime, \
             Catalog.open(tmp_path) as cat:
         cat.put_env(spec, stage="built")
-        stats = synthesize_env(spec, SynthesisConfig(per_env=4, attempts_per_task=10, runs=1),
+        stats = synthesize_env(spec, SynthesisConfig(per_env=6, attempts_per_task=10, runs=1),
                                cat, runtime, run_id="judged")
         kept = [Task.model_validate(t["payload"]) for t in cat.list_tasks(spec.fingerprint)]
         ledger = cat.ledger("synthesize", run_id="judged")

@@ -671,7 +671,7 @@ def test_no_walk_reads_a_record_again_with_nothing_written_since(runtime):
     """A chain that reads a record it already read, with nothing written since, asks for
     nothing new."""
     long_reads = 0
-    for seed, plan, episode in _walks(runtime, 40):
+    for seed, plan, episode in _walks(runtime, 80):
         seen: dict = {}
         writes = 0
         episode.reset()
@@ -686,7 +686,9 @@ def test_no_walk_reads_a_record_again_with_nothing_written_since(runtime):
                 assert seen.get(key) != writes, (seed, [s.tool for s in plan.steps])
                 seen[key] = writes
         long_reads += len(plan.steps) >= 3
-    assert long_reads >= 5  # the walks still go on
+    # the walks still go on (13 of 80 reach 3 calls; no edit of what a walk just created
+    # since, so fewer than before)
+    assert long_reads >= 8
 
 
 def test_stated_values_are_sayable_and_filters_read_as_words():
