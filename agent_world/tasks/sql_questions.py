@@ -157,11 +157,19 @@ def _lookup(spec: EnvSpec, table: TableSpec, rng: random.Random) -> SqlQuestion 
     if not asked:
         return None
     col = rng.choice(asked)
-    ent = table_entity(table.name)
-    text = (f"In the `{table.name}` table, what is the {_words(col)} of the {ent} whose "
-            f"{_words(by)} is {_said(row[by])}?")
-    return SqlQuestion(text, f"SELECT {_q(col)} FROM {_q(table.name)} WHERE {_q(by)} = "
-                             f"{_lit(row[by])}", col, "lookup", False)
+    text = f"In the `{table.name}` table, what is {_of_whose(table, col, by, row[by])}?"
+    return SqlQuestion(text, f"SELECT {_q(col)} FROM {_q(table.name)} "
+                             f"{_where(by, row[by])}", col, "lookup", False)
+
+
+def _of_whose(table: TableSpec, col: str, by: str, value: Any) -> str:
+    """"the price of the product whose sku is 'TC-9165'": one field of one record."""
+    return (f"the {_words(col)} of the {table_entity(table.name)} whose {_words(by)} is "
+            f"{_said(value)}")
+
+
+def _where(by: str, value: Any) -> str:
+    return f"WHERE {_q(by)} = {_lit(value)}"
 
 
 def _count(spec: EnvSpec, table: TableSpec, rng: random.Random) -> SqlQuestion | None:
@@ -255,11 +263,10 @@ def sql_change(spec: EnvSpec, rng: random.Random) -> SqlQuestion | None:
         if not pool:
             continue
         value = rng.choice(pool)
-        ent = table_entity(table.name)
-        text = (f"In the `{table.name}` table, set the {_words(col)} of the {ent} whose "
-                f"{_words(by)} is {_said(row[by])} to {_said(value)}.")
+        text = (f"In the `{table.name}` table, set {_of_whose(table, col, by, row[by])} to "
+                f"{_said(value)}.")
         return SqlQuestion(text, f"UPDATE {_q(table.name)} SET {_q(col)} = {_lit(value)} "
-                                 f"WHERE {_q(by)} = {_lit(row[by])}", col, "update", False)
+                                 f"{_where(by, row[by])}", col, "update", False)
     return None
 
 
