@@ -590,10 +590,16 @@ def test_a_placeholder_argument_is_no_field():
                             "name": {"type": "string"},
                             "random_string": {"type": "string",
                                               "description": "Optional placeholder parameter."}},
-                            "required": ["name"]})])
+                            "required": ["name"]}),
+        # the GraphQL server's introspect_schema(__ignore__): "with ignore turned on"
+        ToolDescription(name="update_recipe", description="Update a recipe",
+                        input_schema={"type": "object", "properties": {
+                            "recipe_id": {"type": "integer"}, "title": {"type": "string"},
+                            "__ignore__": {"type": "boolean"}}, "required": ["recipe_id"]})])
     spec = draft_database(doc, gather_evidence(doc, []), seed=0)
     columns = {c.name for t in spec.tables for c in t.columns}
-    assert "name" in columns and not {"no_param", "random_string"} & columns
+    assert "name" in columns and not {"no_param", "random_string", "ignore", "__ignore__"} & \
+        columns, columns
 
 
 def test_an_uncovered_read_keeps_what_it_returns_not_a_table_named_after_the_call():

@@ -328,7 +328,7 @@ _OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verb
                      r"result_length|sections|steps)|"
                      r"(?:temperature|wind_speed|precipitation|length|distance|pressure)_unit|"
                      # a placeholder a server declares for a tool without arguments
-                     r"no_param|random_string|placeholder|dummy)$|"
+                     r"no_param|random_string|placeholder|dummy|ignore|unused)$|"
                      # a search over related records (Asana's assignee.any, followers.not):
                      # which records to match, not a field any record holds
                      r"^[a-z]\w*_(?:any|not)$")
