@@ -124,6 +124,16 @@ def test_a_window_is_sized_in_pixels():
     assert all(2015 <= int(f.make("videos")["year"]) <= 2026 for _ in range(20))
 
 
+def test_a_path_its_source_calls_a_directory_is_one():
+    """claude-context's index_codebase(path) got '/home/.../sales.mp4' to index as a codebase:
+    "ABSOLUTE path to the codebase directory to index" is a folder."""
+    said = ColumnSpec(name="path", type="text",
+                      description="ABSOLUTE path to the codebase directory to index.")
+    assert column_semantic("codebases", said) == "dir_path"
+    in_dir = ColumnSpec(name="path", type="text", description="Path to a file in the directory")
+    assert column_semantic("files", in_dir) == "file_path"
+
+
 def test_a_mined_spreadsheet_server_reads_like_one():
     """The shipped Excel server, mined offline: its workbooks are .xlsx/.xlsm files, its
     ranges A1 references, its sheets named as spreadsheets name them."""

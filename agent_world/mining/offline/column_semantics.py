@@ -223,7 +223,11 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "url"
     if n in ("file_name", "filename"):
         return "file_name"
-    if words & {"directory", "dir", "folder"} and single not in ("repository", "repo"):
+    if single not in ("repository", "repo") and (words & {"directory", "dir", "folder"} or (
+            "path" in words and re.search(r"\b(?:directory|folder)\b", d)
+            and not re.search(r"\bfile\b", d))):
+        # a path its source says is a directory (claude-context's index_codebase(path):
+        # "absolute path to the codebase directory"), not a file ('.../sales.mp4')
         return "dir_path"
     if words & {"path", "directory", "dir", "file", "folder"}:
         return "repo_path" if single in ("repository", "repo") else "file_path"
