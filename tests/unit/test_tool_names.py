@@ -552,3 +552,13 @@ def test_a_tool_that_runs_another_query_language_is_left_out():
     _, neo4j = _mined_and_designed("neo4j-cypher")
     for tool in ("read_neo4j_cypher", "write_neo4j_cypher"):
         assert "does not speak" in neo4j.not_implemented[tool], neo4j.not_implemented
+
+
+def test_a_read_of_a_record_its_name_does_not_name_is_left_out():
+    """Airflow's get_system_health() was built as get_system_health(dag_id), returning a DAG;
+    Plane's list_states(project_id) returned the project: neither reads what it says."""
+    _, airflow = _mined_and_designed("airflow")
+    assert "nothing the database holds" in airflow.not_implemented["get_system_health"]
+    _, plane = _mined_and_designed("plane")
+    assert "nothing the database holds" in plane.not_implemented["list_states"]
+    assert "get_issue_type" in plane.contracts  # a read its name names stays

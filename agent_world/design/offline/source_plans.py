@@ -455,6 +455,10 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
         if plan is None:
             skipped[source] = "no implementable plan (no keyed table or nothing to act on)"
             continue
+        if _reads_a_record_it_does_not_name(plan, entry):
+            skipped[source] = (f"it names no {singular(plan.table).replace('_', ' ')}, and "
+                               "nothing the database holds is what it reads")
+            continue
         if _echoes_its_calls(spec, plan, entry):
             skipped[source] = ("it reads back only what its calls were given: no column holds "
                                "what it returns")
@@ -504,6 +508,23 @@ def _speaks_another_language(entry: dict[str, Any]) -> bool:
     # "supports KQL syntax" (Teams' message search) is a text search that also takes filters
     return bool(args) and any("support" not in said[max(0, m.start() - 25):m.start()].lower()
                               for m in OTHER_QUERY_LANGUAGES.finditer(said))
+
+
+def _reads_a_record_it_does_not_name(plan: ToolPlan, entry: dict[str, Any]) -> bool:
+    """A one-record read of a table its name does not name, found by a key the source does
+    not take (Airflow's get_system_health() became get_system_health(dag_id), Coolify's
+    get_mcp_version() read a server) or by its container's reference (Plane's
+    list_states(project_id) returned the project): the source reads something the database
+    has no table for."""
+    if plan.kind != "get" or plan.source_tool is None:
+        return False
+    named = {singular(w) for w in tokens(plan.source_tool)}
+    if {singular(w) for w in singular(plan.table).split("_")} & named:
+        return False
+    keys = [p for p in plan.params if p.role == "key"]
+    said = {snake(a) for a in entry.get("arguments") or {}}
+    return not said or any(snake(p.name) not in said or snake(p.name) == f"{singular(plan.table)}_id"
+                           for p in keys)
 
 
 # bookkeeping columns a record of calls has besides the call's arguments
