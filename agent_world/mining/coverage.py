@@ -188,8 +188,10 @@ def _primary_table(tool: ToolDescription, ns: str | None, spec: EnvSpec,
 
 
 def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec,
-               output: bool = False) -> dict[str, Any] | None:
-    """Where one argument/output field lives; None when nowhere."""
+               output: bool = False, siblings: frozenset[str] = frozenset()
+               ) -> dict[str, Any] | None:
+    """Where one argument/output field lives; None when nowhere. `siblings`: the snake names
+    of the tool's other arguments."""
     tables = _tables(spec)
     arg = snake(name) or name
     primary = tables.get(table) if table else None
@@ -212,6 +214,9 @@ def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec
         alt = next((c for c in _NAME_COLUMNS if c in pcols), None)
         if alt:
             return {"role": "column", "table": table, "column": alt}
+    if arg.startswith("new_") and arg not in pcols and arg[4:] in pcols and \
+            arg[4:] not in siblings:
+        arg = arg[4:]  # what a write's new value sets: newName -> the record's name
     if arg in pcols:
         c = pcols[arg]
         if c.foreign_key:
@@ -319,7 +324,8 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
             for name, prop in fields.items():
                 info = argument_info(name, prop if isinstance(prop, dict) else {},
                                      name in required)
-                where = _map_field(name, info, table, spec, output=kind == "outputs")
+                where = _map_field(name, info, table, spec, output=kind == "outputs",
+                                   siblings=frozenset(snake(k) for k in fields) - {snake(name)})
                 if where is None and kind == "arguments" and info["type"] == "string" \
                         and not _WHEN.search(f"{snake(name)} {info.get('description') or ''}"):
                     # git_diff(target): "differences between branches or commits"; a date

@@ -562,3 +562,14 @@ def test_a_read_of_a_record_its_name_does_not_name_is_left_out():
     _, plane = _mined_and_designed("plane")
     assert "nothing the database holds" in plane.not_implemented["list_states"]
     assert "get_issue_type" in plane.contracts  # a read its name names stays
+
+
+def test_a_new_value_sets_the_field_it_names():
+    """Google Drive's renameItem(itemId, newName) set a column 'new_name' and left the item's
+    name as it was; GitLab's update_label(new_name) likewise."""
+    _, drive = _mined_and_designed("google-drive")
+    params = {p["name"]: p["column"] for p in drive.contracts["renameItem"]["params"]}
+    assert params["newName"] == "name", params
+    _, gitlab = _mined_and_designed("gitlab")
+    params = {p["name"]: p["column"] for p in gitlab.contracts["update_label"]["params"]}
+    assert params["new_name"] == "name", params
