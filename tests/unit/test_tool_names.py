@@ -573,3 +573,16 @@ def test_a_new_value_sets_the_field_it_names():
     _, gitlab = _mined_and_designed("gitlab")
     params = {p["name"]: p["column"] for p in gitlab.contracts["update_label"]["params"]}
     assert params["new_name"] == "name", params
+
+
+def test_a_write_told_nothing_to_keep_inserts_nothing():
+    """Dokploy's application-start(applicationId) inserted an empty application per call,
+    Azure's mysql(command, parameters) an empty 'mysql', Shortcut's
+    stories-unassign-current-user a user; a document's place_hold (no argument schema) is
+    still the arena's create."""
+    _, dokploy = _mined_and_designed("dokploy")
+    assert "application-start" in dokploy.not_implemented
+    _, shortcut = _mined_and_designed("shortcut")
+    assert "stories-unassign-current-user" in shortcut.not_implemented
+    _, azure = _mined_and_designed("azure")
+    assert "mysql" in azure.not_implemented

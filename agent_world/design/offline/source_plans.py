@@ -246,6 +246,12 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     if _acts_on_existing(words):
         return None  # mute_host(hostname) had inserted a host: no record to insert
     creating = [p.model_copy(update={"role": "set"}) if p.role == "eq" else p for p in params]
+    if entry.get("arguments") and not any(p.role in ("set", "ref") for p in creating) and \
+            not set(words) & _PLAIN_CREATES:
+        # nothing it is told goes into a record (Dokploy's application_start(applicationId),
+        # Azure's mysql(command, parameters)): an insert of an empty row per call (a tool a
+        # document lists without arguments, a PRD's place_hold, is the arena's create)
+        return None
     if not any(p.role in ("set", "ref") for p in creating) and not entry.get("arguments"):
         plan = create_plan(spec, table, tool_name)
         return plan.model_copy(update={"description": description, "source_tool": tool_name}) \
@@ -256,6 +262,8 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     return plan.model_copy(update={"description": description, "source_tool": tool_name})
 
 
+# verbs that only make a record, even told nothing to put in it
+_PLAIN_CREATES = frozenset({"create", "add", "new", "insert", "register", "generate", "make"})
 # write verbs that are also the things a read gets: get_issue, get_post, list_commits,
 # get_place_info, get_record, list_schedules
 _NOUN_VERBS = frozenset({"issue", "post", "open", "record", "log", "commit", "start", "place",
@@ -285,7 +293,8 @@ def _acts_on_existing(words: list[str]) -> bool:
     """Whether a tool's verb acts on something that exists, so that, told no record, it
     cannot be an insert: a state it sets or undoes (mute, pause, cancel; unmute, unpin) or an
     act on a screen (click, hover)."""
-    verb = next((w for w in words if w in VERBS), None)
+    verb = next((w for w in words if w in VERBS or w.startswith("un") and w[2:] in VERBS),
+                None)  # unassign, unfollow: undoing an act on what exists
     if verb is None or verb in CREATE_VERBS or verb in MAKING_VERBS:
         return False  # a deploy or a send makes a record (a deployment, a message)
     return verb in UI_VERBS or verb in STATE_VERBS or verb.startswith("un")
