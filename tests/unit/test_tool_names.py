@@ -586,3 +586,15 @@ def test_a_write_told_nothing_to_keep_inserts_nothing():
     assert "stories-unassign-current-user" in shortcut.not_implemented
     _, azure = _mined_and_designed("azure")
     assert "mysql" in azure.not_implemented
+
+
+def test_a_write_whose_verb_makes_nothing_is_no_insert():
+    """Desktop Commander's kill_process(pid) inserted a process, Figma's figma_reconnect a
+    file: a verb that kills, reconnects, checks or formats makes no record."""
+    _, commander = _mined_and_designed("desktop-commander")
+    assert "kill_process" in commander.not_implemented, commander.contracts.get("kill_process")
+    from agent_world.design.offline.source_plans import _makes_nothing
+
+    assert _makes_nothing(["kill", "process"]) and _makes_nothing(["figma", "reconnect"])
+    assert not _makes_nothing(["push", "text", "message"])  # a message sent is a record
+    assert not _makes_nothing(["cache", "set"])

@@ -245,6 +245,8 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         return None  # "updates an existing app" with no key to find it: not an insert
     if _acts_on_existing(words):
         return None  # mute_host(hostname) had inserted a host: no record to insert
+    if not is_create and _makes_nothing(words):
+        return None  # kill_process(pid), figma_reconnect(), check_alerts(topic) had inserted
     creating = [p.model_copy(update={"role": "set"}) if p.role == "eq" else p for p in params]
     if entry.get("arguments") and not any(p.role in ("set", "ref") for p in creating) and \
             not set(words) & _PLAIN_CREATES:
@@ -287,6 +289,23 @@ def _reads_by_name(words: list[str]) -> bool:
 
 def _reads_by_description(description: str) -> bool:
     return bool(_DESCRIBED_READ.match(description.strip()))
+
+
+# verbs whose call makes no record: it acts on a connection, a process or what exists, or
+# checks or answers something (a write told no record with such a verb had become an insert
+# into the table its name suggests: Desktop Commander's kill_process inserted a process)
+_MAKES_NOTHING = frozenset({
+    "kill", "terminate", "reconnect", "disconnect", "restart", "reload", "refresh", "reset",
+    "clear", "cleanup", "empty", "check", "validate", "verify", "diagnose", "troubleshoot",
+    "ping", "login", "logout", "stop", "shutdown", "mark", "expand", "ask", "recommend",
+    "assess", "detect", "introspect", "prepare", "rerun", "select", "hide", "sort", "format",
+    "reorder", "move"})
+
+
+def _makes_nothing(words: list[str]) -> bool:
+    """Whether a write's verb, the first found in its name, makes no record."""
+    verb = next((w for w in words if w in VERBS), None)
+    return verb in _MAKES_NOTHING
 
 
 def _acts_on_existing(words: list[str]) -> bool:
