@@ -505,16 +505,16 @@ def test_a_read_named_after_a_thing_that_is_also_a_verb_stays_a_read():
     """Backlog's get_issue and Plane's get_issue_comments took 'issue' as the act (issue a
     certificate) and inserted an issue per call; Terraform's providerDetails, named with no
     verb and described as "Get detailed information about ...", inserted a provider."""
-    from agent_world.design.offline.source_plans import _reads_by_description, _reads_by_name
+    from agent_world.design.offline.source_acts import reads_by_description, reads_by_name
 
-    assert _reads_by_name(["get", "issue"]) and _reads_by_name(["list", "issue", "types"])
-    assert _reads_by_name(["get", "post"]) and _reads_by_name(["get", "place", "info"])
-    assert not _reads_by_name(["get", "or", "create", "user"])
-    assert not _reads_by_name(["create", "issue"]) and not _reads_by_name(["get", "and",
+    assert reads_by_name(["get", "issue"]) and reads_by_name(["list", "issue", "types"])
+    assert reads_by_name(["get", "post"]) and reads_by_name(["get", "place", "info"])
+    assert not reads_by_name(["get", "or", "create", "user"])
+    assert not reads_by_name(["create", "issue"]) and not reads_by_name(["get", "and",
                                                                            "archive"])
-    assert _reads_by_description("Get detailed information about a Terraform provider.")
-    assert _reads_by_description("Retrieves index mapping and setting information")
-    assert not _reads_by_description("Index a codebase directory to enable semantic search")
+    assert reads_by_description("Get detailed information about a Terraform provider.")
+    assert reads_by_description("Retrieves index mapping and setting information")
+    assert not reads_by_description("Index a codebase directory to enable semantic search")
     _, backlog = _mined_and_designed("backlog")
     verbs = {t: c["verb"] for t, c in backlog.contracts.items()}
     assert verbs.get("get_issue") == "read_one", verbs
@@ -593,8 +593,8 @@ def test_a_write_whose_verb_makes_nothing_is_no_insert():
     file: a verb that kills, reconnects, checks or formats makes no record."""
     _, commander = _mined_and_designed("desktop-commander")
     assert "kill_process" in commander.not_implemented, commander.contracts.get("kill_process")
-    from agent_world.design.offline.source_plans import _makes_nothing
+    from agent_world.design.offline.source_acts import makes_nothing
 
-    assert _makes_nothing(["kill", "process"]) and _makes_nothing(["figma", "reconnect"])
-    assert not _makes_nothing(["push", "text", "message"])  # a message sent is a record
-    assert not _makes_nothing(["cache", "set"])
+    assert makes_nothing(["kill", "process"]) and makes_nothing(["figma", "reconnect"])
+    assert not makes_nothing(["push", "text", "message"])  # a message sent is a record
+    assert not makes_nothing(["cache", "set"])

@@ -24,10 +24,23 @@ from agent_world.design.offline.plans import (
     json_type,
     name_column,
     pk_column,
-    range_bounds,
     status_column,
 )
 from agent_world.design.offline.schema_plans import Owned, create_plan, schema_plans
+from agent_world.design.offline.source_acts import (
+    CREATE_VERBS,
+    PLAIN_CREATES,
+    UPDATE_VERBS,
+    acts_on_existing,
+    echoes_its_calls,
+    makes_nothing,
+    reads_a_record_it_does_not_name,
+    reads_by_description,
+    reads_by_name,
+    speaks_another_language,
+    stated_conditions,
+    stated_span,
+)
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import (
@@ -39,33 +52,23 @@ from agent_world.mining.offline.naming import (
     tool_identifier,
 )
 from agent_world.mining.offline.signatures import (
-    OTHER_QUERY_LANGUAGES,
     RESULT_COLUMNS,
     SELECTORS,
     is_option,
 )
-from agent_world.mining.offline.vocabulary import CREATE_VERBS as MAKING_VERBS
 from agent_world.mining.offline.vocabulary import (
     DELETE_VERBS,
     READ_VERBS,
-    STATE_VERBS,
-    UI_VERBS,
     VERBS,
 )
 
 _PLAIN_ROLES = frozenset({"key", "eq", "like", "ge", "le", "ref", "set", "limit", "ignore"})
 _VERB_PHRASES = {("check", "in"): "checked_in", ("check", "out"): "checked_out",
                  ("checkin",): "checked_in", ("checkout",): "checked_out"}
-CREATE_VERBS = frozenset({"add", "create", "register", "book", "place", "append", "insert",
-                          "new", "write", "open", "submit", "make", "log", "record", "enroll",
-                          "schedule", "issue", "post", "upload", "commit", "start"})
 # the mining vocabulary's read verbs, and `log` as a read (git_log) where a tool's name is
 # planned: mining reads `log` as a write verb ("log a call")
 PLAN_READ_VERBS = frozenset(READ_VERBS | {"log"})
 SEARCH_VERBS = frozenset({"search", "find", "lookup", "browse", "query"})
-# verbs a tool's name starts with that only ever read
-_PURE_READS = frozenset({"get", "list", "search", "find", "read", "retrieve", "describe", "view",
-                         "show", "lookup", "browse"})
 LIMIT_ARGS = frozenset({"limit", "max_count", "max_results", "page_size", "count", "top", "n",
                         "number_of_results", "num_results", "n_results", "max_items", "top_n"})
 _GE = re.compile(r"(^|_)(start|from|since|after|min)(_|$)")
@@ -89,11 +92,6 @@ def _status_for(words: list[str], status: ColumnSpec | None) -> str | None:
         if value and value in status.enum:
             return value
     return None
-
-
-# verbs that change a record that exists: without an argument naming it there is nothing to do
-UPDATE_VERBS = frozenset({"update", "edit", "modify", "patch", "change", "rename", "resize",
-                          "upgrade"})
 
 
 def _keyed(table: TableSpec, params: list[ParamPlan]) -> list[ParamPlan]:
@@ -151,12 +149,12 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     status = status_column(table)
     read_only = entry.get("read_only")
     desc = " ".join(str(entry.get("description") or "").split())[:400]
-    if read_only is not True and _reads_by_name(words):
+    if read_only is not True and reads_by_name(words):
         # readOnlyHint false on a get_/list_ tool is a server's default, not a write: arXiv's
         # get_paper_latex_section was planned as an update that moved the section; with no
         # hint, Backlog's get_issue and Plane's get_issue_comments were inserts ('issue')
         read_only = True
-    elif read_only is None and not set(words) & VERBS and _reads_by_description(desc):
+    elif read_only is None and not set(words) & VERBS and reads_by_description(desc):
         # a name with no verb, described as a read: Terraform's providerDetails ("Get
         # detailed information about a provider") had inserted a provider per call
         read_only = True
@@ -243,13 +241,13 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
                         now_columns=now, description=description, source_tool=tool_name)
     if set(words) & UPDATE_VERBS and not set(words) & CREATE_VERBS:
         return None  # "updates an existing app" with no key to find it: not an insert
-    if _acts_on_existing(words):
+    if acts_on_existing(words):
         return None  # mute_host(hostname) had inserted a host: no record to insert
-    if not is_create and _makes_nothing(words):
+    if not is_create and makes_nothing(words):
         return None  # kill_process(pid), figma_reconnect(), check_alerts(topic) had inserted
     creating = [p.model_copy(update={"role": "set"}) if p.role == "eq" else p for p in params]
     if entry.get("arguments") and not any(p.role in ("set", "ref") for p in creating) and \
-            not set(words) & _PLAIN_CREATES:
+            not set(words) & PLAIN_CREATES:
         # nothing it is told goes into a record (Dokploy's application_start(applicationId),
         # Azure's mysql(command, parameters)): an insert of an empty row per call (a tool a
         # document lists without arguments, a PRD's place_hold, is the arena's create)
@@ -262,61 +260,6 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     if plan is None:
         return None
     return plan.model_copy(update={"description": description, "source_tool": tool_name})
-
-
-# verbs that only make a record, even told nothing to put in it
-_PLAIN_CREATES = frozenset({"create", "add", "new", "insert", "register", "generate", "make"})
-# write verbs that are also the things a read gets: get_issue, get_post, list_commits,
-# get_place_info, get_record, list_schedules
-_NOUN_VERBS = frozenset({"issue", "post", "open", "record", "log", "commit", "start", "place",
-                         "book", "schedule", "upload", "new", "write", "make", "submit",
-                         "enroll", "order", "run", "build", "deploy", "release", "export",
-                         "import", "comment", "message", "note", "draft", "report", "backup"})
-# a description that starts by saying it reads ("Get detailed information about ...")
-_DESCRIBED_READ = re.compile(r"(?i)^(?:gets?|retrieves?|fetch(?:es)?|reads?|returns?|lists?|"
-                             r"search(?:es)?|finds?|shows?|describes?|views?|look(?:s)? up|"
-                             r"quer(?:y|ies))\b")
-
-
-def _reads_by_name(words: list[str]) -> bool:
-    """A name that starts with a verb that only reads, whose other verbs are the things it
-    reads (get_issue, list_issue_types), not a second act (get_or_create_user)."""
-    if not words or words[0] not in _PURE_READS or set(words) & {"and", "or", "then"}:
-        return False
-    acts = CREATE_VERBS | DELETE_VERBS | UPDATE_VERBS | set(VERB_STATUS)
-    return not (set(words[1:]) - _NOUN_VERBS) & acts
-
-
-def _reads_by_description(description: str) -> bool:
-    return bool(_DESCRIBED_READ.match(description.strip()))
-
-
-# verbs whose call makes no record: it acts on a connection, a process or what exists, or
-# checks or answers something (a write told no record with such a verb had become an insert
-# into the table its name suggests: Desktop Commander's kill_process inserted a process)
-_MAKES_NOTHING = frozenset({
-    "kill", "terminate", "reconnect", "disconnect", "restart", "reload", "refresh", "reset",
-    "clear", "cleanup", "empty", "check", "validate", "verify", "diagnose", "troubleshoot",
-    "ping", "login", "logout", "stop", "shutdown", "mark", "expand", "ask", "recommend",
-    "assess", "detect", "introspect", "prepare", "rerun", "select", "hide", "sort", "format",
-    "reorder", "move"})
-
-
-def _makes_nothing(words: list[str]) -> bool:
-    """Whether a write's verb, the first found in its name, makes no record."""
-    verb = next((w for w in words if w in VERBS), None)
-    return verb in _MAKES_NOTHING
-
-
-def _acts_on_existing(words: list[str]) -> bool:
-    """Whether a tool's verb acts on something that exists, so that, told no record, it
-    cannot be an insert: a state it sets or undoes (mute, pause, cancel; unmute, unpin) or an
-    act on a screen (click, hover)."""
-    verb = next((w for w in words if w in VERBS or w.startswith("un") and w[2:] in VERBS),
-                None)  # unassign, unfollow: undoing an act on what exists
-    if verb is None or verb in CREATE_VERBS or verb in MAKING_VERBS:
-        return False  # a deploy or a send makes a record (a deployment, a message)
-    return verb in UI_VERBS or verb in STATE_VERBS or verb.startswith("un")
 
 
 def _own_reference(table: TableSpec, info: dict[str, Any]) -> dict[str, Any]:
@@ -475,7 +418,7 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
         if any(p.name == name for p in plans):
             skipped[source] = f"its name as an identifier, {name!r}, is another tool's"
             continue
-        if _speaks_another_language(entry):
+        if speaks_another_language(entry):
             skipped[source] = ("it runs queries in a language the environment's database does "
                                "not speak (Cypher, PromQL, a search DSL, ...)")
             continue
@@ -483,11 +426,11 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
         if plan is None:
             skipped[source] = "no implementable plan (no keyed table or nothing to act on)"
             continue
-        if _reads_a_record_it_does_not_name(plan, entry):
+        if reads_a_record_it_does_not_name(plan, entry):
             skipped[source] = (f"it names no {singular(plan.table).replace('_', ' ')}, and "
                                "nothing the database holds is what it reads")
             continue
-        if _echoes_its_calls(spec, plan, entry):
+        if echoes_its_calls(spec, plan, entry):
             skipped[source] = ("it reads back only what its calls were given: no column holds "
                                "what it returns")
             continue
@@ -521,60 +464,6 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     order = {id(p): i for i, p in enumerate(extra)}
     plans.extend(sorted(chosen, key=lambda p: order[id(p)]))
     return plans, skipped
-
-
-_QUERY_ARGS = frozenset({"query", "cypher", "statement", "expr", "expression", "promql", "q"})
-
-
-def _speaks_another_language(entry: dict[str, Any]) -> bool:
-    """A tool that takes a query in another language than SQL (neo4j's read_neo4j_cypher,
-    Prometheus' PromQL): searching its records by the query's text, or running it as SQL,
-    is not what it does."""
-    args = {a: i for a, i in (entry.get("arguments") or {}).items() if snake(a) in _QUERY_ARGS}
-    said = " ".join([str(entry.get("description") or ""),
-                     *(str((i or {}).get("description") or "") for i in args.values())])
-    # "supports KQL syntax" (Teams' message search) is a text search that also takes filters
-    return bool(args) and any("support" not in said[max(0, m.start() - 25):m.start()].lower()
-                              for m in OTHER_QUERY_LANGUAGES.finditer(said))
-
-
-def _reads_a_record_it_does_not_name(plan: ToolPlan, entry: dict[str, Any]) -> bool:
-    """A one-record read of a table its name does not name, found by a key the source does
-    not take (Airflow's get_system_health() became get_system_health(dag_id), Coolify's
-    get_mcp_version() read a server) or by its container's reference (Plane's
-    list_states(project_id) returned the project): the source reads something the database
-    has no table for."""
-    if plan.kind != "get" or plan.source_tool is None:
-        return False
-    named = {singular(w) for w in tokens(plan.source_tool)}
-    if {singular(w) for w in singular(plan.table).split("_")} & named:
-        return False
-    keys = [p for p in plan.params if p.role == "key"]
-    said = {snake(a) for a in entry.get("arguments") or {}}
-    return not said or any(snake(p.name) not in said or snake(p.name) == f"{singular(plan.table)}_id"
-                           for p in keys)
-
-
-# bookkeeping columns a record of calls has besides the call's arguments
-_CALL_META = frozenset({"created_at", "updated_at", "status"})
-
-
-def _echoes_its_calls(spec: EnvSpec, plan: ToolPlan, entry: dict[str, Any]) -> bool:
-    """A read whose table holds nothing but its own arguments: the table is a log of its
-    calls (open-meteo's weather_forecast(latitude, longitude, ...) over weather_forecasts of
-    those columns, a browser's cookies of get_cookies(name), ripgrep's searches), so the tool
-    returns what it was asked and a task reads back what the request said ("look up the flood
-    forecast for latitude 59.8 ... tell me its latitude"). A computation (a SQL statement, a
-    time conversion, a fetch) computes its result and is none."""
-    if plan.write or plan.contract is not None and plan.contract.computation is not None:
-        return False
-    table = next((t for t in spec.tables if t.name == entry.get("table")), None)
-    if table is None:
-        return False
-    data = {c.name for c in table.columns if not c.primary_key and not c.foreign_key} - _CALL_META
-    own = {a.get("column") for a in (entry.get("arguments") or {}).values()
-           if a.get("role") == "column" and a.get("table") == table.name}
-    return bool(data) and data <= own
 
 
 def _owned_states(plans: list[ToolPlan]) -> Owned:
@@ -622,40 +511,6 @@ def _schema_contract(spec: EnvSpec, plan: ToolPlan) -> ToolPlan:
         "params": params, "effects": [*contract.effects, *booked], "guards": guards,
         "options": {"plan": plan.model_dump()}})
     return plan.model_copy(update={"kind": "contract", "params": params, "contract": contract})
-
-
-_NOT = r"(?:not(?: yet)?|never|un)\s*"
-
-
-_SPAN = re.compile(r"\brange of (?:at most|up to|no more than) (\d+) days\b", re.I)
-
-
-def stated_span(params: list[Any], description: str) -> int | None:
-    """"Within a date range of at most 31 days": the longest span a listing's two bounds on
-    one column may cover (None when it says none or has no such pair)."""
-    m = _SPAN.search(description)
-    return int(m.group(1)) if m is not None and range_bounds(params) else None
-
-
-def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]]:
-    """What a listing's description says its rows are: "slots that are published and not yet
-    booked" -> status in (published), booked = false. Only the table's own states and flags,
-    named as words; a state said with "not" is left out."""
-    text = " " + " ".join(description.lower().replace("_", " ").split()) + " "
-    if not re.search(r"\b(?:that|which|who) (?:are|is)\b", text):
-        return {}
-    out: dict[str, list[Any]] = {}
-    status = status_column(table)
-    if status is not None:
-        said = [st for st in status.enum or [] if re.search(
-            rf"(?<!not )(?<!not yet )(?<!un)\b{re.escape(st.replace('_', ' '))}\b", text)]
-        if said and len(said) < len(status.enum or []):
-            out[status.name] = said
-    for c in table.columns:
-        if c.type == "boolean" and re.search(rf"\b{_NOT}{re.escape(c.name.replace('_', ' '))}\b",
-                                             text):
-            out[c.name] = [False]
-    return out
 
 
 def contract_plan(spec: EnvSpec, name: str, entry: dict[str, Any]) -> ToolPlan | None:

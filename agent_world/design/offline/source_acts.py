@@ -1,0 +1,182 @@
+"""What a source tool's name and description say it does, for the planner: which verbs make
+a record, which names only read, what a listing's description says its rows are, and the
+tools the arena leaves out because what it would build is not what they say (a read of a
+record they do not name, a write that makes nothing, a query in another language, a read
+that echoes its own arguments)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agent_world.design.offline.plans import VERB_STATUS, ToolPlan, range_bounds, status_column
+from agent_world.envs.spec import EnvSpec
+from agent_world.envs.table_spec import TableSpec
+from agent_world.mining.offline.naming import singular, snake, tokens
+from agent_world.mining.offline.signatures import OTHER_QUERY_LANGUAGES
+from agent_world.mining.offline.vocabulary import CREATE_VERBS as MAKING_VERBS
+from agent_world.mining.offline.vocabulary import (
+    DELETE_VERBS,
+    STATE_VERBS,
+    UI_VERBS,
+    VERBS,
+)
+
+# verbs a planned write makes a record with
+CREATE_VERBS = frozenset({"add", "create", "register", "book", "place", "append", "insert",
+                          "new", "write", "open", "submit", "make", "log", "record", "enroll",
+                          "schedule", "issue", "post", "upload", "commit", "start"})
+# verbs that change a record that exists: without an argument naming it there is nothing to do
+UPDATE_VERBS = frozenset({"update", "edit", "modify", "patch", "change", "rename", "resize",
+                          "upgrade"})
+# verbs a tool's name starts with that only ever read
+PURE_READS = frozenset({"get", "list", "search", "find", "read", "retrieve", "describe", "view",
+                         "show", "lookup", "browse"})
+
+
+# verbs that only make a record, even told nothing to put in it
+PLAIN_CREATES = frozenset({"create", "add", "new", "insert", "register", "generate", "make"})
+# write verbs that are also the things a read gets: get_issue, get_post, list_commits,
+# get_place_info, get_record, list_schedules
+_NOUN_VERBS = frozenset({"issue", "post", "open", "record", "log", "commit", "start", "place",
+                         "book", "schedule", "upload", "new", "write", "make", "submit",
+                         "enroll", "order", "run", "build", "deploy", "release", "export",
+                         "import", "comment", "message", "note", "draft", "report", "backup"})
+# a description that starts by saying it reads ("Get detailed information about ...")
+_DESCRIBED_READ = re.compile(r"(?i)^(?:gets?|retrieves?|fetch(?:es)?|reads?|returns?|lists?|"
+                             r"search(?:es)?|finds?|shows?|describes?|views?|look(?:s)? up|"
+                             r"quer(?:y|ies))\b")
+
+
+def reads_by_name(words: list[str]) -> bool:
+    """A name that starts with a verb that only reads, whose other verbs are the things it
+    reads (get_issue, list_issue_types), not a second act (get_or_create_user)."""
+    if not words or words[0] not in PURE_READS or set(words) & {"and", "or", "then"}:
+        return False
+    acts = CREATE_VERBS | DELETE_VERBS | UPDATE_VERBS | set(VERB_STATUS)
+    return not (set(words[1:]) - _NOUN_VERBS) & acts
+
+
+def reads_by_description(description: str) -> bool:
+    return bool(_DESCRIBED_READ.match(description.strip()))
+
+
+# verbs whose call makes no record: it acts on a connection, a process or what exists, or
+# checks or answers something (a write told no record with such a verb had become an insert
+# into the table its name suggests: Desktop Commander's kill_process inserted a process)
+_MAKES_NOTHING = frozenset({
+    "kill", "terminate", "reconnect", "disconnect", "restart", "reload", "refresh", "reset",
+    "clear", "cleanup", "empty", "check", "validate", "verify", "diagnose", "troubleshoot",
+    "ping", "login", "logout", "stop", "shutdown", "mark", "expand", "ask", "recommend",
+    "assess", "detect", "introspect", "prepare", "rerun", "select", "hide", "sort", "format",
+    "reorder", "move"})
+
+
+def makes_nothing(words: list[str]) -> bool:
+    """Whether a write's verb, the first found in its name, makes no record."""
+    verb = next((w for w in words if w in VERBS), None)
+    return verb in _MAKES_NOTHING
+
+
+def acts_on_existing(words: list[str]) -> bool:
+    """Whether a tool's verb acts on something that exists, so that, told no record, it
+    cannot be an insert: a state it sets or undoes (mute, pause, cancel; unmute, unpin) or an
+    act on a screen (click, hover)."""
+    verb = next((w for w in words if w in VERBS or w.startswith("un") and w[2:] in VERBS),
+                None)  # unassign, unfollow: undoing an act on what exists
+    if verb is None or verb in CREATE_VERBS or verb in MAKING_VERBS:
+        return False  # a deploy or a send makes a record (a deployment, a message)
+    return verb in UI_VERBS or verb in STATE_VERBS or verb.startswith("un")
+
+
+_QUERY_ARGS = frozenset({"query", "cypher", "statement", "expr", "expression", "promql", "q"})
+
+
+def speaks_another_language(entry: dict[str, Any]) -> bool:
+    """A tool that takes a query in another language than SQL (neo4j's read_neo4j_cypher,
+    Prometheus' PromQL): searching its records by the query's text, or running it as SQL,
+    is not what it does."""
+    args = {a: i for a, i in (entry.get("arguments") or {}).items() if snake(a) in _QUERY_ARGS}
+    said = " ".join([str(entry.get("description") or ""),
+                     *(str((i or {}).get("description") or "") for i in args.values())])
+    # "supports KQL syntax" (Teams' message search) is a text search that also takes filters
+    return bool(args) and any("support" not in said[max(0, m.start() - 25):m.start()].lower()
+                              for m in OTHER_QUERY_LANGUAGES.finditer(said))
+
+
+def reads_a_record_it_does_not_name(plan: ToolPlan, entry: dict[str, Any]) -> bool:
+    """A one-record read of a table its name does not name, found by a key the source does
+    not take (Airflow's get_system_health() became get_system_health(dag_id), Coolify's
+    get_mcp_version() read a server) or by its container's reference (Plane's
+    list_states(project_id) returned the project): the source reads something the database
+    has no table for."""
+    if plan.kind != "get" or plan.source_tool is None:
+        return False
+    named = {singular(w) for w in tokens(plan.source_tool)}
+    if {singular(w) for w in singular(plan.table).split("_")} & named:
+        return False
+    keys = [p for p in plan.params if p.role == "key"]
+    said = {snake(a) for a in entry.get("arguments") or {}}
+    return not said or any(snake(p.name) not in said or snake(p.name) == f"{singular(plan.table)}_id"
+                           for p in keys)
+
+
+# bookkeeping columns a record of calls has besides the call's arguments
+_CALL_META = frozenset({"created_at", "updated_at", "status"})
+
+
+def echoes_its_calls(spec: EnvSpec, plan: ToolPlan, entry: dict[str, Any]) -> bool:
+    """A read whose table holds nothing but its own arguments: the table is a log of its
+    calls (open-meteo's weather_forecast(latitude, longitude, ...) over weather_forecasts of
+    those columns, a browser's cookies of get_cookies(name), ripgrep's searches), so the tool
+    returns what it was asked and a task reads back what the request said ("look up the flood
+    forecast for latitude 59.8 ... tell me its latitude"). A computation (a SQL statement, a
+    time conversion, a fetch) computes its result and is none."""
+    if plan.write or plan.contract is not None and plan.contract.computation is not None:
+        return False
+    table = next((t for t in spec.tables if t.name == entry.get("table")), None)
+    if table is None:
+        return False
+    data = {c.name for c in table.columns if not c.primary_key and not c.foreign_key} - _CALL_META
+    own = {a.get("column") for a in (entry.get("arguments") or {}).values()
+           if a.get("role") == "column" and a.get("table") == table.name}
+    return bool(data) and data <= own
+
+_NOT = r"(?:not(?: yet)?|never|un)\s*"
+
+
+_SPAN = re.compile(r"\brange of (?:at most|up to|no more than) (\d+) days\b", re.I)
+
+
+def stated_span(params: list[Any], description: str) -> int | None:
+    """"Within a date range of at most 31 days": the longest span a listing's two bounds on
+    one column may cover (None when it says none or has no such pair)."""
+    m = _SPAN.search(description)
+    return int(m.group(1)) if m is not None and range_bounds(params) else None
+
+
+def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]]:
+    """What a listing's description says its rows are: "slots that are published and not yet
+    booked" -> status in (published), booked = false. Only the table's own states and flags,
+    named as words; a state said with "not" is left out."""
+    text = " " + " ".join(description.lower().replace("_", " ").split()) + " "
+    if not re.search(r"\b(?:that|which|who) (?:are|is)\b", text):
+        return {}
+    out: dict[str, list[Any]] = {}
+    status = status_column(table)
+    if status is not None:
+        said = [st for st in status.enum or [] if re.search(
+            rf"(?<!not )(?<!not yet )(?<!un)\b{re.escape(st.replace('_', ' '))}\b", text)]
+        if said and len(said) < len(status.enum or []):
+            out[status.name] = said
+    for c in table.columns:
+        if c.type == "boolean" and re.search(rf"\b{_NOT}{re.escape(c.name.replace('_', ' '))}\b",
+                                             text):
+            out[c.name] = [False]
+    return out
+
+
+__all__ = ["CREATE_VERBS", "PLAIN_CREATES", "PURE_READS", "UPDATE_VERBS", "acts_on_existing",
+           "echoes_its_calls", "makes_nothing", "reads_a_record_it_does_not_name",
+           "reads_by_description", "reads_by_name", "speaks_another_language",
+           "stated_conditions", "stated_span"]
