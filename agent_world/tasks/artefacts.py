@@ -70,9 +70,14 @@ def same_ends(arguments: dict[str, Any]) -> bool:
             for other in _OTHER_END.get(w, ()):
                 twin = (*words[:i], other, *words[i + 1:])
                 if twin in named and str(named[twin]).strip().lower() == \
-                        str(value).strip().lower():
+                        str(value).strip().lower() and not _DAY.fullmatch(str(value).strip()):
                     return True
     return False
+
+
+# a day as both ends of a span is that one day (an all-day event, a report "from March 3 to
+# March 3"), no slip; an instant or a place as both ends is one
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def argument_names(spec: Any, tools: Iterable[str]) -> set[str]:

@@ -143,6 +143,9 @@ def test_a_call_from_a_value_to_itself_is_an_artefact():
     assert "same-ends" in artefacts("Rename it.", None, [call(old_name="x", new_name="x")])
     assert "same-ends" in artefacts("List them.", None, [call(
         since="2025-03-17T23:54:17", until="2025-03-17T23:54:17", project_id=6)])
+    # one day as both ends of a span is that day: an all-day event
+    assert not artefacts("Book it.", None, [call(start_date="2026-03-03",
+                                                 end_date="2026-03-03")])
     assert not artefacts("Please convert 01:00.", None, [call(
         source_timezone="UTC", target_timezone="Europe/Paris", time="01:00")])
 
