@@ -32,6 +32,7 @@ from agent_world.mining.offline.naming import plural, singular, snake
 from agent_world.mining.offline.signatures import (
     is_option,
     namespace_prefix,
+    new_value_field,
     resolve_object,
     search_results,
     tool_shape,
@@ -214,9 +215,9 @@ def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec
         alt = next((c for c in _NAME_COLUMNS if c in pcols), None)
         if alt:
             return {"role": "column", "table": table, "column": alt}
-    if arg.startswith("new_") and arg not in pcols and arg[4:] in pcols and \
-            arg[4:] not in siblings:
-        arg = arg[4:]  # what a write's new value sets: newName -> the record's name
+    field = new_value_field(arg, siblings)
+    if field and arg not in pcols and field in pcols:
+        arg = field  # what a write's new value sets: newName -> the record's name
     if arg in pcols:
         c = pcols[arg]
         if c.foreign_key:

@@ -19,22 +19,20 @@ from typing import Any
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.signatures import RESULT_COLUMNS
-from agent_world.mining.offline.vocabulary import CREATE_VERBS
+from agent_world.mining.offline.vocabulary import CREATE_VERBS, PURE_READS
 from agent_world.tasks.artefacts import same_ends
 from agent_world.tasks.walks import FIELD_EDITS, IDENTIFIES
 from agent_world.tasks.words import acted_table, split_words
 
 FLAWS = ("read_that_writes", "edits_search_results", "told_detour", "same_ends",
          "edits_what_it_created", "unrelated_record")
-_READ_FIRST = frozenset({"get", "list", "search", "find", "read", "retrieve", "describe",
-                         "view", "show", "lookup", "browse"})
 
 
 def _first(tool: str) -> str:
     return (split_words(tool) or [""])[0]
 
 
-def _own_key(create_tool: str) -> str:
+def _created_key(create_tool: str) -> str:
     """The key a create's record is named by: create_hotel_note -> hotel_note_id."""
     return "_".join([*split_words(create_tool)[1:], "id"])
 
@@ -46,7 +44,7 @@ def chain_flaws(task: dict[str, Any], spec: EnvSpec) -> list[str]:
     found: list[str] = []
     results = {t.name for t in spec.tables if set(RESULT_COLUMNS) <= {c.name for c in t.columns}}
     writes = [s for s in steps if s["tool"] in names and spec.tool(s["tool"]).mutates]
-    if any(_first(s["tool"]) in _READ_FIRST for s in writes):
+    if any(_first(s["tool"]) in PURE_READS for s in writes):
         found.append("read_that_writes")
     if any(acted_table(spec, s["tool"]) in results for s in writes):
         found.append("edits_search_results")
@@ -64,7 +62,7 @@ def chain_flaws(task: dict[str, Any], spec: EnvSpec) -> list[str]:
         bound = s.get("bound", {})
         if _first(s["tool"]) in FIELD_EDITS and any(
                 _first(steps[b["step"]]["tool"]) in CREATE_VERBS
-                and b["field"] in ("id", _own_key(steps[b["step"]]["tool"]))
+                and b["field"] in ("id", _created_key(steps[b["step"]]["tool"]))
                 for b in bound.values()):
             found.append("edits_what_it_created")
             break

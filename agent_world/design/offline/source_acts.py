@@ -17,6 +17,7 @@ from agent_world.mining.offline.signatures import OTHER_QUERY_LANGUAGES
 from agent_world.mining.offline.vocabulary import CREATE_VERBS as MAKING_VERBS
 from agent_world.mining.offline.vocabulary import (
     DELETE_VERBS,
+    PURE_READS,
     STATE_VERBS,
     UI_VERBS,
     VERBS,
@@ -29,9 +30,6 @@ CREATE_VERBS = frozenset({"add", "create", "register", "book", "place", "append"
 # verbs that change a record that exists: without an argument naming it there is nothing to do
 UPDATE_VERBS = frozenset({"update", "edit", "modify", "patch", "change", "rename", "resize",
                           "upgrade"})
-# verbs a tool's name starts with that only ever read
-PURE_READS = frozenset({"get", "list", "search", "find", "read", "retrieve", "describe", "view",
-                         "show", "lookup", "browse"})
 
 
 # verbs that only make a record, even told nothing to put in it
@@ -117,8 +115,8 @@ def reads_a_record_it_does_not_name(plan: ToolPlan, entry: dict[str, Any]) -> bo
         return False
     keys = [p for p in plan.params if p.role == "key"]
     said = {snake(a) for a in entry.get("arguments") or {}}
-    return not said or any(snake(p.name) not in said or snake(p.name) == f"{singular(plan.table)}_id"
-                           for p in keys)
+    own_key = f"{singular(plan.table)}_id"
+    return not said or any(snake(p.name) not in said or snake(p.name) == own_key for p in keys)
 
 
 # bookkeeping columns a record of calls has besides the call's arguments
@@ -141,6 +139,7 @@ def echoes_its_calls(spec: EnvSpec, plan: ToolPlan, entry: dict[str, Any]) -> bo
     own = {a.get("column") for a in (entry.get("arguments") or {}).values()
            if a.get("role") == "column" and a.get("table") == table.name}
     return bool(data) and data <= own
+
 
 _NOT = r"(?:not(?: yet)?|never|un)\s*"
 
@@ -176,7 +175,7 @@ def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]
     return out
 
 
-__all__ = ["CREATE_VERBS", "PLAIN_CREATES", "PURE_READS", "UPDATE_VERBS", "acts_on_existing",
+__all__ = ["CREATE_VERBS", "PLAIN_CREATES", "UPDATE_VERBS", "acts_on_existing",
            "echoes_its_calls", "makes_nothing", "reads_a_record_it_does_not_name",
            "reads_by_description", "reads_by_name", "speaks_another_language",
            "stated_conditions", "stated_span"]

@@ -34,6 +34,7 @@ from agent_world.mining.offline.signatures import (
     column_type,
     known_suffix,
     namespace_prefix,
+    new_value_field,
     resolve_object,
     search_results,
     tool_shape,
@@ -158,11 +159,9 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
                     primary.add(Col(w, VALUE_ATTRS[w]))
         said = {snake(i["argument"]) for i in infos}
         for info, r in zip(infos, roles, strict=True):
-            arg = snake(info["argument"])
-            if not shape.read and r.kind == "scalar" and arg.startswith("new_") and \
-                    len(arg) > 4 and arg[4:] not in said:
-                # rename_item(newName) sets the item's name, not a column 'new_name'
-                info = {**info, "argument": arg[4:]}
+            field = new_value_field(snake(info["argument"]), said)
+            if not shape.read and r.kind == "scalar" and field:
+                info = {**info, "argument": field}
             _apply_argument(m, primary, shape, info, r, creating, from_obj)
         if shape.obj == REST_RESOURCE and any(snake(i["argument"]) == "path" for i in infos):
             _add_identifier(primary, "path", True, m)  # a REST resource is the one at its path

@@ -159,6 +159,14 @@ _SEARCH_KINDS = frozenset({"web", "local", "news", "image", "video", "site", "co
 RESULT_COLUMNS = ("title", "url", "snippet")
 
 
+def new_value_field(arg: str, siblings: set[str] | frozenset[str]) -> str | None:
+    """The field a write's `new_X` argument sets (renameItem(newName) sets the item's name,
+    not a column 'new_name'); None for any other argument, or where the tool also takes X
+    itself (`siblings`: the snake names of its arguments)."""
+    field = arg[4:] if arg.startswith("new_") else ""
+    return field if field and field not in siblings else None
+
+
 def search_results(shape: ToolShape, arguments: list[str]) -> str | None:
     """The record kind a search for free text finds, when the tool names no record of its
     own ('search(query)', 'brave_local_search(query)': web or local results; was a table of

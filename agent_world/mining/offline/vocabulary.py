@@ -73,6 +73,9 @@ READ_VERBS = {"get", "list", "search", "find", "fetch", "read", "show", "query",
               "retrieve", "check", "count", "describe", "view", "browse", "export", "download",
               "scrape", "navigate", "look_up", "scan", "dump", "status", "diff", "history",
               "current"}
+# verbs a tool's name starts with that only ever read
+PURE_READS = frozenset({"get", "list", "search", "find", "read", "retrieve", "describe", "view",
+                        "show", "lookup", "browse"})
 # verbs that, leading a tool's name, read or work out an answer and change nothing
 # ('compare_political_groups', 'diagnose_dag_run'); unlike READ_VERBS, words a name may
 # also hold as nouns ('update_audit_config'), so only the leading verb is read so
