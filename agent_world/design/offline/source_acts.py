@@ -12,7 +12,7 @@ from typing import Any
 from agent_world.design.offline.plans import VERB_STATUS, ToolPlan, range_bounds, status_column
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import TableSpec
-from agent_world.mining.offline.naming import singular, snake, tokens
+from agent_world.mining.offline.naming import singular, snake, tokens, tool_identifier
 from agent_world.mining.offline.signatures import OTHER_QUERY_LANGUAGES
 from agent_world.mining.offline.vocabulary import CREATE_VERBS as MAKING_VERBS
 from agent_world.mining.offline.vocabulary import (
@@ -57,6 +57,25 @@ def reads_by_name(words: list[str]) -> bool:
 
 def reads_by_description(description: str) -> bool:
     return bool(_DESCRIBED_READ.match(description.strip()))
+
+
+def only_reads(source: str, entry: dict[str, Any], plan: ToolPlan | None) -> bool:
+    """Whether a source tool only reads: its plan reads, or, left unplanned, its annotation,
+    name or description says it reads (a documentation search, a flight look-up)."""
+    if plan is not None:
+        return not plan.write
+    words = tokens(source)
+    verb = next((w for w in words if w in VERBS or w in _INSPECTS), None)
+    return bool(entry.get("read_only")) or reads_by_name(words) or verb in _INSPECTS or \
+        reads_by_description(entry.get("description") or "")
+
+
+# verbs that look at what exists and change none of it (Hotels' compare_hotels, ripgrep's
+# count-matches, the IaC server's validate_cloudformation_template)
+_INSPECTS = frozenset({"compare", "count", "validate", "verify", "check", "troubleshoot",
+                       "diagnose", "resolve", "expand", "scrape", "search", "analyze",
+                       "analyse", "explain", "inspect", "preview", "estimate", "calculate",
+                       "select"})
 
 
 # verbs whose call makes no record: it acts on a connection, a process or what exists, or
@@ -139,6 +158,33 @@ def echoes_its_calls(spec: EnvSpec, plan: ToolPlan, entry: dict[str, Any]) -> bo
     own = {a.get("column") for a in (entry.get("arguments") or {}).values()
            if a.get("role") == "column" and a.get("table") == table.name}
     return bool(data) and data <= own
+
+
+def call_logs(spec: EnvSpec, coverage: dict[str, Any], plans: list[ToolPlan]) -> set[str]:
+    """Tables that log a reading source tool's calls, not records a user keeps: named for an
+    act (git's fetches of git_fetch, Terraform's module_searches, ripgrep's advanced_searches),
+    with at least two data columns, three in four of them the tool's own arguments; and the
+    tables whose rows belong to one of those. The arena's own look-ups and edits of such a
+    table ("look up module search 8", "delete that advanced search") ask about a past call,
+    which no one does. (A table named for a thing stays, however many of its columns a
+    listing's filters made: SonarQube's issues, Vercel's deployments.)"""
+    logs: set[str] = set()
+    tables = {t.name: t for t in spec.tables}
+    for source, entry in (coverage.get("tools") or {}).items():
+        table = tables.get(entry.get("table") or "")
+        plan = next((p for p in plans if p.name == tool_identifier(source)), None)
+        if table is None or not only_reads(source, entry, plan):
+            continue
+        data = {c.name for c in table.columns if not c.primary_key and not c.foreign_key} - \
+            _CALL_META
+        own = {a.get("column") for a in (entry.get("arguments") or {}).values()
+               if a.get("role") == "column" and a.get("table") == table.name}
+        last = singular(table.name).split("_")[-1]
+        acts = last in VERBS and last not in _NOUN_VERBS  # a post or a record is a thing
+        if acts and len(data) >= 2 and 4 * len(data & own) >= 3 * len(data):
+            logs.add(table.name)
+    return logs | {t.name for t in spec.tables if any(
+        c.foreign_key and c.foreign_key.split(".")[0] in logs for c in t.columns)}
 
 
 _NOT = r"(?:not(?: yet)?|never|un)\s*"

@@ -32,8 +32,10 @@ from agent_world.design.offline.source_acts import (
     PLAIN_CREATES,
     UPDATE_VERBS,
     acts_on_existing,
+    call_logs,
     echoes_its_calls,
     makes_nothing,
+    only_reads,
     reads_a_record_it_does_not_name,
     reads_by_description,
     reads_by_name,
@@ -439,16 +441,21 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     # out (the travel planner's search_attractions was the arena's search under its name)
     names = {p.name for p in plans} | {tool_identifier(s) for s in coverage.get("tools") or {}}
     served = set().union(*(_served(p) for p in plans))
-    # a service whose every tool only reads (a fetcher, a clock) stays one: no edited web
-    # page or time zone beside it
+    # a service whose every tool only reads (a fetcher, a clock, a documentation index, a
+    # flight tracker) stays one: no edited web page, time zone, documentation page or flight
+    # beside it (AWS documentation had gained delete_documentation, Obsidian's reader a note
+    # on each note)
     reads_only = bool(coverage.get("tools")) and all(
-        e.get("read_only") for e in coverage["tools"].values())
+        only_reads(source, entry, next((p for p in plans if p.name == tool_identifier(source)),
+                                        None))
+        for source, entry in coverage["tools"].items())
     # nor an edited web search result: the web finds those, no user keeps them (jina's
     # "edit that search result: set its snippet to ...")
     found = {t.name for t in spec.tables if set(RESULT_COLUMNS) <= {c.name for c in t.columns}}
+    logs = call_logs(spec, coverage, plans)
     extra = [_schema_contract(spec, p) for p in schema_plans(spec, _owned_states(plans))
              if p.name not in names and (_schema_kind(p), p.table) not in served
-             and not (p.write and (reads_only or p.table in found))]
+             and not (p.write and (reads_only or p.table in found)) and p.table not in logs]
     room = max(0, max_tools - len(plans))
     writes = [p for p in extra if p.write]
     # under the cap, the look-ups of what the service's own tools act on come first (the
