@@ -139,10 +139,10 @@ def _mentioned_table(text: str, tables: dict[str, TableSpec]) -> str | None:
 
 
 def _primary_table(tool: ToolDescription, ns: str | None, spec: EnvSpec,
-                   fields: dict[str, dict[str, Any]]) -> str | None:
+                   fields: dict[str, dict[str, Any]], service: str) -> str | None:
     tables = _tables(spec)
     known = {singular(t) for t in tables}
-    shape = tool_shape(tool.name, tool.read_only, ns, rest="path" in fields)
+    shape = tool_shape(tool.name, tool.read_only, ns, rest="path" in fields, service=service)
     hit = _table_for_noun(search_results(shape, list(fields)), tables)
     if hit:  # a web search: the results it finds
         return hit
@@ -315,7 +315,7 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
         props, required = tool_arguments(tool)
         outputs = _output_fields(tool)
         table = _primary_table(tool, ns, spec, {k: v if isinstance(v, dict) else {}
-                                                for k, v in props.items()})
+                                                for k, v in props.items()}, doc.name)
         entry: dict[str, Any] = {"table": table, "read_only": tool.read_only,
                                  "description": _brief(tool.description), "arguments": {},
                                  "outputs": {}, "missing": []}

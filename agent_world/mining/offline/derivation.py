@@ -78,7 +78,8 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
     #     known: listPatientAppointments -> appointment in the context of a patient)
     shapes: dict[str, ToolShape] = {t.data["tool"]: tool_shape(
         t.data["tool"], t.data.get("read_only"), ns,
-        rest=any(snake(i["argument"]) == "path" for i in args_by_tool[t.data["tool"]]))
+        rest=any(snake(i["argument"]) == "path" for i in args_by_tool[t.data["tool"]]),
+        service=doc.name)
         for t in tools}
     for t in tools:
         for info in args_by_tool[t.data["tool"]]:

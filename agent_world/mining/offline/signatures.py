@@ -22,7 +22,7 @@ from agent_world.mining.offline.naming import (
     snake,
     tokens,
 )
-from agent_world.mining.offline.reference_data import CURATED
+from agent_world.mining.offline.reference_data import CURATED, MIME_TYPES
 from agent_world.mining.offline.vocabulary import (
     ALIASES,
     ANSWER_VERBS,
@@ -81,9 +81,10 @@ _HTTP_METHODS = {"get": "get", "post": "create", "put": "update", "patch": "upda
 
 
 def tool_shape(name: str, read_only: bool | None, ns: str | None,
-               rest: bool = True) -> ToolShape:
+               rest: bool = True, service: str = "") -> ToolShape:
     """`rest`: the tool takes an API path, so a bare HTTP method after the prefix is a REST
-    pass-through (memcached's `cache_get(key)` is no such thing)."""
+    pass-through (memcached's `cache_get(key)` is no such thing). `service`: the source's
+    name; a read of the service itself names no record (`service_object`)."""
     verb: str | None = None
     if "/" in name:  # REST style: "GET /patients/{patient_id}/appointments"
         method, _, path = name.strip().partition(" ")
@@ -133,6 +134,8 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None,
     obj = None
     if words:
         obj = "_".join([*words[:-1], singular_word(words[-1])])
+    if service_object(obj, verb, service):
+        obj = None
     read = bool(read_only) if read_only is not None else \
         (verb in READ_VERBS or verb in ANSWER_VERBS if verb else False)
     if read_only is None and verb is None and obj is None:
@@ -147,6 +150,16 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None,
     if context in VALUE_NOUNS or context == obj:
         context = None
     return ToolShape(verb, obj, value_words, read, creates, context, recordless)
+
+
+def service_object(obj: str | None, verb: str | None, service: str) -> bool:
+    """Whether a read's object is the one-word service it reads from, not a record of it
+    (Exa's web_search_exa, search_reddit, query_omnifocus, test_wikipedia_connectivity had
+    made tables 'exas', 'reddits', 'omnifocuses', 'wikipedias' of their calls); a file type
+    named as a service (read_pdf of 'pdf') is still the record read."""
+    return bool(obj) and obj == snake(service) and "_" not in obj and \
+        verb in READ_VERBS | ANSWER_VERBS | {"test"} and \
+        obj not in {kind for kind, _ in MIME_TYPES}
 
 
 # what a search named by its kind looks in ('brave_web_search', 'brave_local_search')
@@ -248,6 +261,10 @@ def resolve_object(shape: ToolShape, known: set[str]) -> ToolShape:
     if not shape.obj or "_" not in shape.obj or shape.obj in known:
         return shape
     toks = shape.obj.split("_")
+    head = singular("_".join(toks[:-1]))
+    if shape.verb is None and toks[-1] == "search" and head in known:
+        # Terraform's moduleSearch searches the modules: no 'module_searches' of its calls
+        return ToolShape("search", head, shape.value_words, True, False, shape.context)
     for i in range(len(toks) - 1, 0, -1):
         head = singular("_".join(toks[:i]))
         if head in known and all(t in GENERIC_TAILS for t in toks[i:]):
