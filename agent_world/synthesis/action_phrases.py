@@ -47,6 +47,8 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
         desc = desc[own.start(1):]
     if _ROUTER.search(desc):  # a command router's blurb: said from its name
         return _name_phrase(spec, tool, router=True)
+    if _SHOUTED.match(desc):  # a warning to the model first, no act: said from its name
+        return _name_phrase(spec, tool)
     # a breadcrumb ("Docs-Base-App-Create a Base App-Create a base app in ..."): the act is
     # its first crumb that starts with a verb
     crumbs = [c.strip() for c in re.split(r"(?<=\w)-(?=[A-Z])", desc)]
@@ -155,6 +157,10 @@ _LEAD = re.compile(r"^(?:\[[^\]]{1,40}\]\s*|[^\w\s\[(]+\s*|(?:[\w/-]+ ){0,2}\| )
 # a command router's blurb ("Azure Monitor operations - Commands for ..."), read on the whole
 # description; a clause that says no act in English: another script, the tool itself, a bare
 # label ("read-only")
+# a warning to the calling model where the act would be ("MANDATORY FIRST STEP: This tool MUST
+# be called before any other Shopify tools")
+_SHOUTED = re.compile(r"^(?:MANDATORY|IMPORTANT|CRITICAL|REQUIRED|WARNING|ALWAYS|NEVER|DO NOT|"
+                      r"MUST)\b")
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
 _VERB_RUN = re.compile(r"^\w+(?:, (?:\w+ )?\w+){2,},? and \w+ ", re.I)
 _ROUTER = re.compile(r"\boperations [-–] | [-–] commands\b|\bcommands for\b", re.I)

@@ -10,7 +10,11 @@ without running it:
 - `same_ends`: a call from a value to itself (time converted from UTC to UTC);
 - `edits_what_it_created`: an edit of the record the chain just created;
 - `unrelated_record`: a record named apart from the chain given a plain value copied from
-  another ("pull up sheet 25, then set borders on spreadsheet 5 with that sheet's range").
+  another ("pull up sheet 25, then set borders on spreadsheet 5 with that sheet's range");
+- `edits_a_reader`: the arena's own write in a service whose tools only read (delete an AWS
+  documentation page, a note on an Obsidian note the reader can only read);
+- `asks_a_past_call`: the arena's own look-up or edit of a table that logs a reading tool's
+  calls ("look up module search 8", "delete that advanced search").
 """
 
 from __future__ import annotations
@@ -18,14 +22,21 @@ from __future__ import annotations
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import singular, snake, tokens
 from agent_world.mining.offline.signatures import RESULT_COLUMNS
-from agent_world.mining.offline.vocabulary import CREATE_VERBS, PURE_READS
+from agent_world.mining.offline.vocabulary import (
+    CREATE_VERBS,
+    DELETE_VERBS,
+    NOUN_VERBS,
+    PURE_READS,
+    VERBS,
+)
 from agent_world.tasks.artefacts import same_ends
 from agent_world.tasks.walks import FIELD_EDITS, IDENTIFIES
-from agent_world.tasks.words import acted_table, split_words
+from agent_world.tasks.words import acted_table, source_tools, split_words
 
 FLAWS = ("read_that_writes", "edits_search_results", "told_detour", "same_ends",
-         "edits_what_it_created", "unrelated_record")
+         "edits_what_it_created", "unrelated_record", "edits_a_reader", "asks_a_past_call")
 
 
 def _first(tool: str) -> str:
@@ -35,6 +46,35 @@ def _first(tool: str) -> str:
 def _created_key(create_tool: str) -> str:
     """The key a create's record is named by: create_hotel_note -> hotel_note_id."""
     return "_".join([*split_words(create_tool)[1:], "id"])
+
+
+# what a service's tool left out of the build is named for when it would have written
+_WRITING = CREATE_VERBS | DELETE_VERBS | {"update", "edit", "set", "patch", "modify", "rename"}
+_BOOKKEEPING = {"id", "created_at", "updated_at", "status"}
+
+
+def _reads_only(spec: EnvSpec) -> bool:
+    """No source tool of the service writes: none built mutates, none left out is named for
+    a write."""
+    coverage = ((spec.provenance.stats or {}).get("tool_coverage") or {}).get("tools") or {}
+    built = source_tools(spec)
+    return bool(coverage) and not any(spec.tool(t).mutates for t in built) and not any(
+        set(tokens(name)) & _WRITING for name in coverage if snake(name) not in built)
+
+
+def _logs(spec: EnvSpec) -> set[str]:
+    """Tables named for an act whose data columns are, three in four, the arguments of one
+    source tool that only reads: a log of its calls."""
+    readers = [{snake(p) for p in t.parameters.get("properties", {})}
+               for t in spec.tools if t.name in source_tools(spec) and not t.mutates]
+    out = set()
+    for table in spec.tables:
+        last = singular(table.name).split("_")[-1]
+        data = {c.name for c in table.columns if not c.foreign_key} - _BOOKKEEPING
+        if last in VERBS and last not in NOUN_VERBS and len(data) >= 2 and any(
+                4 * len(data & args) >= 3 * len(data) for args in readers):
+            out.add(table.name)
+    return out
 
 
 def chain_flaws(task: dict[str, Any], spec: EnvSpec) -> list[str]:
@@ -72,6 +112,12 @@ def chain_flaws(task: dict[str, Any], spec: EnvSpec) -> list[str]:
                 not any(IDENTIFIES.search(p) for p in bound):
             found.append("unrelated_record")
             break
+    own = [s for s in steps if s["tool"] in names and s["tool"] not in source_tools(spec)]
+    if any(spec.tool(s["tool"]).mutates for s in own) and _reads_only(spec):
+        found.append("edits_a_reader")
+    logs = _logs(spec) if own else set()
+    if any(acted_table(spec, s["tool"], looked_up=True) in logs for s in own):
+        found.append("asks_a_past_call")
     return found
 
 

@@ -13,6 +13,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from agent_world.design.offline.contract_expectations import STAND_IN_TEXT
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.semantics.lifecycle_rule import state_rank, status_column
 from agent_world.tasks.toolgraph import tested_values
@@ -42,8 +43,15 @@ def is_edit(spec: EnvSpec, tool: str) -> bool:
 
 
 # what the designer's tests pass for an argument the tool ignores (design's
-# `read_expectations.filler`): no value a person would ask for ("the node ids set to 'x'")
+# `read_expectations.filler`) or a value a write sets that nothing stored fits
+# (`STAND_IN_TEXT`): no value a person would ask for ("the node ids set to 'x'", Expo's
+# collect_app_logs "with the project root set to 'Damaged beyond repair'")
 _FILLER = "x"
+_STAND_INS = frozenset({_FILLER, STAND_IN_TEXT})
+
+
+def _stand_in(value: Any) -> bool:
+    return isinstance(value, str) and value in _STAND_INS
 # the optional arguments a request gives a call at most, beside the required ones
 MAX_OPTIONAL = 2
 
@@ -107,9 +115,9 @@ class ValueSampler:
         types = set(types) if isinstance(types, list) else {types}
         if types & {"array", "object"}:
             return [v for v in self.tested.get((tool, param), [])
-                    if v is not None and v != _FILLER]
+                    if v is not None and not _stand_in(v)]
         columns = self.own.get((self._own_entity(tool), param)) or self.columns.get(param, [])
-        tested = [v for v in self.tested.get((tool, param), []) if v != _FILLER]
+        tested = [v for v in self.tested.get((tool, param), []) if not _stand_in(v)]
         if columns and tested:
             # a test's edited copy of a stored value ("-05:00 (edited)") is no value a
             # person would ask for when the stored ones are at hand
@@ -241,7 +249,8 @@ class ValueSampler:
         """Arguments for a first call: a successful test's, or sampled per required argument."""
         spec_tool = self.spec.tool(tool)
         tests = [t.arguments for t in self.spec.tests if t.tool == tool and t.expect.ok
-                 and t.expect.error_kind is None and _FILLER not in t.arguments.values()]
+                 and t.expect.error_kind is None
+                 and not any(_stand_in(v) for v in t.arguments.values())]
         required = set(spec_tool.parameters.get("required", []))
 
         def asked(args: dict[str, Any]) -> dict[str, Any] | None:

@@ -17,7 +17,13 @@ from agent_world.mining.offline.naming import (
     unversioned_camel,
 )
 from agent_world.mining.offline.signatures import later_verb, namespace_prefix, sql_argument
-from agent_world.mining.offline.vocabulary import PHRASAL_VERBS, VALUE_NOUNS, VERBS, past_prefix
+from agent_world.mining.offline.vocabulary import (
+    PHRASAL_VERBS,
+    QUALIFIERS,
+    VALUE_NOUNS,
+    VERBS,
+    past_prefix,
+)
 
 
 def source_tools(spec: EnvSpec) -> frozenset[str]:
@@ -91,9 +97,16 @@ def entity(tool: str, namespace: str | None = None) -> str:
         verb, obj = later_verb(words)
         if verb is not None and obj:
             words = [verb, *obj]
-    # "retrieve-a-comment" is about a comment, not "a comment"
-    words = [w for i, w in enumerate(words) if i == 0 or w not in ("a", "an", "the")]
+        elif len(words) > 1 and words[1] in QUALIFIERS:
+            words = ["", *words]  # no verb: domain_byComposeId is about a domain
+    # "retrieve-a-comment" is about a comment, not "a comment"; read_multiple_files about
+    # files, not "multiple files"
+    words = [w for i, w in enumerate(words) if i == 0 or w not in _HOW_MANY]
     return _thing(words)
+
+
+# words that say how many records a name acts on, not what they are ("a", "multiple")
+_HOW_MANY = frozenset({"a", "an", "the", "multiple", "many", "single", "bulk"})
 
 
 # words a tool name adds to its record's kind without naming another (suspend_member_account

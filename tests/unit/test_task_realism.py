@@ -13,6 +13,7 @@ from datetime import date, timedelta
 import pytest
 from langchain_core.messages import HumanMessage
 
+from agent_world.design.offline.contract_expectations import STAND_IN_TEXT
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.episode import Observation, ObservationError
 from agent_world.rollout.baseline_agent import BaselineChatModel
@@ -138,20 +139,22 @@ def test_a_description_about_the_tool_is_asked_as_the_request(airline):
         "add a checked bag to a reservation"
 
 
-def test_a_placeholder_a_test_passes_is_no_value_to_ask_for(airline):
-    """The designer's tests pass 'x' for an argument the tool ignores; a task asked "with the
-    node ids set to 'x'"."""
+@pytest.mark.parametrize("placeholder", ["x", STAND_IN_TEXT])
+def test_a_placeholder_a_test_passes_is_no_value_to_ask_for(airline, placeholder):
+    """The designer's tests pass 'x' for an argument the tool ignores, and a stand-in text
+    for a value a write sets when nothing stored fits; tasks asked "with the node ids set to
+    'x'" and "with the project root set to 'Damaged beyond repair'"."""
     spec = airline.model_copy(deep=True)
     for test in spec.tests:
         if test.tool == "get_reservation" and test.expect.ok:
-            test.arguments = {**test.arguments, "reservation_id": "x"}
+            test.arguments = {**test.arguments, "reservation_id": placeholder}
     sampler = ValueSampler(spec)
     props = spec.tool("get_reservation").parameters["properties"]
-    assert "x" not in sampler.candidates("get_reservation", "reservation_id",
-                                         props["reservation_id"])
+    assert placeholder not in sampler.candidates("get_reservation", "reservation_id",
+                                                 props["reservation_id"])
     for seed in range(8):
         args = sampler.start_args("get_reservation", random.Random(seed))
-        assert args is None or args.get("reservation_id") != "x"
+        assert args is None or args.get("reservation_id") != placeholder
 
 
 def test_a_key_with_a_role_reads_as_its_entity():

@@ -16,6 +16,10 @@ from agent_world.design.offline.render_contracts import reach_sql
 from agent_world.design.offline.seed_rows import Test, _needle, _noun, _unknown
 from agent_world.design.offline.write_expectations import Designer
 
+# what a test passes for a required value a write sets when nothing stored fits: a stand-in
+# the test checks is written, no value a request would ask for
+STAND_IN_TEXT = "Damaged beyond repair"
+
 
 # ---- tests from a behaviour contract --------------------------------------------------------------
 def _days_after(base: Any, days: int) -> str:
@@ -305,7 +309,7 @@ class ContractTests:
                 argrows[p.name] = pick
             elif p.role == "set" and p.required:
                 args[p.name] = p.enum[0] if p.enum else {
-                    "string": "Damaged beyond repair", "boolean": True, "number": 1.0,
+                    "string": STAND_IN_TEXT, "boolean": True, "number": 1.0,
                     "object": {}, "array": ["x"]}.get(p.type, 1)
             elif p.role == "paths":
                 paths = self.paths_for(row)

@@ -1,0 +1,118 @@
+"""What the arena builds beside a real service's own tools: nothing that writes where the
+service only reads, nothing over a table that only logs a tool's calls, no record named after
+the service itself; and what a request calls a tool's record."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from agent_world.design.offline.source_acts import call_logs
+from agent_world.design.offline.source_plans import plan_tools
+from agent_world.envs import load_example
+from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.offline.signatures import tool_shape
+from agent_world.mining.sources import read_source
+from agent_world.mining.sources.harvest_corpus import corpus_sources
+from agent_world.synthesis.action_phrases import action_phrase
+from agent_world.tasks.flaws import chain_flaws
+from agent_world.tasks.words import entity, source_tools
+
+_WRITES = ("create_", "update_", "delete_", "set_")
+
+
+def _mined(server: str):
+    ref = next(r for r in corpus_sources() if r.name == server)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+
+
+@pytest.mark.parametrize("server", ["aws-documentation", "obsidian", "flightradar"])
+def test_a_service_that_only_reads_gains_no_writes(server):
+    """AWS documentation had gained delete_documentation, Obsidian's reader a note on each
+    note, the flight tracker update_flight: the arena's own writes over what the service
+    only lets its users read."""
+    spec = _mined(server)
+    plans, _ = plan_tools(spec)
+    assert [p for p in plans if p.source_tool] and not [p for p in plans if p.write]
+
+
+def test_a_service_with_writes_keeps_the_arena_s_writes():
+    plans, _ = plan_tools(_mined("hubspot"))
+    assert [p.name for p in plans if p.write and not p.source_tool]
+
+
+def test_no_look_up_or_edit_of_a_table_that_logs_a_tool_s_calls():
+    """LSP's get_incoming_calls(file_path, line, character) kept its calls in incoming_calls;
+    the arena had added get_incoming_call and list_incoming_calls ("look up incoming call
+    4"). The service's own tool stays; LSP still gets the arena's writes elsewhere."""
+    spec = _mined("lsp")
+    plans, _ = plan_tools(spec)
+    coverage = spec.provenance.stats["tool_coverage"]
+    logs = call_logs(spec, coverage, [p for p in plans if p.source_tool])
+    assert "incoming_calls" in logs
+    assert not [p.name for p in plans if not p.source_tool and p.table in logs]
+    assert [p.name for p in plans if p.write and not p.source_tool]
+
+
+def test_a_table_named_for_a_thing_is_no_call_log_however_its_columns_came():
+    """SonarQube's issues took many of the issues search's filters as columns; they are
+    still the service's issues."""
+    spec = _mined("sonarqube")
+    plans, _ = plan_tools(spec)
+    assert "issues" not in call_logs(spec, spec.provenance.stats["tool_coverage"], plans)
+
+
+@pytest.mark.parametrize("server, gone, kept", [
+    ("exa", "exas", "search_results"),  # web_search_exa: the web's pages, not 'exas'
+    ("reddit", "reddits", "search_results"),  # search_reddit
+    ("terraform", "module_searches", "modules"),  # moduleSearch searches the modules
+])
+def test_a_read_of_the_service_itself_names_no_record(server, gone, kept):
+    tables = {t.name for t in _mined(server).tables}
+    assert gone not in tables and kept in tables
+
+
+def test_the_service_s_name_is_no_record_but_a_file_type_is():
+    assert tool_shape("web_search_exa", None, None, service="exa").obj is None
+    assert tool_shape("query_omnifocus", None, None, service="omnifocus").obj is None
+    assert tool_shape("read_pdf", None, None, service="pdf").obj == "pdf"
+    assert tool_shape("list_teams", None, None, service="teams").obj == "team"
+
+
+@pytest.mark.parametrize("tool, said", [
+    ("read_multiple_files", "file"),  # not "the multiple file"
+    ("domain_byComposeId", "domain"),  # not "the by compose id"
+    ("env_var_bulk_set", "env var"),
+    ("genai_batch_inference_list", "genai batch inference"),  # a batch inference is a thing
+])
+def test_a_record_is_named_without_how_many_or_how_it_is_found(tool, said):
+    assert entity(tool) == said
+
+
+def test_a_warning_to_the_model_is_no_request():
+    """Shopify's learn_shopify_api opens "MANDATORY FIRST STEP: This tool MUST be called
+    before any other Shopify tools"; a task asked "MANDATORY FIRST STEP for that
+    conversation"."""
+    spec = load_example("ecommerce").model_copy(deep=True)
+    tool = spec.tool("get_customer")
+    tool.description = ("\n    🚨 MANDATORY FIRST STEP: This tool MUST be called before any "
+                        "other Shopify tools.\n")
+    phrase = action_phrase(spec, "get_customer")
+    assert "MANDATORY" not in phrase and "MUST" not in phrase and "customer" in phrase
+
+
+def test_an_arena_write_in_a_service_that_only_reads_is_a_flaw():
+    spec = load_example("ecommerce")
+    coverage = {"tools": {"get_customer": {"table": "customers", "read_only": True}}}
+    reader = spec.model_copy(update={"provenance": spec.provenance.model_copy(
+        update={"stats": {"tool_coverage": coverage}})})
+    assert source_tools(reader) == {"get_customer"}
+    edit = {"origin": {"plan": {"steps": [
+        {"tool": "get_customer", "given": {"customer_id": 3}, "bound": {}},
+        {"tool": "add_address", "given": {"line1": "A"},
+         "bound": {"customer_id": {"step": 0, "field": "customer_id"}}}]}}}
+    assert "edits_a_reader" in chain_flaws(edit, reader)
+    assert "edits_a_reader" not in chain_flaws(edit, spec)  # no source: not a reader
