@@ -265,6 +265,12 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
     # the record a bound key names: "the loans of that fine's member" (a fine has no loans),
     # "of that loan's member" (not "the loans like that one")
     keyed = next((noun(p) for p in step.bound if role(p) == "key" and noun(p)), "")
+    if kind == "list" and step.select is None and any(
+            noun(p) == ent and role(p, v) == "key" for p, v in given.items()):
+        # a listing given its own record's key reads that one record (Xero's
+        # list_contact_groups(contactGroupId)): "look up contact group 1", not "go over the
+        # contact groups of contact group 1"
+        kind = "read"
     if kind == "list":
         before, after, owner = list_filters(spec, step.tool, given)
         ents = entity_plural(ent)

@@ -195,9 +195,9 @@ def date_phrase(words: str, when: str) -> str:
 # prepositions a date argument can be named by: its name is how it is said
 _BOUNDS = frozenset({"from", "since", "after", "to", "until", "before", "by"})
 # how an argument's phrase starts when it says where or when on its own ("at 09:45", "from
-# UTC"): it follows the action, never "with at 09:45"
+# UTC", "on November 25, 2025"): it follows the action, never "with at 09:45"
 PREPOSITIONS = ("at ", "from ", "to ", "since ", "until ", "before ", "after ", "by ",
-                "starting ", "ending ", "(just ", "in ", "that ")
+                "starting ", "ending ", "(just ", "in ", "that ", "on ")
 
 
 def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,

@@ -26,10 +26,10 @@ from agent_world.mining.offline.naming import singular, snake, tokens
 from agent_world.mining.offline.signatures import RESULT_COLUMNS
 from agent_world.mining.offline.vocabulary import (
     CREATE_VERBS,
-    DELETE_VERBS,
     NOUN_VERBS,
     PURE_READS,
     VERBS,
+    WRITE_VERBS,
 )
 from agent_world.tasks.artefacts import same_ends
 from agent_world.tasks.walks import FIELD_EDITS, IDENTIFIES
@@ -48,8 +48,6 @@ def _created_key(create_tool: str) -> str:
     return "_".join([*split_words(create_tool)[1:], "id"])
 
 
-# what a service's tool left out of the build is named for when it would have written
-_WRITING = CREATE_VERBS | DELETE_VERBS | {"update", "edit", "set", "patch", "modify", "rename"}
 _BOOKKEEPING = {"id", "created_at", "updated_at", "status"}
 
 
@@ -59,7 +57,7 @@ def _reads_only(spec: EnvSpec) -> bool:
     coverage = ((spec.provenance.stats or {}).get("tool_coverage") or {}).get("tools") or {}
     built = source_tools(spec)
     return bool(coverage) and not any(spec.tool(t).mutates for t in built) and not any(
-        set(tokens(name)) & _WRITING for name in coverage if snake(name) not in built)
+        set(tokens(name)) & WRITE_VERBS for name in coverage if snake(name) not in built)
 
 
 def _logs(spec: EnvSpec) -> set[str]:

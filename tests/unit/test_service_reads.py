@@ -1,9 +1,10 @@
 """What the arena builds beside a real service's own tools: nothing that writes where the
 service only reads, nothing over a table that only logs a tool's calls, no record named after
-the service itself; and what a request calls a tool's record."""
+the service itself; and how a request says a tool's record and act."""
 
 from __future__ import annotations
 
+import random
 import warnings
 
 import pytest
@@ -16,7 +17,9 @@ from agent_world.mining.offline.signatures import tool_shape
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
 from agent_world.synthesis.action_phrases import action_phrase
+from agent_world.synthesis.phrasing_clauses import step_clause
 from agent_world.tasks.flaws import chain_flaws
+from agent_world.tasks.walks import Plan, PlanStep
 from agent_world.tasks.words import entity, source_tools
 
 _WRITES = ("create_", "update_", "delete_", "set_")
@@ -29,11 +32,12 @@ def _mined(server: str):
         return mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
 
 
-@pytest.mark.parametrize("server", ["aws-documentation", "obsidian", "flightradar"])
+@pytest.mark.parametrize("server", ["aws-documentation", "obsidian", "flightradar", "variflight"])
 def test_a_service_that_only_reads_gains_no_writes(server):
     """AWS documentation had gained delete_documentation, Obsidian's reader a note on each
     note, the flight tracker update_flight: the arena's own writes over what the service
-    only lets its users read."""
+    only lets its users read. A tool left unbuilt whose name says no write (Variflight's
+    flightHappinessIndex) does not make the service one that writes."""
     spec = _mined(server)
     plans, _ = plan_tools(spec)
     assert [p for p in plans if p.source_tool] and not [p for p in plans if p.write]
@@ -116,3 +120,14 @@ def test_an_arena_write_in_a_service_that_only_reads_is_a_flaw():
          "bound": {"customer_id": {"step": 0, "field": "customer_id"}}}]}}}
     assert "edits_a_reader" in chain_flaws(edit, reader)
     assert "edits_a_reader" not in chain_flaws(edit, spec)  # no source: not a reader
+
+
+def test_a_listing_given_its_own_record_s_key_reads_that_record():
+    """Xero's list_contact_groups(contactGroupId) read one group: a task asked to "go over
+    the contact groups of contact group 1"."""
+    spec = load_example("ecommerce")
+    own = Plan(steps=[PlanStep(tool="list_orders", given={"order_id": "O1"})])
+    said = step_clause(spec, own, 0, random.Random(0))
+    assert "order O1" in said and "orders of" not in said
+    owned = Plan(steps=[PlanStep(tool="list_orders", given={"customer_id": 3})])
+    assert "orders of customer 3" in step_clause(spec, owned, 0, random.Random(0))

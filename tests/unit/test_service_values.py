@@ -189,6 +189,14 @@ def test_the_row_kinds_it_names_are_made_by_rows():
     ("stores", ColumnSpec(name="region", type="text"), "", "region"),
     ("databases", ColumnSpec(name="total_count", type="real"), "", "count"),
     ("deployments", ColumnSpec(name="replicas", type="real"), "", "count"),
+    # a tool's argument named as its record is kept as 'content': what the record is
+    ("reactions", ColumnSpec(name="content", type="text"), "The name of the emoji", "emoji"),
+    ("commands", ColumnSpec(name="content", type="text"), "", "command"),
+    ("sqls", ColumnSpec(name="content", type="text"), "SQL query to convert", "sql"),
+    # a slide's text box: 11 pt at 86 x 79, 320 wide; not 193.44 pt, 6.98 wide
+    ("text_boxes", ColumnSpec(name="font_size", type="real"), "", "font_size"),
+    ("text_boxes", ColumnSpec(name="width", type="real"), "", "pixels"),
+    ("text_boxes", ColumnSpec(name="x", type="real"), "", "position"),
 ])
 def test_technical_records_are_named_and_counted_as_engineers_do(table, column, description,
                                                                   kind):

@@ -83,6 +83,9 @@ def test_an_argument_named_by_a_preposition_is_said_by_it():
         "from December 5, 2025 at 12:30"
     assert phrasing_values.arg_phrase("time", "09:45") == "at 09:45"
     assert phrasing_values.arg_phrase("time", "09:45").startswith(phrasing_values.PREPOSITIONS)
+    # a date is "on November 25, 2025": never "the body measurement with on November 25"
+    assert phrasing_values.arg_phrase("date", "2025-11-25").startswith(
+        phrasing_values.PREPOSITIONS)
 
 
 def test_an_action_given_an_earlier_value_says_whose_value_it_is(built):

@@ -21,6 +21,7 @@ from agent_world.mining.offline.vocabulary import (
     STATE_VERBS,
     UI_VERBS,
     VERBS,
+    WRITE_VERBS,
 )
 
 # verbs a planned write makes a record with
@@ -61,13 +62,14 @@ def reads_by_description(description: str) -> bool:
 
 def only_reads(source: str, entry: dict[str, Any], plan: ToolPlan | None) -> bool:
     """Whether a source tool only reads: its plan reads, or, left unplanned, its annotation,
-    name or description says it reads (a documentation search, a flight look-up)."""
+    name or description says it reads (a documentation search, a flight look-up) or its name
+    says no write (Variflight's flightHappinessIndex, MUI's generateReactCode)."""
     if plan is not None:
         return not plan.write
     words = tokens(source)
     verb = next((w for w in words if w in VERBS or w in _INSPECTS), None)
     return bool(entry.get("read_only")) or reads_by_name(words) or verb in _INSPECTS or \
-        reads_by_description(entry.get("description") or "")
+        reads_by_description(entry.get("description") or "") or not set(words) & WRITE_VERBS
 
 
 # verbs that look at what exists and change none of it (Hotels' compare_hotels, ripgrep's

@@ -105,6 +105,12 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "rating"
         if words & {"count", "qty", "quantity", "replicas"}:  # a count stored as a real is whole
             return "count"
+        if words & {"font"}:
+            return "font_size"  # a text box's font size: 11 pt, not 193.44
+        if words & {"width", "height"} and not words & {"line", "border", "stroke"}:
+            return "pixels"  # a shape's size in points or pixels: 320 x 240, not 6.98 x 132.8
+        if n in ("x", "y"):
+            return "position"  # where on a page or a slide: no money
         if words & {"percent", "percentage", "pct", "discount", "rate"}:
             return "percent"
         return "money"
@@ -190,12 +196,16 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "slug_name"
     if words & {"image"} and (words & {"docker", "container"} or "docker" in d):
         return "docker_image"
-    if single in ("query", "statement") and n in ("content", "sql", "query", "statement"):
-        return "sql"
+    if single in ("query", "statement", "sql") and n in ("content", "sql", "query", "statement"):
+        return "sql"  # PostgREST's sqlToRest(sql) kept its statement as a 'content'
+    if single == "command" and n == "content":
+        return "command"  # run_command(command): a command line, no sentence
     if single == "table" and n in ("name", "table_name"):
         return "table_name"
     if single == "insight" and n in ("content", "text", "body", "insight"):
         return "insight"
+    if single in ("reaction", "emoji") and n in ("content", "name"):
+        return "emoji"  # slack_add_reaction(reaction): an emoji, no sentence
     if n == "reason" and single in ("appointment", "visit", "booking", "consultation"):
         return "visit_reason"
     if n.endswith("_number") and not n.startswith(("num", "number")):

@@ -145,6 +145,11 @@ VALUE_NOUNS = {"balance", "price", "score", "rating", "total", "quota", "usage",
                "info", "url", "web", "page", "html", "markdown", "json", "response"}
 # what a tool named for removing a record starts with (planning and walks read names alike)
 DELETE_VERBS = frozenset({"delete", "remove", "drop", "purge", "destroy", "unlink", "uninstall"})
+# words a tool's name says it changes something with (a service's tool left unbuilt that has
+# one would have written: Google Sheets' gsheets_update_cell, shadcn's apply_theme)
+WRITE_VERBS = frozenset(CREATE_VERBS | DELETE_VERBS | set(STATE_VERBS) | {
+    "update", "edit", "modify", "patch", "put", "set", "change", "rename", "move", "replace",
+    "apply", "install", "reset", "clear", "kill", "restart", "unassign", "grant", "transfer"})
 ID_SUFFIXES = {"id", "ids", "path", "name", "key", "code", "slug", "uuid", "sha", "number",
                "handle", "email", "url", "uri"}
 ROLE_PREFIXES = {"source", "target", "src", "dst", "dest", "destination", "from", "to",
