@@ -142,6 +142,8 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
             len(clause.split()) < 2 or \
             first_word in spec.name.lower().split("_") and first_word not in VERBS:
         return _name_phrase(spec, tool)
+    # a shouted phrase is said in plain case ("issue that request FROM THE HOST")
+    clause = _SHOUTED_RUN.sub(lambda m: m.group(0).lower(), clause)
     # "PREFERRED TOOL", "MEP": an acronym or a shouted word keeps its case
     phrase = clause if clause[1:2].isupper() else clause[0].lower() + clause[1:]
     # "create a appointment" reads badly in any generated description
@@ -160,7 +162,10 @@ _LEAD = re.compile(r"^(?:\[[^\]]{1,40}\]\s*|[^\w\s\[(]+\s*|(?:[\w/-]+ ){0,2}\| )
 # a warning to the calling model where the act would be ("MANDATORY FIRST STEP: This tool MUST
 # be called before any other Shopify tools")
 _SHOUTED = re.compile(r"^(?:MANDATORY|IMPORTANT|CRITICAL|REQUIRED|WARNING|ALWAYS|NEVER|DO NOT|"
-                      r"MUST)\b")
+                      r"MUST|INTERNAL|DEPRECATED)\b")
+# a run of capitals with an English function word in it: emphasis, no acronym ("REST API")
+_SHOUTED_RUN = re.compile(r"\b(?=[A-Z ]*\b(?:THE|FROM|NOT|ONLY|MUST|NEVER|ALWAYS|ALL|DO)\b)"
+                          r"[A-Z]{2,}(?: [A-Z]{2,})+\b")
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
 _VERB_RUN = re.compile(r"^\w+(?:, (?:\w+ )?\w+){2,},? and \w+ ", re.I)
 _ROUTER = re.compile(r"\boperations [-–] | [-–] commands\b|\bcommands for\b", re.I)

@@ -488,7 +488,7 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
     if split_words(dst)[:1] and split_words(dst)[0] in FIELD_EDITS and any(
             split_words(plan.steps[b.step].tool)[:1] and
             split_words(plan.steps[b.step].tool)[0] in CREATE_VERBS
-            and b.field == _own_key(results[b.step]) for b in step.bound.values()):
+            and b.field in ("id", _own_key(results[b.step])) for b in step.bound.values()):
         # editing what the chain just created ("create a hotel note with body A, then set
         # its body to B"): a person creates it as wanted, and the create's values go unchecked
         return None

@@ -105,8 +105,9 @@ def entity(tool: str, namespace: str | None = None) -> str:
     return _thing(words)
 
 
-# words that say how many records a name acts on, not what they are ("a", "multiple")
-_HOW_MANY = frozenset({"a", "an", "the", "multiple", "many", "single", "bulk"})
+# words that say how many records a name acts on, or whose, not what they are ("a",
+# "multiple", get_my_cards' "my")
+_HOW_MANY = frozenset({"a", "an", "the", "multiple", "many", "single", "bulk", "my"})
 
 
 # words a tool name adds to its record's kind without naming another (suspend_member_account

@@ -88,6 +88,7 @@ def test_the_service_s_name_is_no_record_but_a_file_type_is():
 
 @pytest.mark.parametrize("tool, said", [
     ("read_multiple_files", "file"),  # not "the multiple file"
+    ("get_my_cards", "card"),  # not "the my card"
     ("domain_byComposeId", "domain"),  # not "the by compose id"
     ("env_var_bulk_set", "env var"),
     ("genai_batch_inference_list", "genai batch inference"),  # a batch inference is a thing
@@ -131,3 +132,11 @@ def test_a_listing_given_its_own_record_s_key_reads_that_record():
     assert "order O1" in said and "orders of" not in said
     owned = Plan(steps=[PlanStep(tool="list_orders", given={"customer_id": 3})])
     assert "orders of customer 3" in step_clause(spec, owned, 0, random.Random(0))
+
+
+def test_a_shouted_phrase_is_said_in_plain_case_and_an_acronym_keeps_its():
+    spec = load_example("ecommerce").model_copy(deep=True)
+    spec.tool("get_customer").description = "Issue an HTTP request FROM THE HOST."
+    assert action_phrase(spec, "get_customer") == "issue an HTTP request from the host"
+    spec.tool("get_customer").description = "Call the REST API of the shop."
+    assert "REST API" in action_phrase(spec, "get_customer")

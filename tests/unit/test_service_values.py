@@ -192,6 +192,8 @@ def test_the_row_kinds_it_names_are_made_by_rows():
     # a tool's argument named as its record is kept as 'content': what the record is
     ("reactions", ColumnSpec(name="content", type="text"), "The name of the emoji", "emoji"),
     ("commands", ColumnSpec(name="content", type="text"), "", "command"),
+    ("urls", ColumnSpec(name="content", type="text"), "", "url"),  # ref_read_url(url)
+    ("memories", ColumnSpec(name="content", type="text"), "", "sentence"),  # no memory size
     ("sqls", ColumnSpec(name="content", type="text"), "SQL query to convert", "sql"),
     # a slide's text box: 11 pt at 86 x 79, 320 wide; not 193.44 pt, 6.98 wide
     ("text_boxes", ColumnSpec(name="font_size", type="real"), "", "font_size"),

@@ -74,6 +74,10 @@ _CLOUD = re.compile(r"\baws\b|amazon|cloud|azure|gcp|google cloud|data ?cent|dep
                     r"us-east-1|nyc3")
 
 
+# the kinds a record's 'content' takes from the record's own name (see column_semantic)
+_CONTENT_KINDS = frozenset({"url", "command", "emoji", "sql"})
+
+
 def _format_of(col: ColumnSpec) -> str | None:
     m = re.search(r"\bformat[:=]\s*([a-z0-9-]+)", col.description.lower())
     return m.group(1) if m else None
@@ -198,14 +202,18 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "docker_image"
     if single in ("query", "statement", "sql") and n in ("content", "sql", "query", "statement"):
         return "sql"  # PostgREST's sqlToRest(sql) kept its statement as a 'content'
-    if single == "command" and n == "content":
-        return "command"  # run_command(command): a command line, no sentence
+    if n == "content" and single != "content":
+        # a tool's argument named as its record is kept as the record's 'content' (
+        # slack_add_reaction(reaction), run_command(command), ref_read_url(url)): a value of
+        # the kind that name says, where that is a technical one, not a sentence
+        kind = column_semantic(table, ColumnSpec(name=single, type=t,
+                                                 description=col.description))
+        if kind in _CONTENT_KINDS:
+            return kind
     if single == "table" and n in ("name", "table_name"):
         return "table_name"
     if single == "insight" and n in ("content", "text", "body", "insight"):
         return "insight"
-    if single in ("reaction", "emoji") and n in ("content", "name"):
-        return "emoji"  # slack_add_reaction(reaction): an emoji, no sentence
     if n == "reason" and single in ("appointment", "visit", "booking", "consultation"):
         return "visit_reason"
     if n.endswith("_number") and not n.startswith(("num", "number")):
