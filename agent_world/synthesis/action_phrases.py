@@ -142,6 +142,8 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
             len(clause.split()) < 2 or \
             first_word in spec.name.lower().split("_") and first_word not in VERBS:
         return _name_phrase(spec, tool)
+    # a format is no word of the act ("write a body measurement for a new YYYY-MM-DD date")
+    clause = re.sub(r"\s*\b(?:YYYY-MM-DD(?:THH:MM(?::SS)?)?|HH:MM(?::SS)?)\b", "", clause)
     # a shouted phrase is said in plain case ("issue that request FROM THE HOST")
     clause = _SHOUTED_RUN.sub(lambda m: m.group(0).lower(), clause)
     # "PREFERRED TOOL", "MEP": an acronym or a shouted word keeps its case

@@ -52,6 +52,10 @@ _STAND_INS = frozenset({_FILLER, STAND_IN_TEXT})
 
 def _stand_in(value: Any) -> bool:
     return isinstance(value, str) and value in _STAND_INS
+
+
+def _unsayable(value: Any) -> bool:
+    return isinstance(value, str) and (len(value) > SAYABLE or "\n" in value)
 # the optional arguments a request gives a call at most, beside the required ones
 MAX_OPTIONAL = 2
 
@@ -143,9 +147,9 @@ class ValueSampler:
             # nobody orders 0 units: a stored 0 is an edge case, not a request
             ok = [v for v in ok if v != 0] or ok
         # a page body of paragraphs is no value a person types into a request
-        sayable = [v for v in ok if not (isinstance(v, str) and (len(v) > SAYABLE or "\n" in v))]
+        sayable = [v for v in ok if not _unsayable(v)]
         stored = [v for v in columns if isinstance(v, str)]
-        if stored and all(len(v) > SAYABLE or "\n" in v for v in stored):
+        if stored and all(_unsayable(v) for v in stored):
             # nor is any value of a field that only ever holds such text (a diff): a test's
             # short stand-in ("set the diff to 'one'") is no edit a person asks for
             return [v for v in sayable if not isinstance(v, str)]
@@ -248,9 +252,10 @@ class ValueSampler:
     def start_args(self, tool: str, rng: random.Random) -> dict[str, Any] | None:
         """Arguments for a first call: a successful test's, or sampled per required argument."""
         spec_tool = self.spec.tool(tool)
+        # nor a test's page of text (Lark's docx import "with markdown '# Q1 backlog\n\n...'")
         tests = [t.arguments for t in self.spec.tests if t.tool == tool and t.expect.ok
                  and t.expect.error_kind is None
-                 and not any(_stand_in(v) for v in t.arguments.values())]
+                 and not any(_stand_in(v) or _unsayable(v) for v in t.arguments.values())]
         required = set(spec_tool.parameters.get("required", []))
 
         def asked(args: dict[str, Any]) -> dict[str, Any] | None:

@@ -140,3 +140,9 @@ def test_a_shouted_phrase_is_said_in_plain_case_and_an_acronym_keeps_its():
     assert action_phrase(spec, "get_customer") == "issue an HTTP request from the host"
     spec.tool("get_customer").description = "Call the REST API of the shop."
     assert "REST API" in action_phrase(spec, "get_customer")
+
+
+def test_a_date_format_is_no_word_of_the_act():
+    spec = load_example("ecommerce").model_copy(deep=True)
+    spec.tool("get_customer").description = "Write a body measurement for a new YYYY-MM-DD date."
+    assert action_phrase(spec, "get_customer") == "write a body measurement for a new date"

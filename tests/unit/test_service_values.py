@@ -193,6 +193,9 @@ def test_the_row_kinds_it_names_are_made_by_rows():
     ("reactions", ColumnSpec(name="content", type="text"), "The name of the emoji", "emoji"),
     ("commands", ColumnSpec(name="content", type="text"), "", "command"),
     ("urls", ColumnSpec(name="content", type="text"), "", "url"),  # ref_read_url(url)
+    ("buckets", ColumnSpec(name="location", type="text"), "The location for the bucket.",
+     "cloud_region"),  # 'us-east1', no street address
+    ("stores", ColumnSpec(name="location", type="text"), "", "address"),
     ("memories", ColumnSpec(name="content", type="text"), "", "sentence"),  # no memory size
     ("sqls", ColumnSpec(name="content", type="text"), "SQL query to convert", "sql"),
     # a slide's text box: 11 pt at 86 x 79, 320 wide; not 193.44 pt, 6.98 wide

@@ -139,11 +139,12 @@ def test_a_description_about_the_tool_is_asked_as_the_request(airline):
         "add a checked bag to a reservation"
 
 
-@pytest.mark.parametrize("placeholder", ["x", STAND_IN_TEXT])
+@pytest.mark.parametrize("placeholder", ["x", STAND_IN_TEXT, "# Q1 backlog\n\n- pricing page"])
 def test_a_placeholder_a_test_passes_is_no_value_to_ask_for(airline, placeholder):
     """The designer's tests pass 'x' for an argument the tool ignores, and a stand-in text
-    for a value a write sets when nothing stored fits; tasks asked "with the node ids set to
-    'x'" and "with the project root set to 'Damaged beyond repair'"."""
+    for a value a write sets when nothing stored fits, and a page of text is no value a
+    request states; tasks asked "with the node ids set to 'x'", "with the project root set to
+    'Damaged beyond repair'" and "with markdown '# Q1 backlog ...'"."""
     spec = airline.model_copy(deep=True)
     for test in spec.tests:
         if test.tool == "get_reservation" and test.expect.ok:

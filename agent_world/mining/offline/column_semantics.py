@@ -78,6 +78,11 @@ _CLOUD = re.compile(r"\baws\b|amazon|cloud|azure|gcp|google cloud|data ?cent|dep
 _CONTENT_KINDS = frozenset({"url", "command", "emoji", "sql"})
 
 
+# records a cloud keeps in a region
+_CLOUD_THINGS = frozenset({"bucket", "cluster", "instance", "vpc", "subnet", "volume",
+                           "snapshot", "function", "queue", "topic", "registry"})
+
+
 def _format_of(col: ColumnSpec) -> str | None:
     m = re.search(r"\bformat[:=]\s*([a-z0-9-]+)", col.description.lower())
     return m.group(1) if m else None
@@ -260,6 +265,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "country"
     if n == "city":
         return "city"
+    if n == "location" and (single in _CLOUD_THINGS or _CLOUD.search(f"{d} {table}")):
+        return "cloud_region"  # a bucket's location is 'us-east1', no street address
     if words & {"address", "street", "location"}:
         return "address"
     if words & {"zip", "postcode", "postal"}:
