@@ -506,7 +506,10 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         if missed:
             act += " for " + " and ".join(missed)
     rest, does = [], []
-    sets = act.split(" ", 1)[0] in EDITS
+    # an act that already says what it sets ("set table columns to auto-fit based on
+    # content", "set text alignment for a table cell") is given the record it acts on, not
+    # values: never "set its filename to ..."
+    sets = act.split(" ", 1)[0] in EDITS and not re.match(r"set \S.* (?:to|for) \S", act)
     marks: dict[str, str] = {}
     for p, v in given.items():
         if p in PAGING:

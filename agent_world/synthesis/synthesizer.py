@@ -44,6 +44,7 @@ from agent_world.synthesis.task_text import (
 )
 from agent_world.tasks.check import normalise
 from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
+from agent_world.tasks.flaws import chain_flaws
 from agent_world.tasks.model import Task
 from agent_world.tasks.programs import bulk_solution_source, bulk_verify_source, find_bulk
 from agent_world.tasks.sampling import ValueSampler
@@ -138,6 +139,11 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         plan, results = collapse_rereads(plan, results, spec)
         plan, kept = prune_detours(plan, spec)
         results = [results[i] for i in kept]
+        # what the collapse left may be a chain no walk would take (Expo's "open the
+        # DevTools, then rename that devtool" once the re-read between them went)
+        flaws = chain_flaws({"origin": {"plan": plan.model_dump()}}, spec)
+        if flaws:
+            return f"the chain has a flaw: {flaws[0].replace('_', ' ')}"
     if conditional:
         return _conditional_candidate(spec, graph, runtime, rng, recipe, plan, results, seed,
                                       sampler, origin, model)

@@ -25,6 +25,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import singular, snake, tokens
 from agent_world.mining.offline.signatures import RESULT_COLUMNS
 from agent_world.mining.offline.vocabulary import (
+    ACT_NOUNS,
     CREATE_VERBS,
     NOUN_VERBS,
     PURE_READS,
@@ -69,7 +70,8 @@ def _logs(spec: EnvSpec) -> set[str]:
     for table in spec.tables:
         last = singular(table.name).split("_")[-1]
         data = {c.name for c in table.columns if not c.foreign_key} - _BOOKKEEPING
-        if last in VERBS and last not in NOUN_VERBS and len(data) >= 2 and any(
+        if (last in VERBS or last in ACT_NOUNS) and last not in NOUN_VERBS and \
+                len(data) >= 2 and any(
                 4 * len(data & args) >= 3 * len(data) for args in readers):
             out.add(table.name)
     return out

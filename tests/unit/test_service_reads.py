@@ -19,7 +19,7 @@ from agent_world.mining.sources.harvest_corpus import corpus_sources
 from agent_world.synthesis.action_phrases import action_phrase
 from agent_world.synthesis.phrasing_clauses import step_clause
 from agent_world.tasks.flaws import chain_flaws
-from agent_world.tasks.walks import Plan, PlanStep
+from agent_world.tasks.walks import Binding, Plan, PlanStep
 from agent_world.tasks.words import entity, source_tools
 
 _WRITES = ("create_", "update_", "delete_", "set_")
@@ -146,3 +146,26 @@ def test_a_date_format_is_no_word_of_the_act():
     spec = load_example("ecommerce").model_copy(deep=True)
     spec.tool("get_customer").description = "Write a body measurement for a new YYYY-MM-DD date."
     assert action_phrase(spec, "get_customer") == "write a body measurement for a new date"
+
+
+def test_an_act_that_says_what_it_sets_is_given_its_record_not_values():
+    """Word's auto_fit_table_columns(filename, table_index): "Set table columns to auto-fit
+    based on content: set its filename to 'contract-2025.docx'" asked to rename a file."""
+    spec = load_example("ecommerce").model_copy(deep=True)
+    plan = Plan(steps=[PlanStep(tool="update_address",
+                                given={"address_id": "A1", "line1": "5 Main St"})])
+    assert "set its line 1 to '5 Main St'" in step_clause(spec, plan, 0, random.Random(0))
+    spec.tool("update_address").description = "Set table columns to auto-fit based on content."
+    said = step_clause(spec, plan, 0, random.Random(0))
+    assert "set its" not in said and "'5 Main St'" in said
+
+
+def test_the_synthesizer_reads_a_plan_s_flaws_as_the_counter_does():
+    """After re-reads are collapsed the synthesizer asks the flaw counter about the plan it
+    will keep (a walk's own rules had seen the longer chain)."""
+    spec = load_example("ecommerce")
+    plan = Plan(steps=[PlanStep(tool="add_address", given={"customer_id": 1, "line1": "A"}),
+                       PlanStep(tool="update_address", given={"line1": "B"},
+                                bound={"address_id": Binding(step=0, field="address_id"),
+                                       "customer_id": Binding(step=0, field="customer_id")})])
+    assert chain_flaws({"origin": {"plan": plan.model_dump()}}, spec) == ["edits_what_it_created"]

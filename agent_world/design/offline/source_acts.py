@@ -14,8 +14,8 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import TableSpec
 from agent_world.mining.offline.naming import singular, snake, tokens, tool_identifier
 from agent_world.mining.offline.signatures import OTHER_QUERY_LANGUAGES
-from agent_world.mining.offline.vocabulary import CREATE_VERBS as MAKING_VERBS
 from agent_world.mining.offline.vocabulary import (
+    ACT_NOUNS,
     DELETE_VERBS,
     PURE_READS,
     STATE_VERBS,
@@ -23,6 +23,7 @@ from agent_world.mining.offline.vocabulary import (
     VERBS,
     WRITE_VERBS,
 )
+from agent_world.mining.offline.vocabulary import CREATE_VERBS as MAKING_VERBS
 
 # verbs a planned write makes a record with
 CREATE_VERBS = frozenset({"add", "create", "register", "book", "place", "append", "insert",
@@ -182,7 +183,8 @@ def call_logs(spec: EnvSpec, coverage: dict[str, Any], plans: list[ToolPlan]) ->
         own = {a.get("column") for a in (entry.get("arguments") or {}).values()
                if a.get("role") == "column" and a.get("table") == table.name}
         last = singular(table.name).split("_")[-1]
-        acts = last in VERBS and last not in _NOUN_VERBS  # a post or a record is a thing
+        # named for an act or its noun (searxng's suggestions); a post or a record is a thing
+        acts = (last in VERBS or last in ACT_NOUNS) and last not in _NOUN_VERBS
         if acts and len(data) >= 2 and 4 * len(data & own) >= 3 * len(data):
             logs.add(table.name)
     return logs | {t.name for t in spec.tables if any(

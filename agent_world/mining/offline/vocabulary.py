@@ -98,6 +98,10 @@ TRANSFORM_VERBS = {
     "invoke": "invocation", "call": "call", "download": "download", "export": "export",
     "navigate": "navigation", "transfer": "transfer",
 }
+# the nouns of acts: a table named by one holds calls, not things (a search's suggestions)
+ACT_NOUNS = frozenset(set(TRANSFORM_VERBS.values()) - {"run", "call"} | {
+    "suggestion", "recommendation", "prediction", "inspection", "estimation", "lookup",
+    "validation", "verification", "comparison"})
 STATE_VERBS = {
     "cancel": "cancelled", "archive": "archived", "close": "closed", "publish": "published",
     "approve": "approved", "reject": "rejected", "complete": "completed", "confirm": "confirmed",
