@@ -52,20 +52,19 @@ def _created_key(create_tool: str) -> str:
 _BOOKKEEPING = {"id", "created_at", "updated_at", "status"}
 
 
-def _reads_only(spec: EnvSpec) -> bool:
-    """No source tool of the service writes: none built mutates, none left out is named for
-    a write."""
+def _reads_only(spec: EnvSpec, built: frozenset[str]) -> bool:
+    """No source tool of the service (`built`: those built) writes: none built mutates, none
+    left out is named for a write."""
     coverage = ((spec.provenance.stats or {}).get("tool_coverage") or {}).get("tools") or {}
-    built = source_tools(spec)
     return bool(coverage) and not any(spec.tool(t).mutates for t in built) and not any(
         set(tokens(name)) & WRITE_VERBS for name in coverage if snake(name) not in built)
 
 
-def _logs(spec: EnvSpec) -> set[str]:
+def _logs(spec: EnvSpec, built: frozenset[str]) -> set[str]:
     """Tables named for an act whose data columns are, three in four, the arguments of one
-    source tool that only reads: a log of its calls."""
+    source tool (`built`: those built) that only reads: a log of its calls."""
     readers = [{snake(p) for p in t.parameters.get("properties", {})}
-               for t in spec.tools if t.name in source_tools(spec) and not t.mutates]
+               for t in spec.tools if t.name in built and not t.mutates]
     out = set()
     for table in spec.tables:
         last = singular(table.name).split("_")[-1]
@@ -112,10 +111,11 @@ def chain_flaws(task: dict[str, Any], spec: EnvSpec) -> list[str]:
                 not any(IDENTIFIES.search(p) for p in bound):
             found.append("unrelated_record")
             break
-    own = [s for s in steps if s["tool"] in names and s["tool"] not in source_tools(spec)]
-    if any(spec.tool(s["tool"]).mutates for s in own) and _reads_only(spec):
+    built = source_tools(spec)
+    own = [s for s in steps if s["tool"] in names and s["tool"] not in built]
+    if any(spec.tool(s["tool"]).mutates for s in own) and _reads_only(spec, built):
         found.append("edits_a_reader")
-    logs = _logs(spec) if own else set()
+    logs = _logs(spec, built) if own else set()
     if any(acted_table(spec, s["tool"], looked_up=True) in logs for s in own):
         found.append("asks_a_past_call")
     return found

@@ -56,6 +56,8 @@ def _stand_in(value: Any) -> bool:
 
 def _unsayable(value: Any) -> bool:
     return isinstance(value, str) and (len(value) > SAYABLE or "\n" in value)
+
+
 # the optional arguments a request gives a call at most, beside the required ones
 MAX_OPTIONAL = 2
 

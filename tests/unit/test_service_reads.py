@@ -9,10 +9,11 @@ import warnings
 
 import pytest
 
-from agent_world.design.offline.source_acts import call_logs
+from agent_world.design.offline.source_acts import call_logs, only_reads
 from agent_world.design.offline.source_plans import plan_tools
 from agent_world.envs import load_example
 from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.offline.naming import tool_identifier
 from agent_world.mining.offline.signatures import tool_shape
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
@@ -23,6 +24,13 @@ from agent_world.tasks.walks import Binding, Plan, PlanStep
 from agent_world.tasks.words import entity, source_tools
 
 _WRITES = ("create_", "update_", "delete_", "set_")
+
+
+def _reading(coverage, plans) -> set[str]:
+    """The source tools that only read, as the planner tells them."""
+    planned = {p.name: p for p in plans}
+    return {source for source, entry in coverage["tools"].items()
+            if only_reads(source, entry, planned.get(tool_identifier(source)))}
 
 
 def _mined(server: str):
@@ -55,7 +63,7 @@ def test_no_look_up_or_edit_of_a_table_that_logs_a_tool_s_calls():
     spec = _mined("lsp")
     plans, _ = plan_tools(spec)
     coverage = spec.provenance.stats["tool_coverage"]
-    logs = call_logs(spec, coverage, [p for p in plans if p.source_tool])
+    logs = call_logs(spec, coverage, _reading(coverage, plans))
     assert "incoming_calls" in logs
     assert not [p.name for p in plans if not p.source_tool and p.table in logs]
     assert [p.name for p in plans if p.write and not p.source_tool]
@@ -66,7 +74,8 @@ def test_a_table_named_for_a_thing_is_no_call_log_however_its_columns_came():
     still the service's issues."""
     spec = _mined("sonarqube")
     plans, _ = plan_tools(spec)
-    assert "issues" not in call_logs(spec, spec.provenance.stats["tool_coverage"], plans)
+    coverage = spec.provenance.stats["tool_coverage"]
+    assert "issues" not in call_logs(spec, coverage, _reading(coverage, plans))
 
 
 @pytest.mark.parametrize("server, gone, kept", [

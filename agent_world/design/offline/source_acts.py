@@ -12,7 +12,7 @@ from typing import Any
 from agent_world.design.offline.plans import VERB_STATUS, ToolPlan, range_bounds, status_column
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import TableSpec
-from agent_world.mining.offline.naming import singular, snake, tokens, tool_identifier
+from agent_world.mining.offline.naming import singular, snake, tokens
 from agent_world.mining.offline.signatures import OTHER_QUERY_LANGUAGES
 from agent_world.mining.offline.vocabulary import (
     ACT_NOUNS,
@@ -163,20 +163,20 @@ def echoes_its_calls(spec: EnvSpec, plan: ToolPlan, entry: dict[str, Any]) -> bo
     return bool(data) and data <= own
 
 
-def call_logs(spec: EnvSpec, coverage: dict[str, Any], plans: list[ToolPlan]) -> set[str]:
+def call_logs(spec: EnvSpec, coverage: dict[str, Any], reading: set[str]) -> set[str]:
     """Tables that log a reading source tool's calls, not records a user keeps: named for an
     act (git's fetches of git_fetch, Terraform's module_searches, ripgrep's advanced_searches),
     with at least two data columns, three in four of them the tool's own arguments; and the
     tables whose rows belong to one of those. The arena's own look-ups and edits of such a
     table ("look up module search 8", "delete that advanced search") ask about a past call,
     which no one does. (A table named for a thing stays, however many of its columns a
-    listing's filters made: SonarQube's issues, Vercel's deployments.)"""
+    listing's filters made: SonarQube's issues, Vercel's deployments.) `reading`: the source
+    tools that only read (`only_reads`)."""
     logs: set[str] = set()
     tables = {t.name: t for t in spec.tables}
     for source, entry in (coverage.get("tools") or {}).items():
         table = tables.get(entry.get("table") or "")
-        plan = next((p for p in plans if p.name == tool_identifier(source)), None)
-        if table is None or not only_reads(source, entry, plan):
+        if table is None or source not in reading:
             continue
         data = {c.name for c in table.columns if not c.primary_key and not c.foreign_key} - \
             _CALL_META

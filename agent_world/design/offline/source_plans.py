@@ -445,14 +445,14 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     # flight tracker) stays one: no edited web page, time zone, documentation page or flight
     # beside it (AWS documentation had gained delete_documentation, Obsidian's reader a note
     # on each note)
-    reads_only = bool(coverage.get("tools")) and all(
-        only_reads(source, entry, next((p for p in plans if p.name == tool_identifier(source)),
-                                        None))
-        for source, entry in coverage["tools"].items())
+    planned = {p.name: p for p in plans}
+    reading = {source for source, entry in (coverage.get("tools") or {}).items()
+               if only_reads(source, entry, planned.get(tool_identifier(source)))}
+    reads_only = bool(coverage.get("tools")) and len(reading) == len(coverage["tools"])
     # nor an edited web search result: the web finds those, no user keeps them (jina's
     # "edit that search result: set its snippet to ...")
     found = {t.name for t in spec.tables if set(RESULT_COLUMNS) <= {c.name for c in t.columns}}
-    logs = call_logs(spec, coverage, plans)
+    logs = call_logs(spec, coverage, reading)
     extra = [_schema_contract(spec, p) for p in schema_plans(spec, _owned_states(plans))
              if p.name not in names and (_schema_kind(p), p.table) not in served
              and not (p.write and (reads_only or p.table in found)) and p.table not in logs]
