@@ -44,7 +44,7 @@ from agent_world.synthesis.task_text import (
 )
 from agent_world.tasks.check import normalise
 from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
-from agent_world.tasks.flaws import chain_flaws
+from agent_world.tasks.flaws import chain_flaws, names_an_added_label
 from agent_world.tasks.model import Task
 from agent_world.tasks.programs import bulk_solution_source, bulk_verify_source, find_bulk
 from agent_world.tasks.sampling import ValueSampler
@@ -61,7 +61,13 @@ from agent_world.tasks.walks import (
     random_walk,
     scalar_fields,
 )
-from agent_world.tasks.words import runs_sql, sql_param, table_entity, tool_entity
+from agent_world.tasks.words import (
+    added_labels,
+    runs_sql,
+    sql_param,
+    table_entity,
+    tool_entity,
+)
 
 
 # ---- tool views -----------------------------------------------------------------------------
@@ -163,14 +169,15 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
     changed = _changed_columns(changes) if plan.writes(spec) else None
     if changed is not None and not spec.tool(plan.steps[-1].tool).mutates:
         changed = None  # a read after the write: its fields are what it shows
+    labels = added_labels(spec)
     options = answer_options(plan, results[-1], rng, aggregate=kind == "programmatic",
-                             changed=changed)
+                             changed=changed, labels=labels)
     while not options and kind == "graph" and len(plan.steps) > 1 and \
             not spec.tool(plan.steps[-1].tool).mutates:
         # the last read gives nothing to ask: the walk up to the call before it may
         plan, kept = prune_detours(Plan(steps=plan.steps[:-1]), spec)
         results = [results[i] for i in kept]
-        options = answer_options(plan, results[-1], rng, aggregate=False)
+        options = answer_options(plan, results[-1], rng, aggregate=False, labels=labels)
     last_tool = spec.tool(plan.steps[-1].tool)
     if last_tool.mutates:
         options.append({"kind": "none"})
@@ -184,6 +191,8 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
             break
     if isinstance(truth, str):
         return truth
+    if names_an_added_label(plan.model_dump()["steps"], spec):
+        return "the request names a record by the name the miner gave it"
     view = tool_view(spec, plan, recipe, rng, salt=f"{seed}:{rng.random()}")
     text = llm_text(model, spec, plan, answer, truth) if model is not None else None
     writer = request_writer(model, text)
@@ -316,7 +325,8 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
         if len(items) < 2:
             return "nothing to branch on"
         item = rng.choice(items)
-        plan.steps[i].select = _selector(items, item, set(plan.steps[i].given), rng) or None
+        plan.steps[i].select = _selector(items, item, set(plan.steps[i].given), rng,
+                                         added_labels(spec)) or None
         if plan.steps[i].select is None:
             return "nothing to branch on"
         last = item
@@ -347,7 +357,8 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
     value = observed if holds else rng.choice([d for d in domain if d != observed])
     others = [k for k, v in fields.items() if k != f and v is not None and
               not isinstance(v, bool) and normalise(v) not in echo and not _timestamp(k, v)
-              and len(str(v)) <= 60 and str(v).strip() and not k.endswith("id")]
+              and len(str(v)) <= 60 and str(v).strip() and not k.endswith("id")
+              and str(v) not in added_labels(spec)]
     if not others:
         return "nothing to ask when the condition fails"
     else_field = rng.choice(sorted(others))
@@ -360,6 +371,8 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
         if step is None or normalise(step.given.get(f, object())) == normalise(value):
             continue  # "if its region is Pacific, set its region to Pacific" asks nothing
         then_plan = Plan(steps=[*plan.steps, step])
+        if names_an_added_label(then_plan.model_dump()["steps"], spec):
+            continue
         cond = {"step": i, "field": f, "value": value, "holds": holds,
                 "write": step.model_dump(mode="json"), "else_field": else_field}
         else_answer = {"kind": "field", "step": i, "field": else_field}

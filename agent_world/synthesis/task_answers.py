@@ -18,10 +18,12 @@ def echoed(plan: Plan) -> set[str]:
 
 
 def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
-                   changed: set[str] | None = None) -> list[dict]:
+                   changed: set[str] | None = None,
+                   labels: frozenset[str] = frozenset()) -> list[dict]:
     """Answer specs worth asking about the last observation, best first. After a write
     (`changed`: the columns it changed), only what it changed: the new status, not a field
-    any lookup gives; never a timestamp a write stamps (the engine's clock)."""
+    any lookup gives; never a timestamp a write stamps (the engine's clock), nor a name the
+    miner gave a record (`labels`: `words.added_labels`)."""
     i = len(plan.steps) - 1
     echo = echoed(plan)
     if isinstance(last, list):
@@ -29,10 +31,10 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
         if len(items) < 2:
             return []
         if aggregate:
-            return _aggregations(i, items, rng)
+            return _aggregations(i, items, rng, labels)
         step = plan.steps[i]
         item = rng.choice(items)
-        step.select = _selector(items, item, set(step.given), rng) or None
+        step.select = _selector(items, item, set(step.given), rng, labels) or None
         if step.select is None:
             return []
         last = item
@@ -43,7 +45,8 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     asked = set(plan.steps[i].select or {}) | set(plan.steps[i].given)
     fields = [(k, v) for k, v in scalar_fields(last).items()
               if v is not None and not isinstance(v, bool) and normalise(v) not in echo
-              and len(str(v)) <= 60 and str(v).strip() and k not in asked]
+              and len(str(v)) <= 60 and str(v).strip() and k not in asked
+              and str(v) not in labels]
     if changed is not None:
         fields = [(k, v) for k, v in fields if k in changed and not _timestamp(k, v)]
     rng.shuffle(fields)
@@ -56,13 +59,14 @@ def _not_additive(field: str) -> bool:
     return not_additive(split_words(field))
 
 
-def _aggregations(i: int, items: list[dict], rng: random.Random) -> list[dict]:
+def _aggregations(i: int, items: list[dict], rng: random.Random,
+                  labels: frozenset[str] = frozenset()) -> list[dict]:
     options = []
     cats, nums = {}, []
     for k in scalar_fields(items[0]):
         values = [field_value(x, k) for x in items]
         if all(isinstance(x, str) for x in values) and 2 <= len(set(values)) <= 6 \
-                and len(set(values)) < len(values):
+                and len(set(values)) < len(values) and not labels & set(values):
             cats[k] = sorted(set(values))
         # no "highest page idx", no "add up the created by" (a user's id), no "highest
         # start" (where a page began)

@@ -14,7 +14,10 @@ without running it:
 - `edits_a_reader`: the arena's own write in a service whose tools only read (delete an AWS
   documentation page, a note on an Obsidian note the reader can only read);
 - `asks_a_past_call`: the arena's own look-up or edit of a table that logs a reading tool's
-  calls ("look up module search 8", "delete that advanced search").
+  calls ("look up module search 8", "delete that advanced search");
+- `names_an_added_label`: a record named by (or an answer that is) the name the miner gave a
+  record its source names none for ("the funding rate named frontend-rate", "what is shard
+  11's name?": 'inventory-shard').
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ from agent_world.mining.offline.vocabulary import (
 )
 from agent_world.tasks.artefacts import same_ends
 from agent_world.tasks.walks import FIELD_EDITS, IDENTIFIES
-from agent_world.tasks.words import acted_table, source_tools, split_words
+from agent_world.tasks.words import acted_table, added_labels, source_tools, split_words
 
 FLAWS = ("read_that_writes", "edits_search_results", "told_detour", "same_ends",
-         "edits_what_it_created", "unrelated_record", "edits_a_reader", "asks_a_past_call")
+         "edits_what_it_created", "unrelated_record", "edits_a_reader", "asks_a_past_call",
+         "names_an_added_label")
 
 
 def _first(tool: str) -> str:
@@ -74,6 +78,15 @@ def _logs(spec: EnvSpec, built: frozenset[str]) -> set[str]:
                 4 * len(data & args) >= 3 * len(data) for args in readers):
             out.add(table.name)
     return out
+
+
+def names_an_added_label(steps: list[dict[str, Any]], spec: EnvSpec) -> bool:
+    """A call past a create given, or a list's record picked by, a name the miner gave a
+    record (`words.added_labels`): a create may name its new record, nothing else may."""
+    labels = added_labels(spec)
+    return bool(labels) and any(
+        str(v) in labels for s in steps if _first(s["tool"]) not in CREATE_VERBS
+        for v in {**s.get("given", {}), **(s.get("select") or {})}.values())
 
 
 def chain_flaws(task: dict[str, Any], spec: EnvSpec) -> list[str]:
@@ -118,7 +131,11 @@ def chain_flaws(task: dict[str, Any], spec: EnvSpec) -> list[str]:
     logs = _logs(spec, built) if own else set()
     if any(acted_table(spec, s["tool"], looked_up=True) in logs for s in own):
         found.append("asks_a_past_call")
+    if names_an_added_label(steps, spec) or (
+            task.get("reference_answer") is not None
+            and str(task["reference_answer"]) in added_labels(spec)):
+        found.append("names_an_added_label")
     return found
 
 
-__all__ = ["FLAWS", "chain_flaws"]
+__all__ = ["FLAWS", "chain_flaws", "names_an_added_label"]

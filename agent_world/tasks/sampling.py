@@ -20,6 +20,7 @@ from agent_world.tasks.toolgraph import tested_values
 from agent_world.tasks.words import PAGING, entity, table_entity
 
 _KEY = re.compile(r"(?:^|_)(?:id|code|number|sku|uuid|key)$|[a-z]Id$")
+_NEW = re.compile(r"new(?:_|[A-Z])")  # new_name, newTitle: what a write renames to
 _EDIT_VERBS = frozenset({"edit", "update", "modify", "change", "set", "patch", "amend"})
 
 
@@ -261,7 +262,8 @@ class ValueSampler:
         required = set(spec_tool.parameters.get("required", []))
 
         def asked(args: dict[str, Any]) -> dict[str, Any] | None:
-            return self.onward(tool, self.edit_values(tool, args, rng), rng)
+            return self.onward(tool, self.edit_values(tool, self._renamed(tool, args, rng),
+                                                      rng), rng)
 
         def tested() -> dict[str, Any] | None:
             # a page size is not something a person asks for: the tool's default page; nor
@@ -285,6 +287,24 @@ class ValueSampler:
                 return tested() if tests else None
             args[param] = value
         return asked(args)
+
+    def _renamed(self, tool: str, args: dict[str, Any], rng: random.Random
+                 ) -> dict[str, Any] | None:
+        """A new name, path or title that differs from the one the call names the record by:
+        LSP's rename_symbol drew symbol_name and new_name from one stored symbol ("rename the
+        symbol named gateway-symbol: set its new name to gateway-symbol"). None: no other name."""
+        props = self.spec.tool(tool).parameters.get("properties", {})
+        out = dict(args)
+        for k, v in args.items():
+            if _NEW.match(k) and v in [w for q, w in args.items() if q != k]:
+                # its tests may know one new name alone: then another stored name
+                base = _NEW.sub("", k, count=1).lower()
+                pool = [w for w in self.candidates(tool, k, props.get(k, {}))
+                        + self.own.get((self._own_entity(tool), base), []) if w != v]
+                if not pool:
+                    return None
+                out[k] = rng.choice(pool)
+        return out
 
     def edit_values(self, tool: str, args: dict[str, Any] | None, rng: random.Random,
                     keys: set[str] = frozenset()) -> dict[str, Any] | None:

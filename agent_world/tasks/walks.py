@@ -32,7 +32,14 @@ from agent_world.envs.episode import Episode, Observation
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.vocabulary import CREATE_VERBS, DELETE_VERBS
 from agent_world.tasks.sampling import ValueSampler
-from agent_world.tasks.words import FROM_ROLES, TO_ROLES, entity, source_tools, split_words
+from agent_world.tasks.words import (
+    FROM_ROLES,
+    TO_ROLES,
+    added_labels,
+    entity,
+    source_tools,
+    split_words,
+)
 
 
 class Binding(BaseModel):
@@ -160,12 +167,13 @@ def _quotable(text: str) -> bool:
 
 
 def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
-              rng: random.Random) -> dict[str, Any]:
-    """Field values that single out `item` among `items`, preferring readable fields."""
+              rng: random.Random, labels: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Field values that single out `item` among `items`, preferring readable fields; never
+    a name the miner gave the record (`labels`: `words.added_labels`)."""
     fields = scalar_fields(item)
     unique = []
     for k, v in fields.items():
-        if v is None or isinstance(v, bool) or isinstance(v, float):
+        if v is None or isinstance(v, bool) or isinstance(v, float) or str(v) in labels:
             continue
         if sum(1 for i in items if isinstance(i, dict) and field_value(i, k) == v) == 1:
             unique.append(k)
@@ -467,7 +475,8 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
                 item = rng.choice(items)
                 # not by a value the step was asked with ("the cancelled ones ... whose
                 # status is cancelled")
-                src.select = _selector(results[i], item, {field, *src.given}, rng) or None
+                src.select = _selector(results[i], item, {field, *src.given}, rng,
+                                       added_labels(spec)) or None
                 if src.select is None and len(items) > 1:
                     return None
             value = field_value(selected(results[i], src.select), field)

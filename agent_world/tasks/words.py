@@ -9,6 +9,7 @@ import re
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import (
+    ADDED_LABEL,
     is_plural_word,
     is_version,
     plural_word,
@@ -75,6 +76,23 @@ def tool_namespace(spec: EnvSpec) -> str | None:
     """The word every tool name of `spec` starts with, if one does (git's `git_`), as the
     miner finds it (`signatures.namespace_prefix`)."""
     return _namespace(spec.name, tuple(t.name for t in spec.tools))
+
+
+def added_labels(spec: EnvSpec) -> frozenset[str]:
+    """The names the miner gave records their source names no label for (`ADDED_LABEL`):
+    'inventory-shard', 'frontend-rate'. No request names a record by one nor asks for one."""
+    key = (spec.name, spec.fingerprint)  # asked for every candidate task
+    if key not in _LABELS_SEEN:
+        if len(_LABELS_SEEN) > 64:
+            _LABELS_SEEN.clear()
+        _LABELS_SEEN[key] = frozenset(
+            str(row[c.name]) for t in spec.tables for c in t.columns
+            if c.description == ADDED_LABEL
+            for row in spec.rows.get(t.name, []) if row.get(c.name) is not None)
+    return _LABELS_SEEN[key]
+
+
+_LABELS_SEEN: dict[tuple[str, str], frozenset[str]] = {}
 
 
 @functools.lru_cache(maxsize=256)  # asked for every step of every task phrased

@@ -118,8 +118,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "font_size"  # a text box's font size: 11 pt, not 193.44
         if words & {"width", "height"} and not words & {"line", "border", "stroke"}:
             return "pixels"  # a shape's size in points or pixels: 320 x 240, not 6.98 x 132.8
-        if n in ("x", "y"):
-            return "position"  # where on a page or a slide: no money
+        if n in ("x", "y") or words & {"line", "character", "column", "offset", "row"}:
+            # where on a page or a slide, in a file (LSP's line 26, character 14): no money
+            return "position"
         if words & {"percent", "percentage", "pct", "discount", "rate"}:
             return "percent"
         return "money"

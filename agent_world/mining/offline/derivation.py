@@ -17,6 +17,7 @@ from agent_world.mining.offline.evidence import Evidence, argument_info, json_ty
 from agent_world.mining.offline.features import feature_entities, feature_relations
 from agent_world.mining.offline.lifecycle import attribute_states, state_token
 from agent_world.mining.offline.naming import (
+    ADDED_LABEL,
     identifier,
     is_person,
     plural,
@@ -467,8 +468,9 @@ def complete_model(m: DomainModel) -> None:
                 ent.add(Col("name", "text", nullable=False))
             ent.add(Col("email", "text", nullable=True, unique=True))
         elif ent.kind == "core" and not any(c in ent.cols for c in _LABELS) and \
-                not ent.parents():  # roots need a label; children are known by their parents
-            ent.add(Col("name", "text", nullable=False))
+                not ent.parents():
+            # roots need a label; children are known by their parents
+            ent.add(Col("name", "text", nullable=False, description=ADDED_LABEL))
         if ent.declared_states:
             ent.add(Col("status", "text", nullable=False, enum=list(dict.fromkeys(
                 ent.declared_states)), declared=True))

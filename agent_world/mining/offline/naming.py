@@ -142,6 +142,11 @@ LABEL_COLUMNS = frozenset({"name", "title", "subject", "full_name", "display_nam
                            "last_name", "given_name", "family_name", "username", "user_name"})
 
 
+# the description of the `name` the miner gives a record its source names no label for: tasks
+# never ask for it nor name the record by it ("the shard named inventory-shard")
+ADDED_LABEL = "A label for the record; the source gives it no name of its own."
+
+
 def is_label(column: str) -> bool:
     return column in LABEL_COLUMNS
 

@@ -1,0 +1,130 @@
+"""Names the miner gives records its source names none for are no names a request says or asks
+for ("the funding rate named frontend-rate", "what is shard 11's name?" 'inventory-shard');
+a rename's new name is not the name it has."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import pytest
+
+from agent_world.envs import EnvRuntime, load_example
+from agent_world.envs.table_spec import ColumnSpec
+from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.offline.column_semantics import column_semantic
+from agent_world.mining.offline.naming import ADDED_LABEL
+from agent_world.mining.sources import read_source
+from agent_world.mining.sources.harvest_corpus import corpus_sources
+from agent_world.synthesis.synthesizer import build_candidate
+from agent_world.synthesis.task_answers import answer_options
+from agent_world.tasks.difficulty import Recipe
+from agent_world.tasks.flaws import chain_flaws, names_an_added_label
+from agent_world.tasks.model import Task
+from agent_world.tasks.sampling import ValueSampler
+from agent_world.tasks.toolgraph import build_tool_graph
+from agent_world.tasks.walks import Plan, PlanStep
+from agent_world.tasks.words import added_labels
+
+
+def _mined(server: str):
+    ref = next(r for r in corpus_sources() if r.name == server)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+
+
+def _labelled(table: str = "products"):
+    """The shop with its products' names marked as the miner's own."""
+    spec = load_example("ecommerce").model_copy(deep=True)
+    for c in next(t for t in spec.tables if t.name == table).columns:
+        if c.name == "name":
+            c.description = ADDED_LABEL
+    return spec
+
+
+def test_the_miner_marks_the_name_it_gives_a_record():
+    """LSP's hovers have no name in the source; its symbols are named by rename_symbol's
+    symbol_name."""
+    spec = _mined("lsp")
+    cols = {t.name: {c.name: c for c in t.columns} for t in spec.tables}
+    assert cols["hovers"]["name"].description == ADDED_LABEL
+    assert cols["symbols"]["name"].description != ADDED_LABEL
+    assert {r["name"] for r in spec.rows["hovers"]} <= added_labels(spec)
+    assert not {r["name"] for r in spec.rows["symbols"]} & added_labels(spec)
+
+
+def test_a_call_past_a_create_may_not_name_a_record_by_an_added_label():
+    spec = _labelled()
+    name = spec.rows["products"][0]["name"]
+    assert name in added_labels(spec)
+    look = [{"tool": "search_products", "given": {"query": name}}]
+    assert names_an_added_label(look, spec)
+    assert not names_an_added_label(look, load_example("ecommerce"))
+    picked = [{"tool": "search_products", "given": {"query": "x"}, "select": {"name": name}}]
+    assert names_an_added_label(picked, spec)
+    made = [{"tool": "create_product", "given": {"name": name}}]
+    assert not names_an_added_label(made, spec)  # a create names its new record
+    task = {"origin": {"plan": {"steps": [{"tool": "get_product", "given": {"product_id": 1}}]}},
+            "reference_answer": name}
+    assert chain_flaws(task, spec) == ["names_an_added_label"]
+
+
+def test_no_answer_is_an_added_label():
+    spec = _labelled()
+    row = spec.rows["products"][0]
+    plan = Plan(steps=[PlanStep(tool="get_product", given={"product_id": row["product_id"]})])
+    last = {"product_id": row["product_id"], "name": row["name"], "brand": "Acme"}
+    fields = {o["field"] for o in answer_options(plan, last, random.Random(0), aggregate=False,
+                                                 labels=added_labels(spec))}
+    assert fields == {"brand"}
+    both = answer_options(plan, last, random.Random(0), aggregate=False)
+    assert {"brand", "name"} <= {o["field"] for o in both}
+
+
+def test_the_synthesizer_asks_nothing_by_an_added_label():
+    """The shop's walks name products by name; once those names are the miner's own, no
+    request past a create says one and no answer is one."""
+    def said(spec):
+        names = {r["name"] for r in spec.rows["products"]}
+        g = build_tool_graph(spec, runtime=rt)
+        sampler = ValueSampler(spec)
+        out = []
+        for i in range(60):
+            cand = build_candidate(spec, g, rt, random.Random(i), Recipe(2, True, False),
+                                   "graph", seed=i, sampler=sampler)
+            if isinstance(cand, Task):
+                steps = cand.origin["plan"]["steps"]
+                creates = any(s["tool"].startswith(("create", "add")) for s in steps)
+                out.append(not creates and (any(n in cand.instruction for n in names)
+                                            or cand.reference_answer in names))
+        return out
+
+    with EnvRuntime() as rt:
+        plain = said(load_example("ecommerce"))
+        labelled = said(_labelled())
+    assert any(plain)  # the test could fail: product names are said when they are real
+    assert labelled and not any(labelled)
+
+
+def test_a_rename_is_to_another_name():
+    """LSP's rename_symbol(symbol_name, new_name) drew both from one stored symbol and its
+    tests knew one new name: "rename the symbol named gateway-symbol: set its new name to
+    gateway-symbol"."""
+    spec = load_example("ecommerce").model_copy(deep=True)
+    spec.tool("update_address").parameters["properties"]["new_label"] = {"type": "string"}
+    sampler = ValueSampler(spec)
+    label = spec.rows["addresses"][0]["label"]
+    args = sampler._renamed("update_address", {"label": label, "new_label": label},
+                            random.Random(0))
+    assert args["new_label"] != label
+    assert args["new_label"] in {r["label"] for r in spec.rows["addresses"]}
+    kept = {"label": label, "new_label": "Cabin"}
+    assert sampler._renamed("update_address", kept, random.Random(0)) == kept
+
+
+@pytest.mark.parametrize("column", ["line", "character", "start_line", "column"])
+def test_a_place_in_a_file_is_a_whole_number(column):
+    """LSP's rename_symbol_strict(line, character) of JSON type number had been sampled as
+    money: "set its line to 26.69 and its character to 138.77"."""
+    assert column_semantic("symbols", ColumnSpec(name=column, type="real")) == "position"
