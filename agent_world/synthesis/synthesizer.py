@@ -44,7 +44,7 @@ from agent_world.synthesis.task_text import (
 )
 from agent_world.tasks.check import normalise
 from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
-from agent_world.tasks.flaws import chain_flaws, names_an_added_label
+from agent_world.tasks.flaws import chain_flaws
 from agent_world.tasks.model import Task
 from agent_world.tasks.programs import bulk_solution_source, bulk_verify_source, find_bulk
 from agent_world.tasks.sampling import ValueSampler
@@ -191,8 +191,10 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
             break
     if isinstance(truth, str):
         return truth
-    if names_an_added_label(plan.model_dump()["steps"], spec):
-        return "the request names a record by the name the miner gave it"
+    flaws = chain_flaws({"origin": {"plan": plan.model_dump()},
+                         "reference_answer": truth.answer}, spec)
+    if flaws:  # what a walk's own rules let through (a name the miner gave a record)
+        return f"the chain has a flaw: {flaws[0].replace('_', ' ')}"
     view = tool_view(spec, plan, recipe, rng, salt=f"{seed}:{rng.random()}")
     text = llm_text(model, spec, plan, answer, truth) if model is not None else None
     writer = request_writer(model, text)
@@ -371,7 +373,7 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
         if step is None or normalise(step.given.get(f, object())) == normalise(value):
             continue  # "if its region is Pacific, set its region to Pacific" asks nothing
         then_plan = Plan(steps=[*plan.steps, step])
-        if names_an_added_label(then_plan.model_dump()["steps"], spec):
+        if chain_flaws({"origin": {"plan": then_plan.model_dump()}}, spec):
             continue
         cond = {"step": i, "field": f, "value": value, "holds": holds,
                 "write": step.model_dump(mode="json"), "else_field": else_field}
@@ -432,6 +434,9 @@ def _bulk_candidate(spec: EnvSpec, found: tuple[dict, Plan, list, dict], recipe:
                     model: Any = None) -> Task | str:
     """A programmatic task that writes (see `agent_world.tasks.programs`)."""
     bulk, reads, chain, changes = found
+    flaws = chain_flaws({"origin": {"plan": reads.model_dump()}}, spec)
+    if flaws:
+        return f"the chain has a flaw: {flaws[0].replace('_', ' ')}"
     view = tool_view(spec, Plan(steps=[*reads.steps, PlanStep(tool=bulk["write"])]), recipe,
                      rng, salt=f"{seed}:{rng.random()}")
     text = llm_bulk_text(model, spec, reads, bulk) if model is not None else None

@@ -66,6 +66,11 @@ def same_ends(arguments: dict[str, Any]) -> bool:
     named = {tuple(_words(k).split()): v for k, v in arguments.items()
              if v not in (None, "") and not isinstance(v, (dict, list, bool))}
     for words, value in named.items():
+        # a move to the place it is in (Plane's transfer_cycle_issues(cycle_id=42,
+        # new_cycle_id=42)), a rename to the name it has
+        if words[:1] == ("new",) and words[1:] in named and \
+                str(named[words[1:]]).strip().lower() == str(value).strip().lower():
+            return True
         for i, w in enumerate(words):
             for other in _OTHER_END.get(w, ()):
                 twin = (*words[:i], other, *words[i + 1:])

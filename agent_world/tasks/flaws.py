@@ -15,6 +15,8 @@ without running it:
   documentation page, a note on an Obsidian note the reader can only read);
 - `asks_a_past_call`: the arena's own look-up or edit of a table that logs a reading tool's
   calls ("look up module search 8", "delete that advanced search");
+- `lost_its_input`: a call of the service's tool built without an argument the service
+  requires (exa's web_fetch_exa without the urls it reads: "look up fetch 2");
 - `names_an_added_label`: a record named by (or an answer that is) the name the miner gave a
   record its source names none for ("the funding rate named frontend-rate", "what is shard
   11's name?": 'inventory-shard').
@@ -37,11 +39,17 @@ from agent_world.mining.offline.vocabulary import (
 )
 from agent_world.tasks.artefacts import same_ends
 from agent_world.tasks.walks import FIELD_EDITS, IDENTIFIES
-from agent_world.tasks.words import acted_table, added_labels, source_tools, split_words
+from agent_world.tasks.words import (
+    acted_table,
+    added_labels,
+    lost_inputs,
+    source_tools,
+    split_words,
+)
 
 FLAWS = ("read_that_writes", "edits_search_results", "told_detour", "same_ends",
          "edits_what_it_created", "unrelated_record", "edits_a_reader", "asks_a_past_call",
-         "names_an_added_label")
+         "lost_its_input", "names_an_added_label")
 
 
 def _first(tool: str) -> str:
@@ -131,6 +139,8 @@ def chain_flaws(task: dict[str, Any], spec: EnvSpec) -> list[str]:
     logs = _logs(spec, built) if own else set()
     if any(acted_table(spec, s["tool"], looked_up=True) in logs for s in own):
         found.append("asks_a_past_call")
+    if any(s["tool"] in built and lost_inputs(spec, s["tool"]) for s in steps):
+        found.append("lost_its_input")
     if names_an_added_label(steps, spec) or (
             task.get("reference_answer") is not None
             and str(task["reference_answer"]) in added_labels(spec)):

@@ -40,7 +40,7 @@ from agent_world.tasks.check import answer_rule_source, episode_changes
 from agent_world.tasks.model import ToolCall
 from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.walks import Plan, execute_plan, field_value, scalar_fields
-from agent_world.tasks.words import PAGING
+from agent_world.tasks.words import PAGING, added_labels
 
 MIN_TARGETS, MAX_TARGETS = 2, 6
 STEP_SHIFT = 5
@@ -167,8 +167,10 @@ def find_bulk(spec: EnvSpec, graph: Any, runtime: EnvRuntime, plan: Plan, result
     # writes on the listed entity first ("cancel every hold"), then the others
     rng.shuffle(options)
     options.sort(key=lambda o: not entity_words(o[0]) & list_entity)
-    conds = [(k, v) for k, vs in cats.items() for v in vs
-             if MIN_TARGETS <= sum(field_value(x, k) == v for x in items) <= MAX_TARGETS]
+    # never "every one named analytics-tool": a name the miner gave records is none to ask by
+    labels = added_labels(spec)
+    conds = [(k, v) for k, vs in cats.items() for v in vs if str(v) not in labels
+             and MIN_TARGETS <= sum(field_value(x, k) == v for x in items) <= MAX_TARGETS]
     if not conds:
         return "no condition picks 2-6 elements of the list"
     trials = [(o, c) for o in options[:3] for c in rng.sample(conds, min(len(conds), 3))]
@@ -177,7 +179,7 @@ def find_bulk(spec: EnvSpec, graph: Any, runtime: EnvRuntime, plan: Plan, result
     for (write, key_param, key_field, _), (k, v) in trials[:tries]:
         targets = [x for x in items if field_value(x, k) == v]
         args = _other_args(spec, write, key_param, sampler, rng, items)
-        if args is None:
+        if args is None or any(str(a) in labels for a in args.values()):
             continue
         keys = [field_value(x, key_field) for x in targets]
         if any(sampler.sets_back(write, args, {key_param: key})

@@ -35,6 +35,25 @@ def source_tools(spec: EnvSpec) -> frozenset[str]:
     return frozenset(t.name for t in spec.tools if t.name in served)
 
 
+def lost_inputs(spec: EnvSpec, tool: str) -> list[str]:
+    """The arguments the service requires of its tool that the built tool does not take
+    (exa's web_fetch_exa(urls) built as a listing of past fetches): a call of it is no call
+    the service would answer."""
+    coverage = ((spec.provenance.stats or {}).get("tool_coverage") or {}).get("tools") or {}
+    entry = next((e for name, e in coverage.items() if tool_identifier(name) == tool), None)
+    if entry is None:
+        return []
+    takes = {_plain(p) for p in spec.tool(tool).parameters.get("properties", {})}
+    return [a for a, info in (entry.get("arguments") or {}).items()
+            if info.get("required") and _plain(a) not in takes]
+
+
+def _plain(argument: str) -> str:
+    """An argument's name as spelled apart from escapes: 'If-Match', 'If_Match' and
+    'ifMatch' alike, 'from' and 'from_'."""
+    return re.sub(r"[^a-z0-9]", "", argument.lower())
+
+
 # a tool finding the record it acts on by a field of it: `row = _row(ctx, table, pk, column,
 # arg, ...)`
 _LOOKUP = re.compile(r"^    row = _row\(ctx, '(\w+)', '(\w+)', '(\w+)', (\w+),", re.M)
@@ -81,18 +100,20 @@ def tool_namespace(spec: EnvSpec) -> str | None:
 def added_labels(spec: EnvSpec) -> frozenset[str]:
     """The names the miner gave records their source names no label for (`ADDED_LABEL`):
     'inventory-shard', 'frontend-rate'. No request names a record by one nor asks for one."""
-    key = (spec.name, spec.fingerprint)  # asked for every candidate task
-    if key not in _LABELS_SEEN:
-        if len(_LABELS_SEEN) > 64:
+    # asked several times for every candidate task: kept per spec object (its fingerprint
+    # hashes the whole spec, rows and all, on every read)
+    seen = _LABELS_SEEN.get(id(spec))
+    if seen is None or seen[0] is not spec:
+        if len(_LABELS_SEEN) >= 8:
             _LABELS_SEEN.clear()
-        _LABELS_SEEN[key] = frozenset(
+        seen = _LABELS_SEEN[id(spec)] = (spec, frozenset(
             str(row[c.name]) for t in spec.tables for c in t.columns
             if c.description == ADDED_LABEL
-            for row in spec.rows.get(t.name, []) if row.get(c.name) is not None)
-    return _LABELS_SEEN[key]
+            for row in spec.rows.get(t.name, []) if row.get(c.name) is not None))
+    return seen[1]
 
 
-_LABELS_SEEN: dict[tuple[str, str], frozenset[str]] = {}
+_LABELS_SEEN: dict[int, tuple[EnvSpec, frozenset[str]]] = {}
 
 
 @functools.lru_cache(maxsize=256)  # asked for every step of every task phrased

@@ -24,7 +24,7 @@ from agent_world.tasks.model import Task
 from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.toolgraph import build_tool_graph
 from agent_world.tasks.walks import Plan, PlanStep
-from agent_world.tasks.words import added_labels
+from agent_world.tasks.words import added_labels, lost_inputs
 
 
 def _mined(server: str):
@@ -90,9 +90,9 @@ def test_the_synthesizer_asks_nothing_by_an_added_label():
         g = build_tool_graph(spec, runtime=rt)
         sampler = ValueSampler(spec)
         out = []
-        for i in range(60):
+        for i in range(80):
             cand = build_candidate(spec, g, rt, random.Random(i), Recipe(2, True, False),
-                                   "graph", seed=i, sampler=sampler)
+                                   ("graph", "programmatic")[i % 2], seed=i, sampler=sampler)
             if isinstance(cand, Task):
                 steps = cand.origin["plan"]["steps"]
                 creates = any(s["tool"].startswith(("create", "add")) for s in steps)
@@ -128,3 +128,41 @@ def test_a_place_in_a_file_is_a_whole_number(column):
     """LSP's rename_symbol_strict(line, character) of JSON type number had been sampled as
     money: "set its line to 26.69 and its character to 138.77"."""
     assert column_semantic("symbols", ColumnSpec(name=column, type="real")) == "position"
+
+
+def test_a_call_of_a_service_tool_built_without_its_input_is_a_flaw():
+    """exa's web_fetch_exa(urls) was built as a listing of past fetches: "look up fetch 2"."""
+    spec = load_example("ecommerce")
+    coverage = {"tools": {"get_customer": {"arguments": {
+        "customer_id": {"required": True}, "If-Match": {"required": False}}}}}
+    served = spec.model_copy(update={"provenance": spec.provenance.model_copy(
+        update={"stats": {"tool_coverage": coverage}})})
+    assert lost_inputs(served, "get_customer") == []
+    coverage["tools"]["get_customer"]["arguments"]["urls"] = {"required": True}
+    assert lost_inputs(served, "get_customer") == ["urls"]
+    task = {"origin": {"plan": {"steps": [{"tool": "get_customer", "given": {}}]}}}
+    assert "lost_its_input" in chain_flaws(task, served)
+    assert "lost_its_input" not in chain_flaws(task, spec)  # no source: nothing lost
+
+
+@pytest.mark.parametrize(("table", "column", "description", "kind"), [
+    ("attributes", "value_type", "Type hint if needed", "category"),
+    ("timezones", "day_of_week", "", "weekday"),
+    ("postgrest_requests", "path", "", "api_path"),
+    ("ranges", "at", "Top-left destination cell.", "cell"),
+    ("documents", "path", "", "file_path"),
+])
+def test_values_of_their_kind(table, column, description, kind):
+    """Roblox's value_type had been a sentence, the time server's day_of_week 'why', a
+    PostgREST request path a file ('/data/Downloads/schedule.key'), Excel's copy_range(at)
+    a date."""
+    col = ColumnSpec(name=column, type="text", description=description)
+    assert column_semantic(table, col) == kind
+
+
+def test_a_kind_of_value_is_a_data_type_and_a_listed_choice_is_one():
+    from agent_world.mining.offline.described_values import described_examples
+    from agent_world.mining.offline.row_values import _category_pool
+    assert "number" in _category_pool("value_type") and "premium" in _category_pool("plan_type")
+    said = "The kind of symbol (function, class, variable, method, etc.)"
+    assert described_examples(said) == ["function", "class", "variable", "method"]

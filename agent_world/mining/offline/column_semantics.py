@@ -176,7 +176,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if words & {"sheet", "worksheet"} and n not in ("sheet_count", "sheets") or \
             single in ("sheet", "worksheet") and n in ("name", "new_name", "title"):
         return "sheet_name"
-    if n in ("cell", "cell_ref", "cell_address") or n.endswith("_cell"):
+    if n in ("cell", "cell_ref", "cell_address") or n.endswith("_cell") or \
+            n == "at" and re.search(r"\bcell\b", d):
         return "cell"
     if words & {"cell", "cells"} or n in ("used_range", "cell_range", "freeze_panes",
                                            "auto_filter", "a1_range", "print_area"):
@@ -245,6 +246,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "anchor"
     if words & {"url", "uri", "link", "links", "urls", "website", "homepage", "endpoint", "href"}:
         return "url"
+    if n in ("path", "endpoint_path", "api_path") and re.search(
+            r"request|http|rest|endpoint|route", table) and not re.search(r"\bfile\b", d):
+        return "api_path"  # PostgREST's request path ('/orders?status=eq.open'), no file
     if n in ("file_name", "filename"):
         return "file_name"
     if single not in ("repository", "repo") and (words & {"directory", "dir", "folder"} or (
@@ -292,6 +296,11 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "specialty"
     if words & {"diff", "patch"} and not words & {"count", "size", "lines", "stat", "stats"}:
         return "diff"
+    if n.split("_")[-1] in ("type", "kind") and len(words) > 1:
+        # a kind of something: roblox's value_type is 'number', not a sentence for 'value'
+        return "category"
+    if n in ("day_of_week", "weekday", "day_of_the_week", "dow"):
+        return "weekday"
     if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",
                 "bio", "summary", "instructions", "answer", "question", "feedback", "value",
                 "prompt", "error", "response", "why", "preconditions", "replacement",

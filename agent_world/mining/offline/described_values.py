@@ -26,6 +26,8 @@ _Q = r"['\"`][\w .:/+-]{1,30}['\"`](?:\s*\(default\))?"
 _QUOTED_CHOICES = re.compile(rf"(?<!e\.g\. )(?<!e\.g\.\, )({_Q}(?:\s*,\s*{_Q})*,?\s+or\s+{_Q})")
 # quoted values in brackets, closed by "etc.": ("2025", "2024", etc.)
 _ETC = re.compile(r"\(((?:\s*[\"'`][^\"'`\n]{1,40}[\"'`]\s*,)+)\s*etc\.?\)")
+# bare words in brackets, closed by "etc.": "(function, class, variable, method, etc.)"
+_BARE_ETC = re.compile(r"\(((?:\s*[\w.-]{1,30}\s*,){2,})\s*etc\.?\)")
 # "starts with PR- followed by a number"
 _PREFIXED = re.compile(r"starts? with [\"'`]?([A-Za-z]{1,8}-?)[\"'`]? followed by (?:a )?"
                        r"(?:number|digits)")
@@ -69,6 +71,7 @@ def described_examples(description: str) -> list[str]:
         found = [w for item in found for w in (
             item.split("/") if re.fullmatch(r"[a-z]+(?:/[a-z]+)+", item) else [item])]
     found += [item for m in _ETC.finditer(description) for item in _items(m.group(1))]
+    found += [item for m in _BARE_ETC.finditer(description) for item in _items(m.group(1))]
     found += [f"{m.group(1)}123" for m in _PREFIXED.finditer(description)]
     return list(dict.fromkeys(found))
 

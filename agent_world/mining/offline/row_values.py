@@ -325,6 +325,8 @@ class RowValues:
             "code": lambda: f.bothify("??-####").upper(),
             "region": lambda: r.choice(["North", "South", "East", "West", "Central"]),
             "category": lambda: r.choice(_category_pool(col.name)),
+            "weekday": lambda: r.choice(_WEEKDAYS),
+            "api_path": lambda: r.choice(_API_PATHS),
             "slug_name": lambda: f"{r.choice(SLUG_HEADS)}-{r.choice(SLUG_TAILS)}",
             "branch_name": lambda: git_branch(r, 0.2),
             "tag": lambda: r.choice(TAG_WORDS) if r.random() < 0.8 else f.word(),
@@ -508,8 +510,19 @@ _CATEGORY_POOLS = {
 _TIERS = ["standard", "premium", "basic", "internal", "external"]
 
 
+# the types a value, a field or a column holds ('value_type': 'number', never 'premium')
+_DATA_TYPES = ["string", "number", "boolean", "integer", "date"]
+_TYPED = {"value", "data", "field", "column", "attribute", "variable", "param", "parameter",
+          "property", "return"}
+_WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+_API_PATHS = ["/users", "/orders?status=eq.open", "/products?select=id,name", "/api/v1/items",
+              "/rest/v1/customers", "/invoices?limit=10", "/api/v2/projects/42/tasks"]
+
+
 def _category_pool(name: str) -> list[str]:
     words = name.lower().split("_")
+    if words[-1] in ("type", "kind") and _TYPED & set(words[:-1]):
+        return _DATA_TYPES
     return next((_CATEGORY_POOLS[w] for w in reversed(words) if w in _CATEGORY_POOLS), _TIERS)
 
 

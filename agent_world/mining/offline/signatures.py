@@ -494,11 +494,15 @@ def column_type(name: str, jtype: str | None, fmt: str | None, desc: str = "") -
     if jtype == "number":
         # an id, index, number or count declared as a JSON number counts things: page 17 and
         # pull request 60, not 17.39 and 60.62
-        return "integer" if re.search(r"(?:^|_)(?:id|idx|index|number|count)$", n) else "real"
+        return "integer" if re.search(
+            r"(?:^|_)(?:id|idx|index|number|count|line|character|column|offset|row)$", n) \
+            else "real"  # a place in a file is whole too: line 26, character 14
     if jtype in ("object", "array"):
         return "json"
     if "hh:mm" in d and "yyyy" not in d and "iso" not in d:
         return "text"
+    if n == "at" and re.search(r"\b(?:cell|position|place|location|where)\b", d):
+        return "text"  # Excel's copy_range(at='C3'): "Top-left destination cell."
     if _DATE_NAMES.search(n) and not n.endswith("_at"):
         return "date"
     if _DATETIME_NAMES.search(n) or "iso 8601" in d or "timestamp" in d:
