@@ -64,7 +64,8 @@ Algorithm
    (``active`` when none was named); a status field with no known values gets
    active/inactive/archived.
 6. **Completion**: every table gets an integer ``id``; person entities name + unique email;
-   root entities without a label column get ``name``; core entities created_at (+ updated_at
+   root entities without a label column get ``name`` (marked ``ADDED_LABEL``: no task names a
+   record by it or asks for it); core entities created_at (+ updated_at
    when written), activity records created_at, joins created_at; reference entities use curated
    real-world values (IANA time zones with offsets, ISO currencies, countries, languages).
 7. **Rows** (`RowFactory`): seeded Faker + `random.Random`, tables in FK order, values by column

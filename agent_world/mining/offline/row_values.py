@@ -196,7 +196,10 @@ class RowValues:
                 return described
         in_repo = any(c.foreign_key and singular(c.foreign_key.split(".")[0]) in (
             "repository", "repo") for c in self.tables[table].columns)
-        if sem == "branch_name" and not in_repo:  # a branch of a library or a bank, not of git
+        if sem == "branch_name" and not in_repo and not any(
+                singular(t) in _CODE_HOST_TABLES for t in self.tables):
+            # a branch of a library or a bank, not of git (GitLab's protect_branch of a
+            # project is git's: the service holds commits or merge requests)
             sem = "library_branch"
         if sem == "file_path" and in_repo:  # a file of a repository: a path in its tree
             sem = "tree_path"
@@ -510,6 +513,9 @@ _CATEGORY_POOLS = {
 _TIERS = ["standard", "premium", "basic", "internal", "external"]
 
 
+# tables only a code host keeps: its branches are git's, whatever table holds them
+_CODE_HOST_TABLES = frozenset({"repository", "repo", "commit", "pull_request",
+                               "merge_request", "pipeline"})
 # the types a value, a field or a column holds ('value_type': 'number', never 'premium')
 _DATA_TYPES = ["string", "number", "boolean", "integer", "date"]
 _TYPED = {"value", "data", "field", "column", "attribute", "variable", "param", "parameter",

@@ -495,7 +495,8 @@ def column_type(name: str, jtype: str | None, fmt: str | None, desc: str = "") -
         # an id, index, number or count declared as a JSON number counts things: page 17 and
         # pull request 60, not 17.39 and 60.62
         return "integer" if re.search(
-            r"(?:^|_)(?:id|idx|index|number|count|line|character|column|offset|row)$", n) \
+            r"(?:^|_)(?:id|idx|index|number|count|line|character|column|offset|row|priority"
+            r"|rank)$", n) \
             else "real"  # a place in a file is whole too: line 26, character 14
     if jtype in ("object", "array"):
         return "json"

@@ -1,6 +1,7 @@
-"""Names the miner gives records its source names none for are no names a request says or asks
-for ("the funding rate named frontend-rate", "what is shard 11's name?" 'inventory-shard');
-a rename's new name is not the name it has."""
+"""What corpus tasks say, read as a user would: names the miner gives records its source names
+none for are no names a request says or asks for ("the funding rate named frontend-rate",
+"what is shard 11's name?" 'inventory-shard'); a rename's new name is not the name it has; a
+service's tool built without its input is called by no task; values are of their kind."""
 
 from __future__ import annotations
 
@@ -166,3 +167,14 @@ def test_a_kind_of_value_is_a_data_type_and_a_listed_choice_is_one():
     assert "number" in _category_pool("value_type") and "premium" in _category_pool("plan_type")
     said = "The kind of symbol (function, class, variable, method, etc.)"
     assert described_examples(said) == ["function", "class", "variable", "method"]
+
+
+def test_a_priority_is_whole_and_a_code_host_s_branches_are_git_s():
+    """GitLab's update_label(priority) had been set to 50.53, its protect_branch given
+    'Carolynfort Library' (a library's branch: the branches table had no repository key)."""
+    from agent_world.mining.offline.signatures import column_type
+    assert column_type("priority", "number", None) == "integer"
+    assert column_type("at", None, None, "Top-left cell.") == "text"
+    spec = _mined("gitlab")
+    names = [r["name"] for r in spec.rows["branches"]]
+    assert names and not [n for n in names if " " in n]
