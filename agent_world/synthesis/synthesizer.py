@@ -357,10 +357,11 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
     f, observed, domain = rng.choice(conds)
     holds = rng.random() < 0.5
     value = observed if holds else rng.choice([d for d in domain if d != observed])
+    labels = added_labels(spec)
     others = [k for k, v in fields.items() if k != f and v is not None and
               not isinstance(v, bool) and normalise(v) not in echo and not _timestamp(k, v)
               and len(str(v)) <= 60 and str(v).strip() and not k.endswith("id")
-              and str(v) not in added_labels(spec)]
+              and str(v) not in labels]
     if not others:
         return "nothing to ask when the condition fails"
     else_field = rng.choice(sorted(others))

@@ -15,12 +15,13 @@ from typing import Any
 
 from agent_world.design.offline.contract_expectations import STAND_IN_TEXT
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import snake
+from agent_world.mining.offline.signatures import new_value_field
 from agent_world.mining.semantics.lifecycle_rule import state_rank, status_column
 from agent_world.tasks.toolgraph import tested_values
 from agent_world.tasks.words import PAGING, entity, table_entity
 
 _KEY = re.compile(r"(?:^|_)(?:id|code|number|sku|uuid|key)$|[a-z]Id$")
-_NEW = re.compile(r"new(?:_|[A-Z])")  # new_name, newTitle: what a write renames to
 _EDIT_VERBS = frozenset({"edit", "update", "modify", "change", "set", "patch", "amend"})
 
 
@@ -296,9 +297,9 @@ class ValueSampler:
         props = self.spec.tool(tool).parameters.get("properties", {})
         out = dict(args)
         for k, v in args.items():
-            if _NEW.match(k) and v in [w for q, w in args.items() if q != k]:
+            base = new_value_field(snake(k), frozenset())  # new_name, newTitle: name, title
+            if base and v in [w for q, w in args.items() if q != k]:
                 # its tests may know one new name alone: then another stored name
-                base = _NEW.sub("", k, count=1).lower()
                 pool = [w for w in self.candidates(tool, k, props.get(k, {}))
                         + self.own.get((self._own_entity(tool), base), []) if w != v]
                 if not pool:

@@ -9,7 +9,7 @@ from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.offline.naming import is_person, singular
 from agent_world.mining.offline.reference_data import TECH_NOUNS
 from agent_world.mining.offline.service_values import service_kind
-from agent_world.mining.offline.vocabulary import PERSON_NOUNS, PERSON_ROLES
+from agent_world.mining.offline.vocabulary import FILE_PLACES, PERSON_NOUNS, PERSON_ROLES
 
 # records whose name is a title a person gives a piece of work or writing
 DOCUMENT_NOUNS = frozenset({
@@ -118,7 +118,7 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "font_size"  # a text box's font size: 11 pt, not 193.44
         if words & {"width", "height"} and not words & {"line", "border", "stroke"}:
             return "pixels"  # a shape's size in points or pixels: 320 x 240, not 6.98 x 132.8
-        if n in ("x", "y") or words & {"line", "character", "column", "offset", "row"}:
+        if n in ("x", "y") or words & FILE_PLACES:
             # where on a page or a slide, in a file (LSP's line 26, character 14): no money
             return "position"
         if words & {"percent", "percentage", "pct", "discount", "rate"}:

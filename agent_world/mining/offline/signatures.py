@@ -29,6 +29,7 @@ from agent_world.mining.offline.vocabulary import (
     CREATE_VERBS,
     DRAWING_VERBS,
     DRAWINGS,
+    FILE_PLACES,
     FILTER_ARGS,
     GENERIC_TAILS,
     ID_SUFFIXES,
@@ -494,10 +495,9 @@ def column_type(name: str, jtype: str | None, fmt: str | None, desc: str = "") -
     if jtype == "number":
         # an id, index, number or count declared as a JSON number counts things: page 17 and
         # pull request 60, not 17.39 and 60.62
-        return "integer" if re.search(
-            r"(?:^|_)(?:id|idx|index|number|count|line|character|column|offset|row|priority"
-            r"|rank)$", n) \
-            else "real"  # a place in a file is whole too: line 26, character 14
+        last = n.split("_")[-1]
+        return "integer" if last in FILE_PLACES or last in (
+            "id", "idx", "index", "number", "count", "priority", "rank") else "real"
     if jtype in ("object", "array"):
         return "json"
     if "hh:mm" in d and "yyyy" not in d and "iso" not in d:

@@ -233,6 +233,9 @@ NOT_ADDITIVE = frozenset({
     "max", "min", "maximum", "minimum", "limit", "threshold", "timeout", "ttl", "interval",
     "ratio", "rate", "level",
 })
+# where in a file or a grid a value points: a whole number, no amount (LSP's line 26,
+# character 14)
+FILE_PLACES = frozenset({"line", "character", "column", "offset", "row"})
 # ... and an identifier of a record with no table of its own (chrome's page_id, page_idx)
 POSITION_LAST = frozenset({"number", "no", "index", "sequence", "position", "day", "second",
                            "id", "idx", "uid"})
