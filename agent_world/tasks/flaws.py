@@ -19,7 +19,10 @@ without running it:
   requires (exa's web_fetch_exa without the urls it reads: "look up fetch 2");
 - `names_an_added_label`: a record named by (or an answer that is) the name the miner gave a
   record its source names none for ("the funding rate named frontend-rate", "what is shard
-  11's name?": 'inventory-shard').
+  11's name?": 'inventory-shard');
+- `reads_an_empty_record`: a read of records that hold nothing but an id, timestamps, keys
+  and a name the miner made up ("find icon search 13 among the icon searches matching
+  'catalog': when was it created?", "look up cache 8, then add that cache's exchange").
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from agent_world.tasks.walks import FIELD_EDITS, IDENTIFIES
 from agent_world.tasks.words import (
     acted_table,
     added_labels,
+    empty_tables,
     lost_inputs,
     source_tools,
     split_words,
@@ -49,7 +53,7 @@ from agent_world.tasks.words import (
 
 FLAWS = ("read_that_writes", "edits_search_results", "told_detour", "same_ends",
          "edits_what_it_created", "unrelated_record", "edits_a_reader", "asks_a_past_call",
-         "lost_its_input", "names_an_added_label")
+         "lost_its_input", "names_an_added_label", "reads_an_empty_record")
 
 
 def _first(tool: str) -> str:
@@ -145,6 +149,10 @@ def chain_flaws(task: dict[str, Any], spec: EnvSpec) -> list[str]:
             task.get("reference_answer") is not None
             and str(task["reference_answer"]) in added_labels(spec)):
         found.append("names_an_added_label")
+    empty = empty_tables(spec)
+    if empty and any(s["tool"] in names and not spec.tool(s["tool"]).mutates
+                     and acted_table(spec, s["tool"]) in empty for s in steps):
+        found.append("reads_an_empty_record")
     return found
 
 

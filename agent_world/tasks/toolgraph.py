@@ -46,7 +46,7 @@ from agent_world.tasks.words import FROM_ROLES, runs_sql
 _BARE = {"id", "code", "key", "number", "uuid"}
 _MAX_SAMPLES = 40
 # bumped when the binding rules change: a graph saved under older rules is rebuilt
-GRAPH_RULES = 3
+GRAPH_RULES = 4
 # role words that read as where a value comes from (the one of a pair that takes a field)
 _SOURCE_ROLES = tuple(sorted(FROM_ROLES | {"src", "old", "current", "original"}))
 
@@ -160,10 +160,11 @@ def record_tables(produced: set[str], tables: dict[str, set[str]],
                   tool: str | None = None) -> set[str]:
     """Tables whose records a tool returns, judged from its observed result fields: the
     closest table (Jaccard over column names), and any whose own columns (beyond id, keys
-    and timestamps, at least two) all appear (a record with another one nested; a link
-    table's two keys on an appointment make no clinician location of it). Of tables with the
-    same columns (Google Calendar's calendars and colors), those the `tool`'s name names are
-    the ones it returns (get_color returns colors: its id is no calendar's)."""
+    and timestamps, at least two) all appear and are not all the closest table's too (a
+    record with another one nested; a link table's two keys on an appointment make no
+    clinician location of it). Of tables with the same columns (Google Calendar's calendars
+    and colors), those the `tool`'s name names are the ones it returns (get_color returns
+    colors: its id is no calendar's)."""
     if not produced or not tables:
         return set()
 
@@ -178,7 +179,10 @@ def record_tables(produced: set[str], tables: dict[str, set[str]],
     out = {best} if jaccard(tables[best]) > 0 else set()
     for t, cols in tables.items():
         own = {c for c in cols - _GENERIC if not c.endswith("_id")}
-        if len(own) >= 2 and own <= produced:
+        # columns the closest table has too are its own record's, no sign of a nested one (a
+        # Tailwind utility's category and name made a Tailwind doc of it, and its id was fed
+        # get_tailwind_doc: "the tailwind doc of that tailwind utility")
+        if len(own) >= 2 and own <= produced and not own <= tables[best]:
             out.add(t)
     if tool is None:
         return out

@@ -116,6 +116,18 @@ def added_labels(spec: EnvSpec) -> frozenset[str]:
 _LABELS_SEEN: dict[int, tuple[EnvSpec, frozenset[str]]] = {}
 
 
+_TIMESTAMPS = frozenset({"created_at", "updated_at"})
+
+
+def empty_tables(spec: EnvSpec) -> frozenset[str]:
+    """Tables whose records hold nothing but their id, timestamps, keys to other records and
+    a name the miner made up (Glean's company searches, a ccxt cache of `cache_stats`): a
+    request about one can only ask when it was made ("when was icon search 13 created?")."""
+    return frozenset(t.name for t in spec.tables if not any(
+        not c.primary_key and c.name not in _TIMESTAMPS and not c.foreign_key
+        and c.description != ADDED_LABEL for c in t.columns))
+
+
 @functools.lru_cache(maxsize=256)  # asked for every step of every task phrased
 def _namespace(env: str, tools: tuple[str, ...]) -> str | None:
     return namespace_prefix(env, list(tools))

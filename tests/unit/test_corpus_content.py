@@ -25,7 +25,7 @@ from agent_world.tasks.model import Task
 from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.toolgraph import build_tool_graph
 from agent_world.tasks.walks import Plan, PlanStep
-from agent_world.tasks.words import added_labels, lost_inputs
+from agent_world.tasks.words import added_labels, empty_tables, lost_inputs
 
 
 def _mined(server: str):
@@ -178,3 +178,30 @@ def test_a_priority_is_whole_and_a_code_host_s_branches_are_git_s():
     spec = _mined("gitlab")
     names = [r["name"] for r in spec.rows["branches"]]
     assert names and not [n for n in names if " " in n]
+
+
+def _reading_products(spec):
+    """`spec` with get_product's code as the builder writes a look-up (its table named)."""
+    code = ('def get_product(ctx, product_id):\n'
+            '    return ctx.one(\'SELECT * FROM "products" WHERE product_id = ?\', (product_id,))\n')
+    return spec.model_copy(update={"tools": [
+        t.model_copy(update={"source": code}) if t.name == "get_product" else t
+        for t in spec.tools]})
+
+
+def test_a_read_of_records_with_nothing_in_them_is_a_flaw():
+    """Glean's company searches hold an id, timestamps and a name the miner made up: no
+    request asks about one ("when was company search 13 updated?"); a write is no read."""
+    assert "company_searches" in empty_tables(_mined("glean"))
+    spec, plain = _reading_products(_labelled()), _reading_products(load_example("ecommerce"))
+    assert not empty_tables(spec)
+    for c in next(t for t in spec.tables if t.name == "products").columns:
+        if not c.primary_key and not c.foreign_key and c.name not in ("created_at",
+                                                                      "updated_at"):
+            c.description = ADDED_LABEL
+    assert "products" in empty_tables(spec)
+    read = {"origin": {"plan": {"steps": [{"tool": "get_product", "given": {"product_id": 1}}]}}}
+    assert "reads_an_empty_record" in chain_flaws(read, spec)
+    assert "reads_an_empty_record" not in chain_flaws(read, plain)
+    made = {"origin": {"plan": {"steps": [{"tool": "place_order", "given": {}}]}}}
+    assert "reads_an_empty_record" not in chain_flaws(made, spec)

@@ -182,6 +182,17 @@ def test_a_prefix_that_names_a_table_wants_that_tables_value():
     assert strength("get_resource_history", history, "id", "audit_id", integer) == 0
     assert strength("get_resource_history", history, "id", "resource_history_id",
                     integer) == 0.6
+    # columns the returned record's own table has too are no nested record: a Tailwind
+    # utility's id is no doc's ("the tailwind doc of that tailwind utility")
+    tables["tailwind_utilities"] = {"id", "category", "property", "name", "created_at"}
+    tables["tailwind_docs"] = {"id", "category", "name", "created_at"}
+    utility = tables["tailwind_utilities"]
+    assert record_tables(utility, tables, "get_tailwind_utilities") == {"tailwind_utilities"}
+    assert strength("get_tailwind_utilities", utility, "id", "tailwind_doc_id", integer) == 0
+    # ... while a record with another's own columns beside its own still has it nested
+    tables["clinicians"] = {"id", "name", "specialty"}
+    visit = {"id", "clinician_id", "location_id", "reason", "name", "specialty"}
+    assert "clinicians" in record_tables(visit, tables)
 
 
 def test_one_field_feeds_one_argument():
