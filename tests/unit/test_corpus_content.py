@@ -152,6 +152,11 @@ def test_a_call_of_a_service_tool_built_without_its_input_is_a_flaw():
     ("postgrest_requests", "path", "", "api_path"),
     ("ranges", "at", "Top-left destination cell.", "cell"),
     ("documents", "path", "", "file_path"),
+    ("calculations", "expression", "", "math_expression"),
+    ("app_executions", "expression", "JavaScript expression to execute.", "js_expression"),
+    ("workbook_worksheet_ranges", "address", "Value for the 'address' path segment.",
+     "cell_ref"),
+    ("contacts", "address", "", "address"),
 ])
 def test_values_of_their_kind(table, column, description, kind):
     """Roblox's value_type had been a sentence, the time server's day_of_week 'why', a
@@ -163,8 +168,8 @@ def test_values_of_their_kind(table, column, description, kind):
 
 def test_a_kind_of_value_is_a_data_type_and_a_listed_choice_is_one():
     from agent_world.mining.offline.described_values import described_examples
-    from agent_world.mining.offline.row_values import _category_pool
-    assert "number" in _category_pool("value_type") and "premium" in _category_pool("plan_type")
+    from agent_world.mining.offline.value_pools import category_pool
+    assert "number" in category_pool("value_type") and "premium" in category_pool("plan_type")
     said = "The kind of symbol (function, class, variable, method, etc.)"
     assert described_examples(said) == ["function", "class", "variable", "method"]
 
@@ -174,6 +179,10 @@ def test_a_priority_is_whole_and_a_code_host_s_branches_are_git_s():
     'Carolynfort Library' (a library's branch: the branches table had no repository key)."""
     from agent_world.mining.offline.signatures import column_type
     assert column_type("priority", "number", None) == "integer"
+    # whole units of time and an HTTP status ("reminder minutes 65.87", "status 132.64")
+    assert column_type("reminder_minutes_before_start", "number", None) == "integer"
+    assert column_type("status", "number", None) == "integer"
+    assert column_type("cost_per_days", "number", None) == "real"
     assert column_type("at", None, None, "Top-left cell.") == "text"
     spec = _mined("gitlab")
     names = [r["name"] for r in spec.rows["branches"]]
@@ -205,3 +214,12 @@ def test_a_read_of_records_with_nothing_in_them_is_a_flaw():
     assert "reads_an_empty_record" not in chain_flaws(read, plain)
     made = {"origin": {"plan": {"steps": [{"tool": "place_order", "given": {}}]}}}
     assert "reads_an_empty_record" not in chain_flaws(made, spec)
+
+
+def test_a_config_entry_s_name_does_not_say_its_column_twice():
+    """'sync-sync-option', 'users-user-tag': the area before the noun is another word."""
+    from agent_world.mining.offline.value_pools import named_value
+    for seed in range(200):
+        for column in ("sync_option", "user_tag", "search_query_template"):
+            head, _, noun = named_value(column, "", random.Random(seed)).partition("-")
+            assert head.rstrip("s") not in noun.split("-")

@@ -180,13 +180,18 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             n == "at" and re.search(r"\bcell\b", d):
         return "cell"
     if words & {"cell", "cells"} or n in ("used_range", "cell_range", "freeze_panes",
-                                           "auto_filter", "a1_range", "print_area"):
-        return "cell_ref"
+                                           "auto_filter", "a1_range", "print_area") or \
+            n == "address" and re.search(r"range|worksheet|workbook", table):
+        return "cell_ref"  # Microsoft Graph's range address is 'A1:C10', no street
     if words & {"password", "passphrase", "secret"}:
         return "password"
     if n in ("query", "q", "search", "search_query", "search_term", "keyword", "keywords",
              "term", "search_text"):
         return "search_terms"
+    if n in ("expression", "expr") and re.search(r"calculat|\bmath|arithmetic", f"{table} {d}"):
+        return "math_expression"  # a calculator's input is '(120 - 45) / 3', no name
+    if n in ("expression", "expr", "script", "code") and re.search(r"\bjavascript\b|\bjs\b", d):
+        return "js_expression"
     if n in ("command", "cmd", "shell_command", "script"):
         return "command"
     if n in ("namespace", "k8s_namespace", "kube_namespace"):

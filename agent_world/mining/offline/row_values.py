@@ -53,6 +53,16 @@ from agent_world.mining.offline.reference_data import (
 )
 from agent_world.mining.offline.row_times import WINDOW_START
 from agent_world.mining.offline.service_values import SERVICE_KINDS, git_branch, service_value
+from agent_world.mining.offline.value_pools import (
+    API_PATHS,
+    CODE_HOST_TABLES,
+    JS_EXPRESSIONS,
+    MATH_EXPRESSIONS,
+    WEEKDAYS,
+    category_pool,
+    named_value,
+    record_name,
+)
 from agent_world.mining.semantics.lifecycle_rule import ATTENDED, state_rank
 from agent_world.mining.semantics.zones import address_country, country_zones
 
@@ -197,7 +207,7 @@ class RowValues:
         in_repo = any(c.foreign_key and singular(c.foreign_key.split(".")[0]) in (
             "repository", "repo") for c in self.tables[table].columns)
         if sem == "branch_name" and not in_repo and not any(
-                singular(t) in _CODE_HOST_TABLES for t in self.tables):
+                singular(t) in CODE_HOST_TABLES for t in self.tables):
             # a branch of a library or a bank, not of git (GitLab's protect_branch of a
             # project is git's: the service holds commits or merge requests)
             sem = "library_branch"
@@ -296,7 +306,7 @@ class RowValues:
             "product_name": lambda: prose("product", r, f),
             "title": lambda: prose("meeting" if prose_kind(col.name, table) == "meeting" else
                                    "title", r, f),
-            "record_name": lambda: _record_name(table, r),
+            "record_name": lambda: record_name(table, r),
             # what a link says on the page: a few words, no sentence
             "anchor": lambda: r.choice([
                 "Read more", "Pricing", "Contact us", "Documentation", "About", "Sign in",
@@ -327,9 +337,11 @@ class RowValues:
             "company": lambda: f.company(),
             "code": lambda: f.bothify("??-####").upper(),
             "region": lambda: r.choice(["North", "South", "East", "West", "Central"]),
-            "category": lambda: r.choice(_category_pool(col.name)),
-            "weekday": lambda: r.choice(_WEEKDAYS),
-            "api_path": lambda: r.choice(_API_PATHS),
+            "category": lambda: r.choice(category_pool(col.name)),
+            "weekday": lambda: r.choice(WEEKDAYS),
+            "api_path": lambda: r.choice(API_PATHS),
+            "math_expression": lambda: r.choice(MATH_EXPRESSIONS),
+            "js_expression": lambda: r.choice(JS_EXPRESSIONS),
             "slug_name": lambda: f"{r.choice(SLUG_HEADS)}-{r.choice(SLUG_TAILS)}",
             "branch_name": lambda: git_branch(r, 0.2),
             "tag": lambda: r.choice(TAG_WORDS) if r.random() < 0.8 else f.word(),
@@ -361,7 +373,7 @@ class RowValues:
             "page_size": lambda: r.choice([5, 10, 20, 25, 50, 100]),
             "offset": lambda: r.choice([0, 0, 10, 20, 50, 100]),
             "page": lambda: r.randint(1, 5),
-            "word": lambda: (_named_value(col.name, col.description, r) if col.type == "text"
+            "word": lambda: (named_value(col.name, col.description, r) if col.type == "text"
                              else None) or f.word(),
         }
         return gen.get(sem, gen["word"])()
@@ -497,81 +509,6 @@ class RowValues:
         what = self.rng.choice(["handling", "tests", "docs", "config", "validation", "parser",
                                 "endpoint", "logging", "types", "dependencies"])
         return f"{verb} {self.rng.choice(SLUG_HEADS)} {what}"
-
-
-# what a column named for a kind of thing holds, by the word that names it: a unit is no
-# 'premium', a source no 'internal' (the generic tiers are left for type, kind and category)
-_CATEGORY_POOLS = {
-    "role": ["admin", "member", "viewer", "owner", "editor"],
-    "unit": ["count", "percent", "seconds", "milliseconds", "bytes"],
-    "channel": ["email", "sms", "push", "web", "slack"],
-    "source": ["web", "api", "import", "mobile", "email"],
-    "method": ["email", "sms", "api", "manual", "webhook"],
-    "action": ["created", "updated", "deleted", "archived", "restored"],
-    "genre": ["fiction", "mystery", "science", "history", "biography"],
-}
-_TIERS = ["standard", "premium", "basic", "internal", "external"]
-
-
-# tables only a code host keeps: its branches are git's, whatever table holds them
-_CODE_HOST_TABLES = frozenset({"repository", "repo", "commit", "pull_request",
-                               "merge_request", "pipeline"})
-# the types a value, a field or a column holds ('value_type': 'number', never 'premium')
-_DATA_TYPES = ["string", "number", "boolean", "integer", "date"]
-_TYPED = {"value", "data", "field", "column", "attribute", "variable", "param", "parameter",
-          "property", "return"}
-_WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-_API_PATHS = ["/users", "/orders?status=eq.open", "/products?select=id,name", "/api/v1/items",
-              "/rest/v1/customers", "/invoices?limit=10", "/api/v2/projects/42/tasks"]
-
-
-def _category_pool(name: str) -> list[str]:
-    words = name.lower().split("_")
-    if words[-1] in ("type", "kind") and _TYPED & set(words[:-1]):
-        return _DATA_TYPES
-    return next((_CATEGORY_POOLS[w] for w in reversed(words) if w in _CATEGORY_POOLS), _TIERS)
-
-
-# column names that name no thing: a value for them is no '<area>-<noun>'
-_NO_THING = {"only", "where", "default", "listen", "match", "exclude", "include", "if", "when",
-             "since", "until", "before", "after", "all", "any", "none", "raw", "new", "old",
-             "current", "next", "previous", "other", "custom", "extra", "own", "same", "show",
-             "by", "as", "to", "from", "of", "for", "with", "per", "not"}
-
-
-# how often or over how long, as a service's settings say it
-_SPANS = {w: ["hourly", "daily", "weekly", "monthly"] for w in ("frequency", "schedule",
-                                                                "cadence")} | {
-    w: ["1m", "5m", "15m", "1h", "24h"] for w in ("period", "interval", "window", "retention")}
-# amounts and places, no thing of the service ('billing-weight' reads as nothing)
-_MEASURES = {"weight", "index", "size", "level", "count", "limit", "threshold", "ratio", "rate",
-             "score", "priority", "order", "offset", "depth", "width", "height", "length",
-             "timeout", "delay", "position", "amount", "total", "number"}
-
-
-def _named_value(column: str, description: str | None, r: random.Random) -> str | None:
-    """A text column no rule knows, named by a noun ('forwarding_rule', 'dataset'): a value
-    named for what it is in an area of the service ('billing-forwarding-rule'), as a config
-    entry is; a lone dictionary word ('dolor') read as noise in every task that quotes it.
-    None where the name is no noun ('only', 'show_as'). A column its source says holds JSON
-    (Monday's settings, a JSON schema) holds an empty object or list, as the source writes it."""
-    if re.search(r"\bjson\b", description or "", re.I):
-        return "[]" if re.search(r"\barray\b", description or "", re.I) else "{}"
-    words = [w for w in singular(column).lower().split("_") if w]
-    if words and words[-1] in _SPANS:
-        return r.choice(_SPANS[words[-1]])
-    if (not words or words[-1] in _MEASURES or not all(w.isalpha() for w in words) or len(words[-1]) < 3
-            or set(words) & _NO_THING or words[-1].endswith(("ed", "ly"))):
-        return None
-    return f"{r.choice(SLUG_HEADS)}-{'-'.join(words[-2:])}"
-
-
-def _record_name(table: str, r: random.Random) -> str:
-    """A name for a record that is no document: an area of the service and what it is
-    ('checkout-screenshot', 'billing-subnet')."""
-    noun = next((w for w in reversed(singular(table).split("_")) if w.isalpha() and len(w) > 2),
-                "item")
-    return f"{r.choice(SLUG_HEADS)}-{noun}"
 
 
 def _numbers(values: list[Any], kind: type) -> list[Any]:

@@ -476,6 +476,11 @@ _ID_NUMBERS = re.compile(r"(^|_)(card|account|phone|order|invoice|tracking|seria
                          r"registration|routing|case)_number$")
 
 
+_WHOLE_NUMBERS = frozenset({"id", "idx", "index", "number", "count", "priority", "rank",
+                            "year", "port", "status", "page", "position", "retries", "attempts"})
+_TIME_UNITS = frozenset({"minutes", "seconds", "days", "weeks", "months", "years"})
+
+
 def column_type(name: str, jtype: str | None, fmt: str | None, desc: str = "") -> str:
     n = name.lower()
     d = desc.lower()
@@ -494,10 +499,11 @@ def column_type(name: str, jtype: str | None, fmt: str | None, desc: str = "") -
         return "integer"
     if jtype == "number":
         # an id, index, number or count declared as a JSON number counts things: page 17 and
-        # pull request 60, not 17.39 and 60.62
-        last = n.split("_")[-1]
-        return "integer" if last in FILE_PLACES or last in (
-            "id", "idx", "index", "number", "count", "priority", "rank") else "real"
+        # pull request 60, not 17.39 and 60.62; so do whole units of time, ports, an HTTP
+        # status and a position in a list (reminder minutes 65.87, status 132.64)
+        words = n.split("_")
+        return "integer" if words[-1] in FILE_PLACES or words[-1] in _WHOLE_NUMBERS or (
+            _TIME_UNITS & set(words) and not any(_REAL_NAMES.search(w) for w in words)) else "real"
     if jtype in ("object", "array"):
         return "json"
     if "hh:mm" in d and "yyyy" not in d and "iso" not in d:

@@ -1,0 +1,90 @@
+"""Pools a generated value is drawn from where a column names a kind of thing rather than a
+value of a known kind: categories by the word that names them, spans, data types, weekdays, API
+paths, and the '<area>-<noun>' names of config entries and records that are no document."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from agent_world.mining.offline.naming import singular
+from agent_world.mining.offline.reference_data import SLUG_HEADS
+
+# what a column named for a kind of thing holds, by the word that names it: a unit is no
+# 'premium', a source no 'internal' (the generic tiers are left for type, kind and category)
+CATEGORY_POOLS = {
+    "role": ["admin", "member", "viewer", "owner", "editor"],
+    "unit": ["count", "percent", "seconds", "milliseconds", "bytes"],
+    "channel": ["email", "sms", "push", "web", "slack"],
+    "source": ["web", "api", "import", "mobile", "email"],
+    "method": ["email", "sms", "api", "manual", "webhook"],
+    "action": ["created", "updated", "deleted", "archived", "restored"],
+    "genre": ["fiction", "mystery", "science", "history", "biography"],
+}
+TIERS = ["standard", "premium", "basic", "internal", "external"]
+
+
+# tables only a code host keeps: its branches are git's, whatever table holds them
+CODE_HOST_TABLES = frozenset({"repository", "repo", "commit", "pull_request",
+                               "merge_request", "pipeline"})
+# the types a value, a field or a column holds ('value_type': 'number', never 'premium')
+DATA_TYPES = ["string", "number", "boolean", "integer", "date"]
+TYPED = {"value", "data", "field", "column", "attribute", "variable", "param", "parameter",
+          "property", "return"}
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+MATH_EXPRESSIONS = ["(120 - 45) / 3", "17 * 23", "2 ** 10", "sqrt(144) + 7", "3.5 * (4 + 6)",
+                    "250 * 0.15", "(1200 + 350) / 12", "98 % 7"]
+JS_EXPRESSIONS = ["document.title", "navigator.userAgent", "Date.now()", "window.innerWidth",
+                  "store.getState().auth.user", "Platform.OS", "global.__DEV__"]
+API_PATHS = ["/users", "/orders?status=eq.open", "/products?select=id,name", "/api/v1/items",
+              "/rest/v1/customers", "/invoices?limit=10", "/api/v2/projects/42/tasks"]
+
+
+def category_pool(name: str) -> list[str]:
+    words = name.lower().split("_")
+    if words[-1] in ("type", "kind") and TYPED & set(words[:-1]):
+        return DATA_TYPES
+    return next((CATEGORY_POOLS[w] for w in reversed(words) if w in CATEGORY_POOLS), TIERS)
+
+
+# column names that name no thing: a value for them is no '<area>-<noun>'
+_NO_THING = {"only", "where", "default", "listen", "match", "exclude", "include", "if", "when",
+             "since", "until", "before", "after", "all", "any", "none", "raw", "new", "old",
+             "current", "next", "previous", "other", "custom", "extra", "own", "same", "show",
+             "by", "as", "to", "from", "of", "for", "with", "per", "not"}
+
+
+# how often or over how long, as a service's settings say it
+_SPANS = {w: ["hourly", "daily", "weekly", "monthly"] for w in ("frequency", "schedule",
+                                                                "cadence")} | {
+    w: ["1m", "5m", "15m", "1h", "24h"] for w in ("period", "interval", "window", "retention")}
+# amounts and places, no thing of the service ('billing-weight' reads as nothing)
+_MEASURES = {"weight", "index", "size", "level", "count", "limit", "threshold", "ratio", "rate",
+             "score", "priority", "order", "offset", "depth", "width", "height", "length",
+             "timeout", "delay", "position", "amount", "total", "number"}
+
+
+def named_value(column: str, description: str | None, r: random.Random) -> str | None:
+    """A text column no rule knows, named by a noun ('forwarding_rule', 'dataset'): a value
+    named for what it is in an area of the service ('billing-forwarding-rule'), as a config
+    entry is; a lone dictionary word ('dolor') read as noise in every task that quotes it.
+    None where the name is no noun ('only', 'show_as'). A column its source says holds JSON
+    (Monday's settings, a JSON schema) holds an empty object or list, as the source writes it."""
+    if re.search(r"\bjson\b", description or "", re.I):
+        return "[]" if re.search(r"\barray\b", description or "", re.I) else "{}"
+    words = [w for w in singular(column).lower().split("_") if w]
+    if words and words[-1] in _SPANS:
+        return r.choice(_SPANS[words[-1]])
+    if (not words or words[-1] in _MEASURES or not all(w.isalpha() for w in words) or len(words[-1]) < 3
+            or set(words) & _NO_THING or words[-1].endswith(("ed", "ly"))):
+        return None
+    noun = words[-2:]  # an area apart from the thing: 'sync-sync-option' says 'sync' twice
+    return f"{r.choice([h for h in SLUG_HEADS if singular(h) not in noun])}-{'-'.join(noun)}"
+
+
+def record_name(table: str, r: random.Random) -> str:
+    """A name for a record that is no document: an area of the service and what it is
+    ('checkout-screenshot', 'billing-subnet')."""
+    noun = next((w for w in reversed(singular(table).split("_")) if w.isalpha() and len(w) > 2),
+                "item")
+    return f"{r.choice(SLUG_HEADS)}-{noun}"
