@@ -166,6 +166,15 @@ def _quotable(text: str) -> bool:
     return "\n" not in text and len(text) <= 60
 
 
+def _echoed(tool: Any) -> set[str]:
+    """The listing tool's arguments, but states it filters by (an enum): a listed record's
+    field named for one is mostly what some request asked for, not what a person knows the
+    record by (SonarQube's "the component whose p is 'book'", Zotero's "the item whose tag is
+    'users-tag'"); "the loan whose status is 'checked_out'" is the loan's own."""
+    return {p for p, schema in tool.parameters.get("properties", {}).items()
+            if not (isinstance(schema, dict) and schema.get("enum"))}
+
+
 def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
               rng: random.Random, labels: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Field values that single out `item` among `items`, preferring readable fields; never
@@ -474,9 +483,9 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
                     return None
                 item = rng.choice(items)
                 # not by a value the step was asked with ("the cancelled ones ... whose
-                # status is cancelled")
-                src.select = _selector(results[i], item, {field, *src.given}, rng,
-                                       added_labels(spec)) or None
+                # status is cancelled"), nor by a field named for one of its arguments
+                src.select = _selector(results[i], item, {field, *src.given, *_echoed(
+                    spec.tool(src.tool))}, rng, added_labels(spec)) or None
                 if src.select is None and len(items) > 1:
                     return None
             value = field_value(selected(results[i], src.select), field)

@@ -223,3 +223,16 @@ def test_a_config_entry_s_name_does_not_say_its_column_twice():
         for column in ("sync_option", "user_tag", "search_query_template"):
             head, _, noun = named_value(column, "", random.Random(seed)).partition("-")
             assert head.rstrip("s") not in noun.split("-")
+
+
+def test_a_listed_record_is_not_picked_by_what_the_listing_was_asked():
+    """SonarQube's components hold what `components(p, q)` was asked: "the component whose p
+    is 'book'" is the request echoed back; a state the listing filters by is the record's own
+    ("the loan whose status is 'checked_out'")."""
+    from agent_world.envs.spec import ToolSpec
+    from agent_world.tasks.walks import _echoed
+
+    tool = ToolSpec(name="components", description="x", source="def components(ctx):\n    pass\n",
+                    parameters={"type": "object", "properties": {"p": {}, "q": {}}})
+    assert _echoed(tool) == {"p", "q"}
+    assert _echoed(load_example("ecommerce").tool("list_orders")) == {"customer_id", "limit"}

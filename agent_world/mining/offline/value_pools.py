@@ -12,7 +12,7 @@ from agent_world.mining.offline.reference_data import SLUG_HEADS
 
 # what a column named for a kind of thing holds, by the word that names it: a unit is no
 # 'premium', a source no 'internal' (the generic tiers are left for type, kind and category)
-CATEGORY_POOLS = {
+_CATEGORY_POOLS = {
     "role": ["admin", "member", "viewer", "owner", "editor"],
     "unit": ["count", "percent", "seconds", "milliseconds", "bytes"],
     "channel": ["email", "sms", "push", "web", "slack"],
@@ -21,15 +21,15 @@ CATEGORY_POOLS = {
     "action": ["created", "updated", "deleted", "archived", "restored"],
     "genre": ["fiction", "mystery", "science", "history", "biography"],
 }
-TIERS = ["standard", "premium", "basic", "internal", "external"]
+_TIERS = ["standard", "premium", "basic", "internal", "external"]
 
 
 # tables only a code host keeps: its branches are git's, whatever table holds them
 CODE_HOST_TABLES = frozenset({"repository", "repo", "commit", "pull_request",
-                               "merge_request", "pipeline"})
+                              "merge_request", "pipeline"})
 # the types a value, a field or a column holds ('value_type': 'number', never 'premium')
-DATA_TYPES = ["string", "number", "boolean", "integer", "date"]
-TYPED = {"value", "data", "field", "column", "attribute", "variable", "param", "parameter",
+_DATA_TYPES = ["string", "number", "boolean", "integer", "date"]
+_TYPED = {"value", "data", "field", "column", "attribute", "variable", "param", "parameter",
           "property", "return"}
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 MATH_EXPRESSIONS = ["(120 - 45) / 3", "17 * 23", "2 ** 10", "sqrt(144) + 7", "3.5 * (4 + 6)",
@@ -37,14 +37,14 @@ MATH_EXPRESSIONS = ["(120 - 45) / 3", "17 * 23", "2 ** 10", "sqrt(144) + 7", "3.
 JS_EXPRESSIONS = ["document.title", "navigator.userAgent", "Date.now()", "window.innerWidth",
                   "store.getState().auth.user", "Platform.OS", "global.__DEV__"]
 API_PATHS = ["/users", "/orders?status=eq.open", "/products?select=id,name", "/api/v1/items",
-              "/rest/v1/customers", "/invoices?limit=10", "/api/v2/projects/42/tasks"]
+             "/rest/v1/customers", "/invoices?limit=10", "/api/v2/projects/42/tasks"]
 
 
 def category_pool(name: str) -> list[str]:
     words = name.lower().split("_")
-    if words[-1] in ("type", "kind") and TYPED & set(words[:-1]):
-        return DATA_TYPES
-    return next((CATEGORY_POOLS[w] for w in reversed(words) if w in CATEGORY_POOLS), TIERS)
+    if words[-1] in ("type", "kind") and _TYPED & set(words[:-1]):
+        return _DATA_TYPES
+    return next((_CATEGORY_POOLS[w] for w in reversed(words) if w in _CATEGORY_POOLS), _TIERS)
 
 
 # column names that name no thing: a value for them is no '<area>-<noun>'
