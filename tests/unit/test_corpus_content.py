@@ -236,3 +236,12 @@ def test_a_listed_record_is_not_picked_by_what_the_listing_was_asked():
                     parameters={"type": "object", "properties": {"p": {}, "q": {}}})
     assert _echoed(tool) == {"p", "q"}
     assert _echoed(load_example("ecommerce").tool("list_orders")) == {"customer_id", "limit"}
+
+
+def test_a_file_is_of_the_type_its_column_names():
+    """Word's pictures had image paths ending in .docx, Cloudbase's zip files in .md."""
+    spec = _mined("word")
+    paths = [r["image_path"] for r in spec.rows["pictures"]]
+    assert paths and all(p.endswith((".png", ".jpg")) for p in paths)
+    from agent_world.mining.offline.signatures import column_type
+    assert column_type("head", "number", None) == "integer"  # read_file's first lines

@@ -58,6 +58,7 @@ from agent_world.mining.offline.value_pools import (
     CODE_HOST_TABLES,
     JS_EXPRESSIONS,
     MATH_EXPRESSIONS,
+    NAMED_FILE_TYPES,
     WEEKDAYS,
     category_pool,
     named_value,
@@ -270,9 +271,10 @@ class RowValues:
             "person_name": lambda: f.name(),
             "username": lambda: f.user_name(),
             "url": lambda: f.url() + f.uri_path(),
-            "file_name": lambda: self._file_name(),
+            "file_name": lambda: self._file_name(col.name),
             "file_path": lambda: f"{self._folder()}/" + (
-                row["file_name"] if isinstance(row.get("file_name"), str) else self._file_name()),
+                row["file_name"] if isinstance(row.get("file_name"), str)
+                else self._file_name(col.name)),
             "dir_path": lambda: self._folder(),
             "tree_path": lambda: r.choice(["src/", "src/app/", "docs/", "tests/", "", "lib/",
                                            "scripts/"]) + f"{r.choice(SLUG_HEADS)}_{r.choice(MODULE_KINDS)}" +
@@ -412,15 +414,19 @@ class RowValues:
                 return f"{local}@{self.fake.free_email_domain()}"
         return self.fake.email()
 
-    def _file_name(self) -> str:
-        """A file name as people keep them ("sales-2025-q3.xlsx"), of a type the source names
-        when it names some (an Excel server's workbooks are .xlsx, not .gif)."""
+    def _file_name(self, column: str = "") -> str:
+        """A file name as people keep them ("sales-2025-q3.xlsx"), of the type its column
+        names (a `yaml_path` is .yaml, an `app_path` .app) or else the source names (an Excel
+        server's workbooks are .xlsx, not .gif)."""
         f, r = self.fake, self.rng
         stem = r.choice(FILE_STEMS)
         stem += r.choice(["", f"-{r.randint(2022, 2026)}", f"-q{r.randint(1, 4)}",
                           r.choice(["-final", "-draft", "-copy", "-signed"]),
                           f"-v{r.randint(1, 4)}"])
-        ext = r.choice(self.file_types) if self.file_types else f.file_extension()
+        named = next((NAMED_FILE_TYPES[w] for w in column.lower().split("_")
+                      if w in NAMED_FILE_TYPES), None)
+        ext = r.choice(named or self.file_types) if named or self.file_types else \
+            f.file_extension()
         return f"{stem}.{ext}"
 
     def _folder(self) -> str:

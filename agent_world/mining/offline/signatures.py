@@ -477,7 +477,8 @@ _ID_NUMBERS = re.compile(r"(^|_)(card|account|phone|order|invoice|tracking|seria
 
 
 _WHOLE_NUMBERS = frozenset({"id", "idx", "index", "number", "count", "priority", "rank",
-                            "year", "port", "status", "page", "position", "retries", "attempts"})
+                            "year", "port", "status", "page", "position", "retries", "attempts",
+                            "head", "tail", "lines", "limit", "depth"})
 _TIME_UNITS = frozenset({"minutes", "seconds", "days", "weeks", "months", "years"})
 
 

@@ -36,6 +36,13 @@ MATH_EXPRESSIONS = ["(120 - 45) / 3", "17 * 23", "2 ** 10", "sqrt(144) + 7", "3.
                     "250 * 0.15", "(1200 + 350) / 12", "98 % 7"]
 JS_EXPRESSIONS = ["document.title", "navigator.userAgent", "Date.now()", "window.innerWidth",
                   "store.getState().auth.user", "Platform.OS", "global.__DEV__"]
+# the file types a column's name says its files are ('yaml_path', 'image_file', 'app_path')
+NAMED_FILE_TYPES = {
+    "yaml": ["yaml", "yml"], "yml": ["yml"], "json": ["json"], "csv": ["csv"], "pdf": ["pdf"],
+    "image": ["png", "jpg"], "photo": ["jpg"], "screenshot": ["png"], "video": ["mp4", "mov"],
+    "audio": ["mp3", "wav"], "app": ["app", "apk", "ipa"], "apk": ["apk"], "markdown": ["md"],
+    "html": ["html"], "xml": ["xml"], "log": ["log"], "zip": ["zip"], "docx": ["docx"],
+    "xlsx": ["xlsx"], "svg": ["svg"], "manifest": ["yaml", "json"]}
 API_PATHS = ["/users", "/orders?status=eq.open", "/products?select=id,name", "/api/v1/items",
              "/rest/v1/customers", "/invoices?limit=10", "/api/v2/projects/42/tasks"]
 
