@@ -157,6 +157,9 @@ def test_a_call_of_a_service_tool_built_without_its_input_is_a_flaw():
     ("workbook_worksheet_ranges", "address", "Value for the 'address' path segment.",
      "cell_ref"),
     ("contacts", "address", "", "address"),
+    ("items", "tag", "", "tag"),
+    ("codes", "additional_instruction", "", "sentence"),
+    ("entity_observations", "observation", "", "sentence"),
 ])
 def test_values_of_their_kind(table, column, description, kind):
     """Roblox's value_type had been a sentence, the time server's day_of_week 'why', a
@@ -243,5 +246,8 @@ def test_a_file_is_of_the_type_its_column_names():
     spec = _mined("word")
     paths = [r["image_path"] for r in spec.rows["pictures"]]
     assert paths and all(p.endswith((".png", ".jpg")) for p in paths)
+    # ... or its table: EKS's apply_yaml(yaml_path) keeps `yamls` whose paths were '.key'
+    yamls = [r["path"] for r in _mined("eks").rows["yamls"]]
+    assert yamls and all(p.endswith((".yaml", ".yml")) for p in yamls)
     from agent_world.mining.offline.signatures import column_type
     assert column_type("head", "number", None) == "integer"  # read_file's first lines

@@ -307,7 +307,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if n in ("day_of_week", "weekday", "day_of_the_week", "dow"):
         return "weekday"
     if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",
-                "bio", "summary", "instructions", "answer", "question", "feedback", "value",
+                "bio", "summary", "instructions", "instruction", "observation",
+                "observations", "caption", "answer", "question", "feedback", "value",
                 "prompt", "error", "response", "why", "preconditions", "replacement",
                 "paragraph", "explanation", "rationale", "stdout", "stderr", "snippet",
                 "excerpt"}:
@@ -328,6 +329,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if words & {"type", "kind", "category", "genre", "role", "target", "action", "method",
                 "channel", "source", "unit"}:
         return "category"
+    if n in ("tag", "tag_name", "hashtag", "keyword"):  # 'urgent', never 'users-tag'
+        return "tag"
     if n.endswith("_name") and n not in ("field_name", "column_name"):  # a script's, an app's
         return "slug_name"
     if n in ("name", "label"):

@@ -58,6 +58,7 @@ from agent_world.mining.offline.value_pools import (
     CODE_HOST_TABLES,
     JS_EXPRESSIONS,
     MATH_EXPRESSIONS,
+    MEDIA_FILE_WORDS,
     NAMED_FILE_TYPES,
     WEEKDAYS,
     category_pool,
@@ -271,10 +272,10 @@ class RowValues:
             "person_name": lambda: f.name(),
             "username": lambda: f.user_name(),
             "url": lambda: f.url() + f.uri_path(),
-            "file_name": lambda: self._file_name(col.name),
+            "file_name": lambda: self._file_name(col.name, table),
             "file_path": lambda: f"{self._folder()}/" + (
                 row["file_name"] if isinstance(row.get("file_name"), str)
-                else self._file_name(col.name)),
+                else self._file_name(col.name, table)),
             "dir_path": lambda: self._folder(),
             "tree_path": lambda: r.choice(["src/", "src/app/", "docs/", "tests/", "", "lib/",
                                            "scripts/"]) + f"{r.choice(SLUG_HEADS)}_{r.choice(MODULE_KINDS)}" +
@@ -414,17 +415,19 @@ class RowValues:
                 return f"{local}@{self.fake.free_email_domain()}"
         return self.fake.email()
 
-    def _file_name(self, column: str = "") -> str:
-        """A file name as people keep them ("sales-2025-q3.xlsx"), of the type its column
-        names (a `yaml_path` is .yaml, an `app_path` .app) or else the source names (an Excel
+    def _file_name(self, column: str = "", table: str = "") -> str:
+        """A file name as people keep them ("sales-2025-q3.xlsx"), of the type its column names
+        or, for files that are the record (EKS's `yamls`, Excel's `images`), its table (the
+        last such word, the head noun, first), else of a type the source names (an Excel
         server's workbooks are .xlsx, not .gif)."""
         f, r = self.fake, self.rng
         stem = r.choice(FILE_STEMS)
         stem += r.choice(["", f"-{r.randint(2022, 2026)}", f"-q{r.randint(1, 4)}",
                           r.choice(["-final", "-draft", "-copy", "-signed"]),
                           f"-v{r.randint(1, 4)}"])
-        named = next((NAMED_FILE_TYPES[w] for w in column.lower().split("_")
-                      if w in NAMED_FILE_TYPES), None)
+        words = [*reversed(column.lower().split("_")),
+                 *(w for w in reversed(singular(table).split("_")) if w in MEDIA_FILE_WORDS)]
+        named = next((NAMED_FILE_TYPES[w] for w in words if w in NAMED_FILE_TYPES), None)
         ext = r.choice(named or self.file_types) if named or self.file_types else \
             f.file_extension()
         return f"{stem}.{ext}"

@@ -43,6 +43,9 @@ NAMED_FILE_TYPES = {
     "audio": ["mp3", "wav"], "app": ["app", "apk", "ipa"], "apk": ["apk"], "markdown": ["md"],
     "html": ["html"], "xml": ["xml"], "log": ["log"], "zip": ["zip"], "docx": ["docx"],
     "xlsx": ["xlsx"], "svg": ["svg"], "manifest": ["yaml", "json"]}
+# tables whose records are such files: a path in Word's `document_xmls` is still the .docx
+MEDIA_FILE_WORDS = frozenset({"image", "photo", "screenshot", "video", "audio", "yaml", "yml",
+                              "app", "apk", "zip", "svg", "manifest"})
 API_PATHS = ["/users", "/orders?status=eq.open", "/products?select=id,name", "/api/v1/items",
              "/rest/v1/customers", "/invoices?limit=10", "/api/v2/projects/42/tasks"]
 
