@@ -27,7 +27,7 @@ from agent_world.design.offline.contract_computations import CATALOGUE_TABLES
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import TableSpec
 from agent_world.mining.offline.vocabulary import not_additive
-from agent_world.tasks.words import entity_plural, split_words, table_entity
+from agent_world.tasks.words import TIMESTAMPS, entity_plural, split_words, table_entity
 
 SAYABLE = 40  # a value a person types into a question: one line, at most this long
 # openers of a request to a database assistant
@@ -127,7 +127,7 @@ def _rounded(expr: str, table: TableSpec, column: str) -> str:
 def _readable(table: TableSpec, skip: set[str]) -> list[str]:
     return [c.name for c in table.columns if c.type != "json" and not c.primary_key
             and not c.foreign_key and c.name not in skip
-            and c.name not in ("created_at", "updated_at")]
+            and c.name not in TIMESTAMPS]
 
 
 def sql_question(spec: EnvSpec, rng: random.Random) -> SqlQuestion | None:

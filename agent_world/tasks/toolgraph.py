@@ -41,7 +41,7 @@ from agent_world.envs.episode import EnvRuntime, default_runtime
 from agent_world.envs.spec import EnvSpec, ToolSpec
 from agent_world.mining.offline.naming import singular_word
 from agent_world.mining.offline.vocabulary import ROLE_PREFIXES
-from agent_world.tasks.words import FROM_ROLES, runs_sql
+from agent_world.tasks.words import FROM_ROLES, TIMESTAMPS, runs_sql
 
 _BARE = {"id", "code", "key", "number", "uuid"}
 _MAX_SAMPLES = 40
@@ -153,7 +153,7 @@ def _named_tables(word: str, tables: dict[str, set[str]]) -> list[str]:
     return out
 
 
-_GENERIC = frozenset({"id", "created_at", "updated_at"})
+_GENERIC = frozenset({"id", *TIMESTAMPS})
 
 
 def record_tables(produced: set[str], tables: dict[str, set[str]],

@@ -116,7 +116,8 @@ def added_labels(spec: EnvSpec) -> frozenset[str]:
 _LABELS_SEEN: dict[int, tuple[EnvSpec, frozenset[str]]] = {}
 
 
-_TIMESTAMPS = frozenset({"created_at", "updated_at"})
+# the times every mined record keeps of its own life: no fact about what it is
+TIMESTAMPS = frozenset({"created_at", "updated_at"})
 
 
 def empty_tables(spec: EnvSpec) -> frozenset[str]:
@@ -124,7 +125,7 @@ def empty_tables(spec: EnvSpec) -> frozenset[str]:
     a name the miner made up (Glean's company searches, a ccxt cache of `cache_stats`): a
     request about one can only ask when it was made ("when was icon search 13 created?")."""
     return frozenset(t.name for t in spec.tables if not any(
-        not c.primary_key and c.name not in _TIMESTAMPS and not c.foreign_key
+        not c.primary_key and c.name not in TIMESTAMPS and not c.foreign_key
         and c.description != ADDED_LABEL for c in t.columns))
 
 
