@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from agent_world.envs.episode import Episode, Observation
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import snake
 from agent_world.mining.offline.vocabulary import CREATE_VERBS, DELETE_VERBS
 from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.words import (
@@ -171,14 +172,19 @@ def _echoed(tool: Any) -> set[str]:
     field named for one is mostly what some request asked for, not what a person knows the
     record by (SonarQube's "the component whose p is 'book'", Zotero's "the item whose tag is
     'users-tag'"); "the loan whose status is 'checked_out'" is the loan's own."""
-    return {p for p, schema in tool.parameters.get("properties", {}).items()
-            if not (isinstance(schema, dict) and schema.get("enum"))}
+    return {name for p, schema in tool.parameters.get("properties", {}).items()
+            if not (isinstance(schema, dict) and schema.get("enum"))
+            for name in (p, snake(p))}  # a record keeps `If-Match` as if_match
 
 
 def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
-              rng: random.Random, labels: frozenset[str] = frozenset()) -> dict[str, Any]:
+              rng: random.Random, labels: frozenset[str] = frozenset(),
+              listing: Any = None) -> dict[str, Any]:
     """Field values that single out `item` among `items`, preferring readable fields; never
-    a name the miner gave the record (`labels`: `words.added_labels`)."""
+    a name the miner gave the record (`labels`: `words.added_labels`) nor a field named for
+    an argument of the `listing` tool that returned them (`_echoed`)."""
+    if listing is not None:
+        avoid = {*avoid, *_echoed(listing)}
     fields = scalar_fields(item)
     unique = []
     for k, v in fields.items():
@@ -483,9 +489,9 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
                     return None
                 item = rng.choice(items)
                 # not by a value the step was asked with ("the cancelled ones ... whose
-                # status is cancelled"), nor by a field named for one of its arguments
-                src.select = _selector(results[i], item, {field, *src.given, *_echoed(
-                    spec.tool(src.tool))}, rng, added_labels(spec)) or None
+                # status is cancelled")
+                src.select = _selector(results[i], item, {field, *src.given}, rng,
+                                       added_labels(spec), spec.tool(src.tool)) or None
                 if src.select is None and len(items) > 1:
                     return None
             value = field_value(selected(results[i], src.select), field)

@@ -238,6 +238,10 @@ def test_a_listed_record_is_not_picked_by_what_the_listing_was_asked():
     tool = ToolSpec(name="components", description="x", source="def components(ctx):\n    pass\n",
                     parameters={"type": "object", "properties": {"p": {}, "q": {}}})
     assert _echoed(tool) == {"p", "q"}
+    # a record keeps an argument under its snake-case name: Microsoft 365's "the onedrive
+    # file whose if match is 'W/...'"
+    graph = tool.model_copy(update={"parameters": {"properties": {"If-Match": {}}}})
+    assert "if_match" in _echoed(graph)
     assert _echoed(load_example("ecommerce").tool("list_orders")) == {"customer_id", "limit"}
 
 
