@@ -157,6 +157,7 @@ def test_a_call_of_a_service_tool_built_without_its_input_is_a_flaw():
     ("workbook_worksheet_ranges", "address", "Value for the 'address' path segment.",
      "cell_ref"),
     ("contacts", "address", "", "address"),
+    ("contact_email_addresses", "address", "", "email"),
     ("items", "tag", "", "tag"),
     ("codes", "additional_instruction", "", "sentence"),
     ("entity_observations", "observation", "", "sentence"),

@@ -232,8 +232,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "digits"
     if "hh:mm" in d or n in ("time", "local_time", "start_hhmm"):
         return "hhmm"
-    if "email" in words:
-        return "email"
+    if "email" in words or n == "address" and "email" in singular(table).split("_"):
+        return "email"  # an email address record's address is a mailbox, no street
     if words & {"phone", "mobile", "fax", "telephone"}:
         return "phone"
     if n == "first_name":
