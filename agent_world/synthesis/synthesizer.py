@@ -171,13 +171,15 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         changed = None  # a read after the write: its fields are what it shows
     labels = added_labels(spec)
     options = answer_options(plan, results[-1], rng, aggregate=kind == "programmatic",
-                             changed=changed, labels=labels)
+                             changed=changed, labels=labels,
+                             listing=spec.tool(plan.steps[-1].tool))
     while not options and kind == "graph" and len(plan.steps) > 1 and \
             not spec.tool(plan.steps[-1].tool).mutates:
         # the last read gives nothing to ask: the walk up to the call before it may
         plan, kept = prune_detours(Plan(steps=plan.steps[:-1]), spec)
         results = [results[i] for i in kept]
-        options = answer_options(plan, results[-1], rng, aggregate=False, labels=labels)
+        options = answer_options(plan, results[-1], rng, aggregate=False, labels=labels,
+                                 listing=spec.tool(plan.steps[-1].tool))
     last_tool = spec.tool(plan.steps[-1].tool)
     if last_tool.mutates:
         options.append({"kind": "none"})
@@ -328,7 +330,7 @@ def _conditional_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: 
             return "nothing to branch on"
         item = rng.choice(items)
         plan.steps[i].select = _selector(items, item, set(plan.steps[i].given), rng,
-                                         added_labels(spec)) or None
+                                         added_labels(spec), spec.tool(plan.steps[i].tool)) or None
         if plan.steps[i].select is None:
             return "nothing to branch on"
         last = item

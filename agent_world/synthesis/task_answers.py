@@ -10,7 +10,7 @@ from typing import Any
 from agent_world.mining.offline.vocabulary import not_additive
 from agent_world.tasks.check import normalise
 from agent_world.tasks.walks import Plan, _selector, _timestamp, field_value, scalar_fields
-from agent_world.tasks.words import PAGING, split_words
+from agent_world.tasks.words import PAGING, TIMESTAMPS, split_words
 
 
 def echoed(plan: Plan) -> set[str]:
@@ -19,11 +19,13 @@ def echoed(plan: Plan) -> set[str]:
 
 def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
                    changed: set[str] | None = None,
-                   labels: frozenset[str] = frozenset()) -> list[dict]:
+                   labels: frozenset[str] = frozenset(), listing: Any = None) -> list[dict]:
     """Answer specs worth asking about the last observation, best first. After a write
     (`changed`: the columns it changed), only what it changed: the new status, not a field
-    any lookup gives; never a timestamp a write stamps (the engine's clock), nor a name the
-    miner gave a record (`labels`: `words.added_labels`)."""
+    any lookup gives; never a timestamp a write stamps (the engine's clock) nor a record's
+    bookkeeping times ("when was the shared label updated?" asks what no one keeps track
+    of), nor a name the miner gave a record (`labels`: `words.added_labels`). A listed
+    record is picked as `walks._selector` picks it (`listing`: the tool that listed it)."""
     i = len(plan.steps) - 1
     echo = echoed(plan)
     if isinstance(last, list):
@@ -34,7 +36,7 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
             return _aggregations(i, items, rng, labels)
         step = plan.steps[i]
         item = rng.choice(items)
-        step.select = _selector(items, item, set(step.given), rng, labels) or None
+        step.select = _selector(items, item, set(step.given), rng, labels, listing) or None
         if step.select is None:
             return []
         last = item
@@ -46,7 +48,7 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     fields = [(k, v) for k, v in scalar_fields(last).items()
               if v is not None and not isinstance(v, bool) and normalise(v) not in echo
               and len(str(v)) <= 60 and str(v).strip() and k not in asked
-              and str(v) not in labels]
+              and str(v) not in labels and k not in TIMESTAMPS]
     if changed is not None:
         fields = [(k, v) for k, v in fields if k in changed and not _timestamp(k, v)]
     rng.shuffle(fields)

@@ -154,6 +154,9 @@ def execute_plan(plan: Plan, episode: Episode, overrides: dict[tuple[int, str], 
 
 # ---- walking --------------------------------------------------------------------------------
 _IDENTIFYING_SKIP = ("_id", "id")
+# what a person knows a record by first: "the product named Pride and Prejudice", not "the
+# product whose review count is 75"
+_RECORD_NAMES = frozenset({"name", "title", "full_name", "display_name"})
 
 
 def _timestamp(name: str, value: Any) -> bool:
@@ -180,9 +183,9 @@ def _echoed(tool: Any) -> set[str]:
 def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
               rng: random.Random, labels: frozenset[str] = frozenset(),
               listing: Any = None) -> dict[str, Any]:
-    """Field values that single out `item` among `items`, preferring readable fields; never
-    a name the miner gave the record (`labels`: `words.added_labels`) nor a field named for
-    an argument of the `listing` tool that returned them (`_echoed`)."""
+    """Field values that single out `item` among `items`, preferring its name, then readable
+    fields; never a name the miner gave the record (`labels`: `words.added_labels`) nor a
+    field named for an argument of the `listing` tool that returned them (`_echoed`)."""
     if listing is not None:
         avoid = {*avoid, *_echoed(listing)}
     fields = scalar_fields(item)
@@ -195,14 +198,16 @@ def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
     # nor by a value the request already states (a filter every listed record shares, the
     # field the next step reads): "the slot with location 11" among slots of location 11
     unique = [k for k in unique if k not in avoid]
-    # nobody picks a record by its timestamp: dates and times only when nothing else is unique;
-    # nor by a paragraph or a diff: a value to quote is one short line
+    # nobody picks a record by the second it was stamped ("the gke cluster created on
+    # October 16, 2023 at 18:03:17"): where only a timestamp singles it out, no pick; nor by a
+    # paragraph or a diff: a value to quote is one short line
     timeless = [k for k in unique if not _timestamp(k, fields[k])]
     readable = [k for k in timeless if not k.endswith(_IDENTIFYING_SKIP)
                 and (not isinstance(fields[k], str) or _quotable(fields[k]))]
-    pool = readable or timeless or unique
+    pool = readable or timeless
     if not pool:
         return {}
+    pool = [k for k in pool if k in _RECORD_NAMES] or pool
     key = rng.choice(sorted(pool))
     return {key: fields[key]}
 

@@ -256,3 +256,41 @@ def test_a_file_is_of_the_type_its_column_names():
     assert yamls and all(p.endswith((".yaml", ".yml")) for p in yamls)
     from agent_world.mining.offline.signatures import column_type
     assert column_type("head", "number", None) == "integer"  # read_file's first lines
+
+
+def test_a_listed_record_is_picked_by_its_name_and_never_by_the_listing_s_arguments():
+    """A person points at a product by its name, not "the product whose review count is 75";
+    one-call questions and conditional tasks pick as walks do (`answer_options` takes the
+    listing tool)."""
+    from agent_world.envs.spec import ToolSpec
+    from agent_world.tasks.walks import _selector
+
+    items = [{"id": i, "name": f"item {i}", "review_count": 70 + i, "p": f"p{i}"}
+             for i in range(4)]
+    picks = {tuple(_selector(items, items[2], set(), random.Random(s))) for s in range(30)}
+    assert picks == {("name",)}
+    tool = ToolSpec(name="components", description="x", source="def components(ctx):\n    pass\n",
+                    parameters={"type": "object", "properties": {"p": {}}})
+    unnamed = [{k: v for k, v in i.items() if k != "name"} for i in items]
+    for seed in range(30):
+        plan = Plan(steps=[PlanStep(tool="components")])
+        answer_options(plan, unnamed, random.Random(seed), aggregate=False, listing=tool)
+        assert plan.steps[0].select and "p" not in plan.steps[0].select
+
+
+def test_no_record_is_picked_or_asked_about_by_its_bookkeeping_times():
+    """"the gke cluster created on October 16, 2023 at 18:03:17", "when was the shared label
+    updated?": a timestamp the arena stamped is neither how a person points at a record nor
+    what they ask about it."""
+    from agent_world.tasks.walks import _selector
+
+    items = [{"id": i, "zone": "eu", "created_at": f"2024-05-0{i + 1}T10:00:00"}
+             for i in range(3)]
+    assert _selector(items, items[1], {"id"}, random.Random(0)) == {}
+    assert _selector(items, items[1], set(), random.Random(0)) == {"id": 1}
+    record = {"id": 4, "label": "bug", "created_at": "2024-05-01T10:00:00",
+              "updated_at": "2024-06-01T10:00:00", "due_at": "2024-07-01T10:00:00"}
+    options = answer_options(Plan(steps=[PlanStep(tool="get_label")]), record,
+                             random.Random(0), aggregate=False)
+    assert {o["field"] for o in options} == {"id", "label", "due_at"}
+
