@@ -194,11 +194,13 @@ def _same(kind: str, a: Any, b: Any) -> bool:
     return a == b
 
 
-def _stated_text(answer: str) -> str | None:
+def _stated_text(answer: str, value: str = "") -> str | None:
     """The value a one-sentence answer states after its last copula or colon ("The status is
-    confirmed." -> "confirmed"); None for several sentences or no such word."""
+    confirmed." -> "confirmed"); None for several sentences or no such word. A full stop of
+    `value` itself ends no sentence ("The address is 12 Elm St. 4, Troy.")."""
     text = " ".join(answer.split()).rstrip(" .!")
-    if len(text) > MAX_ANSWER_CHARS or re.search(r"[.!?;]\s", text):
+    own = re.sub(re.escape(" ".join(value.split())), "", text, flags=re.I) if value else text
+    if len(text) > MAX_ANSWER_CHARS or re.search(r"[.!?;]\s", own):
         return None
     marks = list(_STATES.finditer(text))
     if not marks:
@@ -218,7 +220,7 @@ def _scalar_matches(answer: Any, reference: Any) -> bool:
     if kind == "text":
         if not isinstance(answer, str):
             return _canonical(answer) == (kind, want)
-        return _text(answer) == want or _stated_text(answer) == want
+        return _text(answer) == want or _stated_text(answer, str(reference)) == want
     if isinstance(answer, str) and len(_LISTED.split(answer.strip())) >= LISTED_PARTS:
         return False  # "1, FP-9372, Widget, electronics, USD": a record's values, not an answer
     got = answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])

@@ -41,6 +41,11 @@ def test_answer_normalisation():
     assert not answer_matches("SFO1", "SFO")  # whole words only
     # a dump of everything is not an answer
     assert not answer_matches(" ".join(str(i) for i in range(8000, 8400)), 8300)
+    # a full stop of the value itself ends no sentence; one outside it still does
+    address = "67061 Hernandez Springs Apt. 930, Woodtown, TN 37503"
+    assert answer_matches(f"The answer is {address}.", address)
+    assert not answer_matches(f"Sure. The address is {address}.", address)
+    assert not answer_matches(f"The address is {address.replace('930', '931')}.", address)
 
 
 def test_state_changes_and_wildcards(airline, runtime):
