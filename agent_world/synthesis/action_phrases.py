@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.offline.naming import fix_articles
+from agent_world.mining.offline.naming import fix_articles, plural_word, singular_word
 from agent_world.mining.offline.vocabulary import VERBS
 from agent_world.tasks.words import entity_plural, split_words, tool_entity
 
@@ -202,4 +202,38 @@ def _name_phrase(spec: EnvSpec, tool: str, router: bool = False) -> str:
     return fix_articles(f"{verb} a {ent}")
 
 
-__all__ = ["action_phrase", "summary_of"]
+# the argument a command router takes its command in (coolify's projects(action='create'))
+ROUTE_ARGS = ("action", "operation")
+# "manage <records> ...", "create, update, or delete <a record> ...": a router's blurb
+_MANAGE = re.compile(r"^manage (?:the |a |an )?(?:single )?(?P<what>[\w/.-]+(?: [\w/.-]+){0,3}?)"
+                     r"(?=$| with\b| for\b| and\b| in\b| on\b| via\b|[,(;:])", re.I)
+_VERB_LIST = re.compile(r"^(?:\w+, )+(?:\w+,? )?(?:or|and) \w+ (?P<what>.+)$", re.I)
+_NEW = frozenset({"create", "add", "new", "register", "provision"})
+
+
+def routed(act: str, given: dict) -> str:
+    """A command router's act said as the command it is given, which leaves `given`: "create
+    a project", not "manage project with action 'create'" (coolify's projects); "delete a
+    question in a monday.com form", not "create, update, or delete a question ... with action
+    'delete'". Any other act, or a command that is no verb, stays as it is."""
+    p = next((p for p in ROUTE_ARGS if isinstance(given.get(p), str)), None)
+    verb = given[p].strip().lower() if p else ""
+    said = {w.strip(",.").lower() for w in act.split()}
+    if not verb or verb not in VERBS and verb not in said:  # the blurb's own: "cordon, drain"
+        return act
+    listed = _VERB_LIST.match(act)
+    if listed and verb in {w.strip(",").lower() for w in act.split()[:5]}:
+        given.pop(p)
+        return f"{verb} {listed.group('what')}"
+    m = _MANAGE.match(act)
+    if m is None:
+        return act
+    *head, last = m.group("what").split()
+    one = " ".join([*head, singular_word(last)])
+    given.pop(p)
+    if verb in ("list", "search"):
+        return f"{verb} the {' '.join([*head, plural_word(singular_word(last))])}"
+    return fix_articles(f"{verb} a {one}") if verb in _NEW else f"{verb} the {one}"
+
+
+__all__ = ["ROUTE_ARGS", "action_phrase", "routed", "summary_of"]

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from agent_world.envs.spec import EnvSpec
-from agent_world.synthesis.action_phrases import action_phrase
+from agent_world.synthesis.action_phrases import action_phrase, routed
 from agent_world.synthesis.phrasing_values import (
     DIRECTIONS,
     KEY_ROLES,
@@ -337,7 +337,7 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                             f"open that {prev}'s {ent}"]) if prev != ent else \
                 rng.choice([f"open that {ent}'s full record", f"look up that {ent}'s details"])
         else:
-            a = _in_place(spec, step.tool, action_phrase(spec, step.tool), given)
+            a = _in_place(spec, step.tool, routed(action_phrase(spec, step.tool), given), given)
         rest = [arg_phrase(p, v, param_schema(spec, step.tool, p)) for p, v in given.items()
                 if p not in PAGING]
         if step.bound and not any(role(p) == "key" for p in step.bound):
@@ -417,8 +417,8 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
     is not `prev`."""
     base_prev = prev
     ent = tool_entity(spec, tool)
-    act = action_phrase(spec, tool)
     given = dict(given)
+    act = routed(action_phrase(spec, tool), given)
     key = next((p for p in given if role(p, given[p]) == "key" and noun(p) in
                 (ent, ent.split()[-1], "")), None) or \
         next((p for p in given if role(p, given[p]) == "key"), None)

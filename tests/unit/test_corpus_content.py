@@ -5,6 +5,7 @@ service's tool built without its input is called by no task; values are of their
 
 from __future__ import annotations
 
+import json
 import random
 import warnings
 
@@ -16,7 +17,7 @@ from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.naming import ADDED_LABEL
 from agent_world.mining.sources import read_source
-from agent_world.mining.sources.harvest_corpus import corpus_sources
+from agent_world.mining.sources.harvest_corpus import CORPUS_DIR, corpus_sources
 from agent_world.synthesis.synthesizer import build_candidate
 from agent_world.synthesis.task_answers import answer_options
 from agent_world.tasks.difficulty import Recipe
@@ -293,4 +294,33 @@ def test_no_record_is_picked_or_asked_about_by_its_bookkeeping_times():
     options = answer_options(Plan(steps=[PlanStep(tool="get_label")]), record,
                              random.Random(0), aggregate=False)
     assert {o["field"] for o in options} == {"id", "label", "due_at"}
+
+
+def test_a_command_router_is_asked_for_the_command_it_runs():
+    """coolify's projects(action) read "manage project with action 'create'"; Kubernetes'
+    node_management "manage Kubernetes nodes with cordon, drain, and uncordon operations,
+    using operation drain"."""
+    from agent_world.envs.spec import ToolSpec
+    from agent_world.synthesis.action_phrases import routed
+    from agent_world.synthesis.phrasing_clauses import write_clause
+
+    spec = _mined("coolify")
+    served = next(t for t in json.loads((CORPUS_DIR / "coolify.json").read_text())["tools"]
+                  if t["name"] == "projects")
+    spec.tools.append(ToolSpec(name="projects", description=served["description"],
+                               parameters=served["inputSchema"], mutates=True,
+                               source="def projects(ctx, **kw):\n    pass\n"))
+    clause = write_clause(spec, "projects", {"action": "create", "name": "Apollo"},
+                          random.Random(0))
+    assert clause.startswith("create a project") and "action" not in clause
+    given = {"operation": "drain", "nodeName": "backend-index"}
+    assert routed("manage Kubernetes nodes with cordon, drain, and uncordon operations",
+                  given) == "drain the Kubernetes node"
+    assert given == {"nodeName": "backend-index"}
+    assert routed("create, update, or delete a question in a monday.com form",
+                  {"action": "delete"}) == "delete a question in a monday.com form"
+    assert routed("manage SSH keys", {"action": "list"}) == "list the SSH keys"
+    # a command that is no act stays an argument: cloudbase's queryPgDatabase(action='objects')
+    kept = {"action": "objects"}
+    assert routed("look up the pg database", kept) == "look up the pg database" and kept
 
