@@ -62,7 +62,9 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
         # "Members can place holds" (not "Restrict what can be entered": no subject)
         m = re.match(r"^[A-Z](?:(?!\b(?:what|which|who|how|that|where)\b)[\w ]){0,40}? "
                      r"can (.+)", desc)
-        if m:
+        # ... a subject, not an act ("Inspect a URL to see if it is indexed or can be
+        # indexed" is no "be indexed")
+        if m and desc.split(" ", 1)[0].lower() not in VERBS:
             desc = m.group(1)
     # "If a browser dialog was opened, use this command to handle it": the act on the thing
     # the condition names; any other leading condition is no part of the request
@@ -87,7 +89,8 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
                       r"| at any\b"
                       # what follows the act: an explanation after a dash, examples, a purpose
                       r"|\s[-–—]\s|,? (?:such as|including|ideal for|helping|which|allowing)\b"
-                      r"| to (?:show|display|visualize|help|understand|discover|observe|see)\b"
+                      r"| to (?:show|display|visualize|help|understand|discover|observe|see|"
+                      r"extract|identify|determine|detect|ensure|gain|assess|evaluate)\b"
                       r"| up to \w+ times?\b| Error Responses\b"
                       r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
                       r"|,? and \w+ (?:it|them) (?:later|again)\b|,? and optionally\b"
@@ -112,6 +115,9 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     # "returns list of applications", "returns an AppProject": a read, said as one
     clause = re.sub(r"^returns? (?:a |the )?list of\b", "list", clause, flags=re.I)
     clause = re.sub(r"^returns?\b", "get", clause, flags=re.I)
+    # how it is done is no part of the act: "permanently delete a message", "partially update
+    # Bitbucket resources" ask to delete, to update
+    clause = _without_adverbs(clause)
     first = clause.split(" ", 1)[0]
     m = _THIRD_PERSON.match(first.lower())
     if m and not first.lower().endswith(("ss", "us")) and first.lower() not in {
@@ -139,7 +145,7 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     first_word = clause.split(" ", 1)[0].lower() if clause else ""
     if not clause or _CJK.search(clause) or _NO_ACT.search(clause) or _VERB_RUN.match(clause) or \
             re.match(r"^[a-z]+_\w+ ", clause) or \
-            len(clause.split()) < 2 or \
+            len(clause.split()) < 2 or _noun_phrase(clause, tool) or \
             first_word in spec.name.lower().split("_") and first_word not in VERBS:
         return _name_phrase(spec, tool)
     # a format is no word of the act ("write a body measurement for a new YYYY-MM-DD date")
@@ -171,6 +177,40 @@ _SHOUTED_RUN = re.compile(r"\b(?=[A-Z ]*\b(?:THE|FROM|NOT|ONLY|MUST|NEVER|ALWAYS
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
 _VERB_RUN = re.compile(r"^\w+(?:, (?:\w+ )?\w+){2,},? and \w+ ", re.I)
 _ROUTER = re.compile(r"\boperations [-–] | [-–] commands\b|\bcommands for\b", re.I)
+# an adverb or two before the act ("immediately and permanently delete"), a verb after them
+_ADVERBS = re.compile(r"^(?:\w{3,}ly,? (?:and )?){1,2}(?=(\w+) )", re.I)
+
+
+def _without_adverbs(clause: str) -> str:
+    m = _ADVERBS.match(clause)
+    if m is None or m.group(0).split()[0].lower() in VERBS:  # apply, reply
+        return clause
+    verb = m.group(1).lower()
+    return clause[m.end():] if {verb, verb[:-1], verb[:-2]} & VERBS else clause
+# how a noun phrase starts: a determiner, an adjective or a noun by its ending ("operational
+# status of a flight", "comprehensive investigation of a DAG"; not -ment, -ance, -ed: increment,
+# advance and embed are acts too), a compound adjective ("general-purpose image analysis",
+# "non-blocking probe"); a compound verb is an act ("soft-delete a store", "re-issue a request")
+_ADJECTIVE = re.compile(r"^\w+(?:al|ive|ous|ic|ful|tion|sion|ness|ity)$")
+_VERB_PREFIXES = frozenset({"re", "pre", "co", "un", "de", "auto", "soft", "hard", "bulk",
+                            "batch", "multi", "cross", "double", "force", "dry"})
+
+
+def _noun_phrase(clause: str, tool: str) -> bool:
+    """Whether `clause` names a thing rather than an act: said from the tool's name then
+    (z_ai's analyze_image, "General-purpose image analysis for scenarios ...": "I need you to
+    general-purpose image analysis")."""
+    first = clause.split(" ", 1)[0].lower()
+    if first in VERBS or first in split_words(tool):
+        return False
+    if "-" in first:
+        head, *_, last = first.split("-")
+        return head not in _VERB_PREFIXES and last not in VERBS
+    # a known verb's past participle is an adjective: "enhanced search analytics"
+    done = first.endswith("ed") and {first[:-1], first[:-2]} & VERBS
+    return first in _DETERMINERS or bool(_ADJECTIVE.match(first)) or bool(done)
+
+
 _NO_ACT = re.compile(r"\bMCP server\b|^use this tool\b|^this tool\b|^read-only$|\bexample cURL\b|"
                      r"^(?:purpose|guardrails|overview|summary|note)\b", re.I)
 # the act a description in Chinese names first (amap's "根据城市名称...查询指定城市的天气")

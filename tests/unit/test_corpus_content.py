@@ -324,3 +324,35 @@ def test_a_command_router_is_asked_for_the_command_it_runs():
     kept = {"action": "objects"}
     assert routed("look up the pg database", kept) == "look up the pg database" and kept
 
+
+@pytest.mark.parametrize(("tool", "description", "act"), [
+    # a noun phrase is said from the tool's name
+    ("analyze_image", "General-purpose image analysis for scenarios not covered by specialized "
+     "tools.", "analyze an image"),
+    ("get_flight_status", "Operational status of a flight.", "look up the flight"),
+    ("list_drive_item_versions", "The list of previous versions of the item.",
+     "look up the drive item versions"),
+    # a subject before "can" is no act when the sentence starts with one
+    ("index_inspect", "Inspect a URL to see if it is indexed or can be indexed",
+     "inspect a URL"),
+    # how and why are no part of the act
+    ("delete_message", "Immediately and permanently delete a message.", "delete a message"),
+    ("delete_cron_job", "Permanently deletes the cron job.", "delete the cron job"),
+    ("ui_diff_check", "Compare two UI screenshots to identify visual differences.",
+     "compare two UI screenshots"),
+    # acts that look like nouns stay acts
+    ("cache_incr", "Increment a counter in the cache.", "increment a counter in the cache"),
+    ("delete_store", "Soft-delete a store owned by your account.",
+     "soft-delete a store owned by your account"),
+])
+def test_a_tool_s_act_is_a_verb_phrase(tool, description, act):
+    """z_ai's analyze_image read "I need you to general-purpose image analysis for scenarios
+    not covered by specialized tools"; Search Console's index_inspect "I'd like you to be
+    indexed"."""
+    from agent_world.envs.spec import ToolSpec
+    from agent_world.synthesis.action_phrases import action_phrase
+
+    spec = load_example("ecommerce").model_copy(deep=True)
+    spec.tools.append(ToolSpec(name=tool, description=description,
+                               source=f"def {tool}(ctx):\n    pass\n"))
+    assert action_phrase(spec, tool) == act
