@@ -160,6 +160,18 @@ def test_a_call_of_a_service_tool_built_without_its_input_is_a_flaw():
     ("contacts", "address", "", "address"),
     ("contact_email_addresses", "address", "", "email"),
     ("items", "tag", "", "tag"),
+    # a slug is words ('payments-api', 'hansen-group'), no ticket key ('LN-5130')
+    ("repositories", "repo_slug", "", "slug_name"),
+    ("repositories", "workspace_slug", "", "org_slug"),
+    ("organizations", "slug", "", "org_slug"),
+    # a directory's own path names no file (create_directory was given '.../pricing.mp3')
+    ("directories", "path", "", "dir_path"),
+    ("files", "path", "", "file_path"),
+    # a status of a kind of thing is a state, no '<area>-<noun>' ('admin-payment-status')
+    ("orders", "payment_status", "", "status"),
+    # a person is named ('checkout-requester' before)
+    ("stories", "requester", "", "person_name"),
+    ("requests", "approved_by", "", "person_name"),
     ("codes", "additional_instruction", "", "sentence"),
     ("entity_observations", "observation", "", "sentence"),
 ])
@@ -356,3 +368,31 @@ def test_a_tool_s_act_is_a_verb_phrase(tool, description, act):
     spec.tools.append(ToolSpec(name=tool, description=description,
                                source=f"def {tool}(ctx):\n    pass\n"))
     assert action_phrase(spec, tool) == act
+
+
+def test_slugs_are_words_and_a_directory_s_path_names_no_file():
+    """Bitbucket's repositories had slug 'LN-5130'; filesystem's directories paths like
+    '/data/Projects/pricing-signed.mp3'."""
+    import re
+
+    repos = _mined("bitbucket").rows["repositories"]
+    slugs = [r[c] for r in repos for c in ("slug", "workspace_slug")]
+    assert slugs and all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", s) for s in slugs), slugs
+    paths = [r["path"] for r in _mined("filesystem").rows["directories"]]
+    assert paths and not any(re.search(r"\.\w{2,4}$", p) for p in paths), paths
+
+
+
+def test_a_status_is_one_its_record_takes():
+    """arXiv's papers were 'running' ("advances each watch's drain cursor after running"
+    read as a state of papers); a status column with no states declared took a job's states
+    whatever its records were."""
+    from agent_world.mining.offline.value_pools import status_pool
+
+    assert "running" not in status_pool("papers")[0]
+    assert "running" in status_pool("backup_jobs")[0]
+    assert "completed" not in status_pool("contacts")[0]
+    assert "paid" in status_pool("orders", "payment_status")[0]
+    papers = next(t for t in _mined("arxiv").tables if t.name == "papers")
+    status = next(c for c in papers.columns if c.name == "status")
+    assert status.enum and "running" not in status.enum

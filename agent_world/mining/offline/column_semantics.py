@@ -202,7 +202,11 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "field_list"
     if n in ("database", "database_name", "db", "db_name"):
         return "database_name"
-    if n == "status" and t == "text":  # no declared enum: the usual states
+    # no declared enum: the states of its kind of record (`value_pools.status_pool`), never
+    # '<area>-<noun>' ('admin-payment-status')
+    if (n == "status" or n.endswith("_status") and not words & {"http", "response", "exit",
+                                                                  "return", "code"}) \
+            and t == "text":
         return "status"
     if n in ("platform", "os", "operating_system"):
         return "platform"
@@ -241,8 +245,10 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if n == "last_name":
         return "last_name"
     if n in ("full_name", "display_name") or (n == "name" and is_person(table)) or \
-            n in ("author", "changed_by", "assignee", "reviewer", "owner"):
-        return "person_name"
+            n in ("author", "changed_by", "assignee", "reviewer", "owner", "requester",
+                  "approver", "reporter", "submitter", "creator", "requested_by",
+                  "approved_by", "reported_by", "submitted_by", "assigned_to"):
+        return "person_name"  # Shortcut's requester had been 'checkout-requester'
     if n in ("username", "login", "handle", "user_name"):
         return "username"
     if n.endswith("_name") and (words & _PERSON_ROLES or d.startswith("who ")):
@@ -257,10 +263,11 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if n in ("file_name", "filename"):
         return "file_name"
     if single not in ("repository", "repo") and (words & {"directory", "dir", "folder"} or (
-            "path" in words and re.search(r"\b(?:directory|folder)\b", d)
-            and not re.search(r"\bfile\b", d))):
+            "path" in words and (re.search(r"\b(?:directory|folder)\b", d) or single in (
+                "directory", "dir", "folder")) and not re.search(r"\bfile\b", d))):
         # a path its source says is a directory (claude-context's index_codebase(path):
-        # "absolute path to the codebase directory"), not a file ('.../sales.mp4')
+        # "absolute path to the codebase directory"), or a directory's own path, not a file
+        # ('.../sales.mp4'; filesystem's create_directory was given '.../pricing-signed.mp3')
         return "dir_path"
     if words & {"path", "directory", "dir", "file", "folder"}:
         return "repo_path" if single in ("repository", "repo") else "file_path"
@@ -320,6 +327,10 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if words & {"title", "subject", "headline", "caption"}:
         return "book_title" if n == "title" and single in (
             "title", "book", "album", "novel", "publication", "edition") else "title"
+    if "slug" in words:  # 'payments-api', 'hansen-group': no ticket key ('LN-5130')
+        return "org_slug" if (words | {single}) & {"organization", "org", "company", "team",
+                                                   "workspace", "owner", "account"} \
+            else "slug_name"
     if words & {"company", "organization", "employer", "vendor", "brand"}:
         return "company"
     if words & {"code", "sku", "reference", "ref", "isbn", "number", "slug", "key"}:

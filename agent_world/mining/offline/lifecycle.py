@@ -15,6 +15,9 @@ from agent_world.mining.offline.naming import identifier, sentences, singular, s
 from agent_world.mining.offline.vocabulary import STATE_SET, STATE_VERBS
 
 _PREPOSITIONS = {"for", "of", "to", "in", "on", "at", "from", "with", "by", "per"}
+# words a gerund follows, not a state ("after running", "while processing")
+_GERUND_CUES = frozenset({"after", "before", "while", "when", "by", "for", "of", "without",
+                          "from", "on", "during", "since", "stop", "start", "keep", "avoid"})
 
 
 def state_token(word: str) -> str:
@@ -87,6 +90,10 @@ def attribute_states(m: DomainModel, evidence: list[Evidence]) -> None:
                     # a tool's "the newest returned paper" is what it answers with, and so is
                     # "each file's content is returned with its path" (Filesystem's files
                     # were 'returned' and the arena added return_file)
+                    continue
+                if w.endswith("ing") and words[p - 1:p] and words[p - 1] in _GERUND_CUES:
+                    # "advances each watch's cursor after running": a gerund, no state of
+                    # arXiv's papers
                     continue
                 if w in STATE_SET and w not in ("new", "review", "open", "done", "ready"):
                     state = state_token(w)

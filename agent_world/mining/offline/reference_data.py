@@ -147,7 +147,6 @@ NAMESPACES = ["default", "kube-system", "production", "staging", "monitoring", "
 COMMANDS = ["ls -la", "git status", "npm test", "python -m pytest -q", "df -h", "uptime",
             "docker ps", "make build", "kubectl get pods", "tail -n 50 app.log",
             "systemctl status nginx", "du -sh *", "pip list", "cat README.md"]
-STATUSES = ["active", "pending", "completed", "failed", "cancelled", "running", "paused"]
 PLATFORMS = ["ios", "android", "windows", "macos", "linux", "web"]
 DEPLOY_ENVIRONMENTS = ["production", "staging", "development", "test", "preview"]
 DOCKER_IMAGES = ["nginx:1.27", "postgres:16", "redis:7-alpine", "node:20-slim",

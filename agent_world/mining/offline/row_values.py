@@ -46,7 +46,6 @@ from agent_world.mining.offline.reference_data import (
     SLUG_HEADS,
     SLUG_TAILS,
     SPECIALTIES,
-    STATUSES,
     STYLE_NAMES,
     TAG_WORDS,
     TIME_ZONES,
@@ -64,6 +63,7 @@ from agent_world.mining.offline.value_pools import (
     category_pool,
     named_value,
     record_name,
+    status_pool,
 )
 from agent_world.mining.semantics.lifecycle_rule import ATTENDED, state_rank
 from agent_world.mining.semantics.zones import address_country, country_zones
@@ -338,6 +338,7 @@ class RowValues:
             "insight": lambda: self._insight(),
             "visit_reason": lambda: r.choice(_VISIT_REASONS),
             "company": lambda: f.company(),
+            "org_slug": lambda: re.sub(r"[^a-z0-9]+", "-", f.company().lower()).strip("-"),
             "code": lambda: f.bothify("??-####").upper(),
             "region": lambda: r.choice(["North", "South", "East", "West", "Central"]),
             "category": lambda: r.choice(category_pool(col.name)),
@@ -366,7 +367,7 @@ class RowValues:
             "metric_namespace": lambda: r.choice(["AWS/EC2", "AWS/Lambda", "AWS/RDS", "AWS/S3",
                                                   "AWS/ELB", "AWS/DynamoDB", "AWS/SQS"]),
             "database_name": lambda: r.choice(DATABASE_NAMES),
-            "status": lambda: r.choices(STATUSES, weights=[30, 10, 25, 5, 5, 10, 5])[0],
+            "status": lambda: r.choices(*status_pool(table, col.name))[0],
             "platform": lambda: r.choice(PLATFORMS),
             "deploy_environment": lambda: r.choice(DEPLOY_ENVIRONMENTS),
             "docker_image": lambda: r.choice(DOCKER_IMAGES),

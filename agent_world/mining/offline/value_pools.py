@@ -1,6 +1,7 @@
 """Pools a generated value is drawn from where a column names a kind of thing rather than a
-value of a known kind: categories by the word that names them, spans, data types, weekdays, API
-paths, and the '<area>-<noun>' names of config entries and records that are no document."""
+value of a known kind: categories by the word that names them, states by the record, spans,
+data types, weekdays, API paths, and the '<area>-<noun>' names of config entries and records
+that are no document."""
 
 from __future__ import annotations
 
@@ -22,6 +23,43 @@ _CATEGORY_POOLS = {
     "genre": ["fiction", "mystery", "science", "history", "biography"],
 }
 _TIERS = ["standard", "premium", "basic", "internal", "external"]
+
+
+# the states a record's status column takes (no enum declared), by what the record is: a
+# paper is never 'running' nor a contact 'completed' (the run states are a job's)
+_STATUS_POOLS = [
+    (frozenset({"job", "run", "build", "deployment", "deploy", "pipeline", "execution",
+                "migration", "backup", "scan", "crawl", "training", "import", "export", "sync",
+                "operation", "batch", "restore", "transfer", "upload", "render", "evaluation",
+                "experiment", "workflow"}),
+     (["succeeded", "running", "queued", "failed", "cancelled"], [40, 25, 15, 10, 10])),
+    (frozenset({"issue", "ticket", "bug", "task", "todo", "incident", "story", "epic",
+                "subtask", "card", "alert", "case", "problem"}),
+     (["open", "in_progress", "resolved", "closed"], [35, 25, 20, 20])),
+    (frozenset({"post", "article", "page", "document", "doc", "paper", "note", "draft",
+                "template", "campaign", "form", "survey", "release", "listing", "comment",
+                "video", "report", "proposal", "snippet", "blog", "newsletter"}),
+     (["published", "draft", "archived"], [55, 30, 15])),
+    (frozenset({"order", "booking", "reservation", "appointment"}),
+     (["pending", "confirmed", "completed", "cancelled"], [20, 30, 40, 10])),
+    (frozenset({"payment", "invoice", "refund", "charge", "transaction", "billing", "payout"}),
+     (["paid", "pending", "failed", "refunded"], [55, 25, 10, 10])),
+    (frozenset({"fulfillment", "shipment", "delivery", "shipping"}),
+     (["fulfilled", "unfulfilled", "partially_fulfilled"], [50, 35, 15])),
+]
+_STATUSES = (["active", "inactive", "pending", "archived"], [60, 15, 15, 10])
+
+
+def status_pool(table: str, column: str = "status") -> tuple[list[str], list[int]]:
+    """(states, weights) of a status column of `table`: by what the column names first (an
+    order's `payment_status` is a payment's), else by the kind of record the table's last
+    word names ('backup_jobs' are runs, 'alert_rules' records, whatever they are about)."""
+    for word in (column.removesuffix("status").rstrip("_").split("_")[-1],
+                 singular(table).split("_")[-1]):
+        found = next((pool for kinds, pool in _STATUS_POOLS if word in kinds), None)
+        if found is not None:
+            return found
+    return _STATUSES
 
 
 # tables only a code host keeps: its branches are git's, whatever table holds them
