@@ -189,6 +189,10 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
     answer: dict[str, Any] = {}
     for answer in options:
         truth = ground_truth(spec, runtime, plan, answer, seed)
+        if isinstance(truth, Truth) and answer["kind"] == "field" and _given_key(answer, truth):
+            # "open that run's project: what is the project's id?" asks back the key a call
+            # was given: known before the call
+            truth = "the answer is a key the chain's calls were given"
         if isinstance(truth, Truth):
             break
     if isinstance(truth, str):
@@ -219,6 +223,14 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
         task = task.model_copy(update={"solution": solution_source(plan, answer),
                                        "verify": verify_source(truth)})
     return _with_state_hash(task, spec, runtime)
+
+
+def _given_key(answer: dict[str, Any], truth: Truth) -> bool:
+    """Whether the answer is a record's key that one of the chain's calls was given."""
+    field = str(answer.get("field", ""))
+    return (field == "id" or field.endswith(("_id", "Id"))) and normalise(truth.answer) in {
+        normalise(v) for c in truth.chain for v in c.arguments.values()
+        if not isinstance(v, dict | list)}
 
 
 WALK_SLACK = 2  # calls a walk may take past its recipe's length before the detours go

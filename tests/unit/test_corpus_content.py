@@ -396,3 +396,20 @@ def test_a_status_is_one_its_record_takes():
     papers = next(t for t in _mined("arxiv").tables if t.name == "papers")
     status = next(c for c in papers.columns if c.name == "status")
     assert status.enum and "running" not in status.enum
+
+
+def test_no_answer_is_a_key_the_chain_was_given():
+    """Metabase's "find the collection that dashboard points to. Tell me the collection's
+    id." asked back the key get_collection was given."""
+    from agent_world.synthesis.synthesizer import _given_key
+    from agent_world.tasks.model import ToolCall
+    from agent_world.tasks.truth import Truth
+
+    chain = [ToolCall(tool="get_dashboard", arguments={"dashboard_id": 15}),
+             ToolCall(tool="get_collection", arguments={"collection_id": 12})]
+    asked = Truth(chain=chain, answer=12, expected_changes={}, observations=[])
+    assert _given_key({"kind": "field", "field": "id"}, asked)
+    # a key the chain found is an answer; so is a plain value equal to an argument
+    assert not _given_key({"kind": "field", "field": "owner_id"},
+                          Truth(chain=chain, answer=7, expected_changes={}, observations=[]))
+    assert not _given_key({"kind": "field", "field": "item_count"}, asked)
