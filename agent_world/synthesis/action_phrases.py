@@ -6,6 +6,7 @@ phrase, a command router's blurb, another language) is said from the tool's name
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import fix_articles, plural_word, singular_word
@@ -182,11 +183,14 @@ _ADVERBS = re.compile(r"^(?:\w{3,}ly,? (?:and )?){1,2}(?=(\w+) )", re.I)
 
 
 def _without_adverbs(clause: str) -> str:
+    """`clause` without the adverbs before its verb (a verb ending in -ly, apply, stays)."""
     m = _ADVERBS.match(clause)
-    if m is None or m.group(0).split()[0].lower() in VERBS:  # apply, reply
+    if m is None or m.group(0).split()[0].lower() in VERBS:
         return clause
-    verb = m.group(1).lower()
+    verb = m.group(1).lower()  # "deletes": the third person is made plain after this
     return clause[m.end():] if {verb, verb[:-1], verb[:-2]} & VERBS else clause
+
+
 # how a noun phrase starts: a determiner, an adjective or a noun by its ending ("operational
 # status of a flight", "comprehensive investigation of a DAG"; not -ment, -ance, -ed: increment,
 # advance and embed are acts too), a compound adjective ("general-purpose image analysis",
@@ -243,7 +247,7 @@ def _name_phrase(spec: EnvSpec, tool: str, router: bool = False) -> str:
 
 
 # the argument a command router takes its command in (coolify's projects(action='create'))
-ROUTE_ARGS = ("action", "operation")
+_ROUTE_ARGS = ("action", "operation")
 # "manage <records> ...", "create, update, or delete <a record> ...": a router's blurb
 _MANAGE = re.compile(r"^manage (?:the |a |an )?(?:single )?(?P<what>[\w/.-]+(?: [\w/.-]+){0,3}?)"
                      r"(?=$| with\b| for\b| and\b| in\b| on\b| via\b|[,(;:])", re.I)
@@ -251,12 +255,12 @@ _VERB_LIST = re.compile(r"^(?:\w+, )+(?:\w+,? )?(?:or|and) \w+ (?P<what>.+)$", r
 _NEW = frozenset({"create", "add", "new", "register", "provision"})
 
 
-def routed(act: str, given: dict) -> str:
+def routed(act: str, given: dict[str, Any]) -> str:
     """A command router's act said as the command it is given, which leaves `given`: "create
     a project", not "manage project with action 'create'" (coolify's projects); "delete a
     question in a monday.com form", not "create, update, or delete a question ... with action
     'delete'". Any other act, or a command that is no verb, stays as it is."""
-    p = next((p for p in ROUTE_ARGS if isinstance(given.get(p), str)), None)
+    p = next((p for p in _ROUTE_ARGS if isinstance(given.get(p), str)), None)
     verb = given[p].strip().lower() if p else ""
     said = {w.strip(",.").lower() for w in act.split()}
     if not verb or verb not in VERBS and verb not in said:  # the blurb's own: "cordon, drain"
@@ -276,4 +280,4 @@ def routed(act: str, given: dict) -> str:
     return fix_articles(f"{verb} a {one}") if verb in _NEW else f"{verb} the {one}"
 
 
-__all__ = ["ROUTE_ARGS", "action_phrase", "routed", "summary_of"]
+__all__ = ["action_phrase", "routed", "summary_of"]
