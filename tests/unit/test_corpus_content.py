@@ -269,6 +269,10 @@ def test_a_file_is_of_the_type_its_column_names():
     assert yamls and all(p.endswith((".yaml", ".yml")) for p in yamls)
     from agent_world.mining.offline.signatures import column_type
     assert column_type("head", "number", None) == "integer"  # read_file's first lines
+    # Coolify's health check return code had been 19.7, a Kubernetes job's replicas 4.0
+    assert column_type("health_check_return_code", "number", None) == "integer"
+    assert column_type("replicas", "number", None) == "integer"
+    assert column_type("price", "number", None) == "real"
 
 
 def test_a_listed_record_is_picked_by_its_name_and_never_by_the_listing_s_arguments():

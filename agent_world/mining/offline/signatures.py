@@ -478,7 +478,10 @@ _ID_NUMBERS = re.compile(r"(^|_)(card|account|phone|order|invoice|tracking|seria
 
 _WHOLE_NUMBERS = frozenset({"id", "idx", "index", "number", "count", "priority", "rank",
                             "year", "port", "status", "page", "position", "retries", "attempts",
-                            "head", "tail", "lines", "limit", "depth"})
+                            "head", "tail", "lines", "limit", "depth",
+                            # a return code, a replica count, a TTL in seconds (Coolify's
+                            # health check return code had been 19.7, a job's replicas 4.0)
+                            "code", "replicas", "ttl"})
 _TIME_UNITS = frozenset({"minutes", "seconds", "days", "weeks", "months", "years"})
 
 
