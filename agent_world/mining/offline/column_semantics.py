@@ -67,6 +67,13 @@ _PAGE_SIZES = frozenset({"limit", "per_page", "page_size", "top", "max_results",
 # records people sign, borrow, hold or commit
 _PERSON_ROLES = frozenset(PERSON_ROLES | PERSON_NOUNS | {"borrower", "committer", "holder",
                                                           "signer"})
+# columns that name a person by themselves (Shortcut's requester had been
+# 'checkout-requester'); not every role: a `host` is a machine, a `lead` a record, a `sender`
+# an address
+_PERSON_COLUMNS = frozenset({"author", "changed_by", "assignee", "reviewer", "owner",
+                             "requester", "approver", "reporter", "submitter", "creator",
+                             "requested_by", "approved_by", "reported_by", "submitted_by",
+                             "assigned_to"})
 
 
 # a region of a cloud provider ('us-east-1'), not of a map
@@ -245,10 +252,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
     if n == "last_name":
         return "last_name"
     if n in ("full_name", "display_name") or (n == "name" and is_person(table)) or \
-            n in ("author", "changed_by", "assignee", "reviewer", "owner", "requester",
-                  "approver", "reporter", "submitter", "creator", "requested_by",
-                  "approved_by", "reported_by", "submitted_by", "assigned_to"):
-        return "person_name"  # Shortcut's requester had been 'checkout-requester'
+            n in _PERSON_COLUMNS:
+        return "person_name"
     if n in ("username", "login", "handle", "user_name"):
         return "username"
     if n.endswith("_name") and (words & _PERSON_ROLES or d.startswith("who ")):
