@@ -26,7 +26,7 @@ from agent_world.synthesis.phrasing_values import (
     value_text,
     which,
 )
-from agent_world.tasks.walks import Plan
+from agent_world.tasks.walks import Binding, Plan
 from agent_world.tasks.words import (
     FROM_ROLES,
     PAGING,
@@ -345,8 +345,7 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
             # time from that current time's timezone to America/New_York at 14:00"
             for p, b in step.bound.items():
                 head = field_words(p).split()[0]
-                said = (f"that {tool_entity(spec, plan.steps[b.step].tool)}'s "
-                        f"{field_words(b.field)}")
+                said = _copied(spec, plan, i, b)
                 # the value in the action's own words for it: "fetch that fetch's url from the
                 # internet", not "fetch a URL from the internet for that fetch's url"
                 a, n = _put(a, field_words(p).split()[-1], said)
@@ -371,8 +370,7 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                                    for p, b in step.bound.items()})
     # a value the write takes from an earlier record is said as that record's field ("set
     # its status to that slot's status"), never left out
-    copied = [(p, f"that {tool_entity(spec, plan.steps[b.step].tool)}'s "
-                  f"{field_words(b.field)}")
+    copied = [(p, _copied(spec, plan, i, b))
               for p, b in step.bound.items() if role(p) != "key"
               and not _names_said_record(spec, tool_entity(spec, plan.steps[b.step].tool),
                                          b.field, clause)]
@@ -386,12 +384,32 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
     return clause + ", using " + " and ".join(v for _, v in copied)
 
 
+def _copied(spec: EnvSpec, plan: Plan, i: int, b: Binding) -> str:
+    """An earlier record's value that step `i` is given, in words: "the same username" where
+    the request itself stated it for that record and for no other step ("repair the database
+    with username 'jamie', then generate an upload URL using the same username"), else that
+    record's field ("that branch's repository path")."""
+    said = b
+    while said.field not in plan.steps[said.step].given and \
+            said.field in plan.steps[said.step].bound:  # passed on unchanged: still the same
+        said = plan.steps[said.step].bound[said.field]
+    if said.field in plan.steps[said.step].given and not any(
+            said.field in s.given for j, s in enumerate(plan.steps[:i]) if j != said.step):
+        return f"the same {field_words(said.field)}"
+    return f"that {tool_entity(spec, plan.steps[b.step].tool)}'s {field_words(b.field)}"
+
+
 def _names_said_record(spec: EnvSpec, record: str, field: str, clause: str) -> bool:
     """Whether `field` is what identifies `record` (a repository's path) and `clause` already
     names that record ("unstage all staged changes in that repository"): saying the path too
     would be saying it twice."""
     if not re.search(rf"\bthat {re.escape(record)}\b(?!')", clause):
         return False
+    return _identifies(spec, record, field)
+
+
+def _identifies(spec: EnvSpec, record: str, field: str) -> bool:
+    """Whether `field` singles out one `record` (a repository's path)."""
     return any(table_entity(t.name) == record and c.name == field and c.unique
                for t in spec.tables for c in t.columns)
 
@@ -467,8 +485,16 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
         # itself, "unstage all changes in that repository", not "that repository's reset"
         own = ent if any(table_entity(t.name) == entity(tool, tool_namespace(spec))
                          for t in spec.tables) else prev
+        # a value copied from another record aims the act at that record only where it is
+        # what identifies it ("unstage all changes in that repository": its path); else it
+        # is only a value: "apply alternating rows ..., using the same filename", never "...
+        # for that header's table alternating row" nor "... for that table width"
+        names_own = any(_identifies(spec, prev, f) for f in (fields or {}).values()) \
+            if own == prev else own == ent == prev or any(
+                noun(p).split()[0] == ent.split()[-1] for p in (fields or {}))
         aims = [(p, noun(p) or ent) for p in bound_keys] or \
-            ([] if _creates(act) or key is not None or by_field is not None else [("", own)])
+            ([] if _creates(act) or key is not None or by_field is not None or not names_own
+             else [("", own)])
         missed = []
         for p, n in aims:
             words = n.split()

@@ -10,11 +10,17 @@ from __future__ import annotations
 import json
 import random
 import re
+import warnings
 from collections import Counter, defaultdict
 
 import pytest
 
+from agent_world.design.cross_validation import SandboxCompiler, cross_validate, validation_runtime
+from agent_world.design.tool_designer import design_tools
 from agent_world.envs import EnvRuntime, load_example
+from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.sources import read_source
+from agent_world.mining.sources.harvest_corpus import corpus_sources
 from agent_world.synthesis import action_phrases, phrasing, phrasing_clauses, phrasing_values
 from agent_world.synthesis.gates import (
     clock_values,
@@ -90,8 +96,9 @@ def test_an_argument_named_by_a_preposition_is_said_by_it():
 
 def test_an_action_given_an_earlier_value_says_whose_value_it_is(built):
     """"open that current time's time to America/New_York at 14:00" (a conversion read as a
-    record the current time leads to) -> "convert time from that current time's timezone
-    to America/New_York at 14:00"."""
+    record the current time leads to) -> "convert time from the same timezone to
+    America/New_York at 14:00" where the request stated that timezone, "from that time
+    conversion's ..." where a record read by its id holds it."""
     spec = built["time"]
     plan = Plan(steps=[
         PlanStep(tool="get_current_time", given={"timezone": "Australia/Adelaide"}),
@@ -100,8 +107,43 @@ def test_an_action_given_an_earlier_value_says_whose_value_it_is(built):
                  bound={"source_timezone": Binding(step=0, field="timezone")})])
     for seed in range(3):
         clause = phrasing_clauses.step_clause(spec, plan, 1, random.Random(seed))
-        assert "from that current time's timezone to America/New_York at 14:00" in clause, \
-            clause
+        assert "from the same timezone to America/New_York at 14:00" in clause, clause
+    unsaid = Plan(steps=[
+        PlanStep(tool="get_time_conversion", given={"time_conversion_id": 38}),
+        PlanStep(tool="convert_time", given={"source_timezone": "UTC",
+                                             "target_timezone": "America/New_York"},
+                 bound={"time": Binding(step=0, field="time")})])
+    for seed in range(3):
+        clause = phrasing_clauses.step_clause(spec, unsaid, 1, random.Random(seed))
+        assert "that time conversion's time" in clause and "the same" not in clause, clause
+
+
+def test_a_value_passed_on_unchanged_is_the_same_one_the_request_stated():
+    """A filename the request gave once and every later step reuses is "the same filename"
+    at each step, also where it reached the step through another step's record; never "that
+    header near text's filename" nor an aim at a record it does not identify."""
+    ref = next(r for r in corpus_sources() if r.name == "word")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mined = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+    compiler, runtime = SandboxCompiler(), validation_runtime()
+    try:
+        _, spec, _ = cross_validate(mined, design_tools(mined, model=None), compiler=compiler,
+                                    runtime=runtime)
+    finally:
+        compiler.close()
+        runtime.close()
+    assert spec is not None
+    plan = Plan(steps=[
+        PlanStep(tool="insert_header_near_text", given={"filename": "survey-v3.docx"}),
+        PlanStep(tool="apply_table_alternating_rows", given={"table_index": 2},
+                 bound={"filename": Binding(step=0, field="filename")}),
+        PlanStep(tool="customize_footnote_style", given={},
+                 bound={"filename": Binding(step=1, field="filename")})])
+    for seed in range(3):
+        for i in (1, 2):
+            clause = phrasing_clauses.step_clause(spec, plan, i, random.Random(seed))
+            assert "the same filename" in clause and "that " not in clause, clause
 
 
 def test_a_field_named_as_its_record_is_asked_what_it_is_called():
