@@ -19,7 +19,7 @@ from agent_world.mining.offline.naming import snake
 from agent_world.mining.offline.signatures import new_value_field
 from agent_world.mining.semantics.lifecycle_rule import state_rank, status_column
 from agent_world.tasks.toolgraph import tested_values
-from agent_world.tasks.words import PAGING, entity, table_entity
+from agent_world.tasks.words import PAGING, acted_table, entity, table_entity
 
 _KEY = re.compile(r"(?:^|_)(?:id|code|number|sku|uuid|key)$|[a-z]Id$")
 _EDIT_VERBS = frozenset({"edit", "update", "modify", "change", "set", "patch", "amend"})
@@ -98,6 +98,7 @@ class ValueSampler:
         # (table, column) -> values: a product's name is drawn from products, not customers
         self.own: dict[tuple[str, str], list[Any]] = {}
         self.tables = {table_entity(t.name): t for t in spec.tables}  # entity -> its table
+        self.tools = {t.name for t in spec.tools}
         for t in spec.tables:
             rows = spec.rows.get(t.name, [])
             for c in t.columns:
@@ -114,7 +115,13 @@ class ValueSampler:
         (`create_dst_transition` → dst transition), else its last word (`list_open_holds` →
         hold)."""
         ent = entity(tool)
-        return ent if ent in self.tables else ent.split()[-1]
+        if ent in self.tables:
+            return ent
+        # the table its code writes or reads (Hostinger's repairDatabaseV1 writes
+        # hosting_repair_databases): a database's name from databases, never a contact's
+        acted = acted_table(self.spec, tool) if tool in self.tools else None
+        return table_entity(acted) if acted and table_entity(acted) in self.tables \
+            else ent.split()[-1]
 
     def candidates(self, tool: str, param: str, schema: dict[str, Any]) -> list[Any]:
         if "enum" in schema:

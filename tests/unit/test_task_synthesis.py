@@ -593,3 +593,18 @@ def test_a_look_up_by_a_name_many_records_share_does_not_single_one_out():
     # a write's arguments are what it sets ('suspended' is the status of many members)
     row = {"id": 10, "name": "data-related-service", "region": "us-east-1"}
     assert _names_many(spec, ep, "set_service_name", {"name": "data-related-service"}, row) == 0
+
+
+def test_a_tool_named_for_no_table_draws_values_from_the_table_its_code_writes():
+    """A request to a tool whose name names no table (Hostinger's repairDatabaseV1) states
+    values of the table its code writes: a return's status, never an order's or a product's
+    (a database named 'Lake Jared' after a city column elsewhere)."""
+    shop = load_example("ecommerce")
+    tool = ToolSpec(name="escalate_refund", description="Escalate a refund.",
+                    parameters={"type": "object", "properties": {"status": {"type": "string"}}},
+                    source='def escalate_refund(ctx, status):\n'
+                           '    ctx.db.execute(\'INSERT INTO "returns" (status) VALUES (?)\','
+                           ' (status,))\n', mutates=True)
+    spec = shop.model_copy(update={"tools": [*shop.tools, tool]})
+    pool = set(ValueSampler(spec).candidates("escalate_refund", "status", {"type": "string"}))
+    assert pool and pool <= {r["status"] for r in shop.rows["returns"]}, pool
