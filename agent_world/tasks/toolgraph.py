@@ -44,9 +44,15 @@ from agent_world.mining.offline.vocabulary import ROLE_PREFIXES
 from agent_world.tasks.words import FROM_ROLES, TIMESTAMPS, runs_sql
 
 _BARE = {"id", "code", "key", "number", "uuid"}
+# words before a field that say which of a record's values it is, not whose: a unit price is
+# a price, a target text a text
+# (a pickup branch is a branch, a shipping address an address)
+_QUALIFIERS = ROLE_PREFIXES | {"unit", "current", "total", "start", "end", "min", "max",
+                               "pickup", "return", "billing", "shipping", "sender", "receiver",
+                               "owner", "child", "replacement", "assigned", "referring"}
 _MAX_SAMPLES = 40
 # bumped when the binding rules change: a graph saved under older rules is rebuilt
-GRAPH_RULES = 4
+GRAPH_RULES = 5
 # role words that read as where a value comes from (the one of a pair that takes a field)
 _SOURCE_ROLES = tuple(sorted(FROM_ROLES | {"src", "old", "current", "original"}))
 
@@ -221,8 +227,14 @@ def binding_strength(field: str, field_info: dict[str, Any], producer: ToolSpec,
         owner = param[: -len(field) - 1].split("_")
         if owner[0] in ROLE_PREFIXES and len(owner) > 1:
             owner = owner[1:]  # `from_object_type` wants an object's type in a role
-        if of_producer("_".join(owner)) is False:
+        mine = of_producer("_".join(owner))
+        if mine is False:
             return 0.0  # `repo_path` wants a repository's path, not a changed file's
+        if mine is None and not set(owner) <= _QUALIFIERS and \
+                not set(owner) <= _entity_words(producer):
+            # a thing no table holds: `font_name` wants a font's name, `file_path` a file's
+            # path, `full_name` a person's; a location's name is none of them
+            return 0.0
         strength = 0.8
     elif field in _BARE and param.endswith("_" + field) and \
             of_producer(param[: -len(field) - 1], top or produced):

@@ -193,6 +193,17 @@ def test_a_prefix_that_names_a_table_wants_that_tables_value():
     tables["clinicians"] = {"id", "name", "specialty"}
     visit = {"id", "clinician_id", "location_id", "reason", "name", "specialty"}
     assert "clinicians" in record_tables(visit, tables)
+    # a thing no table holds is none of the producer's: a location's name is no clinician's
+    # full name nor a font's name, a Jira path no attachment's file path; a role or the
+    # producer's own kind keeps it (a product's price is an item's unit price)
+    loc = {"id", "name", "timezone"}
+    assert strength("get_location", loc, "name", "full_name", string) == 0
+    assert strength("get_location", loc, "name", "font_name", string) == 0
+    assert strength("jira_get", {"id", "path"}, "path", "file_path", string) == 0
+    assert strength("get_font", {"id", "name"}, "name", "font_name", string) == 0.8
+    assert strength("get_product", {"id", "price"}, "price", "unit_price", integer) == 0.8
+    assert strength("get_loan", {"id", "branch_id"}, "branch_id", "pickup_branch_id",
+                    integer) == 0.8
 
 
 def test_one_field_feeds_one_argument():
