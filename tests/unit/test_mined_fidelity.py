@@ -354,6 +354,24 @@ def test_calendar_event_status_comes_from_the_declared_enum(refused_before):
     assert {e["status"] for e in spec.rows["events"]} <= declared
 
 
+def test_a_tool_saying_what_it_returns_gives_no_record_a_returned_state():
+    """Xero's "a deep link to the invoice in Xero is returned" and Hostinger's "the existing
+    tag is returned" describe the response: no contact, quote or tag is 'returned'."""
+    from agent_world.mining.offline.derivation import derive_model
+    from agent_world.mining.offline.evidence import collect_evidence
+    from agent_world.mining.offline.questions import plan_questions_offline
+    from agent_world.mining.sources.harvest_corpus import corpus_sources
+
+    refs = {r.name: r for r in corpus_sources()}
+    for service in ("xero", "hostinger"):
+        doc = read_source(refs[service])
+        model = derive_model(doc, collect_evidence(doc, plan_questions_offline(doc)))
+        returned = sorted(n for n, e in model.entities.items() if "returned" in e.states)
+        assert returned == [], service
+        if service == "xero":  # "This includes Draft, Submitted, and Paid invoices."
+            assert set(model.entities["invoice"].states) == {"draft", "submitted", "paid"}
+
+
 def test_draft_invoice_has_no_lifecycle_dates(refused_before):
     spec = refused_before["invoicing_prd.md"].spec
     assert _col(spec, "invoices", "issued_on").nullable  # a draft has not been issued

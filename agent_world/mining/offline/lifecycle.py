@@ -85,11 +85,10 @@ def attribute_states(m: DomainModel, evidence: list[Evidence]) -> None:
             for p, w in enumerate(words):
                 state = None
                 if w == "returned" and e.kind == "tool" and (
-                        words[p - 1:p] not in (["as"], ["mark"], ["marks"], ["is"])
-                        or words[p + 1:p + 2] in (["as"], ["with"], ["in"])):
+                        words[p - 1:p] not in (["as"], ["mark"], ["marks"])):
                     # a tool's "the newest returned paper" is what it answers with, and so is
-                    # "each file's content is returned with its path" (Filesystem's files
-                    # were 'returned' and the arena added return_file)
+                    # "a deep link to the invoice is returned" (Filesystem's files were
+                    # 'returned' and Xero's contacts too); only "marks it returned" is a state
                     continue
                 if w.endswith("ing") and words[p - 1:p] and words[p - 1] in _GERUND_CUES:
                     # "advances each watch's cursor after running": a gerund, no state of
