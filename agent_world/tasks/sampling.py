@@ -52,6 +52,13 @@ _FILLER = "x"
 _STAND_INS = frozenset({_FILLER, STAND_IN_TEXT})
 
 
+# the file type a tool's name says it writes (convert_to_pdf, export_csv, take_screenshot)
+MADE_TYPES = {"pdf": "pdf", "csv": "csv", "screenshot": "png", "png": "png", "docx": "docx",
+              "xlsx": "xlsx", "markdown": "md", "html": "html", "json": "json"}
+_OUTPUT_FILE = re.compile(r"(?:output|destination|target|save)_?(?:file_?(?:name|path)?|"
+                          r"filename|path)")
+
+
 def _stand_in(value: Any) -> bool:
     return isinstance(value, str) and value in _STAND_INS
 
@@ -68,6 +75,21 @@ def _marked(value: object) -> bool:
     """A tool test's edit of a stored value: "-05:00 (edited)", or "edited" where the stored
     value was empty; no value a person would ask for ("set its database to 'edited'")."""
     return isinstance(value, str) and (value.endswith(" (edited)") or value == "edited")
+
+
+def _of_made_type(tool: str, param: str, values: list[Any]) -> list[Any]:
+    """`values` of an output file argument with the extension of the type the tool's name
+    makes: Word's convert_to_pdf(output_filename) drew 'report-q3.docx' from the documents'
+    table, a PDF no converter writes."""
+    if not _OUTPUT_FILE.fullmatch(snake(param)):
+        return values
+    made = next((MADE_TYPES[w] for w in reversed(snake(tool).split("_")) if w in MADE_TYPES),
+                None)
+    if made is None:
+        return values
+    return list(dict.fromkeys(
+        re.sub(r"(\.[A-Za-z0-9]{1,5})?$", f".{made}", v, count=1)
+        if isinstance(v, str) and "." in v.rsplit("/", 1)[-1] else v for v in values))
 
 
 def ahead(states: list[str], now: str) -> list[str]:
@@ -157,6 +179,7 @@ class ValueSampler:
         if re.search(r"(?:^|_)(?:quantity|qty|units)$", param):
             # nobody orders 0 units: a stored 0 is an edge case, not a request
             ok = [v for v in ok if v != 0] or ok
+        ok = _of_made_type(tool, param, ok)
         # a page body of paragraphs is no value a person types into a request
         sayable = [v for v in ok if not _unsayable(v)]
         stored = [v for v in columns if isinstance(v, str)]

@@ -191,6 +191,29 @@ def test_a_short_held_out_environment_is_made_up_from_spares(tmp_path, doubles, 
         == [("q/heldout", 8), ("q/heldout-spare", evolve.HELDOUT_SPARE)]
 
 
+def test_a_second_larger_spare_draw_when_the_first_leaves_the_set_short(
+        tmp_path, doubles, monkeypatch):
+    """Spares that do not cover the shortfall (jira gave 3 of 8, the others' 4 spares 4 of
+    its 5) are drawn once more, twice as many: the held-out set keeps its size."""
+    real = doubles.synthesize
+
+    def short(names, home, per_env, seed=0, guidelines=None, tag="", scale=None, within=None):
+        ids = real(names, home, per_env, seed, guidelines, tag, scale, within)
+        if tag.endswith("/heldout"):
+            ids = ids[:per_env - 3]
+        elif tag.endswith("-spare"):  # the first spare draw adds one new task
+            ids = ids[:1]
+        return ids
+
+    monkeypatch.setattr(stages, "synthesize_tasks", short)
+    s1 = invoke(evolve.build_graph(), {"goal_rounds": 1}, thread_id="q2", home=tmp_path,
+                context=_ctx())
+    assert [(c["tag"], c["per_env"]) for c in doubles.synth_calls if "heldout" in c["tag"]] \
+        == [("q2/heldout", 8), ("q2/heldout-spare", evolve.HELDOUT_SPARE),
+            ("q2/heldout-spare2", 2 * evolve.HELDOUT_SPARE)]
+    assert len(s1["heldout_tasks"]) == 8 == len(set(s1["heldout_tasks"]))
+
+
 def test_whole_categories_can_be_held_out(tmp_path, doubles):
     """`--arena corpus` (heldout_by="category"): the held-out environments' L2 categories
     are none of the training environments'; a bad setting is an error."""

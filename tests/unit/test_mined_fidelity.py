@@ -372,6 +372,18 @@ def test_a_tool_saying_what_it_returns_gives_no_record_a_returned_state():
             assert set(model.entities["invoice"].states) == {"draft", "submitted", "paid"}
 
 
+def test_an_archive_path_names_an_archive():
+    """Hostinger's archivePath ("Supported formats: zip, tar, tar.gz, tgz") held '.odp' and
+    '.tiff' files: an archive column's files are archives."""
+    from agent_world.mining.sources.harvest_corpus import corpus_sources
+
+    [ref] = [r for r in corpus_sources() if r.name == "hostinger"]
+    spec = mine_theme(read_source(ref), iterations=1, seed=0).spec
+    paths = [r["archive_path"] for t in spec.tables if "archive_path" in
+             {c.name for c in t.columns} for r in spec.rows[t.name] if r["archive_path"]]
+    assert paths and all(p.endswith((".zip", ".tar.gz", ".tgz")) for p in paths), paths
+
+
 def test_draft_invoice_has_no_lifecycle_dates(refused_before):
     spec = refused_before["invoicing_prd.md"].spec
     assert _col(spec, "invoices", "issued_on").nullable  # a draft has not been issued

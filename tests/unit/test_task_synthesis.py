@@ -619,3 +619,29 @@ def test_a_tool_named_for_no_table_draws_values_from_the_table_its_code_writes()
     spec = shop.model_copy(update={"tools": [*shop.tools, tool]})
     pool = set(ValueSampler(spec).candidates("escalate_refund", "status", {"type": "string"}))
     assert pool and pool <= {r["status"] for r in shop.rows["returns"]}, pool
+
+
+def test_an_output_file_takes_the_type_the_tool_makes():
+    """Word's convert_to_pdf(output_filename) drew 'report-q3.docx' from the documents'
+    table: a converter to PDF writes a .pdf, so the request names one; other tools keep the
+    stored names."""
+    from agent_world.envs.table_spec import ColumnSpec, TableSpec
+
+    shop = load_example("ecommerce")
+    docs = TableSpec(name="documents", columns=[
+        ColumnSpec(name="document_id", type="integer", primary_key=True),
+        ColumnSpec(name="output_filename", type="text")])
+    rows = [{"document_id": 1, "output_filename": "reports/report-q3.docx"},
+            {"document_id": 2, "output_filename": "notes.v2.docx"}]
+    params = {"type": "object", "properties": {"output_filename": {"type": "string"}}}
+    tools = [ToolSpec(name=n, description=n, parameters=params,
+                      source=f"def {n}(ctx, output_filename):\n    return output_filename\n")
+             for n in ("convert_to_pdf", "copy_document")]
+    spec = shop.model_copy(update={"tables": [*shop.tables, docs], "tools": [*shop.tools, *tools],
+                                   "rows": {**shop.rows, "documents": rows}})
+    sampler = ValueSampler(spec)
+    schema = {"type": "string"}
+    assert set(sampler.candidates("convert_to_pdf", "output_filename", schema)) == {
+        "reports/report-q3.pdf", "notes.v2.pdf"}
+    assert set(sampler.candidates("copy_document", "output_filename", schema)) == {
+        "reports/report-q3.docx", "notes.v2.docx"}

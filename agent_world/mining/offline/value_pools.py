@@ -80,7 +80,9 @@ NAMED_FILE_TYPES = {
     "image": ["png", "jpg"], "photo": ["jpg"], "screenshot": ["png"], "video": ["mp4", "mov"],
     "audio": ["mp3", "wav"], "app": ["app", "apk", "ipa"], "apk": ["apk"], "markdown": ["md"],
     "html": ["html"], "xml": ["xml"], "log": ["log"], "zip": ["zip"], "docx": ["docx"],
-    "xlsx": ["xlsx"], "svg": ["svg"], "manifest": ["yaml", "json"]}
+    "xlsx": ["xlsx"], "svg": ["svg"], "manifest": ["yaml", "json"],
+    # Hostinger's archivePath: "Supported formats: zip, tar, tar.gz, tgz" (it drew .odp, .tiff)
+    "archive": ["zip", "zip", "tar.gz", "tgz"]}
 # tables whose records are such files: a path in Word's `document_xmls` is still the .docx
 MEDIA_FILE_WORDS = frozenset({"image", "photo", "screenshot", "video", "audio", "yaml", "yml",
                               "app", "apk", "zip", "svg", "manifest"})
