@@ -40,7 +40,7 @@ from agent_world.synthesis.phrasing_clauses import (
     step_clause,
     write_clause,
 )
-from agent_world.synthesis.phrasing_values import arg_phrase, field_words, role, say, which
+from agent_world.synthesis.phrasing_values import arg_phrase, field_words, noun, role, say, which
 from agent_world.tasks.walks import Plan
 from agent_world.tasks.words import (
     PAGING,
@@ -285,7 +285,12 @@ def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
     ctx = f" of {owner}" if owner else ""
     if step.bound and not owner:
         src = next(iter(step.bound.values())).step
-        ctx += f" of that {tool_entity(spec, plan.steps[src].tool)}"
+        prev = tool_entity(spec, plan.steps[src].tool)
+        # the record the bound key names: "every task of that task's project", not "of that
+        # task" (Asana's task counts were taken of the project a task belongs to)
+        keyed = next((noun(p) for p in step.bound if role(p) == "key" and noun(p)), "")
+        ctx += f" of that {prev}'s {keyed}" if keyed and keyed not in (prev, ent) else \
+            f" of that {prev}"
     if after:
         ctx += f" {after}"
     if before:

@@ -699,3 +699,19 @@ def test_what_one_request_asked_for_is_not_copied_into_another():
     assert _self_copy("get_property", "create_association", "type", "type")
     assert _self_copy("get_product", "create_customer", "name", "name")
     assert not _self_copy("get_order", "create_refund", "order_id", "id")
+
+
+def test_a_bulk_change_over_a_list_keyed_by_another_record_names_that_record():
+    """The orders a list takes by the customer an order belongs to are "the orders of that
+    order's customer", not "of that order" (Asana's tasks of a task's project)."""
+    shop = load_example("ecommerce")
+    plan = Plan(steps=[PlanStep(tool="get_order", given={"order_id": 3}),
+                       PlanStep(tool="list_orders",
+                                bound={"customer_id": Binding(step=0, field="customer_id")})])
+    bulk = {"step": 1, "where": {"status": "pending"}, "write": "cancel_order",
+            "key_param": "order_id", "key_field": "order_id", "args": {},
+            "table": "orders", "answer": "none"}
+    texts = {phrasing.bulk_instruction(shop, plan, bulk, random.Random(seed))
+             for seed in range(6)}
+    assert all("orders of that order's customer" in t or "order of that order's customer" in t
+               for t in texts), texts
