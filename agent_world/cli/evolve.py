@@ -222,7 +222,7 @@ def evolve(
         help="GRPO steps per round (default 2).")] = None,
     warm_start_steps: Annotated[int | None, typer.Option(
         help="Supervised steps on each round's gold solutions before GRPO (default: the "
-             "policy's: 32 for tiny; for SmolLM2 on a CPU 16 in round 1 and 8 in later "
+             "policy's: 32 for tiny; for SmolLM2 on a CPU 16 in round 1 and none in later "
              "rounds, which start from a trained checkpoint; 0: none).")
     ] = None,
     policy: Annotated[str, typer.Option(help="Starting policy; empty: the default.")] = "",

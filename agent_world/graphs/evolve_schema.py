@@ -74,9 +74,9 @@ class EvolveContext(ScaledContext):
     # 2 on the main job's budget (a step of SmolLM2 on two cores is ~100 s; with 3, the main
     # job ran 21 min)
     train_steps: int = setting(2, "GRPO steps per round, after the supervised warm start.")
-    # a base model learns the tool-call format in round 1; later rounds learn the targeted
-    # tasks' solutions. The policy's default: 32 for a tiny random model; on a CPU 20 for
-    # SmolLM2 from the base model, 10 from a checkpoint
+    # a base model learns the tool-call format in round 1. The policy's default: 32 for a
+    # tiny random model; on a CPU 16 for SmolLM2 from the base model, none from a checkpoint
+    # (later rounds train by GRPO alone: supervised steps there undid round 1's gain)
     warm_start_steps: int | None = setting(
         None, "Supervised steps on the gold solutions of each round's training mix before its "
         "GRPO (never on held-out tasks); empty: the policy's default.")

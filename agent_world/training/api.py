@@ -115,7 +115,11 @@ def training_sizes(model: Any, device: str = "auto") -> TrainingSizes:
         # the same for the warm start: four ≤1,024-token conversations in one pass peaked at
         # 10.3 GB, one at a time at 4.0 GB for the same step (and 13 s against 20 s: no padding)
         # and no update on sequences without signal: early GRPO batches often fail alike
-        # 16 supervised steps (8 in later rounds): with today's longer gold conversations a
+        # no supervised steps in later rounds: from one round-1 checkpoint (seed 0), round 2's
+        # 8 supervised steps took the held-out mean reward from -0.02 to -0.15 (GRPO after them
+        # to -0.08, at lr 2e-5 -0.20 and -0.14) and lost round 1's pass; GRPO alone kept it
+        # (-0.05) in 4.5 minutes instead of 10.6
+        # 16 supervised steps in round 1: with today's longer gold conversations a
         # step is ~22 s on two cores, and 20 + 10 put the main job at 21.5 min, over its
         # 20-minute budget (24 + 12 did at ~13 s a step); with 12 in round 1, round 2 of the
         # main job fell below round 1 for seed 1 (12 % -> 4 %), with 24 it rose (8 % -> 12 %)
@@ -123,7 +127,7 @@ def training_sizes(model: Any, device: str = "auto") -> TrainingSizes:
                              {"tasks_per_step": 2, "group_size": 4, "minibatch_size": 1,
                               "max_total_tokens": 1536, "skip_flat": True},
                              warm_start_micro_batch=1,
-                             warm_start_recovery=0.5, warm_start_steps_continued=8)
+                             warm_start_recovery=0.5, warm_start_steps_continued=0)
     return TrainingSizes(24, 6e-5, None, {}, warm_start_recovery=0.5,
                          warm_start_steps_continued=12)
 
