@@ -382,6 +382,9 @@ def test_an_archive_path_names_an_archive():
     paths = [r["archive_path"] for t in spec.tables if "archive_path" in
              {c.name for c in t.columns} for r in spec.rows[t.name] if r["archive_path"]]
     assert paths and all(p.endswith((".zip", ".tar.gz", ".tgz")) for p in paths), paths
+    dumps = [r["sql_path"] for t in spec.tables if "sql_path" in {c.name for c in t.columns}
+             for r in spec.rows[t.name] if r["sql_path"]]
+    assert dumps and all(p.endswith((".sql", ".sql.gz")) for p in dumps), dumps
 
 
 def test_draft_invoice_has_no_lifecycle_dates(refused_before):

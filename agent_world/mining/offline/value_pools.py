@@ -82,7 +82,9 @@ NAMED_FILE_TYPES = {
     "html": ["html"], "xml": ["xml"], "log": ["log"], "zip": ["zip"], "docx": ["docx"],
     "xlsx": ["xlsx"], "svg": ["svg"], "manifest": ["yaml", "json"],
     # Hostinger's archivePath: "Supported formats: zip, tar, tar.gz, tgz" (it drew .odp, .tiff)
-    "archive": ["zip", "zip", "tar.gz", "tgz"]}
+    "archive": ["zip", "zip", "tar.gz", "tgz"],
+    # Hostinger's sql_path ("Path to the SQL dump file") held '.pdf' files
+    "sql": ["sql", "sql.gz"], "dump": ["sql", "sql.gz"]}
 # tables whose records are such files: a path in Word's `document_xmls` is still the .docx
 MEDIA_FILE_WORDS = frozenset({"image", "photo", "screenshot", "video", "audio", "yaml", "yml",
                               "app", "apk", "zip", "svg", "manifest"})
