@@ -33,6 +33,7 @@ from agent_world.synthesis.phrasing_clauses import (
     EDITS,
     MODIFIERS,
     PHRASE_ENDS,
+    bound_key_noun,
     list_filters,
     param_schema,
     qualified,
@@ -40,7 +41,7 @@ from agent_world.synthesis.phrasing_clauses import (
     step_clause,
     write_clause,
 )
-from agent_world.synthesis.phrasing_values import arg_phrase, field_words, noun, role, say, which
+from agent_world.synthesis.phrasing_values import arg_phrase, field_words, role, say, which
 from agent_world.tasks.walks import Plan
 from agent_world.tasks.words import (
     PAGING,
@@ -288,7 +289,7 @@ def bulk_instruction(spec: EnvSpec, plan: Plan, bulk: dict[str, Any],
         prev = tool_entity(spec, plan.steps[src].tool)
         # the record the bound key names: "every task of that task's project", not "of that
         # task" (Asana's task counts were taken of the project a task belongs to)
-        keyed = next((noun(p) for p in step.bound if role(p) == "key" and noun(p)), "")
+        keyed = bound_key_noun(step)
         ctx += f" of that {prev}'s {keyed}" if keyed and keyed not in (prev, ent) else \
             f" of that {prev}"
     if after:

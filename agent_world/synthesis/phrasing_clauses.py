@@ -26,7 +26,7 @@ from agent_world.synthesis.phrasing_values import (
     value_text,
     which,
 )
-from agent_world.tasks.walks import Binding, Plan
+from agent_world.tasks.walks import Binding, Plan, PlanStep
 from agent_world.tasks.words import (
     FROM_ROLES,
     PAGING,
@@ -242,6 +242,11 @@ def requalify(text: str, spec: EnvSpec, plan: Plan, src: int, upto: int,
     return re.sub(rf"\bthat {re.escape(ent)}\b", f"that {name}", text, count=0 if every else 1)
 
 
+def bound_key_noun(step: PlanStep) -> str:
+    """The record a step's bound key names ("member" for member_id), or ""."""
+    return next((noun(p) for p in step.bound if role(p) == "key" and noun(p)), "")
+
+
 def step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
                 lists: bool = False) -> str:
     """One step as a request clause (lower case, no final stop)."""
@@ -264,7 +269,7 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
         if step.bound else ""
     # the record a bound key names: "the loans of that fine's member" (a fine has no loans),
     # "of that loan's member" (not "the loans like that one")
-    keyed = next((noun(p) for p in step.bound if role(p) == "key" and noun(p)), "")
+    keyed = bound_key_noun(step)
     if kind == "list" and step.select is None and any(
             noun(p) == ent and role(p, v) == "key" for p, v in given.items()):
         # a listing given its own record's key reads that one record (Xero's

@@ -8,6 +8,7 @@ that would name only its record one of its fields to set.
 
 from __future__ import annotations
 
+import posixpath
 import random
 import re
 from collections import defaultdict
@@ -17,6 +18,7 @@ from agent_world.design.offline.contract_expectations import STAND_IN_TEXT
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import snake
 from agent_world.mining.offline.signatures import new_value_field
+from agent_world.mining.offline.value_pools import NAMED_FILE_TYPES
 from agent_world.mining.semantics.lifecycle_rule import state_rank, status_column
 from agent_world.tasks.toolgraph import tested_values
 from agent_world.tasks.words import PAGING, acted_table, entity, table_entity
@@ -52,9 +54,6 @@ _FILLER = "x"
 _STAND_INS = frozenset({_FILLER, STAND_IN_TEXT})
 
 
-# the file type a tool's name says it writes (convert_to_pdf, export_csv, take_screenshot)
-MADE_TYPES = {"pdf": "pdf", "csv": "csv", "screenshot": "png", "png": "png", "docx": "docx",
-              "xlsx": "xlsx", "markdown": "md", "html": "html", "json": "json"}
 _OUTPUT_FILE = re.compile(r"(?:output|destination|target|save)_?(?:file_?(?:name|path)?|"
                           r"filename|path)")
 
@@ -83,13 +82,15 @@ def _of_made_type(tool: str, param: str, values: list[Any]) -> list[Any]:
     table, a PDF no converter writes."""
     if not _OUTPUT_FILE.fullmatch(snake(param)):
         return values
-    made = next((MADE_TYPES[w] for w in reversed(snake(tool).split("_")) if w in MADE_TYPES),
-                None)
+    # the type a word of the tool's name names (convert_to_pdf, take_screenshot), as mined
+    # file names take theirs
+    made = next((NAMED_FILE_TYPES[w][0] for w in reversed(snake(tool).split("_"))
+                 if w in NAMED_FILE_TYPES), None)
     if made is None:
         return values
     return list(dict.fromkeys(
-        re.sub(r"(\.[A-Za-z0-9]{1,5})?$", f".{made}", v, count=1)
-        if isinstance(v, str) and "." in v.rsplit("/", 1)[-1] else v for v in values))
+        f"{posixpath.splitext(v)[0]}.{made}" if isinstance(v, str) and posixpath.splitext(v)[1]
+        else v for v in values))
 
 
 def ahead(states: list[str], now: str) -> list[str]:

@@ -20,12 +20,16 @@ from agent_world.mining.llm_miner import (
     mine_theme,
 )
 from agent_world.mining.offline.complexify import _Complexifier, complexify_offline
+from agent_world.mining.offline.derivation import derive_model
 from agent_world.mining.offline.domain import DomainModel, Entity
+from agent_world.mining.offline.evidence import collect_evidence
+from agent_world.mining.offline.questions import plan_questions_offline
 from agent_world.mining.offline.tables import model_to_tables
 from agent_world.mining.semantic_gate import SemanticRejection, semantic_gate
 from agent_world.mining.semantics.checker import check_semantics
 from agent_world.mining.semantics.repair import repair_semantics
 from agent_world.mining.sources import DATA_DIR, read_source
+from agent_world.mining.sources.harvest_corpus import corpus_sources
 
 UNSEEN = Path(__file__).resolve().parents[1] / "fixtures" / "sources" / "unseen"
 SOURCES = ["bikeshare_openapi.yaml", "garden_prd.md", "podcast_tools.json",
@@ -357,11 +361,6 @@ def test_calendar_event_status_comes_from_the_declared_enum(refused_before):
 def test_a_tool_saying_what_it_returns_gives_no_record_a_returned_state():
     """Xero's "a deep link to the invoice in Xero is returned" and Hostinger's "the existing
     tag is returned" describe the response: no contact, quote or tag is 'returned'."""
-    from agent_world.mining.offline.derivation import derive_model
-    from agent_world.mining.offline.evidence import collect_evidence
-    from agent_world.mining.offline.questions import plan_questions_offline
-    from agent_world.mining.sources.harvest_corpus import corpus_sources
-
     refs = {r.name: r for r in corpus_sources()}
     for service in ("xero", "hostinger"):
         doc = read_source(refs[service])
@@ -375,8 +374,6 @@ def test_a_tool_saying_what_it_returns_gives_no_record_a_returned_state():
 def test_an_archive_path_names_an_archive():
     """Hostinger's archivePath ("Supported formats: zip, tar, tar.gz, tgz") held '.odp' and
     '.tiff' files: an archive column's files are archives."""
-    from agent_world.mining.sources.harvest_corpus import corpus_sources
-
     [ref] = [r for r in corpus_sources() if r.name == "hostinger"]
     spec = mine_theme(read_source(ref), iterations=1, seed=0).spec
     paths = [r["archive_path"] for t in spec.tables if "archive_path" in

@@ -15,6 +15,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.catalog import Catalog
 from agent_world.envs.spec import EnvSpec, ToolSpec
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.rollout.baseline_agent import BaselineChatModel
 from agent_world.synthesis.gates import gate_initial_state
 from agent_world.synthesis.loop import SynthesisConfig, stored_tasks, synthesize_env
@@ -625,8 +626,6 @@ def test_an_output_file_takes_the_type_the_tool_makes():
     """Word's convert_to_pdf(output_filename) drew 'report-q3.docx' from the documents'
     table: a converter to PDF writes a .pdf, so the request names one; other tools keep the
     stored names."""
-    from agent_world.envs.table_spec import ColumnSpec, TableSpec
-
     shop = load_example("ecommerce")
     docs = TableSpec(name="documents", columns=[
         ColumnSpec(name="document_id", type="integer", primary_key=True),
