@@ -18,8 +18,9 @@ and `tasks` the tasks they attempted, by id. The diagnosis is read from the fail
 * **guidelines** for the synthesizer — training environments, their tools analogous to the weak
   ones (name, verb, parameters and description compared; a held-out tool is never trained on),
   `confusable` pairs the targeted tasks' tool views must hold (for `choose_tool`), difficulty
-  features from the failed tasks' chains, databases to grow — each with a `Citation` naming the
-  attempt ids behind it.
+  features from the failed tasks' chains, the failed tasks' shape (levels, opaque names, many
+  distractors, programs: targeted tasks are drawn in it), databases to grow — each with a
+  `Citation` naming the attempt ids behind it.
 
 Two strategies, chosen by `chat_model("diagnoser")`:
 
@@ -188,7 +189,9 @@ def diagnose(attempts: Iterable[Attempt], envs: Iterable[EnvMeta] = (),
         return draft
     answer, errors = _llm_diagnosis(model, report, env_map, trajectories, tasks, draft)
     if answer is not None:
-        return answer
+        # the failures' shape is a count, not a reading: the model's guidelines get the draft's
+        guidelines = answer.guidelines.model_copy(update={"shape": draft.guidelines.shape})
+        return answer.model_copy(update={"guidelines": guidelines})
     note = (f"LLM diagnosis rejected {len(errors)} times "
             f"({errors[-1].splitlines()[0][:200] if errors else 'no answer'}); offline used")
     return draft.model_copy(update={"notes": [*draft.notes, note]})

@@ -67,6 +67,10 @@ class AttemptFinding(BaseModel):
     calls: int = 0  # tool calls it made
     gold_calls: int = 0  # calls of the gold chain
     chain: list[str] = Field(default_factory=list)  # the gold chain's tools
+    # the failed task's shape (what targeted tasks imitate): its kind, opaque names, distractors
+    kind: Literal["graph", "programmatic"] = "graph"
+    obscured: bool = False
+    distractors: int = 0
     detail: str = ""  # the finding as a sentence
 
 
@@ -129,10 +133,29 @@ class DifficultyTarget(BaseModel):
     obscured: bool = False
 
 
+class FailureShape(BaseModel):
+    """The shape of the failed tasks: targeted tasks are drawn in it (levels in proportion to
+    the failures at each, opaque names, many distractors and programs as often as there), so
+    they look like what the policy fails instead of like a fixed remedy's idea of it."""
+
+    failures: int = Field(default=0, ge=0)  # failed tasks read
+    # level -> failures at it (the dominant class's moved by its remedy's chain change)
+    levels: dict[int, int] = Field(default_factory=dict)
+    obscured: float = Field(default=0.0, ge=0.0, le=1.0)  # share with opaque tool names
+    many_distractors: float = Field(default=0.0, ge=0.0, le=1.0)  # share with many distractors
+    programmatic: float = Field(default=0.0, ge=0.0, le=1.0)  # share of programmatic tasks
+
+    def text(self) -> str:
+        return ("levels " + ", ".join(f"L{lv} {k}" for lv, k in self.levels.items())
+                + f"; {self.obscured:.0%} opaque names, {self.many_distractors:.0%} many "
+                f"distractors, {self.programmatic:.0%} programs")
+
+
 class Citation(BaseModel):
     """Why one guideline entry is there: the failing attempts behind it."""
 
-    kind: Literal["environment", "tool", "skill", "difficulty", "complexify", "confusable"]
+    kind: Literal["environment", "tool", "skill", "difficulty", "shape", "complexify",
+                  "confusable"]
     name: str
     why: str = ""
     evidence: list[str] = Field(default_factory=list)
@@ -149,6 +172,8 @@ class Guidelines(BaseModel):
     # analogues of the tools the policy mixed up); the key is a tool the walk starts at
     confusable: dict[str, list[str]] = Field(default_factory=dict)
     difficulty: DifficultyTarget = Field(default_factory=DifficultyTarget)
+    # None: no failures read (a hand-written guidelines file): `difficulty`'s features alone
+    shape: FailureShape | None = None
     # levels to synthesize at (empty: around `difficulty.level`)
     levels: list[Annotated[int, Field(ge=1, le=5)]] = Field(default_factory=list)
     complexify_databases: list[str] = Field(default_factory=list)
@@ -216,6 +241,7 @@ class Diagnosis(BaseModel):
             f"{f', {d.distractors} distractors' if d.distractors else ''}"
             f"{f', branching {d.branching}' if d.branching else ''}"
             f"{'; views with ' + conf if conf else ''}"
+            f"{'; drawn like the failed tasks (' + g.shape.text() + ')' if g.shape else ''}"
             f"{'; complexify ' + ', '.join(g.complexify_databases) if g.complexify_databases else ''}"
             f". {g.notes}".rstrip())
         return "\n".join(lines)
@@ -236,5 +262,5 @@ def where_phrase(source: str | None) -> str:
 
 
 __all__ = ["AgentErrorClass", "ArgumentSlip", "AttemptFinding", "Citation", "Confusion",
-           "Diagnosis", "DifficultyTarget", "EXTRA_ARGUMENT", "EnvMeta", "ErrorFinding",
+           "Diagnosis", "DifficultyTarget", "EXTRA_ARGUMENT", "EnvMeta", "ErrorFinding", "FailureShape",
            "Guidelines", "Skill", "SkillName", "ToolMeta", "WeakSpot", "where_phrase"]

@@ -71,6 +71,9 @@ def read_failure(a: Attempt, task: Task | None, traj: Trajectory | None) -> Atte
     cls = a.error_class
     base = {"trajectory_id": a.trajectory_id, "task_id": a.task_id, "env_name": a.env_name,
             "level": a.level, "error_class": cls}
+    if task is not None:
+        base.update(kind=task.kind, obscured=task.difficulty.obscured,
+                    distractors=task.difficulty.distractors)
     if task is None or traj is None:
         # the stored failing tool is the foreign call for wrong_tool, else the gold tool missed
         foreign = cls == "wrong_tool"

@@ -1,7 +1,7 @@
 """The offline diagnosis: weak environments and tools, error classes, confusions, argument slips
 and skills read from the failures' findings, and the synthesizer's guidelines (training
-environments and tools alike to the weak ones, confusable pairs, difficulty, databases to
-grow), each claim citing the failing attempts behind it. Deterministic."""
+environments and tools alike to the weak ones, confusable pairs, difficulty, the failed tasks'
+shape, databases to grow), each claim citing the failing attempts behind it. Deterministic."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from agent_world.evolution.diagnosis_model import (
     DifficultyTarget,
     EnvMeta,
     ErrorFinding,
+    FailureShape,
     Guidelines,
     Skill,
     WeakSpot,
@@ -34,7 +35,7 @@ from agent_world.evolution.similarity import (
     tool_similarity,
     verb_role,
 )
-from agent_world.tasks.difficulty import level_of
+from agent_world.tasks.difficulty import MANY_DISTRACTORS, level_of
 from agent_world.tasks.evaluation import AGENT_ERROR_CLASSES, EvalReport
 
 MAX_EVIDENCE = 8  # trajectory ids cited per claim
@@ -311,10 +312,33 @@ def _guidelines(report: EvalReport, envs: Mapping[str, EnvMeta], findings: list[
     # L1-L2 while the failures spread over L1-L4)
     levels = sorted({f.level for f in findings} |
                     {lv for lv in (diff.level - 1, diff.level, diff.level + 1) if 1 <= lv <= 5})
+    shape = _shape(findings, top, cites)
     return Guidelines(environments=targets, tools=list(dict.fromkeys(tools))[:8],
                       error_classes=top, skills=[s.name for s in skills[:3]],
-                      confusable=confusable, difficulty=diff, levels=levels,
+                      confusable=confusable, difficulty=diff, shape=shape, levels=levels,
                       complexify_databases=complexify, cites=list(cites.values()), notes=notes)
+
+
+def _shape(findings: list[AttemptFinding], top: list[str],
+           cites: dict[tuple[str, str], Citation]) -> FailureShape | None:
+    """The failed tasks' shape, cited by them (None: no failure read): the dominant class's
+    levels moved by its remedy's chain change (longer chains for state not tracked, shorter
+    where it gave up), the others' as they are."""
+    if not findings:
+        return None
+    n = len(findings)
+    shift = REMEDY[top[0]].get("chain_length", 0) if top else 0
+    levels = Counter(min(5, max(1, f.level + (shift if f.error_class == top[0] else 0)))
+                     for f in findings)
+    shape = FailureShape(
+        failures=n, levels=dict(sorted(levels.items())),
+        obscured=round(sum(f.obscured for f in findings) / n, 4),
+        many_distractors=round(sum(f.distractors >= MANY_DISTRACTORS for f in findings) / n, 4),
+        programmatic=round(sum(f.kind == "programmatic" for f in findings) / n, 4))
+    _cite(cites, "shape", f"{n} failed tasks", shape.text() + (
+        f" ({top[0]}'s levels moved by {shift:+d})" if shift else ""),
+          [f.trajectory_id for f in findings])
+    return shape
 
 
 def _difficulty(report: EvalReport, findings: list[AttemptFinding], top: list[str],

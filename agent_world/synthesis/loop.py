@@ -55,7 +55,13 @@ from agent_world.synthesis.react_verifier import (
     verify_task,
 )
 from agent_world.synthesis.synthesizer import build_candidate, chain_target
-from agent_world.tasks.difficulty import level_of, level_quotas, recipe_for
+from agent_world.tasks.difficulty import (
+    BASE_ODDS,
+    GUIDED_ODDS,
+    level_of,
+    level_quotas,
+    recipe_for,
+)
 from agent_world.tasks.model import GateResult, Task
 from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.toolgraph import tool_graph
@@ -146,6 +152,35 @@ def guided_levels(guidelines: dict[str, Any], default: list[int]) -> list[int]:
     return sorted({max(1, min(5, int(level) + d)) for d in (-1, 0, 1)})
 
 
+def level_weights(guidelines: dict[str, Any]) -> dict[int, float] | None:
+    """Level -> weight of the targeted tasks: the failures at each level, plus one for every
+    guided level (the remedy's neighbours get a task too); None: even quotas."""
+    shape = guidelines.get("shape") or {}
+    if not shape.get("levels"):
+        return None
+    counts = {int(k): float(v) for k, v in shape["levels"].items()}
+    return {lv: counts.get(lv, 0.0) + 1.0
+            for lv in {*guided_levels(guidelines, []), *counts}}
+
+
+def recipe_odds(guidelines: dict[str, Any]) -> tuple[float, float, float]:
+    """The odds of opaque names and of many distractors in a candidate's recipe, and the
+    programmatic share: the failed tasks' own when the guidelines carry their shape (targeted
+    tasks look like what the policy fails: a fixed "opaque names for wrong_tool" remedy made
+    12 of 17 targeted tasks opaque beside 10 of 47 held-out ones), else the base odds,
+    raised where the error classes the guidelines name ask for them."""
+    shape = guidelines.get("shape")
+    if shape:
+        return (float(shape.get("obscured", BASE_ODDS)),
+                float(shape.get("many_distractors", BASE_ODDS)),
+                float(shape.get("programmatic", 0.0)))
+    targets = _error_targets(guidelines)
+    difficulty = guidelines.get("difficulty") or {}
+    obscured = bool(targets & {"unknown_tool", "wrong_tool"}) or bool(difficulty.get("obscured"))
+    many = "wrong_tool" in targets or difficulty.get("distractors", 0) >= 3
+    return (GUIDED_ODDS if obscured else BASE_ODDS, GUIDED_ODDS if many else BASE_ODDS, -1.0)
+
+
 def _start_tool(spec: EnvSpec, rng: random.Random, guidelines: dict[str, Any]) -> str | None:
     wanted = _guided_tools(spec, guidelines)
     if wanted and rng.random() < 0.7:
@@ -169,9 +204,11 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
     if hasattr(guidelines, "model_dump"):  # a diagnoser Guidelines record
         guidelines = guidelines.model_dump(mode="json")
     guidelines = guidelines or {}
-    levels = guided_levels(guidelines, config.levels)
-    level_left = level_quotas(config.per_env, levels)
-    share = config.programmatic_share
+    weights = level_weights(guidelines)
+    levels = sorted({*guided_levels(guidelines, config.levels), *(weights or {})})
+    level_left = level_quotas(config.per_env, levels, weights)
+    obscured_odds, distractor_odds, failed_programs = recipe_odds(guidelines)
+    share = config.programmatic_share if failed_programs < 0 else failed_programs
     targets = _error_targets(guidelines)
     if "state_not_tracked" in targets or (guidelines.get("difficulty") or {}).get("aggregation"):
         share = max(share, 0.5)  # aggregating answers train tracking state across calls
@@ -202,10 +239,6 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
     confusable = _confusables(spec, guidelines)
     graph = tool_graph(spec, home=_home(catalog), runtime=runtime)
     sampler = ValueSampler(spec)
-    obscure_bias = bool(targets & {"unknown_tool", "wrong_tool"}) or \
-        bool((guidelines.get("difficulty") or {}).get("obscured"))
-    distract_bias = "wrong_tool" in targets or \
-        (guidelines.get("difficulty") or {}).get("distractors", 0) >= 3
     budget = config.attempts_per_task * max(config.per_env, 1)
     for attempt in range(budget):
         if sum(max(v, 0) for v in kind_left.values()) == 0 or \
@@ -220,7 +253,7 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         target = rng.choice(wanted)
         # the aggregation of a programmatic task is one level by itself
         recipe = recipe_for(max(1, target - 1) if kind == "programmatic" else target, rng,
-                            obscured=obscure_bias, distractors=distract_bias)
+                            obscured=obscured_odds, distractors=distractor_odds)
         origin = {"run_id": run_id, "attempt": attempt, "guidelines": guidelines or None}
         task = build_candidate(spec, graph, runtime, rng, recipe, kind,
                                seed=config.seed * 100_000 + attempt, sampler=sampler,

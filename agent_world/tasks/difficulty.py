@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from agent_world.tasks.model import Difficulty
 
 MANY_DISTRACTORS = 8
+# the odds of opaque names and of many distractors in a recipe no guideline sets
+BASE_ODDS = 0.2
+GUIDED_ODDS = 0.6  # ... and in one whose guidelines ask for them without a failure shape
 MAX_CHAIN = 6
 # the chain length a recipe aims at per level (the walk may end earlier)
 CHAIN_FOR_LEVEL = {1: (1, 1), 2: (2, 2), 3: (3, 3), 4: (4, 5), 5: (5, MAX_CHAIN)}
@@ -64,26 +67,34 @@ class Recipe:
 
 
 def recipe_for(level: int, rng: random.Random, max_length: int = MAX_CHAIN,
-               obscured: bool = False, distractors: bool = False) -> Recipe:
+               obscured: float = BASE_ODDS, distractors: float = BASE_ODDS) -> Recipe:
     """A random way to reach `level`: a chain length for it, a condition on an observed
     value for a share of level 4-5 recipes; opaque names and many distractors drawn on
-    their own (`obscured` / `distractors`: guidelines ask for them, drawn more often)."""
+    their own, at the odds `obscured` / `distractors` (guidelines set them)."""
     low, high = CHAIN_FOR_LEVEL.get(level, CHAIN_FOR_LEVEL[5])
     condition = level >= 4 and rng.random() < CONDITION_SHARE
     # with a condition, the walk is the reads before it: the conditional write is one more
     # call, the condition one more step
     length = min(max_length, rng.randint(low, high) - int(condition))
-    return Recipe(length=max(1, length), obscured=rng.random() < (0.6 if obscured else 0.2),
-                  many_distractors=rng.random() < (0.6 if distractors else 0.2),
-                  condition=condition)
+    return Recipe(length=max(1, length), obscured=rng.random() < obscured,
+                  many_distractors=rng.random() < distractors, condition=condition)
 
 
-def level_quotas(total: int, levels: list[int]) -> dict[int, int]:
-    """Split `total` tasks as evenly as possible over the requested levels."""
+def level_quotas(total: int, levels: list[int],
+                 weights: dict[int, float] | None = None) -> dict[int, int]:
+    """Split `total` tasks over the requested levels: evenly, or in proportion to `weights`
+    (largest remainders; a level without a weight gets none)."""
     levels = sorted(set(levels)) or [1, 2, 3, 4, 5]
+    if weights and any(weights.get(lv, 0) > 0 for lv in levels):
+        mass = sum(max(weights.get(lv, 0.0), 0.0) for lv in levels)
+        exact = {lv: total * max(weights.get(lv, 0.0), 0.0) / mass for lv in levels}
+        out = {lv: int(exact[lv]) for lv in levels}
+        for lv in sorted(levels, key=lambda x: (out[x] - exact[x], x))[:total - sum(out.values())]:
+            out[lv] += 1
+        return out
     base, extra = divmod(total, len(levels))
     return {lv: base + (1 if i < extra else 0) for i, lv in enumerate(levels)}
 
 
-__all__ = ["CHAIN_FOR_LEVEL", "MANY_DISTRACTORS", "MAX_CHAIN", "Recipe", "difficulty",
-           "level_of", "level_quotas", "recipe_for"]
+__all__ = ["BASE_ODDS", "CHAIN_FOR_LEVEL", "GUIDED_ODDS", "MANY_DISTRACTORS", "MAX_CHAIN", "Recipe",
+           "difficulty", "level_of", "level_quotas", "recipe_for"]

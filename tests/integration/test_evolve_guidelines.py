@@ -80,3 +80,26 @@ def test_confused_tools_are_shown_together_in_targeted_tasks(tmp_path):
     for t in calling:
         assert "list_customer_reservations" in t.tool_view.values()
         assert t.difficulty.distractors == len(t.tool_view) - len({c.tool for c in t.chain})
+
+
+def test_targeted_tasks_take_the_shape_of_the_failures(tmp_path):
+    """The same wrong_tool guidelines with the failures' shape (real names, few distractors,
+    mostly level 1) give tasks in that shape; without it, the remedy's opaque names."""
+    cat = Catalog.open(tmp_path)
+    airline = load_example("airline")
+    cat.put_env(airline, stage="built")
+    g = {"environments": ["airline"], "error_classes": ["wrong_tool"],
+         "difficulty": {"level": 1, "chain_length": 1, "distractors": 3}, "levels": [1, 2, 3]}
+    shaped = {**g, "shape": {"failures": 20, "levels": {"1": 16, "2": 4}, "obscured": 0.0,
+                             "many_distractors": 0.0, "programmatic": 0.0}}
+    remedy = _mix(cat, stages.synthesize_tasks(["airline"], tmp_path, 8, seed=3,
+                                               guidelines=g, tag="remedy"))
+    like = _mix(cat, stages.synthesize_tasks(["airline"], tmp_path, 8, seed=3,
+                                             guidelines=shaped, tag="shaped"))
+    assert remedy and like
+    assert not any(t.difficulty.obscured for t in like)
+    assert any(t.difficulty.obscured for t in remedy)
+    level1 = lambda ts: sum(t.difficulty.level == 1 for t in ts) / len(ts)  # noqa: E731
+    assert level1(like) > level1(remedy)
+    # one programmatic task at least (a set keeps one), not the config's share
+    assert sum(t.kind == "programmatic" for t in like) <= 1
