@@ -39,6 +39,7 @@ from agent_world.mining.offline.signatures import (
 )
 from agent_world.mining.offline.vocabulary import (
     ALIASES,
+    DELETE_VERBS,
     FILTER_ARGS,
     SEARCH_ARGS,
     TRANSFORM_VERBS,
@@ -189,17 +190,22 @@ def _primary_table(tool: ToolDescription, ns: str | None, spec: EnvSpec,
 
 
 def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec,
-               output: bool = False, siblings: frozenset[str] = frozenset()
-               ) -> dict[str, Any] | None:
+               output: bool = False, siblings: frozenset[str] = frozenset(),
+               existing: bool = False) -> dict[str, Any] | None:
     """Where one argument/output field lives; None when nowhere. `siblings`: the snake names
-    of the tool's other arguments."""
+    of the tool's other arguments; `existing`: the tool's name says it deletes a record."""
     tables = _tables(spec)
     arg = snake(name) or name
     primary = tables.get(table) if table else None
     pcols = {c.name: c for c in primary.columns} if primary else {}
-    # the record's own content (write_query(query) -> queries.content)
+    # the record's own content (write_query(query) -> queries.content); its name where the
+    # tool finds a record that exists (rename_sheet(sheet, new_name), delete_sheet(sheet):
+    # bound to sheets.content, rename_sheet wrote the sheet's name into its content and
+    # delete_sheet took a sheet_id its source does not have)
     if primary is not None and singular(arg) == singular(table or "") and arg not in pcols:
-        for alt in ("content", "body", "text", "name"):
+        finds = existing or any(s.startswith("new_") for s in siblings)
+        for alt in ("name", "content", "body", "text") if finds else \
+                ("content", "body", "text", "name"):
             if alt in pcols:
                 return {"role": "column", "table": table, "column": alt}
     if arg in SEARCH_ARGS and primary is not None:
@@ -326,7 +332,9 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
                 info = argument_info(name, prop if isinstance(prop, dict) else {},
                                      name in required)
                 where = _map_field(name, info, table, spec, output=kind == "outputs",
-                                   siblings=frozenset(snake(k) for k in fields) - {snake(name)})
+                                   siblings=frozenset(snake(k) for k in fields) - {snake(name)},
+                                   existing=bool(set(snake(tool.name).split("_")) &
+                                                 DELETE_VERBS))
                 if where is None and kind == "arguments" and info["type"] == "string" \
                         and not _WHEN.search(f"{snake(name)} {info.get('description') or ''}"):
                     # git_diff(target): "differences between branches or commits"; a date

@@ -575,6 +575,33 @@ def test_a_new_value_sets_the_field_it_names():
     assert params["new_name"] == "name", params
 
 
+def test_a_record_named_by_its_noun_is_found_by_its_name():
+    """Excel's rename_sheet(path, sheet, new_name) found the sheet whose name was new_name and
+    wrote `sheet` into its content; delete_sheet(path, sheet) took a sheet_id its source
+    does not have: `sheet` is the sheet's name."""
+    _, excel = _mined_and_designed("excel")
+    rename = {p["name"]: (p["role"], p["column"])
+              for p in excel.contracts["rename_sheet"]["params"]}
+    assert rename["sheet"] == ("key", "name") and rename["new_name"] == ("set", "name"), rename
+    assert "_row(ctx, 'sheets', 'id', 'name', sheet, 'sheet')" in _body(excel.module,
+                                                                        "rename_sheet")
+    delete = [p["name"] for p in excel.contracts["delete_sheet"]["params"]]
+    assert "sheet_id" not in delete and "sheet" in delete, delete
+
+
+def test_two_arguments_for_one_field_build_no_insert():
+    """Excel's copy_sheet(sheet, new_name) set the new sheet's name twice, Google Drive's
+    createFolder(name, parent) named the folder after its parent, Plane's
+    create_project(name, identifier) after its identifier: a copy or a second field an insert
+    of the arguments cannot be."""
+    _, excel = _mined_and_designed("excel")
+    assert "copy_sheet" in excel.not_implemented and "copy_sheet" not in excel.contracts
+    _, drive = _mined_and_designed("google-drive")
+    assert "createFolder" in drive.not_implemented
+    _, plane = _mined_and_designed("plane")
+    assert "create_project" in plane.not_implemented
+
+
 def test_a_write_told_nothing_to_keep_inserts_nothing():
     """Dokploy's application-start(applicationId) inserted an empty application per call,
     Azure's mysql(command, parameters) an empty 'mysql', Shortcut's

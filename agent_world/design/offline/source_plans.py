@@ -258,6 +258,11 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         plan = create_plan(spec, table, tool_name)
         return plan.model_copy(update={"description": description, "source_tool": tool_name}) \
             if plan else None
+    columns = [p.column for p in creating if p.role == "set" and p.column]
+    if len(columns) != len(set(columns)):
+        # two arguments for one field (copy_sheet(sheet, new_name): the sheet copied and the
+        # copy's name): a copy of a record, which an insert of the arguments is not
+        return None
     plan = create_plan(spec, table, tool_name, params=creating)
     if plan is None:
         return None
