@@ -20,9 +20,11 @@ Each (arm, seed) runs `agent-world evolve` in its own arena home under `--root`,
 another (each uses every core); runs resume, so a stopped benchmark continues where it was.
 Arguments after `--` go to every run (e.g. `-- --policy tiny --heldout-tasks 6`).
 
-Besides mean ± sd per arm and round, the arms are compared task by task after the last round
-(the arms of a seed share their held-out tasks): tasks both pass, tasks only one passes, and an
-exact two-sided sign test on the latter.
+Besides mean ± sd per arm and round (and the mean held-out reward after the last round), the
+arms are compared task by task after the last round (the arms of a seed share their held-out
+tasks): tasks both pass, tasks only one passes, and an exact two-sided sign test on the latter;
+the mean reward difference, the tasks where each arm's reward is higher, and the sign test on
+those (the reward moves on the tasks no arm passes).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -89,13 +92,19 @@ def _spread(rates: list[float]) -> str:
     return f"{100 * mean:.1f} ± {100 * sd:.1f} %"
 
 
-def passed_tasks(home: Path, round_no: int) -> dict[str, bool]:
-    """Task id -> passed, in the held-out evaluation after round `round_no` ({}: not run)."""
+def task_scores(home: Path, round_no: int) -> dict[str, tuple[bool, float]]:
+    """Task id -> (passed, reward), in the held-out evaluation after round `round_no` ({}: not
+    run)."""
     if not (home / "catalog.sqlite").exists():
         return {}
     with Catalog.open(home) as cat:
-        return {a["task_id"]: bool(a["passed"])
+        return {a["task_id"]: (bool(a["passed"]), float(a["reward"]))
                 for a in cat.evaluation_attempts(f"{THREAD}/r{round_no}/after")}
+
+
+def mean_reward(home: Path, round_no: int) -> float | None:
+    scores = task_scores(home, round_no)
+    return statistics.fmean(r for _, r in scores.values()) if scores else None
 
 
 def sign_test(wins: int, losses: int) -> float:
@@ -108,24 +117,34 @@ def sign_test(wins: int, losses: int) -> float:
 
 
 def paired(root: Path, arms: list[str], seeds: list[int], round_no: int
-           ) -> list[tuple[str, str, int, int, int, int, float]]:
+           ) -> list[dict[str, Any]]:
     """Per pair of arms, over every seed's held-out tasks after `round_no` (the arms of a seed
-    share the held-out set, so each task is a pair): (a, b, tasks, both passed, only a, only b,
-    sign-test p). Pairing takes out the tasks' own difficulty, which rates over 24 tasks
-    cannot."""
+    share the held-out set, so each task is a pair): tasks, both passed, only a, only b and
+    the sign test on those; the mean reward difference a - b, the tasks where a's reward is
+    higher and where b's is, and the sign test on those. Pairing takes out the tasks' own
+    difficulty, which rates over a few dozen tasks cannot; the reward also moves on the
+    tasks neither arm passes (a right call with a wrong argument scores above no call)."""
     out = []
     for a, b in itertools.combinations(arms, 2):
-        n = both = only_a = only_b = 0
+        n = both = only_a = only_b = higher_a = higher_b = 0
+        diffs: list[float] = []
         for seed in seeds:
-            pa = passed_tasks(root / f"{a}-seed{seed}", round_no)
-            pb = passed_tasks(root / f"{b}-seed{seed}", round_no)
+            pa = task_scores(root / f"{a}-seed{seed}", round_no)
+            pb = task_scores(root / f"{b}-seed{seed}", round_no)
             for task in pa.keys() & pb.keys():
+                (ok_a, ra), (ok_b, rb) = pa[task], pb[task]
                 n += 1
-                both += pa[task] and pb[task]
-                only_a += pa[task] and not pb[task]
-                only_b += pb[task] and not pa[task]
+                both += ok_a and ok_b
+                only_a += ok_a and not ok_b
+                only_b += ok_b and not ok_a
+                diffs.append(ra - rb)
+                higher_a += ra > rb + 1e-9
+                higher_b += rb > ra + 1e-9
         if n:
-            out.append((a, b, n, both, only_a, only_b, sign_test(only_a, only_b)))
+            out.append({"a": a, "b": b, "tasks": n, "both": both, "only_a": only_a,
+                        "only_b": only_b, "p": sign_test(only_a, only_b),
+                        "reward_diff": statistics.fmean(diffs), "higher_a": higher_a,
+                        "higher_b": higher_b, "p_reward": sign_test(higher_a, higher_b)})
     return out
 
 
@@ -200,6 +219,8 @@ def main() -> int:
     for k in range(args.rounds + 1):
         table.add_column("baseline" if k == 0 else f"after round {k}", justify="right")
     table.add_column("per seed, last round (95% CI)")
+    table.add_column("mean reward, last round", justify="right")
+    rewards: dict[str, dict[int, float]] = {}
     for arm, by_seed in results.items():
         cells = []
         for k in range(args.rounds + 1):
@@ -208,23 +229,33 @@ def main() -> int:
         last = "; ".join(
             f"s{s}: {c[-1][0]}/{c[-1][1]} ({wilson(*c[-1])[0]:.0%}–{wilson(*c[-1])[1]:.0%})"
             for s, c in by_seed.items() if c[-1][1])
-        table.add_row(arm, str(len(by_seed)), *cells, last)
+        rewards[arm] = {s: r for s in by_seed
+                        if (r := mean_reward(args.root / f"{arm}-seed{s}", args.rounds))
+                        is not None}
+        spread = [*rewards[arm].values()]
+        reward = f"{statistics.fmean(spread):+.3f} ± " \
+            f"{statistics.stdev(spread) if len(spread) > 1 else 0.0:.3f}" if spread else "-"
+        table.add_row(arm, str(len(by_seed)), *cells, last, reward)
     Console().print(table)
     pairs = paired(args.root, arms, seeds, args.rounds)
     if pairs:
-        ptable = Table(title=f"Paired per held-out task, after round {args.rounds} "
-                             "(all seeds; exact sign test on the tasks one arm passes alone)")
-        for c in ("arm a", "arm b", "tasks", "both pass", "only a", "only b", "p"):
+        ptable = Table(title=f"Paired per held-out task, after round {args.rounds} (all seeds; "
+                             "exact sign tests on the tasks one arm passes alone and on the "
+                             "tasks one arm scores higher)")
+        for c in ("arm a", "arm b", "tasks", "both pass", "only a", "only b", "p",
+                  "reward a - b", "higher a", "higher b", "p (reward)"):
             ptable.add_column(c, justify="left" if c.startswith("arm") else "right")
-        for a, b, n, both, only_a, only_b, pv in pairs:
-            ptable.add_row(a, b, str(n), str(both), str(only_a), str(only_b), f"{pv:.2f}")
+        for r in pairs:
+            ptable.add_row(r["a"], r["b"], str(r["tasks"]), str(r["both"]), str(r["only_a"]),
+                           str(r["only_b"]), f"{r['p']:.2f}", f"{r['reward_diff']:+.3f}",
+                           str(r["higher_a"]), str(r["higher_b"]), f"{r['p_reward']:.2f}")
         Console().print(ptable)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     plot(results, args.rounds, args.out.with_suffix(".png"))
     args.out.with_suffix(".json").write_text(json.dumps(
         {"arms": {a: {str(s): c for s, c in r.items()} for a, r in results.items()},
-         "paired": [dict(zip(("a", "b", "tasks", "both", "only_a", "only_b", "p"), row,
-                             strict=True)) for row in pairs],
+         "mean_reward": {a: {str(s): r for s, r in by.items()} for a, by in rewards.items()},
+         "paired": pairs,
          "walls_s": walls, "rounds": args.rounds, "extra": extra}, indent=1))
     console.print(f"plot: {args.out.with_suffix('.png')}; results: "
                   f"{args.out.with_suffix('.json')}")
