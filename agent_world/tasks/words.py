@@ -182,6 +182,10 @@ def runs_sql(spec: EnvSpec, tool: str) -> bool:
     return sql_param(spec, tool) is not None
 
 
+# words joining a tool's record to what it belongs to (tasks_for_project, tag_to_task)
+_RELATIONS = frozenset({"for", "of", "to", "from", "in", "on"})
+
+
 def tool_entity(spec: EnvSpec, tool: str) -> str:
     """`entity` of one of `spec`'s tools, its namespace word known; where no table is called
     that, an aspect word of a table's record (member account) or its owner's name (patient
@@ -213,6 +217,11 @@ def tool_entity(spec: EnvSpec, tool: str) -> str:
         return table_entity(acted) if acted else ent
     if ent in kinds:
         return ent
+    at = next((k for k, w in enumerate(words) if w in _RELATIONS), 0)
+    if at and singular_word(" ".join(words[:at])) in kinds:
+        # the record and what it belongs to (asana_get_tasks_for_project, add_tag_to_task):
+        # "the tasks of that task's project", not "the tasks for project of ..."
+        return singular_word(" ".join(words[:at]))
     if words[-1] in _ASPECTS and " ".join(words[:-1]) in kinds:
         return " ".join(words[:-1])
     if words[0] in kinds and " ".join(words[1:]) in kinds and not spec.tool(tool).mutates:

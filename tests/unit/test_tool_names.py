@@ -201,6 +201,17 @@ def test_an_aspect_of_a_record_in_a_tool_name_is_the_record(notes_spec):
     raw["tools"].append({**first, "name": "list_user_notes", "source": first["source"]
                          .replace(f"def {first['name']}(", "def list_user_notes(")})
     assert tool_entity(EnvSpec.from_dict(raw), "list_user_notes") == "note"
+    # the record and what it belongs to: Asana's get_tasks_for_project read "the tasks for
+    # project of that task's project"; a name whose head is no record stays as it is
+    for name in ("get_notes_for_user", "add_note_to_user", "remove_note_from_user",
+                 "convert_to_pdf"):
+        raw["tools"].append({**first, "name": name, "source": first["source"]
+                             .replace(f"def {first['name']}(", f"def {name}(")})
+    spec = EnvSpec.from_dict(raw)
+    assert tool_entity(spec, "get_notes_for_user") == "note"
+    assert tool_entity(spec, "add_note_to_user") == tool_entity(spec, "remove_note_from_user") \
+        == "note"
+    assert tool_entity(spec, "convert_to_pdf") != "note"
 
 
 def test_a_public_id_names_its_record():
