@@ -16,6 +16,8 @@ from agent_world.design.offline.source_plans import source_plan
 from agent_world.design.tool_designer import design_tools
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.testing import verify_spec
+from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.sources import default_sources, read_source
 from tests.unit.test_build import FakeStructuredModel
 
 
@@ -312,3 +314,38 @@ def test_git_show_names_a_commit_by_a_short_sha(built, rt):
         assert obs.ok, obs.error
         assert commit["id"] in [c["id"] for c in obs.result]
         assert all(c["sha"].startswith(commit["sha"][:7]) for c in obs.result)
+
+
+def test_git_branch_through_a_link_table_names_the_commit_by_its_sha(tmp_path, rt):
+    """Mined as the default evolve mines it (2 iterations), git's branches reach their commits
+    through `branch_commits`: git_branch took the commit's row id for `contains`, filtered
+    `not_contains` exactly as `contains`, and ignored `repo_path` (every repository's
+    branches). It names the commit by its sha, splits the repository's branches in two and
+    keeps to that repository."""
+    ref = next(r for r in default_sources(tmp_path / "home") if r.name == "git")
+    spec = mine_theme(read_source(ref), iterations=2, seed=0).spec
+    compiler, runtime = SandboxCompiler(), validation_runtime()
+    try:
+        _, spec, _ = cross_validate(spec, design_tools(spec, model=None), compiler=compiler,
+                                    runtime=runtime)
+    finally:
+        compiler.close()
+        runtime.close()
+    assert spec is not None and spec.tool("git_branch") is not None
+    params = spec.tool("git_branch").parameters["properties"]
+    assert params["contains"]["type"] == params["not_contains"]["type"] == "string"
+    repo = next(r for r in spec.rows["repositories"]
+                if sum(b["repository_id"] == r["id"] for b in spec.rows["branches"]) >= 2)
+    mine = sorted(b["id"] for b in spec.rows["branches"] if b["repository_id"] == repo["id"])
+    args = {"repo_path": repo["path"], "branch_type": "all"}
+    with rt.open(spec) as ep:
+        every = ep.step("git_branch", args)
+        assert every.ok, every.error
+        assert sorted(b["id"] for b in every.result) == mine
+        for commit in spec.rows["commits"][:12]:
+            hold = ep.step("git_branch", {**args, "contains": commit["sha"]})
+            lack = ep.step("git_branch", {**args, "not_contains": commit["sha"]})
+            assert hold.ok and lack.ok, (hold.error, lack.error)
+            held = {b["id"] for b in hold.result}
+            assert held.isdisjoint(b["id"] for b in lack.result)
+            assert sorted(held | {b["id"] for b in lack.result}) == mine

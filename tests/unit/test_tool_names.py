@@ -220,6 +220,15 @@ def test_a_public_id_names_its_record():
     assert (role.kind, role.entity) == ("ref", "story")
 
 
+def test_a_bound_on_ids_is_a_cursor_not_a_record():
+    """Backlog's minId/maxId were references to 'min' and 'max' records (tables 'mins' and
+    'maxes'); since_id likewise. A parent or an account id still names its record."""
+    for arg in ("minId", "maxId", "since_id", "afterId"):
+        assert classify_argument({"argument": arg, "type": "integer"}, set()).kind == "filter"
+    role = classify_argument({"argument": "fromAccountId", "type": "integer"}, set())
+    assert (role.kind, role.entity) == ("ref", "account")
+
+
 def test_an_option_of_the_call_is_no_column(gitlab):
     """list_issues(with_labels_details=...) says how to answer: it was a column of every
     issue; it is a control argument the tool accepts."""

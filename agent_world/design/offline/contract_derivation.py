@@ -170,11 +170,23 @@ def _sharpened(spec: EnvSpec, entity: TableSpec, p: ContractParam, args: _Args
             mine = next((col.name for col in t.columns if fk_target(col) == entity.name), None)
             theirs = next((col.name for col in t.columns if fk_target(col) == target), None)
             if t.name not in (entity.name, target) and mine and theirs:
+                # the record named as the source names it (git_branch(contains=<sha>): the
+                # commit by its sha, not its row id), and "not_contains" the rows not linked
+                by = raw.get("column")
+                named = spec.table(target).column(by) if by and by in {
+                    c.name for c in spec.table(target).columns} else None
+                by = by if named is not None and not named.primary_key else None
+                negate = snake(p.name).startswith(("not_", "exclude_"))
+                what = f"{singular(target).replace('_', ' ')}" + (f" (by its {by})" if by else "")
                 return p.model_copy(update={
                     "role": "child_eq", "via_table": t.name, "via_link": mine,
-                    "via_column": theirs, "type": _json_type(t.column(theirs)),
-                    "description": f"Only {entity.name.replace('_', ' ')} linked to this "
-                                   f"{singular(target).replace('_', ' ')} ({t.name})."})
+                    "via_column": theirs, "ref_table": target if by else None, "ref_column": by,
+                    "ref_key": t.column(theirs).foreign_key.split(".")[1] if by else None,
+                    "negate": negate,
+                    "type": _json_type(named if by else t.column(theirs)),
+                    "description": f"Only {entity.name.replace('_', ' ')} "
+                                   f"{'not ' if negate else ''}linked to this {what} "
+                                   f"({t.name})."})
     return p
 
 

@@ -503,6 +503,14 @@ class ContractTests:
         v = max(dict.fromkeys(values), key=values.count)
         return v, {r.get(q.via_link) for r in via if r.get(q.via_column or "") == v}
 
+    def _link_argument(self, q: ContractParam, value: Any) -> Any:
+        """What the source passes for the linked record `value` (its key): the column it names
+        it by (a commit's sha) where the filter has one; None: that record holds none."""
+        if not q.ref_column:
+            return value
+        return next((r.get(q.ref_column) for r in self.rows(q.ref_table or "")
+                     if r.get(q.ref_key or "") == value), None)
+
     def list_tests(self) -> list[Test]:
         rows = self.rows(self.c.entity)
         limit = next((p for p in self.c.params if p.role == "limit"), None)
@@ -553,11 +561,12 @@ class ContractTests:
             for q in links:  # Codacy's organization and repository: records linked to one
                 inside = set(ids(lambda r: True, len(rows)))
                 found = self._commonest_link(q, inside)
-                if found is None:
+                said = None if found is None else self._link_argument(q, found[0])
+                if found is None or said is None:
                     linked = False  # a required link no record of the rest holds
                     break
-                base[q.name] = found[0]
-                scope[self.pk] = found[1] & inside
+                base[q.name] = said
+                scope[self.pk] = (inside - found[1]) if q.negate else (found[1] & inside)
             if not linked:
                 continue
             if p.role == "any_like":
@@ -579,10 +588,13 @@ class ContractTests:
                 # expects nothing passes a tool that returns nothing
                 found = self._commonest_link(
                     p, set(ids(lambda r: True, len(rows))) if scope else None)
-                if found is not None:
-                    v, owners = found
-                    out.append(self.test(f"filters by {p.name}", base | {p.name: v}, pluck=self.pk,
-                                         equals=ids(lambda r, o=owners: r[self.pk] in o)))
+                said = None if found is None else self._link_argument(p, found[0])
+                if found is not None and said is not None:
+                    owners = found[1]
+                    out.append(self.test(f"filters by {p.name}", base | {p.name: said},
+                                         pluck=self.pk, equals=ids(
+                                             lambda r, o=owners, n=p.negate:
+                                             (r[self.pk] in o) is not n)))
             elif p.role == "child_state":
                 owners = {r.get(p.via_link) for r in self.rows(p.via_table or "")
                           if r.get(p.via_column or "") == p.via_value}

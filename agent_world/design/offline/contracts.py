@@ -204,6 +204,7 @@ class ContractParam(BaseModel):
     via_link: str | None = None  # ... its FK to the entity ...
     via_column: str | None = None  # ... the column compared ...
     via_value: Any = None  # child_state: ... with this value
+    ref_key: str | None = None  # child_eq by `ref_column`: the key of `ref_table` it finds
     pattern: str | None = None
     # ref: the rows NOT naming that record ("not_contains"), and the self-reference along which
     # a record holds its descendants ("contains": a branch whose history holds the commit)

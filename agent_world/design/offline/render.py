@@ -306,7 +306,7 @@ def render_contract_body(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
         b.add("return out")
         return
     if c.verb in ("list", "search"):
-        _contract_filters(b, c)
+        _contract_filters(b, spec, c)
         limit = next((p.name for p in c.params if p.role == "limit"), "MAX_ROWS")
         order = " DESC" if newest_first(c.tool, c.description) else ""
         b.add(f"sql = f'SELECT * FROM \"{c.entity}\"{{where}} ORDER BY \"{pk}\"{order} LIMIT ?'")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from agent_world.design.offline.contract_schema import linked_pk
 from agent_world.design.offline.contracts import Contract, Effect, Guard, Value
 from agent_world.design.offline.plans import pk_column
-from agent_world.design.offline.render_plans import _Body, _lit, column_filter
+from agent_world.design.offline.render_plans import _Body, _lit, column_filter, ref_filter
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import singular
 
@@ -291,12 +291,13 @@ def _contract_key(b: _Body, spec: EnvSpec, c: Contract) -> None:
           f"{_lit(scope.column)}, scope[{_lit(spk)}], {_lit(noun)})")
 
 
-def _contract_filters(b: _Body, c: Contract) -> None:
+def _contract_filters(b: _Body, spec: EnvSpec, c: Contract) -> None:
     b.add("clauses, params = [], []")
     pk = "id"
     for p in c.params:
         level = 1
-        if p.role not in ("any_like", "child_eq", "child_state", "eq", "like", "ge", "le"):
+        if p.role not in ("any_like", "child_eq", "child_state", "eq", "like", "ge", "le",
+                          "ref"):
             continue
         if not p.required:
             b.add(f"if {p.name} is not None:")
@@ -306,8 +307,14 @@ def _contract_filters(b: _Body, c: Contract) -> None:
             b.add(f"clauses.append('({ors})')", level)
             b.add(f"params.extend([_like({p.name})] * {len(p.columns)})", level)
         elif p.role == "child_eq":
-            b.add(f"clauses.append('\"{pk}\" IN (SELECT \"{p.via_link}\" FROM \"{p.via_table}\" "
-                  f"WHERE \"{p.via_column}\" = ?)')", level)
+            # the linked record by the column the source names it by (a commit's sha); NOT IN
+            # over a NULL would keep no row
+            value = (f'IN (SELECT "{p.ref_key}" FROM "{p.ref_table}" WHERE "{p.ref_column}" = ?)'
+                     if p.ref_column else "= ?")
+            known = f' AND "{p.via_link}" IS NOT NULL' if p.negate else ""
+            b.add(f"clauses.append('\"{pk}\" {'NOT ' if p.negate else ''}IN (SELECT "
+                  f"\"{p.via_link}\" FROM \"{p.via_table}\" WHERE \"{p.via_column}\" "
+                  f"{value}{known})')", level)
             b.add(f"params.append({p.name})", level)
         elif p.role == "child_state":
             b.add(f"clauses.append(('' if {p.name} else 'NOT ') + '\"{pk}\" IN (SELECT "
@@ -316,4 +323,6 @@ def _contract_filters(b: _Body, c: Contract) -> None:
             b.add(f"params.append({_lit(p.via_value)})", level)
         elif p.role in ("eq", "like", "ge", "le"):
             column_filter(b, p, level)
+        elif p.role == "ref":  # git_branch(repo_path): the repository's branches, not every one
+            ref_filter(b, spec, p, level)
     b.add('where = (" WHERE " + " AND ".join(clauses)) if clauses else ""')

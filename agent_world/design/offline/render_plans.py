@@ -67,23 +67,29 @@ def _filters(b: _Body, spec: EnvSpec, plan: ToolPlan) -> None:
         elif p.role in ("eq", "key", "like", "ge", "le"):
             column_filter(b, p, level)
         elif p.role == "ref":
-            assert p.ref_table and p.ref_column
-            ref_pk = pk_column(spec.table(p.ref_table))
-            noun = singular(p.ref_table).replace("_", " ")
-            b.add(f"_row(ctx, {_lit(p.ref_table)}, {_lit(ref_pk)}, {_lit(p.ref_column)}, "
-                  f"{p.name}, {_lit(noun)})", level)
-            sub = f'SELECT "{ref_pk}" FROM "{p.ref_table}" WHERE "{p.ref_column}" = ?'
-            if p.closure:  # the record and every record descending from it
-                sub = (f'WITH RECURSIVE down(id) AS ({sub} UNION SELECT c."{ref_pk}" FROM '
-                       f'"{p.ref_table}" c JOIN down ON c."{p.closure}" = down.id) '
-                       'SELECT id FROM down')
-            # a row that names no record does not name that one ("not_contains": a branch
-            # with no head holds no commit)
-            test = f'("{p.column}" IS NULL OR "{p.column}" NOT IN ({sub}))' \
-                if p.negate else f'"{p.column}" IN ({sub})'
-            b.add(f"clauses.append('{test}')", level)
-            b.add(f"params.append({p.name})", level)
+            ref_filter(b, spec, p, level)
     b.add('where = (" WHERE " + " AND ".join(clauses)) if clauses else ""')
+
+
+def ref_filter(b: _Body, spec: EnvSpec, p: Any, level: int) -> None:
+    """The clause of a filter naming another record (`ref`: the repository by its path), which
+    must exist; negated, the rows naming any other or none."""
+    assert p.ref_table and p.ref_column
+    ref_pk = pk_column(spec.table(p.ref_table))
+    noun = singular(p.ref_table).replace("_", " ")
+    b.add(f"_row(ctx, {_lit(p.ref_table)}, {_lit(ref_pk)}, {_lit(p.ref_column)}, "
+          f"{p.name}, {_lit(noun)})", level)
+    sub = f'SELECT "{ref_pk}" FROM "{p.ref_table}" WHERE "{p.ref_column}" = ?'
+    if p.closure:  # the record and every record descending from it
+        sub = (f'WITH RECURSIVE down(id) AS ({sub} UNION SELECT c."{ref_pk}" FROM '
+               f'"{p.ref_table}" c JOIN down ON c."{p.closure}" = down.id) '
+               'SELECT id FROM down')
+    # a row that names no record does not name that one ("not_contains": a branch
+    # with no head holds no commit)
+    test = f'("{p.column}" IS NULL OR "{p.column}" NOT IN ({sub}))' \
+        if p.negate else f'"{p.column}" IN ({sub})'
+    b.add(f"clauses.append('{test}')", level)
+    b.add(f"params.append({p.name})", level)
 
 
 def _render_create(b: _Body, spec: EnvSpec, plan: ToolPlan, ret: bool = True) -> None:
@@ -300,8 +306,8 @@ def column_filter(b: _Body, p: Any, level: int) -> None:
 def _bound(b: _Body, p: Any, level: int) -> None:
     """A range bound: an upper bound compares as much of the value as it gives, so "to
     2026-01-20" keeps that day's 09:00 ('2026-01-20T09:00' > '2026-01-20' as text)."""
-    if p.role == "ge":
-        b.add(f"clauses.append('\"{p.column}\" >= ?')", level)
+    if p.role == "ge" or p.type in ("integer", "number"):  # a number compares as a number
+        b.add(f"clauses.append('\"{p.column}\" {'>=' if p.role == 'ge' else '<='} ?')", level)
         b.add(f"params.append({p.name})", level)
     else:
         b.add(f"clauses.append('substr(\"{p.column}\", 1, length(?)) <= ?')", level)

@@ -351,8 +351,11 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
             desc = (f"Only rows whose {column} is on or {'after' if role == 'ge' else 'before'}"
                     " this ISO 8601 date or date-time (2024-01-15 or 2024-01-15T14:30:25"
                     + ("; a date keeps its whole day)." if role == "le" else ")."))
-        return base.model_copy(update={"role": role, "column": column, "type": "string",
-                                       "description": desc})
+        # a bound on a number compares numbers (Backlog's minId: "id >= 20", not text)
+        numeric = {"integer": "integer", "real": "number"}.get(ctype) if role in ("ge", "le") \
+            else None
+        return base.model_copy(update={"role": role, "column": column,
+                                       "type": numeric or "string", "description": desc})
     if role_in == "reference" and col_table is not None and column:
         if col_table.name == table.name:
             if column == pk_column(table):

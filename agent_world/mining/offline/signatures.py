@@ -335,7 +335,10 @@ def known_suffix(toks: list[str], known: set[str]) -> tuple[str | None, str | No
 
 # a bound on when ('created_before', 'updated_after', 'since'): a filter on a time column,
 # which the coverage map finds (`coverage._RANGE`), not a column of its own
-_BOUND = re.compile(r"(^|_)(before|after|since|until)$|^date_(from|to)$|^(from|to)_date$")
+# a bound on the record's own ids is a page cursor (Backlog's minId/maxId, since_id), not a
+# reference to a 'min' or 'max' record (mined as tables 'mins' and 'maxes')
+_BOUND = re.compile(r"(^|_)(before|after|since|until)$|^date_(from|to)$|^(from|to)_date$|"
+                    r"^(min|max|since|until|before|after)_id$")
 # how to answer, not what a record holds ('include_headers', 'fetch_all_pages', 'confirm',
 # OData's '$top' / '$skiptoken' / '$orderby'): options of the call, never columns
 _OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verbose|opt|"
