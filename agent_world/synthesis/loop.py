@@ -163,12 +163,12 @@ def level_weights(guidelines: dict[str, Any]) -> dict[int, float] | None:
             for lv in {*guided_levels(guidelines, []), *counts}}
 
 
-def recipe_odds(guidelines: dict[str, Any]) -> tuple[float, float, float]:
+def recipe_odds(guidelines: dict[str, Any]) -> tuple[float, float, float | None]:
     """The odds of opaque names and of many distractors in a candidate's recipe, and the
-    programmatic share: the failed tasks' own when the guidelines carry their shape (targeted
-    tasks look like what the policy fails: a fixed "opaque names for wrong_tool" remedy made
-    12 of 17 targeted tasks opaque beside 10 of 47 held-out ones), else the base odds,
-    raised where the error classes the guidelines name ask for them."""
+    programmatic share (None: the config's): the failed tasks' own when the guidelines carry
+    their shape (targeted tasks look like what the policy fails: a fixed "opaque names for
+    wrong_tool" remedy made 12 of 17 targeted tasks opaque beside 10 of 47 held-out ones), else
+    the base odds, raised where the error classes the guidelines name ask for them."""
     shape = guidelines.get("shape")
     if shape:
         return (float(shape.get("obscured", BASE_ODDS)),
@@ -178,7 +178,7 @@ def recipe_odds(guidelines: dict[str, Any]) -> tuple[float, float, float]:
     difficulty = guidelines.get("difficulty") or {}
     obscured = bool(targets & {"unknown_tool", "wrong_tool"}) or bool(difficulty.get("obscured"))
     many = "wrong_tool" in targets or difficulty.get("distractors", 0) >= 3
-    return (GUIDED_ODDS if obscured else BASE_ODDS, GUIDED_ODDS if many else BASE_ODDS, -1.0)
+    return (GUIDED_ODDS if obscured else BASE_ODDS, GUIDED_ODDS if many else BASE_ODDS, None)
 
 
 def _start_tool(spec: EnvSpec, rng: random.Random, guidelines: dict[str, Any]) -> str | None:
@@ -208,7 +208,7 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
     levels = sorted({*guided_levels(guidelines, config.levels), *(weights or {})})
     level_left = level_quotas(config.per_env, levels, weights)
     obscured_odds, distractor_odds, failed_programs = recipe_odds(guidelines)
-    share = config.programmatic_share if failed_programs < 0 else failed_programs
+    share = config.programmatic_share if failed_programs is None else failed_programs
     targets = _error_targets(guidelines)
     if "state_not_tracked" in targets or (guidelines.get("difficulty") or {}).get("aggregation"):
         share = max(share, 0.5)  # aggregating answers train tracking state across calls

@@ -396,8 +396,8 @@ def test_guidelines_carry_the_shape_of_the_failed_tasks():
     assert weights and weights[1] > weights[2] >= 1.0
     assert recipe_odds(g) == (0.0, 0.0, 0.0)
     # without a shape (a hand-written guidelines file) wrong_tool asks for opaque names
-    assert recipe_odds({"error_classes": ["wrong_tool"]}) == (GUIDED_ODDS, GUIDED_ODDS, -1.0)
-    assert recipe_odds({}) == (BASE_ODDS, BASE_ODDS, -1.0)
+    assert recipe_odds({"error_classes": ["wrong_tool"]}) == (GUIDED_ODDS, GUIDED_ODDS, None)
+    assert recipe_odds({}) == (BASE_ODDS, BASE_ODDS, None)
     # an opaque failed task counts as one
     opaque = {k: v.model_copy(update={"difficulty": v.difficulty.model_copy(
         update={"obscured": True, "distractors": 9})}) for k, v in tasks.items()}
