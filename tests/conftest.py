@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from filelock import FileLock
@@ -100,6 +101,27 @@ def pool_files_outside_session_dirs() -> None:
         multiprocessing.util.get_temp_dir()
     finally:
         tempfile.tempdir = saved
+
+
+def built_offline(mined: Any) -> Any:
+    """`mined` (an EnvSpec) with the tools the offline designer writes for it that pass
+    cross-validation in the sandbox (None: the environment was dropped)."""
+    # imported here: the settings above must be in place before the package is
+    from agent_world.design.cross_validation import (
+        SandboxCompiler,
+        cross_validate,
+        validation_runtime,
+    )
+    from agent_world.design.tool_designer import design_tools
+
+    compiler, runtime = SandboxCompiler(), validation_runtime()
+    try:
+        _, spec, _ = cross_validate(mined, design_tools(mined, model=None), compiler=compiler,
+                                    runtime=runtime)
+    finally:
+        compiler.close()
+        runtime.close()
+    return spec
 
 
 @pytest.fixture(scope="session")

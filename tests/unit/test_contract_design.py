@@ -18,6 +18,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.envs.testing import verify_spec
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.sources import default_sources, read_source
+from tests.conftest import built_offline
 from tests.unit.test_build import FakeStructuredModel
 
 
@@ -324,13 +325,7 @@ def test_git_branch_through_a_link_table_names_the_commit_by_its_sha(tmp_path, r
     keeps to that repository."""
     ref = next(r for r in default_sources(tmp_path / "home") if r.name == "git")
     spec = mine_theme(read_source(ref), iterations=2, seed=0).spec
-    compiler, runtime = SandboxCompiler(), validation_runtime()
-    try:
-        _, spec, _ = cross_validate(spec, design_tools(spec, model=None), compiler=compiler,
-                                    runtime=runtime)
-    finally:
-        compiler.close()
-        runtime.close()
+    spec = built_offline(spec)
     assert spec is not None and spec.tool("git_branch") is not None
     params = spec.tool("git_branch").parameters["properties"]
     assert params["contains"]["type"] == params["not_contains"]["type"] == "string"

@@ -15,8 +15,6 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from agent_world.design.cross_validation import SandboxCompiler, cross_validate, validation_runtime
-from agent_world.design.tool_designer import design_tools
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.sources import read_source
@@ -33,6 +31,7 @@ from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.difficulty import recipe_for
 from agent_world.tasks.walks import Binding, Plan, PlanStep
 from agent_world.tasks.words import entity
+from tests.conftest import built_offline
 from tests.unit.task_helpers import graph_task
 
 # sentences the old offline synthesis emitted (issue 37's review, verbatim)
@@ -126,13 +125,7 @@ def test_a_value_passed_on_unchanged_is_the_same_one_the_request_stated():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mined = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
-    compiler, runtime = SandboxCompiler(), validation_runtime()
-    try:
-        _, spec, _ = cross_validate(mined, design_tools(mined, model=None), compiler=compiler,
-                                    runtime=runtime)
-    finally:
-        compiler.close()
-        runtime.close()
+    spec = built_offline(mined)
     assert spec is not None
     plan = Plan(steps=[
         PlanStep(tool="insert_header_near_text", given={"filename": "survey-v3.docx"}),
