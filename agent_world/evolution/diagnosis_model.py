@@ -134,9 +134,11 @@ class DifficultyTarget(BaseModel):
 
 
 class FailureShape(BaseModel):
-    """The shape of the failed tasks: targeted tasks are drawn in it (levels in proportion to
-    the failures at each, opaque names, many distractors and programs as often as there), so
-    they look like what the policy fails instead of like a fixed remedy's idea of it."""
+    """The shape of the failed tasks (levels, opaque names, many distractors, programs):
+    targeted tasks take its opaque names and distractors, so they look like what the policy
+    fails instead of like a fixed remedy's idea of it; its levels and programs are read, not
+    imitated (drawn in them, round-1 targeted tasks held half the gold calls and the held-out
+    reward fell: docs/ablation.md)."""
 
     failures: int = Field(default=0, ge=0)  # failed tasks read
     # level -> failures at it (the dominant class's moved by its remedy's chain change)

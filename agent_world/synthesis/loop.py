@@ -152,33 +152,23 @@ def guided_levels(guidelines: dict[str, Any], default: list[int]) -> list[int]:
     return sorted({max(1, min(5, int(level) + d)) for d in (-1, 0, 1)})
 
 
-def level_weights(guidelines: dict[str, Any]) -> dict[int, float] | None:
-    """Level -> weight of the targeted tasks: the failures at each level, plus one for every
-    guided level (the remedy's neighbours get a task too); None: even quotas."""
-    shape = guidelines.get("shape") or {}
-    if not shape.get("levels"):
-        return None
-    counts = {int(k): float(v) for k, v in shape["levels"].items()}
-    return {lv: counts.get(lv, 0.0) + 1.0
-            for lv in {*guided_levels(guidelines, []), *counts}}
-
-
-def recipe_odds(guidelines: dict[str, Any]) -> tuple[float, float, float | None]:
-    """The odds of opaque names and of many distractors in a candidate's recipe, and the
-    programmatic share (None: the config's): the failed tasks' own when the guidelines carry
-    their shape (targeted tasks look like what the policy fails: a fixed "opaque names for
-    wrong_tool" remedy made 12 of 17 targeted tasks opaque beside 10 of 47 held-out ones), else
-    the base odds, raised where the error classes the guidelines name ask for them."""
+def recipe_odds(guidelines: dict[str, Any]) -> tuple[float, float]:
+    """The odds of opaque names and of many distractors in a candidate's recipe: the failed
+    tasks' shares when the guidelines carry their shape (a fixed "opaque names for wrong_tool"
+    remedy made 12 of 17 targeted tasks opaque beside 10 of 47 held-out ones), else the base
+    odds, raised where the error classes the guidelines name ask for them. Levels and the
+    share of programs stay the guidelines' and the config's: drawn in the failures' level
+    shape (mostly single calls) with their share of programs, round-1 targeted tasks held half
+    the gold calls and the policy's mean held-out reward fell (docs/ablation.md)."""
     shape = guidelines.get("shape")
     if shape:
         return (float(shape.get("obscured", BASE_ODDS)),
-                float(shape.get("many_distractors", BASE_ODDS)),
-                float(shape.get("programmatic", 0.0)))
+                float(shape.get("many_distractors", BASE_ODDS)))
     targets = _error_targets(guidelines)
     difficulty = guidelines.get("difficulty") or {}
     obscured = bool(targets & {"unknown_tool", "wrong_tool"}) or bool(difficulty.get("obscured"))
     many = "wrong_tool" in targets or difficulty.get("distractors", 0) >= 3
-    return (GUIDED_ODDS if obscured else BASE_ODDS, GUIDED_ODDS if many else BASE_ODDS, None)
+    return (GUIDED_ODDS if obscured else BASE_ODDS, GUIDED_ODDS if many else BASE_ODDS)
 
 
 def _start_tool(spec: EnvSpec, rng: random.Random, guidelines: dict[str, Any]) -> str | None:
@@ -204,11 +194,10 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
     if hasattr(guidelines, "model_dump"):  # a diagnoser Guidelines record
         guidelines = guidelines.model_dump(mode="json")
     guidelines = guidelines or {}
-    weights = level_weights(guidelines)
-    levels = sorted({*guided_levels(guidelines, config.levels), *(weights or {})})
-    level_left = level_quotas(config.per_env, levels, weights)
-    obscured_odds, distractor_odds, failed_programs = recipe_odds(guidelines)
-    share = config.programmatic_share if failed_programs is None else failed_programs
+    levels = guided_levels(guidelines, config.levels)
+    level_left = level_quotas(config.per_env, levels)
+    obscured_odds, distractor_odds = recipe_odds(guidelines)
+    share = config.programmatic_share
     targets = _error_targets(guidelines)
     if "state_not_tracked" in targets or (guidelines.get("difficulty") or {}).get("aggregation"):
         share = max(share, 0.5)  # aggregating answers train tracking state across calls

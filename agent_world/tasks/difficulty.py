@@ -80,18 +80,9 @@ def recipe_for(level: int, rng: random.Random, max_length: int = MAX_CHAIN,
                   many_distractors=rng.random() < distractors, condition=condition)
 
 
-def level_quotas(total: int, levels: list[int],
-                 weights: dict[int, float] | None = None) -> dict[int, int]:
-    """Split `total` tasks over the requested levels: evenly, or in proportion to `weights`
-    (largest remainders; a level without a weight gets none)."""
+def level_quotas(total: int, levels: list[int]) -> dict[int, int]:
+    """Split `total` tasks as evenly as possible over the requested levels."""
     levels = sorted(set(levels)) or [1, 2, 3, 4, 5]
-    if weights and any(weights.get(lv, 0) > 0 for lv in levels):
-        mass = sum(max(weights.get(lv, 0.0), 0.0) for lv in levels)
-        exact = {lv: total * max(weights.get(lv, 0.0), 0.0) / mass for lv in levels}
-        out = {lv: int(exact[lv]) for lv in levels}
-        for lv in sorted(levels, key=lambda x: (out[x] - exact[x], x))[:total - sum(out.values())]:
-            out[lv] += 1
-        return out
     base, extra = divmod(total, len(levels))
     return {lv: base + (1 if i < extra else 0) for i, lv in enumerate(levels)}
 

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage
 from agent_world import models
 from agent_world.evolution.diagnosis import diagnose
 from agent_world.evolution.diagnosis_model import Diagnosis, EnvMeta, ToolMeta
-from agent_world.synthesis.loop import level_weights, recipe_odds
+from agent_world.synthesis.loop import recipe_odds
 from agent_world.tasks.difficulty import BASE_ODDS, GUIDED_ODDS
 from agent_world.tasks.evaluation import attempt, classify_failure, score
 from agent_world.tasks.model import Difficulty, Step, Task, ToolCall, Trajectory
@@ -378,8 +378,9 @@ def test_llm_reads_traces_and_its_claims_are_checked_against_real_attempts():
 
 
 def test_guidelines_carry_the_shape_of_the_failed_tasks():
-    """Targeted tasks are drawn in the failed tasks' shape: levels as they fail, opaque names
-    and programs as often as there (a wrong_tool diagnosis does not make them opaque)."""
+    """The failed tasks' shape is counted and cited (levels, opaque names, many distractors,
+    programs); targeted tasks take its opaque names and distractors (a wrong_tool diagnosis
+    does not make them opaque)."""
     attempts, trajs, tasks, ids = _hand_made([("confusion", 3), ("from_observation", 1),
                                               ("pass", 2)])
     d = diagnose(attempts, _training(), trajs, tasks)
@@ -390,14 +391,12 @@ def test_guidelines_carry_the_shape_of_the_failed_tasks():
     cite = next(c for c in d.guidelines.cites if c.kind == "shape")
     assert cite.evidence == ids["confusion"] + ids["from_observation"] and "L1 3" in cite.why
     assert "drawn like the failed tasks (levels L1 3, L2 1" in d.text()
-    # the shape the synthesizer reads: failures at each level weigh its quotas
+    # the odds the synthesizer reads from it: as often opaque and crowded as the failures
     g = d.guidelines.model_dump(mode="json")
-    weights = level_weights(g)
-    assert weights and weights[1] > weights[2] >= 1.0
-    assert recipe_odds(g) == (0.0, 0.0, 0.0)
+    assert recipe_odds(g) == (0.0, 0.0)
     # without a shape (a hand-written guidelines file) wrong_tool asks for opaque names
-    assert recipe_odds({"error_classes": ["wrong_tool"]}) == (GUIDED_ODDS, GUIDED_ODDS, None)
-    assert recipe_odds({}) == (BASE_ODDS, BASE_ODDS, None)
+    assert recipe_odds({"error_classes": ["wrong_tool"]}) == (GUIDED_ODDS, GUIDED_ODDS)
+    assert recipe_odds({}) == (BASE_ODDS, BASE_ODDS)
     # an opaque failed task counts as one
     opaque = {k: v.model_copy(update={"difficulty": v.difficulty.model_copy(
         update={"obscured": True, "distractors": 9})}) for k, v in tasks.items()}

@@ -244,10 +244,6 @@ def test_difficulty_levels_and_quotas():
     assert level_of(4, distinct_tools=3) == 4 and level_of(5, distinct_tools=2) == 3
     assert level_of(4, distinct_tools=3, condition=True, aggregation=True) == 5
     assert level_quotas(10, [1, 2, 3]) == {1: 4, 2: 3, 3: 3}
-    # weighted (the failures at each level): largest remainders, the total kept
-    assert level_quotas(6, [1, 2, 3, 4, 5], {1: 28, 2: 11, 3: 7, 4: 3, 5: 2}) == \
-        {1: 3, 2: 1, 3: 1, 4: 1, 5: 0}
-    assert level_quotas(4, [1, 2], {3: 5}) == {1: 2, 2: 2}  # no weight on them: even
 
 
 # ---- trust gates --------------------------------------------------------------------------------
