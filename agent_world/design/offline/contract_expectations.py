@@ -9,7 +9,7 @@ import re
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from agent_world.design.offline.contract_schema import linked_pk
+from agent_world.design.offline.contract_schema import link_argument, linked_pk
 from agent_world.design.offline.contracts import Contract, ContractParam, Effect, Guard, Value
 from agent_world.design.offline.plans import MAX_ROWS, ToolPlan, newest_first, pk_column
 from agent_world.design.offline.render_contracts import reach_sql
@@ -503,14 +503,6 @@ class ContractTests:
         v = max(dict.fromkeys(values), key=values.count)
         return v, {r.get(q.via_link) for r in via if r.get(q.via_column or "") == v}
 
-    def _link_argument(self, q: ContractParam, value: Any) -> Any:
-        """What the source passes for the linked record `value` (its key): the column it names
-        it by (a commit's sha) where the filter has one; None: that record holds none."""
-        if not q.ref_column:
-            return value
-        return next((r.get(q.ref_column) for r in self.rows(q.ref_table or "")
-                     if r.get(q.ref_key or "") == value), None)
-
     def list_tests(self) -> list[Test]:
         rows = self.rows(self.c.entity)
         limit = next((p for p in self.c.params if p.role == "limit"), None)
@@ -561,7 +553,7 @@ class ContractTests:
             for q in links:  # Codacy's organization and repository: records linked to one
                 inside = set(ids(lambda r: True, len(rows)))
                 found = self._commonest_link(q, inside)
-                said = None if found is None else self._link_argument(q, found[0])
+                said = None if found is None else link_argument(self.rows, q, found[0])
                 if found is None or said is None:
                     linked = False  # a required link no record of the rest holds
                     break
@@ -588,7 +580,7 @@ class ContractTests:
                 # expects nothing passes a tool that returns nothing
                 found = self._commonest_link(
                     p, set(ids(lambda r: True, len(rows))) if scope else None)
-                said = None if found is None else self._link_argument(p, found[0])
+                said = None if found is None else link_argument(self.rows, p, found[0])
                 if found is not None and said is not None:
                     owners = found[1]
                     out.append(self.test(f"filters by {p.name}", base | {p.name: said},

@@ -42,6 +42,16 @@ def fk_target(col: ColumnSpec) -> str | None:
     return col.foreign_key.split(".")[0] if col.foreign_key else None
 
 
+def link_argument(rows: Any, q: ContractParam, value: Any) -> Any:
+    """What the source passes for the record a link filter (`child_eq`) finds by its key
+    `value`: the column it names it by (a commit's sha) where the filter has one; None: that
+    record holds none. `rows`: table name -> its rows."""
+    if not q.ref_column:
+        return value
+    return next((r.get(q.ref_column) for r in rows(q.ref_table or "")
+                 if r.get(q.ref_key or "") == value), None)
+
+
 def linked_pk(spec: EnvSpec, table: str, column: str) -> str:
     """The key of the record `table.column` names (a fine's member_id -> members.id)."""
     return pk_of(spec.table(fk_target(spec.table(table).column(column)) or "")) or "id"
