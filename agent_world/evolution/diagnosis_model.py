@@ -141,8 +141,7 @@ class FailureShape(BaseModel):
     reward fell: docs/ablation.md)."""
 
     failures: int = Field(default=0, ge=0)  # failed tasks read
-    # level -> failures at it (the dominant class's moved by its remedy's chain change)
-    levels: dict[int, int] = Field(default_factory=dict)
+    levels: dict[int, int] = Field(default_factory=dict)  # level -> failures at it
     obscured: float = Field(default=0.0, ge=0.0, le=1.0)  # share with opaque tool names
     many_distractors: float = Field(default=0.0, ge=0.0, le=1.0)  # share with many distractors
     programmatic: float = Field(default=0.0, ge=0.0, le=1.0)  # share of programmatic tasks

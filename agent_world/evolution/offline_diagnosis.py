@@ -312,32 +312,25 @@ def _guidelines(report: EvalReport, envs: Mapping[str, EnvMeta], findings: list[
     # L1-L2 while the failures spread over L1-L4)
     levels = sorted({f.level for f in findings} |
                     {lv for lv in (diff.level - 1, diff.level, diff.level + 1) if 1 <= lv <= 5})
-    shape = _shape(findings, top, cites)
+    shape = _shape(findings, cites)
     return Guidelines(environments=targets, tools=list(dict.fromkeys(tools))[:8],
                       error_classes=top, skills=[s.name for s in skills[:3]],
                       confusable=confusable, difficulty=diff, shape=shape, levels=levels,
                       complexify_databases=complexify, cites=list(cites.values()), notes=notes)
 
 
-def _shape(findings: list[AttemptFinding], top: list[str],
-           cites: dict[tuple[str, str], Citation]) -> FailureShape | None:
-    """The failed tasks' shape, cited by them (None: no failure read): the dominant class's
-    levels moved by its remedy's chain change (longer chains for state not tracked, shorter
-    where it gave up), the others' as they are."""
+def _shape(findings: list[AttemptFinding], cites: dict[tuple[str, str], Citation]
+           ) -> FailureShape | None:
+    """The failed tasks' shape, cited by them (None: no failure read)."""
     if not findings:
         return None
     n = len(findings)
-    shift = REMEDY[top[0]].get("chain_length", 0) if top else 0
-    levels = Counter(min(5, max(1, f.level + (shift if f.error_class == top[0] else 0)))
-                     for f in findings)
     shape = FailureShape(
-        failures=n, levels=dict(sorted(levels.items())),
+        failures=n, levels=dict(sorted(Counter(f.level for f in findings).items())),
         obscured=round(sum(f.obscured for f in findings) / n, 4),
         many_distractors=round(sum(f.distractors >= MANY_DISTRACTORS for f in findings) / n, 4),
         programmatic=round(sum(f.kind == "programmatic" for f in findings) / n, 4))
-    _cite(cites, "shape", f"{n} failed tasks", shape.text() + (
-        f" ({top[0]}'s levels moved by {shift:+d})" if shift else ""),
-          [f.trajectory_id for f in findings])
+    _cite(cites, "shape", f"{n} failed tasks", shape.text(), [f.trajectory_id for f in findings])
     return shape
 
 

@@ -327,14 +327,14 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
                                  "outputs": {}, "missing": []}
         if table is None:
             entry["missing"].append("no table holds what the tool acts on")
+        deletes = bool(set(snake(tool.name).split("_")) & DELETE_VERBS)
         for kind, fields in (("arguments", props), ("outputs", outputs)):
             for name, prop in fields.items():
                 info = argument_info(name, prop if isinstance(prop, dict) else {},
                                      name in required)
                 where = _map_field(name, info, table, spec, output=kind == "outputs",
                                    siblings=frozenset(snake(k) for k in fields) - {snake(name)},
-                                   existing=bool(set(snake(tool.name).split("_")) &
-                                                 DELETE_VERBS))
+                                   existing=deletes)
                 if where is None and kind == "arguments" and info["type"] == "string" \
                         and not _WHEN.search(f"{snake(name)} {info.get('description') or ''}"):
                     # git_diff(target): "differences between branches or commits"; a date
