@@ -294,6 +294,9 @@ class ValueSampler:
         required = set(spec_tool.parameters.get("required", []))
 
         def asked(args: dict[str, Any]) -> dict[str, Any] | None:
+            # a tool test's output file too ("convert to PDF ... the output filename
+            # 'budget-q3.docx'" came from convert_to_pdf's test, not the candidates)
+            args = {k: _of_made_type(tool, k, [v])[0] for k, v in args.items()}
             return self.onward(tool, self.edit_values(tool, self._renamed(tool, args, rng),
                                                       rng), rng)
 

@@ -14,7 +14,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.catalog import Catalog
-from agent_world.envs.spec import EnvSpec, ToolSpec
+from agent_world.envs.spec import EnvSpec, ToolSpec, ToolTest
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.rollout.baseline_agent import BaselineChatModel
 from agent_world.synthesis.gates import gate_initial_state
@@ -644,3 +644,10 @@ def test_an_output_file_takes_the_type_the_tool_makes():
         "reports/report-q3.pdf", "notes.v2.pdf"}
     assert set(sampler.candidates("copy_document", "output_filename", schema)) == {
         "reports/report-q3.docx", "notes.v2.docx"}
+    # the arguments of the tool's own test as well: a request drawn from it names a .pdf
+    tested = spec.model_copy(update={"tests": [*spec.tests, ToolTest(
+        name="converts", tool="convert_to_pdf",
+        arguments={"output_filename": "budget-q3.docx"})]})
+    drawn = {(ValueSampler(tested).start_args("convert_to_pdf", random.Random(k)) or {}).get(
+        "output_filename") for k in range(20)}
+    assert "budget-q3.pdf" in drawn and not any(str(v).endswith(".docx") for v in drawn)
