@@ -294,9 +294,6 @@ class ValueSampler:
         required = set(spec_tool.parameters.get("required", []))
 
         def asked(args: dict[str, Any]) -> dict[str, Any] | None:
-            # a tool test's output file too ("convert to PDF ... the output filename
-            # 'budget-q3.docx'" came from convert_to_pdf's test, not the candidates)
-            args = {k: _of_made_type(tool, k, [v])[0] for k, v in args.items()}
             return self.onward(tool, self.edit_values(tool, self._renamed(tool, args, rng),
                                                       rng), rng)
 
@@ -309,7 +306,10 @@ class ValueSampler:
             optional = [k for k in args if k not in required]
             for k in rng.sample(optional, max(0, len(optional) - MAX_OPTIONAL)):
                 del args[k]
-            return asked(self._unmarked(tool, args, rng))
+            # an output file takes the type the tool makes, as the candidates' do ("convert to
+            # PDF ... the output filename 'budget-q3.docx'" came from convert_to_pdf's test)
+            return asked({k: _of_made_type(tool, k, [v])[0]
+                          for k, v in self._unmarked(tool, args, rng).items()})
 
         if tests and rng.random() < 0.4:
             return tested()
