@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -227,7 +227,8 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
           specs: Iterable[EnvSpec] = (), resume: bool = True,
           on_step: Callable[[StepStats], None] | None = None,
           warm_start_steps: int | None = 0,
-          on_warm_step: Callable[[int, int, float], None] | None = None) -> TrainResult:
+          on_warm_step: Callable[[int, int, float], None] | None = None,
+          new_tasks: int = 0) -> TrainResult:
     """GRPO on `tasks` from `policy` (smollm2, tiny or a checkpoint directory) for `steps`
     steps in total; resumes from the latest checkpoint in `out_dir` when there is one.
 
@@ -235,7 +236,9 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
     of `tasks` (supervised), so a base model learns the tool-call format before GRPO; None:
     the model's default (`training_sizes`: fewer steps when `policy` is a checkpoint
     directory, which already learned the format). Without a `config`, GRPO batches are sized to the
-    model too. `on_warm_step(step, steps, loss)` hears every supervised step."""
+    model too. `on_warm_step(step, steps, loss)` hears every supervised step. `new_tasks`: the
+    first so many of `tasks` are GRPO's first draws (`GRPOConfig.new_tasks`; a resumed run keeps
+    its own setting)."""
     from agent_world.training import lm, sft
     from agent_world.training.grpo import GRPOConfig, GRPOTrainer
 
@@ -253,6 +256,8 @@ def train(policy: str, tasks: list[Task], out_dir: str | Path, steps: int = 20, 
         if config is None:
             config = GRPOConfig(seed=seed, **sizes.grpo)
             config.max_new_tokens = reply_limit(tok, tasks, config.max_new_tokens)
+        if new_tasks:
+            config = replace(config, new_tasks=new_tasks)
         # a checkpoint directory is a policy this arena (or the user) already trained
         continued = policy not in ("smollm2", "tiny") and Path(policy).is_dir()
         steps_warm = sizes.warm_steps(continued) if warm_start_steps is None \

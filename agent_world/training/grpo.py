@@ -85,6 +85,10 @@ class GRPOConfig:
     # "bf16": forward passes autocast to bfloat16, weights and optimizer stay fp32;
     # "auto": bf16 on a CUDA card that has it, fp32 elsewhere (`lm.resolve_precision`)
     precision: str = "auto"
+    # the first `new_tasks` tasks (a round's new ones) are each drawn once, in a seeded order,
+    # before steps draw from all tasks: with a few GRPO steps a round, uniform draws over the
+    # mix reached the round's new tasks by chance (4 of 34 tasks, 2 of them new on average)
+    new_tasks: int = 0
 
 
 @dataclass
@@ -179,9 +183,18 @@ class GRPOTrainer:
 
     # -- one step -----------------------------------------------------------------------------
     def sample_tasks(self, step: int) -> list[Task]:
-        rng = random.Random(self.config.seed * 1_000_003 + step)
-        k = min(self.config.tasks_per_step, len(self.tasks))
-        return rng.sample(self.tasks, k)
+        """Step `step`'s tasks: the new tasks in a seeded order while some are undrawn (the
+        rest of a step filled from the others), then a seeded draw from all tasks."""
+        c = self.config
+        k = min(c.tasks_per_step, len(self.tasks))
+        new = self.tasks[:min(c.new_tasks, len(self.tasks))]
+        order = random.Random(c.seed * 1_000_003 - 1).sample(new, len(new))
+        first = order[step * k:(step + 1) * k]
+        rng = random.Random(c.seed * 1_000_003 + step)
+        if not first:
+            return rng.sample(self.tasks, k)
+        rest = [t for t in self.tasks if all(t is not f for f in first)]
+        return first + rng.sample(rest, k - len(first))
 
     def policy(self) -> HFPolicy:
         c = self.config

@@ -18,6 +18,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.errors import AgentWorldError
 from agent_world.graphs import evolve_graph as evolve
 from agent_world.graphs import mine_graph, stages
+from agent_world.graphs.evolve_helpers import load_tasks
 from agent_world.graphs.evolve_schema import EvolveContext
 from agent_world.graphs.runner import final_state, invoke, stream, thread_config
 from agent_world.tasks.model import Step, Task, ToolCall, Trajectory
@@ -31,6 +32,7 @@ class Doubles:
         self.synth_calls: list[dict] = []
         self.trained_on: list[list[str]] = []
         self.warm_steps: list[int | None] = []
+        self.new_first: list[int] = []
         self.gain = 0.25  # skill a training call adds (pass/fail is a hash of the task id)
 
     def build(self, names, home, seed=0, scale=None, within=None):  # noqa: ARG002 - examples stand in for built envs
@@ -71,9 +73,11 @@ class Doubles:
                                   reward=1.0 if ok else 0.0))
         return out
 
-    def train(self, policy, tasks, out_dir, steps, seed=0, home=None, progress=None, warm_start_steps=0):  # noqa: ARG002
+    def train(self, policy, tasks, out_dir, steps, seed=0, home=None, progress=None,  # noqa: ARG002
+              warm_start_steps=0, new_tasks=0):
         self.trained_on.append([t.id for t in tasks])
         self.warm_steps.append(warm_start_steps)
+        self.new_first.append(new_tasks)
         for i in range(steps):
             if progress:
                 progress({"step": i + 1, "steps": steps, "reward": 0.5})
@@ -116,6 +120,12 @@ def test_two_rounds_on_one_thread(tmp_path, doubles):
     assert all(not heldout & set(ids) for ids in doubles.trained_on)
     # every round first learns its own mix's gold solutions (the policy's default size)
     assert doubles.warm_steps == [None, None]
+    # GRPO draws each round's new (targeted) tasks first: they lead its mix
+    rows = Catalog.open(tmp_path).list_rounds("th")
+    for mix, n, r in zip(doubles.trained_on, doubles.new_first, rows, strict=True):
+        assert n == r["record"]["counts"]["targeted_tasks"] > 0
+        assert all("/round-" in t.instruction for t in
+                   load_tasks(Catalog.open(tmp_path), mix[:n]))
     # the diagnosis' guidelines reach re-synthesis, tagged per round
     guided = [c for c in doubles.synth_calls if "/round-" in c["tag"]]
     assert [c["tag"] for c in guided] == ["th/round-1", "th/round-2"]

@@ -339,3 +339,21 @@ def test_a_save_killed_while_writing_the_reference_leaves_none(tmp_path, setup, 
     for (n, a), (_, b) in zip(trainer.reference.named_parameters(),
                               resumed.reference.named_parameters(), strict=True):
         assert torch.equal(a, b), n
+
+
+def test_new_tasks_are_drawn_first_each_once_then_draws_cover_all_tasks():
+    from types import SimpleNamespace
+
+    tasks = [f"new{i}" for i in range(5)] + [f"old{i}" for i in range(20)]
+    host = SimpleNamespace(tasks=tasks, config=GRPOConfig(tasks_per_step=2, seed=3, new_tasks=5))
+    steps = [GRPOTrainer.sample_tasks(host, s) for s in range(6)]
+    assert all(len(s) == 2 and len(set(s)) == 2 for s in steps)
+    # steps 0-1 hold four new tasks; step 2 the fifth beside an earlier task
+    assert all(t.startswith("new") for s in steps[:2] for t in s)
+    assert sorted({*steps[0], *steps[1], steps[2][0]}) == tasks[:5]
+    assert steps[2][1] in tasks and steps[2][1] != steps[2][0]
+    assert steps == [GRPOTrainer.sample_tasks(host, s) for s in range(6)]  # seeded: resumable
+    # without new tasks every step draws from all of them
+    plain = SimpleNamespace(tasks=tasks, config=GRPOConfig(tasks_per_step=2, seed=3))
+    drawn = {t for s in range(40) for t in GRPOTrainer.sample_tasks(plain, s)}
+    assert len(drawn) > 15 and any(t.startswith("old") for t in drawn)
