@@ -252,6 +252,8 @@ def _stages_in(home: Path, refs: list, args: argparse.Namespace,
     out["build_s"] = time.perf_counter() - t0
     with Catalog.open(home) as cat:
         built_specs = [cat.get_env(name) for name in built]
+        rejected = [e.payload.get("category") for e in cat.ledger(stage="build")]
+    out["ignoring"] = sum(c == "ignores_argument" for c in rejected)
     tools = [len(spec.tools) for spec in built_specs]
     out.update(built=len(built), tools_per_env=sum(tools) / max(1, len(tools)))
     out["bad_acts"], out["wrong_records"], out["id_summaries"], out["tools"] = \
@@ -330,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
         lambda r: str(r["huge_numbers"]))
     row("environments built", lambda r: str(r["built"]))
     row("validated tools per environment", lambda r: f"{r['tools_per_env']:.1f}")
+    row("tools rejected: never read an argument their source requires",
+        lambda r: str(r.get("ignoring", "–")))
     row("tools whose act reads badly (2 sentences, a condition, a blurb, > 16 words)",
         lambda r: f"{r['bad_acts']} / {r['tools']}")
     row("records named by a table read back wrong ('akse') / summaries over an id",

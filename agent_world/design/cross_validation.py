@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_world import pysource
+from agent_world.design.argument_use import unread_arguments
 from agent_world.design.tool_designer import UNWRITTEN, Design
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec, ToolTest
@@ -159,7 +160,8 @@ class ToolVerdict(BaseModel):
     kept: bool
     passed: int = 0
     total: int = 0
-    category: str = "kept"  # kept, compile_error, module_error, no_tests, contract, failed_tests
+    # kept, compile_error, module_error, ignores_argument, no_tests, contract, failed_tests
+    category: str = "kept"
     reason: str = "ok"
     repairs: int = 0
     write: bool = False
@@ -236,6 +238,15 @@ def _round(spec: EnvSpec, design: Design, compiler: SandboxCompiler, runtime: En
     return compiled, results, bad
 
 
+def _asked(schema: dict[str, Any]) -> list[str]:
+    """The required arguments that carry a choice: one allowed value (a router's `action`
+    fixed to the operation its tool performs) leaves nothing to read."""
+    props = schema.get("properties") or {}
+    return [a for a in schema.get("required") or []
+            if "const" not in (props.get(a) or {})
+            and len((props.get(a) or {}).get("enum") or [None, None]) != 1]
+
+
 def _judge(name: str, compiled: Compiled, results: dict[str, list], write: bool,
            source: bool, repairs: int, required: frozenset[str] = frozenset()) -> ToolVerdict:
     v = ToolVerdict(tool=name, kept=False, write=write, source_tool=source, repairs=repairs)
@@ -244,6 +255,13 @@ def _judge(name: str, compiled: Compiled, results: dict[str, list], write: bool,
         return v
     if name in compiled.errors:
         v.category, v.reason = "compile_error", f"does not compile: {compiled.errors[name]}"
+        return v
+    tool = next((t for t in compiled.tools if t.get("name") == name), None)
+    unread = unread_arguments(tool["source"], name, _asked(tool["parameters"])) if tool else []
+    if unread:
+        v.category = "ignores_argument"
+        v.reason = (f"never reads its required argument(s) {', '.join(unread)}: it cannot do "
+                    "what they ask")
         return v
     runs = results.get(name, [])
     v.total, v.passed = len(runs), sum(ok for _, ok, _ in runs)

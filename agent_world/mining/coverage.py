@@ -379,6 +379,28 @@ _HINT_KEYS = ("type", "format", "enum", "minimum", "maximum", "exclusiveMinimum"
 _DROP_ENUM = {"all", "any", "both", "none", "asc", "desc", "*"}
 
 
+_SHAPE_KEYS = ("type", "enum", "const", "format", "minimum", "maximum", "default", "required")
+
+
+def _shape(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """The part of an object argument's schema that says what a value of it holds (kept with
+    the column's hints; descriptions cut to what an example needs)."""
+    out: dict[str, Any] = {k: schema[k] for k in _SHAPE_KEYS if k in schema}
+    if schema.get("description"):
+        out["description"] = str(schema["description"])[:160]
+    for key in ("anyOf", "oneOf"):
+        branch = next((b for b in schema.get(key) or [] if isinstance(b, dict)
+                       and b.get("type") not in (None, "null")), None)
+        if branch is not None and "type" not in out:
+            out.update(_shape(branch, depth))
+    if depth < 3 and isinstance(schema.get("properties"), dict):
+        out["properties"] = {k: _shape(v, depth + 1) for k, v in schema["properties"].items()
+                             if isinstance(v, dict)}
+    if depth < 3 and isinstance(schema.get("items"), dict):
+        out["items"] = _shape(schema["items"], depth + 1)
+    return out
+
+
 def field_hints_from_coverage(doc: SourceDocument, coverage: dict[str, Any]
                               ) -> dict[str, dict[str, dict[str, Any]]]:
     """What the source's tool schemas declare about the columns the coverage map found for
@@ -405,6 +427,10 @@ def field_hints_from_coverage(doc: SourceDocument, coverage: dict[str, Any]
                         branch = {**b, **{k: v for k, v in prop.items() if k != key}}
             declared = {k: branch[k] for k in _HINT_KEYS if k in branch and k != "enum"}
             declared["type"] = info["type"]
+            if info["type"] in ("object", "array"):  # what its JSON holds (schema_examples)
+                shape = _shape(branch)
+                if shape.get("properties") or (shape.get("items") or {}).get("properties"):
+                    declared["shape"] = shape
             if info["format"]:
                 declared["format"] = info["format"]
             if info["enum"] and info.get("enum_from") == "schema":

@@ -148,7 +148,7 @@ def half(ctx: Ctx, book_id: int) -> dict:
     Args:
         book_id: Book id.
     """
-    return {"title": "Dune"}
+    return {"title": "Dune" if book_id else ""}
 
 
 @tool
@@ -218,6 +218,57 @@ def test_rules_half_rejected_two_of_three_kept_compile_error_rejected(spec, mach
     assert built is not None and [t.name for t in built.tools] == ["mostly"]
     assert len(built.tests) == 2  # the failing test of a kept tool is dropped
     assert {t["test"] for t in validation.dropped_tests} == {"mostly 3 {\"contains\": {\"copies\": 1}}"}
+
+
+IGNORING_MODULE = '''
+from typing import Literal
+
+from agent_world.envs.toolkit import Ctx, ToolError, tool
+
+
+@tool
+def book_copies(ctx: Ctx, book_id: int, title: str) -> dict:
+    """Copies of the book with this id and title.
+
+    Args:
+        book_id: Book id.
+        title: Its title.
+    """
+    row = ctx.one("SELECT copies FROM books WHERE id = ?", (book_id,))
+    return {"copies": row["copies"]}
+
+
+@tool
+def book_title(ctx: Ctx, book_id: int, action: Literal["get"], verbose: bool = False) -> dict:
+    """Title of a book (`verbose` is optional and unused, `action` has one value: neither is
+    a requirement it ignores).
+
+    Args:
+        book_id: Book id.
+        action: What a router does; this tool does one thing.
+        verbose: Unused.
+    """
+    return dict(ctx.one("SELECT title FROM books WHERE id = ?", (book_id,)))
+'''
+
+
+def test_a_tool_that_never_reads_a_required_argument_is_rejected_though_its_tests_pass(
+        spec, machinery):
+    compiler, runtime = machinery
+    tests = [{"name": f"{tool} {b}", "tool": tool, "arguments": args, "expect": expect}
+             for b, title, copies in ((1, "Dune", 2), (2, "Emma", 0))
+             for tool, args, expect in (
+                 ("book_copies", {"book_id": b, "title": title}, {"contains": {"copies": copies}}),
+                 ("book_title", {"book_id": b, "action": "get"},
+                  {"contains": {"title": title}}))]
+    design = Design(env=spec.name, strategy="llm", module=IGNORING_MODULE, tests=tests)
+    validation, built, _ = cross_validate(spec, design, compiler=compiler, runtime=runtime)
+    verdicts = {v.tool: v for v in validation.verdicts}
+    assert verdicts["book_copies"].category == "ignores_argument"
+    assert "title" in verdicts["book_copies"].reason and "book_id" not in \
+        verdicts["book_copies"].reason
+    assert verdicts["book_title"].kept
+    assert built is not None and [t.name for t in built.tools] == ["book_title"]
 
 
 def test_environment_without_a_passing_test_is_dropped(spec, machinery):

@@ -315,14 +315,16 @@ def test_a_release_is_uninstalled_and_upgraded_by_its_name():
     """Kubernetes' uninstall_helm_chart(name, namespace) inserted a row into an
     'uninstall_helm_charts' table, and upgrade_helm_chart(name, chart, ...) had no plan (no
     key to find the release): uninstall deletes and upgrade edits the helm chart of that
-    name."""
+    name (and namespace)."""
     spec, design = _mined_and_designed("kubernetes")
     assert not {"uninstall_helm_charts", "upgrade_helm_charts"} & {t.name for t in spec.tables}
     assert {"uninstall_helm_chart", "upgrade_helm_chart"} <= set(design.tool_names())
     module = design.module
     body = module[module.index("def uninstall_helm_chart("):]
     body = body[:body.index("\n@tool")]
-    assert "_row(ctx, 'helm_charts', 'id', 'name', name" in body and "DELETE FROM" in body
+    # the release of that name in that namespace (a delete reads all it requires)
+    assert "match = {'name': name, 'namespace': namespace}" in body
+    assert "_row_where(ctx, 'helm_charts', 'id', match" in body and "DELETE FROM" in body
 
 
 def test_what_a_tool_returns_is_no_state_of_its_records():

@@ -100,6 +100,15 @@ class ToolPlan(BaseModel):
     def param(self, role: str) -> ParamPlan | None:
         return next((p for p in self.params if p.role == role), None)
 
+    def key_matches(self) -> list[ParamPlan]:
+        """The arguments a get or delete finds its record by beside its key (or instead of
+        one): the note at (path, sheet, cell) of delete_note, not the first note of `path`; a
+        reference (`ref`) names the record it must belong to."""
+        if self.kind not in ("get", "delete"):
+            return []
+        return [p for p in self.params if p.role in ("eq", "ref") and p.column
+                and p.type != "object"]
+
 
 # ---- schema helpers ------------------------------------------------------------------------
 def pk_column(table: TableSpec) -> str | None:

@@ -143,26 +143,34 @@ class ReadTests:
     # -- per kind --------------------------------------------------------------------------
     def _key_row(self, plan: ToolPlan, row: dict[str, Any]) -> dict[str, Any] | None:
         key = plan.param("key")
-        assert key is not None
-        v = row.get(key.column)
-        if not _fits(key, v):
+        # the record is found by its key and the other values it is named by (key_matches)
+        named = [*([key] if key is not None else []),
+                 *(p for p in plan.key_matches() if p.required)]
+        assert named
+        if not all(_fits(p, self.ref_value(p, row.get(p.column)) if p.role == "ref"
+                         else row.get(p.column)) for p in named):
             return None
+        values = [row.get(p.column) for p in named]
         pk = pk_column(self.table(plan))
-        first = min((r for r in self.rows(plan.table) if r.get(key.column) == v),
-                    key=lambda r: r[pk])
+        first = min((r for r in self.rows(plan.table)
+                     if [r.get(p.column) for p in named] == values), key=lambda r: r[pk])
         return first
 
     def _key_args(self, plan: ToolPlan, row: dict[str, Any]) -> dict[str, Any]:
         args = self.args_from(plan, row, optional=False) or {}
         key = plan.param("key")
-        assert key is not None
-        args[key.name] = row[key.column]
+        if key is not None:
+            args[key.name] = row[key.column]
         return args
 
     def _unknown_key(self, plan: ToolPlan) -> Test:
-        key = plan.param("key")
-        assert key is not None
-        args = {p.name: self.filler(p) for p in plan.params if p.required and p.role != "key"}
+        # the key, else the first value naming the record, names none
+        key = plan.param("key") or next(p for p in plan.key_matches() if p.required)
+        args = {p.name: self.filler(p) for p in plan.params if p.required and p is not key}
+        if plan.param("key") is None:  # the others as a record holds them: only `key` is wrong
+            row = next((r for r in self.rows(plan.table) if self._key_row(plan, r) is r), None)
+            args.update(self._key_args(plan, row) if row is not None else {})
+            args.pop(key.name, None)
         for p in plan.params:
             if p.required and p.role == "set" and p.column:
                 sample = next((r[p.column] for r in self.rows(plan.table)
@@ -178,9 +186,12 @@ class ReadTests:
                     if sample is not None:
                         args[p.name] = sample
                         break
-        args[key.name] = _unknown(self.spec, plan.table, key.column or "", key.type)
+        args[key.name] = _unknown(self.spec, key.ref_table or plan.table,
+                                  (key.ref_column if key.role == "ref" else key.column) or "",
+                                  key.type)
         return self.test(plan, "unknown record is refused", args, ok=False,
-                         error_kind="tool_error", error_contains=_noun(plan.table),
+                         error_kind="tool_error",
+                         error_contains=_noun(key.ref_table if key.role == "ref" else plan.table),
                          changes=[] if plan.write else None)
 
     def _get(self, plan: ToolPlan) -> list[Test]:

@@ -60,6 +60,17 @@ def _row(ctx, table, key, column, value, noun):
     return row
 
 
+def _row_where(ctx, table, key, match, noun):
+    """The first record of `table` (in `key` order) holding every value of `match`."""
+    where = " AND ".join(f'"{{c}}" = ?' for c in match)
+    row = ctx.one(f'SELECT * FROM "{{table}}" WHERE {{where}} ORDER BY "{{key}}" LIMIT 1',
+                  list(match.values()))
+    if row is None:
+        said = ", ".join(f"{{c}} {{v!r}}" for c, v in match.items())
+        raise ToolError(f"No {{noun}} with {{said}}.")
+    return row
+
+
 def _like(text):
     """A LIKE pattern matching `text` anywhere, its wildcards escaped."""
     escaped = text.replace("\\\\", "\\\\\\\\").replace("%", "\\\\%").replace("_", "\\\\_")

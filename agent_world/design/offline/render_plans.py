@@ -35,14 +35,32 @@ class _Body:
 
 
 def _key_lookup(b: _Body, spec: EnvSpec, plan: ToolPlan) -> str:
-    """Emit `row = _row(...)` for the plan's key argument; the expression of the row's id."""
+    """Emit `row = ...` finding the plan's record by its key argument and what else names it
+    (`key_matches`); the expression of the row's id."""
     table = spec.table(plan.table)
     pk = pk_column(table)
     key = plan.param("key")
-    assert key is not None and pk is not None
+    matches = plan.key_matches()
+    assert pk is not None and (key is not None or matches)
     noun = singular(plan.table).replace("_", " ")
-    b.add(f"row = _row(ctx, {_lit(plan.table)}, {_lit(pk)}, {_lit(key.column)}, {key.name}, "
-          f"{_lit(noun)})")
+    if not matches:
+        assert key is not None
+        b.add(f"row = _row(ctx, {_lit(plan.table)}, {_lit(pk)}, {_lit(key.column)}, "
+              f"{key.name}, {_lit(noun)})")
+        return f"row[{_lit(pk)}]"
+    given = ", ".join(f"{_lit(p.column)}: {p.name}" for p in [key, *matches]
+                      if p is not None and p.required and p.role != "ref")
+    b.add(f"match = {{{given}}}")
+    for p in matches:
+        level = 1
+        if not p.required:
+            b.add(f"if {p.name} is not None:")
+            level = 2
+        if p.role == "ref":  # the id of the record it names, which must exist
+            _resolve_at(b, spec, p, f"match[{_lit(p.column)}]", level)
+        elif not p.required:
+            b.add(f"match[{_lit(p.column)}] = {p.name}", level)
+    b.add(f"row = _row_where(ctx, {_lit(plan.table)}, {_lit(pk)}, match, {_lit(noun)})")
     return f"row[{_lit(pk)}]"
 
 

@@ -222,7 +222,13 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
             params = [key if p.name == key.name else p for p in params]
     sets = [p for p in params if p.role in ("set", "ref")]
     if set(words) & DELETE_VERBS and not target:
-        if key is None:
+        # what else a delete requires names the record (delete_note(path, sheet, cell)): a
+        # value it must hold, or the record it belongs to (kv_delete(namespaceId, key)), not
+        # one to set; without them the table's own key, an argument the arena adds
+        params = [p.model_copy(update={"role": "eq"}) if p.role == "set" and p.required
+                  and p.column and p.type != "object" else p for p in params]
+        if key is None and not any(p.required and p.role in ("eq", "ref") and p.type != "object"
+                                   for p in params):
             params = _keyed(table, params)
         return ToolPlan(name=tool_name, kind="delete", table=table.name, params=params,
                         children=children_of(spec, table), description=description,
@@ -305,7 +311,10 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
         if snake(arg) in LIMIT_ARGS and jtype == "integer":
             return base.model_copy(update={"role": "limit", "default": DEFAULT_LIMIT,
                                            "required": False})
-        return base.model_copy(update={"required": False})
+        # required as the source says: a tool that cannot act on a required control (the
+        # text replace_cells finds) is rejected for never reading it, not kept as an insert
+        # that makes it optional
+        return base
     col_table = tables.get(info.get("table") or "")
     column = info.get("column")
     if role_in == "column" and col_table is not None and col_table.name == table.name \

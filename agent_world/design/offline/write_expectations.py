@@ -295,8 +295,14 @@ class Designer(ReadTests):
                         v = new_id = other.get(col.name)
                 elif p.type in ("integer", "number"):
                     v = new_id = (old or 0) + (1 if p.type == "integer" else 1.5)
-                elif p.type == "object":  # a JSON column (left out of `rows`): a new object
-                    v = new_id = {"edited": True}
+                elif p.type == "object":  # a JSON column (left out of `rows`): another
+                    # record's object, as the source's schema shaped it, else a new one
+                    seeds = self.spec.rows.get(plan.table, [])
+                    mine = next((r.get(col.name) for r in seeds if r.get(pk) == row.get(pk)),
+                                None)
+                    v = new_id = next((r.get(col.name) for r in seeds
+                                       if isinstance(r.get(col.name), dict) and r.get(col.name)
+                                       and r.get(col.name) != mine), {"edited": True})
                 else:
                     v = new_id = not old
                 if not _fits(p, v):

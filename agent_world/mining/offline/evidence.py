@@ -8,6 +8,7 @@ most words with.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any, Literal
@@ -16,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from agent_world.mining.offline.naming import word_set
 from agent_world.mining.sources.base import SourceDocument, ToolDescription
+from agent_world.mining.sources.openapi import RefResolver
 
 EvidenceKind = Literal["source", "tool", "argument", "entity", "feature", "web"]
 SearchFn = Callable[[str], list[str]]
@@ -31,13 +33,20 @@ class Evidence(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-_BODY_KEYS = {"body", "requestbody", "request_body", "payload", "data", "json", "input"}
+# objects whose fields are the tool's own arguments: a request's body, and its path and query
+# parameters where a server nests them (Chatwork's get_room(path={"room_id": 1}))
+_BODY_KEYS = {"body", "requestbody", "request_body", "payload", "data", "json", "input",
+              "path", "path_params", "pathparams", "query", "query_params", "queryparams"}
 _QUOTED = re.compile(r"['\"`]([A-Za-z0-9_\-]+)['\"`]")
 
 
 def tool_arguments(tool: ToolDescription) -> tuple[dict[str, dict[str, Any]], set[str]]:
-    """A tool's arguments (flattening a request-body object) and the required ones."""
+    """A tool's arguments (flattening a request-body object) and the required ones; local
+    `$ref`s (a server's `$defs`) are inlined, so an argument typed by one is what it names (an
+    object of cell formats), not a string."""
     schema = tool.input_schema or {}
+    if "$ref" in json.dumps(schema):
+        schema = RefResolver(schema, f"tool {tool.name}").resolve(schema)
     props = dict(schema.get("properties") or {})
     required = set(schema.get("required") or [])
     for key in list(props):

@@ -51,6 +51,7 @@ from agent_world.mining.offline.reference_data import (
     TIME_ZONES,
 )
 from agent_world.mining.offline.row_times import WINDOW_START
+from agent_world.mining.offline.schema_examples import schema_example
 from agent_world.mining.offline.service_values import SERVICE_KINDS, git_branch, service_value
 from agent_world.mining.offline.value_pools import (
     API_PATHS,
@@ -233,6 +234,10 @@ class RowValues:
             example = _json_example(col.description or str(declared.get("description", "")))
             if example is not None:  # the source's own example ('{"title": "My PR", ...}')
                 return example
+            if declared.get("shape"):  # what its schema says it holds
+                value = schema_example(declared["shape"], r, col.name)
+                if value:
+                    return value
             if any(col.name in s for s in self.tables[table].unique_sets()):
                 # told apart from its siblings: some content
                 return {"source": r.choice(["web", "api", "import", "mobile"]),

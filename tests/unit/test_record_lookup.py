@@ -1,0 +1,74 @@
+"""A built tool finds its record by everything its source says names it and reads every
+argument the source requires: Chatwork's delete_room_message(path={room_id, message_id})
+deletes a message of that room only, Excel's delete_note(path, sheet, cell) the note at that
+cell, and a tool that cannot act on a required argument (replace_cells' `query`, an insert
+that ignored it) is rejected, not kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_world.design.argument_use import unread_arguments
+from agent_world.design.cross_validation import SandboxCompiler, cross_validate, validation_runtime
+from agent_world.design.tool_designer import design_tools
+from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.sources import read_source
+from agent_world.mining.sources.harvest_corpus import corpus_sources
+
+
+@pytest.fixture(scope="module")
+def built():
+    out = {}
+    compiler, runtime = SandboxCompiler(), validation_runtime()
+    try:
+        for server in ("chatwork", "excel"):
+            ref = next(r for r in corpus_sources() if r.name == server)
+            spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+            validation, spec_built, _ = cross_validate(spec, design_tools(spec, model=None),
+                                                       compiler=compiler, runtime=runtime)
+            assert spec_built is not None
+            out[server] = (validation, spec_built)
+    finally:
+        compiler.close()
+        runtime.close()
+    return out
+
+
+def test_nested_path_and_query_parameters_are_the_tools_own_arguments(built):
+    _, spec = built["chatwork"]
+    params = {t.name: t.parameters for t in spec.tools}
+    assert params["get_room"]["required"] == ["room_id"]
+    assert set(params["list_room_messages"]["properties"]) == {"room_id", "force"}
+    assert set(params["delete_room_message"]["required"]) == {"room_id", "message_id"}
+
+
+def test_a_record_is_found_inside_the_record_it_belongs_to(built):
+    _, spec = built["chatwork"]
+    runtime = validation_runtime()
+    try:
+        with runtime.open(spec, seed=0) as ep:
+            msg = ep.query('SELECT id, room_id FROM "messages" ORDER BY id LIMIT 1')[0]
+            other = ep.query('SELECT id FROM "rooms" WHERE id != ? ORDER BY id LIMIT 1',
+                             (msg["room_id"],))[0]["id"]
+            wrong = ep.step("delete_room_message", {"room_id": other, "message_id": msg["id"]})
+            assert not wrong.ok and wrong.error.kind == "tool_error"
+            assert ep.query('SELECT count(*) AS n FROM "messages" WHERE id = ?',
+                            (msg["id"],))[0]["n"] == 1
+            right = ep.step("delete_room_message", {"room_id": msg["room_id"],
+                                                    "message_id": msg["id"]})
+            assert right.ok and right.result == {"deleted": msg["id"]}
+    finally:
+        runtime.close()
+
+
+def test_every_kept_tool_reads_what_it_requires_and_the_rest_are_ledgered(built):
+    for _, spec in built.values():
+        for t in spec.tools:
+            assert unread_arguments(t.source, t.name, t.parameters.get("required", [])) == []
+    validation, spec = built["excel"]
+    verdicts = {v.tool: v for v in validation.verdicts}
+    assert verdicts["replace_cells"].category == "ignores_argument"
+    assert "query" in verdicts["replace_cells"].reason
+    note = next(t for t in spec.tools if t.name == "delete_note")
+    assert set(note.parameters["required"]) == {"path", "sheet", "cell"}
+    assert "_row_where(ctx, 'notes'" in note.source
