@@ -54,6 +54,7 @@ CURATED_WORDS = {"build_stage", "importance", "severity", "permission", "collect
     ("kubectl_tcp_ports", "tcp_port", "", "port"),
     ("log_groups", "log_group_arn", "", "arn"),
     ("saves", "data", "Base64-encoded PDF bytes", "base64"),
+    ("workbooks", "content_base64", "", "base64"),  # named so, described or not
     ("routes", "exclude", "Whether to exclude certain road types", None),
     ("ignore", "exclude", "File patterns to skip", "glob"),
     ("items", "gitlab_owner", "", "username"),

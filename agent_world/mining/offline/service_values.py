@@ -133,7 +133,7 @@ def service_kind(table: str, name: str, description: str) -> str | None:
         return "ui_component"
     if n == "group" and re.search(r"chart|series|data", table):
         return "group_label"
-    if "base64" in d:
+    if "base64" in d or "base64" in words:  # Excel's content_base64: not a sentence
         return "base64"
     if n in _EXACT:
         return _EXACT[n]
