@@ -31,6 +31,10 @@ from agent_world.mining.sources.harvest_corpus import corpus_sources
     # prose after a lead word is no example
     ("Search applications by name, like the name shown in the UI", []),
     ("The name of the table", []),
+    # quoted values shaped like data are examples without a lead word; quoted words are not
+    ("Range with sheet, 'Data!$B$2:$B$100', or a constant, '0.075'.",
+     ["Data!$B$2:$B$100", "0.075"]),
+    ("The sort order, 'asc' or 'desc'.", []),
 ])
 def test_examples_are_read_from_descriptions(text, examples):
     assert described_examples(text) == examples

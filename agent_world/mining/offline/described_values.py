@@ -73,6 +73,9 @@ def described_examples(description: str) -> list[str]:
     found += [item for m in _ETC.finditer(description) for item in _items(m.group(1))]
     found += [item for m in _BARE_ETC.finditer(description) for item in _items(m.group(1))]
     found += [f"{m.group(1)}123" for m in _PREFIXED.finditer(description)]
+    if not found:  # "Range with sheet, 'Data!$B$2:$B$100', or a constant, '0.075'": quoted
+        # values shaped like data are examples without an "e.g." (words may be options)
+        found = [q for q in _items(description) if is_structured(q)]
     return list(dict.fromkeys(found))
 
 
