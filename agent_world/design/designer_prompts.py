@@ -54,7 +54,8 @@ Source tools to implement, each with the exact signature shown and the behaviour
 under it (derived from the source: the entity, the verb, every table and column it changes and
 how, including the coupled rows, what it refuses and what it returns). The tests of these
 tools are written from the contracts, not from your code: a tool that changes other rows, skips
-a coupled change or returns something else is rejected.
+a coupled change or returns something else is rejected, and so is one whose code never reads
+an argument it requires (find the record by every argument that names it).
 
 {coverage}
 
