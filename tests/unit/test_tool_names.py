@@ -647,3 +647,13 @@ def test_a_write_whose_verb_makes_nothing_is_no_insert():
     assert makes_nothing(["kill", "process"]) and makes_nothing(["figma", "reconnect"])
     assert not makes_nothing(["push", "text", "message"])  # a message sent is a record
     assert not makes_nothing(["cache", "set"])
+
+
+def test_a_read_that_takes_no_argument_is_given_none():
+    """Backlog's get_priorities() and get_resolutions() had been built with a required
+    `priority_id` / `resolution_id` their source never takes: they list what the table holds."""
+    _, backlog = _mined_and_designed("backlog")
+    module = backlog.module
+    for tool in ("get_priorities", "get_resolutions"):
+        head = module[module.index(f"def {tool}("):].split(")", 1)[0]
+        assert head.startswith(f"def {tool}(ctx: Ctx, limit") and "_id" not in head, head

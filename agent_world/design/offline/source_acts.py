@@ -125,18 +125,20 @@ def speaks_another_language(entry: dict[str, Any]) -> bool:
 
 
 def reads_a_record_it_does_not_name(plan: ToolPlan, entry: dict[str, Any]) -> bool:
-    """A one-record read of a table its name does not name, found by a key the source does
-    not take (Airflow's get_system_health() became get_system_health(dag_id), Coolify's
+    """A read of a table its name does not name, taking nothing (a listing of it) or found by
+    a key the source does not take (Airflow's get_system_health() became get_system_health(dag_id), Coolify's
     get_mcp_version() read a server) or by its container's reference (Plane's
     list_states(project_id) returned the project): the source reads something the database
     has no table for."""
-    if plan.kind != "get" or plan.source_tool is None:
+    if plan.kind not in ("get", "list") or plan.source_tool is None:
         return False
     named = {singular(w) for w in tokens(plan.source_tool)}
     if {singular(w) for w in singular(plan.table).split("_")} & named:
         return False
-    keys = [p for p in plan.params if p.role == "key"]
     said = {snake(a) for a in entry.get("arguments") or {}}
+    if plan.kind == "list":  # a read taking nothing, of a table it does not name
+        return not said
+    keys = [p for p in plan.params if p.role == "key"]
     own_key = f"{singular(plan.table)}_id"
     return not said or any(snake(p.name) not in said or snake(p.name) == own_key for p in keys)
 

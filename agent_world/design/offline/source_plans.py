@@ -186,11 +186,9 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         if has_key and all(p.role in ("key", "ignore") for p in params):
             return ToolPlan(name=tool_name, kind="get", table=table.name, params=params,
                             description=description, source_tool=tool_name)
-        if not params and (set(words) & {"get", "view", "show", "describe"}) \
-                and not (set(words) & {"list", "search"}) and len(spec.rows.get(table.name, [])):
-            params = [_key_param(table)]
-            return ToolPlan(name=tool_name, kind="get", table=table.name, params=params,
-                            description=description, source_tool=tool_name)
+        # a read that takes no argument reads what the table holds (Backlog's get_priorities,
+        # Gmail's get_vacation): no id the source never takes (it had gained a required
+        # `priority_id`, `vacation_id`)
         params = [p if p.role != "key" else p.model_copy(update={"role": "eq"}) for p in params]
         if set(words) & SEARCH_VERBS:
             params = [p.model_copy(update={"role": "like", "enum": None, "pattern": None})
