@@ -186,9 +186,15 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         if has_key and all(p.role in ("key", "ignore") for p in params):
             return ToolPlan(name=tool_name, kind="get", table=table.name, params=params,
                             description=description, source_tool=tool_name)
-        # a read that takes no argument reads what the table holds (Backlog's get_priorities,
-        # Gmail's get_vacation): no id the source never takes (it had gained a required
-        # `priority_id`, `vacation_id`)
+        if not params and spec.theme.source_kind in _UNDECLARED \
+                and (set(words) & {"get", "view", "show", "describe"}) \
+                and not (set(words) & {"list", "search"}) and len(spec.rows.get(table.name, [])):
+            # a document's feature declares no arguments: "view title details" views one
+            # title, by its id; a tool list's get_priorities() that takes none reads what the
+            # table holds, not a record by an id its source never takes
+            params = [_key_param(table)]
+            return ToolPlan(name=tool_name, kind="get", table=table.name, params=params,
+                            description=description, source_tool=tool_name)
         params = [p if p.role != "key" else p.model_copy(update={"role": "eq"}) for p in params]
         if set(words) & SEARCH_VERBS:
             params = [p.model_copy(update={"role": "like", "enum": None, "pattern": None})
@@ -287,6 +293,9 @@ def _own_reference(table: TableSpec, info: dict[str, Any]) -> dict[str, Any]:
         return {**info, "role": "control"}
     return {**info, "role": "self_reference", "column": named.name, "fk": self_fk.name}
 
+
+# sources that declare no tool arguments: what a feature is told is the arena's to choose
+_UNDECLARED = frozenset({"prd", "manual"})
 
 # a filter value naming every row rather than one kind ("all" branches)
 _EVERY = frozenset({"all", "any", "both", "every"})
