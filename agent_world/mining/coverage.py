@@ -29,6 +29,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import TableSpec
 from agent_world.mining.offline.evidence import argument_info, tool_arguments
 from agent_world.mining.offline.naming import plural, singular, snake
+from agent_world.mining.offline.schema_examples import schema_shape
 from agent_world.mining.offline.signatures import (
     is_option,
     namespace_prefix,
@@ -379,28 +380,6 @@ _HINT_KEYS = ("type", "format", "enum", "minimum", "maximum", "exclusiveMinimum"
 _DROP_ENUM = {"all", "any", "both", "none", "asc", "desc", "*"}
 
 
-_SHAPE_KEYS = ("type", "enum", "const", "format", "minimum", "maximum", "default", "required")
-
-
-def _shape(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
-    """The part of an object argument's schema that says what a value of it holds (kept with
-    the column's hints; descriptions cut to what an example needs)."""
-    out: dict[str, Any] = {k: schema[k] for k in _SHAPE_KEYS if k in schema}
-    if schema.get("description"):
-        out["description"] = str(schema["description"])[:160]
-    for key in ("anyOf", "oneOf"):
-        branch = next((b for b in schema.get(key) or [] if isinstance(b, dict)
-                       and b.get("type") not in (None, "null")), None)
-        if branch is not None and "type" not in out:
-            out.update(_shape(branch, depth))
-    if depth < 3 and isinstance(schema.get("properties"), dict):
-        out["properties"] = {k: _shape(v, depth + 1) for k, v in schema["properties"].items()
-                             if isinstance(v, dict)}
-    if depth < 3 and isinstance(schema.get("items"), dict):
-        out["items"] = _shape(schema["items"], depth + 1)
-    return out
-
-
 def field_hints_from_coverage(doc: SourceDocument, coverage: dict[str, Any]
                               ) -> dict[str, dict[str, dict[str, Any]]]:
     """What the source's tool schemas declare about the columns the coverage map found for
@@ -428,7 +407,7 @@ def field_hints_from_coverage(doc: SourceDocument, coverage: dict[str, Any]
             declared = {k: branch[k] for k in _HINT_KEYS if k in branch and k != "enum"}
             declared["type"] = info["type"]
             if info["type"] in ("object", "array"):  # what its JSON holds (schema_examples)
-                shape = _shape(branch)
+                shape = schema_shape(branch)
                 if shape.get("properties") or (shape.get("items") or {}).get("properties"):
                     declared["shape"] = shape
             if info["format"]:

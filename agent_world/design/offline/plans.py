@@ -149,6 +149,21 @@ def name_column(table: TableSpec) -> ColumnSpec | None:
     return None
 
 
+def own_reference(table: TableSpec, info: dict[str, Any]) -> dict[str, Any]:
+    """A create tool's argument declared as a reference to its own table: the new row's
+    value of that column (a new branch's name), or, for an id given as text, the row the new
+    one derives from (a base branch, by name, through the table's self reference)."""
+    col = info.get("column")
+    pk = pk_column(table)
+    if col and col != pk:
+        return {**info, "role": "column"}
+    named = name_column(table)
+    self_fk = next((c for c in table.columns if c.foreign_key == f"{table.name}.{pk}"), None)
+    if self_fk is None or named is None:
+        return {**info, "role": "control"}
+    return {**info, "role": "self_reference", "column": named.name, "fk": self_fk.name}
+
+
 def is_history(table: TableSpec) -> bool:
     return table.name.endswith(("_history", "_log", "_logs", "_events", "_audit"))
 

@@ -23,6 +23,7 @@ from agent_world.design.offline.plans import (
     children_of,
     json_type,
     name_column,
+    own_reference,
     pk_column,
     status_column,
 )
@@ -169,7 +170,7 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
                                                                                     status)
     for arg, info in (entry.get("arguments") or {}).items():
         if is_create and info.get("role") == "reference" and info.get("table") == table.name:
-            info = _own_reference(table, info)
+            info = own_reference(table, info)
         p = _source_param(spec, table, arg, info, read_only, words)
         if not read_only and p.required and p.role == "ignore" \
                 and info.get("role") == "reference":
@@ -277,21 +278,6 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     if plan is None:
         return None
     return plan.model_copy(update={"description": description, "source_tool": tool_name})
-
-
-def _own_reference(table: TableSpec, info: dict[str, Any]) -> dict[str, Any]:
-    """A create tool's argument declared as a reference to its own table: the new row's
-    value of that column (a new branch's name), or, for an id given as text, the row the new
-    one derives from (a base branch, by name, through the table's self reference)."""
-    col = info.get("column")
-    pk = pk_column(table)
-    if col and col != pk:
-        return {**info, "role": "column"}
-    named = name_column(table)
-    self_fk = next((c for c in table.columns if c.foreign_key == f"{table.name}.{pk}"), None)
-    if self_fk is None or named is None:
-        return {**info, "role": "control"}
-    return {**info, "role": "self_reference", "column": named.name, "fk": self_fk.name}
 
 
 # sources that declare no tool arguments: what a feature is told is the arena's to choose

@@ -43,6 +43,28 @@ def _branch(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+_SHAPE_KEYS = ("type", "enum", "const", "format", "minimum", "maximum", "default", "required")
+
+
+def schema_shape(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """The part of an object argument's schema that says what a value of it holds (kept with
+    the column's hints; descriptions cut to what an example needs)."""
+    out: dict[str, Any] = {k: schema[k] for k in _SHAPE_KEYS if k in schema}
+    if schema.get("description"):
+        out["description"] = str(schema["description"])[:160]
+    for key in ("anyOf", "oneOf"):
+        branch = next((b for b in schema.get(key) or [] if isinstance(b, dict)
+                       and b.get("type") not in (None, "null")), None)
+        if branch is not None and "type" not in out:
+            out.update(schema_shape(branch, depth))
+    if depth < 3 and isinstance(schema.get("properties"), dict):
+        out["properties"] = {k: schema_shape(v, depth + 1) for k, v in schema["properties"].items()
+                             if isinstance(v, dict)}
+    if depth < 3 and isinstance(schema.get("items"), dict):
+        out["items"] = schema_shape(schema["items"], depth + 1)
+    return out
+
+
 def schema_example(schema: dict[str, Any], rng: random.Random, name: str = "value",
                    depth: int = 0) -> Any:
     """A value `schema` allows, or None when it says too little to write one."""
@@ -103,4 +125,4 @@ def _object(schema: dict[str, Any], rng: random.Random, depth: int) -> dict[str,
     return out
 
 
-__all__ = ["schema_example"]
+__all__ = ["schema_example", "schema_shape"]
