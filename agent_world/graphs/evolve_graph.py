@@ -414,7 +414,7 @@ def warm_start(state: EvolveState, config: RunnableConfig, runtime: Runtime[Evol
     result = stages.train_policy(state["policy"], tasks, round_dir(config, state["round"]), 0,
                                  seed=s.seed + state["round"], home=home,
                                  progress=stage_reporter("train", len(tasks)),
-                                 warm_start_steps=s.warm_start_steps, new_tasks=len(targeted))
+                                 warm_start_steps=s.warm_start_steps)
     return {**out, "phase": "warm", "policy": str(result.checkpoint),
             "training": {"warm_checkpoint": str(result.checkpoint),
                          "warm_start": result.warm_start, "warm_seconds": result.seconds},
@@ -441,7 +441,7 @@ def train(state: EvolveState, config: RunnableConfig) -> dict[str, Any]:
     result = stages.train_policy(state["policy"], tasks, out_dir, s.train_steps,
                                  seed=s.seed + state["round"], home=home,
                                  progress=stage_reporter("train", len(tasks)),
-                                 warm_start_steps=s.warm_start_steps, new_tasks=len(targeted))
+                                 warm_start_steps=s.warm_start_steps)
     warm = before.get("warm_start") or result.warm_start
     return {"phase": "after", "policy": str(result.checkpoint),
             "train_tasks": list(dict.fromkeys([*state["train_tasks"], *targeted])),
