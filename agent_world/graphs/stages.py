@@ -68,14 +68,13 @@ def run_policy(policy: str, tasks: list[Task], home: str | Path, seed: int = 0,
 
 def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int,
                  seed: int = 0, home: str | Path | None = None,
-                 progress: Progress | None = None, warm_start_steps: int | None = 0,
-                 new_tasks: int = 0) -> TrainResult:
+                 progress: Progress | None = None, warm_start_steps: int | None = 0
+                 ) -> TrainResult:
     """Continue training `policy` with GRPO on `tasks` for `steps` steps; checkpoints land in
     `out_dir`, and a killed run resumes from the latest one there. `warm_start_steps` None:
     the policy model's default (`training.api.training_sizes`). `progress` hears
     {"step", "steps", "reward"} after every GRPO step and {"warm": True, "step", "steps",
-    "loss"} after every supervised warm-start step. The first `new_tasks` of `tasks` are GRPO's
-    first draws."""
+    "loss"} after every supervised warm-start step."""
     heard: dict[int, float] = {}  # step → call rate, for the report's training curves
 
     def on_step(st: Any) -> None:
@@ -87,7 +86,7 @@ def train_policy(policy: str, tasks: list[Task], out_dir: str | Path, steps: int
                ) if progress else None
     out = training_api.train(policy, tasks, out_dir=out_dir, steps=steps, seed=seed, home=home,
                              on_step=on_step, warm_start_steps=warm_start_steps,
-                             on_warm_step=on_warm, new_tasks=new_tasks)
+                             on_warm_step=on_warm)
     # the call rate each step was heard with joins its point of the reward curve
     return replace(out, curve=[{**p, "call_rate": heard[p["step"]]} if p.get("step") in heard
                                else dict(p) for p in out.curve])

@@ -232,12 +232,12 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         # one to set; without them the table's own key, an argument the arena adds
         params = [p.model_copy(update={"role": "eq"}) if p.role == "set" and p.required
                   and p.column and p.type != "object" else p for p in params]
-        if key is None and not any(p.required and p.role in ("eq", "ref") and p.type != "object"
-                                   for p in params):
-            params = _keyed(table, params)
-        return ToolPlan(name=tool_name, kind="delete", table=table.name, params=params,
+        plan = ToolPlan(name=tool_name, kind="delete", table=table.name, params=params,
                         children=children_of(spec, table), description=description,
                         source_tool=tool_name)
+        if key is None and not any(p.required for p in plan.key_matches()):
+            plan = plan.model_copy(update={"params": _keyed(table, params)})
+        return plan
     now = [c.name for c in table.columns if c.name in ("updated_at", "modified_at")]
     if target and (key is not None or not (set(words) & CREATE_VERBS)):
         if key is None:
