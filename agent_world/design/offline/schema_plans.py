@@ -312,6 +312,30 @@ def _usual(rows: list[dict[str, Any]], column: str) -> Any:
     return max(sorted(set(filled), key=str), key=filled.count)
 
 
+def _default_value(c: ColumnSpec, rows: list[dict[str, Any]], noun: str) -> Any:
+    """What a new record holds in a NOT NULL column its caller cannot name; None when
+    nothing sensible: the value every stored record has, a yes/no most records have, an
+    empty object, or the name an application gives a new thing ("Untitled item"). Never one
+    stored record's own text: Figma's create_child had named every new node after the first
+    stored one, and Monday's create_item given every item the first item's title."""
+    if c.type == "json":
+        return {}
+    if c.unique:
+        return None
+    values = [r.get(c.name) for r in rows]
+    if values and values[0] is not None and all(v == values[0] for v in values):
+        return values[0]
+    if c.type == "boolean":
+        return _usual(rows, c.name)
+    if c.name in _DEFAULT_NAMED and c.type == "text" and not c.foreign_key:
+        return f"Untitled {_words(noun)}"
+    return None
+
+
+# columns a new record gets a placeholder for when its creator says none
+_DEFAULT_NAMED = frozenset({"name", "title", "label", "display_name"})
+
+
 def create_plan(spec: EnvSpec, t: TableSpec, name: str,
                 params: list[ParamPlan] | None = None) -> ToolPlan | None:
     """Insert one row. Without `params` every settable column becomes an argument (required
@@ -380,12 +404,10 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
             # a listing by kind finds the new record
             fixed[c.name] = usual
         elif not c.nullable and c.default is None:
-            if c.type == "json":
-                fixed[c.name] = {}
-            elif rows and rows[0].get(c.name) is not None and not c.unique:
-                fixed[c.name] = rows[0][c.name]
-            else:
+            value = _default_value(c, rows, noun)
+            if value is None:
                 return None  # a NOT NULL column nobody can fill
+            fixed[c.name] = value
     unique = [c.name for c in t.columns if c.unique and not c.primary_key]
     groups = [list(g) for g in t.unique_together if set(g) <= named]
     if any(not set(g) <= named for g in t.unique_together):

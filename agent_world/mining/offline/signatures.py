@@ -357,7 +357,11 @@ _OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verb
                      r"result_length|sections|steps)|"
                      r"(?:temperature|wind_speed|precipitation|length|distance|pressure)_unit|"
                      # a placeholder a server declares for a tool without arguments
-                     r"no_param|random_string|placeholder|dummy|ignore|unused)$|"
+                     r"no_param|random_string|placeholder|dummy|ignore|unused|"
+                     # the order and shape of the answer (Discourse's asc, GitLab's unidiff)
+                     r"asc|desc|sort_dir|sort_direction|sort_field|order_direction|explain|"
+                     r"unidiff|pagination|detail_level|resolve_aliases|split_by_mode|"
+                     r"(?:color|date|time|number|export)_format)$|"
                      # a search over related records (Asana's assignee.any, followers.not):
                      # which records to match, not a field any record holds
                      r"^[a-z]\w*_(?:any|not)$")
@@ -370,7 +374,30 @@ _OPTION_SAID = re.compile(r"^\W*(?:(?:output|response|result|return|display) (?:
                           r"style|verbosity|detail)\b|the (?:command|parameters) to (?:execute|"
                           r"pass)\b.*\btool\b|the intent of\b|account (?:nickname|alias|email)"
                           r"(?:\(s\)|s)? to (?:use|query)\b|(?:alias|nickname|email) of the "
-                          r"(?:\w+ )?account to (?:use|target|query)\b)", re.I)
+                          r"(?:\w+ )?account to (?:use|target|query)\b|"
+                          # how much of a found record comes back, how a search matches, or
+                          # a trial run: arXiv's compact ("If true, return arXiv IDs only")
+                          # had become a column that every listing filtered on
+                          r"if (?:true|set),? (?:returns? (?:the )?(?:complete|full|entire|raw|"
+                          r"(?:\w+ )?ids? only|preview|effective)|only (?:validate|preview))\b|"
+                          r"(?:which fields to search|search mode)\b|"
+                          # the order, page and amount of detail of an answer, and its format
+                          # (Airtable's detailLevel, Datadog's sort_dir, GitLab's unidiff had
+                          # each become a column that the listing filtered on)
+                          r"(?:detail level|level of detail|pagination method|page number|"
+                          r"sort(?:ing)? (?:direction|field|order|ascending|descending)|"
+                          r"field to sort|(?:the )?(?:direction|order) to sort|"
+                          r"present\w* .*\bformat|\w+ value format|"
+                          r"include .* in (?:the )?(?:response|output|result)|"
+                          r"whether to (?:include|rerank|return|show|resolve)|"
+                          r"number of \w+ (?:per \w+ )?to include|"
+                          r"(?:automatically )?resolve \w+ aliases|"
+                          r"if provided, returns? only the (?:first|last) n|"
+                          r"include (?!only\b)|hide\b|whether to \w+|page size|"
+                          r"(?:the )?maximum number of \w+(?: \(\w+\))? to (?:return|fetch)|"
+                          r"(?:match|operation|facet|travel) mode|mode:|mode for\b|"
+                          r"output directory|file name to save|approximate response size|"
+                          r"return only (?:this part|component counts)|follow logs)\b)", re.I)
 # a router's selector: which operation the one tool performs ('manageApps(action, ...)')
 SELECTORS = frozenset({"action", "operation", "op", "subcommand", "sub_command"})
 _SELECTOR_SAID = re.compile(r"^\W*(?:the )?(?:action|operation)s? to (?:perform|take|run|"
