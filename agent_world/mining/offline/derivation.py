@@ -110,7 +110,6 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
     _hint_fields(m, hints)
 
     # (c) tools: primary entity, fields and relations
-    creates: dict[str, list[set[str]]] = defaultdict(list)  # entity -> what each create names
     for t in tools:
         tname = t.data["tool"]
         shape = shapes[tname]
@@ -161,21 +160,15 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
                 if w in VALUE_ATTRS:
                     primary.add(Col(w, VALUE_ATTRS[w]))
         said = {snake(i["argument"]) for i in infos}
-        primary.touched.clear()
         for info, r in zip(infos, roles, strict=True):
             field = new_value_field(snake(info["argument"]), said)
             if not shape.read and r.kind == "scalar" and field:
                 info = {**info, "argument": field}
             _apply_argument(m, primary, shape, info, r, creating, from_obj)
-        if creating and not shape.read and not any(i["type"] == "array" for i in infos):
-            # a batch create's items hold the fields, so it says nothing of what one needs
-            creates[primary.name].append(set(primary.touched))
         if shape.obj == REST_RESOURCE and any(snake(i["argument"]) == "path" for i in infos):
             _add_identifier(primary, "path", True, m)  # a REST resource is the one at its path
         if primary.kind != "activity":
             _output_fields(m, primary, tool_docs.get(tname))
-
-    _optional_unless_always_given(m, creates)
 
     # (e) states attributed to the entity they are said of
     attribute_states(m, evidence)
@@ -184,17 +177,6 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
 
     complete_model(m)
     return m
-
-
-def _optional_unless_always_given(m: DomainModel, creates: dict[str, list[set[str]]]) -> None:
-    """A field one create tool requires and another does not name is no field every record
-    has: Monday's create_timeline_item requires a title, a time and an activity, while
-    create_item makes an item from its name alone, and an item made so had been given the
-    first stored item's title. Declared fields keep what the source declares."""
-    for name, named in creates.items():
-        for col in m.entities[name].cols.values():
-            if not col.nullable and not col.declared and any(col.name not in n for n in named):
-                col.nullable = True
 
 
 def is_dto(name: str) -> bool:

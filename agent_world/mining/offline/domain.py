@@ -36,13 +36,11 @@ class Entity:
     wants_status: bool = False  # a status field without known values
     from_hint: bool = False  # documented by an entity hint (its fields are authoritative)
     declared_states: list[str] | None = None  # a status enum the source declares, as declared
-    touched: set[str] = field(default_factory=set)  # columns named since last cleared
 
     def add(self, col: Col) -> Col:
         # a field is keyed by its escaped name: a source field `from` reached as an argument
         # and as a declared field (already escaped to `from_`) is one column
         col.name = identifier(col.name, "col")
-        self.touched.add(col.name)
         have = self.cols.get(col.name)
         if have is None:
             self.cols[col.name] = col

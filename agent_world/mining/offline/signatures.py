@@ -393,9 +393,9 @@ _OPTION_SAID = re.compile(r"^\W*(?:(?:output|response|result|return|display) (?:
                           r"number of \w+ (?:per \w+ )?to include|"
                           r"(?:automatically )?resolve \w+ aliases|"
                           r"if provided, returns? only the (?:first|last) n|"
-                          r"include (?!only\b)|hide\b|whether to \w+|page size|"
+                          r"include (?!only\b)|hide\b|whether to (?:overwrite|autocorrect)|page size|"
                           r"(?:the )?maximum number of \w+(?: \(\w+\))? to (?:return|fetch)|"
-                          r"(?:match|operation|facet|travel) mode|mode:|mode for\b|"
+                          r"(?:match|operation|facet) mode|mode:|mode for\b|"
                           r"output directory|file name to save|approximate response size|"
                           r"return only (?:this part|component counts)|follow logs)\b)", re.I)
 # a router's selector: which operation the one tool performs ('manageApps(action, ...)')
