@@ -302,6 +302,16 @@ def _home_of(t: TableSpec, column: str) -> str | None:
 _BASE = re.compile(r"^(base|source|template|origin)_")
 
 
+def _named_kind(tool: str, col: ColumnSpec) -> Any:
+    """The one kind of an enum column the create tool's name says (Teams' send_chat_message
+    and send_channel_message write messages of scope 'chats' and 'channels'); None when its
+    name says none or several."""
+    words = set(tokens(tool))
+    said = [v for v in col.enum or [] if isinstance(v, str) and v
+            and set(map(singular, tokens(v))) <= words | {singular(w) for w in words}]
+    return said[0] if len(said) == 1 else None
+
+
 def _usual(rows: list[dict[str, Any]], column: str) -> Any:
     """The most common value of an enum column the stored records almost always fill (nine
     in ten); None for one filled only in some states (who cancelled an appointment)."""
@@ -399,6 +409,8 @@ def create_plan(spec: EnvSpec, t: TableSpec, name: str,
                     c, holder=bool(holds_of(spec, t.name))))
         elif _hold_flag(c):
             fixed[c.name] = False  # nothing holds a new record yet (a new slot is free)
+        elif c.enum and (kind := _named_kind(name, c)) is not None:
+            fixed[c.name] = kind  # send_chat_message writes a message of scope 'chats'
         elif c.enum and c.default is None and (usual := _usual(rows, c.name)) is not None:
             # a kind every record has (a branch is local or remote): the usual one, so that
             # a listing by kind finds the new record

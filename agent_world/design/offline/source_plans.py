@@ -166,11 +166,19 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
                          or _status_for(words, status)) and bool(set(words) & PLAN_READ_VERBS)
     params: list[ParamPlan] = []
     used: set[str] = set()
-    is_create = not read_only and bool(set(words) & CREATE_VERBS) and not _status_for(words,
-                                                                                    status)
+    # the first verb of its name says what it does: update_issue and delete_cycle_issue do
+    # not issue anything
+    first = next((w for w in words if w in VERBS or w in CREATE_VERBS or w in UPDATE_VERBS),
+                 None)
+    is_create = not read_only and first in CREATE_VERBS and not _status_for(words, status)
     for arg, info in (entry.get("arguments") or {}).items():
         if is_create and info.get("role") == "reference" and info.get("table") == table.name:
             info = own_reference(table, info)
+            if info["role"] == "control" and info.get("required"):
+                # it must be told records of its own table, which an insert would drop:
+                # Plane's add_module_issues(issues) files existing issues under a module,
+                # update_issue(issue_id) edits one ("issue" read as a verb)
+                return None
         p = _source_param(spec, table, arg, info, read_only, words)
         if not read_only and p.required and p.role == "ignore" \
                 and info.get("role") == "reference":
@@ -258,6 +266,10 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         return None  # mute_host(hostname) had inserted a host: no record to insert
     if not is_create and makes_nothing(words):
         return None  # kill_process(pid), figma_reconnect(), check_alerts(topic) had inserted
+    if not is_create and first is not None and len(words) > 2 and words[-1] == table.name:
+        # a verb that makes nothing, said of the table's own records by their plural:
+        # transfer_cycle_issues moves issues from one cycle to another, it inserts none
+        return None
     creating = [p.model_copy(update={"role": "set"}) if p.role == "eq" else p for p in params]
     if entry.get("arguments") and not any(p.role in ("set", "ref") for p in creating) and \
             not set(words) & PLAIN_CREATES:

@@ -110,6 +110,7 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
     _hint_fields(m, hints)
 
     # (c) tools: primary entity, fields and relations
+    parents_named: dict[str, list[set[str]]] = defaultdict(list)  # entity -> per create tool
     for t in tools:
         tname = t.data["tool"]
         shape = shapes[tname]
@@ -160,15 +161,22 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
                 if w in VALUE_ATTRS:
                     primary.add(Col(w, VALUE_ATTRS[w]))
         said = {snake(i["argument"]) for i in infos}
+        required_fks: set[str] = set()
         for info, r in zip(infos, roles, strict=True):
             field = new_value_field(snake(info["argument"]), said)
             if not shape.read and r.kind == "scalar" and field:
                 info = {**info, "argument": field}
-            _apply_argument(m, primary, shape, info, r, creating, from_obj)
+            linked = _apply_argument(m, primary, shape, info, r, creating, from_obj)
+            if linked is not None and creating and info["required"]:
+                required_fks.add(linked)
+        if creating:
+            parents_named[primary.name].append(required_fks)
         if shape.obj == REST_RESOURCE and any(snake(i["argument"]) == "path" for i in infos):
             _add_identifier(primary, "path", True, m)  # a REST resource is the one at its path
         if primary.kind != "activity":
             _output_fields(m, primary, tool_docs.get(tname))
+
+    _alternative_parents(m, parents_named)
 
     # (e) states attributed to the entity they are said of
     attribute_states(m, evidence)
@@ -186,9 +194,29 @@ def is_dto(name: str) -> bool:
         "error", "errors", "problem", "exception", "dto")))
 
 
+def _alternative_parents(m: DomainModel, parents_named: dict[str, list[set[str]]]) -> None:
+    """A record made under one parent or another is made under either: Shortcut's comment on
+    a story (stories-create-comment) or on an epic (epics-create-comment), Teams' message in
+    a channel or in a chat. Two creates of one entity that each require a parent the other
+    does not name make both parents optional; required in both, no create of a story comment
+    could run (it had no epic to give)."""
+    for name, named in parents_named.items():
+        ent = m.entities.get(name)
+        if ent is None:
+            continue
+        for one in named:
+            for other in named:
+                if one - other and other - one:
+                    for col in (one - other) | (other - one):
+                        c = ent.cols.get(col)
+                        if c is not None and not c.declared:
+                            c.nullable = True
+
+
 def _apply_argument(m: DomainModel, primary: Entity, shape: ToolShape, info: dict[str, Any],
-                    r: ArgRole, creating: bool, from_obj: bool) -> None:
-    """Step 4 for one argument of a tool whose primary entity is `primary`."""
+                    r: ArgRole, creating: bool, from_obj: bool) -> str | None:
+    """Step 4 for one argument of a tool whose primary entity is `primary`; the foreign key
+    of `primary` it links, if any."""
     required = bool(info["required"]) and creating
     arg = snake(info["argument"]) or "value"
     if singular(arg) == primary.name and r.kind in ("filter", "scalar") and \
@@ -222,6 +250,8 @@ def _apply_argument(m: DomainModel, primary: Entity, shape: ToolShape, info: dic
         m.link(primary, col, target, required, info["description"])
         if r.ident:
             _add_identifier(m.entities[target], r.ident, False, m)
+        linked = primary.cols.get(identifier(col, "col"))
+        return linked.name if linked is not None and linked.fk == target else None
     elif r.kind == "array":
         items = info.get("items") or {}
         if singular(arg) == primary.name and items.get("type") == "object" and \

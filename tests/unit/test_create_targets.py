@@ -1,0 +1,62 @@
+"""Which source writes are inserts: a record made under one parent or another, a verb read
+from the front of a name, and writes that act on records that already exist."""
+
+from __future__ import annotations
+
+import warnings
+
+from agent_world.design.offline.source_plans import plan_tools
+from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.sources import read_source
+from agent_world.mining.sources.harvest_corpus import corpus_sources
+
+
+def _plans(server: str):
+    ref = next(r for r in corpus_sources() if r.name == server)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+    plans, unbuilt = plan_tools(spec)
+    return spec, {p.source_tool: p for p in plans if p.source_tool}, unbuilt
+
+
+def test_a_record_made_under_one_parent_or_another_is_made_under_either():
+    """Shortcut comments on stories and on epics: each create requires its own parent, so
+    neither parent may be required of every comment (no story comment could be written)."""
+    spec, plans, unbuilt = _plans("shortcut")
+    comments = spec.table("comments")
+    assert comments.column("story_public_id").nullable
+    assert comments.column("epic_public_id").nullable
+    for tool, parent in (("stories_create_comment", "story_public_id"),
+                         ("epics_create_comment", "epic_public_id")):
+        plan = plans[tool]
+        assert plan.kind == "create" and plan.table == "comments", unbuilt.get(tool)
+        assert any(p.column == parent and p.required for p in plan.params)
+
+
+def test_a_message_is_written_where_its_tool_says():
+    """Teams' send_chat_message wrote messages of scope 'channels' (the usual kind): the kind
+    its name says wins."""
+    spec, plans, _ = _plans("teams")
+    assert plans["send_chat_message"].fixed.get("scope") == "chats"
+    assert plans["send_channel_message"].fixed.get("scope") == "channels"
+
+
+def test_the_first_verb_of_a_name_says_what_it_does():
+    """'issue' is a verb (issue a book) but update_issue edits an issue: it had been an insert
+    whose issue id went unused."""
+    for server in ("plane", "sentry"):
+        _, plans, unbuilt = _plans(server)
+        plan = plans.get("update_issue")
+        assert plan is not None, unbuilt.get("update_issue")
+        assert plan.kind == "update"
+        assert any(p.role == "key" for p in plan.params)
+
+
+def test_a_write_on_existing_records_is_no_insert():
+    """Plane's add_module_issues(issues) files existing issues under a module and
+    transfer_cycle_issues moves them between cycles: an insert had made a blank issue."""
+    _, plans, unbuilt = _plans("plane")
+    for tool in ("add_module_issues", "add_cycle_issues", "transfer_cycle_issues"):
+        assert tool not in plans and tool in unbuilt
+    assert plans["create_issue"].kind == "create"
