@@ -60,3 +60,12 @@ def test_a_write_on_existing_records_is_no_insert():
     for tool in ("add_module_issues", "add_cycle_issues", "transfer_cycle_issues"):
         assert tool not in plans and tool in unbuilt
     assert plans["create_issue"].kind == "create"
+
+
+def test_a_tool_that_looks_at_what_exists_inserts_nothing():
+    """OpenSearch's IndexMappingTool ("Retrieves index mapping ...") and Z.ai's analyze_video
+    name no writing verb: each had inserted a record per call."""
+    for server, tool in (("opensearch", "IndexMappingTool"), ("z-ai", "analyze_video")):
+        _, plans, unbuilt = _plans(server)
+        plan = plans.get(tool)
+        assert plan is None or not plan.write, (server, tool, plan.kind)

@@ -68,14 +68,21 @@ def only_reads(source: str, entry: dict[str, Any], plan: ToolPlan | None) -> boo
     if plan is not None:
         return not plan.write
     words = tokens(source)
-    verb = next((w for w in words if w in VERBS or w in _INSPECTS), None)
-    return bool(entry.get("read_only")) or reads_by_name(words) or verb in _INSPECTS or \
+    verb = next((w for w in words if w in VERBS or w in INSPECTS), None)
+    return bool(entry.get("read_only")) or reads_by_name(words) or verb in INSPECTS or \
         reads_by_description(entry.get("description") or "") or not set(words) & WRITE_VERBS
+
+
+def first_verb(words: list[str]) -> str | None:
+    """The first word of a tool's name that is a verb (update_issue: 'update', not the
+    'issue' of issuing a book)."""
+    return next((w for w in words if w in VERBS or w in CREATE_VERBS or w in UPDATE_VERBS
+                 or w in INSPECTS), None)
 
 
 # verbs that look at what exists and change none of it (Hotels' compare_hotels, ripgrep's
 # count-matches, the IaC server's validate_cloudformation_template)
-_INSPECTS = frozenset({"compare", "count", "validate", "verify", "check", "troubleshoot",
+INSPECTS = frozenset({"compare", "count", "validate", "verify", "check", "troubleshoot",
                        "diagnose", "resolve", "expand", "scrape", "search", "analyze",
                        "analyse", "explain", "inspect", "preview", "estimate", "calculate",
                        "select"})

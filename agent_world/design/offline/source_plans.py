@@ -30,11 +30,13 @@ from agent_world.design.offline.plans import (
 from agent_world.design.offline.schema_plans import Owned, create_plan, schema_plans
 from agent_world.design.offline.source_acts import (
     CREATE_VERBS,
+    INSPECTS,
     PLAIN_CREATES,
     UPDATE_VERBS,
     acts_on_existing,
     call_logs,
     echoes_its_calls,
+    first_verb,
     makes_nothing,
     only_reads,
     reads_a_record_it_does_not_name,
@@ -62,7 +64,7 @@ from agent_world.mining.offline.signatures import (
 from agent_world.mining.offline.vocabulary import (
     DELETE_VERBS,
     READ_VERBS,
-    VERBS,
+    WRITE_VERBS,
 )
 
 _PLAIN_ROLES = frozenset({"key", "eq", "like", "ge", "le", "ref", "set", "limit", "ignore"})
@@ -157,9 +159,12 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         # get_paper_latex_section was planned as an update that moved the section; with no
         # hint, Backlog's get_issue and Plane's get_issue_comments were inserts ('issue')
         read_only = True
-    elif read_only is None and not set(words) & VERBS and reads_by_description(desc):
-        # a name with no verb, described as a read: Terraform's providerDetails ("Get
-        # detailed information about a provider") had inserted a provider per call
+    elif read_only is None and not set(words) & WRITE_VERBS and (
+            reads_by_description(desc) or first_verb(words) in INSPECTS):
+        # a name with no writing verb, described as a read or looking at what exists:
+        # Terraform's providerDetails ("Get detailed information about a provider"),
+        # OpenSearch's IndexMappingTool ("Retrieves index mapping") and analyze_video had
+        # inserted a record per call
         read_only = True
     if read_only is None:
         read_only = not (set(words) & (CREATE_VERBS | DELETE_VERBS | set(VERB_STATUS))
@@ -168,8 +173,7 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     used: set[str] = set()
     # the first verb of its name says what it does: update_issue and delete_cycle_issue do
     # not issue anything
-    first = next((w for w in words if w in VERBS or w in CREATE_VERBS or w in UPDATE_VERBS),
-                 None)
+    first = first_verb(words)
     is_create = not read_only and first in CREATE_VERBS and not _status_for(words, status)
     for arg, info in (entry.get("arguments") or {}).items():
         if is_create and info.get("role") == "reference" and info.get("table") == table.name:
