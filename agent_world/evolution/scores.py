@@ -58,7 +58,7 @@ def _dataset(client: Client, name: str, tasks: list[Task]) -> Any:
             "id": str(_id(name, t.id)),
             "inputs": {"instruction": t.instruction, "env": t.env_name,
                        "tools": sorted(t.tool_view) or None},
-            "outputs": {"reference_answer": t.reference_answer,
+            "reference_outputs": {"reference_answer": t.reference_answer,
                         "gold_tools": [c.tool for c in t.chain]},
             "metadata": {"task_id": t.id, "env_name": t.env_name, "kind": t.kind,
                          "level": t.difficulty.level}} for t in new])
@@ -110,7 +110,10 @@ def _publish(evaluation_id: str, dataset: str, tasks: list[Task],
         scores = {"reward": traj.reward, "passed": float(a.passed),
                   **{k: float(v) for k, v in traj.reward_components.items()}}
         for key, value in scores.items():
-            client.create_feedback(run_id, key, score=value,
+            # each attempt is its own trace, in the experiment's project (feedback without
+            # the project is deprecated by LangSmith)
+            client.create_feedback(run_id, key, score=value, trace_id=run_id,
+                                   session_id=project.id,
                                    feedback_id=_id(evaluation_id, a.trajectory_id, key),
                                    comment=a.error_class if key == "passed" else None)
     base = f"{getattr(client, '_host_url', '') or ''}/o/{project.tenant_id}/datasets/{ds.id}"
