@@ -31,6 +31,7 @@ from agent_world.mining.offline.evidence import argument_info, tool_arguments
 from agent_world.mining.offline.naming import plural, singular, snake
 from agent_world.mining.offline.schema_examples import schema_shape
 from agent_world.mining.offline.signatures import (
+    ID_KINDS,
     is_option,
     namespace_prefix,
     new_value_field,
@@ -243,6 +244,10 @@ def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec
         ident = ident or (ALIASES[base][1] or "")
     parts = base.split("_")
     candidates += ["_".join(parts[i:]) for i in range(1, len(parts))]  # source_timezone
+    if len(parts) > 1 and parts[-1] in ID_KINDS:
+        # epicPublicId names an epic by its public id: not the comments' epic_public_id
+        # column, which had made Shortcut's epics-get-by-id a listing that ignored its id
+        candidates.insert(1, "_".join(parts[:-1]))
     for cand in candidates:
         target = _table_for_noun(singular(cand), tables)
         if target is None:

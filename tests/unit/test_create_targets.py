@@ -69,3 +69,14 @@ def test_a_tool_that_looks_at_what_exists_inserts_nothing():
         _, plans, unbuilt = _plans(server)
         plan = plans.get(tool)
         assert plan is None or not plan.write, (server, tool, plan.kind)
+
+
+def test_a_public_id_names_the_record_itself():
+    """Shortcut's epics-get-by-id(epicPublicId) had its id bound to the comments'
+    epic_public_id column, and was planned as a listing that ignored the id."""
+    _, plans, _ = _plans("shortcut")
+    for tool in ("epics_get_by_id", "stories_get_by_id", "iterations_get_by_id"):
+        plan = plans[tool]
+        assert plan.kind == "get"
+        key = next(p for p in plan.params if p.role == "key")
+        assert key.column == "id" and key.required

@@ -397,7 +397,13 @@ _OPTION_SAID = re.compile(r"^\W*(?:(?:output|response|result|return|display) (?:
                           r"(?:the )?maximum number of \w+(?: \(\w+\))? to (?:return|fetch)|"
                           r"(?:match|operation|facet) mode|mode:|mode for\b|"
                           r"output directory|file name to save|approximate response size|"
-                          r"return only (?:this part|component counts)|follow logs)\b)", re.I)
+                          r"return only (?:this part|component counts|the match count)|"
+                          r"follow logs|"
+                          # how the call is made, not what it finds or writes: NotebookLM's
+                          # show_browser had become a column every audio listing filtered on
+                          r"return all fields|returns? (?:summary )?statistics|"
+                          r"show (?:the )?browser|run in headless|use user (?:access token|identity)|"
+                          r"enable streaming|if true, block until|wait for the \w+ to)\b)", re.I)
 # a router's selector: which operation the one tool performs ('manageApps(action, ...)')
 SELECTORS = frozenset({"action", "operation", "op", "subcommand", "sub_command"})
 _SELECTOR_SAID = re.compile(r"^\W*(?:the )?(?:action|operation)s? to (?:perform|take|run|"
@@ -415,7 +421,7 @@ def is_option(name: str, description: str = "", enum: list[Any] | None = None) -
 
 
 # kinds of identifier a name can say before its id word: the id of the record still
-_ID_KINDS = {"public", "external", "internal", "global", "unique"}
+ID_KINDS = {"public", "external", "internal", "global", "unique"}
 
 
 def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
@@ -435,7 +441,7 @@ def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
     role = None
     if len(toks) > 1 and toks[0] in ROLE_PREFIXES:
         role, toks = toks[0], toks[1:]
-    if len(toks) > 2 and toks[-1] in ID_SUFFIXES and toks[-2] in _ID_KINDS:
+    if len(toks) > 2 and toks[-1] in ID_SUFFIXES and toks[-2] in ID_KINDS:
         toks = [*toks[:-2], toks[-1]]  # Shortcut's storyPublicId: a story's id
     last = toks[-1]
     if jtype == "array":
