@@ -80,3 +80,13 @@ def test_a_public_id_names_the_record_itself():
         assert plan.kind == "get"
         key = next(p for p in plan.params if p.role == "key")
         assert key.column == "id" and key.required
+
+
+def test_a_create_names_its_own_record():
+    """n8n's create_workflow(name: "Workflow name") had no name column to write: the name was
+    read as a reference to a workflow and bound to nothing."""
+    for server, tool, table in (("n8n", "n8n_create_workflow", "workflows"),
+                                ("hostinger", "ecommerce_createADiscountV1", "discounts")):
+        _, plans, _ = _plans(server)
+        name = next(p for p in plans[tool].params if p.name == "name")
+        assert (name.role, name.column) == ("set", "name") and plans[tool].table == table

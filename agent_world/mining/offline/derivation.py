@@ -234,7 +234,11 @@ def _apply_argument(m: DomainModel, primary: Entity, shape: ToolShape, info: dic
                                 "integer", fk=target, description=info["description"]))
             elif r.ident:
                 _add_identifier(primary, r.ident, required, m)
-            return
+            elif r.via == "description" and creating and arg in _LABELS:
+                # "Workflow name" of create_workflow(name) is the new workflow's own name (no
+                # column had held it, and the argument was bound to the project's name)
+                _scalar(primary, arg, info, required)
+            return None
         related = any(c.fk == target for c in primary.cols.values()) or \
             f"{primary.name}_{plural(target)}" in m.entities or \
             f"{target}_{plural(primary.name)}" in m.entities
