@@ -59,7 +59,7 @@ def _dataset(client: Client, name: str, tasks: list[Task]) -> Any:
             "inputs": {"instruction": t.instruction, "env": t.env_name,
                        "tools": sorted(t.tool_view) or None},
             "reference_outputs": {"reference_answer": t.reference_answer,
-                        "gold_tools": [c.tool for c in t.chain]},
+                                  "gold_tools": [c.tool for c in t.chain]},
             "metadata": {"task_id": t.id, "env_name": t.env_name, "kind": t.kind,
                          "level": t.difficulty.level}} for t in new])
     return ds

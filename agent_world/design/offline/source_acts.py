@@ -83,9 +83,9 @@ def first_verb(words: list[str]) -> str | None:
 # verbs that look at what exists and change none of it (Hotels' compare_hotels, ripgrep's
 # count-matches, the IaC server's validate_cloudformation_template)
 INSPECTS = frozenset({"compare", "count", "validate", "verify", "check", "troubleshoot",
-                       "diagnose", "resolve", "expand", "scrape", "search", "analyze",
-                       "analyse", "explain", "inspect", "preview", "estimate", "calculate",
-                       "select"})
+                      "diagnose", "resolve", "expand", "scrape", "search", "analyze",
+                      "analyse", "explain", "inspect", "preview", "estimate", "calculate",
+                      "select"})
 
 
 # verbs whose call makes no record: it acts on a connection, a process or what exists, or
