@@ -90,3 +90,13 @@ def test_a_create_names_its_own_record():
         _, plans, _ = _plans(server)
         name = next(p for p in plans[tool].params if p.name == "name")
         assert (name.role, name.column) == ("set", "name") and plans[tool].table == table
+
+
+def test_a_write_never_finds_its_record_by_the_value_it_sets():
+    """MongoDB's rename_collection(newName) and Roblox's rename_object(newName) had found
+    the record to rename by its new name."""
+    for server, tool in (("mongodb", "rename_collection"), ("roblox-studio", "rename_object")):
+        _, plans, _ = _plans(server)
+        plan = plans.get(tool)
+        assert plan is None or not any(p.role == "key" and p.name == "newName"
+                                       for p in plan.params), (server, tool)

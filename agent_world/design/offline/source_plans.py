@@ -228,11 +228,14 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         # a write told which record by a unique field of it (a REST resource's path): that
         # field finds the record, it is not a value to set
         named = name_column(table)
-        key = next((p for p in params if p.role == "set" and p.column
-                    and table.column(p.column).unique), None) or next(
+        # never by the value it sets: rename_symbol_strict(new_name) had found its symbol by
+        # the new name
+        finders = [p for p in params if p.role == "set" and p.column
+                   and not snake(p.name).startswith("new_")]
+        key = next((p for p in finders if table.column(p.column).unique), None) or next(
             # or by the name it is known by, when the source requires it (a Helm release
             # uninstalled by its name): the first record of that name, as `_row` finds it
-            (p for p in params if p.role == "set" and p.required and named is not None
+            (p for p in finders if p.required and named is not None
              and p.column == named.name), None)
         if key is not None:
             key = key.model_copy(update={"role": "key"})
