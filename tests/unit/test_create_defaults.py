@@ -3,24 +3,10 @@ shape an answer rather than pick records."""
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
-from agent_world.design.offline.source_plans import plan_tools
-from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.signatures import is_option
-from agent_world.mining.sources import read_source
-from agent_world.mining.sources.harvest_corpus import corpus_sources
-
-
-def _plans(server: str):
-    ref = next(r for r in corpus_sources() if r.name == server)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
-    plans, unbuilt = plan_tools(spec)
-    return spec, {p.source_tool: p for p in plans if p.source_tool}, unbuilt
+from tests.unit.corpus_plans import corpus_plans as _plans
 
 
 def test_a_create_copies_no_stored_record_s_values():
