@@ -27,6 +27,7 @@ from agent_world.design.offline.plans import (
     pk_column,
     status_column,
 )
+from agent_world.design.offline.raw_coverage import fallback_coverage
 from agent_world.design.offline.schema_plans import Owned, create_plan, schema_plans
 from agent_world.design.offline.source_acts import (
     CREATE_VERBS,
@@ -49,7 +50,6 @@ from agent_world.design.offline.source_acts import (
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import (
-    plural,
     safe_name,
     singular,
     snake,
@@ -584,28 +584,4 @@ def contract_plan(spec: EnvSpec, name: str, entry: dict[str, Any]) -> ToolPlan |
                     source_tool=name, contract=contract)
 
 
-def fallback_coverage(spec: EnvSpec) -> dict[str, Any]:
-    """A coverage map from the theme's raw tool descriptions when the mined spec has none:
-    each 'name: description' line mapped to the table its name's nouns point at."""
-    tables = {t.name for t in spec.tables}
-    tools: dict[str, Any] = {}
-    for line in spec.theme.raw_descriptions:
-        name, _, desc = line.partition(":")
-        name = name.strip()
-        if not name.isidentifier():
-            continue
-        table = None
-        for w in reversed(tokens(name)):
-            for cand in (plural(w), w, plural(singular(w))):
-                if cand in tables:
-                    table = cand
-                    break
-            if table:
-                break
-        tools[name] = {"table": table, "read_only": None, "description": desc.strip(),
-                       "arguments": {}, "covered": table is not None,
-                       "missing": [] if table else ["no table holds what the tool acts on"]}
-    return {"tools": tools}
-
-
-__all__ = ["contract_plan", "fallback_coverage", "plan_tools", "source_plan"]
+__all__ = ["contract_plan", "plan_tools", "source_plan"]
