@@ -38,6 +38,14 @@ def test_a_create_copies_no_stored_record_s_values():
     ("unidiff", "Present diffs in the unified diff format."),
     ("row_limit", "Maximum number of rows to return (up to 25,000)"),
     ("stats", "Include commit stats"),
+    ("show_browser", "Show browser window for debugging (simple version)."),
+    ("full", "Return all fields (default: slim)"),
+    ("search_depth", "How thoroughly to search. \"shallow\" = direct recommendations only"),
+    ("depth", "Limit the depth of the snapshot tree"),
+    ("filename", "Save results to a file instead of returning them in the response."),
+    ("model", "Optional response shape override."),
+    ("gl", "Optional region code for search results in ISO 3166-1 alpha-2 format"),
+    ("country", "Boost search results from a specific country."),
 ])
 def test_an_argument_that_shapes_the_answer_is_an_option(name, description):
     assert is_option(name, description)
@@ -47,6 +55,9 @@ def test_an_argument_that_shapes_the_answer_is_an_option(name, description):
     ("created_after", "Include only predictions created at or after this date-time."),
     ("status", "The status of incidents to include"),
     ("archived", "If true, returns only archived projects"),
+    ("summary", "Summary of the issue"),
+    ("country", "Country of the customer"),
+    ("depth", "Depth of the water at the station"),
 ])
 def test_an_argument_that_picks_records_is_no_option(name, description):
     assert not is_option(name, description)

@@ -403,7 +403,16 @@ _OPTION_SAID = re.compile(r"^\W*(?:(?:output|response|result|return|display) (?:
                           # show_browser had become a column every audio listing filtered on
                           r"return all fields|returns? (?:summary )?statistics|"
                           r"show (?:the )?browser|run in headless|use user (?:access token|identity)|"
-                          r"enable streaming|if true, block until|wait for the \w+ to)\b)", re.I)
+                          r"enable streaming|if true, block until|wait for the \w+ to|"
+                          # how deep or how widely a search or crawl goes, where its answer is
+                          # saved and how it is shaped (Apple Docs' searchDepth had become a
+                          # column its similar-API listing filtered on)
+                          r"how thoroughly to|(?:the|max(?:imum)?) depth of the|limit the depth|"
+                          r"defines the degree of|save \w+ to a file|(?:optional )?response shape|"
+                          r"how to handle existing|prefix prepended|whether to export|"
+                          r"boost (?:search )?results|the format of the|"
+                          r"(?:optional )?(?:region|language|country) code for (?:search )?"
+                          r"results)\b)", re.I)
 # a router's selector: which operation the one tool performs ('manageApps(action, ...)')
 SELECTORS = frozenset({"action", "operation", "op", "subcommand", "sub_command"})
 _SELECTOR_SAID = re.compile(r"^\W*(?:the )?(?:action|operation)s? to (?:perform|take|run|"
