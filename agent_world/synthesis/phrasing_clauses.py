@@ -298,7 +298,7 @@ def _step_clause(spec: EnvSpec, plan: Plan, i: int, rng: random.Random,
             if k == "id":  # "pull up appointment 16", not "... whose id is 16"
                 return f"{verb} {ent} {value_text(v).strip(chr(39))}{tail}" + (
                     f" among the {what}" if after and not tail else "")
-            picked = which(k, v, key_kind(spec, step.tool, k))
+            picked = which(k, v, key_kind(spec, step.tool, k), own=ent)
             if runs_sql(spec, step.tool) and "query" in given:
                 # "run the query SELECT ... and find the row whose email is ...", not "search
                 # the queries for 'SELECT ...'"

@@ -284,9 +284,16 @@ def by_key(field: str, value: Any, kind: str | None) -> str | None:
         f"{noun(field)} {value_text(value)}"
 
 
-def which(field: str, value: Any, kind: str | None = None) -> str:
+# words before `name` that still say the record's own name ("display_name")
+_OWN_NAME_WORDS = frozenset({"display", "full", "first", "last", "given", "short", "long",
+                             "nick", "legal", "friendly", "common", "human", "official",
+                             "canonical", "public"})
+
+
+def which(field: str, value: Any, kind: str | None = None, own: str | None = None) -> str:
     """The words that single out a list element: "whose fare class is business". `kind`: the
-    record a key names, where the caller knows it (`by_key`)."""
+    record a key names, where the caller knows it (`by_key`); `own`: the kind of record
+    singled out, where the caller knows it (a run's `preset_name` names its preset)."""
     acted = by_key(field, value, kind)
     if acted is not None:
         return acted
@@ -299,8 +306,13 @@ def which(field: str, value: Any, kind: str | None = None) -> str:
         return f"with {value} {' '.join(words[:-1] + [singular_word(words[-1])] if value == 1 else words)}"
     if r == "name" and len(words) > 1 and words[0] in _MAKERS:
         return f"by {say(field, value)}"  # "the commits by Jeffrey Luna", never "named" him
-    own = not (len(words) > 1 and words[0] in _NAMES_OF_OTHERS)
-    if r == "name" and own or field in ("name", "title"):
+    own_name = not (len(words) > 1 and words[0] in _NAMES_OF_OTHERS)
+    if own is not None and len(words) > 1 and words[-1] == "name" and \
+            not set(words[:-1]) & (set(split_words(own)) | _OWN_NAME_WORDS):
+        # "the run named orders-service" had picked the run whose preset was so named, and
+        # its answer was the run's own name, another one
+        own_name = False
+    if r == "name" and own_name or field in ("name", "title"):
         # the record's own name; a `field_name` of a change log names something else
         return f"named {say(field, value)}" if field != "title" else \
             f"titled {say(field, value)}"

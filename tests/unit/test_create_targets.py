@@ -1,8 +1,10 @@
 """Which source writes are inserts: a record made under one parent or another, a verb read
-from the front of a name, and writes that act on records that already exist."""
+from the front of a name, and writes that act on records that already exist; and which
+names name the record a task singles out."""
 
 from __future__ import annotations
 
+from agent_world.synthesis.phrasing_values import which
 from tests.unit.corpus_plans import corpus_plans as _plans
 
 
@@ -86,3 +88,12 @@ def test_a_write_never_finds_its_record_by_the_value_it_sets():
         plan = plans.get(tool)
         assert plan is None or not any(p.role == "key" and p.name == "newName"
                                        for p in plan.params), (server, tool)
+
+
+def test_a_name_of_another_thing_does_not_name_the_record():
+    """A digitalocean task asked for "the run named orders-service" (its preset_name) and
+    answered with the run's own name, another one."""
+    assert which("preset_name", "orders-service", None, own="run") == \
+        "whose preset name is orders-service"
+    assert which("branch_name", "main", None, own="branch") == "named main"
+    assert which("display_name", "Bob", None, own="user") == "named Bob"
