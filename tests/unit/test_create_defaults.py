@@ -46,6 +46,8 @@ def test_a_create_copies_no_stored_record_s_values():
     ("model", "Optional response shape override."),
     ("gl", "Optional region code for search results in ISO 3166-1 alpha-2 format"),
     ("country", "Boost search results from a specific country."),
+    ("next_page_token", "Token for the next page of results"),
+    ("page_offset", "Offset of the page"),
 ])
 def test_an_argument_that_shapes_the_answer_is_an_option(name, description):
     assert is_option(name, description)
