@@ -51,9 +51,11 @@ def test_a_write_on_existing_records_is_no_insert():
 
 
 def test_a_tool_that_looks_at_what_exists_inserts_nothing():
-    """OpenSearch's IndexMappingTool ("Retrieves index mapping ...") and Z.ai's analyze_video
-    name no writing verb: each had inserted a record per call."""
-    for server, tool in (("opensearch", "IndexMappingTool"), ("z-ai", "analyze_video")):
+    """OpenSearch's IndexMappingTool ("Retrieves index mapping ..."), Z.ai's analyze_video and
+    Tavily's tavily_map ("Map a website's structure") name no writing verb: each had
+    inserted a record per call."""
+    for server, tool in (("opensearch", "IndexMappingTool"), ("z-ai", "analyze_video"),
+                         ("tavily", "tavily_map")):
         _, plans, unbuilt = _plans(server)
         plan = plans.get(tool)
         assert plan is None or not plan.write, (server, tool, plan.kind)

@@ -85,7 +85,7 @@ def first_verb(words: list[str]) -> str | None:
 INSPECTS = frozenset({"compare", "count", "validate", "verify", "check", "troubleshoot",
                       "diagnose", "resolve", "expand", "scrape", "search", "analyze",
                       "analyse", "explain", "inspect", "preview", "estimate", "calculate",
-                      "select"})
+                      "select", "crawl", "map", "audit"})
 
 
 # verbs whose call makes no record: it acts on a connection, a process or what exists, or
