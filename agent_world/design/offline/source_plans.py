@@ -60,6 +60,7 @@ from agent_world.mining.offline.signatures import (
     RESULT_COLUMNS,
     SELECTORS,
     is_option,
+    new_value_field,
 )
 from agent_world.mining.offline.vocabulary import (
     DELETE_VERBS,
@@ -151,6 +152,9 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
             or keyword.iskeyword(tool_name):  # plan_tools passes `tool_identifier` names
         return None
     words = _verb_tokens(tool_name)
+    # the first verb of its name says what it does: update_issue and delete_cycle_issue do
+    # not issue anything
+    first = first_verb(words)
     status = status_column(table)
     read_only = entry.get("read_only")
     desc = " ".join(str(entry.get("description") or "").split())[:400]
@@ -160,7 +164,7 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         # hint, Backlog's get_issue and Plane's get_issue_comments were inserts ('issue')
         read_only = True
     elif read_only is None and not set(words) & WRITE_VERBS and (
-            reads_by_description(desc) or first_verb(words) in INSPECTS):
+            reads_by_description(desc) or first in INSPECTS):
         # a name with no writing verb, described as a read or looking at what exists:
         # Terraform's providerDetails ("Get detailed information about a provider"),
         # OpenSearch's IndexMappingTool ("Retrieves index mapping") and analyze_video had
@@ -171,9 +175,6 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
                          or _status_for(words, status)) and bool(set(words) & PLAN_READ_VERBS)
     params: list[ParamPlan] = []
     used: set[str] = set()
-    # the first verb of its name says what it does: update_issue and delete_cycle_issue do
-    # not issue anything
-    first = first_verb(words)
     is_create = not read_only and first in CREATE_VERBS and not _status_for(words, status)
     for arg, info in (entry.get("arguments") or {}).items():
         if is_create and info.get("role") == "reference" and info.get("table") == table.name:
@@ -231,7 +232,7 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         # never by the value it sets: rename_symbol_strict(new_name) had found its symbol by
         # the new name
         finders = [p for p in params if p.role == "set" and p.column
-                   and not snake(p.name).startswith("new_")]
+                   and new_value_field(snake(p.name), frozenset()) is None]
         key = next((p for p in finders if table.column(p.column).unique), None) or next(
             # or by the name it is known by, when the source requires it (a Helm release
             # uninstalled by its name): the first record of that name, as `_row` finds it

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from itertools import combinations
 from typing import Any
 
 from agent_world.mining.coverage import _output_fields as fields_of
@@ -204,13 +205,12 @@ def _alternative_parents(m: DomainModel, parents_named: dict[str, list[set[str]]
         ent = m.entities.get(name)
         if ent is None:
             continue
-        for one in named:
-            for other in named:
-                if one - other and other - one:
-                    for col in (one - other) | (other - one):
-                        c = ent.cols.get(col)
-                        if c is not None and not c.declared:
-                            c.nullable = True
+        for one, other in combinations(named, 2):
+            if one - other and other - one:
+                for col in one ^ other:
+                    c = ent.cols.get(col)
+                    if c is not None and not c.declared:
+                        c.nullable = True
 
 
 def _apply_argument(m: DomainModel, primary: Entity, shape: ToolShape, info: dict[str, Any],
