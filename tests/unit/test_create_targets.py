@@ -99,3 +99,20 @@ def test_a_name_of_another_thing_does_not_name_the_record():
         "whose preset name is orders-service"
     assert which("branch_name", "main", None, own="branch") == "named main"
     assert which("display_name", "Bob", None, own="user") == "named Bob"
+
+
+def test_a_write_changes_a_record_of_what_it_names():
+    """DigitalOcean's key-delete ("Delete an SSH key") had deleted an app, Plane's
+    update_state a project, MongoDB's delete-many ("Removes all documents ...") a connection;
+    a write naming its table by a short form (delete_text_in_doc: documents) or its plural
+    (kv_delete: kvs) stays."""
+    for server, gone, kept in (("digitalocean", "key-delete", None),
+                               ("plane", "update_state", "update_module"),
+                               ("mongodb", "delete-many", "drop_collection"),
+                               ("cloudflare", None, "kv_delete"),
+                               ("google-workspace", None, "delete_text_in_doc")):
+        _, plans, unbuilt = _plans(server)
+        if gone:
+            assert "neither its name nor its description" in unbuilt[gone], (server, gone)
+        if kept:
+            assert plans[kept].kind in ("update", "delete"), (server, kept)

@@ -150,6 +150,27 @@ def reads_a_record_it_does_not_name(plan: ToolPlan, entry: dict[str, Any]) -> bo
     return not said or any(snake(p.name) not in said or snake(p.name) == own_key for p in keys)
 
 
+def edits_a_record_it_does_not_name(plan: ToolPlan, description: str) -> bool:
+    """An update or delete whose name and description name none of its table's words: the
+    record it changes is not what it acts on (DigitalOcean's key-delete deleted an app,
+    Plane's update_state a project, MongoDB's delete-many a connection, a browser's click
+    set a page's `uid`)."""
+    if plan.kind not in ("update", "delete", "set_status") or plan.source_tool is None:
+        return False
+    named = {_stem(w) for w in tokens(plan.source_tool)}
+    said = named | {_stem(w) for w in re.findall(r"[a-z]+", snake(re.sub(r"\W+", "_",
+                                                                        description)))}
+    # a name's short form counts (delete_text_in_doc edits a document)
+    return not any(_stem(w) in said or any(len(n) >= 3 and _stem(w).startswith(n)
+                                           for n in named) for w in plan.table.split("_"))
+
+
+def _stem(word: str) -> str:
+    # singular() keeps 'kvs' and 'ais'
+    stem = singular(word)
+    return stem[:-1] if stem.endswith("s") and len(stem) > 2 else stem
+
+
 # bookkeeping columns a record of calls has besides the call's arguments
 _CALL_META = frozenset({"created_at", "updated_at", "status"})
 
@@ -235,6 +256,7 @@ def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]
 
 
 __all__ = ["CREATE_VERBS", "PLAIN_CREATES", "UPDATE_VERBS", "acts_on_existing",
-           "echoes_its_calls", "makes_nothing", "reads_a_record_it_does_not_name",
+           "echoes_its_calls", "edits_a_record_it_does_not_name", "makes_nothing",
+           "reads_a_record_it_does_not_name",
            "reads_by_description", "reads_by_name", "speaks_another_language",
            "stated_conditions", "stated_span"]

@@ -37,6 +37,7 @@ from agent_world.design.offline.source_acts import (
     acts_on_existing,
     call_logs,
     echoes_its_calls,
+    edits_a_record_it_does_not_name,
     first_verb,
     makes_nothing,
     only_reads,
@@ -55,6 +56,7 @@ from agent_world.mining.offline.naming import (
     snake,
     tokens,
     tool_identifier,
+    with_article,
 )
 from agent_world.mining.offline.signatures import (
     RESULT_COLUMNS,
@@ -461,6 +463,10 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
         if reads_a_record_it_does_not_name(plan, entry):
             skipped[source] = (f"it names no {singular(plan.table).replace('_', ' ')}, and "
                                "nothing the database holds is what it reads")
+            continue
+        if edits_a_record_it_does_not_name(plan, str(entry.get("description") or "")):
+            skipped[source] = (f"what it changes is not {with_article(singular(plan.table))}"
+                               ": neither its name nor its description names one")
             continue
         if echoes_its_calls(spec, plan, entry):
             skipped[source] = ("it reads back only what its calls were given: no column holds "
