@@ -116,3 +116,34 @@ def test_a_write_changes_a_record_of_what_it_names():
             assert "neither its name nor its description" in unbuilt[gone], (server, gone)
         if kept:
             assert plans[kept].kind in ("update", "delete"), (server, kept)
+
+
+def test_a_listing_takes_the_arguments_its_source_takes():
+    """Coolify's list_deployments(page, per_page) had become list_deployments(limit),
+    BrowserStack's fetchRCA(testId) fetchRCA(limit), and Hostinger's plugin search had lost
+    its `search`: the source's arguments stay, a count is the limit, the search text the
+    arena's text match."""
+    _, plans, _ = _plans("coolify")
+    params = {p.name: p.role for p in plans["list_deployments"].params}
+    assert params == {"page": "ignore", "per_page": "limit"}
+    _, plans, unbuilt = _plans("browserstack")
+    assert "fetchRCA" in unbuilt or "testId" in {p.name for p in plans["fetchRCA"].params}
+    _, plans, _ = _plans("hostinger")
+    search = next(p for p in plans["hosting_searchWordPressPluginsV1"].params
+                  if p.name == "search")
+    assert search.role in ("like", "any_like") and search.required
+
+
+def test_a_write_makes_or_edits_only_what_its_name_says():
+    """A name with no making verb inserted a record of each call (AMap's maps_regeocode,
+    Memcached's cache_incr), one with no editing verb wrote its arguments onto the record it
+    names (Airflow's trigger_dag set the DAG's conf, Trello's copy_card renamed the card it
+    copies); a description that opens with a making verb makes (Excel's set_note: "Add a
+    note to a cell"), and a fork makes a repository."""
+    for server, tool in (("amap", "maps_regeocode"), ("memcached", "cache_incr"),
+                         ("airflow", "trigger_dag"), ("trello", "copy_card")):
+        _, plans, unbuilt = _plans(server)
+        assert tool not in plans and "no implementable plan" in unbuilt[tool], (server, tool)
+    for server, tool in (("excel", "set_note"), ("gitlab", "fork_repository")):
+        _, plans, _ = _plans(server)
+        assert plans[tool].kind == "create", (server, tool)

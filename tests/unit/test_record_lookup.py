@@ -1,8 +1,8 @@
 """A built tool finds its record by everything its source says names it and reads every
 argument the source requires: Chatwork's delete_room_message(path={room_id, message_id})
 deletes a message of that room only, Excel's delete_note(path, sheet, cell) the note at that
-cell, and a tool that cannot act on a required argument (replace_cells' `query`, an insert
-that ignored it) is rejected, not kept."""
+cell, and a tool that cannot act on a required argument (Asana's add_task_dependencies'
+`dependencies`, an update that ignored them) is rejected, not kept."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def built():
     out = {}
     compiler, runtime = SandboxCompiler(), validation_runtime()
     try:
-        for server in ("chatwork", "excel"):
+        for server in ("chatwork", "excel", "asana"):
             ref = next(r for r in corpus_sources() if r.name == server)
             spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
             validation, spec_built, _ = cross_validate(spec, design_tools(spec, model=None),
@@ -65,10 +65,11 @@ def test_every_kept_tool_reads_what_it_requires_and_the_rest_are_ledgered(built)
     for _, spec in built.values():
         for t in spec.tools:
             assert unread_arguments(t.source, t.name, t.parameters.get("required", [])) == []
-    validation, spec = built["excel"]
+    validation, _ = built["asana"]
     verdicts = {v.tool: v for v in validation.verdicts}
-    assert verdicts["replace_cells"].category == "ignores_argument"
-    assert "query" in verdicts["replace_cells"].reason
+    assert verdicts["asana_add_task_dependencies"].category == "ignores_argument"
+    assert "dependencies" in verdicts["asana_add_task_dependencies"].reason
+    _, spec = built["excel"]
     note = next(t for t in spec.tools if t.name == "delete_note")
     assert set(note.parameters["required"]) == {"path", "sheet", "cell"}
     assert "_row_where(ctx, 'notes'" in note.source

@@ -129,9 +129,9 @@ def test_a_value_passed_on_unchanged_is_the_same_one_the_request_stated():
     assert spec is not None
     plan = Plan(steps=[
         PlanStep(tool="insert_header_near_text", given={"filename": "survey-v3.docx"}),
-        PlanStep(tool="apply_table_alternating_rows", given={"table_index": 2},
+        PlanStep(tool="add_heading", given={"text": "Findings"},
                  bound={"filename": Binding(step=0, field="filename")}),
-        PlanStep(tool="customize_footnote_style", given={},
+        PlanStep(tool="add_page_break", given={},
                  bound={"filename": Binding(step=1, field="filename")})])
     for seed in range(3):
         for i in (1, 2):

@@ -41,6 +41,7 @@ from agent_world.design.offline.contracts import (
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import TableSpec
 from agent_world.mining.offline.naming import singular, snake, tokens
+from agent_world.mining.offline.vocabulary import SEARCH_ARGS
 
 # ---- derivation ----------------------------------------------------------------------------
 # the plain plan of a source tool (source_plans.source_plan), passed in: the planner builds
@@ -98,12 +99,17 @@ def _plain(source_plan, spec, c, entity, words, text, desc, args, entry) -> Cont
             # "view loans": the table's plural name is a listing, not one record
             if entity.name in words and not (set(words) & {"get", "show"}):
                 c.verb, c.returns = "list", "rows"
-                c.params = _list_filters(spec, entity, text, desc)
+                c.params = c.params if entry.get("arguments") else \
+                    _list_filters(spec, entity, text, desc)
         else:
             c.verb, c.returns = ("search" if set(words) & SEARCH_WORDS else "list"), "rows"
+            # the arena's filters only where the source declares no arguments: a source's
+            # list_servers(page, per_page) had become list_servers(limit), fetchRCA(testId)
+            # fetchRCA(limit)
             if not any(p.role not in ("limit", "ignore") for p in c.params):
-                c.params = _list_filters(spec, entity, text, desc) if c.verb == "list" \
+                arena = _list_filters(spec, entity, text, desc) if c.verb == "list" \
                     else _search_params(spec, entity, text, desc)
+                c.params = _searched(c.params, arena) if entry.get("arguments") else arena
             c.params = [_sharpened(spec, entity, p, args) for p in c.params]
         c.evidence = [f"{c.verb} {entity.name}"]
         return c
@@ -140,6 +146,22 @@ def _plain(source_plan, spec, c, entity, words, text, desc, args, entry) -> Cont
         for p in plan.params if p.role in ("set", "ref") and p.column})]
     c.options = {"plan": plan.model_dump()}
     return c
+
+
+def _searched(params: list[ContractParam], arena: list[ContractParam]) -> list[ContractParam]:
+    """A source's own search text (Hostinger's search, a query) as the arena's text match,
+    under the source's name; its other arguments as they are."""
+    match = next((p for p in arena if p.role in ("like", "any_like")), None)
+    if match is None:
+        return params
+    out, done = [], False
+    for p in params:
+        if not done and p.role == "ignore" and p.type == "string" and snake(p.name) in SEARCH_ARGS:
+            p = match.model_copy(update={"name": p.name, "required": p.required,
+                                         "description": p.description or match.description})
+            done = True
+        out.append(p)
+    return out
 
 
 _GIVEN = ("given_name", "first_name")

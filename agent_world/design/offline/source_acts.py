@@ -105,6 +105,47 @@ def makes_nothing(words: list[str]) -> bool:
     return verb in _MAKES_NOTHING
 
 
+# verbs that make a record: a write whose name has none inserts nothing (AMap's
+# maps_regeocode, Memcached's cache_incr and Roblox's execute_luau had each inserted a record
+# of the call into a table named for it)
+_MAKES = frozenset(CREATE_VERBS | MAKING_VERBS | PLAIN_CREATES | {
+    "put", "push", "reply", "forward", "broadcast", "publish", "share", "compose", "store",
+    "fork", "install",
+    "enqueue", "draft", "comment", "order", "buy", "purchase", "reserve", "provision",
+    "request"})
+# verbs that change a record that exists; a copy is a new record, not an edit of its source
+_EDITS = frozenset(WRITE_VERBS | UPDATE_VERBS | {
+    "mark", "toggle", "enable", "disable", "configure", "upgrade", "scale", "resize", "tag",
+    "label", "pin", "unpin", "star", "unstar", "watch", "unwatch", "follow", "unfollow",
+    "snooze", "mute", "unmute", "protect", "unprotect", "unarchive", "unlock", "reorder",
+    "link", "unlink", "attach", "detach", "add", "remove", "save", "upsert", "respond",
+    "reply", "share", "unshare", "hide", "unhide", "flag", "unflag", "rate", "vote", "react",
+    "subscribe", "unsubscribe", "sync", "assign"})
+_COPIES = frozenset({"copy", "duplicate", "clone", "fork"})
+
+
+def makes_by_name(words: list[str], description: str = "", table: str = "") -> bool:
+    """Whether a tool's name says it makes a record (create_issue, kv_put, send_message), or
+    its description opens saying it makes one of `table`'s (Excel's set_note: "Add a note to
+    a cell"; not Word's protect_document: "Add password protection to a document")."""
+    if set(words) & _MAKES:
+        return True
+    m = re.match(r"\s*([A-Za-z]+)((?:\s+[A-Za-z]+){0,4})", description)
+    if m is None:
+        return False
+    said = m.group(1).lower()
+    made = {singular(w) for w in m.group(2).lower().split()} - {"a", "an", "the", "new", "one"}
+    return any(v in _MAKES for v in (said, said.removesuffix("s"), said.removesuffix("es"))) \
+        and bool(made & {singular(w) for w in table.split("_")})
+
+
+def edits_by_name(words: list[str]) -> bool:
+    """Whether a tool's name says it changes a record that exists: Airflow's trigger_dag had
+    written its run's conf onto the DAG, Trello's copy_card renamed the card it copies,
+    arXiv's download_paper set the paper's `start`."""
+    return bool(set(words) & _EDITS) and not set(words) & _COPIES
+
+
 def acts_on_existing(words: list[str]) -> bool:
     """Whether a tool's verb acts on something that exists, so that, told no record, it
     cannot be an insert: a state it sets or undoes (mute, pause, cancel; unmute, unpin) or an
@@ -256,7 +297,8 @@ def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]
 
 
 __all__ = ["CREATE_VERBS", "PLAIN_CREATES", "UPDATE_VERBS", "acts_on_existing",
-           "echoes_its_calls", "edits_a_record_it_does_not_name", "makes_nothing",
+           "echoes_its_calls", "edits_a_record_it_does_not_name", "edits_by_name",
+           "makes_by_name", "makes_nothing",
            "reads_a_record_it_does_not_name",
            "reads_by_description", "reads_by_name", "speaks_another_language",
            "stated_conditions", "stated_span"]

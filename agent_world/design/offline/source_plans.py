@@ -38,7 +38,9 @@ from agent_world.design.offline.source_acts import (
     call_logs,
     echoes_its_calls,
     edits_a_record_it_does_not_name,
+    edits_by_name,
     first_verb,
+    makes_by_name,
     makes_nothing,
     only_reads,
     reads_a_record_it_does_not_name,
@@ -78,7 +80,8 @@ _VERB_PHRASES = {("check", "in"): "checked_in", ("check", "out"): "checked_out",
 PLAN_READ_VERBS = frozenset(READ_VERBS | {"log"})
 SEARCH_VERBS = frozenset({"search", "find", "lookup", "browse", "query"})
 LIMIT_ARGS = frozenset({"limit", "max_count", "max_results", "page_size", "count", "top", "n",
-                        "number_of_results", "num_results", "n_results", "max_items", "top_n"})
+                        "number_of_results", "num_results", "n_results", "max_items", "top_n",
+                        "per_page", "max_rows", "results_per_page"})
 _GE = re.compile(r"(^|_)(start|from|since|after|min)(_|$)")
 _LE = re.compile(r"(^|_)(end|to|until|before|max)(_|$)")
 
@@ -117,16 +120,27 @@ _OPERATIONS = {"create": {"create", "add", "new", "insert"}, "list": {"list", "s
                "delete": {"delete", "remove", "destroy"}}
 
 
+def _selector(entry: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """A command router's operation argument (Coolify's `action`) and its coverage."""
+    return next(((arg, info) for arg, info in (entry.get("arguments") or {}).items()
+                 if snake(arg) in SELECTORS and info.get("role") == "control"
+                 and isinstance(info.get("enum"), list)
+                 and is_option(snake(arg), str(info.get("description") or ""), info["enum"])),
+                None)
+
+
+def _operations(entry: dict[str, Any]) -> list[str]:
+    """The verbs of a router's operations ('create', 'update', ...), none for other tools."""
+    selector = _selector(entry)
+    return [(tokens(str(v)) or [""])[0] for v in selector[1]["enum"]] if selector else []
+
+
 def source_plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | None:
     """The plan of a source tool from its coverage `entry`, None if none serves it; a command
     router (an `action` selector) serves the one operation its plan performs, and its
     selector takes only that value: a router planned as an insert inserted on `list` too."""
     plan = _plan(spec, tool_name, entry)
-    selector = next(((arg, info) for arg, info in (entry.get("arguments") or {}).items()
-                     if snake(arg) in SELECTORS and info.get("role") == "control"
-                     and isinstance(info.get("enum"), list)
-                     and is_option(snake(arg), str(info.get("description") or ""),
-                                   info["enum"])), None)
+    selector = _selector(entry)
     if plan is None or selector is None:
         return plan
     arg, info = selector
@@ -245,6 +259,8 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
             params = [key if p.name == key.name else p for p in params]
     sets = [p for p in params if p.role in ("set", "ref")]
     if set(words) & DELETE_VERBS and not target:
+        if _unlinks(table, params, words, desc):
+            return None
         # what else a delete requires names the record (delete_note(path, sheet, cell)): a
         # value it must hold, or the record it belongs to (kv_delete(namespaceId, key)), not
         # one to set; without them the table's own key, an argument the arena adds
@@ -254,7 +270,13 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
                         children=children_of(spec, table), description=description,
                         source_tool=tool_name)
         if key is None and not any(p.required for p in plan.key_matches()):
-            plan = plan.model_copy(update={"params": _keyed(table, params)})
+            keyed = _keyed(table, params)
+            if entry.get("arguments") and keyed[0].name not in entry["arguments"]:
+                # what it is told does not name one record (Todoist's delete_projects(items),
+                # Gmail's batch_delete_messages(ids)): a key of the arena's would be a
+                # different tool
+                return None
+            plan = plan.model_copy(update={"params": keyed})
         return plan
     now = [c.name for c in table.columns if c.name in ("updated_at", "modified_at")]
     if target and (key is not None or not (set(words) & CREATE_VERBS)):
@@ -263,7 +285,11 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         return ToolPlan(name=tool_name, kind="set_status", table=table.name, params=params,
                         status_column=status.name if status else None, target_status=target,
                         now_columns=now, description=description, source_tool=tool_name)
+    # a router's operations are its verbs (Coolify's projects(action: list|create|...))
+    acts = words + _operations(entry)
     if key is not None:
+        if not edits_by_name(acts):
+            return None  # a trigger, a copy, a download or a screenshot edits no record
         if not sets:
             # an action with nothing to write but its timestamp: record that it happened
             if not now:
@@ -280,6 +306,8 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
         # a verb that makes nothing, said of the table's own records by their plural:
         # transfer_cycle_issues moves issues from one cycle to another, it inserts none
         return None
+    if not is_create and not makes_by_name(acts, desc, table.name):
+        return None  # a call that makes nothing is no record of the call
     creating = [p.model_copy(update={"role": "set"}) if p.role == "eq" else p for p in params]
     if entry.get("arguments") and not any(p.role in ("set", "ref") for p in creating) and \
             not set(words) & PLAIN_CREATES:
@@ -300,6 +328,32 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     if plan is None:
         return None
     return plan.model_copy(update={"description": description, "source_tool": tool_name})
+
+
+_UNLINKS = frozenset({"remove", "unassign", "detach", "unlink", "untag"})
+
+
+def _unlinks(table: TableSpec, params: list[ParamPlan], words: list[str], desc: str) -> bool:
+    """A removal that ends a link, not the record: told the parent it is removed from, which
+    the record need not have (Plane's delete_module_issue: "Remove an issue from a module",
+    Trello's remove_member_from_card), or two records by one field (Backlog's
+    remove_related_issue): a delete had deleted the issue, the member."""
+    keys = [p.column for p in params if p.role == "key" and p.column]
+    if len(set(keys)) < len(keys):
+        return True
+    said = " ".join(words) + " " + desc.lower()
+    if not set(words + re.findall(r"[a-z]+", said)) & _UNLINKS:
+        return False
+    after = {singular(w) for m in re.finditer(r"\bfrom\b((?:\s+[a-z_]+){1,4})", said)
+             for w in m.group(1).replace("_", " ").split()}
+    for p in params:
+        column = table.column(p.column) if p.role == "ref" and p.required and p.column else None
+        parent = set(singular(column.foreign_key.split(".")[0]).split("_")) \
+            if column is not None and column.nullable and column.foreign_key else set()
+        # a parent its table is named for owns it (an issue note's emoji reactions)
+        if parent & after and not parent & {singular(w) for w in table.name.split("_")}:
+            return True
+    return False
 
 
 # sources that declare no tool arguments: what a feature is told is the arena's to choose
@@ -323,9 +377,10 @@ def _source_param(spec: EnvSpec, table: TableSpec, arg: str, info: dict[str, Any
     base = ParamPlan(name=name, role="ignore", type=jtype, required=required, description=desc)
     tables = {t.name: t for t in spec.tables}
     if role_in == "control":
-        if snake(arg) in LIMIT_ARGS and jtype == "integer":
-            return base.model_copy(update={"role": "limit", "default": DEFAULT_LIMIT,
-                                           "required": False})
+        if snake(arg) in LIMIT_ARGS and (jtype == "integer" or jtype == "number" and read_only):
+            # a listing's count is often typed "number" (Coolify's per_page, monday's limit)
+            return base.model_copy(update={"role": "limit", "type": "integer",
+                                           "default": DEFAULT_LIMIT, "required": False})
         # required as the source says: a tool that cannot act on a required control (the
         # text replace_cells finds) is rejected for never reading it, not kept as an insert
         # that makes it optional

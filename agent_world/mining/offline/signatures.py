@@ -350,7 +350,7 @@ _OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verb
                      # units and a command router's help switch (Azure's learn)
                      r"timeout|timeout_ms|timeformat|cell_selection|learn|auth_method|"
                      r"connection_string|base_url|next_token|next_page_token|page_token|page_offset|"
-                     r"page_cursor|output_options|limit_bytes|"
+                     r"page_cursor|page_num|page_no|page_number|page_index|output_options|limit_bytes|"
                      r"tail_lines|since_seconds|"
                      # how much of the answer to return ('max_chars' of a paper's LaTeX: was
                      # a column, and tasks asked for "the lowest number of max chars")
