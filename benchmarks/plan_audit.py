@@ -14,7 +14,9 @@ table:
 * creates of a source tool its description calls a read ("Retrieves index mapping",
   "Analyze video content"): an insert per call is not what the tool does;
 * creates that take a required id they then ignore (an update or an assignment planned as an
-  insert).
+  insert);
+* plans that do not take an argument their source takes (a listing's page and page size
+  replaced by the arena's `limit`), names compared without case or punctuation.
 
 No timing is asserted; the wall time is printed beside the table.
 """
@@ -48,6 +50,11 @@ _READ_SAID = re.compile(
     re.I)
 
 
+def _bare(name: str) -> str:
+    # certificate-list's `auth-method` is served as auth_method, a keyword `sql` as sql_
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
 def _audit(ref: Any) -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -57,7 +64,8 @@ def _audit(ref: Any) -> dict[str, Any]:
     plans, skipped = plan_tools(spec)
     said = {tool_identifier(name): entry for name, entry in tools.items()}
     row: dict[str, Any] = {"server": ref.name, "source_tools": len(tools), "kinds": Counter(),
-                           "unplanned": 0, "read_creates": [], "ignored_ids": []}
+                           "unplanned": 0, "read_creates": [], "ignored_ids": [],
+                           "lost_arguments": []}
     for plan in plans:
         if not plan.source_tool:
             continue
@@ -70,6 +78,9 @@ def _audit(ref: Any) -> dict[str, Any]:
                 p.role == "ignore" and p.required and snake(p.name).endswith(("_id", "_ids"))
                 for p in plan.params):
             row["ignored_ids"].append(plan.name)
+        taken = {_bare(p.name) for p in plan.params}
+        if any(_bare(arg) not in taken for arg in entry.get("arguments") or {}):
+            row["lost_arguments"].append(plan.name)
     row["unplanned"] = sum(1 for why in skipped.values() if why.startswith("no implementable"))
     row["kinds"] = dict(row["kinds"])
     return row
@@ -101,6 +112,8 @@ def main(argv: list[str] | None = None) -> None:
         ("creates of a tool described as a read",
          f"{sum(len(r['read_creates']) for r in rows)}"),
         ("creates ignoring a required id", f"{sum(len(r['ignored_ids']) for r in rows)}"),
+        ("plans missing an argument their source takes",
+         f"{sum(len(r['lost_arguments']) for r in rows)}"),
         ("wall", f"{wall:.0f} s ({args.workers} workers)"),
     ]
     width = max(len(k) for k, _ in table)
