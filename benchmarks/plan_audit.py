@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> None:
     for k, v in table:
         print(f"{k:<{width}}  {v}")
     for key, title in (("read_creates", "creates described as reads"),
-                       ("ignored_ids", "creates ignoring a required id")):
+                       ("ignored_ids", "creates ignoring a required id"),
+                       ("lost_arguments", "plans missing a source argument")):
         named = [f"{r['server']}/{n}" for r in rows for n in r[key]]
         if named:
             print(f"\n{title}: {', '.join(named)}")
