@@ -73,3 +73,27 @@ def test_every_kept_tool_reads_what_it_requires_and_the_rest_are_ledgered(built)
     note = next(t for t in spec.tools if t.name == "delete_note")
     assert set(note.parameters["required"]) == {"path", "sheet", "cell"}
     assert "_row_where(ctx, 'notes'" in note.source
+
+
+def test_a_list_of_values_finds_the_records_holding_them():
+    """MUI's fetchDocs(urls) had become fetchDocs(limit), every doc whatever the URLs; kept
+    with its `urls`, it now returns the docs at those URLs (doc_urls.url) and refuses a
+    non-list."""
+    ref = next(r for r in corpus_sources() if r.name == "mui")
+    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+    runtime = validation_runtime()
+    try:
+        _, built, _ = cross_validate(spec, design_tools(spec, model=None),
+                                     compiler=SandboxCompiler(), runtime=runtime)
+        assert built is not None
+        tool = next(t for t in built.tools if t.name == "fetchDocs")
+        assert tool.parameters["properties"]["urls"]["type"] == "array"
+        with runtime.open(built, seed=0) as ep:
+            links = ep.query('SELECT doc_id, url FROM "doc_urls" ORDER BY id LIMIT 2')
+            got = ep.step("fetchDocs", {"urls": [r["url"] for r in links]})
+            assert got.ok and {d["id"] for d in got.result} == {r["doc_id"] for r in links}
+            everything = ep.query('SELECT count(*) AS n FROM "docs"')[0]["n"]
+            assert len(got.result) < everything
+            assert not ep.step("fetchDocs", {"urls": "x"}).ok
+    finally:
+        runtime.close()

@@ -182,6 +182,19 @@ def _sharpened(spec: EnvSpec, entity: TableSpec, p: ContractParam, args: _Args
             return p.model_copy(update={"role": "any_like", "columns": [p.column, family],
                                         "column": None, "description": "A fragment of the "
                                         "given or family name."})
+    child = spec.table(raw["table"]) if raw.get("role") == "column" and raw.get("table") \
+        not in (None, entity.name) and raw["table"] in {t.name for t in spec.tables} else None
+    link = next((col.name for col in child.columns if fk_target(col) == entity.name), None) \
+        if child is not None else None
+    if p.role == "ignore" and raw.get("type") == "array" and link and raw.get("column") in {
+            col.name for col in child.columns}:
+        # a list of values its records' child rows hold (MUI's fetchDocs(urls): the docs at
+        # those URLs, doc_urls.url), not an argument to ignore
+        return p.model_copy(update={
+            "role": "child_eq", "type": "array", "via_table": child.name, "via_link": link,
+            "via_column": raw["column"],
+            "description": p.description or f"Only {entity.name.replace('_', ' ')} with one "
+                                             f"of these {raw['column'].replace('_', ' ')}s."})
     if p.role == "ignore" and raw.get("role") == "reference" and raw.get("table"):
         target = raw["table"]
         # the association table first (clinician_locations), before a record that happens to

@@ -47,7 +47,7 @@ def link_argument(rows: Any, q: ContractParam, value: Any) -> Any:
     `value`: the column it names it by (a commit's sha) where the filter has one; None: that
     record holds none. `rows`: table name -> its rows."""
     if not q.ref_column:
-        return value
+        return [value] if q.type == "array" else value
     return next((r.get(q.ref_column) for r in rows(q.ref_table or "")
                  if r.get(q.ref_key or "") == value), None)
 

@@ -306,6 +306,14 @@ def _contract_filters(b: _Body, spec: EnvSpec, c: Contract) -> None:
             ors = " OR ".join(f'"{col}" LIKE ? ESCAPE \\\'\\\\\\\'' for col in p.columns)
             b.add(f"clauses.append('({ors})')", level)
             b.add(f"params.extend([_like({p.name})] * {len(p.columns)})", level)
+        elif p.role == "child_eq" and p.type == "array":
+            # any of the values given (fetchDocs(urls)): one placeholder per value
+            b.add(f"if not isinstance({p.name}, list) or not {p.name}:", level)
+            b.add(f"raise ToolError('{p.name} must be a non-empty list.')", level + 1)
+            b.add(f"clauses.append('\"{pk}\" IN (SELECT \"{p.via_link}\" FROM \"{p.via_table}\" "
+                  f"WHERE \"{p.via_column}\" IN (' + ', '.join('?' * len({p.name})) + '))')",
+                  level)
+            b.add(f"params.extend({p.name})", level)
         elif p.role == "child_eq":
             # the linked record by the column the source names it by (a commit's sha); NOT IN
             # over a NULL would keep no row

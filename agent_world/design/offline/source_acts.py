@@ -206,6 +206,25 @@ def edits_a_record_it_does_not_name(plan: ToolPlan, description: str) -> bool:
                                            for n in named) for w in plan.table.split("_"))
 
 
+_ID_TAIL = re.compile(r"_(?:id|ids|gid|uuid|uid)$")
+
+
+def found_by_another_id(plan: ToolPlan) -> bool:
+    """Every argument the write finds its record by is the id of another thing: Asana's
+    asana_delete_project_status(project_status_gid) had deleted the project whose column of
+    that name matched."""
+    if plan.kind not in ("update", "delete", "set_status") or plan.source_tool is None:
+        return False
+    finders = [p for p in plan.params if p.required and p.role in ("key", "eq", "ref")]
+    if not finders or any(p.role != "eq" for p in finders):
+        # its key is the record's own whatever its name; a reference names its parent, whose
+        # records the source may well find it among (a slide by its presentation)
+        return False
+    own = singular(plan.table)
+    return all(_ID_TAIL.search(n) and _ID_TAIL.sub("", n) not in ("", own)
+               for n in (snake(p.name) for p in finders))
+
+
 def _stem(word: str) -> str:
     # singular() keeps 'kvs' and 'ais'
     stem = singular(word)
@@ -298,6 +317,7 @@ def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]
 
 __all__ = ["CREATE_VERBS", "PLAIN_CREATES", "UPDATE_VERBS", "acts_on_existing",
            "echoes_its_calls", "edits_a_record_it_does_not_name", "edits_by_name",
+           "found_by_another_id",
            "makes_by_name", "makes_nothing",
            "reads_a_record_it_does_not_name",
            "reads_by_description", "reads_by_name", "speaks_another_language",

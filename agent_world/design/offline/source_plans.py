@@ -40,6 +40,7 @@ from agent_world.design.offline.source_acts import (
     edits_a_record_it_does_not_name,
     edits_by_name,
     first_verb,
+    found_by_another_id,
     makes_by_name,
     makes_nothing,
     only_reads,
@@ -522,6 +523,10 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
         if edits_a_record_it_does_not_name(plan, str(entry.get("description") or "")):
             skipped[source] = (f"what it changes is not {with_article(singular(plan.table))}"
                                ": neither its name nor its description names one")
+            continue
+        if found_by_another_id(plan):
+            skipped[source] = (f"it names no {singular(plan.table).replace('_', ' ')}: what it is "
+                               "told is another thing's id")
             continue
         if echoes_its_calls(spec, plan, entry):
             skipped[source] = ("it reads back only what its calls were given: no column holds "
