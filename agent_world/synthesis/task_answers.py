@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from agent_world.mining.offline.naming import is_placeholder
 from agent_world.mining.offline.vocabulary import not_additive
 from agent_world.tasks.check import normalise
 from agent_world.tasks.walks import Plan, _selector, _timestamp, field_value, scalar_fields
@@ -24,7 +25,9 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     (`changed`: the columns it changed), only what it changed: the new status, not a field
     any lookup gives; never a timestamp a write stamps (the engine's clock) nor a record's
     bookkeeping times ("when was the shared label updated?" asks what no one keeps track
-    of), nor a name the miner gave a record (`labels`: `words.added_labels`). A listed
+    of), nor a name the miner gave a record (`labels`: `words.added_labels`), nor the
+    placeholder name a create gives (Word's create_custom_style(style_name='Heading 1') had
+    been asked its new style's name: 'Untitled custom style'). A listed
     record is picked as `walks._selector` picks it (`listing`: the tool that listed it)."""
     i = len(plan.steps) - 1
     echo = echoed(plan)
@@ -48,7 +51,7 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     fields = [(k, v) for k, v in scalar_fields(last).items()
               if v is not None and not isinstance(v, bool) and normalise(v) not in echo
               and len(str(v)) <= 60 and str(v).strip() and k not in asked
-              and str(v) not in labels and k not in TIMESTAMPS]
+              and str(v) not in labels and k not in TIMESTAMPS and not is_placeholder(v)]
     if changed is not None:
         fields = [(k, v) for k, v in fields if k in changed and not _timestamp(k, v)]
     rng.shuffle(fields)

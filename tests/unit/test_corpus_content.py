@@ -15,7 +15,7 @@ from agent_world.envs import EnvRuntime, load_example
 from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.column_semantics import column_semantic
-from agent_world.mining.offline.naming import ADDED_LABEL
+from agent_world.mining.offline.naming import ADDED_LABEL, placeholder_name
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import CORPUS_DIR, corpus_sources
 from agent_world.synthesis.synthesizer import build_candidate
@@ -82,6 +82,17 @@ def test_no_answer_is_an_added_label():
     assert fields == {"brand"}
     both = answer_options(plan, last, random.Random(0), aggregate=False)
     assert {"brand", "name"} <= {o["field"] for o in both}
+
+
+def test_no_answer_is_the_placeholder_a_create_names_its_record():
+    """Word's create_custom_style(style_name='Heading 1') had been asked its new style's
+    name, and the answer was 'Untitled custom style', the same for every new style."""
+    plan = Plan(steps=[PlanStep(tool="create_custom_style",
+                                given={"filename": "a.docx", "style_name": "Heading 1"})])
+    last = {"id": 7, "name": placeholder_name("custom_style"), "font_size": 14}
+    fields = {o["field"] for o in answer_options(plan, last, random.Random(0), aggregate=False,
+                                                 changed={"id", "name", "font_size"})}
+    assert "name" not in fields and "font_size" in fields
 
 
 def test_the_synthesizer_asks_nothing_by_an_added_label():

@@ -32,7 +32,12 @@ from agent_world.design.offline.plans import (
 )
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
-from agent_world.mining.offline.naming import singular, tokens, with_article
+from agent_world.mining.offline.naming import (
+    placeholder_name,
+    singular,
+    tokens,
+    with_article,
+)
 from agent_world.mining.offline.vocabulary import not_additive, past_prefix
 from agent_world.mining.semantics.invariants import spec_invariants
 from agent_world.mining.semantics.lifecycle_rule import state_rank
@@ -338,7 +343,7 @@ def _default_value(c: ColumnSpec, rows: list[dict[str, Any]], noun: str) -> Any:
     if c.type == "boolean":
         return _usual(rows, c.name)
     if c.name in _DEFAULT_NAMED and c.type == "text" and not c.foreign_key:
-        return f"Untitled {_words(noun)}"
+        return placeholder_name(noun)
     return None
 
 

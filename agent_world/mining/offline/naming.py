@@ -162,6 +162,20 @@ A_BEFORE_VOWEL_SOUND = re.compile(rf"(?<![\w&])[Aa] (?=[aeiouAEIOU])"
                                   rf"(?!(?i:{_CONSONANT_SOUND}))")
 
 
+# the name an application gives a new thing its creator named nothing ("Untitled table")
+_PLACEHOLDER = "Untitled "
+
+
+def placeholder_name(noun: str) -> str:
+    return _PLACEHOLDER + noun.replace("_", " ")
+
+
+def is_placeholder(value: object) -> bool:
+    """A name no one gave (`placeholder_name`): the same for every new record, so asking for
+    it asks nothing the request decided."""
+    return isinstance(value, str) and value.startswith(_PLACEHOLDER)
+
+
 def with_article(name: str) -> str:
     """`name` in words with its indefinite article: "an order", "a user", "a branch"."""
     words = name.replace("_", " ")
