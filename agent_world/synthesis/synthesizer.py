@@ -42,7 +42,7 @@ from agent_world.synthesis.task_text import (
     request_writer,
     rubric_for,
 )
-from agent_world.tasks.check import normalise
+from agent_world.tasks.check import normalise, stated_values
 from agent_world.tasks.difficulty import MANY_DISTRACTORS, Recipe, difficulty
 from agent_world.tasks.flaws import chain_flaws
 from agent_world.tasks.model import Task
@@ -221,7 +221,8 @@ def build_candidate(spec: EnvSpec, graph: Any, runtime: EnvRuntime, rng: random.
                 "writer": writer, "recipe": recipe.__dict__})
     if kind == "programmatic":
         task = task.model_copy(update={"solution": solution_source(plan, answer),
-                                       "verify": verify_source(truth)})
+                                       "verify": verify_source(
+                                           truth, stated_values(instruction).get("number", []))})
     return _with_state_hash(task, spec, runtime)
 
 
@@ -471,7 +472,8 @@ def _bulk_candidate(spec: EnvSpec, found: tuple[dict, Plan, list, dict], recipe:
         instruction=instruction, tool_view=view, chain=chain,
         reference_answer=n if bulk["answer"] == "count" else None, rubric=rubric,
         expected_changes=changes, difficulty=diff,
-        solution=bulk_solution_source(reads, bulk), verify=bulk_verify_source(bulk),
+        solution=bulk_solution_source(reads, bulk),
+        verify=bulk_verify_source(bulk, stated_values(instruction).get("number", [])),
         origin={**(origin or {}), "plan": reads.model_dump(mode="json"),
                 "answer": {"kind": "bulk"}, "bulk": bulk, "writer": writer,
                 "recipe": recipe.__dict__})

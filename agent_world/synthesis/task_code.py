@@ -3,6 +3,7 @@ plus the aggregation) and its verification script (`verify(initial_db, final_db,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from agent_world.tasks.check import answer_rule_source
@@ -29,15 +30,21 @@ def solution_source(plan: Plan, answer: dict[str, Any]) -> str:
 
 
 _VERIFY_TEMPLATE = '''EXPECTED = {expected!r}
+STATED = {stated!r}
 
 
 def _states_expected(answer):
     """The answer is EXPECTED: the one number it states (`answer_values`, above: a list of
-    candidate numbers, or digits of a date, a time or a code, are not an answer)."""
+    candidate numbers, or digits of a date, a time or a code, are not an answer) beside those
+    the request stated (STATED), which a sentence may repeat."""
     import math
 
-    numbers = answer_values(answer, MAX_ANSWER_CHARS).get("number", [])
-    return len(numbers) == 1 and math.isclose(numbers[0], EXPECTED, rel_tol=1e-9, abs_tol=1e-9)
+    def same(a, b):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+    numbers = [n for n in answer_values(answer, MAX_ANSWER_CHARS).get("number", [])
+               if same(n, EXPECTED) or not any(same(n, s) for s in STATED)]
+    return len(numbers) == 1 and same(numbers[0], EXPECTED)
 
 
 def _unchanged(initial_db, final_db):
@@ -56,10 +63,12 @@ def verify(initial_db, final_db, answer):
 '''
 
 
-def verify_source(truth: Truth) -> str:
+def verify_source(truth: Truth, stated: Sequence[float] = ()) -> str:
     """`verify(initial_db, final_db, answer)`: the aggregate is stated (the check's answer
-    rule, `answer_rule_source`), nothing was written."""
-    return answer_rule_source() + _VERIFY_TEMPLATE.format(expected=float(truth.answer))
+    rule, `answer_rule_source`; `stated`: the numbers the request gave), nothing was
+    written."""
+    return answer_rule_source() + _VERIFY_TEMPLATE.format(expected=float(truth.answer),
+                                                          stated=list(stated))
 
 
 __all__ = ["solution_source", "verify_source"]

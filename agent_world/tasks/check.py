@@ -208,7 +208,8 @@ def _stated_text(answer: str, value: str = "") -> str | None:
     return _FILLER.sub("", _text(text[marks[-1].end():]))
 
 
-def _scalar_matches(answer: Any, reference: Any) -> bool:
+def _scalar_matches(answer: Any, reference: Any, stated: dict[str, list[Any]] | None = None
+                    ) -> bool:
     kind, want = _canonical(reference)
     if kind == "json":
         if isinstance(answer, str):
@@ -224,10 +225,19 @@ def _scalar_matches(answer: Any, reference: Any) -> bool:
     if isinstance(answer, str) and len(_LISTED.split(answer.strip())) >= LISTED_PARTS:
         return False  # "1, FP-9372, Widget, electronics, USD": a record's values, not an answer
     got = answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])
+    given = (stated or {}).get(kind, [])
+    got = [g for g in got if _same(kind, g, want) or not any(_same(kind, g, v) for v in given)]
     return len(got) == 1 and _same(kind, got[0], want)
 
 
-def answer_matches(answer: Any, reference: Any) -> bool:
+def stated_values(request: str | None) -> dict[str, list[Any]]:
+    """The typed values a request states (an id, a date, a count the user gave), by kind as
+    `answer_values` reads them: an answer may repeat them without offering a second answer."""
+    return answer_values(request, 100_000) if request else {}
+
+
+def answer_matches(answer: Any, reference: Any, stated: dict[str, list[Any]] | None = None
+                   ) -> bool:
     """Whether an attempt's answer IS the reference answer: one typed value compared exactly
     after normalisation (numbers numerically, thousands separators and trailing zeros aside;
     dates, times, codes, e-mails and free text without case, spacing or surrounding
@@ -235,11 +245,14 @@ def answer_matches(answer: Any, reference: Any) -> bool:
     the reference's kind ("You have 8,300 miles." for 8300; "12 and 13" is a list of candidates
     and fails, and so is a record's values listed, "1, FP-9372, Widget, USD", for FP-9372); free text must be the whole answer or what a one-sentence answer states after
     its copula or colon ("The status is confirmed."), so "I could not find it" does not answer
-    "I". A list reference needs exactly its values, in any order."""
+    "I". A list reference needs exactly its values, in any order. `stated`: the request's own
+    values (`stated_values`), which a sentence may repeat beside the answer ("There is 1
+    clinician at location 2." for 1, asked about location 2): they are not candidates unless
+    they are the answer."""
     if answer is None or (isinstance(answer, str) and not answer.strip()):
         return False
     if not isinstance(reference, list):
-        return _scalar_matches(answer, reference)
+        return _scalar_matches(answer, reference, stated)
     wants = [_canonical(r) for r in reference]
     if isinstance(answer, list):
         return len(answer) == len(reference) and all(
@@ -249,6 +262,9 @@ def answer_matches(answer: Any, reference: Any) -> bool:
     if len(kinds) == 1 and kinds <= set(_KINDS):
         (kind,) = kinds
         got = answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])
+        given = (stated or {}).get(kind, [])
+        got = [g for g in got if any(_same(kind, g, w) for _, w in wants)
+               or not any(_same(kind, g, v) for v in given)]
         return len(got) == len({json.dumps(w) for _, w in wants}) and all(
             any(_same(kind, g, w) for _, w in wants) for g in got) and all(
             any(_same(kind, g, w) for g in got) for _, w in wants)
@@ -415,7 +431,7 @@ def check_task(task: Task, initial_db: str | Path, final_db: str | Path,
     components: dict[str, float] = {}
     notes = []
     if task.reference_answer is not None:
-        ok = answer_matches(answer, task.reference_answer)
+        ok = answer_matches(answer, task.reference_answer, stated_values(task.instruction))
         components["answer"] = float(ok)
         notes.append("answer matches" if ok else
                      f"answer {str(answer)[:80]!r} does not give {task.reference_answer!r}")
@@ -455,8 +471,10 @@ def _check_program(task: Task, initial_db: str | Path, final_db: str | Path,
     components = {"verify": score}
     detail = f"verification script scored {score:g}"
     if task.reference_answer is not None:
-        kind, _ = _canonical(task.reference_answer)
-        stated = answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])
+        kind, want = _canonical(task.reference_answer)
+        given = stated_values(task.instruction).get(kind, [])
+        stated = [g for g in answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])
+                  if _same(kind, g, want) or not any(_same(kind, g, v) for v in given)]
         one = kind not in _KINDS or len(stated) == 1
         components["single_value"] = float(one)
         score *= one

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from agent_world.envs.database import audit_logs, read_rows
@@ -388,6 +389,7 @@ TARGETS_WHERE = {where!r}
 EFFECT = {effect!r}
 SETS = {sets!r}
 ANSWER = {answer!r}
+STATED = {stated!r}
 
 
 def _targets(db):
@@ -409,8 +411,10 @@ def _tables(db):
 
 
 def _states_count(answer, n):
-    """The answer is n: the one number it states (`answer_values`, above)."""
-    return answer_values(answer, MAX_ANSWER_CHARS).get("number", []) == [float(n)]
+    """The answer is n: the one number it states (`answer_values`, above) beside those the
+    request stated (STATED), which a sentence may repeat."""
+    numbers = answer_values(answer, MAX_ANSWER_CHARS).get("number", [])
+    return [x for x in numbers if x == float(n) or x not in STATED] == [float(n)]
 
 
 def verify(initial_db, final_db, answer):
@@ -440,14 +444,14 @@ def verify(initial_db, final_db, answer):
 '''
 
 
-def bulk_verify_source(bulk: dict[str, Any]) -> str:
+def bulk_verify_source(bulk: dict[str, Any], stated: Sequence[float] = ()) -> str:
     """`verify(initial_db, final_db, answer)`: recomputes the targets from `initial_db` with
     SQL, then checks `final_db` (and the count in the answer when one is asked for, read by the
-    check's answer rule: `answer_rule_source`)."""
+    check's answer rule: `answer_rule_source`; `stated`: the numbers the request gave)."""
     sets = {c: (int(v) if isinstance(v, bool) else v) for c, v in bulk["sets"].items()}
     return answer_rule_source() + _VERIFY.format(
         table=bulk["table"], key=bulk["key_column"], where=bulk["sql_where"],
-        effect=bulk["effect"], sets=sets, answer=bulk["answer"])
+        effect=bulk["effect"], sets=sets, answer=bulk["answer"], stated=list(stated))
 
 
 __all__ = ["MAX_TARGETS", "MIN_TARGETS", "SOLUTION_HELPERS", "WRONG_VARIANTS", "call_lines",

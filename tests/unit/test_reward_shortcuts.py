@@ -329,3 +329,58 @@ def test_the_verifier_attempt_and_training_share_one_reward(airline, runtime):
     score(task, again, ep, judge=None)
     ep.close()
     assert again.reward == traj.reward and again.reward_components == traj.reward_components
+
+
+def test_a_sentence_may_repeat_what_the_request_stated(airline, runtime):
+    """"There is 1 clinician at location 2." answered a count asked about location 2 and
+    scored 0 (two numbers): a value the request itself gave is not a second candidate, in the
+    graph check and both verification scripts; a spray, or the stated value for another
+    answer, still fails."""
+    from agent_world.synthesis.task_code import verify_source
+    from agent_world.tasks.check import stated_values
+    from agent_world.tasks.programs import bulk_verify_source
+    from agent_world.tasks.scripts import run_verify
+    from agent_world.tasks.truth import Truth
+
+    asked = stated_values("How many clinicians work at location 2?")
+    assert answer_matches("There is 1 clinician at location 2.", 1, asked)
+    assert not answer_matches("There is 1 clinician at location 2.", 1)
+    assert answer_matches("2", 2, asked) and not answer_matches("2", 1, asked)
+    assert not answer_matches("There are 3 clinicians at location 2.", 1, asked)
+    assert not answer_matches(" ".join(str(i) for i in range(120)), 1, asked)
+    # a reading script: how many reservations a customer holds
+    cid = airline.rows["reservations"][0]["customer_id"]
+    n = sum(r["customer_id"] == cid for r in airline.rows["reservations"])
+    ask = f"How many reservations does customer {cid} hold?"
+    counted = Task(kind="programmatic", env_name="airline", env_fingerprint=airline.fingerprint,
+                   instruction=ask, reference_answer=n,
+                   verify=verify_source(Truth(chain=[], answer=n, expected_changes={},
+                                              observations=[]),
+                                        stated_values(ask).get("number", [])))
+    ep = runtime.open(airline)
+    said = f"Customer {cid} holds {n} reservations."
+    assert run_verify(counted.verify, ep.template, ep.path, said) == 1.0
+    assert check_task(counted, ep.template, ep.path, said).passed
+    assert not check_task(counted, ep.template, ep.path, f"{cid} {n} {n + 1}").passed
+    ep.close()
+    # a script of writes that reports its count: the reservation's passengers
+    rid = next(r for r in _open_reservations(airline)
+               if sum(p["reservation_id"] == r for p in airline.rows["passengers"]) >= 3)
+    pids = [p["passenger_id"] for p in airline.rows["passengers"] if p["reservation_id"] == rid]
+    bulk = {"step": 0, "where": {}, "write": "update_passenger", "key_param": "passenger_id",
+            "key_field": "passenger_id", "args": {"date_of_birth": "1990-01-01"},
+            "table": "passengers", "key_column": "passenger_id",
+            "sql_where": {"reservation_id": rid}, "effect": "update",
+            "sets": {"date_of_birth": "1990-01-01"}, "answer": "count"}
+    ask = f"Set every passenger of {rid} born on 1990-01-01 in row 7; how many?"
+    writes = Task(kind="programmatic", env_name="airline", env_fingerprint=airline.fingerprint,
+                  instruction=ask, reference_answer=len(pids),
+                  verify=bulk_verify_source(bulk, stated_values(ask).get("number", [])))
+    ep = runtime.open(airline)
+    for pid in pids:
+        assert ep.step("update_passenger", {"reservation_id": rid, "passenger_id": pid,
+                                            "date_of_birth": "1990-01-01"}).ok
+    k = len(pids)
+    assert check_task(writes, ep.template, ep.path, f"Updated {k} passengers in row 7.").passed
+    assert not check_task(writes, ep.template, ep.path, f"Updated {k + 1} passengers in row 7.").passed
+    ep.close()

@@ -126,12 +126,13 @@ def test_bulk_known_wrong_solutions_fail_and_a_lax_check_is_rejected(shop, runti
                                            bulk_task.origin["bulk"]):
         passed, _, _, detail = gold_run(bulk_task, shop, runtime, solution=source)
         assert not passed, (name, detail)
-    # a check that only asks for "some pending order cancelled" lets "first target only" pass
+    # a check that only asks for "some pending order cancelled" lets a wrong solution pass
+    # ("condition ignored" or "first target only", whichever is tried first)
     lax = bulk_task.model_copy(update={"verify": (
         "def verify(initial_db, final_db, answer):\n"
         "    return final_db.count('orders', \"status = 'cancelled'\") > 0\n")})
     gate = gate_known_wrong(lax, shop, runtime)
-    assert not gate.passed and "first target only" in gate.detail
+    assert not gate.passed and "a known-wrong solution passes" in gate.detail
 
 
 def test_baseline_verifier_solves_a_bulk_request(shop, runtime, bulk_task):
