@@ -71,6 +71,20 @@ def _open_reservations(spec: Any) -> list[str]:
             and flights[r["flight_id"]]["scheduled_departure"] > "2026-03-12"]
 
 
+def _birthdays(spec: Any) -> tuple[str, list[Any], dict[str, Any]]:
+    """A loop of writes that reports its count: every passenger of a reservation of three or
+    more gets one birth date (the reservation, its passengers, the bulk description)."""
+    rid = next(r for r in _open_reservations(spec)
+               if sum(p["reservation_id"] == r for p in spec.rows["passengers"]) >= 3)
+    pids = [p["passenger_id"] for p in spec.rows["passengers"] if p["reservation_id"] == rid]
+    bulk = {"step": 0, "where": {}, "write": "update_passenger", "key_param": "passenger_id",
+            "key_field": "passenger_id", "args": {"date_of_birth": "1990-01-01"},
+            "table": "passengers", "key_column": "passenger_id",
+            "sql_where": {"reservation_id": rid}, "effect": "update",
+            "sets": {"date_of_birth": "1990-01-01"}, "answer": "count"}
+    return rid, pids, bulk
+
+
 def _miles(spec: Any, customer_id: int) -> int:
     return next(a["miles_balance"] for a in spec.rows["loyalty_accounts"]
                 if a["customer_id"] == customer_id)
@@ -118,14 +132,7 @@ def test_a_list_of_candidates_is_not_an_answer(airline, runtime):
     assert check_task(counted, ep.template, ep.path, f"There are {n} customers.").passed
     ep.close()
     # a task that writes in a loop and reports the count: every passenger of a reservation
-    rid = next(r for r in _open_reservations(airline)
-               if sum(p["reservation_id"] == r for p in airline.rows["passengers"]) >= 3)
-    pids = [p["passenger_id"] for p in airline.rows["passengers"] if p["reservation_id"] == rid]
-    bulk = {"step": 0, "where": {}, "write": "update_passenger", "key_param": "passenger_id",
-            "key_field": "passenger_id", "args": {"date_of_birth": "1990-01-01"},
-            "table": "passengers", "key_column": "passenger_id",
-            "sql_where": {"reservation_id": rid}, "effect": "update",
-            "sets": {"date_of_birth": "1990-01-01"}, "answer": "count"}
+    rid, pids, bulk = _birthdays(airline)
     writes = Task(kind="programmatic", env_name="airline", env_fingerprint=airline.fingerprint,
                   instruction=f"Set every passenger of {rid} born on 1990-01-01; how many?",
                   reference_answer=len(pids), verify=bulk_verify_source(bulk))
@@ -364,14 +371,7 @@ def test_a_sentence_may_repeat_what_the_request_stated(airline, runtime):
     assert not check_task(counted, ep.template, ep.path, f"{cid} {n} {n + 1}").passed
     ep.close()
     # a script of writes that reports its count: the reservation's passengers
-    rid = next(r for r in _open_reservations(airline)
-               if sum(p["reservation_id"] == r for p in airline.rows["passengers"]) >= 3)
-    pids = [p["passenger_id"] for p in airline.rows["passengers"] if p["reservation_id"] == rid]
-    bulk = {"step": 0, "where": {}, "write": "update_passenger", "key_param": "passenger_id",
-            "key_field": "passenger_id", "args": {"date_of_birth": "1990-01-01"},
-            "table": "passengers", "key_column": "passenger_id",
-            "sql_where": {"reservation_id": rid}, "effect": "update",
-            "sets": {"date_of_birth": "1990-01-01"}, "answer": "count"}
+    rid, pids, bulk = _birthdays(airline)
     ask = f"Set every passenger of {rid} born on 1990-01-01 in row 7; how many?"
     writes = Task(kind="programmatic", env_name="airline", env_fingerprint=airline.fingerprint,
                   instruction=ask, reference_answer=len(pids),
