@@ -16,7 +16,9 @@ table:
 * creates that take a required id they then ignore (an update or an assignment planned as an
   insert);
 * plans that do not take an argument their source takes (a listing's page and page size
-  replaced by the arena's `limit`), names compared without case or punctuation.
+  replaced by the arena's `limit`), names compared without case or punctuation;
+* reads of a table that neither the tool's name nor its description names (a server's
+  get_config listing files): what they return is not what they say.
 
 No timing is asserted; the wall time is printed beside the table.
 """
@@ -36,6 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agent_world.design.offline.source_acts import names_its_table  # noqa: E402
 from agent_world.design.offline.source_plans import plan_tools  # noqa: E402
 from agent_world.mining.llm_miner import mine_theme  # noqa: E402
 from agent_world.mining.offline.naming import snake, tool_identifier  # noqa: E402
@@ -65,7 +68,7 @@ def _audit(ref: Any) -> dict[str, Any]:
     said = {tool_identifier(name): entry for name, entry in tools.items()}
     row: dict[str, Any] = {"server": ref.name, "source_tools": len(tools), "kinds": Counter(),
                            "unplanned": 0, "read_creates": [], "ignored_ids": [],
-                           "lost_arguments": []}
+                           "lost_arguments": [], "unnamed_reads": []}
     for plan in plans:
         if not plan.source_tool:
             continue
@@ -81,6 +84,9 @@ def _audit(ref: Any) -> dict[str, Any]:
         taken = {_bare(p.name) for p in plan.params}
         if any(_bare(arg) not in taken for arg in entry.get("arguments") or {}):
             row["lost_arguments"].append(plan.name)
+        if plan.kind in ("get", "list") and not names_its_table(plan.source_tool, desc,
+                                                                plan.table):
+            row["unnamed_reads"].append(plan.name)
     row["unplanned"] = sum(1 for why in skipped.values() if why.startswith("no implementable"))
     row["kinds"] = dict(row["kinds"])
     return row
@@ -114,6 +120,8 @@ def main(argv: list[str] | None = None) -> None:
         ("creates ignoring a required id", f"{sum(len(r['ignored_ids']) for r in rows)}"),
         ("plans missing an argument their source takes",
          f"{sum(len(r['lost_arguments']) for r in rows)}"),
+        ("reads of a table their name and description do not name",
+         f"{sum(len(r['unnamed_reads']) for r in rows)}"),
         ("wall", f"{wall:.0f} s ({args.workers} workers)"),
     ]
     width = max(len(k) for k, _ in table)
@@ -121,7 +129,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{k:<{width}}  {v}")
     for key, title in (("read_creates", "creates described as reads"),
                        ("ignored_ids", "creates ignoring a required id"),
-                       ("lost_arguments", "plans missing a source argument")):
+                       ("lost_arguments", "plans missing a source argument"),
+                       ("unnamed_reads", "reads of a table they do not name")):
         named = [f"{r['server']}/{n}" for r in rows for n in r[key]]
         if named:
             print(f"\n{title}: {', '.join(named)}")

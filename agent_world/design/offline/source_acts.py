@@ -198,12 +198,17 @@ def edits_a_record_it_does_not_name(plan: ToolPlan, description: str) -> bool:
     set a page's `uid`)."""
     if plan.kind not in ("update", "delete", "set_status") or plan.source_tool is None:
         return False
-    named = {_stem(w) for w in tokens(plan.source_tool)}
+    return not names_its_table(plan.source_tool, description, plan.table)
+
+
+def names_its_table(tool: str, description: str, table: str) -> bool:
+    """Whether a tool's name or description says a word of `table` (a name's short form
+    counts: delete_text_in_doc names documents)."""
+    named = {_stem(w) for w in tokens(tool)}
     said = named | {_stem(w) for w in re.findall(r"[a-z]+", snake(re.sub(r"\W+", "_",
                                                                         description)))}
-    # a name's short form counts (delete_text_in_doc edits a document)
-    return not any(_stem(w) in said or any(len(n) >= 3 and _stem(w).startswith(n)
-                                           for n in named) for w in plan.table.split("_"))
+    return any(_stem(w) in said or any(len(n) >= 3 and _stem(w).startswith(n) for n in named)
+               for w in table.split("_"))
 
 
 _ID_TAIL = re.compile(r"_(?:id|ids|gid|uuid|uid)$")
@@ -318,7 +323,7 @@ def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]
 __all__ = ["CREATE_VERBS", "PLAIN_CREATES", "UPDATE_VERBS", "acts_on_existing",
            "echoes_its_calls", "edits_a_record_it_does_not_name", "edits_by_name",
            "found_by_another_id",
-           "makes_by_name", "makes_nothing",
+           "makes_by_name", "makes_nothing", "names_its_table",
            "reads_a_record_it_does_not_name",
            "reads_by_description", "reads_by_name", "speaks_another_language",
            "stated_conditions", "stated_span"]
