@@ -160,9 +160,17 @@ def _scalar_matches(answer: Any, reference: Any, stated: dict[str, list[Any]] | 
     if isinstance(answer, str) and len(_LISTED.split(answer.strip())) >= LISTED_PARTS:
         return False  # "1, FP-9372, Widget, electronics, USD": a record's values, not an answer
     got = answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])
-    given = (stated or {}).get(kind, [])
-    got = [g for g in got if _same(kind, g, want) or not any(_same(kind, g, v) for v in given)]
+    got = _beyond_request(kind, got, [want], stated)
     return len(got) == 1 and _same(kind, got[0], want)
+
+
+def _beyond_request(kind: str, got: list[Any], wants: list[Any],
+                    stated: dict[str, list[Any]] | None) -> list[Any]:
+    """The values an answer states less those the request stated (`stated`), unless one is
+    an answer wanted: a sentence may repeat the request without offering a candidate."""
+    given = (stated or {}).get(kind, [])
+    return [g for g in got if any(_same(kind, g, w) for w in wants)
+            or not any(_same(kind, g, v) for v in given)]
 
 
 def stated_values(request: str | None) -> dict[str, list[Any]]:
@@ -197,9 +205,7 @@ def answer_matches(answer: Any, reference: Any, stated: dict[str, list[Any]] | N
     if len(kinds) == 1 and kinds <= set(_KINDS):
         (kind,) = kinds
         got = answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])
-        given = (stated or {}).get(kind, [])
-        got = [g for g in got if any(_same(kind, g, w) for _, w in wants)
-               or not any(_same(kind, g, v) for v in given)]
+        got = _beyond_request(kind, got, [w for _, w in wants], stated)
         return len(got) == len({json.dumps(w) for _, w in wants}) and all(
             any(_same(kind, g, w) for _, w in wants) for g in got) and all(
             any(_same(kind, g, w) for g in got) for _, w in wants)
@@ -243,9 +249,8 @@ def states_one_value(answer: Any, reference: Any, stated: dict[str, list[Any]] |
     request's own values `stated`): what a programmatic task's check asks of an answer beside
     its script. Free text and JSON need no count."""
     kind, want = _canonical(reference)
-    given = (stated or {}).get(kind, [])
-    said = [g for g in answer_values(answer, MAX_ANSWER_CHARS).get(kind, [])
-            if _same(kind, g, want) or not any(_same(kind, g, v) for v in given)]
+    said = _beyond_request(kind, answer_values(answer, MAX_ANSWER_CHARS).get(kind, []), [want],
+                           stated)
     return kind, kind not in _KINDS or len(said) == 1
 
 
