@@ -150,3 +150,22 @@ def test_a_write_makes_or_edits_only_what_its_name_says():
     for server, tool in (("excel", "set_note"), ("gitlab", "fork_repository")):
         _, plans, _ = _plans(server)
         assert plans[tool].kind == "create", (server, tool)
+
+
+def test_a_read_returns_what_its_name_says():
+    """LINE's get_message_quota had listed messages, Backlog's get_wikis_count the wikis,
+    Mastra's clearMastraCourseHistory and Chatwork's update_room_task_status had each become
+    a listing, and Desktop Commander's get_config listed files: a read whose name changes
+    something, counts, or names none of its table is not built; reads that say what they
+    read still are."""
+    for server, tool, why in (("line-bot", "get_message_quota", "returns a quota"),
+                              ("backlog", "get_wikis_count", "returns a count"),
+                              ("mastra-docs", "clearMastraCourseHistory", "('clear')"),
+                              ("chatwork", "update_room_task_status", "('update')"),
+                              ("desktop-commander", "get_config", "names no file")):
+        _, plans, unbuilt = _plans(server)
+        assert tool not in plans and why in unbuilt[tool], (server, tool, unbuilt.get(tool))
+    _, plans, _ = _plans("backlog")
+    assert plans["get_wiki"].kind == "get" and plans["get_wiki_pages"].kind == "list"
+    _, plans, _ = _plans("desktop-commander")
+    assert plans["get_file_info"].table == "files"

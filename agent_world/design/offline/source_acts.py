@@ -12,7 +12,7 @@ from typing import Any
 from agent_world.design.offline.plans import VERB_STATUS, ToolPlan, range_bounds, status_column
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import TableSpec
-from agent_world.mining.offline.naming import singular, snake, tokens
+from agent_world.mining.offline.naming import singular, snake, tokens, with_article
 from agent_world.mining.offline.signatures import OTHER_QUERY_LANGUAGES
 from agent_world.mining.offline.vocabulary import (
     ACT_NOUNS,
@@ -174,12 +174,16 @@ def speaks_another_language(entry: dict[str, Any]) -> bool:
 
 def reads_a_record_it_does_not_name(plan: ToolPlan, entry: dict[str, Any]) -> bool:
     """A read of a table its name does not name, taking nothing (a listing of it) or found by
-    a key the source does not take (Airflow's get_system_health() became get_system_health(dag_id), Coolify's
-    get_mcp_version() read a server) or by its container's reference (Plane's
-    list_states(project_id) returned the project): the source reads something the database
-    has no table for."""
+    a key the source does not take (Airflow's get_system_health() became
+    get_system_health(dag_id), Coolify's get_mcp_version() read a server) or by its
+    container's reference (Plane's list_states(project_id) returned the project), or that
+    neither its name nor its description names at all (Desktop Commander's get_config listed
+    files, EKS' list_api_versions VPCs): the source reads something the database has no table
+    for."""
     if plan.kind not in ("get", "list") or plan.source_tool is None:
         return False
+    if not names_its_table(plan.source_tool, str(entry.get("description") or ""), plan.table):
+        return True
     named = {singular(w) for w in tokens(plan.source_tool)}
     if {singular(w) for w in singular(plan.table).split("_")} & named:
         return False
@@ -189,6 +193,33 @@ def reads_a_record_it_does_not_name(plan: ToolPlan, entry: dict[str, Any]) -> bo
     keys = [p for p in plan.params if p.role == "key"]
     own_key = f"{singular(plan.table)}_id"
     return not said or any(snake(p.name) not in said or snake(p.name) == own_key for p in keys)
+
+
+# verbs a read's name may not start with: what it does changes something (Mastra's
+# clearMastraCourseHistory, Backlog's reset_unread_notification_count and Figma's
+# figma_set_slides_view_mode had each become a listing); a verb that is also a thing read
+# (issue_list, log_search) does not count
+_CHANGES = frozenset((CREATE_VERBS | UPDATE_VERBS | DELETE_VERBS | {
+    "clear", "reset", "set", "toggle", "cancel", "kill", "terminate", "stop", "restart",
+    "enable", "disable"}) - _NOUN_VERBS)
+# what a read named for an amount returns: a number, not the records it counts (LINE's
+# get_message_quota had listed messages, Backlog's get_wikis_count the wikis)
+_AMOUNTS = frozenset({"count", "quota", "usage", "consumption"})
+
+
+def reads_what_it_does_not_do(plan: ToolPlan) -> str | None:
+    """Why a get or list is not what its source does: its name's first verb changes
+    something, or its name ends in an amount (a count, a quota) while it returns records."""
+    if plan.kind not in ("get", "list") or plan.source_tool is None:
+        return None
+    words = tokens(plan.source_tool)
+    verb = first_verb(words)
+    if verb in _CHANGES:
+        return f"its name says it changes something ({verb!r}), and a read changes nothing"
+    if words and singular(words[-1]) in _AMOUNTS:
+        return (f"it returns {with_article(singular(words[-1]))}, not the records of "
+                f"{plan.table.replace('_', ' ')} a read returns")
+    return None
 
 
 def edits_a_record_it_does_not_name(plan: ToolPlan, description: str) -> bool:
@@ -324,6 +355,6 @@ __all__ = ["CREATE_VERBS", "PLAIN_CREATES", "UPDATE_VERBS", "acts_on_existing",
            "echoes_its_calls", "edits_a_record_it_does_not_name", "edits_by_name",
            "found_by_another_id",
            "makes_by_name", "makes_nothing", "names_its_table",
-           "reads_a_record_it_does_not_name",
+           "reads_a_record_it_does_not_name", "reads_what_it_does_not_do",
            "reads_by_description", "reads_by_name", "speaks_another_language",
            "stated_conditions", "stated_span"]

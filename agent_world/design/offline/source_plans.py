@@ -43,6 +43,7 @@ from agent_world.design.offline.source_acts import (
     reads_a_record_it_does_not_name,
     reads_by_description,
     reads_by_name,
+    reads_what_it_does_not_do,
     speaks_another_language,
     stated_conditions,
     stated_span,
@@ -404,6 +405,10 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
         if reads_a_record_it_does_not_name(plan, entry):
             skipped[source] = (f"it names no {singular(plan.table).replace('_', ' ')}, and "
                                "nothing the database holds is what it reads")
+            continue
+        misread = reads_what_it_does_not_do(plan)
+        if misread is not None:
+            skipped[source] = misread
             continue
         if edits_a_record_it_does_not_name(plan, str(entry.get("description") or "")):
             skipped[source] = (f"what it changes is not {with_article(singular(plan.table))}"
