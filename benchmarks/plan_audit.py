@@ -18,7 +18,10 @@ table:
 * plans that do not take an argument their source takes (a listing's page and page size
   replaced by the arena's `limit`), names compared without case or punctuation;
 * reads of a table that neither the tool's name nor its description names (a server's
-  get_config listing files): what they return is not what they say.
+  get_config listing files): what they return is not what they say;
+* edits that write where their record is (Chatwork's update_room_message(room_id, ...) moving
+  the message into `room_id`): a required reference or id beside the key is written, in a
+  tool whose name says no move.
 
 No timing is asserted; the wall time is printed beside the table.
 """
@@ -53,6 +56,10 @@ _READ_SAID = re.compile(
     re.I)
 
 
+_MOVES = {"move", "transfer", "assign", "reassign", "relocate"}
+_PLACE = re.compile(r"^(?:file_)?path$|(?:^|_)(?:id|iid|uuid)$")
+
+
 def _bare(name: str) -> str:
     # certificate-list's `auth-method` is served as auth_method, a keyword `sql` as sql_
     return re.sub(r"[^a-z0-9]", "", name.lower())
@@ -68,7 +75,7 @@ def _audit(ref: Any) -> dict[str, Any]:
     said = {tool_identifier(name): entry for name, entry in tools.items()}
     row: dict[str, Any] = {"server": ref.name, "source_tools": len(tools), "kinds": Counter(),
                            "unplanned": 0, "read_creates": [], "ignored_ids": [],
-                           "lost_arguments": [], "unnamed_reads": []}
+                           "lost_arguments": [], "unnamed_reads": [], "moving_edits": []}
     for plan in plans:
         if not plan.source_tool:
             continue
@@ -87,6 +94,11 @@ def _audit(ref: Any) -> dict[str, Any]:
         if plan.kind in ("get", "list") and not names_its_table(plan.source_tool, desc,
                                                                 plan.table):
             row["unnamed_reads"].append(plan.name)
+        if plan.kind == "update" and plan.param("key") is not None and not _MOVES & set(
+                snake(plan.source_tool).split("_")) and any(
+                p.required and (p.role == "ref" or p.role == "set" and _PLACE.search(snake(p.name)))
+                for p in plan.params):
+            row["moving_edits"].append(plan.name)
     row["unplanned"] = sum(1 for why in skipped.values() if why.startswith("no implementable"))
     row["kinds"] = dict(row["kinds"])
     return row
@@ -122,6 +134,8 @@ def main(argv: list[str] | None = None) -> None:
          f"{sum(len(r['lost_arguments']) for r in rows)}"),
         ("reads of a table their name and description do not name",
          f"{sum(len(r['unnamed_reads']) for r in rows)}"),
+        ("edits writing where their record is (a reference or id beside the key)",
+         f"{sum(len(r['moving_edits']) for r in rows)}"),
         ("wall", f"{wall:.0f} s ({args.workers} workers)"),
     ]
     width = max(len(k) for k, _ in table)
@@ -130,7 +144,8 @@ def main(argv: list[str] | None = None) -> None:
     for key, title in (("read_creates", "creates described as reads"),
                        ("ignored_ids", "creates ignoring a required id"),
                        ("lost_arguments", "plans missing a source argument"),
-                       ("unnamed_reads", "reads of a table they do not name")):
+                       ("unnamed_reads", "reads of a table they do not name"),
+                       ("moving_edits", "edits writing where their record is")):
         named = [f"{r['server']}/{n}" for r in rows for n in r[key]]
         if named:
             print(f"\n{title}: {', '.join(named)}")

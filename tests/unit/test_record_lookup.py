@@ -61,6 +61,36 @@ def test_a_record_is_found_inside_the_record_it_belongs_to(built):
         runtime.close()
 
 
+def test_an_edit_finds_its_record_where_it_is_and_does_not_move_it(built):
+    """Chatwork's update_room_message(room_id, message_id, body) had moved the message into
+    `room_id`; the room now says where the message is: another room is refused, its own is
+    edited in place. Excel's rename_sheet(path, sheet, new_name) renames the sheet of that
+    workbook and leaves it there."""
+    _, spec = built["chatwork"]
+    tool = next(t for t in spec.tools if t.name == "update_room_message")
+    assert "_row_where(ctx, 'messages'" in tool.source
+    runtime = validation_runtime()
+    try:
+        with runtime.open(spec, seed=0) as ep:
+            msg = ep.query('SELECT id, room_id FROM "messages" ORDER BY id LIMIT 1')[0]
+            other = ep.query('SELECT id FROM "rooms" WHERE id != ? ORDER BY id LIMIT 1',
+                             (msg["room_id"],))[0]["id"]
+            wrong = ep.step("update_room_message", {"room_id": other, "message_id": msg["id"],
+                                                    "body": "Moved?"})
+            assert not wrong.ok and wrong.error.kind == "tool_error"
+            right = ep.step("update_room_message", {"room_id": msg["room_id"],
+                                                    "message_id": msg["id"], "body": "Edited"})
+            assert right.ok, right.error
+            after = ep.query('SELECT room_id, body FROM "messages" WHERE id = ?', (msg["id"],))
+            assert after == [{"room_id": msg["room_id"], "body": "Edited"}]
+    finally:
+        runtime.close()
+    _, spec = built["excel"]
+    rename = next(t for t in spec.tools if t.name == "rename_sheet")
+    assert "_row_where(ctx, 'sheets'" in rename.source
+    assert "changes['path']" not in rename.source
+
+
 def test_every_kept_tool_reads_what_it_requires_and_the_rest_are_ledgered(built):
     for _, spec in built.values():
         for t in spec.tools:

@@ -600,13 +600,13 @@ def test_a_new_value_sets_the_field_it_names():
 def test_a_record_named_by_its_noun_is_found_by_its_name():
     """Excel's rename_sheet(path, sheet, new_name) found the sheet whose name was new_name and
     wrote `sheet` into its content; delete_sheet(path, sheet) took a sheet_id its source
-    does not have: `sheet` is the sheet's name."""
+    does not have: `sheet` is the sheet's name, found in the workbook `path` names."""
     _, excel = _mined_and_designed("excel")
     rename = {p["name"]: (p["role"], p["column"])
               for p in excel.contracts["rename_sheet"]["params"]}
     assert rename["sheet"] == ("key", "name") and rename["new_name"] == ("set", "name"), rename
-    assert "_row(ctx, 'sheets', 'id', 'name', sheet, 'sheet')" in _body(excel.module,
-                                                                        "rename_sheet")
+    assert rename["path"] == ("eq", "path"), rename  # the sheet's workbook, not a new one
+    assert "match = {'name': sheet, 'path': path}" in _body(excel.module, "rename_sheet")
     delete = [p["name"] for p in excel.contracts["delete_sheet"]["params"]]
     assert "sheet_id" not in delete and "sheet" in delete, delete
 

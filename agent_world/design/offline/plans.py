@@ -101,9 +101,13 @@ class ToolPlan(BaseModel):
         return next((p for p in self.params if p.role == role), None)
 
     def key_matches(self) -> list[ParamPlan]:
-        """The arguments a get or delete finds its record by beside its key (or instead of
-        one): the note at (path, sheet, cell) of delete_note, not the first note of `path`; a
-        reference (`ref`) names the record it must belong to."""
+        """The arguments a get, edit or delete finds its record by beside its key (or instead
+        of one): the note at (path, sheet, cell) of delete_note, not the first note of `path`;
+        a reference (`ref`) names the record it must belong to. An edit's are matches only
+        (`eq`, source_acts.as_locators): its references are values it writes."""
+        if self.kind == "update":
+            return [p for p in self.params if p.role == "eq" and p.column
+                    and p.type != "object"]
         if self.kind not in ("get", "delete"):
             return []
         return [p for p in self.params if p.role in ("eq", "ref") and p.column

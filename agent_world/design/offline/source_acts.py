@@ -222,6 +222,44 @@ def reads_what_it_does_not_do(plan: ToolPlan) -> str | None:
     return None
 
 
+_MOVES = frozenset({"move", "transfer", "assign", "reassign", "relocate"})
+_TARGETS = ("target_", "new_", "to_", "dest_", "destination_")
+
+
+def _names_a_place(name: str) -> bool:
+    return name in ("path", "file_path", "uuid") or name.endswith(("_id", "_iid", "_uuid"))
+
+
+def _by_key(spec: EnvSpec, p: Any) -> bool:
+    table = next((t for t in spec.tables if t.name == p.ref_table), None)
+    return table is not None and table.primary_key == [p.ref_column]
+
+
+def as_locators(spec: EnvSpec, params: list[Any], words: list[str]) -> list[Any]:
+    """An edit's required references and ids beside its key say where the record is, not
+    what to change (Chatwork's update_room_message(room_id, message_id, body) had moved the
+    message to `room_id`, Excel's rename_sheet(path, sheet, new_name) re-filed the sheet):
+    they become matches (`eq`) the record must hold. A move keeps its destination (Dokploy's
+    application_move(targetEnvironmentId), Monday's move_item_to_group(groupId)). A reference
+    by another column than its table's key (a project by its path) stays one: a match compares
+    ids."""
+    if not any(p.role == "key" for p in params):
+        return params
+    moving = bool(set(words) & _MOVES)
+    target = None
+    if moving:
+        refs = [p for p in params if p.role in ("ref", "set") and p.required and p.column]
+        target = next((p for p in refs if snake(p.name).startswith(_TARGETS)), None) or \
+            next((p for p in reversed(refs) if p.role == "ref"), None)
+    out = []
+    for p in params:
+        place = p.required and p.column and p is not target and p.type != "object" and (
+            (p.role == "ref" and _by_key(spec, p))
+            or (p.role == "set" and _names_a_place(snake(p.name))))
+        out.append(p.model_copy(update={"role": "eq"}) if place else p)
+    return out
+
+
 def edits_a_record_it_does_not_name(plan: ToolPlan, description: str) -> bool:
     """An update or delete whose name and description name none of its table's words: the
     record it changes is not what it acts on (DigitalOcean's key-delete deleted an app,
@@ -351,7 +389,7 @@ def stated_conditions(table: TableSpec, description: str) -> dict[str, list[Any]
     return out
 
 
-__all__ = ["CREATE_VERBS", "PLAIN_CREATES", "UPDATE_VERBS", "acts_on_existing",
+__all__ = ["CREATE_VERBS", "PLAIN_CREATES", "UPDATE_VERBS", "acts_on_existing", "as_locators",
            "echoes_its_calls", "edits_a_record_it_does_not_name", "edits_by_name",
            "found_by_another_id",
            "makes_by_name", "makes_nothing", "names_its_table",

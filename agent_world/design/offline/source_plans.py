@@ -31,6 +31,7 @@ from agent_world.design.offline.source_acts import (
     PLAIN_CREATES,
     UPDATE_VERBS,
     acts_on_existing,
+    as_locators,
     call_logs,
     echoes_its_calls,
     edits_a_record_it_does_not_name,
@@ -282,6 +283,8 @@ def _plan(spec: EnvSpec, tool_name: str, entry: dict[str, Any]) -> ToolPlan | No
     if key is not None:
         if not edits_by_name(acts):
             return None  # a trigger, a copy, a download or a screenshot edits no record
+        params = as_locators(spec, params, words)
+        sets = [p for p in params if p.role in ("set", "ref")]
         if not sets:
             # an action with nothing to write but its timestamp: record that it happened
             if not now:
