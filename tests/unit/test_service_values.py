@@ -333,3 +333,20 @@ def test_a_column_said_to_hold_json_or_links_or_a_description_holds_one():
     rows = [factory.make("boards") for _ in range(6)]
     assert {r["settings"] for r in rows} == {"{}"}
     assert all(len(r["desc"].split()) > 2 and r["links"].startswith("http") for r in rows)
+
+
+def test_a_size_nothing_has_none_of_is_never_zero():
+    """Word's tables had `cols` 0 and an order item quantity 0, and tasks asked to "add a
+    table, using rows 3 and cols 0": a table's rows and columns, copies, pages and quantities
+    are at least one; other counts (retries, views) may still be 0."""
+    names = ("rows", "cols", "quantity", "copies", "page_count", "retry_count")
+    table = TableSpec(name="tables", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        *[ColumnSpec(name=n, type="integer", nullable=False) for n in names]])
+    kinds = {c.name: column_semantic(table.name, c) for c in table.columns[1:]}
+    assert kinds == {**dict.fromkeys(names[:-1], "extent"), "retry_count": "count"}, kinds
+    factory = RowFactory([table], None, seed=0)
+    rows = [factory.make("tables") for _ in range(200)]
+    for n in names[:-1]:
+        assert min(r[n] for r in rows) >= 1, n
+    assert min(r["retry_count"] for r in rows) == 0

@@ -61,6 +61,11 @@ _NAMED = {
     "license_plate": "license_plate", "ssn": "ssn",
 }
 # how many results a page holds, as list arguments call it
+# sizes nothing has none of: a Word table of 0 columns, a print of 0 copies ("add a table,
+# using rows 3 and cols 0")
+_EXTENTS = frozenset({"rows", "cols", "columns", "num_rows", "num_cols", "num_columns",
+                      "row_count", "col_count", "column_count", "copies", "pages",
+                      "page_count", "quantity", "qty"})
 _PAGE_SIZES = frozenset({"limit", "per_page", "page_size", "top", "max_results", "max_items",
                          "count_per_page", "max_count"})
 # the people a `<role>_name` column names: the miner's person roles and nouns, and the roles of
@@ -158,6 +163,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return "decimals"
         if words & {"order", "position"}:
             return "position"
+        if n in _EXTENTS:
+            return "extent"
         return "count"
     d = col.description.lower()
     single = singular(table).split("_")[-1]

@@ -73,7 +73,7 @@ from agent_world.mining.semantics.zones import address_country, country_zones
 # ones read from a name's last resort, and the office and paging kinds, whose examples name a
 # service's own conventions ('A1:D20', 'Helvetica', 14)
 DESCRIBED_KINDS = frozenset({
-    "word", "code", "category", "title", "record_name", "team_name", "count", "bytes", "small_int", "position", "text_id", "pixels",
+    "word", "code", "category", "title", "record_name", "team_name", "count", "extent", "bytes", "small_int", "position", "text_id", "pixels",
     "sheet_name", "cell_ref", "style_name", "font_name", "font_size", "search_terms",
     "namespace", "metric_namespace", "page_size", "slug_name", "database_name", "command", "offset", "page",
     "status", "platform", "deploy_environment", "docker_image", "cell", "file_path",
@@ -269,6 +269,7 @@ class RowValues:
             "decimals": lambda: r.choice([0, 2, 2, 2, 3]),
             "position": lambda: r.randint(1, 100),
             "count": lambda: min(int(r.expovariate(1 / 8)), 500),
+            "extent": lambda: 1 + min(int(r.expovariate(1 / 8)), 499),
             "hhmm": lambda: f"{r.randint(0, 23):02d}:{r.choice([0, 15, 30, 45]):02d}",
             "email": lambda: self._email(row),
             "phone": lambda: f.phone_number(),
