@@ -93,6 +93,10 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
                       r"| to (?:show|display|visualize|help|understand|discover|observe|see|"
                       r"extract|identify|determine|detect|ensure|gain|assess|evaluate)\b"
                       r"| up to \w+ times?\b| Error Responses\b"
+                      # how well it is built is no part of the act: "add footnote with robust
+                      # validation and Word compliance"
+                      r"| with (?:robust|comprehensive|advanced|enhanced|full|proper|automatic|"
+                      r"intelligent|smart|built-in|detailed)\b"
                       r"| (?:from|with|using|by|on|in) (?:an? )?optional\b"
                       r"|,? and \w+ (?:it|them) (?:later|again)\b|,? and optionally\b"
                       r"| by (?:scanning|entering|giving|passing|providing|specifying|using)\b"

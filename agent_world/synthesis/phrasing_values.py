@@ -23,7 +23,7 @@ def field_words(name: str) -> str:
 def noun(param: str) -> str:
     """How a user names an argument: `member_id` → member, `patientId` → patient."""
     words = split_words(param)
-    if len(words) > 1 and words[-1] == "id":
+    if len(words) > 1 and words[-1] in ("id", "gid", "uid"):
         words = words[:-1]
     return " ".join(words)
 
@@ -53,7 +53,9 @@ _TEXT = {"reason", "note", "notes", "message", "comment", "content", "descriptio
 _UNITS = {"quantity": "unit", "qty": "unit", "bags": "bag", "passengers": "passenger",
           "nights": "night", "seats": "seat", "copies": "copy", "guests": "guest",
           "items": "item", "units": "unit", "tickets": "ticket", "days": "day"}
-_KEY_WORDS = ("id", "code", "number", "sku", "locator", "barcode", "sha", "uuid", "key")
+# Asana's task_gid and a service's user_uid name their record as an id does
+_KEY_WORDS = ("id", "gid", "uid", "code", "number", "sku", "locator", "barcode", "sha", "uuid",
+              "key")
 
 
 def date_text(text: str) -> str | None:
@@ -221,7 +223,12 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
     if not writes and r not in ("key", "count") and head in FROM_ROLES | TO_ROLES and \
             len(words.split()) > 1:
         # "from America/New_York", "to Australia/Sydney": the ends of a conversion or a move
-        return f"{'from' if head in FROM_ROLES else 'to'} {bare_value(param, value, schema)}"
+        prep = "from" if head in FROM_ROLES else "to"
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            # a number says what it counts: "to paragraph 4", not "to 4"
+            what = [w for w in words.split()[1:] if w not in ("index", "number", "no")]
+            return f"{prep} {' '.join(what)} {value}" if what else f"{prep} {value}"
+        return f"{prep} {bare_value(param, value, schema)}"
     if not writes and param in ("max_length", "max_chars", "max_characters") and \
             isinstance(value, int):
         return f"(just the first {value} characters)"

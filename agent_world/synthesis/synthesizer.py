@@ -305,9 +305,10 @@ def _changed_columns(changes: dict[str, Any]) -> set[str]:
 def _asked_changes(spec: EnvSpec, plan: Plan, answer: dict[str, Any],
                    changes: dict[str, Any]) -> set[str]:
     """Columns the chain changed on the kind of record the question asks about ("the
-    repository's new updated at" was asked of a repository after a branch was edited)."""
+    repository's new updated at" was asked of a repository after a branch was edited; "the
+    project's new name" after a section was renamed and the project recoloured)."""
     step = answer.get("step")
-    if step is None or step >= len(plan.steps) or spec.tool(plan.steps[step].tool).mutates:
+    if step is None or step >= len(plan.steps):
         return _changed_columns(changes)
     ent = tool_entity(spec, plan.steps[step].tool)
     return _changed_columns({t: d for t, d in changes.items()

@@ -180,6 +180,12 @@ def _echoed(tool: Any) -> set[str]:
             for name in (p, snake(p))}  # a record keeps `If-Match` as if_match
 
 
+# a field named for what a request searches by is no field a record has (Word's footnotes kept
+# add_footnote_robust's search_text: "the footnote whose search text is 'between room'")
+_ASKED = frozenset({"search_text", "query", "q", "keyword", "keywords", "search",
+                    "search_term", "search_query", "term", "pattern"})
+
+
 def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
               rng: random.Random, labels: frozenset[str] = frozenset(),
               listing: Any = None) -> dict[str, Any]:
@@ -197,7 +203,7 @@ def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
             unique.append(k)
     # nor by a value the request already states (a filter every listed record shares, the
     # field the next step reads): "the slot with location 11" among slots of location 11
-    unique = [k for k in unique if k not in avoid]
+    unique = [k for k in unique if k not in avoid and k not in _ASKED]
     # nobody picks a record by the second it was stamped ("the gke cluster created on
     # October 16, 2023 at 18:03:17"): where only a timestamp singles it out, no pick; nor by a
     # paragraph or a diff: a value to quote is one short line

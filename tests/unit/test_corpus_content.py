@@ -304,6 +304,11 @@ def test_a_listed_record_is_picked_by_its_name_and_never_by_the_listing_s_argume
         plan = Plan(steps=[PlanStep(tool="components")])
         answer_options(plan, unnamed, random.Random(seed), aggregate=False, listing=tool)
         assert plan.steps[0].select and "p" not in plan.steps[0].select
+    # nor by a field named for what a request searches by (Word's "the footnote whose search
+    # text is 'between room'")
+    searched = [{"id": i, "search_text": f"text {i}", "paragraph_index": i} for i in range(4)]
+    picks = {tuple(_selector(searched, searched[2], set(), random.Random(s))) for s in range(30)}
+    assert ("search_text",) not in picks and picks
 
 
 def test_no_record_is_picked_or_asked_about_by_its_bookkeeping_times():

@@ -157,6 +157,19 @@ def test_a_date_format_is_no_word_of_the_act():
     assert action_phrase(spec, "get_customer") == "write a body measurement for a new date"
 
 
+def test_how_well_a_tool_is_built_is_no_word_of_the_act():
+    """Word's add_footnote_robust had asked to "add footnote with robust validation and Word
+    compliance"."""
+    spec = load_example("ecommerce").model_copy(deep=True)
+    spec.tool("get_customer").description = ("Add footnote with robust validation and Word "
+                                              "compliance. This is the production-ready version.")
+    assert action_phrase(spec, "get_customer") == "add footnote"
+    spec.tool("get_customer").description = "Delete footnote with comprehensive cleanup."
+    assert action_phrase(spec, "get_customer") == "delete footnote"
+    spec.tool("get_customer").description = "Add a table with the given rows."
+    assert action_phrase(spec, "get_customer") == "add a table with the given rows"
+
+
 def test_an_act_that_says_what_it_sets_is_given_its_record_not_values():
     """Word's auto_fit_table_columns(filename, table_index): "Set table columns to auto-fit
     based on content: set its filename to 'contract-2025.docx'" asked to rename a file."""

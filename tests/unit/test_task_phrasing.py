@@ -88,6 +88,9 @@ def test_an_argument_named_by_a_preposition_is_said_by_it():
         "from December 5, 2025 at 12:30"
     assert phrasing_values.arg_phrase("time", "09:45") == "at 09:45"
     assert phrasing_values.arg_phrase("time", "09:45").startswith(phrasing_values.PREPOSITIONS)
+    # a number said with what it counts: "to paragraph 4", never "insert a list to 4"
+    assert phrasing_values.arg_phrase("target_paragraph_index", 4) == "to paragraph 4"
+    assert phrasing_values.arg_phrase("target_timezone", "Asia/Tokyo") == "to Asia/Tokyo"
     # a date is "on November 25, 2025": never "the body measurement with on November 25"
     assert phrasing_values.arg_phrase("date", "2025-11-25").startswith(
         phrasing_values.PREPOSITIONS)
@@ -708,3 +711,11 @@ def test_a_bulk_change_over_a_list_keyed_by_another_record_names_that_record():
              for seed in range(6)}
     assert all("orders of that order's customer" in t or "order of that order's customer" in t
                for t in texts), texts
+
+
+def test_a_global_id_names_its_record_as_an_id_does():
+    """Asana's asana_get_tags_for_task(task_gid) had been asked as "the tag named feature with
+    the task gid set to '06c77f9d6bd5'": a gid or uid is the key of the record it names."""
+    assert phrasing_values.arg_phrase("task_gid", "06c77f9d6bd5") == "task 06c77f9d6bd5"
+    assert phrasing_values.role("task_gid", "06c77f9d6bd5") == "key"
+    assert phrasing_values.noun("workspace_gid") == "workspace"

@@ -651,3 +651,22 @@ def test_an_output_file_takes_the_type_the_tool_makes():
     drawn = {(ValueSampler(tested).start_args("convert_to_pdf", random.Random(k)) or {}).get(
         "output_filename") for k in range(20)}
     assert "budget-q3.pdf" in drawn and not any(str(v).endswith(".docx") for v in drawn)
+
+
+def test_a_field_is_asked_as_new_only_when_its_own_record_changed():
+    """Asana's "rename section 39 ... recolour its project. Tell me the project's new name":
+    the section's name had changed, not the project's; a field is "new" only where the chain
+    changed it on the record the question asks about."""
+    from agent_world.synthesis.synthesizer import _asked_changes
+    from agent_world.tasks.walks import Plan, PlanStep
+
+    spec = load_example("ecommerce")
+    plan = Plan(steps=[PlanStep(tool="update_address", given={}),
+                       PlanStep(tool="cancel_order", given={})])
+    changes = {"addresses": {"updated": [{"before": {"line1": "a"}, "after": {"line1": "b"}}]},
+               "orders": {"updated": [{"before": {"status": "placed"},
+                                       "after": {"status": "cancelled"}}]}}
+    asked = _asked_changes(spec, plan, {"kind": "field", "step": 1, "field": "line1"}, changes)
+    assert asked == {"status"}
+    asked = _asked_changes(spec, plan, {"kind": "field", "step": 0, "field": "line1"}, changes)
+    assert asked == {"line1"}
