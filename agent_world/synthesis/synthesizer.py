@@ -63,6 +63,7 @@ from agent_world.tasks.walks import (
 )
 from agent_world.tasks.words import (
     added_labels,
+    lost_inputs,
     runs_sql,
     sql_param,
     table_entity,
@@ -240,7 +241,11 @@ WALK_SLACK = 2  # calls a walk may take past its recipe's length before the deto
 def _sql_candidate(spec: EnvSpec, runtime: EnvRuntime, rng: random.Random, recipe: Recipe,
                    tool: str, seed: int, origin: dict[str, Any] | None) -> Task | str:
     """A question over the stored data for a tool that runs SQL, its statement the gold
-    call (`tasks.sql_questions`)."""
+    call (`tasks.sql_questions`). A runner built without what its service requires beside
+    the statement (Cosmos DB's mcp_cosmos_query without its container) asks nothing the
+    service would answer."""
+    if lost_inputs(spec, tool):
+        return "the tool was built without an input its service requires"
     writes = spec.tool(tool).mutates
     question = (sql_change if writes else sql_question)(spec, rng)
     if question is None:

@@ -127,3 +127,51 @@ def test_a_list_of_values_finds_the_records_holding_them():
             assert not ep.step("fetchDocs", {"urls": "x"}).ok
     finally:
         runtime.close()
+
+
+def test_an_edit_of_a_checked_column_is_tested_with_a_value_the_check_allows():
+    """Hostinger's VPS_updateFirewallRuleV1(firewallId, ruleId, protocol, ...) had been
+    tested by writing 'TCP (edited)' into a protocol its table checks against a list, and was
+    rejected: its test now sets another listed protocol, and the tool is kept."""
+    ref = next(r for r in corpus_sources() if r.name == "hostinger")
+    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+    compiler, runtime = SandboxCompiler(), validation_runtime()
+    try:
+        design = design_tools(spec, model=None)
+        validation, built, _ = cross_validate(spec, design, compiler=compiler, runtime=runtime)
+    finally:
+        compiler.close()
+        runtime.close()
+    verdict = next(v for v in validation.verdicts if v.tool == "VPS_updateFirewallRuleV1")
+    assert verdict.kept, verdict.reason
+    protocols = next(c.enum for t in spec.tables if t.name == "rules" for c in t.columns
+                     if c.name == "protocol")
+    edit = next(t for t in design.tests if t["tool"] == "VPS_updateFirewallRuleV1"
+                and t["expect"].get("ok", True))
+    assert edit["arguments"]["protocol"] in protocols, edit
+
+
+def test_no_question_goes_to_a_query_runner_built_without_its_service_s_input():
+    """Cosmos DB's mcp_cosmos_query(container_id, query) is built as a runner of the query
+    alone: "in the `documents` table, what is the status of ..." would call it as the service
+    never answers a call, so no SQL question is asked of it."""
+    import random
+
+    from agent_world.synthesis.synthesizer import _sql_candidate
+    from agent_world.tasks.difficulty import Recipe
+    from agent_world.tasks.words import lost_inputs, runs_sql
+
+    ref = next(r for r in corpus_sources() if r.name == "cosmosdb")
+    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+    compiler, runtime = SandboxCompiler(), validation_runtime()
+    try:
+        _, built, _ = cross_validate(spec, design_tools(spec, model=None), compiler=compiler,
+                                     runtime=runtime)
+        assert built is not None
+        assert runs_sql(built, "mcp_cosmos_query") and lost_inputs(built, "mcp_cosmos_query")
+        got = _sql_candidate(built, runtime, random.Random(0), Recipe(length=1, obscured=False, many_distractors=False),
+                             "mcp_cosmos_query", 0, None)
+        assert got == "the tool was built without an input its service requires"
+    finally:
+        compiler.close()
+        runtime.close()

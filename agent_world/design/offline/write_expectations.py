@@ -289,6 +289,10 @@ class Designer(ReadTests):
                     new_id = other.get(col.name)
                 elif col.foreign_key:
                     v = new_id = other.get(col.name)
+                elif col.enum and not p.enum:
+                    # a column its table checks against a list of values (a firewall rule's
+                    # protocol): another of those, never "TCP (edited)"
+                    v = new_id = next((e for e in col.enum if e != old), old)
                 elif p.type == "string":
                     v = new_id = f"{old} (edited)" if isinstance(old, str) else "edited"
                     if not _fits(p, v):
