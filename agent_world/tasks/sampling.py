@@ -21,10 +21,11 @@ from agent_world.mining.offline.signatures import new_value_field
 from agent_world.mining.offline.value_pools import NAMED_FILE_TYPES
 from agent_world.mining.semantics.lifecycle_rule import state_rank, status_column
 from agent_world.tasks.toolgraph import tested_values
-from agent_world.tasks.words import PAGING, acted_table, entity, table_entity
+from agent_world.tasks.words import PAGING, acted_table, entity, runs_sql, table_entity
 
 _KEY = re.compile(r"(?:^|_)(?:id|code|number|sku|uuid|key)$|[a-z]Id$")
 _EDIT_VERBS = frozenset({"edit", "update", "modify", "change", "set", "patch", "amend"})
+_STATEMENT = re.compile(r"^\s*(?:SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|DROP|ALTER)\s", re.I)
 
 
 SAYABLE = 120  # the longest text a request states as a value
@@ -154,7 +155,13 @@ class ValueSampler:
         if types & {"array", "object"}:
             return [v for v in self.tested.get((tool, param), [])
                     if v is not None and not _stand_in(v)]
-        columns = self.own.get((self._own_entity(tool), param)) or self.columns.get(param, [])
+        columns = self.own.get((self._own_entity(tool), param))
+        if not columns:
+            columns = self.columns.get(param, [])
+            if tool in self.tools and not runs_sql(self.spec, tool):
+                # another table's SQL is no search text: "the notebooks matching 'SELECT
+                # "id", "name" FROM "sessions" ...'" (NotebookLM's search_notebooks(query))
+                columns = [v for v in columns if not (isinstance(v, str) and _STATEMENT.match(v))]
         tested = [v for v in self.tested.get((tool, param), []) if not _stand_in(v)]
         if columns and tested:
             # a test's edited copy of a stored value ("-05:00 (edited)") is no value a

@@ -175,3 +175,36 @@ def test_no_question_goes_to_a_query_runner_built_without_its_service_s_input():
     finally:
         compiler.close()
         runtime.close()
+
+
+def test_a_free_text_search_is_no_sql_runner_and_is_given_no_sql():
+    """NotebookLM's search_notebooks(query) ("Search the library by free-text query ... chain
+    into `select_notebook`") had been built as a runner of SELECTs over the whole database (a
+    SELECT inside `select_notebook`), and asked for "the notebooks matching 'SELECT "id", ...
+    FROM "sessions" ...'": it is a listing matching its text, and a tool that runs no SQL is
+    never given another table's statement."""
+    from agent_world.design.offline.source_plans import plan_tools
+    from agent_world.envs import load_example
+    from agent_world.envs.spec import ToolSpec
+    from agent_world.envs.table_spec import ColumnSpec, TableSpec
+    from agent_world.tasks.sampling import ValueSampler
+
+    ref = next(r for r in corpus_sources() if r.name == "notebooklm")
+    plans, _ = plan_tools(mine_theme(read_source(ref.spec), iterations=0, seed=0).spec)
+    search = next(p for p in plans if p.name == "search_notebooks")
+    assert search.kind == "list" and search.param("like").name == "query", search
+    spec = load_example("ecommerce").model_copy(deep=True)
+    spec.tables.append(TableSpec(name="saved_queries", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="query", type="text")]))
+    spec.rows["saved_queries"] = [{"id": 1, "query": 'SELECT "id" FROM "orders" LIMIT 3'},
+                                  {"id": 2, "query": "lamp"}]
+    for name, desc in (("search_products", "Search products by free text."),
+                       ("run_query", "Run a read-only SQL SELECT query.")):
+        spec.tools.append(ToolSpec(name=name, description=desc,
+                                   source=f"def {name}(ctx, query):\n    return []\n", parameters={
+            "type": "object", "properties": {"query": {"type": "string"}}}))
+    said = ValueSampler(spec).candidates("search_products", "query", {"type": "string"})
+    assert "lamp" in said and not any(str(v).startswith("SELECT") for v in said), said
+    ran = ValueSampler(spec).candidates("run_query", "query", {"type": "string"})
+    assert any(str(v).startswith("SELECT") for v in ran), ran

@@ -91,8 +91,11 @@ def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | Non
     if query_arg is not None:
         p = _param(args.safe(query_arg), "text", required=True,
                    description="The SQL statement.")
+        # whole words: NotebookLM's search_notebooks ("... chain into `select_notebook`")
+        # had become a runner of SELECTs over the whole database
         up = desc.upper()
-        if "CREATE" in up and "TABLE" in up:
+        said = set(re.findall(r"[A-Z]+", re.sub(r"[A-Z]+_\w*", " ", up)))
+        if {"CREATE", "TABLE"} <= said:
             name_col = _name_column(entity)
             if name_col is None:
                 return None
@@ -113,7 +116,7 @@ def _computed(spec, c, entity, words, text, desc, args, entry) -> Contract | Non
             c.options = {"tables": [t.name for t in business]}
             c.evidence = ["executes a data-changing statement"]
             return c
-        if "SELECT" in up or "read" in words or sql_argument([query_arg], desc) and \
+        if "SELECT" in said or "read" in words or sql_argument([query_arg], desc) and \
                 entry.get("read_only") is not False:
             # "Run a read-only SQL query" (Postgres' query(sql)), "Execute a SQL query against
             # a D1 database": what sqlite's read_query does; a statement that changes data is
