@@ -42,14 +42,20 @@ def test_nested_path_and_query_parameters_are_the_tools_own_arguments(built):
     assert set(params["delete_room_message"]["required"]) == {"room_id", "message_id"}
 
 
+def _message_and_another_room(ep):
+    """The first stored message and a room it is not in."""
+    msg = ep.query('SELECT id, room_id FROM "messages" ORDER BY id LIMIT 1')[0]
+    other = ep.query('SELECT id FROM "rooms" WHERE id != ? ORDER BY id LIMIT 1',
+                     (msg["room_id"],))[0]["id"]
+    return msg, other
+
+
 def test_a_record_is_found_inside_the_record_it_belongs_to(built):
     _, spec = built["chatwork"]
     runtime = validation_runtime()
     try:
         with runtime.open(spec, seed=0) as ep:
-            msg = ep.query('SELECT id, room_id FROM "messages" ORDER BY id LIMIT 1')[0]
-            other = ep.query('SELECT id FROM "rooms" WHERE id != ? ORDER BY id LIMIT 1',
-                             (msg["room_id"],))[0]["id"]
+            msg, other = _message_and_another_room(ep)
             wrong = ep.step("delete_room_message", {"room_id": other, "message_id": msg["id"]})
             assert not wrong.ok and wrong.error.kind == "tool_error"
             assert ep.query('SELECT count(*) AS n FROM "messages" WHERE id = ?',
@@ -72,9 +78,7 @@ def test_an_edit_finds_its_record_where_it_is_and_does_not_move_it(built):
     runtime = validation_runtime()
     try:
         with runtime.open(spec, seed=0) as ep:
-            msg = ep.query('SELECT id, room_id FROM "messages" ORDER BY id LIMIT 1')[0]
-            other = ep.query('SELECT id FROM "rooms" WHERE id != ? ORDER BY id LIMIT 1',
-                             (msg["room_id"],))[0]["id"]
+            msg, other = _message_and_another_room(ep)
             wrong = ep.step("update_room_message", {"room_id": other, "message_id": msg["id"],
                                                     "body": "Moved?"})
             assert not wrong.ok and wrong.error.kind == "tool_error"
