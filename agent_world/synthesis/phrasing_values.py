@@ -23,7 +23,7 @@ def field_words(name: str) -> str:
 def noun(param: str) -> str:
     """How a user names an argument: `member_id` → member, `patientId` → patient."""
     words = split_words(param)
-    if len(words) > 1 and words[-1] in ("id", "gid", "uid"):
+    if len(words) > 1 and words[-1] in ("id", "gid", "iid", "uid"):
         words = words[:-1]
     return " ".join(words)
 
@@ -53,9 +53,10 @@ _TEXT = {"reason", "note", "notes", "message", "comment", "content", "descriptio
 _UNITS = {"quantity": "unit", "qty": "unit", "bags": "bag", "passengers": "passenger",
           "nights": "night", "seats": "seat", "copies": "copy", "guests": "guest",
           "items": "item", "units": "unit", "tickets": "ticket", "days": "day"}
-# Asana's task_gid and a service's user_uid name their record as an id does
-_KEY_WORDS = ("id", "gid", "uid", "code", "number", "sku", "locator", "barcode", "sha", "uuid",
-              "key")
+# Asana's task_gid, GitLab's issue_iid and a service's user_uid name their record as an id
+# does
+_KEY_WORDS = ("id", "gid", "iid", "uid", "code", "number", "sku", "locator", "barcode", "sha",
+              "uuid", "key")
 
 
 def date_text(text: str) -> str | None:

@@ -715,7 +715,10 @@ def test_a_bulk_change_over_a_list_keyed_by_another_record_names_that_record():
 
 def test_a_global_id_names_its_record_as_an_id_does():
     """Asana's asana_get_tags_for_task(task_gid) had been asked as "the tag named feature with
-    the task gid set to '06c77f9d6bd5'": a gid or uid is the key of the record it names."""
+    the task gid set to '06c77f9d6bd5'", GitLab's update_issue_note(issue_iid, ...) as "set its
+    issue iid to '7bc3a5c06391'": a gid, iid or uid is the key of the record it names."""
     assert phrasing_values.arg_phrase("task_gid", "06c77f9d6bd5") == "task 06c77f9d6bd5"
     assert phrasing_values.role("task_gid", "06c77f9d6bd5") == "key"
     assert phrasing_values.noun("workspace_gid") == "workspace"
+    # GitLab's issue_iid finds the note's issue: "with issue 7", never "set its issue iid to 7"
+    assert phrasing_values.arg_phrase("issue_iid", "7") == "issue 7"
