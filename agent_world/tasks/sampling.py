@@ -123,6 +123,7 @@ class ValueSampler:
         self.own: dict[tuple[str, str], list[Any]] = {}
         self.tables = {table_entity(t.name): t for t in spec.tables}  # entity -> its table
         self.tools = {t.name for t in spec.tools}
+        self.sql_runners = {t for t in self.tools if runs_sql(spec, t)}
         for t in spec.tables:
             rows = spec.rows.get(t.name, [])
             for c in t.columns:
@@ -158,7 +159,7 @@ class ValueSampler:
         columns = self.own.get((self._own_entity(tool), param))
         if not columns:
             columns = self.columns.get(param, [])
-            if tool in self.tools and not runs_sql(self.spec, tool):
+            if tool in self.tools and tool not in self.sql_runners:
                 # another table's SQL is no search text: "the notebooks matching 'SELECT
                 # "id", "name" FROM "sessions" ...'" (NotebookLM's search_notebooks(query))
                 columns = [v for v in columns if not (isinstance(v, str) and _STATEMENT.match(v))]

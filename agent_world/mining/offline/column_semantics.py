@@ -60,12 +60,12 @@ _NAMED = {
     "condition": "condition", "sku": "code", "iban": "iban",
     "license_plate": "license_plate", "ssn": "ssn",
 }
-# how many results a page holds, as list arguments call it
 # sizes nothing has none of: a Word table of 0 columns, a print of 0 copies ("add a table,
 # using rows 3 and cols 0")
 _EXTENTS = frozenset({"rows", "cols", "columns", "num_rows", "num_cols", "num_columns",
                       "row_count", "col_count", "column_count", "copies", "pages",
                       "page_count", "quantity", "qty"})
+# how many results a page holds, as list arguments call it
 _PAGE_SIZES = frozenset({"limit", "per_page", "page_size", "top", "max_results", "max_items",
                          "count_per_page", "max_count"})
 # the people a `<role>_name` column names: the miner's person roles and nouns, and the roles of
