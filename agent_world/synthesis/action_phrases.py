@@ -15,6 +15,8 @@ from agent_world.tasks.words import entity_plural, split_words, tool_entity
 
 _DETERMINERS = frozenset({"a", "an", "the", "this", "that", "these", "those", "its", "their",
                           "one", "each", "every", "all", "any", "some", "no"})
+_PREPOSITIONS = (r"(?:from|to|at|in|into|with|by|using|for|on|of|via|as|before|after|since|until|"
+                 r"within|over|across|between|per)")
 _THIRD_PERSON = re.compile(r"^(\w+?)(ches|shes|sses|xes|ies|s)\b")
 
 
@@ -39,7 +41,15 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
     desc = " ".join(spec.tool(tool).description.replace("\\n", " ").split())
     # a tag or an emoji before the act ("[Tauri Apps Only] Start ...", "Notion | Retrieve a
     # user"), and Markdown emphasis, are no words of it
-    desc = _LEAD.sub("", desc).replace("**", "").replace("`", "")
+    desc = _LEAD.sub("", desc).replace("**", "")
+    # one of its own arguments named in code after a preposition ("into a sheet from `at`,
+    # overwriting cells"): the task states that value in its own words, so the act ends there
+    own_args = "|".join(re.escape(a) for a in spec.tool(tool).parameters.get("properties", {}))
+    cut = re.search(rf"(?:,?\s+(?:based|depending))?\s+{_PREPOSITIONS}\s+`(?:{own_args})`",
+                    desc) if own_args else None
+    if cut and len(desc[:cut.start()].split()) >= 2:
+        desc = desc[:cut.start()]
+    desc = desc.replace("`", "")
     # a Markdown link says its text ("using the [Postman Collection v2.1.0 schema](https://...)")
     desc = re.sub(r"\[([^\]]{1,80})\]\([^)\s]*\)", r"\1", desc)
     # Go-doc style, the tool's own name as the subject: "delete_application deletes application"

@@ -21,6 +21,7 @@ from agent_world.mining.offline.signatures import later_verb, namespace_prefix, 
 from agent_world.mining.offline.vocabulary import (
     PHRASAL_VERBS,
     QUALIFIERS,
+    QUALITY_WORDS,
     VALUE_NOUNS,
     VERBS,
     past_prefix,
@@ -77,6 +78,7 @@ def split_words(name: str) -> list[str]:
 
 
 _HOW = frozenset({"with", "using", "via", "from", "into", "as"})
+_WHERE_OR_HOW = frozenset({"by", "near", "before", "after", "below", "above", "between"})
 # arguments that page a list, not ask for anything: never sampled as values, never a record's
 # key, said as "(just the first N)"
 PAGING = ("limit", "offset", "page", "page_size", "max_results", "per_page", "cursor")
@@ -258,8 +260,10 @@ def _thing(words: list[str]) -> str:
         return "record"  # check_in names no thing: "that in's reservation" is no English
     if len(rest) > 1 and rest[0] in _HOW:
         return "record"  # a name that says how, not what: upgrade_with_miles is no "with mile"
-    if "by" in rest:
-        rest = rest[: rest.index("by")] or rest
+    # what follows says where or how, not what: insert_header_near_text adds a header, not
+    # a "header near text"; add_footnote_robust a footnote
+    cut = next((i for i, w in enumerate(rest) if w in _WHERE_OR_HOW), len(rest))
+    rest = [w for w in rest[:cut] if w not in QUALITY_WORDS] or rest
     # a history is records of its own (copy_history rows), not the copy it tells of
     if len(rest) > 1 and (rest[-1] in ("status", "details", "count") or rest[-1] == "list"
                           and is_plural_word(rest[-2])):  # get_comments_list

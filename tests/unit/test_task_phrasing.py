@@ -580,6 +580,24 @@ def test_a_source_s_description_reads_as_the_act_it_asks(description, said):
     assert action_phrases.action_phrase(spec, tool["name"]) == said
 
 
+def test_an_argument_named_in_code_ends_the_act():
+    """Excel's import_csv, "Import a CSV file into a sheet from `at`, overwriting cells", had
+    asked to "import a CSV file into a sheet from at, overwriting cells": the cell is stated
+    by its own clause. A word in backticks that is no argument of the tool stays."""
+    from agent_world.envs.spec import EnvSpec
+
+    raw = json.loads(load_example("ecommerce").to_json())
+    tool = next(t for t in raw["tools"] if t.get("mutates"))
+    arg = next(iter(tool["parameters"]["properties"]))
+    tool["description"] = f"Import a CSV file into a sheet from `{arg}`, overwriting cells."
+    spec = EnvSpec.from_dict(raw)
+    assert action_phrases.action_phrase(spec, tool["name"]) == "import a CSV file into a sheet"
+    tool["description"] = "Import a CSV file into a sheet from `start_cell_x`."
+    spec = EnvSpec.from_dict(raw)
+    assert action_phrases.action_phrase(spec, tool["name"]) == \
+        "import a CSV file into a sheet from start_cell_x"
+
+
 def test_a_run_of_verbs_is_said_from_the_tool_s_name():
     """arXiv: "Then download, safely process, cache, and return bounded original LaTeX source
     for that paper": how the tool works is no request."""

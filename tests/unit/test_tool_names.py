@@ -17,6 +17,7 @@ from agent_world.mining.offline.signatures import classify_argument, tool_shape
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
 from agent_world.tasks.words import entity
+from tests.unit.corpus_plans import corpus_plans
 
 
 @pytest.mark.parametrize("name, verb, obj, read", [
@@ -50,6 +51,36 @@ def test_where_the_verb_stands_in_a_tool_name(name, verb, obj, read):
 def test_verbs_of_harvested_names(name, verb, obj, read):
     shape = tool_shape(name, None, None)
     assert (shape.verb, shape.obj, shape.read) == (verb, obj, read)
+
+
+@pytest.mark.parametrize("name, obj", [
+    # where or how it acts follows the record ('header_nears', 'footnote_befores' had been
+    # tables of their own)
+    ("insert_header_near_text", "header"), ("add_footnote_before_text", "footnote"),
+    ("replace_paragraph_block_below_header", "paragraph_block"),
+    # how well it works is no part of the record ('footnote_robusts', 'object_safes')
+    ("add_footnote_robust", "footnote"), ("add_footnote_enhanced", "footnote"),
+    ("write_object_safe", "object"),
+    # a document's outline or markup is the document read ('document_xmls')
+    ("get_document_outline", "document"), ("get_document_xml", "document")])
+def test_a_tool_name_s_record_ends_where_its_manner_begins(name, obj):
+    assert tool_shape(name, None, None).obj == obj
+
+
+def test_creates_of_one_record_need_only_what_each_of_them_takes():
+    """Word's add_footnote_after_text requires the text a footnote follows; its
+    add_footnote_to_document places one by paragraph and takes no such text. Both add
+    footnotes: the column is optional, and both are built as inserts (required, the second had
+    no way to insert a footnote and was left out)."""
+    spec, plans, unbuilt = corpus_plans("word")
+    footnotes = spec.table("footnotes")
+    assert footnotes.column("search_text").nullable
+    assert not footnotes.column("filename").nullable  # every one of them takes a filename
+    for tool in ("add_footnote_to_document", "add_footnote_after_text", "add_footnote_robust"):
+        assert tool not in unbuilt, unbuilt.get(tool)
+        assert (plans[tool].kind, plans[tool].table) == ("create", "footnotes"), tool
+    assert {t.name for t in spec.tables}.isdisjoint(
+        {"header_nears", "footnote_robusts", "footnote_befores", "document_xmls"})
 
 
 @pytest.mark.parametrize("name, ns", [
@@ -177,6 +208,8 @@ def test_a_tool_whose_code_does_not_compile_is_left_out_with_the_reason(digitalo
     ("git_show", "git", "show"),
     ("get_comments_list", None, "comment"),
     ("hosting_generateFileBrowserUploadURLV1", None, "file browser upload url"),
+    ("insert_numbered_list_near_text", None, "numbered list"),  # not "numbered list near text"
+    ("delete_footnote_robust", None, "footnote"),
 ])
 def test_what_a_task_calls_a_tools_record(tool, namespace, thing):
     assert entity(tool, namespace) == thing

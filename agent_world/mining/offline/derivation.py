@@ -112,6 +112,7 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
 
     # (c) tools: primary entity, fields and relations
     parents_named: dict[str, list[set[str]]] = defaultdict(list)  # entity -> per create tool
+    made: dict[str, list[dict[str, bool]]] = defaultdict(list)  # entity -> per create tool
     for t in tools:
         tname = t.data["tool"]
         shape = shapes[tname]
@@ -163,6 +164,7 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
                     primary.add(Col(w, VALUE_ATTRS[w]))
         said = {snake(i["argument"]) for i in infos}
         required_fks: set[str] = set()
+        given: dict[str, bool] = {}  # column -> required, for what a create writes
         for info, r in zip(infos, roles, strict=True):
             field = new_value_field(snake(info["argument"]), said)
             if not shape.read and r.kind == "scalar" and field:
@@ -170,14 +172,18 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
             linked = _apply_argument(m, primary, shape, info, r, creating, from_obj)
             if linked is not None and creating and info["required"]:
                 required_fks.add(linked)
+            column = linked or identifier(snake(info["argument"]) or "value", "col")
+            given[column] = given.get(column, False) or bool(info["required"])
         if creating:
             parents_named[primary.name].append(required_fks)
+            made[primary.name].append(given)
         if shape.obj == REST_RESOURCE and any(snake(i["argument"]) == "path" for i in infos):
             _add_identifier(primary, "path", True, m)  # a REST resource is the one at its path
         if primary.kind != "activity":
             _output_fields(m, primary, tool_docs.get(tname))
 
     _alternative_parents(m, parents_named)
+    _alternative_fields(m, made)
 
     # (e) states attributed to the entity they are said of
     attribute_states(m, evidence)
@@ -211,6 +217,23 @@ def _alternative_parents(m: DomainModel, parents_named: dict[str, list[set[str]]
                     c = ent.cols.get(col)
                     if c is not None and not c.declared:
                         c.nullable = True
+
+
+def _alternative_fields(m: DomainModel, made: dict[str, list[dict[str, bool]]]) -> None:
+    """A field one create of an entity requires and another create of it never takes is
+    optional: Word's add_footnote_after_text requires the text the footnote follows, and
+    add_footnote_to_document, which places it by paragraph, takes none (required, no footnote
+    could be added by paragraph)."""
+    for name, writes in made.items():
+        ent = m.entities.get(name)
+        if ent is None:
+            continue
+        for one, other in combinations(writes, 2):
+            for col in {c for c, req in one.items() if req and c not in other} | \
+                    {c for c, req in other.items() if req and c not in one}:
+                c = ent.cols.get(col)
+                if c is not None and not c.declared:
+                    c.nullable = True
 
 
 def _apply_argument(m: DomainModel, primary: Entity, shape: ToolShape, info: dict[str, Any],

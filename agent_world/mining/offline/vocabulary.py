@@ -132,12 +132,18 @@ STATE_SET = set(STATE_WORDS)
 LENT_STATES = ("checked_out", "on_loan", "borrowed")  # one state, three names
 # final states an edge-case row is put in, the first its table's enum has
 TERMINAL_EDGE_STATES = ("cancelled", "expired", "archived")
+# how well a tool does its work, not what it works on: add_footnote_robust and
+# add_footnote_enhanced add footnotes (were tables 'footnote_robusts' and 'footnote_enhanceds',
+# and tasks asked for "that footnote robust's filename")
+QUALITY_WORDS = frozenset({"robust", "enhanced", "improved", "safe", "unsafe"})
 MODIFIERS = {"current", "all", "new", "existing", "my", "staged", "unstaged", "latest",
              "recent", "details", "detail", "info", "single", "many", "multiple", "batch",
              "bulk", "one", "the", "a", "an", "full", "raw", "local", "remote", "specific",
-             "available", "v1", "v2", "v3", "api"}
+             "available", "v1", "v2", "v3", "api", *QUALITY_WORDS}
+# where a name's object ends: what follows says where or how (insert_header_near_text inserts
+# a header, add_footnote_before_text a footnote; were tables 'header_nears', 'footnote_befores')
 QUALIFIERS = {"by", "for", "with", "from", "to", "in", "of", "on", "at", "and", "or", "via",
-              "into", "as"}
+              "into", "as", "near", "before", "after", "below", "above", "between"}
 ID_WORDS = {"id", "ids", "uuid", "guid", "key", "pk"}
 VALUE_ATTRS = {"balance": "real", "price": "real", "score": "real", "rating": "real",
                "total": "real", "quota": "integer", "usage": "real"}
@@ -146,7 +152,10 @@ VALUE_NOUNS = {"balance", "price", "score", "rating", "total", "quota", "usage",
                "stats", "statistics", "health", "version", "result", "results", "data", "text",
                "help", "count", "value", "values", "state", "overview", "report", "metadata",
                "config", "settings", "date", "now", "history", "changes", "output", "tree",
-               "info", "url", "web", "page", "html", "markdown", "json", "response"}
+               "info", "url", "web", "page", "html", "markdown", "json", "response",
+               # a document's structure or markup read whole: get_document_outline and
+               # get_document_xml read a document, not 'document_outlines' of their own
+               "outline", "xml"}
 # what a tool named for removing a record starts with (planning and walks read names alike)
 DELETE_VERBS = frozenset({"delete", "remove", "drop", "purge", "destroy", "unlink", "uninstall"})
 # words a tool's name says it changes something with (a service's tool left unbuilt that has
