@@ -122,6 +122,12 @@ def _output_fields(tool: ToolDescription) -> dict[str, dict[str, Any]]:
     # a wrapper ({"result": {...}} / {"items": [...]}) is unwrapped one level
     if len(props) == 1:
         inner = _unwrapped(next(iter(props.values())))
+        if inner is None and (schema.get("x-fastmcp-wrap-result") or
+                              snake(next(iter(props))) in _ENVELOPE_PAYLOAD):
+            # the whole return value as one string ({"result": "..."}, FastMCP's wrapper of a
+            # plain return): no field of the record (had made a column 'result' of success /
+            # failed values on Airflow's variables and 36 other tables of 12 servers)
+            return {}
         props = props if inner is None else inner
     else:
         keys = {snake(k): k for k in props}

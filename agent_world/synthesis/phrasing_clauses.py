@@ -552,8 +552,8 @@ def write_clause(spec: EnvSpec, tool: str, given: dict[str, Any], rng: random.Ra
             # make_default=True: "make it the default", never "set its make default to yes"
             does.append(f"{'' if v else 'do not '}{flag_words[0]} it "
                         f"{_FLAG_VERBS[flag_words[0]]}{' '.join(flag_words[1:])}")
-        elif sets and r != "key":
-            rest.append(arg_phrase(p, v, schema, writes=True))
+        elif sets and r != "key":  # what finds the record is no value it sets
+            rest.append(arg_phrase(p, v, schema, writes=p not in found_by))
         elif r == "key":
             rest.append(key_phrase(p, v))
         elif r == "flag" and len(flag_words) > 1 and flag_words[0] in ("is", "has"):

@@ -203,6 +203,13 @@ PREPOSITIONS = ("at ", "from ", "to ", "since ", "until ", "before ", "after ", 
                 "starting ", "ending ", "(just ", "in ", "that ", "on ")
 
 
+# an argument named as a verb and its preposition (refers_to, depends_on): said as what the
+# record does
+_VERB_NAMED = {"refers": "referring", "points": "pointing", "belongs": "belonging",
+               "depends": "depending", "applies": "applying", "maps": "mapping",
+               "links": "linking", "relates": "relating", "redirects": "redirecting"}
+
+
 def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
                writes: bool = False) -> str:
     """How a request states one argument, by its role (no argument name as such): a key as
@@ -257,6 +264,11 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
         if words.startswith("is "):
             return f"{'' if value else 'not '}marked as {rest}"
         return f"{'with' if value else 'without'} {rest}"
+    said_as = _VERB_NAMED.get(words.split()[0]) if len(words.split()) == 2 else None
+    if said_as and words.split()[1] in ("to", "on", "with", "from"):
+        # Excel's refers_to: "referring to '0.036'", never "the refers to set to '0.036'"
+        return (f"what it {words} to " if writes else f"{said_as} {words.split()[1]} ") + \
+            say(param, value, schema)
     if writes:  # "set its name to Emily Thomas", never "set the name Emily Thomas"
         return f"its {words} to {say(param, value, schema)}"
     if r == "date":

@@ -58,6 +58,10 @@ def _plain(argument: str) -> str:
 # a tool finding the record it acts on by a field of it: `row = _row(ctx, table, pk, column,
 # arg, ...)`
 _LOOKUP = re.compile(r"^    row = _row\(ctx, '(\w+)', '(\w+)', '(\w+)', (\w+),", re.M)
+_MATCHED_IN = re.compile(r"^    row = _row_where\(ctx, '(\w+)', '(\w+)', match,", re.M)
+_MATCH = re.compile(r"^    match = \{(.*)\}$", re.M)
+_PAIR = re.compile(r"'(\w+)': (\w+)")
+_MATCH_ADD = re.compile(r"^ +match\['(\w+)'\] = (\w+)$", re.M)
 
 
 def own_keys(spec: EnvSpec, tool: str) -> dict[str, str]:
@@ -67,8 +71,19 @@ def own_keys(spec: EnvSpec, tool: str) -> dict[str, str]:
     source = next((t.source for t in spec.tools if t.name == tool), "")
     if "_insert(ctx" in source:
         return {}  # a create's lookups are what the new record refers to (a base branch)
-    return {arg: column for table, pk, column, arg in _LOOKUP.findall(source)
-            if column != pk and table_entity(table) == entity(tool, tool_namespace(spec))}
+    mine = entity(tool, tool_namespace(spec))
+    keys = {arg: column for table, pk, column, arg in _LOOKUP.findall(source)
+            if column != pk and table_entity(table) == mine}
+    # an edit that finds its record by several values (`match = {...}`, `_row_where`):
+    # GitLab's update_issue_note(project_id, issue_iid, note_id, body) finds the note in its
+    # issue, never sets its issue
+    found = _MATCHED_IN.search(source)
+    if found and table_entity(found.group(1)) == mine:
+        said = _MATCH.search(source)
+        pairs = _PAIR.findall(said.group(1)) if said else []
+        keys.update({arg: column for column, arg in [*pairs, *_MATCH_ADD.findall(source)]
+                     if column != found.group(2)})
+    return keys
 
 
 def split_words(name: str) -> list[str]:

@@ -11,8 +11,9 @@ from agent_world.mining.coverage import (
     uncovered_reasons,
 )
 from agent_world.mining.llm_miner import mine_theme
-from agent_world.mining.sources import DATA_DIR, read_openapi
+from agent_world.mining.sources import DATA_DIR, read_openapi, read_source
 from agent_world.mining.sources.base import SourceDocument, ToolDescription
+from agent_world.mining.sources.harvest_corpus import corpus_sources
 
 
 def test_clinic_openapi_tools_map_to_tables_and_columns():
@@ -80,3 +81,24 @@ def test_a_date_argument_is_no_reference_the_tool_description_names():
     spec = mine_theme(doc, iterations=0, seed=0).spec
     args = tool_coverage(doc, spec)["tools"]["pg_manage_users"]["arguments"]
     assert args["validUntil"].get("role") != "reference", args["validUntil"]
+
+
+def test_a_return_value_wrapped_whole_is_no_field_of_the_record():
+    """FastMCP wraps a plain return as {"result": "..."} (`x-fastmcp-wrap-result`): Airflow's
+    variables, DAGs and pools and AWS IaC's templates had a column 'result' of success /
+    failed values, asked as "Which result does the variable have?". A wrapped object's
+    fields are still the record's."""
+    wrapped = {"properties": {"result": {"type": "string"}}, "required": ["result"],
+               "type": "object", "x-fastmcp-wrap-result": True}
+    tool = ToolDescription(name="get_variable", output_schema=wrapped)
+    assert coverage._output_fields(tool) == {}
+    plain = {"properties": {"data": {"type": "string"}}, "type": "object"}
+    assert coverage._output_fields(ToolDescription(name="get_x", output_schema=plain)) == {}
+    fields = {"properties": {"result": {"type": "object", "properties": {
+        "key": {"type": "string"}, "value": {"type": "string"}}}}, "type": "object",
+        "x-fastmcp-wrap-result": True}
+    assert set(coverage._output_fields(ToolDescription(name="get_y", output_schema=fields))) \
+        == {"key", "value"}
+    ref = next(r for r in corpus_sources() if r.name == "airflow")
+    spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+    assert not [t.name for t in spec.tables if any(c.name == "result" for c in t.columns)]

@@ -30,7 +30,7 @@ from agent_world.synthesis.synthesizer import chain_target
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.difficulty import recipe_for
 from agent_world.tasks.walks import Binding, Plan, PlanStep
-from agent_world.tasks.words import entity
+from agent_world.tasks.words import entity, own_keys
 from tests.conftest import built_offline
 from tests.unit.task_helpers import graph_task
 
@@ -729,6 +729,28 @@ def test_a_bulk_change_over_a_list_keyed_by_another_record_names_that_record():
              for seed in range(6)}
     assert all("orders of that order's customer" in t or "order of that order's customer" in t
                for t in texts), texts
+
+
+def test_an_argument_named_as_a_verb_says_what_the_record_does():
+    """Excel's set_defined_name(name, refers_to) had asked for "the name TaxRate and the
+    refers to set to '0.036'"."""
+    assert phrasing_values.arg_phrase("refers_to", "0.036") == "referring to '0.036'"
+    assert phrasing_values.arg_phrase("refers_to", "0.036", writes=True) == \
+        "what it refers to to '0.036'"
+    assert phrasing_values.arg_phrase("depends_on", "build") == "depending on 'build'"
+
+
+def test_what_an_edit_finds_its_record_by_is_no_value_it_sets():
+    """Word's delete_paragraph finds its paragraph by the document's filename and the
+    paragraph's index together (`match = {...}`): both name the record, neither is set."""
+    ref = next(r for r in corpus_sources() if r.name == "word")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = built_offline(mine_theme(read_source(ref.spec), iterations=0, seed=0).spec)
+    assert "match = {" in spec.tool("delete_paragraph").source
+    assert own_keys(spec, "delete_paragraph") == {"filename": "filename",
+                                                  "paragraph_index": "paragraph_index"}
+    assert own_keys(spec, "add_paragraph") == {}  # a create's lookups name other records
 
 
 def test_a_global_id_names_its_record_as_an_id_does():
