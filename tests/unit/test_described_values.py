@@ -3,6 +3,8 @@ choices and file types its source gives, not a random dictionary word."""
 
 from __future__ import annotations
 
+import csv
+import io
 import random
 import re
 
@@ -18,6 +20,7 @@ from agent_world.mining.offline.described_values import (
     described_value,
     like,
 )
+from agent_world.mining.offline.markup_values import markup_kind
 from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
@@ -149,3 +152,24 @@ def test_a_mined_spreadsheet_server_reads_like_one():
     assert ranges and all(re.fullmatch(r"[A-Z]+\d+:[A-Z]+\d+", v) for v in ranges)
     sheets = [r["sheet"] for r in spec.rows.get("csvs", []) if r.get("sheet")]
     assert sheets and all(" " not in s or s == "Raw data" for s in sheets)
+
+
+def test_a_column_said_to_hold_a_document_holds_one_of_that_format():
+    """draw.io's open_drawio_csv(content: "The CSV content following draw.io's CSV import
+    format") had kept 'Looks good to me, approved.' as the CSV of a diagram; Hostinger's
+    compose content and Kubernetes' manifests were chat messages too."""
+    assert markup_kind({"content"}, "the csv content following draw.io's csv import format") \
+        == "csv_text"
+    assert markup_kind({"csv", "path"}, ".csv or .tsv file") is None  # where it is: a path
+    expected = {"drawio": ("drawio_csvs", "content", "name,role,manager\n"),
+                "hostinger": ("projects", "content", "services:\n"),
+                "kubernetes": ("kubectl_applies", "manifest", "apiVersion: "),
+                "aws-iac": ("cloudformation_templates", "template_content",
+                            "AWSTemplateFormatVersion: ")}
+    for server, (table, column, start) in expected.items():
+        ref = next(r for r in corpus_sources() if r.name == server)
+        spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
+        held = [row[column] for row in spec.rows[table] if row.get(column) is not None]
+        assert held and all(v.startswith(start) for v in held), (server, held[:2])
+        if server == "drawio":
+            assert all(len(r) == 3 for v in held for r in csv.reader(io.StringIO(v)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from agent_world.envs.table_spec import ColumnSpec
+from agent_world.mining.offline.markup_values import markup_kind
 from agent_world.mining.offline.naming import is_person, singular
 from agent_world.mining.offline.reference_data import TECH_NOUNS
 from agent_world.mining.offline.service_values import service_kind
@@ -230,6 +231,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "slug_name"
     if words & {"image"} and (words & {"docker", "container"} or "docker" in d):
         return "docker_image"
+    markup = markup_kind(words, d) if t == "text" else None
+    if markup:
+        return markup  # draw.io's CSV content, a docker-compose file: a document of that kind
     if single in ("query", "statement", "sql") and n in ("content", "sql", "query", "statement"):
         return "sql"  # PostgREST's sqlToRest(sql) kept its statement as a 'content'
     if n == "content" and single != "content":

@@ -21,6 +21,7 @@ from faker import Faker
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.column_semantics import _FORMAT_SEMANTICS, column_semantic
 from agent_world.mining.offline.described_values import described_value
+from agent_world.mining.offline.markup_values import MARKUP_KINDS, markup_value
 from agent_world.mining.offline.naming import singular
 from agent_world.mining.offline.prose import prose, prose_kind
 from agent_world.mining.offline.reference_data import (
@@ -216,6 +217,8 @@ class RowValues:
             sem = "library_branch"
         if sem == "file_path" and in_repo:  # a file of a repository: a path in its tree
             sem = "tree_path"
+        if sem in MARKUP_KINDS:
+            return markup_value(sem, r)
         if sem in SERVICE_KINDS:
             return service_value(sem, r, f, table, col.name, col.description,
                                  [c.name for c in self.tables[table].columns],
