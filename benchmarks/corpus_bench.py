@@ -52,7 +52,7 @@ from agent_world.mining.offline.column_semantics import (  # noqa: E402
     DOCUMENT_NOUNS,
     column_semantic,
 )
-from agent_world.mining.offline.naming import singular, snake, tokens  # noqa: E402
+from agent_world.mining.offline.naming import singular, singular_word, snake, tokens  # noqa: E402
 from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
 from agent_world.scaleout import cores  # noqa: E402
@@ -131,6 +131,18 @@ def call_named_tables(specs: list) -> tuple[int, int]:
     name), and all tables."""
     names = [t.name for spec in specs for t in spec.tables]
     return sum(bool(CALL_WORDS & set(n.split("_"))) for n in names), len(names)
+
+
+# words that say where or how well a tool acts, never what a record is ('header_nears' of
+# insert_header_near_text, 'footnote_robusts' of add_footnote_robust)
+MANNER_WORDS = {"near", "before", "after", "below", "above", "between", "robust", "enhanced",
+                "improved", "safe", "unsafe"}
+
+
+def manner_named_tables(specs: list) -> int:
+    """Tables of the mined databases named for where or how well a tool acts."""
+    return sum(bool(MANNER_WORDS & {singular_word(w) for w in t.name.split("_")})
+               for spec in specs for t in spec.tables)
 
 
 # a tool whose arguments are a record's fields when it writes one ('create_issue(title, body)')
@@ -246,6 +258,7 @@ def _stages_in(home: Path, refs: list, args: argparse.Namespace,
     out["lone_words"], out["unknown_words"], out["text_cells"] = lone_word_share(specs)
     out["call_tables"], out["tables"] = call_named_tables(specs)
     out["one_call_tables"] = one_call_tables(specs)
+    out["manner_tables"] = manner_named_tables(specs)
     out["titled_names"], out["names"], out["huge_numbers"] = filler_values(specs)
     t0 = time.perf_counter()
     built = build_environments([], home=home, context={"home": str(home), **context})
@@ -320,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
         "≥ 95 %")
     row("tables named after a tool call", lambda r: f"{r['call_tables']} / {r['tables']} "
         f"({100 * r['call_tables'] / max(1, r['tables']):.1f} %)")
+    row("tables named for where or how a tool acts ('header_nears')",
+        lambda r: f"{r['manner_tables']} / {r['tables']}")
     row("tables holding one tool's calls", lambda r: f"{r['one_call_tables']} / {r['tables']} "
         f"({100 * r['one_call_tables'] / max(1, r['tables']):.1f} %)")
     row("text cells that are one random word", lambda r: f"{r['lone_words']} / "

@@ -200,7 +200,7 @@ _BOUNDS = frozenset({"from", "since", "after", "to", "until", "before", "by"})
 # how an argument's phrase starts when it says where or when on its own ("at 09:45", "from
 # UTC", "on November 25, 2025"): it follows the action, never "with at 09:45"
 PREPOSITIONS = ("at ", "from ", "to ", "since ", "until ", "before ", "after ", "by ",
-                "starting ", "ending ", "(just ", "in ", "that ", "on ")
+                "starting ", "ending ", "(just ", "in ", "that ", "on ", "next to ")
 
 
 # an argument named as a verb and its preposition (refers_to, depends_on): said as what the
@@ -232,6 +232,10 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
             len(words.split()) > 1:
         # "from America/New_York", "to Australia/Sydney": the ends of a conversion or a move
         prep = "from" if head in FROM_ROLES else "to"
+        if head == "target" and words.split()[1] in ("text", "paragraph", "line"):
+            # Word's target_text / target_paragraph_index: where the new content goes, beside
+            # it ("insert a header next to paragraph 4"), no destination ("a header to '...'")
+            prep = "next to" if words.split()[1] != "text" else "next to the text"
         if isinstance(value, int | float) and not isinstance(value, bool):
             # a number says what it counts: "to paragraph 4", not "to 4"
             what = [w for w in words.split()[1:] if w not in ("index", "number", "no")]

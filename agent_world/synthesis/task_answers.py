@@ -10,7 +10,14 @@ from typing import Any
 from agent_world.mining.offline.naming import is_placeholder
 from agent_world.mining.offline.vocabulary import not_additive
 from agent_world.tasks.check import normalise
-from agent_world.tasks.walks import Plan, _selector, _timestamp, field_value, scalar_fields
+from agent_world.tasks.walks import (
+    SECRETS,
+    Plan,
+    _selector,
+    _timestamp,
+    field_value,
+    scalar_fields,
+)
 from agent_world.tasks.words import PAGING, TIMESTAMPS, split_words
 
 
@@ -51,13 +58,20 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     fields = [(k, v) for k, v in scalar_fields(last).items()
               if v is not None and not isinstance(v, bool) and normalise(v) not in echo
               and len(str(v)) <= 60 and str(v).strip() and k not in asked
-              and str(v) not in labels and k not in TIMESTAMPS and not is_placeholder(v)]
+              and str(v) not in labels and k not in TIMESTAMPS and not is_placeholder(v)
+              and k not in SECRETS]
     if changed is not None:
         fields = [(k, v) for k, v in fields if k in changed and not _timestamp(k, v)]
     rng.shuffle(fields)
     # readable fields first; identifiers and timestamps are fair answers but less interesting
     fields.sort(key=lambda kv: (kv[0].endswith("_id") or kv[0] == "id") + _timestamp(*kv))
     return [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
+
+
+# numbers that name or place a record, no amount of anything: no "sum of the issue id or
+# key", "lowest pull request number", "smallest port", "highest map index"
+_LABEL_NUMBERS = frozenset({"key", "number", "num", "no", "index", "position", "order", "port",
+                            "seed", "code", "version", "rank", "end", "line", "pid"})
 
 
 def _not_additive(field: str) -> bool:
@@ -77,7 +91,8 @@ def _aggregations(i: int, items: list[dict], rng: random.Random,
         # start" (where a page began)
         if all(isinstance(x, int | float) and not isinstance(x, bool) for x in values) and \
                 not k.endswith(("id", "idx", "_by", "ids")) and len(set(values)) > 1 and \
-                k not in PAGING and k not in ("start", "skip", "from_", "page_token"):
+                k not in PAGING and k not in ("start", "skip", "from_", "page_token") and \
+                not set(split_words(k)[-1:]) & _LABEL_NUMBERS:
             nums.append(k)
     for k, values in cats.items():
         options.append({"kind": "count", "step": i, "where": {k: rng.choice(values)}})

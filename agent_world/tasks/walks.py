@@ -184,6 +184,10 @@ def _echoed(tool: Any) -> set[str]:
 # add_footnote_robust's search_text: "the footnote whose search text is 'between room'")
 _ASKED = frozenset({"search_text", "query", "q", "keyword", "keywords", "search",
                     "search_term", "search_query", "term", "pattern"})
+# a credential is nothing a person finds a record by nor asks back ("the available document
+# whose password is '2)22RNlpuZ+1@zkM'", "tell me its password")
+SECRETS = frozenset({"password", "passphrase", "secret", "token", "api_key", "access_token",
+                     "client_secret", "private_key", "refresh_token", "secret_key"})
 
 
 def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
@@ -203,7 +207,7 @@ def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
             unique.append(k)
     # nor by a value the request already states (a filter every listed record shares, the
     # field the next step reads): "the slot with location 11" among slots of location 11
-    unique = [k for k in unique if k not in avoid and k not in _ASKED]
+    unique = [k for k in unique if k not in avoid and k not in _ASKED and k not in SECRETS]
     # nobody picks a record by the second it was stamped ("the gke cluster created on
     # October 16, 2023 at 18:03:17"): where only a timestamp singles it out, no pick; nor by a
     # paragraph or a diff: a value to quote is one short line

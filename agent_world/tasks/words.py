@@ -17,7 +17,12 @@ from agent_world.mining.offline.naming import (
     tool_identifier,
     unversioned_camel,
 )
-from agent_world.mining.offline.signatures import later_verb, namespace_prefix, sql_argument
+from agent_world.mining.offline.signatures import (
+    MAKES_RECORD,
+    later_verb,
+    namespace_prefix,
+    sql_argument,
+)
 from agent_world.mining.offline.vocabulary import (
     PHRASAL_VERBS,
     QUALIFIERS,
@@ -280,8 +285,12 @@ def _thing(words: list[str]) -> str:
     cut = next((i for i, w in enumerate(rest) if w in _WHERE_OR_HOW), len(rest))
     rest = [w for w in rest[:cut] if w not in QUALITY_WORDS] or rest
     # a history is records of its own (copy_history rows), not the copy it tells of
-    if len(rest) > 1 and (rest[-1] in ("status", "details", "count") or rest[-1] == "list"
-                          and is_plural_word(rest[-2])):  # get_comments_list
+    # and what a read names after its record is what it reads of it, as the miner reads it:
+    # get_document_outline reads a document ("the document outline titled ..." had been no
+    # record any table holds); a create makes one (create_commit_status: a commit status)
+    if len(rest) > 1 and words[0] not in MAKES_RECORD and (
+            rest[-1] in ("status", "details", "count", "outline", "xml") or rest[-1] == "list"
+            and is_plural_word(rest[-2])):  # get_comments_list
         rest = rest[:-1]
     return " ".join([*rest[:-1], singular_word(rest[-1])]) if rest else "record"
 

@@ -25,7 +25,7 @@ from agent_world.tasks.flaws import chain_flaws, names_an_added_label
 from agent_world.tasks.model import Task
 from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.toolgraph import build_tool_graph
-from agent_world.tasks.walks import Plan, PlanStep
+from agent_world.tasks.walks import Plan, PlanStep, _selector
 from agent_world.tasks.words import added_labels, empty_tables, lost_inputs
 
 
@@ -93,6 +93,34 @@ def test_no_answer_is_the_placeholder_a_create_names_its_record():
     fields = {o["field"] for o in answer_options(plan, last, random.Random(0), aggregate=False,
                                                  changed={"id", "name", "font_size"})}
     assert "name" not in fields and "font_size" in fields
+
+
+def test_no_total_or_extreme_of_a_number_that_names_a_record():
+    """Backlog had asked "the sum of the issue id or key", others "the lowest pull request
+    number", "the smallest port", "the highest map index": numbers that name or place a
+    record are no amounts. A size still is."""
+    plan = Plan(steps=[PlanStep(tool="list_things", given={})])
+    items = [{"id": i, "issue_id_or_key": i * 7, "pull_request_number": 40 + i, "port": 8000 + i,
+              "map_index": i, "size_bytes": 100 * i + 3} for i in range(1, 5)]
+    asked = {o.get("field") for seed in range(20)
+             for o in answer_options(plan, items, random.Random(seed), aggregate=True)}
+    assert asked - {None} == {"size_bytes"}, asked
+
+
+def test_no_record_is_picked_by_its_password_nor_asked_for_it():
+    """Word's tasks had asked for "the available document whose password is
+    '2)22RNlpuZ+1@zkM'" and to "tell me its password"."""
+    plan = Plan(steps=[PlanStep(tool="list_documents", given={})])
+    items = [{"id": i, "password": f"pw-{i}!x", "api_key": f"k{i}", "author": f"A{i % 2}",
+              "title": f"Doc {i}"} for i in range(1, 5)]
+    for seed in range(12):
+        for o in answer_options(Plan(steps=[PlanStep(tool="list_documents", given={})]),
+                                items, random.Random(seed), aggregate=False):
+            assert o["field"] not in ("password", "api_key"), o
+    picked = {k for seed in range(12) for k in _selector(
+        items, items[0], set(), random.Random(seed), frozenset())}
+    assert picked and not picked & {"password", "api_key"}, picked
+    assert plan.steps[0].select is None
 
 
 def test_the_synthesizer_asks_nothing_by_an_added_label():

@@ -88,8 +88,8 @@ def test_an_argument_named_by_a_preposition_is_said_by_it():
         "from December 5, 2025 at 12:30"
     assert phrasing_values.arg_phrase("time", "09:45") == "at 09:45"
     assert phrasing_values.arg_phrase("time", "09:45").startswith(phrasing_values.PREPOSITIONS)
-    # a number said with what it counts: "to paragraph 4", never "insert a list to 4"
-    assert phrasing_values.arg_phrase("target_paragraph_index", 4) == "to paragraph 4"
+    # a number said with what it counts: "paragraph 4", never "insert a list to 4"
+    assert phrasing_values.arg_phrase("target_paragraph_index", 4) == "next to paragraph 4"
     assert phrasing_values.arg_phrase("target_timezone", "Asia/Tokyo") == "to Asia/Tokyo"
     # a date is "on November 25, 2025": never "the body measurement with on November 25"
     assert phrasing_values.arg_phrase("date", "2025-11-25").startswith(
@@ -751,6 +751,16 @@ def test_what_an_edit_finds_its_record_by_is_no_value_it_sets():
     assert own_keys(spec, "delete_paragraph") == {"filename": "filename",
                                                   "paragraph_index": "paragraph_index"}
     assert own_keys(spec, "add_paragraph") == {}  # a create's lookups name other records
+
+
+def test_an_anchor_is_where_new_content_goes_beside_not_a_destination():
+    """Word's insert_header_near_text(target_text=...) had been asked to "insert a header to
+    'Can you take a look at the backlog before tomorrow?'"; the end of a conversion is still
+    where it goes."""
+    assert phrasing_values.arg_phrase("target_text", "Looks good.") == \
+        "next to the text 'Looks good.'"
+    assert phrasing_values.arg_phrase("target_paragraph_index", 4) == "next to paragraph 4"
+    assert phrasing_values.arg_phrase("target_timezone", "UTC") == "to UTC"
 
 
 def test_a_global_id_names_its_record_as_an_id_does():

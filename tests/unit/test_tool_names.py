@@ -62,9 +62,29 @@ def test_verbs_of_harvested_names(name, verb, obj, read):
     ("add_footnote_robust", "footnote"), ("add_footnote_enhanced", "footnote"),
     ("write_object_safe", "object"),
     # a document's outline or markup is the document read ('document_xmls')
-    ("get_document_outline", "document"), ("get_document_xml", "document")])
+    ("get_document_outline", "document"), ("get_document_xml", "document"),
+    # a create makes a record of its own, value word and all (GitLab's create_commit_status
+    # had inserted a commit); a read of one still reads its record's value
+    ("create_commit_status", "commit_status"), ("create_ai_config", "ai_config"),
+    ("get_commit_status", "commit"), ("create_report", None)])
 def test_a_tool_name_s_record_ends_where_its_manner_begins(name, obj):
     assert tool_shape(name, None, None).obj == obj
+
+
+def test_a_tool_that_finds_its_record_by_two_arguments_on_one_column_is_not_built():
+    """Excel's import_csv(path, csv_path) had found its record with
+    `match = {'path': csv_path, 'path': path}`: the lookup kept one of them. An optional
+    second name of the record's id is left unread."""
+    spec, plans, unbuilt = corpus_plans("excel")
+    assert "import_csv" not in plans
+    assert "both name the" in unbuilt["import_csv"], unbuilt["import_csv"]
+    for plan in plans.values():
+        columns = [p.column for p in plan.params if p.role in ("key", "eq") and p.column]
+        assert len(columns) == len(set(columns)), plan.name
+    # an optional second name of the same id is left unread: the task's own id finds it
+    _, plans, _ = corpus_plans("microsoft-365")
+    roles = {p.name: p.role for p in plans["update_todo_task"].params}
+    assert roles["id"] == "ignore" and roles["todoTaskId"] in ("key", "eq"), roles
 
 
 def test_creates_of_one_record_need_only_what_each_of_them_takes():
@@ -209,6 +229,8 @@ def test_a_tool_whose_code_does_not_compile_is_left_out_with_the_reason(digitalo
     ("get_comments_list", None, "comment"),
     ("hosting_generateFileBrowserUploadURLV1", None, "file browser upload url"),
     ("insert_numbered_list_near_text", None, "numbered list"),  # not "numbered list near text"
+    ("get_document_outline", None, "document"),  # the document it reads, as mined
+    ("create_commit_status", None, "commit status"),  # a create makes a status of its own
     ("delete_footnote_robust", None, "footnote"),
 ])
 def test_what_a_task_calls_a_tools_record(tool, namespace, thing):
@@ -480,6 +502,13 @@ def test_a_listing_under_required_links_is_tested_under_them():
     ("account", {"description": "Account nickname(s) to query (e.g. 'work')."}, True),
     ("account", {"description": "Alias of the Google account to target. Optional."}, True),
     ("unit", {"description": "Unit of the product"}, False),
+    # asked as fields: "the wwdc year's search in", "the current user's consistency level"
+    ("search_in", {"enum": ["transcript", "code", "both"]}, True),
+    ("consistency_level", {"description": "Indicates the requested consistency level."}, True),
+    ("modification_scope", {"enum": ["thisEventOnly", "all"]}, True),
+    ("sort_order", {"enum": ["asc", "desc"]}, True),
+    ("view", {"description": "Diff view type", "enum": ["inline", "parallel"]}, True),
+    ("view", {"description": "The name or ID of a view in the table"}, False),  # a record
 ])
 def test_arguments_that_say_how_to_call_are_no_columns(name, info, option):
     """A command router's selector and help switch, retries, time limits and display units

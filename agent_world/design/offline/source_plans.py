@@ -421,6 +421,10 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
             skipped[source] = (f"it names no {singular(plan.table).replace('_', ' ')}: what it is "
                                "told is another thing's id")
             continue
+        plan, twice = _one_column_twice(plan)
+        if twice is not None:
+            skipped[source] = twice
+            continue
         if echoes_its_calls(spec, plan, entry):
             skipped[source] = ("it reads back only what its calls were given: no column holds "
                                "what it returns")
@@ -460,6 +464,38 @@ def plan_tools(spec: EnvSpec, max_tools: int = 40) -> tuple[list[ToolPlan], dict
     order = {id(p): i for i, p in enumerate(extra)}
     plans.extend(sorted(chosen, key=lambda p: order[id(p)]))
     return plans, skipped
+
+
+def _one_column_twice(plan: ToolPlan) -> tuple[ToolPlan, str | None]:
+    """A plan that finds its record by two arguments on one column: the optional one of them
+    is left unread (Microsoft 365's update_todo_task takes the task's id as `todoTaskId` and
+    again as an optional `id`); two required ones are no buildable plan, with the reason
+    (Excel's import_csv(path, csv_path) had both as the record's `path`, and its lookup kept
+    one of them: `match = {'path': csv_path, 'path': path}`)."""
+    seen: dict[str, ParamPlan] = {}
+    params = list(plan.params)
+    unread: set[str] = set()
+    for p in list(params):
+        if p.role not in ("key", "eq") or not p.column:
+            continue
+        other = seen.get(p.column)
+        if other is None:
+            seen[p.column] = p
+        elif not p.required or not other.required:
+            spare = p if not p.required else other
+            params[params.index(spare)] = spare.model_copy(
+                update={"role": "ignore", "column": None})
+            unread.add(spare.name)
+            seen[p.column] = other if spare is p else p
+        else:
+            return plan, (f"its arguments {other.name} and {p.name} both name the "
+                          f"{singular(plan.table).replace('_', ' ')}'s {p.column}")
+    if not unread:
+        return plan, None
+    contract = plan.contract.model_copy(update={"params": [
+        q.model_copy(update={"role": "ignore", "column": None}) if q.name in unread else q
+        for q in plan.contract.params]}) if plan.contract is not None else None
+    return plan.model_copy(update={"params": params, "contract": contract}), None
 
 
 def _owned_states(plans: list[ToolPlan]) -> Owned:

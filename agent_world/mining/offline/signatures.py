@@ -77,6 +77,8 @@ class ToolShape:
 
 
 REST_RESOURCE = "resource"  # what a bare HTTP method ('jira_post') acts on
+MAKES_RECORD = frozenset({"create", "add", "new", "insert", "post", "make", "generate",
+                           "submit"})
 _HTTP_METHODS = {"get": "get", "post": "create", "put": "update", "patch": "update",
                  "delete": "delete"}
 
@@ -130,7 +132,11 @@ def tool_shape(name: str, read_only: bool | None, ns: str | None,
     if not words and verb in NOUN_VERBS and context:  # reply_to_thread: a reply on a thread
         words = [verb]
     value_words: list[str] = []
-    while words and (singular_word(words[-1]) in VALUE_NOUNS or words[-1] in VALUE_NOUNS):
+    # what a create makes is a record of its own: create_project_status makes a project
+    # status, create_commit_status a commit status (both had inserted the project, the commit)
+    makes = verb in MAKES_RECORD and len(words) > 1
+    while words and (singular_word(words[-1]) in VALUE_NOUNS or words[-1] in VALUE_NOUNS) \
+            and not makes:
         value_words.insert(0, words.pop())
     obj = None
     if words:
@@ -360,7 +366,12 @@ _OPTION = re.compile(r"^(?:include|exclude|with|fetch|return|skip|dry|force|verb
                      # a placeholder a server declares for a tool without arguments
                      r"no_param|random_string|placeholder|dummy|ignore|unused|"
                      # the order and shape of the answer (Discourse's asc, GitLab's unidiff)
-                     r"asc|desc|sort_dir|sort_direction|sort_field|order_direction|explain|"
+                     r"asc|desc|sort_dir|sort_direction|sort_field|sort_order|order_direction|"
+                     r"explain|"
+                     # where a search looks, how fresh a read is, how much of a series an edit
+                     # reaches (Apple Docs' searchIn, Microsoft Graph's ConsistencyLevel header,
+                     # Google Calendar's modificationScope had been asked as fields)
+                     r"search_in|consistency_level|modification_scope|"
                      r"unidiff|pagination|detail_level|resolve_aliases|split_by_mode|"
                      r"(?:color|date|time|number|export)_format)$|"
                      # a search over related records (Asana's assignee.any, followers.not):
@@ -399,7 +410,7 @@ _OPTION_SAID = re.compile(r"^\W*(?:(?:output|response|result|return|display) (?:
                           r"(?:match|operation|facet) mode|mode:|mode for\b|"
                           r"output directory|file name to save|approximate response size|"
                           r"return only (?:this part|component counts|the match count)|"
-                          r"follow logs|"
+                          r"follow logs|diff view type|"
                           # how the call is made, not what it finds or writes: NotebookLM's
                           # show_browser had become a column every audio listing filtered on
                           r"return all fields|returns? (?:summary )?statistics|"
