@@ -292,6 +292,11 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
 _MAKERS = frozenset(PERSON_ROLES | {"committer", "uploader", "sender", "signer"})
 
 
+# who made a record, said as "by": "the document by Stephen Harrington"
+_AUTHORS = frozenset({"author", "creator", "reporter", "requester", "sender", "committer",
+                      "uploader", "signer", "organizer"})
+
+
 # `<x>_name` columns that name something other than the record (a change log's field)
 _NAMES_OF_OTHERS = frozenset({"field", "table", "column", "attribute", "property", "parameter",
                               "key", "file", "event", "setting"})
@@ -328,9 +333,13 @@ def which(field: str, value: Any, kind: str | None = None, own: str | None = Non
     if isinstance(value, int) and not isinstance(value, bool) and r != "key" and words and \
             words[-1].endswith("s") and words[-1] not in ("status", "address", "class"):
         return f"with {value} {' '.join(words[:-1] + [singular_word(words[-1])] if value == 1 else words)}"
-    if r == "name" and len(words) > 1 and words[0] in _MAKERS:
+    if r == "name" and (len(words) > 1 and words[0] in _MAKERS or
+                        len(words) == 1 and words[0] in _AUTHORS):
         return f"by {say(field, value)}"  # "the commits by Jeffrey Luna", never "named" him
-    own_name = not (len(words) > 1 and words[0] in _NAMES_OF_OTHERS)
+    # a person the record names is not its name: "the document named Stephen Harrington"
+    # had picked a document by its author
+    own_name = not (len(words) > 1 and words[0] in _NAMES_OF_OTHERS) and \
+        not (len(words) == 1 and words[0] in _MAKERS)
     if own is not None and len(words) > 1 and words[-1] == "name" and \
             not set(words[:-1]) & (set(split_words(own)) | _OWN_NAME_WORDS):
         # "the run named orders-service" had picked the run whose preset was so named, and

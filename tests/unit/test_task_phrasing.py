@@ -763,6 +763,14 @@ def test_an_anchor_is_where_new_content_goes_beside_not_a_destination():
     assert phrasing_values.arg_phrase("target_timezone", "UTC") == "to UTC"
 
 
+def test_a_person_a_record_names_is_not_its_name():
+    """Word's documents had been picked as "the available document named Stephen
+    Harrington", by their author; an assignee is no maker either."""
+    assert phrasing_values.which("author", "Stephen Harrington") == "by Stephen Harrington"
+    assert "named" not in phrasing_values.which("assignee", "Stephen Harrington")
+    assert phrasing_values.which("name", "Stephen Harrington") == "named Stephen Harrington"
+
+
 def test_a_global_id_names_its_record_as_an_id_does():
     """Asana's asana_get_tags_for_task(task_gid) had been asked as "the tag named feature with
     the task gid set to '06c77f9d6bd5'", GitLab's update_issue_note(issue_iid, ...) as "set its
