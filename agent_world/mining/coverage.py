@@ -86,27 +86,21 @@ def _tables(spec: EnvSpec) -> dict[str, TableSpec]:
 
 
 def _table_for_noun(noun: str | None, tables: dict[str, TableSpec]) -> str | None:
-    if not noun:
-        return None
-    for cand in (plural(noun), noun, plural(noun.split("_")[-1])):
-        if cand in tables:
-            return cand
-    return None
+    cands = (plural(noun), noun, plural(noun.split("_")[-1])) if noun else ()
+    return next((cand for cand in cands if cand in tables), None)
 
 
 # a response envelope's own fields ({"success", "message", "data"}): how the call went, not
 # what the record holds (Dokploy's 67 tools made `success` and `message` columns of every table)
-_ENVELOPE_STATUS = frozenset({
-    "success", "ok", "error", "errors", "message", "messages", "status", "warning", "warnings",
-    "agent_hints", "pagination", "meta", "metadata", "code", "request_id", "timestamp",
-    "result_type"})
+_ENVELOPE_STATUS = frozenset({"success", "ok", "error", "errors", "message", "messages", "status",
+                              "warning", "warnings", "agent_hints", "pagination", "meta",
+                              "metadata", "code", "request_id", "timestamp", "result_type"})
 _ENVELOPE_PAYLOAD = frozenset({"data", "result", "results", "items", "payload", "response"})
 
 
 def _unwrapped(prop: Any) -> dict[str, Any] | None:
     """The record properties inside a wrapper's field (an object, or an array of objects)."""
-    inner = prop.get("items") if isinstance(prop, dict) and prop.get("type") == "array" \
-        else prop
+    inner = prop.get("items") if isinstance(prop, dict) and prop.get("type") == "array" else prop
     if isinstance(inner, dict) and isinstance(inner.get("properties"), dict):
         return inner["properties"]
     return None
@@ -119,14 +113,13 @@ def _output_fields(tool: ToolDescription) -> dict[str, dict[str, Any]]:
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict):
         return {}
-    # a wrapper ({"result": {...}} / {"items": [...]}) is unwrapped one level
+    # a wrapper ({"result": {...}} / {"items": [...]}) is unwrapped one level; one wrapping a
+    # plain value (FastMCP's {"result": "..."}) holds no field: it had made a 'result' column
+    # of success / failed values on Airflow's variables and 37 other tables of 12 servers
     if len(props) == 1:
         inner = _unwrapped(next(iter(props.values())))
         if inner is None and (schema.get("x-fastmcp-wrap-result") or
                               snake(next(iter(props))) in _ENVELOPE_PAYLOAD):
-            # the whole return value as one string ({"result": "..."}, FastMCP's wrapper of a
-            # plain return): no field of the record (had made a column 'result' of success /
-            # failed values on Airflow's variables and 36 other tables of 12 servers)
             return {}
         props = props if inner is None else inner
     else:
