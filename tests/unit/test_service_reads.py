@@ -15,7 +15,7 @@ from agent_world.envs import load_example
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.naming import tool_identifier
 from agent_world.mining.offline.signatures import tool_shape
-from agent_world.mining.sources import read_source
+from agent_world.mining.sources import DEFAULT_SOURCES, read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
 from agent_world.synthesis.action_phrases import action_phrase
 from agent_world.synthesis.phrasing_clauses import step_clause
@@ -67,6 +67,24 @@ def test_no_look_up_or_edit_of_a_table_that_logs_a_tool_s_calls():
     assert "incoming_calls" in logs
     assert not [p.name for p in plans if not p.source_tool and p.table in logs]
     assert [p.name for p in plans if p.write and not p.source_tool]
+
+
+def test_a_log_of_one_argument_and_what_the_call_read_is_a_call_log():
+    """The fetcher's fetches kept only the url each fetch was given and the page it read;
+    get_fetch and list_fetches had asked "find fetch 37, then fetch that fetch's url", and
+    the trained policy took get_fetch for fetch. Metabase's queries log its execute_query
+    calls the same way. The pages stay the fetcher's records."""
+    ref = next(r for r in DEFAULT_SOURCES if r.name == "fetch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = mine_theme(read_source(ref), iterations=1, seed=0).spec
+    plans, _ = plan_tools(spec)
+    names = {p.name for p in plans}
+    assert "fetch" in names and {"get_page", "list_pages"} <= names
+    assert not {"get_fetch", "list_fetches"} & names, names
+    spec = _mined("metabase")
+    plans, _ = plan_tools(spec)
+    assert not [p.name for p in plans if not p.source_tool and p.table == "queries"]
 
 
 def test_a_table_named_for_a_thing_is_no_call_log_however_its_columns_came():

@@ -349,7 +349,12 @@ def call_logs(spec: EnvSpec, coverage: dict[str, Any], reading: set[str]) -> set
         last = singular(table.name).split("_")[-1]
         # named for an act or its noun (searxng's suggestions); a post or a record is a thing
         acts = (last in VERBS or last in ACT_NOUNS) and last not in _NOUN_VERBS
-        if acts and len(data) >= 2 and 4 * len(data & own) >= 3 * len(data):
+        # or one argument and a link to what the call read (the fetcher's fetches: a url
+        # and the page fetched): "find fetch 37" asked for a past call, and the policy took
+        # the look-up of past fetches for the fetch itself
+        linked = data and data <= own and any(
+            c.foreign_key and c.foreign_key.split(".")[0] in tables for c in table.columns)
+        if acts and (len(data) >= 2 and 4 * len(data & own) >= 3 * len(data) or linked):
             logs.add(table.name)
     return logs | {t.name for t in spec.tables if any(
         c.foreign_key and c.foreign_key.split(".")[0] in logs for c in t.columns)}
