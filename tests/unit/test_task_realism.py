@@ -464,7 +464,8 @@ def test_a_tool_named_by_its_bare_verb_is_about_what_it_reads_not_its_call_log(b
     spec = built["fetch"]
     assert {t.name for t in spec.tables} >= {"fetches", "pages"}
     assert tool_entity(spec, "fetch") == "page"
-    assert tool_entity(spec, "get_fetch") == "fetch"
+    # and the log gets no look-up of the arena's ("find fetch 37" asked for a past call)
+    assert not {"get_fetch", "list_fetches"} & {t.name for t in spec.tools}
 
 
 def test_a_tool_named_by_a_word_no_record_has_is_about_the_records_it_reads(built):
@@ -877,17 +878,17 @@ def test_a_conversion_reads_from_to_and_a_value_takes_the_place_of_its_kind():
 
 
 def test_a_value_taken_from_an_earlier_record_fills_the_actions_own_words(built):
-    """fetch's action reads "fetch a URL from the internet": given an earlier fetch's url it
-    is "fetch that fetch's url from the internet", not "... for that fetch's url"; "a URL"
+    """fetch's action reads "fetch a URL from the internet": given an earlier page's url it
+    is "fetch that page's url from the internet", not "... for that page's url"; "a URL"
     is English ("a" before a "you" sound), not a template's article slip."""
     from agent_world.mining.offline.naming import with_article
     from agent_world.tasks.artefacts import artefacts
 
     fetch = built["fetch"]
-    plan = Plan(steps=[PlanStep(tool="get_fetch", given={"fetch_id": 3}),
+    plan = Plan(steps=[PlanStep(tool="get_page", given={"page_id": 3}),
                        PlanStep(tool="fetch", bound={"url": Binding(step=0, field="url")})])
     clause = phrasing_clauses.step_clause(fetch, plan, 1, random.Random(0))
-    assert clause.startswith("fetch that fetch's url") and " for that" not in clause, clause
+    assert clause.startswith("fetch that page's url") and " for that" not in clause, clause
     assert "a-an" not in artefacts("Then fetch a URL from the internet.")
     assert "a-an" in artefacts("Then create a order.") and "a-an" in artefacts("A item.")
     assert with_article("url") == "a url" and with_article("order") == "an order"
