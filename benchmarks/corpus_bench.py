@@ -53,6 +53,7 @@ from agent_world.mining.offline.column_semantics import (  # noqa: E402
     column_semantic,
 )
 from agent_world.mining.offline.naming import singular, singular_word, snake, tokens  # noqa: E402
+from agent_world.mining.offline.vocabulary import QUALITY_WORDS, WHERE_WORDS  # noqa: E402
 from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
 from agent_world.scaleout import cores  # noqa: E402
@@ -135,8 +136,7 @@ def call_named_tables(specs: list) -> tuple[int, int]:
 
 # words that say where or how well a tool acts, never what a record is ('header_nears' of
 # insert_header_near_text, 'footnote_robusts' of add_footnote_robust)
-MANNER_WORDS = {"near", "before", "after", "below", "above", "between", "robust", "enhanced",
-                "improved", "safe", "unsafe"}
+MANNER_WORDS = WHERE_WORDS | QUALITY_WORDS
 
 
 def manner_named_tables(specs: list) -> int:

@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 from agent_world.mining.offline.naming import is_placeholder
-from agent_world.mining.offline.vocabulary import not_additive
+from agent_world.mining.offline.vocabulary import LABEL_NUMBERS, not_additive
 from agent_world.tasks.check import normalise
 from agent_world.tasks.walks import (
     SECRETS,
@@ -68,12 +68,6 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     return [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
 
 
-# numbers that name or place a record, no amount of anything: no "sum of the issue id or
-# key", "lowest pull request number", "smallest port", "highest map index"
-_LABEL_NUMBERS = frozenset({"key", "number", "num", "no", "index", "position", "order", "port",
-                            "seed", "code", "version", "rank", "end", "line", "pid"})
-
-
 def _not_additive(field: str) -> bool:
     return not_additive(split_words(field))
 
@@ -92,7 +86,7 @@ def _aggregations(i: int, items: list[dict], rng: random.Random,
         if all(isinstance(x, int | float) and not isinstance(x, bool) for x in values) and \
                 not k.endswith(("id", "idx", "_by", "ids")) and len(set(values)) > 1 and \
                 k not in PAGING and k not in ("start", "skip", "from_", "page_token") and \
-                not set(split_words(k)[-1:]) & _LABEL_NUMBERS:
+                not set(split_words(k)[-1:]) & LABEL_NUMBERS:
             nums.append(k)
     for k, values in cats.items():
         options.append({"kind": "count", "step": i, "where": {k: rng.choice(values)}})

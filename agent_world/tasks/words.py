@@ -17,18 +17,15 @@ from agent_world.mining.offline.naming import (
     tool_identifier,
     unversioned_camel,
 )
-from agent_world.mining.offline.signatures import (
-    MAKES_RECORD,
-    later_verb,
-    namespace_prefix,
-    sql_argument,
-)
+from agent_world.mining.offline.signatures import later_verb, namespace_prefix, sql_argument
 from agent_world.mining.offline.vocabulary import (
+    MAKES_RECORD,
     PHRASAL_VERBS,
     QUALIFIERS,
     QUALITY_WORDS,
     VALUE_NOUNS,
     VERBS,
+    WHERE_WORDS,
     past_prefix,
 )
 
@@ -98,7 +95,7 @@ def split_words(name: str) -> list[str]:
 
 
 _HOW = frozenset({"with", "using", "via", "from", "into", "as"})
-_WHERE_OR_HOW = frozenset({"by", "near", "before", "after", "below", "above", "between"})
+_WHERE_OR_HOW = frozenset({"by", *WHERE_WORDS})
 # arguments that page a list, not ask for anything: never sampled as values, never a record's
 # key, said as "(just the first N)"
 PAGING = ("limit", "offset", "page", "page_size", "max_results", "per_page", "cursor")

@@ -34,6 +34,7 @@ from agent_world.mining.offline.vocabulary import (
     GENERIC_TAILS,
     ID_SUFFIXES,
     ID_WORDS,
+    MAKES_RECORD,
     MODIFIERS,
     NOUN_VERBS,
     PERSON_ROLES,
@@ -77,8 +78,6 @@ class ToolShape:
 
 
 REST_RESOURCE = "resource"  # what a bare HTTP method ('jira_post') acts on
-MAKES_RECORD = frozenset({"create", "add", "new", "insert", "post", "make", "generate",
-                           "submit"})
 _HTTP_METHODS = {"get": "get", "post": "create", "put": "update", "patch": "update",
                  "delete": "delete"}
 

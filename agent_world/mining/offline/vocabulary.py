@@ -89,6 +89,10 @@ VERBS |= ANSWER_VERBS | UI_VERBS
 CREATE_VERBS = {"create", "add", "new", "book", "schedule", "register", "insert", "upsert",
                 "make", "submit", "upload", "send", "invite", "post", "save", "write", "open",
                 "import", "clone", "attach", "deploy", "build", "append", "record", "log"}
+# the verbs whose tool makes a record of its own, value word and all (create_commit_status
+# makes a commit status, not a commit)
+MAKES_RECORD = frozenset({"create", "add", "new", "insert", "post", "make", "generate",
+                          "submit"})
 TRANSFORM_VERBS = {
     "convert": "conversion", "translate": "translation", "calculate": "calculation",
     "compute": "computation", "fetch": "fetch", "search": "search", "run": "run",
@@ -140,10 +144,12 @@ MODIFIERS = {"current", "all", "new", "existing", "my", "staged", "unstaged", "l
              "recent", "details", "detail", "info", "single", "many", "multiple", "batch",
              "bulk", "one", "the", "a", "an", "full", "raw", "local", "remote", "specific",
              "available", "v1", "v2", "v3", "api", *QUALITY_WORDS}
-# where a name's object ends: what follows says where or how (insert_header_near_text inserts
-# a header, add_footnote_before_text a footnote; were tables 'header_nears', 'footnote_befores')
+# where a tool acts, after its record (insert_header_near_text inserts a header,
+# add_footnote_before_text a footnote; were tables 'header_nears', 'footnote_befores')
+WHERE_WORDS = frozenset({"near", "before", "after", "below", "above", "between"})
+# where a name's object ends: what follows says where or how
 QUALIFIERS = {"by", "for", "with", "from", "to", "in", "of", "on", "at", "and", "or", "via",
-              "into", "as", "near", "before", "after", "below", "above", "between"}
+              "into", "as", *WHERE_WORDS}
 ID_WORDS = {"id", "ids", "uuid", "guid", "key", "pk"}
 VALUE_ATTRS = {"balance": "real", "price": "real", "score": "real", "rating": "real",
                "total": "real", "quota": "integer", "usage": "real"}
@@ -248,6 +254,12 @@ FILE_PLACES = frozenset({"line", "character", "column", "offset", "row"})
 # ... and an identifier of a record with no table of its own (chrome's page_id, page_idx)
 POSITION_LAST = frozenset({"number", "no", "index", "sequence", "position", "day", "second",
                            "id", "idx", "uid"})
+
+
+# numbers that name or place a record, no amount of anything: no total, highest nor lowest
+# ("the sum of the issue id or key", "the smallest port", "the highest map index")
+LABEL_NUMBERS = frozenset({"key", "number", "num", "no", "index", "position", "order", "port",
+                           "seed", "code", "version", "rank", "end", "line", "pid"})
 
 
 def not_additive(words: list[str]) -> bool:
