@@ -145,6 +145,33 @@ def manner_named_tables(specs: list) -> int:
                for spec in specs for t in spec.tables)
 
 
+def status_flaws(specs: list) -> tuple[int, int, int]:
+    """Status columns of one state, status columns with an 'available' state (mostly what a
+    tool can reach: "List all available workspaces"), and all status columns."""
+    enums = [list(c.enum or []) for spec in specs for t in spec.tables for c in t.columns
+             if c.name in ("status", "state") and c.enum]
+    return (sum(len(set(e)) == 1 for e in enums),
+            sum(bool({"available", "unavailable"} & set(e)) for e in enums), len(enums))
+
+
+def constant_columns(specs: list) -> tuple[int, int]:
+    """Free-text columns (no enum, no link) of tables of 5+ rows whose every row holds one
+    value (a description's example copied into each: every sitemap's feedpath
+    'http://www.example.com/sitemap.xml'), and all such columns."""
+    same = total = 0
+    for spec in specs:
+        for t in spec.tables:
+            for c in t.columns:
+                if c.type != "text" or c.enum or c.foreign_key or c.primary_key:
+                    continue
+                values = [r.get(c.name) for r in spec.rows.get(t.name, [])
+                          if r.get(c.name) is not None]
+                if len(values) >= 5:
+                    total += 1
+                    same += len({str(v) for v in values}) == 1
+    return same, total
+
+
 # a tool whose arguments are a record's fields when it writes one ('create_issue(title, body)')
 _WRITE_WORDS = {"create", "add", "new", "insert", "update", "set", "edit", "patch", "put",
                 "upsert", "save", "register", "modify", "post", "write", "book", "schedule"}
@@ -260,6 +287,8 @@ def _stages_in(home: Path, refs: list, args: argparse.Namespace,
     out["one_call_tables"] = one_call_tables(specs)
     out["manner_tables"] = manner_named_tables(specs)
     out["titled_names"], out["names"], out["huge_numbers"] = filler_values(specs)
+    out["one_state"], out["available_states"], out["statuses"] = status_flaws(specs)
+    out["constant_columns"], out["text_columns"] = constant_columns(specs)
     t0 = time.perf_counter()
     built = build_environments([], home=home, context={"home": str(home), **context})
     out["build_s"] = time.perf_counter() - t0
@@ -335,6 +364,10 @@ def main(argv: list[str] | None = None) -> int:
         f"({100 * r['call_tables'] / max(1, r['tables']):.1f} %)")
     row("tables named for where or how a tool acts ('header_nears')",
         lambda r: f"{r['manner_tables']} / {r['tables']}")
+    row("status columns of one state / with an 'available' state",
+        lambda r: f"{r['one_state']} / {r['available_states']} of {r['statuses']}")
+    row("free-text columns with one value in every row (5+ rows)",
+        lambda r: f"{r['constant_columns']} / {r['text_columns']}")
     row("tables holding one tool's calls", lambda r: f"{r['one_call_tables']} / {r['tables']} "
         f"({100 * r['one_call_tables'] / max(1, r['tables']):.1f} %)")
     row("text cells that are one random word", lambda r: f"{r['lone_words']} / "

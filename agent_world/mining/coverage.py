@@ -27,8 +27,9 @@ from typing import Any
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import TableSpec
+from agent_world.mining.offline.accrual import accrual_rules
 from agent_world.mining.offline.evidence import argument_info, tool_arguments
-from agent_world.mining.offline.naming import plural, singular, snake
+from agent_world.mining.offline.naming import singular, snake
 from agent_world.mining.offline.schema_examples import schema_shape
 from agent_world.mining.offline.signatures import (
     ID_KINDS,
@@ -39,10 +40,12 @@ from agent_world.mining.offline.signatures import (
     search_results,
     tool_shape,
 )
+from agent_world.mining.offline.tables import LINK_VERBS, entity_table, link_table, table_for_noun
 from agent_world.mining.offline.vocabulary import (
     ALIASES,
     DELETE_VERBS,
     FILTER_ARGS,
+    KEY_SUFFIXES,
     SEARCH_ARGS,
     TRANSFORM_VERBS,
 )
@@ -83,11 +86,6 @@ def _brief(text: str, limit: int = 300) -> str:
 
 def _tables(spec: EnvSpec) -> dict[str, TableSpec]:
     return {t.name: t for t in spec.tables}
-
-
-def _table_for_noun(noun: str | None, tables: dict[str, TableSpec]) -> str | None:
-    cands = (plural(noun), noun, plural(noun.split("_")[-1])) if noun else ()
-    return next((cand for cand in cands if cand in tables), None)
 
 
 # a response envelope's own fields ({"success", "message", "data"}): how the call went, not
@@ -134,7 +132,7 @@ def _output_fields(tool: ToolDescription) -> dict[str, dict[str, Any]]:
 def _mentioned_table(text: str, tables: dict[str, TableSpec]) -> str | None:
     """The first table whose noun a description mentions ("Search the catalogue by title")."""
     for word in re.findall(r"[a-z][a-z_]+", text.lower()):
-        hit = _table_for_noun(singular(word), tables)
+        hit = table_for_noun(singular(word), tables)
         if hit:
             return hit
     return None
@@ -145,23 +143,31 @@ def _primary_table(tool: ToolDescription, ns: str | None, spec: EnvSpec,
     tables = _tables(spec)
     known = {singular(t) for t in tables}
     shape = tool_shape(tool.name, tool.read_only, ns, rest="path" in fields, service=service)
-    hit = _table_for_noun(search_results(shape, list(fields)), tables)
+    hit = table_for_noun(search_results(shape, list(fields)), tables)
     if hit:  # a web search: the results it finds
         return hit
     shape = resolve_object(shape, known)
+    refs = [m["table"] for name, prop in fields.items()
+            if (m := _map_field(name, argument_info(name, prop, False), None, spec))
+            and m.get("role") == "reference"]
+    if shape.obj and shape.context and shape.verb in LINK_VERBS:
+        hit = link_table(table_for_noun(shape.obj, tables), table_for_noun(shape.context,
+                                                                             tables), refs, spec)
+        if hit:  # add_tag_to_task(task_gid, tag_gid) files a tag on a task: no new tag
+            return hit
     if shape.obj:
-        hit = _table_for_noun(shape.obj, tables)
+        hit = table_for_noun(shape.obj, tables)
         if hit:
             return hit
     if shape.recordless and shape.verb in TRANSFORM_VERBS:
         return None  # a chart drawn from its arguments: no table holds it (nor its calls)
     if shape.verb in TRANSFORM_VERBS:
         noun = "_".join([*shape.value_words, TRANSFORM_VERBS[shape.verb]])
-        hit = _table_for_noun(noun, tables)
+        hit = table_for_noun(noun, tables)
         if hit:
             return hit
     for w in shape.value_words:  # git_log -> a table of log entries, if one exists
-        hit = _table_for_noun(VALUE_TABLES.get(w, w), tables)
+        hit = table_for_noun(VALUE_TABLES.get(w, w), tables)
         if hit:
             return hit
     # the table whose columns the tool returns (reportBikeIssue -> maintenance_tickets)
@@ -172,12 +178,9 @@ def _primary_table(tool: ToolDescription, ns: str | None, spec: EnvSpec,
         if len(outputs & {c.name for c in best.columns}) >= max(2, len(outputs) // 2):
             return best.name
     # the most specific table the arguments reference (git_show(repo_path, revision) -> commits)
-    refs = [m["table"] for name, prop in fields.items()
-            if (m := _map_field(name, argument_info(name, prop, False), None, spec))
-            and m.get("role") == "reference"]
     if refs:
         return refs[-1]
-    hit = _table_for_noun(shape.context, tables) or _mentioned_table(tool.description, tables)
+    hit = table_for_noun(shape.context, tables) or _mentioned_table(tool.description, tables)
     if hit:
         return hit
     # the table most argument names live in
@@ -235,7 +238,8 @@ def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec
     if arg == "id" and primary is not None:
         return {"role": "column", "table": table, "column": primary.primary_key[0]}
     # a reference: X_id / X_path / X_name / alias, directly or through an FK of the table
-    base = re.sub(r"_(id|ids|path|name|key|code|slug|uuid|sha|number|email|url)$", "", arg)
+    base = re.sub(r"_(id|ids|gid|gids|guid|path|name|key|code|slug|uuid|sha|number|email|url)$",
+                  "", arg)
     ident = arg[len(base) + 1:] if arg != base else ""
     candidates = [base]
     if base in ALIASES:
@@ -248,11 +252,12 @@ def _map_field(name: str, info: dict[str, Any], table: str | None, spec: EnvSpec
         # column, which had made Shortcut's epics-get-by-id a listing that ignored its id
         candidates.insert(1, "_".join(parts[:-1]))
     for cand in candidates:
-        target = _table_for_noun(singular(cand), tables)
+        target = table_for_noun(singular(cand), tables)
         if target is None:
             continue
         tcols = {c.name for c in tables[target].columns}
-        column = ident if ident in tcols else ("id" if ident in ("", "id", "ids") else None)
+        column = ident if ident in tcols else ("id" if ident in ("", *KEY_SUFFIXES) and
+                                                ident != "uuid" else None)
         if column is None:
             for alt in ("name", "path", "code", "sha", "email", "title", "url"):
                 if alt in tcols:
@@ -442,42 +447,6 @@ def declared_hints(doc: SourceDocument, spec: EnvSpec, coverage: dict[str, Any] 
     return hints
 
 
-_ACCRUES = re.compile(r"\b(?:an? )?overdue (\w+) accrues an? (\w+) of (\d+(?:\.\d+)?) per day"
-                      r"(?:, capped at the (\w+)'s ([a-z ]+?))?[.;]", re.I)
-
-
-def accrual_rules(doc: SourceDocument, spec: EnvSpec) -> list[tuple[str, str, dict[str, Any]]]:
-    """"An overdue loan accrues a fine of 0.25 per day, capped at the copy's replacement
-    cost": (fines, amount, {rate, through: the fine's column naming the loan, cap: the
-    column that caps it}) for each such sentence whose tables and columns the spec has."""
-    return accrual_rules_in(doc.text(), spec)
-
-
-def accrual_rules_in(text: str, spec: EnvSpec) -> list[tuple[str, str, dict[str, Any]]]:
-    """`accrual_rules` of a source's text (what the tool designer reads)."""
-    tables = _tables(spec)
-    out = []
-    for m in _ACCRUES.finditer(" ".join(text.split())):
-        owed, charge = _entity_table(m.group(1), tables), _entity_table(m.group(2), tables)
-        if owed is None or charge is None:
-            continue
-        money = next((c.name for c in tables[charge].columns if c.type in ("real", "numeric")
-                      and not c.foreign_key), None)
-        through = next((c.name for c in tables[charge].columns
-                        if (c.foreign_key or "").split(".")[0] == owed), None)
-        cap = snake(m.group(5)) if m.group(5) else None
-        if money is None or through is None or (cap and not any(
-                cap in {c.name for c in t.columns} for t in tables.values())):
-            continue
-        out.append((charge, money, {"rate": float(m.group(3)), "through": through,
-                                    "cap": cap}))
-    return out
-
-
-def _entity_table(name: str, tables: dict[str, TableSpec]) -> str | None:
-    return _table_for_noun(singular(snake(name)), tables)
-
-
 def entity_field_hints(doc: SourceDocument, spec: EnvSpec
                        ) -> dict[str, dict[str, dict[str, Any]]]:
     """What the source's entity schemas declare, keyed by the table and column that hold
@@ -485,7 +454,7 @@ def entity_field_hints(doc: SourceDocument, spec: EnvSpec
     tables = _tables(spec)
     hints: dict[str, dict[str, dict[str, Any]]] = {}
     for ent in doc.entities:
-        table = _entity_table(ent.name, tables)
+        table = entity_table(ent.name, tables)
         if table is None:
             continue
         cols = {c.name for c in tables[table].columns}
@@ -517,7 +486,7 @@ def declared_fidelity(doc: SourceDocument, spec: EnvSpec,
             lost.append(what)
 
     for ent in doc.entities:
-        table = _entity_table(ent.name, tables)
+        table = entity_table(ent.name, tables)
         if table is None:
             continue
         cols = {c.name: c for c in tables[table].columns}
@@ -526,7 +495,7 @@ def declared_fidelity(doc: SourceDocument, spec: EnvSpec,
             if col == "id":
                 continue
             if f.references:
-                target = _entity_table(f.references, tables)
+                target = entity_table(f.references, tables)
                 if target is None:
                     continue
                 fields += 1

@@ -446,6 +446,68 @@ def test_a_status_is_one_its_record_takes():
     assert status.enum and "running" not in status.enum
 
 
+def _statuses(server: str) -> dict[str, list[str]]:
+    return {t.name: list(c.enum or []) for t in _mined(server).tables for c in t.columns
+            if c.name == "status"}
+
+
+def test_a_status_is_said_of_the_record_not_of_what_a_tool_can_reach():
+    """Asana's workspaces were 'available' ("List all available workspaces"), 'archived' and
+    'completed' (argument names in other tools' signatures), and tasks counted "workspaces
+    whose status is 'available'"; Context7's libraries were 'resolved' (resolve-library-id
+    looks a name up); Trello's members 'assigned' ("the assigned member"); draw.io's
+    diagrams all 'open' and Gmail's drafts all 'draft' (one state is no status)."""
+    assert "workspaces" not in _statuses("asana")
+    assert not any("available" in enum for enum in _statuses("monday").values())
+    assert "libraries" not in _statuses("context7")
+    trello = _statuses("trello")
+    assert "members" not in trello and "boards" not in trello
+    assert trello["cards"] == ["active", "archived"]
+    assert not any(t.startswith("drawio") for t in _statuses("drawio"))
+    assert "drafts" not in _statuses("gmail")
+    # a resolve that settles something still gives its record a state
+    assert "resolved" in _statuses("gitlab")["merge_request_threads"]
+
+
+def test_a_url_on_a_placeholder_host_is_a_site_s_own():
+    """Every sitemap of Google Search Console had feedpath 'http://www.example.com/sitemap.xml'
+    (its description's example), so an edit setting it changed nothing."""
+    spec = _mined("google-search-console")
+    feeds = [r["feedpath"] for r in spec.rows["sitemaps"] if r.get("feedpath")]
+    assert len(feeds) >= 5 and len(set(feeds)) > len(feeds) // 2
+    assert all(f.endswith("/sitemap.xml") and "example.com" not in f for f in feeds)
+
+
+def test_a_json_field_holds_a_value_of_the_kind_its_name_says():
+    """Plane's labels were {"color": "color 3", "name": "name 9"} and Google Calendar's event
+    sources {"url": "url 4", "title": "title 3"}: tasks counted "labels whose color is
+    'color 3'" and "events with title 'title 1'"."""
+    import re
+
+    for server, table, column in (("plane", "labels", "label_data"),
+                                  ("google-calendar", "events", "source")):
+        objects = [r[column] for r in _mined(server).rows[table] if isinstance(r.get(column),
+                                                                              dict)]
+        assert len(objects) >= 5
+        for obj in objects:
+            for key, value in obj.items():
+                assert not (isinstance(value, str) and re.fullmatch(
+                    re.escape(key.replace("_", " ")) + r" \d", value)), (server, obj)
+
+
+def test_a_layout_property_or_a_direction_names_no_record():
+    """Word's set_table_column_width, set_table_cell_padding and merge_table_cells_horizontal
+    had tables 'table_column_widths', 'table_cell_paddings', 'table_cells_horizontals' (and
+    'table_column_width_widths'), customize_footnote_style 'customize_footnote_styles': a
+    table's columns, its cells and its footnote styles are the records."""
+    names = {t.name for t in _mined("word").tables}
+    assert {"table_cells", "table_columns", "footnote_styles"} <= names
+    assert not names & {"table_cells_horizontals", "table_cells_verticals",
+                        "table_cell_paddings", "table_cell_alignments", "table_widths",
+                        "customize_footnote_styles", "auto_fit_table_columns"}
+    assert not any(n.endswith("_width_widths") for n in names)
+
+
 def test_no_answer_is_a_key_the_chain_was_given():
     """Metabase's "find the collection that dashboard points to. Tell me the collection's
     id." asked back the key get_collection was given."""

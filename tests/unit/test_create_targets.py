@@ -104,13 +104,13 @@ def test_a_name_of_another_thing_does_not_name_the_record():
 def test_a_write_changes_a_record_of_what_it_names():
     """DigitalOcean's key-delete ("Delete an SSH key") had deleted an app, Plane's
     update_state a project, MongoDB's delete-many ("Removes all documents ...") a connection,
-    Asana's asana_delete_project_status(project_status_gid) the project of that column;
-    a write naming its table by a short form (delete_text_in_doc: documents) or its plural
-    (kv_delete: kvs) stays."""
+    Asana's asana_delete_project_status(project_status_gid) the project of that column (it
+    deletes a project status now that a gid names one); a write naming its table by a short
+    form (delete_text_in_doc: documents) or its plural (kv_delete: kvs) stays."""
     for server, gone, kept in (("digitalocean", "key-delete", None),
                                ("plane", "update_state", "update_module"),
                                ("mongodb", "delete-many", "drop_collection"),
-                               ("asana", "asana_delete_project_status", "asana_delete_task"),
+                               ("asana", None, "asana_delete_project_status"),
                                ("cloudflare", None, "kv_delete"),
                                ("google-workspace", None, "delete_text_in_doc")):
         _, plans, unbuilt = _plans(server)
@@ -119,6 +119,7 @@ def test_a_write_changes_a_record_of_what_it_names():
                 "another thing's id" in unbuilt[gone], (server, gone)
         if kept:
             assert plans[kept].kind in ("update", "delete"), (server, kept)
+    assert _plans("asana")[1]["asana_delete_project_status"].table == "project_statuses"
 
 
 def test_a_listing_takes_the_arguments_its_source_takes():
@@ -169,3 +170,32 @@ def test_a_read_returns_what_its_name_says():
     assert plans["get_wiki"].kind == "get" and plans["get_wiki_pages"].kind == "list"
     _, plans, _ = _plans("desktop-commander")
     assert plans["get_file_info"].table == "files"
+
+
+def test_a_gid_names_a_record_and_a_link_tool_writes_the_link():
+    """Asana's task_gid / tag_gid were text columns of tags (a 'gid' is Asana's global id),
+    asana_add_tag_to_task inserted a tag with them and asana_remove_tag_from_task deleted the
+    tag itself; get_project_status listed projects by a project_status_gid column of theirs."""
+    spec, plans, unbuilt = _plans("asana")
+    tags = {c.name for c in spec.table("tags").columns}
+    assert not tags & {"tag_gid", "task_gid", "workspace_gid"}
+    add, remove = plans["asana_add_tag_to_task"], plans["asana_remove_tag_from_task"]
+    assert (add.kind, add.table) == ("create", "task_tags")
+    assert (remove.kind, remove.table) == ("delete", "task_tags")
+    assert {p.column for p in add.params} == {"task_id", "tag_id"}
+    assert (plans["asana_get_tag"].kind, plans["asana_get_tag"].table) == ("get", "tags")
+    status = plans["asana_get_project_status"]
+    assert (status.kind, status.table) == ("get", "project_statuses")
+    made = plans["asana_create_project_status"]
+    assert made.table == "project_statuses" and any(
+        p.name == "project_gid" and p.column == "project_id" for p in made.params)
+    assert "project_gid" not in {c.name for c in spec.table("project_statuses").columns}
+
+
+def test_a_run_of_a_dag_deleted_is_no_link():
+    """delete_dag_run(dag_id, dag_run_id) names a DAG and a run: it deletes the run, it is
+    no link between them (only add/remove-like verbs file one record on another)."""
+    _spec, plans, unbuilt = _plans("airflow")
+    plan = plans.get("delete_dag_run")
+    assert plan is not None, unbuilt.get("delete_dag_run")
+    assert (plan.kind, plan.table) == ("delete", "runs")

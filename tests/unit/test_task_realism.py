@@ -21,6 +21,7 @@ from agent_world.rollout.baseline_literals import literals
 from agent_world.rollout.react_attempt import run_attempt
 from agent_world.synthesis import action_phrases, phrasing, phrasing_clauses, phrasing_values
 from agent_world.synthesis.gates import gate_no_shortcut, gate_solvable
+from agent_world.tasks import walks
 from agent_world.tasks.artefacts import artefacts
 from agent_world.tasks.model import Task
 from agent_world.tasks.toolgraph import build_tool_graph
@@ -305,8 +306,8 @@ class _Refusing:
     def reset(self):
         self.episode.reset()
 
-    def state_hash(self):
-        return self.episode.state_hash()
+    def state_hash(self, ignore=None):
+        return self.episode.state_hash(ignore)
 
     def step(self, tool, arguments):
         if self.spec.tool(tool).mutates and tool not in self.refused:
@@ -617,11 +618,17 @@ class _Watching:
     def state_hash(self):
         return self.episode.state_hash()
 
+    def _content(self):
+        # a write time the engine stamps is no change anybody asked for
+        return self.episode.state_hash(ignore={
+            t.name: [c.name for c in t.columns if c.name in ("updated_at", "modified_at")]
+            for t in self.episode.spec.tables})
+
     def step(self, tool, arguments):
-        before = self.episode.state_hash()
+        before = self._content()
         obs = self.episode.step(tool, arguments)
         if obs.ok and self.episode.spec.tool(tool).mutates:
-            self.writes.append((tool, self.episode.state_hash() != before))
+            self.writes.append((tool, self._content() != before))
         return obs
 
 
@@ -650,6 +657,24 @@ def test_no_walk_holds_a_write_that_changes_nothing(runtime):
         assert all(changed for _, changed in watching.writes), (seed, plan.steps)
         writes += len(watching.writes)
     assert writes >= 20  # the walks do write
+
+
+def test_a_write_that_only_moves_its_write_time_changes_nothing(built, runtime):
+    """Google Search Console's "edit that sitemap: set its feedpath to" the URL it was just
+    submitted with changed only the sitemap's updated_at, and the walk took it for a change:
+    update_member with the email the member has is no change, another email is one."""
+    spec = built["book-lending-prd"]
+    with runtime.open(spec) as episode:
+        member = episode.query("SELECT id, email FROM members WHERE email IS NOT NULL LIMIT 1")[0]
+        before, stamped = walks._content_hash(episode), episode.state_hash()
+        obs = episode.step("update_member", {"member_id": member["id"], "email": member["email"]})
+        assert obs.ok, obs.error
+        assert episode.state_hash() != stamped  # the member's updated_at moved
+        assert walks._no_change(episode, before)
+        before = walks._content_hash(episode)
+        assert episode.step("update_member", {"member_id": member["id"],
+                                              "email": "someone.else@example.org"}).ok
+        assert not walks._no_change(episode, before)
 
 
 def test_a_bare_id_names_the_returned_record_not_one_nested_in_it(built, runtime):

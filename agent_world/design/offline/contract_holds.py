@@ -35,7 +35,7 @@ from agent_world.design.offline.contracts import (
 )
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
-from agent_world.mining.coverage import accrual_rules_in
+from agent_world.mining.offline.accrual import accrual_rules_in
 from agent_world.mining.offline.naming import singular, tokens
 from agent_world.mining.semantics.invariants import spec_invariants
 from agent_world.mining.semantics.repair import free_value

@@ -1,16 +1,21 @@
 """Charges that accrue as the source says: "an overdue loan accrues a fine of 0.25 per day,
 capped at the copy's replacement cost" makes every generated fine a charge for a loan that
 was overdue, of the rate times the days it was late, capped at the replacement cost the loan
-reaches (its copy's title). The rule comes from the source (`coverage.accrual_rules`, kept in
+reaches (its copy's title). The rule comes from the source (`accrual_rules`, kept in
 the column's hint as ``accrues``); `accrued` is applied to every generated row."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
+from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import snake
 from agent_world.mining.offline.row_times import parse_iso
+from agent_world.mining.offline.tables import entity_table
 from agent_world.mining.semantics.times import time_group
+from agent_world.mining.sources.base import SourceDocument
 
 
 def _days_late(factory: Any, table: str, row: dict[str, Any]) -> int:
@@ -68,3 +73,35 @@ def accrued(factory: Any, table: str, row: dict[str, Any]) -> None:
 
 
 __all__ = ["accrued"]
+
+
+_ACCRUES = re.compile(r"\b(?:an? )?overdue (\w+) accrues an? (\w+) of (\d+(?:\.\d+)?) per day"
+                      r"(?:, capped at the (\w+)'s ([a-z ]+?))?[.;]", re.I)
+
+
+def accrual_rules(doc: SourceDocument, spec: EnvSpec) -> list[tuple[str, str, dict[str, Any]]]:
+    """"An overdue loan accrues a fine of 0.25 per day, capped at the copy's replacement
+    cost": (fines, amount, {rate, through: the fine's column naming the loan, cap: the
+    column that caps it}) for each such sentence whose tables and columns the spec has."""
+    return accrual_rules_in(doc.text(), spec)
+
+
+def accrual_rules_in(text: str, spec: EnvSpec) -> list[tuple[str, str, dict[str, Any]]]:
+    """`accrual_rules` of a source's text (what the tool designer reads)."""
+    tables = {t.name: t for t in spec.tables}
+    out = []
+    for m in _ACCRUES.finditer(" ".join(text.split())):
+        owed, charge = entity_table(m.group(1), tables), entity_table(m.group(2), tables)
+        if owed is None or charge is None:
+            continue
+        money = next((c.name for c in tables[charge].columns if c.type in ("real", "numeric")
+                      and not c.foreign_key), None)
+        through = next((c.name for c in tables[charge].columns
+                        if (c.foreign_key or "").split(".")[0] == owed), None)
+        cap = snake(m.group(5)) if m.group(5) else None
+        if money is None or through is None or (cap and not any(
+                cap in {c.name for c in t.columns} for t in tables.values())):
+            continue
+        out.append((charge, money, {"rate": float(m.group(3)), "through": through,
+                                    "cap": cap}))
+    return out

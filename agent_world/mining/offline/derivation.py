@@ -16,7 +16,7 @@ from agent_world.mining.coverage import _output_fields as fields_of
 from agent_world.mining.offline.domain import Col, DomainModel, Entity
 from agent_world.mining.offline.evidence import Evidence, argument_info, json_type
 from agent_world.mining.offline.features import feature_entities, feature_relations
-from agent_world.mining.offline.lifecycle import attribute_states, state_token
+from agent_world.mining.offline.lifecycle import attribute_states, state_token, verb_state
 from agent_world.mining.offline.naming import (
     ADDED_LABEL,
     identifier,
@@ -50,7 +50,6 @@ from agent_world.mining.offline.vocabulary import (
     LENT_STATES,
     PERSON_NOUNS,
     PERSON_ROLES,
-    STATE_VERBS,
     STATE_WORDS,
     TRANSFORM_VERBS,
     VALUE_ATTRS,
@@ -147,8 +146,9 @@ def derive_model(doc: SourceDocument, evidence: list[Evidence]) -> DomainModel:
             continue
         if not shape.read:
             primary.written = True
-        if shape.verb in STATE_VERBS:
-            primary.states.append(STATE_VERBS[shape.verb])
+        state = verb_state(shape.verb, primary.name, tname, t.data.get("description") or "")
+        if state:
+            primary.states.append(state)
         creating = shape.creates or primary.kind == "activity"
         if shape.context and primary.kind != "reference":  # list_appointments_by_doctor
             ctx = shape.context
@@ -548,7 +548,12 @@ def complete_model(m: DomainModel) -> None:
                 states = [first] + [s for s in states if s != first]
             else:  # only later states were named: records start out active
                 states = ["active", *states]
-            ent.add(Col("status", "text", nullable=False, enum=states))
+            if len(states) == 1:
+                # one state is no status: Gmail's drafts were all 'draft', draw.io's diagrams
+                # all 'open' (open_drawio_xml opens the editor), Trello's boards all 'active'
+                states = ["active", "inactive", "archived"] if ent.wants_status else []
+            if states:
+                ent.add(Col("status", "text", nullable=False, enum=states))
         ent.add(Col("created_at", "datetime", nullable=False))
         if ent.kind == "core" and (ent.written or ent.states):
             ent.add(Col("updated_at", "datetime"))

@@ -11,9 +11,19 @@ from collections import defaultdict
 
 from agent_world.mining.offline.domain import DomainModel
 from agent_world.mining.offline.evidence import Evidence
-from agent_world.mining.offline.naming import identifier, sentences, singular, singular_word
+from agent_world.mining.offline.naming import (
+    identifier,
+    is_person,
+    sentences,
+    singular,
+    singular_word,
+)
 from agent_world.mining.offline.vocabulary import STATE_SET, STATE_VERBS
 
+# what a tool can reach, not a state its records are in: "List all available workspaces",
+# "knowing which columns are available" (Asana's workspaces, monday's columns and AWS
+# Pricing's service codes had an 'available' status that tasks counted)
+_TOOL_SCOPE_WORDS = frozenset({"available", "unavailable"})
 _PREPOSITIONS = {"for", "of", "to", "in", "on", "at", "from", "with", "by", "per"}
 # words a gerund follows, not a state ("after running", "while processing")
 _GERUND_CUES = frozenset({"after", "before", "while", "when", "by", "for", "of", "without",
@@ -36,6 +46,26 @@ def states_in(text: str) -> list[str]:
                 "done", "open") and ("status" in low or "state" in low or "move" in low):
             out.append(state_token(w))
     return list(dict.fromkeys(out))
+
+
+# "resolves a package name to a library ID", resolve_uid_to_selector, resolve_file_path: a
+# look-up, not the settling of an issue (Context7's libraries had a 'resolved' status)
+_LOOKUP_RESOLVE = re.compile(r"\bresolves?\b[^.]*?\bto\b|[_-](?:id|ids|to|path|uid)(?:[_-]|$)|"
+                             r"(?:^|[_-])references?(?:[_-]|$)", re.I)
+
+
+def verb_state(verb: str | None, entity: str, tool: str, description: str) -> str | None:
+    """The state a tool's verb leaves its record in (cancel_order -> 'cancelled'), or None
+    where the verb names no state of that record: a resolve that looks something up, an
+    assign whose record is the person assigned (the assignment is the other record's)."""
+    if verb not in STATE_VERBS:
+        return None
+    if verb == "resolve" and (_LOOKUP_RESOLVE.search(tool) or
+                              _LOOKUP_RESOLVE.search(description.split(".")[0])):
+        return None
+    if verb == "assign" and is_person(entity):
+        return None
+    return STATE_VERBS[verb]
 
 
 def _norm_sentence(text: str) -> list[str]:
@@ -67,7 +97,11 @@ def attribute_states(m: DomainModel, evidence: list[Evidence]) -> None:
         if e.kind not in ("feature", "source", "web", "entity", "tool"):
             continue
         only = identifier(singular(e.data.get("name", "")), "x") if e.kind == "entity" else None
-        for sentence in sentences(e.text):
+        # a tool's name and argument list say what it takes, not what state anything is in
+        # (asana_search_projects(workspace, name_pattern, archived?) gave workspaces an
+        # 'archived' state; set_active_board an 'active' one): its description alone
+        text = str(e.data.get("description") or "") if e.kind == "tool" else e.text
+        for sentence in sentences(text):
             words = _norm_sentence(sentence)
             sing = [singular_word(w) for w in words]
             mentions: list[tuple[int, str]] = []
@@ -94,6 +128,11 @@ def attribute_states(m: DomainModel, evidence: list[Evidence]) -> None:
                     # "advances each watch's cursor after running": a gerund, no state of
                     # arXiv's papers
                     continue
+                if e.kind == "tool" and w in _TOOL_SCOPE_WORDS:
+                    continue
+                if w == "assigned" and (words[p + 1:p + 2] == ["to"] and e.kind == "tool" or any(
+                        is_person(n) for i, n in mentions if i - p == 1)):
+                    continue  # "cards assigned to the current user", "the assigned member"
                 if w in STATE_SET and w not in ("new", "review", "open", "done", "ready"):
                     state = state_token(w)
                 elif w in ("done", "open", "ready") and lifecycle_cue:

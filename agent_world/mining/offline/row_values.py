@@ -22,7 +22,7 @@ from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.column_semantics import _FORMAT_SEMANTICS, column_semantic
 from agent_world.mining.offline.described_values import described_value
 from agent_world.mining.offline.markup_values import MARKUP_KINDS, markup_value
-from agent_world.mining.offline.naming import singular
+from agent_world.mining.offline.naming import singular, snake
 from agent_world.mining.offline.prose import prose, prose_kind
 from agent_world.mining.offline.reference_data import (
     BOOK_SUBJECTS,
@@ -70,6 +70,7 @@ from agent_world.mining.offline.value_pools import (
 from agent_world.mining.semantics.lifecycle_rule import ATTENDED, state_rank
 from agent_world.mining.semantics.zones import address_country, country_zones
 
+_PLACEHOLDER_HOST = re.compile(r"^(https?://)(?:www\.)?example\.(?:com|org|net)(?=[/:?#]|$)")
 # kinds whose values a column's description may say better (its examples, its choices): the
 # ones read from a name's last resort, and the office and paging kinds, whose examples name a
 # service's own conventions ('A1:D20', 'Helvetica', 14)
@@ -206,6 +207,12 @@ class RowValues:
         if sem in DESCRIBED_KINDS and col.type in ("text", "integer"):
             described = described_value(col.description or str(declared.get("description", "")),
                                         r, integer=col.type == "integer")
+            if isinstance(described, str):
+                # a URL on a placeholder host names no place: every sitemap of Google Search
+                # Console was 'http://www.example.com/sitemap.xml', and an edit "set its
+                # feedpath to" it changed nothing; the path kept, the host a site's own
+                described = _PLACEHOLDER_HOST.sub(lambda m: m.group(1) + f.domain_name(),
+                                                  described)
             if described is not None:
                 return described
         in_repo = any(c.foreign_key and singular(c.foreign_key.split(".")[0]) in (
@@ -238,7 +245,8 @@ class RowValues:
             if example is not None:  # the source's own example ('{"title": "My PR", ...}')
                 return example
             if declared.get("shape"):  # what its schema says it holds
-                value = schema_example(declared["shape"], r, col.name)
+                value = schema_example(declared["shape"], r, col.name,
+                                       fill=lambda key: self._nested_value(table, key, row))
                 if value:
                     return value
             if any(col.name in s for s in self.tables[table].unique_sets()):
@@ -390,6 +398,14 @@ class RowValues:
                              else None) or f.word(),
         }
         return gen.get(sem, gen["word"])()
+
+    def _nested_value(self, table: str, key: str, row: dict[str, Any]) -> Any:
+        """A value for a field of a JSON object of the kind its name says (a color, a
+        title, a URL), or None when the name says no kind."""
+        col = ColumnSpec(name=snake(key), type="text")
+        if column_semantic(table, col) in ("word", "json", "enum", "bool"):
+            return None
+        return self.value(table, col, row)
 
     def _address(self) -> str:
         """A US postal address whose ZIP code is in its state (no military addresses), so

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
 from agent_world.mining.offline.described_values import described_value
 
+Fill = Callable[[str], Any]
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _MAX_DEPTH = 3
 _OPTIONAL = 2  # optional fields filled beside the required ones
@@ -66,8 +68,9 @@ def schema_shape(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
 
 
 def schema_example(schema: dict[str, Any], rng: random.Random, name: str = "value",
-                   depth: int = 0) -> Any:
-    """A value `schema` allows, or None when it says too little to write one."""
+                   depth: int = 0, fill: Fill | None = None) -> Any:
+    """A value `schema` allows, or None when it says too little to write one. `fill(key)`:
+    a value of the kind a required field's name says, where its schema says nothing more."""
     if not isinstance(schema, dict) or depth > _MAX_DEPTH:
         return None
     schema = _branch(schema)
@@ -80,9 +83,9 @@ def schema_example(schema: dict[str, Any], rng: random.Random, name: str = "valu
     kind = _type(schema)
     desc = str(schema.get("description") or "")
     if kind == "object":
-        return _object(schema, rng, depth)
+        return _object(schema, rng, depth, fill)
     if kind == "array":
-        item = schema_example(schema.get("items") or {}, rng, name, depth + 1)
+        item = schema_example(schema.get("items") or {}, rng, name, depth + 1, fill)
         return [] if item is None else [item]
     if kind == "boolean":
         return rng.random() < 0.5
@@ -108,18 +111,23 @@ def schema_example(schema: dict[str, Any], rng: random.Random, name: str = "valu
     return None
 
 
-def _object(schema: dict[str, Any], rng: random.Random, depth: int) -> dict[str, Any]:
+def _object(schema: dict[str, Any], rng: random.Random, depth: int, fill: Fill | None
+            ) -> dict[str, Any]:
     props = {k: v for k, v in (schema.get("properties") or {}).items() if isinstance(v, dict)}
     required = [k for k in schema.get("required") or [] if k in props]
     optional = [k for k in props if k not in required]
     out: dict[str, Any] = {}
     for key in required:
-        value = schema_example(props[key], rng, key, depth + 1)
+        value = schema_example(props[key], rng, key, depth + 1, fill)
+        if value is None and fill is not None:
+            # Plane's labels were {"color": "color 3", "name": "name 9"}, and tasks counted
+            # "labels whose color is 'color 3'"
+            value = fill(key)
         out[key] = value if value is not None else f"{key.replace('_', ' ')} {rng.randint(1, 9)}"
     for key in rng.sample(optional, len(optional)):  # the first few it can fill
         if len(out) >= len(required) + _OPTIONAL:
             break
-        value = schema_example(props[key], rng, key, depth + 1)
+        value = schema_example(props[key], rng, key, depth + 1, fill)
         if value is not None:
             out[key] = value
     return out

@@ -34,6 +34,7 @@ from agent_world.mining.offline.vocabulary import (
     GENERIC_TAILS,
     ID_SUFFIXES,
     ID_WORDS,
+    KEY_SUFFIXES,
     MAKES_RECORD,
     MODIFIERS,
     NOUN_VERBS,
@@ -263,7 +264,11 @@ def later_verb(toks: list[str]) -> tuple[str | None, list[str]]:
 def resolve_object(shape: ToolShape, known: set[str]) -> ToolShape:
     """Resolve a compound object against known entities: member_account -> member (generic
     tail), patient_appointment -> appointment with context patient, retire_copy -> verb retire
-    + copy, child_loan -> loan (a modifier)."""
+    + copy, child_loan -> loan (a modifier); get_project_status -> project_status where that
+    is a record of its own (Asana's status updates of a project), not a project's status."""
+    whole = singular("_".join([shape.obj or "", *shape.value_words]))
+    if shape.obj and shape.value_words and whole in known:
+        return ToolShape(shape.verb, whole, [], shape.read, shape.creates, shape.context)
     if not shape.obj or "_" not in shape.obj or shape.obj in known:
         return shape
     toks = shape.obj.split("_")
@@ -465,7 +470,7 @@ def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
         toks = [*toks[:-2], toks[-1]]  # Shortcut's storyPublicId: a story's id
     last = toks[-1]
     if jtype == "array":
-        if last in ("ids", "id") and len(toks) > 1:
+        if last in KEY_SUFFIXES and len(toks) > 1:
             ent, _ = _entity_word("_".join(toks[:-1]), known, True)
             if ent:
                 return ArgRole("ref", entity=ent, role=role, via="name", many=True)
@@ -475,11 +480,11 @@ def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
         return ArgRole("array")
     if last in ID_SUFFIXES and len(toks) > 1:
         base = "_".join(toks[:-1])
-        strong = last in ("id", "ids", "uuid")
+        strong = last in KEY_SUFFIXES
         prefix, suffix_entity = known_suffix(toks[:-1], known)
         if suffix_entity and prefix:  # captain_employee_id -> employees, role "captain"
             return ArgRole("ref", entity=suffix_entity, role="_".join(filter(None, [
-                role, prefix])), ident=None if last in ("id", "ids", "uuid") else last)
+                role, prefix])), ident=None if last in KEY_SUFFIXES else last)
         if base in ("first", "last", "middle", "full", "display", "file", "nick", "given",
                     "family", "host", "domain", "user"):
             if base == "user" and last in ("id", "name"):
@@ -488,7 +493,7 @@ def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
             return ArgRole("scalar")
         ent, alias_ident = _entity_word(base, known, strong or base in ALIASES)
         if ent:
-            ident = alias_ident or (None if last in ("id", "ids", "uuid") else last)
+            ident = alias_ident or (None if last in KEY_SUFFIXES else last)
             return ArgRole("ref", entity=ent, role=role, ident=ident,
                            via="alias" if base in ALIASES else "name")
     whole = "_".join(toks)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.domain import DomainModel
-from agent_world.mining.offline.naming import identifier, is_person, plural
+from agent_world.mining.offline.naming import identifier, is_person, plural, singular, snake
 from agent_world.mining.offline.reference_data import CURATED, CURATED_TABLES
 
 
@@ -110,3 +110,38 @@ def table_kinds(spec: EnvSpec) -> dict[str, str]:
         else:
             known[t.name] = "core"
     return known
+
+
+# verbs that file one existing record on another (add_tag_to_task) or take it off again
+# (delete_dag_run deletes a run of a DAG: no link)
+LINK_VERBS = frozenset({"add", "remove", "attach", "detach", "link", "unlink", "assign",
+                        "unassign", "tag", "untag", "connect", "disconnect"})
+
+
+def link_table(record: str | None, owner: str | None, refs: list[str], spec: EnvSpec
+               ) -> str | None:
+    """The join table a link tool writes: add_tag_to_task(task_gid, tag_gid) is told an
+    existing task and an existing tag and files the one on the other (a `task_tags` row), it
+    makes no tag. `record` and `owner`: the tables of the tool name's record and of what it
+    acts on; `refs`: the tables its arguments name records of. None unless it names both and
+    one table links them alone (two links, their keys and times)."""
+    if not record or not owner or record == owner or not {record, owner} <= set(refs):
+        return None
+    for t in spec.tables:
+        links = {c.foreign_key.split(".")[0] for c in t.columns if c.foreign_key}
+        rest = [c for c in t.columns if not c.foreign_key and not c.primary_key
+                and not c.name.endswith("_at")]
+        if links == {record, owner} and not rest and t.name not in (record, owner):
+            return t.name
+    return None
+
+
+def table_for_noun(noun: str | None, tables: dict[str, TableSpec]) -> str | None:
+    """The table holding records of `noun` (its plural, itself, its head word's plural)."""
+    cands = (plural(noun), noun, plural(noun.split("_")[-1])) if noun else ()
+    return next((cand for cand in cands if cand in tables), None)
+
+
+def entity_table(name: str, tables: dict[str, TableSpec]) -> str | None:
+    """`table_for_noun` of a name as a source writes it ("Loan", "overdue loans")."""
+    return table_for_noun(singular(snake(name)), tables)

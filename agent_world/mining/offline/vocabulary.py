@@ -43,11 +43,11 @@ VERBS = {
     "rebase", "stash", "fork", "unapprove", "respond", "hide", "unhide", "star", "unstar",
     "empty", "exec", "flush", "snooze", "reauthorize", "allocate", "configure", "finalize",
     "autofix", "activate", "deactivate", "recycle", "toggle", "abort", "redeploy", "pin",
-    "unpin",
+    "unpin", "customize", "auto_fit",
 }
 PHRASAL_VERBS = {"check_in", "check_out", "sign_in", "sign_up", "log_in", "log_out", "opt_in",
                  "opt_out", "roll_back", "set_up", "clean_up", "look_up", "pick_up", "drop_off",
-                 "go_back", "go_forward", "long_press", "double_tap"}
+                 "go_back", "go_forward", "long_press", "double_tap", "auto_fit"}
 # acts on what a screen shows or on a session ('browser_hover(element, ref)',
 # 'press_key(key)', 'mobile_swipe_on_screen'): what they touch is no record of the service,
 # so a tool named by one keeps no table of its calls or of its object ('hovers', 'keys');
@@ -139,7 +139,10 @@ TERMINAL_EDGE_STATES = ("cancelled", "expired", "archived")
 # how well a tool does its work, not what it works on: add_footnote_robust and
 # add_footnote_enhanced add footnotes (were tables 'footnote_robusts' and 'footnote_enhanceds',
 # and tasks asked for "that footnote robust's filename")
-QUALITY_WORDS = frozenset({"robust", "enhanced", "improved", "safe", "unsafe"})
+QUALITY_WORDS = frozenset({"robust", "enhanced", "improved", "safe", "unsafe",
+                           # merge_table_cells_horizontal merges table cells
+                           # ('table_cells_horizontals' was a table of its calls)
+                           "horizontal", "vertical", "horizontally", "vertically"})
 MODIFIERS = {"current", "all", "new", "existing", "my", "staged", "unstaged", "latest",
              "recent", "details", "detail", "info", "single", "many", "multiple", "batch",
              "bulk", "one", "the", "a", "an", "full", "raw", "local", "remote", "specific",
@@ -150,7 +153,7 @@ WHERE_WORDS = frozenset({"near", "before", "after", "below", "above", "between"}
 # where a name's object ends: what follows says where or how
 QUALIFIERS = {"by", "for", "with", "from", "to", "in", "of", "on", "at", "and", "or", "via",
               "into", "as", *WHERE_WORDS}
-ID_WORDS = {"id", "ids", "uuid", "guid", "key", "pk"}
+ID_WORDS = {"id", "ids", "uuid", "guid", "gid", "key", "pk"}
 VALUE_ATTRS = {"balance": "real", "price": "real", "score": "real", "rating": "real",
                "total": "real", "quota": "integer", "usage": "real"}
 VALUE_NOUNS = {"balance", "price", "score", "rating", "total", "quota", "usage",
@@ -161,7 +164,11 @@ VALUE_NOUNS = {"balance", "price", "score", "rating", "total", "quota", "usage",
                "info", "url", "web", "page", "html", "markdown", "json", "response",
                # a document's structure or markup read whole: get_document_outline and
                # get_document_xml read a document, not 'document_outlines' of their own
-               "outline", "xml"}
+               "outline", "xml",
+               # a layout property set on a record: set_table_column_width sets a table
+               # column's width (tables 'table_column_widths', 'table_column_width_widths')
+               "width", "widths", "height", "alignment", "shading", "padding", "spacing",
+               "indent", "indentation", "margin", "margins"}
 # what a tool named for removing a record starts with (planning and walks read names alike)
 DELETE_VERBS = frozenset({"delete", "remove", "drop", "purge", "destroy", "unlink", "uninstall"})
 # words a tool's name says it changes something with (a service's tool left unbuilt that has
@@ -170,7 +177,10 @@ WRITE_VERBS = frozenset(CREATE_VERBS | DELETE_VERBS | set(STATE_VERBS) | {
     "update", "edit", "modify", "patch", "put", "set", "change", "rename", "move", "replace",
     "apply", "install", "reset", "clear", "kill", "restart", "unassign", "grant", "transfer"})
 ID_SUFFIXES = {"id", "ids", "path", "name", "key", "code", "slug", "uuid", "sha", "number",
-               "handle", "email", "url", "uri"}
+               "handle", "email", "url", "uri", *("gid", "gids", "guid")}
+# suffixes that make an argument a record's own key: Asana's task_gid and tag_gid (a 'gid' is
+# its global id; add_tag_to_task had inserted a tag with columns task_gid and tag_gid)
+KEY_SUFFIXES = frozenset({"id", "ids", "uuid", "gid", "gids", "guid"})
 ROLE_PREFIXES = {"source", "target", "src", "dst", "dest", "destination", "from", "to",
                  "parent", "base", "head", "new", "old", "default", "primary", "secondary",
                  "origin", "home", "main", "related", "original", "previous", "next", "other"}
