@@ -18,6 +18,7 @@ from agent_world.mining.offline.naming import (
     unversioned_camel,
 )
 from agent_world.mining.offline.signatures import later_verb, namespace_prefix, sql_argument
+from agent_world.mining.offline.value_pools import is_named_value
 from agent_world.mining.offline.vocabulary import (
     MAKES_RECORD,
     PHRASAL_VERBS,
@@ -118,7 +119,8 @@ def tool_namespace(spec: EnvSpec) -> str | None:
 
 def added_labels(spec: EnvSpec) -> frozenset[str]:
     """The names the miner gave records their source names no label for (`ADDED_LABEL`):
-    'inventory-shard', 'frontend-rate'. No request names a record by one nor asks for one."""
+    'inventory-shard', 'frontend-rate'; and the values of columns it filled from their names
+    alone ('sync-calculation'). No request names a record by one nor asks for one."""
     # asked several times for every candidate task: kept per spec object (its fingerprint
     # hashes the whole spec, rows and all, on every read)
     seen = _LABELS_SEEN.get(id(spec))
@@ -127,12 +129,20 @@ def added_labels(spec: EnvSpec) -> frozenset[str]:
             _LABELS_SEEN.clear()
         seen = _LABELS_SEEN[id(spec)] = (spec, frozenset(
             str(row[c.name]) for t in spec.tables for c in t.columns
-            if c.description == ADDED_LABEL
+            if c.description == ADDED_LABEL or _stand_ins(spec, t.name, c.name)
             for row in spec.rows.get(t.name, []) if row.get(c.name) is not None))
     return seen[1]
 
 
 _LABELS_SEEN: dict[int, tuple[EnvSpec, frozenset[str]]] = {}
+
+
+def _stand_ins(spec: EnvSpec, table: str, column: str) -> bool:
+    """A column every value of which the miner made up from its name ('payments-doc-property'
+    in Excel's doc_properties): said of no record ("the workbook whose doc properties is
+    'payments-doc-property'")."""
+    values = [row[column] for row in spec.rows.get(table, []) if row.get(column) is not None]
+    return bool(values) and all(is_named_value(column, v) for v in values)
 
 
 # the times every mined record keeps of its own life: no fact about what it is

@@ -56,6 +56,23 @@ def test_the_miner_marks_the_name_it_gives_a_record():
     assert not {r["name"] for r in spec.rows["symbols"]} & added_labels(spec)
 
 
+def test_a_value_made_up_from_its_column_name_is_said_of_no_record():
+    """Excel's tasks asked for "the workbook whose doc properties is 'payments-doc-property'"
+    and "whose calculation is 'sync-calculation'": values the miner made from the column's
+    name, like the names it gives records."""
+    import re
+
+    spec = _mined("excel")
+    made = [r[c] for r in spec.rows["workbooks"] for c in ("doc_properties", "calculation")
+            if r.get(c) is not None]
+    assert made and set(map(str, made)) <= added_labels(spec)
+    assert not {str(r["path"]) for r in spec.rows["workbooks"] if r.get("path")} & \
+        added_labels(spec)
+    # its content_base64 held chat text ('Looks good to me, approved.'): base64 now
+    encoded = [r["content_base64"] for r in spec.rows["workbooks"] if r.get("content_base64")]
+    assert encoded and all(re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", v) for v in encoded)
+
+
 def test_a_call_past_a_create_may_not_name_a_record_by_an_added_label():
     spec = _labelled()
     name = spec.rows["products"][0]["name"]

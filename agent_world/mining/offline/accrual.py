@@ -72,8 +72,6 @@ def accrued(factory: Any, table: str, row: dict[str, Any]) -> None:
         row[col] = min(amount, cap) if isinstance(cap, int | float) and cap > 0 else amount
 
 
-__all__ = ["accrued"]
-
 
 _ACCRUES = re.compile(r"\b(?:an? )?overdue (\w+) accrues an? (\w+) of (\d+(?:\.\d+)?) per day"
                       r"(?:, capped at the (\w+)'s ([a-z ]+?))?[.;]", re.I)
@@ -105,3 +103,6 @@ def accrual_rules_in(text: str, spec: EnvSpec) -> list[tuple[str, str, dict[str,
         out.append((charge, money, {"rate": float(m.group(3)), "through": through,
                                     "cap": cap}))
     return out
+
+
+__all__ = ["accrual_rules", "accrual_rules_in", "accrued"]

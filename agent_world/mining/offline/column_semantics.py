@@ -118,6 +118,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "json"
     if t in ("date", "datetime"):
         return f"{t}:{time_role(n)}"
+    if "base64" in words and t == "text":
+        return "base64"  # Excel's content_base64 held 'Looks good to me, approved.'
     if t == "real":
         if words & {"latitude", "lat"}:
             return "latitude"

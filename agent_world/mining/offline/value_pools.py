@@ -134,6 +134,15 @@ def named_value(column: str, description: str | None, r: random.Random) -> str |
     return f"{r.choice([h for h in SLUG_HEADS if singular(h) not in noun])}-{'-'.join(noun)}"
 
 
+def is_named_value(column: str, value: object) -> bool:
+    """Whether `value` is one `named_value` makes for `column` ('sync-calculation' of
+    Excel's calculation): a stand-in that says nothing of the record, which no request names
+    a record by ("the workbook whose calculation is 'sync-calculation'") nor asks for."""
+    noun = [w for w in singular(column).lower().split("_") if w][-2:]
+    head, _, rest = str(value).partition("-")
+    return bool(noun) and head in SLUG_HEADS and rest == "-".join(noun)
+
+
 def record_name(table: str, r: random.Random) -> str:
     """A name for a record that is no document: an area of the service and what it is
     ('checkout-screenshot', 'billing-subnet')."""
