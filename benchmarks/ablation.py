@@ -63,16 +63,22 @@ ARMS: dict[str, list[str]] = {
 def run(arm: str, seed: int, home: Path, rounds: int, extra: list[str],
         console: Console) -> float:
     """Run (or finish) one arm for one seed; wall seconds (0: already done)."""
-    done = rounds_of(home)
-    if len(done) >= rounds:
+    if len(rounds_of(home)) >= rounds:
         return 0.0
-    cmd = ["agent-world", "--home", str(home), "evolve", "--rounds", str(rounds),
-           "--seed", str(seed), "--report", str(home / "report.html"), *extra, *ARMS[arm]]
-    if done or (home / "checkpoints.sqlite").exists():
-        cmd.append("--resume")
-    console.print(f"[bold]{arm}[/], seed {seed}: {' '.join(cmd)}")
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, env=os.environ.copy(), stdout=subprocess.DEVNULL)
+    # `evolve --resume` finishes an interrupted invocation (its own goal, not a new one);
+    # `--rounds N` without it runs N rounds more: an earlier run of fewer rounds is resumed
+    # first, then extended (passing --resume alone had left a one-round run at one round)
+    resume = [["--resume"]] if (home / "checkpoints.sqlite").exists() else []
+    for more in [*resume, None]:
+        left = rounds - len(rounds_of(home))
+        if more is None and left <= 0:
+            break
+        cmd = ["agent-world", "--home", str(home), "evolve", "--rounds", str(max(left, 0)),
+               "--seed", str(seed), "--report", str(home / "report.html"), *extra,
+               *ARMS[arm], *(more or [])]
+        console.print(f"[bold]{arm}[/], seed {seed}: {' '.join(cmd)}")
+        subprocess.run(cmd, check=True, env=os.environ.copy(), stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 

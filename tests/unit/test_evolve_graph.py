@@ -476,3 +476,31 @@ def test_ablation_pairs_arms_per_task_with_an_exact_sign_test():
     assert sign_test(0, 0) == 1.0
     assert sign_test(3, 1) == sign_test(1, 3) == 0.625
     assert sign_test(6, 0) == 0.03125
+
+
+def test_ablation_extends_a_finished_run_by_the_rounds_it_lacks(tmp_path, monkeypatch):
+    """An arm run for one round and asked for two: `evolve --resume` alone finishes only what
+    the earlier invocation asked for (the one-round runs stayed at one round), so the
+    benchmark resumes, then runs the rounds still missing."""
+    from rich.console import Console
+
+    import benchmarks.ablation as ablation
+
+    (tmp_path / "checkpoints.sqlite").touch()
+    done = [1]
+    calls: list[list[str]] = []
+
+    def fake_run(cmd, **_):
+        calls.append(cmd)
+        if "--resume" not in cmd:
+            done.extend(range(len(done) + 1, len(done) + 1 + int(cmd[cmd.index("--rounds") + 1])))
+
+    monkeypatch.setattr(ablation, "rounds_of", lambda _home: list(done))
+    monkeypatch.setattr(ablation.subprocess, "run", fake_run)
+    ablation.run("targeted", 0, tmp_path, 2, [], Console(quiet=True))
+    assert [("--resume" in c, c[c.index("--rounds") + 1]) for c in calls] == [
+        (True, "1"), (False, "1")]
+    assert done == [1, 2]
+    calls.clear()
+    assert ablation.run("targeted", 0, tmp_path, 2, [], Console(quiet=True)) == 0.0
+    assert calls == []
