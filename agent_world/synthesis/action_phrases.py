@@ -10,7 +10,7 @@ from typing import Any
 
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import fix_articles, plural_word, singular_word
-from agent_world.mining.offline.vocabulary import VERBS
+from agent_world.mining.offline.vocabulary import QUALITY_WORDS, VERBS
 from agent_world.tasks.words import entity_plural, split_words, tool_entity
 
 _DETERMINERS = frozenset({"a", "an", "the", "this", "that", "these", "those", "its", "their",
@@ -219,6 +219,10 @@ def _noun_phrase(clause: str, tool: str) -> bool:
     (z_ai's analyze_image, "General-purpose image analysis for scenarios ...": "I need you to
     general-purpose image analysis")."""
     first = clause.split(" ", 1)[0].lower()
+    if first in QUALITY_WORDS:
+        # how well the tool works, named in its name too (add_footnote_enhanced: "Enhanced
+        # footnote addition with guaranteed superscript formatting" is no act)
+        return True
     if first in VERBS or first in split_words(tool):
         return False
     if "-" in first:

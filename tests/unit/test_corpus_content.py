@@ -409,6 +409,9 @@ def test_a_command_router_is_asked_for_the_command_it_runs():
     ("get_flight_status", "Operational status of a flight.", "look up the flight"),
     ("list_drive_item_versions", "The list of previous versions of the item.",
      "look up the drive item versions"),
+    # how well the tool works, said in its name too, is no act (Word's add_footnote_enhanced)
+    ("add_order_note_enhanced", "Enhanced note addition with guaranteed formatting.",
+     "add an order note"),
     # a subject before "can" is no act when the sentence starts with one
     ("index_inspect", "Inspect a URL to see if it is indexed or can be indexed",
      "inspect a URL"),
