@@ -29,6 +29,7 @@ from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import TableSpec
 from agent_world.mining.offline.accrual import accrual_rules
 from agent_world.mining.offline.evidence import argument_info, tool_arguments
+from agent_world.mining.offline.lifecycle import set_as_status
 from agent_world.mining.offline.naming import singular, snake
 from agent_world.mining.offline.schema_examples import schema_shape
 from agent_world.mining.offline.signatures import (
@@ -353,6 +354,11 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
                                        table, spec)
                     if where is not None and where.get("role") != "reference":
                         where = None
+                status = next((c.name for c in _tables(spec)[table].columns
+                               if c.name in ("status", "state")), None) if table else None
+                if kind == "arguments" and status and set_as_status(
+                        snake(tool.name).split("_"), snake(name), info["enum"]):
+                    where = {"role": "column", "table": table, "column": status}
                 typed = {"type": info["type"], "format": info["format"], "enum": info["enum"],
                          "required": bool(info["required"]) if kind == "arguments" else None,
                          # the source's own words for the argument, shown to the agent

@@ -489,6 +489,17 @@ def test_a_status_is_said_of_the_record_not_of_what_a_tool_can_reach():
     assert "resolved" in _statuses("gitlab")["merge_request_threads"]
 
 
+def test_a_status_tool_s_lone_state_argument_sets_the_status():
+    """Chatwork's update_room_task_status(body: open|done) sets a task's status; its tasks'
+    body (their text) had held 'open' and 'done', and tasks counted "tasks whose body is
+    'done'"."""
+    spec = _mined("chatwork")
+    tasks = spec.table("tasks")
+    assert not tasks.column("body").enum
+    assert set(tasks.column("status").enum or []) >= {"open", "done"}
+    assert not {r.get("body") for r in spec.rows["tasks"]} & {"open", "done"}
+
+
 def test_a_url_on_a_placeholder_host_is_a_site_s_own():
     """Every sitemap of Google Search Console had feedpath 'http://www.example.com/sitemap.xml'
     (its description's example), so an edit setting it changed nothing."""

@@ -16,7 +16,12 @@ from agent_world.mining.coverage import _output_fields as fields_of
 from agent_world.mining.offline.domain import Col, DomainModel, Entity
 from agent_world.mining.offline.evidence import Evidence, argument_info, json_type
 from agent_world.mining.offline.features import feature_entities, feature_relations
-from agent_world.mining.offline.lifecycle import attribute_states, state_token, verb_state
+from agent_world.mining.offline.lifecycle import (
+    attribute_states,
+    set_as_status,
+    state_token,
+    verb_state,
+)
 from agent_world.mining.offline.naming import (
     ADDED_LABEL,
     identifier,
@@ -242,6 +247,11 @@ def _apply_argument(m: DomainModel, primary: Entity, shape: ToolShape, info: dic
     of `primary` it links, if any."""
     required = bool(info["required"]) and creating
     arg = snake(info["argument"]) or "value"
+    if r.kind == "scalar" and set_as_status(shape.value_words, arg, info["enum"]):
+        # Chatwork's update_room_task_status(body: open|done) sets the task's status: its
+        # tasks' body (their text) had held 'open' and 'done'
+        primary.states.extend(state_token(str(e).lower()) for e in info["enum"])
+        return None
     if singular(arg) == primary.name and r.kind in ("filter", "scalar") and \
             info["type"] == "string":  # write_query(query), append_insight(insight)
         _scalar(primary, "content", {**info, "enum": None}, required)

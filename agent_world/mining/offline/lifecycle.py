@@ -68,6 +68,14 @@ def verb_state(verb: str | None, entity: str, tool: str, description: str) -> st
     return STATE_VERBS[verb]
 
 
+def set_as_status(tool_words: list[str], arg: str, enum: list[object] | None) -> bool:
+    """Whether an argument of a tool named for a status (update_room_task_status) sets that
+    status whatever it is called: its choices are all states (Chatwork's `body`: open|done)."""
+    return bool(enum) and arg not in ("status", "state") and \
+        bool({"status", "state", "statuses"} & set(tool_words)) and \
+        all(state_token(str(e).lower()) in STATE_SET for e in enum or [])
+
+
 def _norm_sentence(text: str) -> list[str]:
     low = " " + re.sub(r"[^a-z ]+", " ", text.lower().replace("_", " ")) + " "
     for a, b in ((" in progress ", " in_progress "), (" in review ", " in_review "),
