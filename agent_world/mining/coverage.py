@@ -339,6 +339,9 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
         if table is None:
             entry["missing"].append("no table holds what the tool acts on")
         deletes = bool(set(snake(tool.name).split("_")) & DELETE_VERBS)
+        # the record's status column, for an argument of a status tool that sets it
+        status = next((c.name for c in _tables(spec)[table].columns
+                       if c.name in ("status", "state")), None) if table else None
         for kind, fields in (("arguments", props), ("outputs", outputs)):
             for name, prop in fields.items():
                 info = argument_info(name, prop if isinstance(prop, dict) else {},
@@ -354,8 +357,6 @@ def tool_coverage(doc: SourceDocument, spec: EnvSpec) -> dict[str, Any]:
                                        table, spec)
                     if where is not None and where.get("role") != "reference":
                         where = None
-                status = next((c.name for c in _tables(spec)[table].columns
-                               if c.name in ("status", "state")), None) if table else None
                 if kind == "arguments" and status and set_as_status(
                         snake(tool.name).split("_"), snake(name), info["enum"]):
                     where = {"role": "column", "table": table, "column": status}

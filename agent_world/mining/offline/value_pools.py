@@ -116,6 +116,10 @@ _MEASURES = {"weight", "index", "size", "level", "count", "limit", "threshold", 
              "timeout", "delay", "position", "amount", "total", "number"}
 
 
+def _name_words(column: str) -> list[str]:
+    return [w for w in singular(column).lower().split("_") if w]
+
+
 def named_value(column: str, description: str | None, r: random.Random) -> str | None:
     """A text column no rule knows, named by a noun ('forwarding_rule', 'dataset'): a value
     named for what it is in an area of the service ('billing-forwarding-rule'), as a config
@@ -124,7 +128,7 @@ def named_value(column: str, description: str | None, r: random.Random) -> str |
     (Monday's settings, a JSON schema) holds an empty object or list, as the source writes it."""
     if re.search(r"\bjson\b", description or "", re.I):
         return "[]" if re.search(r"\barray\b", description or "", re.I) else "{}"
-    words = [w for w in singular(column).lower().split("_") if w]
+    words = _name_words(column)
     if words and words[-1] in _SPANS:
         return r.choice(_SPANS[words[-1]])
     if (not words or words[-1] in _MEASURES or not all(w.isalpha() for w in words) or len(words[-1]) < 3
@@ -138,7 +142,7 @@ def is_named_value(column: str, value: object) -> bool:
     """Whether `value` is one `named_value` makes for `column` ('sync-calculation' of
     Excel's calculation): a stand-in that says nothing of the record, which no request names
     a record by ("the workbook whose calculation is 'sync-calculation'") nor asks for."""
-    noun = [w for w in singular(column).lower().split("_") if w][-2:]
+    noun = _name_words(column)[-2:]
     head, _, rest = str(value).partition("-")
     return bool(noun) and head in SLUG_HEADS and rest == "-".join(noun)
 
