@@ -173,3 +173,40 @@ def test_a_column_said_to_hold_a_document_holds_one_of_that_format():
         assert held and all(v.startswith(start) for v in held), (server, held[:2])
         if server == "drawio":
             assert all(len(r) == 3 for v in held for r in csv.reader(io.StringIO(v)))
+
+
+@pytest.mark.parametrize("text, family", [
+    ("Provider namespace (e.g. 'hashicorp')", "hashicorp"),
+    ("Trading pair symbol (e.g., BTC/USDT)", "BTC/USDT"),
+    ("IATA code of departure airport (e.g., 'LHR')", "LHR"),
+    ("Environment name (e.g., production)", "production"),
+])
+def test_a_lone_example_of_a_known_family_stands_for_the_family(text, family):
+    # one example copied into every row made a column of one value: every Terraform provider
+    # in 'hashicorp', every ticker 'BTC/USDT'; a filter on it matched every record
+    rng = random.Random(3)
+    values = [described_value(text, rng) for _ in range(40)]
+    assert family in values
+    assert len(set(values)) >= 4
+    assert {described_value("Provider namespace (e.g. 'acme-internal')", rng)
+            for _ in range(10)} == {"acme-internal"}  # outside every family: as given
+
+
+@pytest.mark.parametrize("text", [
+    # a quote closing one long example and opening the next
+    'Question about the code. Good example: "Where does auth get handled, what are the '
+    'different oauth methods supported?", "Trace all code that relates',
+    # a code name in backticks is no example
+    "The SKU for the hardware. Possible values can be retrieved from the `hardware.list` "
+    "endpoint.",
+    # a description cut off mid-word
+    "HTML content. Inline CSS styles are also supported (e.g., font-",
+])
+def test_fragments_of_a_description_are_no_examples(text):
+    assert described_examples(text) == []
+
+
+def test_a_hyphenated_like_leads_no_example():
+    said = ("Can be used to list objects in a directory-like structure. For example, using a "
+            "delimiter of '/' will return")
+    assert described_examples(said) == ["/"]

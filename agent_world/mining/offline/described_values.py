@@ -11,9 +11,12 @@ from __future__ import annotations
 import random
 import re
 
-# "e.g. 'A1:D20'", "(e.g., 14, 36)", "for example: `main`", "such as \"work\""
+from agent_world.mining.offline.example_families import family_of
+
+# "e.g. 'A1:D20'", "(e.g., 14, 36)", "for example: `main`", "such as \"work\"" (not the
+# "like" of "directory-like structure")
 _EXAMPLE_LEAD = re.compile(r"(?:\b(?:e\.\s?g\.?|eg\.|for example|for instance|such as|example:|"
-                           r"examples:|like)|例如|比如|如|例えば|例：)\s*[:,：]?\s*", re.I)
+                           r"examples:|(?<!-)like)|例如|比如|如|例えば|例：)\s*[:,：]?\s*", re.I)
 _CHOICE_LEAD = re.compile(r"\b(?:can be|one of|(?:valid|accepted|allowed|possible|supported) "
                           r"(?:values|options)(?: are| include)?|options are|available \w+:|either)\s*[:]?\s*",
                           re.I)
@@ -32,6 +35,7 @@ _BARE_ETC = re.compile(r"\(((?:\s*[\w.-]{1,30}\s*,){2,})\s*etc\.?\)")
 _PREFIXED = re.compile(r"starts? with [\"'`]?([A-Za-z]{1,8}-?)[\"'`]? followed by (?:a )?"
                        r"(?:number|digits)")
 _QUOTED = re.compile(r"'([^'\n]{1,60})'|\"([^\"\n]{1,60})\"|`([^`\n]{1,60})`|‘([^’\n]{1,60})’")
+_CODE_PATH = re.compile(r"`[A-Za-z_]\w*(?:\.[A-Za-z_]\w*(?:\[\d+\])?)+`")
 _BARE = re.compile(r"^[\w.@:/+$-]{1,40}$")
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 # file types a user names when they say what a service works with (document-like ones: a
@@ -57,7 +61,9 @@ def _segment(text: str, lead: re.Pattern[str]) -> list[str]:
 def _items(segment: str) -> list[str]:
     quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(segment)]
     if quoted:
-        return [q.strip() for q in quoted if q.strip()]
+        # '"Where does auth ...?", "Trace ..."': a quote closing one long example and opening
+        # the next holds no value (', '); a lone '/' may be one (a delimiter)
+        return [q.strip() for q in quoted if q.strip(" ,;")]
     parts = [p.strip(" .") for p in re.split(r",\s*|\s+or\s+|\s*\|\s*|[、，]", segment)]
     parts = [re.sub(r"^(?:and|or)\s+", "", p) for p in parts if p]
     # bare items are single tokens ("binance, coinbase"; "14, 36"), never prose
@@ -74,9 +80,12 @@ def described_examples(description: str) -> list[str]:
     found += [item for m in _BARE_ETC.finditer(description) for item in _items(m.group(1))]
     found += [f"{m.group(1)}123" for m in _PREFIXED.finditer(description)]
     if not found:  # "Range with sheet, 'Data!$B$2:$B$100', or a constant, '0.075'": quoted
-        # values shaped like data are examples without an "e.g." (words may be options)
-        found = [q for q in _items(description) if is_structured(q)]
-    return list(dict.fromkeys(found))
+        # values shaped like data are examples without an "e.g." (words may be options); in
+        # backticks a dotted name is code ("retrieved from the `hardware.list` endpoint",
+        # "can include `metadata.scrapeId`"), not a value ("The `respond-async` header")
+        found = [q for q in _items(_CODE_PATH.sub("", description)) if is_structured(q)]
+    # a description cut off mid-word ("Inline CSS styles are also supported (e.g., font-")
+    return [f for f in dict.fromkeys(found) if not f.endswith("-")]
 
 
 def described_choices(description: str) -> list[str]:
@@ -143,6 +152,9 @@ def described_value(description: str, rng: random.Random, integer: bool = False
         return rng.randint(lo, hi)
     if not examples:
         return None
+    family = family_of(examples[0]) if len(examples) == 1 else None
+    if family:  # one value of a kind its users type many of ('hashicorp', 'BTC/USDT', 'LHR')
+        return rng.choices(family, weights=[1.0 / (i + 1) for i in range(len(family))])[0]
     example = rng.choice(examples)
     if "/" in example:  # a path or an endpoint names a place: kept, its placeholders filled
         return re.sub(r"\{[^{}]*\}", lambda _m: str(rng.randint(1, 99)), example)
