@@ -18,7 +18,7 @@ from agent_world.design.offline.contract_expectations import STAND_IN_TEXT
 from agent_world.envs.spec import EnvSpec
 from agent_world.mining.offline.naming import snake
 from agent_world.mining.offline.signatures import new_value_field
-from agent_world.mining.offline.value_pools import NAMED_FILE_TYPES
+from agent_world.mining.offline.value_pools import NAMED_FILE_TYPES, is_named_value
 from agent_world.mining.semantics.lifecycle_rule import state_rank, status_column
 from agent_world.tasks.toolgraph import tested_values
 from agent_world.tasks.words import PAGING, acted_table, entity, runs_sql, table_entity
@@ -372,16 +372,30 @@ class ValueSampler:
         if not is_edit(self.spec, tool):
             return args
         if any(not _KEY.search(k) for k in [*args, *keys] if k not in PAGING):
+            args = dict(args)
+            for k, v in list(args.items()):
+                if not _KEY.search(k) and is_named_value(k, v):
+                    # a value the miner made from the field's own name is no new value a
+                    # person asks for (Datadog's "set its scope to 'import-scope'")
+                    pool = self._new_values(tool, k, props.get(k, {}))
+                    if not pool:
+                        return None
+                    args[k] = rng.choice(pool)
             return args
         optional = sorted(p for p in props if p not in args and p not in keys
                           and p not in PAGING and not _KEY.search(p)
-                          and self.candidates(tool, p, props[p]))
+                          and self._new_values(tool, p, props[p]))
         if not optional:
             return None
         # a person's name changes rarely (another person's name as the new one even more
         # rarely): their contact details, dates and states are what people edit
         p = rng.choice([q for q in optional if not self._persons_name(tool, q)] or optional)
-        return {**args, p: self.sample(tool, p, props[p], rng)}
+        return {**args, p: rng.choice(self._new_values(tool, p, props[p]))}
+
+    def _new_values(self, tool: str, param: str, schema: dict[str, Any]) -> list[Any]:
+        """The values an edit may set `param` to: its candidates but those made from the
+        field's own name ('import-scope')."""
+        return [v for v in self.candidates(tool, param, schema) if not is_named_value(param, v)]
 
     def _persons_name(self, tool: str, param: str) -> bool:
         """Whether `param` of `tool` is the name of the person its record is (a clinician's

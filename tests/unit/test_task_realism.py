@@ -1037,3 +1037,21 @@ def test_chain_flaws_are_read_from_the_plan():
                  {"tool": "add_address", "given": {"customer_id": 9, "line1": "A"},
                   "bound": {"recipient": {"step": 0, "field": "first_name"}}})
     assert chain_flaws(apart, spec) == ["unrelated_record"]
+
+
+def test_an_edit_sets_no_value_made_from_the_fields_name(airline):
+    """Datadog's "set its scope to 'import-scope'": a value the miner made from the field's
+    own name says nothing a person would set."""
+    from agent_world.mining.offline.value_pools import is_named_value
+
+    spec = airline.model_copy(deep=True)
+    for i, row in enumerate(spec.rows["passengers"]):
+        row["first_name"] = ["billing", "search", "orders"][i % 3] + "-first-name"
+        row["last_name"] = ["billing", "search", "orders"][i % 3] + "-last-name"
+    spec.tool("update_passenger").parameters["properties"].pop("date_of_birth")
+    sampler = ValueSampler(spec)
+    assert is_named_value("last_name", "billing-last-name")
+    edits = [sampler.start_args("update_passenger", random.Random(seed)) for seed in range(12)]
+    set_to = [v for args in edits if args for k, v in args.items() if k.endswith("_name")]
+    assert not any(is_named_value(k, v) for args in edits if args for k, v in args.items())
+    assert set_to  # the tool tests' names are still at hand
