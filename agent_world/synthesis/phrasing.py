@@ -121,8 +121,10 @@ def ask_aggregate(kind: str, field: str | None, where: dict[str, Any], ents: str
         if not where:
             return rng.choice([f"How many {ents} are there?", f"How many {ents} is that?"])
         have = " and ".join(f"{field_words(k)} {say(k, v)}" for k, v in where.items())
-        if any(field_words(k).split()[-1:] == ["by"] for k in where):
-            # "cancelled by 'clinic'" is what happened to them, not something they have
+        if any(field_words(k).split()[-1:] == ["by"] or role(k, v) == "date"
+               or field_words(k).endswith("ed") for k, v in where.items()):
+            # "cancelled by 'clinic'" is what happened to them, not something they have; nor
+            # is a date ("have modified on January 14")
             return f"How many {those} are there?"
         return rng.choice([f"How many {those} are there?",
                            f"How many of those {ents} have {have}?",

@@ -363,6 +363,8 @@ def which(field: str, value: Any, kind: str | None = None, own: str | None = Non
         return date_phrase(said, when)  # "updated on May 2", not "whose updated at is May 2"
     if when and re.fullmatch(r"\w+ on", said):
         return f"{said} {when}"  # "joined on May 2", "due on May 2"
+    if when and re.fullmatch(r"\w{3,}ed", said):
+        return f"{said} on {when}"  # "modified on May 2", not "whose modified is May 2"
     return f"whose {said} is {say(field, value)}"
 
 

@@ -419,6 +419,12 @@ def test_a_record_picked_by_when_something_happened_says_it_as_the_act():
     assert phrasing_values.which("joined_on", "2024-12-24") == "joined on December 24, 2024"
     assert phrasing_values.which("starts_at", "2024-12-24T09:30:00").startswith("starting ")
     assert phrasing_values.which("status", "paid") == "whose status is 'paid'"
+    # a date field named by its act alone: "modified on", never "have modified on"
+    assert phrasing_values.which("modified", "2026-01-14") == "modified on January 14, 2026"
+    for seed in range(6):
+        asked = phrasing.ask_aggregate("count", None, {"modified": "2026-01-14"}, "tasks",
+                                       random.Random(seed))
+        assert asked == "How many tasks modified on January 14, 2026 are there?", asked
 
 
 def test_who_did_something_is_said_as_what_happened():
