@@ -186,9 +186,11 @@ def entity(tool: str, namespace: str | None = None) -> str:
     return _thing(words)
 
 
-# words that say how many records a name acts on, or whose, not what they are ("a",
-# "multiple", get_my_cards' "my")
-_HOW_MANY = frozenset({"a", "an", "the", "multiple", "many", "single", "bulk", "my"})
+# words that say how many records a name acts on, or whose, or which it reaches, not what
+# they are ("a", "multiple", get_my_cards' "my", list_available_documents' "available": Word's
+# tasks read "the document of that available document")
+_HOW_MANY = frozenset({"a", "an", "the", "multiple", "many", "single", "bulk", "my",
+                       "available"})
 
 
 # words a tool name adds to its record's kind without naming another (suspend_member_account

@@ -116,6 +116,7 @@ def test_the_service_s_name_is_no_record_but_a_file_type_is():
 @pytest.mark.parametrize("tool, said", [
     ("read_multiple_files", "file"),  # not "the multiple file"
     ("get_my_cards", "card"),  # not "the my card"
+    ("list_available_documents", "document"),  # not "that available document's document"
     ("domain_byComposeId", "domain"),  # not "the by compose id"
     ("env_var_bulk_set", "env var"),
     ("genai_batch_inference_list", "genai batch inference"),  # a batch inference is a thing
