@@ -52,3 +52,16 @@ def test_an_example_fills_required_fields_and_only_values_the_schema_gives():
         datetime.fromisoformat(v["when"])
     assert schema_example({"type": "string"}, random.Random(0)) is None
     assert schema_example({"const": "x"}, random.Random(0)) == "x"
+
+
+def test_a_bound_at_the_types_own_limit_makes_no_value_of_it():
+    """Plane's cycle counts are integers in [-(2^53 - 1), 2^53 - 1]: a cycle had
+    -9007199254740987 backlog issues."""
+    safe = 9007199254740991
+    for seed in range(20):
+        rng = random.Random(seed)
+        assert 0 <= schema_example({"type": "integer", "minimum": -safe, "maximum": safe},
+                                   rng) <= 100
+        assert 0 <= schema_example({"type": "integer", "minimum": 0, "maximum": safe},
+                                   rng) <= 100
+        assert 5 <= schema_example({"type": "integer", "minimum": 5, "maximum": 9}, rng) <= 9

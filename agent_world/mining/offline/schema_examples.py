@@ -19,6 +19,7 @@ Fill = Callable[[str], Any]
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _MAX_DEPTH = 3
 _OPTIONAL = 2  # optional fields filled beside the required ones
+_TYPE_LIMIT = 2 ** 31  # an int32's, beyond it a JavaScript number's safe integers
 
 
 def _type(schema: dict[str, Any]) -> str | None:
@@ -91,7 +92,11 @@ def schema_example(schema: dict[str, Any], rng: random.Random, name: str = "valu
         return rng.random() < 0.5
     if kind in ("integer", "number"):
         lo = schema.get("minimum", schema.get("exclusiveMinimum", 1))
+        if abs(lo) >= _TYPE_LIMIT:  # a bound at the type's own limit says nothing of the
+            lo = 0  # field (Plane's counts were -9007199254740987 issues)
         hi = schema.get("maximum", schema.get("exclusiveMaximum", max(lo, 0) + 20))
+        if abs(hi) >= _TYPE_LIMIT:
+            hi = max(lo, 0) + 20
         described = described_value(desc, rng, integer=True)
         if isinstance(described, int) and lo <= described <= hi:
             return described
