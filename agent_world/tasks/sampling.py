@@ -353,9 +353,31 @@ class ValueSampler:
                     keys: set[str] = frozenset()) -> dict[str, Any] | None:
         """An edit that names only its record ("Please edit appointment 57.") sets nothing a
         person asked for: it gets one of its optional fields to set (None: there is no value
-        to set). `keys`: arguments bound from earlier calls."""
+        to set). `keys`: arguments bound from earlier calls. No write sets a value the miner
+        made from its field's own name (`_unnamed`)."""
         if args is None or not self.spec.tool(tool).mutates:
             return args
+        out = self._stated(tool, args, rng, keys)
+        return self._unnamed(tool, out, rng) if out else out
+
+    def _unnamed(self, tool: str, args: dict[str, Any], rng: random.Random
+                 ) -> dict[str, Any] | None:
+        """`args` with each value made from its field's own name redrawn: Datadog's "set its
+        scope to 'import-scope'", Google Calendar's "create an event private extended property
+        with the private extended property set to 'metrics-extended-property'" (None: the
+        field has no other value)."""
+        props = self.spec.tool(tool).parameters.get("properties", {})
+        out = dict(args)
+        for k, v in args.items():
+            if not _KEY.search(k) and is_named_value(k, v):
+                pool = self._new_values(tool, k, props.get(k, {}))
+                if not pool:
+                    return None
+                out[k] = rng.choice(pool)
+        return out
+
+    def _stated(self, tool: str, args: dict[str, Any], rng: random.Random,
+                keys: set[str]) -> dict[str, Any] | None:
         props = self.spec.tool(tool).parameters.get("properties", {})
         if not args and not keys and props:
             # a write that takes nothing required ("place a hold") is still asked with what
@@ -372,15 +394,6 @@ class ValueSampler:
         if not is_edit(self.spec, tool):
             return args
         if any(not _KEY.search(k) for k in [*args, *keys] if k not in PAGING):
-            args = dict(args)
-            for k, v in list(args.items()):
-                if not _KEY.search(k) and is_named_value(k, v):
-                    # a value the miner made from the field's own name is no new value a
-                    # person asks for (Datadog's "set its scope to 'import-scope'")
-                    pool = self._new_values(tool, k, props.get(k, {}))
-                    if not pool:
-                        return None
-                    args[k] = rng.choice(pool)
             return args
         optional = sorted(p for p in props if p not in args and p not in keys
                           and p not in PAGING and not _KEY.search(p)

@@ -1055,3 +1055,17 @@ def test_an_edit_sets_no_value_made_from_the_fields_name(airline):
     set_to = [v for args in edits if args for k, v in args.items() if k.endswith("_name")]
     assert not any(is_named_value(k, v) for args in edits if args for k, v in args.items())
     assert set_to  # the tool tests' names are still at hand
+
+
+def test_no_write_sets_a_value_made_from_the_fields_name(airline):
+    """Google Calendar's "create an event private extended property with the private extended
+    property set to 'metrics-extended-property'": a required field's value too."""
+    from agent_world.mining.offline.value_pools import is_named_value
+
+    spec = airline.model_copy(deep=True)
+    for i, row in enumerate(spec.rows["passengers"]):
+        row["seat"] = ["billing", "search", "orders"][i % 3] + "-seat"
+    sampler = ValueSampler(spec)
+    calls = [sampler.start_args("assign_seat", random.Random(seed)) for seed in range(12)]
+    assert not any(is_named_value("seat", args["seat"]) for args in calls if args)
+    assert any(calls)
