@@ -166,6 +166,13 @@ def test_a_column_said_to_hold_a_document_holds_one_of_that_format():
                 "kubernetes": ("kubectl_applies", "manifest", "apiVersion: "),
                 "aws-iac": ("cloudformation_templates", "template_content",
                             "AWSTemplateFormatVersion: ")}
+    # draw.io's Mermaid and XML diagrams, CloudBase's class diagrams and Rego policies had been
+    # chat messages too ("open the draw.io editor with a diagram generated from Mermaid.js
+    # syntax with the content 'The budget is ready for review.'")
+    more = {("drawio", "drawio_mermaids", "content"): "graph TD; ",
+            ("drawio", "drawios", "content"): "<mxGraphModel>",
+            ("cloudbase", "data_models", "mermaid_diagram"): "classDiagram\n",
+            ("cloudbase", "permissions", "rego_content"): "package authz.user\n"}
     for server, (table, column, start) in expected.items():
         ref = next(r for r in corpus_sources() if r.name == server)
         spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
@@ -173,6 +180,12 @@ def test_a_column_said_to_hold_a_document_holds_one_of_that_format():
         assert held and all(v.startswith(start) for v in held), (server, held[:2])
         if server == "drawio":
             assert all(len(r) == 3 for v in held for r in csv.reader(io.StringIO(v)))
+    specs = {server: mine_theme(read_source(next(r for r in corpus_sources()
+                                                 if r.name == server).spec),
+                                iterations=0, seed=0).spec for server in ("drawio", "cloudbase")}
+    for (server, table, column), start in more.items():
+        held = [row[column] for row in specs[server].rows[table] if row.get(column) is not None]
+        assert held and all(v.startswith(start) for v in held), (server, column, held[:2])
 
 
 @pytest.mark.parametrize("text, family", [

@@ -1,5 +1,6 @@
 """Text columns that hold a document in a format their source names (draw.io's CSV import,
-a docker-compose file, a Kubernetes manifest, a GitLab CI file, a CloudFormation template):
+a docker-compose file, a Kubernetes manifest, a GitLab CI file, a CloudFormation template, a
+Mermaid diagram, draw.io's mxGraphModel XML, an OPA Rego policy):
 a small well-formed document of that format, never a chat message ('Please update the draft
 by end of day.' had been the CSV a draw.io diagram was made from)."""
 
@@ -15,6 +16,10 @@ _SAID = (
     ("ci_yaml", re.compile(r"\bci(?:/cd)?\b.*\byaml\b|\.gitlab-ci", re.I)),
     ("cfn_template", re.compile(r"cloudformation template", re.I)),
     ("csv_text", re.compile(r"\bcsv (?:content|data|text|rows)\b|\bcontent\b.*\bcsv\b", re.I)),
+    ("mermaid_class", re.compile(r"classdiagram", re.I)),
+    ("mermaid", re.compile(r"\bmermaid", re.I)),
+    ("rego", re.compile(r"\brego\b", re.I)),
+    ("drawio_xml", re.compile(r"mxGraphModel|draw\.io xml", re.I)),
 )
 # a column named for where the document is, or for how to read it, holds no document
 _NOT_CONTENT = frozenset({"path", "file", "filename", "format", "url", "name", "type", "id"})
@@ -32,6 +37,7 @@ _IMAGES = ("nginx:1.27", "redis:7", "postgres:16", "node:20-alpine", "python:3.1
 _APPS = ("web", "api", "worker", "cache", "db")
 _PEOPLE = ("Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana")
 _ROLES = ("CEO", "CTO", "Engineer", "Designer", "Analyst", "Manager")
+_STEPS = ("Start", "Login", "Validate", "Checkout", "Review", "Approve", "Ship", "Done")
 
 
 def markup_value(kind: str, r: random.Random) -> str:
@@ -55,6 +61,21 @@ def markup_value(kind: str, r: random.Random) -> str:
         return ("AWSTemplateFormatVersion: '2010-09-09'\nResources:\n  "
                 f"{app.capitalize()}Bucket:\n    Type: AWS::S3::Bucket\n    Properties:\n"
                 "      VersioningConfiguration:\n        Status: Enabled\n")
+    if kind == "mermaid_class":
+        return (f"classDiagram\n    class {app.capitalize()} {{\n        id: string\n"
+                f"        port: number = {port}\n    }}\n")
+    if kind == "mermaid":  # one line, as the sources' own examples ('graph TD; A-->B;')
+        steps = r.sample(_STEPS, 3)
+        return f"graph TD; {steps[0]}-->{steps[1]}; {steps[1]}-->{steps[2]};"
+    if kind == "rego":  # OPA's policy language; CloudBase's start with its own package
+        return (f"package authz.user\n\ndefault allow := false\n\nallow if {{\n"
+                f"    input.user.role == \"{r.choice(_ROLES).lower()}\"\n}}\n")
+    if kind == "drawio_xml":
+        label = r.choice(_STEPS)
+        return (f'<mxGraphModel><root><mxCell id="0"/><mxCell id="1" parent="0"/>'
+                f'<mxCell id="2" value="{label}" style="rounded=1;html=1;" vertex="1" '
+                f'parent="1"><mxGeometry x="40" y="40" width="140" height="60" '
+                f'as="geometry"/></mxCell></root></mxGraphModel>')
     people = r.sample(_PEOPLE, 4)
     rows = [f"{p},{r.choice(_ROLES)},{people[0] if i else ''}" for i, p in enumerate(people)]
     return "name,role,manager\n" + "\n".join(rows) + "\n"
