@@ -223,3 +223,29 @@ def test_a_hyphenated_like_leads_no_example():
     said = ("Can be used to list objects in a directory-like structure. For example, using a "
             "delimiter of '/' will return")
     assert described_examples(said) == ["/"]
+
+
+def test_a_path_is_of_the_place_its_source_says():
+    """Dokploy's build paths "within repository" and routing paths, and Roblox's decal "image
+    file on disk (PNG, JPG, BMP, or TGA)", had all been desktop documents
+    ('/Users/danny/Projects/contract-2022.gif')."""
+    table = TableSpec(name="applications", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="build_path", type="text", description="Build path within repository."),
+        ColumnSpec(name="internal_path", type="text",
+                   description="Internal path for routing within the container/service."),
+        ColumnSpec(name="watch_paths", type="text",
+                   description="Array of paths to watch for changes."),
+        ColumnSpec(name="image_path", type="text",
+                   description="Absolute path to the image file on disk (PNG, JPG, BMP, or TGA)")])
+    assert [column_semantic("applications", c) for c in table.columns[1:4]] == \
+        ["repo_dir", "route_path", "watch_glob"]
+    f = RowFactory([table], None, seed=0, file_types=["docx"])
+    rows = [f.make("applications") for _ in range(20)]
+    assert all(not r["build_path"].startswith("/") and "." not in r["build_path"].strip(".")
+               for r in rows), rows
+    assert all(r["internal_path"].startswith("/") and "." not in r["internal_path"]
+               for r in rows)
+    images = [r["image_path"] for r in rows if r["image_path"]]
+    assert images and all(p.rsplit(".", 1)[1] in ("png", "jpg") for p in images)
+    assert len({r["build_path"] for r in rows}) > 3

@@ -40,10 +40,10 @@ _BARE = re.compile(r"^[\w.@:/+$-]{1,40}$")
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 # file types a user names when they say what a service works with (document-like ones: a
 # '.json' in an API's description names its payload, not the files its users keep)
-_FILE_TYPES = ("xlsx", "xlsm", "xls", "csv", "tsv", "docx", "doc", "odt", "pdf", "pptx", "ppt",
+FILE_TYPES = ("xlsx", "xlsm", "xls", "csv", "tsv", "docx", "doc", "odt", "pdf", "pptx", "ppt",
                "png", "jpg", "jpeg", "gif", "svg", "webp", "md", "txt", "mp3", "mp4", "wav",
                "zip", "epub", "ipynb")
-_FILE_TYPE = re.compile(r"(?<![\w/])\.(" + "|".join(_FILE_TYPES) + r")\b", re.I)
+_FILE_TYPE = re.compile(r"(?<![\w/])\.(" + "|".join(FILE_TYPES) + r")\b", re.I)
 _DIGITS = re.compile(r"\d+")
 _A1 = re.compile(r"([\w ]+!)?([A-Z]{1,2})(\d+)(?::([A-Z]{1,2})(\d+))?")
 
@@ -161,5 +161,5 @@ def described_value(description: str, rng: random.Random, integer: bool = False
     return like(example, rng) if is_structured(example) else example
 
 
-__all__ = ["described_choices", "described_examples", "described_file_types",
+__all__ = ["FILE_TYPES", "described_choices", "described_examples", "described_file_types",
            "described_value", "is_structured", "like"]

@@ -20,7 +20,11 @@ from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.column_semantics import _FORMAT_SEMANTICS, column_semantic
-from agent_world.mining.offline.described_values import described_value
+from agent_world.mining.offline.described_values import (
+    FILE_TYPES,
+    described_file_types,
+    described_value,
+)
 from agent_world.mining.offline.markup_values import MARKUP_KINDS, markup_value
 from agent_world.mining.offline.naming import singular, snake
 from agent_world.mining.offline.prose import prose, prose_kind
@@ -61,6 +65,7 @@ from agent_world.mining.offline.value_pools import (
     MATH_EXPRESSIONS,
     MEDIA_FILE_WORDS,
     NAMED_FILE_TYPES,
+    ROUTE_PATHS,
     WEEKDAYS,
     category_pool,
     named_value,
@@ -70,6 +75,8 @@ from agent_world.mining.offline.value_pools import (
 from agent_world.mining.semantics.lifecycle_rule import ATTENDED, state_rank
 from agent_world.mining.semantics.zones import address_country, country_zones
 
+# a format named in capitals: "the image file on disk (PNG, JPG, BMP, or TGA)"
+_FORMAT_WORD = re.compile(r"\b[A-Z][A-Z0-9]{1,4}\b")
 _PLACEHOLDER_HOST = re.compile(r"^(https?://)(?:www\.)?example\.(?:com|org|net)(?=[/:?#]|$)")
 # kinds whose values a column's description may say better (its examples, its choices): the
 # ones read from a name's last resort, and the office and paging kinds, whose examples name a
@@ -292,7 +299,7 @@ class RowValues:
             "file_name": lambda: self._file_name(col.name, table),
             "file_path": lambda: f"{self._folder()}/" + (
                 row["file_name"] if isinstance(row.get("file_name"), str)
-                else self._file_name(col.name, table)),
+                else self._file_name(col.name, table, col.description or "")),
             "dir_path": lambda: self._folder(),
             "tree_path": lambda: r.choice(["src/", "src/app/", "docs/", "tests/", "", "lib/",
                                            "scripts/"]) + f"{r.choice(SLUG_HEADS)}_{r.choice(MODULE_KINDS)}" +
@@ -361,6 +368,10 @@ class RowValues:
             "category": lambda: r.choice(category_pool(col.name)),
             "weekday": lambda: r.choice(WEEKDAYS),
             "api_path": lambda: r.choice(API_PATHS),
+            "route_path": lambda: r.choice(ROUTE_PATHS),
+            "repo_dir": lambda: self._repo_dir(),
+            "watch_glob": lambda: r.choice([f"{self._repo_dir()}/**", "src/**", "package.json",
+                                            "Dockerfile"]),
             "math_expression": lambda: r.choice(MATH_EXPRESSIONS),
             "js_expression": lambda: r.choice(JS_EXPRESSIONS),
             "slug_name": lambda: f"{r.choice(SLUG_HEADS)}-{r.choice(SLUG_TAILS)}",
@@ -441,12 +452,15 @@ class RowValues:
                 return f"{local}@{self.fake.free_email_domain()}"
         return self.fake.email()
 
-    def _file_name(self, column: str = "", table: str = "") -> str:
-        """A file name as people keep them ("sales-2025-q3.xlsx"), of the type its column names
+    def _file_name(self, column: str = "", table: str = "", said: str = "") -> str:
+        """A file name as people keep them ("sales-2025-q3.xlsx"), of a type its column's
+        description names ("the image file on disk (PNG, JPG, BMP, or TGA)"), or its column
         or, for files that are the record (EKS's `yamls`, Excel's `images`), its table (the
         last such word, the head noun, first), else of a type the source names (an Excel
         server's workbooks are .xlsx, not .gif)."""
         f, r = self.fake, self.rng
+        told = described_file_types(said) + [w.lower() for w in _FORMAT_WORD.findall(said)
+                                             if w.lower() in FILE_TYPES]
         stem = r.choice(FILE_STEMS)
         stem += r.choice(["", f"-{r.randint(2022, 2026)}", f"-q{r.randint(1, 4)}",
                           r.choice(["-final", "-draft", "-copy", "-signed"]),
@@ -454,9 +468,16 @@ class RowValues:
         words = [*reversed(column.lower().split("_")),
                  *(w for w in reversed(singular(table).split("_")) if w in MEDIA_FILE_WORDS)]
         named = next((NAMED_FILE_TYPES[w] for w in words if w in NAMED_FILE_TYPES), None)
+        named = told or named
         ext = r.choice(named or self.file_types) if named or self.file_types else \
             f.file_extension()
         return f"{stem}.{ext}"
+
+    def _repo_dir(self) -> str:
+        """A directory of a repository a build starts from ('apps/web', '.')."""
+        r = self.rng
+        return r.choice([".", f"apps/{r.choice(SLUG_HEADS)}", f"services/{r.choice(SLUG_HEADS)}",
+                         f"packages/{r.choice(SLUG_HEADS)}", "docker", "backend", "frontend"])
 
     def _folder(self) -> str:
         f, r = self.fake, self.rng

@@ -90,6 +90,9 @@ MEDIA_FILE_WORDS = frozenset({"image", "photo", "screenshot", "video", "audio", 
                               "app", "apk", "zip", "svg", "manifest"})
 API_PATHS = ["/users", "/orders?status=eq.open", "/products?select=id,name", "/api/v1/items",
              "/rest/v1/customers", "/invoices?limit=10", "/api/v2/projects/42/tasks"]
+# the path prefixes a proxy routes to a service by
+ROUTE_PATHS = ["/", "/api", "/api/v1", "/app", "/admin", "/auth", "/health", "/static", "/v2",
+               "/webhooks"]
 
 
 def category_pool(name: str) -> list[str]:
