@@ -249,3 +249,16 @@ def test_a_path_is_of_the_place_its_source_says():
     images = [r["image_path"] for r in rows if r["image_path"]]
     assert images and all(p.rsplit(".", 1)[1] in ("png", "jpg") for p in images)
     assert len({r["build_path"] for r in rows}) > 3
+
+
+@pytest.mark.parametrize("name, said, kind", [
+    ("code", "Luau code to execute", "lua_code"),  # Roblox Studio's had been 'ZX-3460'
+    ("content", "Code Snippet", "code_snippet"),  # code-runner's, a chat message
+    ("content", "JavaScript code to execute in the browser", "js_expression"),  # Selenium's
+    ("init_script", "A JavaScript script to be executed on each new document", "js_expression"),
+    ("content", "The message to post", "sentence"),
+    ("content", "The Mermaid.js diagram definition", "mermaid"),
+])
+def test_a_program_column_holds_a_program_in_its_language(name, said, kind):
+    col = ColumnSpec(name=name, type="text", description=said)
+    assert column_semantic("posts", col) == kind

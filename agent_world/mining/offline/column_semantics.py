@@ -89,6 +89,9 @@ _CLOUD = re.compile(r"\baws\b|amazon|cloud|azure|gcp|google cloud|data ?cent|dep
 
 # the kinds a record's 'content' takes from the record's own name (see column_semantic)
 _CONTENT_KINDS = frozenset({"url", "command", "emoji", "sql"})
+# the columns that hold a program's text when their description names its language
+_CODE_HOLDERS = frozenset({"expression", "expr", "script", "code", "content", "source",
+                           "init_script", "snippet", "body"})
 
 
 # records a cloud keeps in a region
@@ -207,8 +210,12 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "search_terms"
     if n in ("expression", "expr") and re.search(r"calculat|\bmath|arithmetic", f"{table} {d}"):
         return "math_expression"  # a calculator's input is '(120 - 45) / 3', no name
-    if n in ("expression", "expr", "script", "code") and re.search(r"\bjavascript\b|\bjs\b", d):
-        return "js_expression"
+    if n in _CODE_HOLDERS and re.search(r"\bjavascript\b|(?<!\.)\bjs\b", d):  # not Mermaid.js
+        return "js_expression"  # Selenium's script content had been a chat message
+    if n in _CODE_HOLDERS and re.search(r"\blua[u]?\b", d):
+        return "lua_code"  # Roblox Studio's run_code(code: "Luau code to execute"): 'ZX-3460'
+    if n in _CODE_HOLDERS and re.search(r"\bcode snippet\b|\bsnippet of code\b", d):
+        return "code_snippet"
     if n in ("command", "cmd", "shell_command", "script"):
         return "command"
     if n in ("namespace", "k8s_namespace", "kube_namespace"):

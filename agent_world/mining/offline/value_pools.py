@@ -90,6 +90,14 @@ MEDIA_FILE_WORDS = frozenset({"image", "photo", "screenshot", "video", "audio", 
                               "app", "apk", "zip", "svg", "manifest"})
 API_PATHS = ["/users", "/orders?status=eq.open", "/products?select=id,name", "/api/v1/items",
              "/rest/v1/customers", "/invoices?limit=10", "/api/v2/projects/42/tasks"]
+# small programs as people paste them into a runner: Luau for Roblox Studio, Python elsewhere
+LUA_SNIPPETS = ['print("Hello from Studio")', "workspace.Baseplate.Anchored = true",
+                'local part = Instance.new("Part"); part.Parent = workspace',
+                "game.Lighting.ClockTime = 14", "return #workspace:GetChildren()",
+                'print(game:GetService("Players").MaxPlayers)']
+CODE_SNIPPETS = ['print("hello, world")', "print(sum(range(1, 101)))",
+                 "import math; print(math.sqrt(2))", "print(sorted([3, 1, 2]))",
+                 "print(len('tool-use'))", "for i in range(3): print(i * i)"]
 # the path prefixes a proxy routes to a service by
 ROUTE_PATHS = ["/", "/api", "/api/v1", "/app", "/admin", "/auth", "/health", "/static", "/v2",
                "/webhooks"]
