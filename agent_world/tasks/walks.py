@@ -214,7 +214,8 @@ def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
     timeless = [k for k in unique if not _timestamp(k, fields[k])]
     readable = [k for k in timeless if not k.endswith(_IDENTIFYING_SKIP)
                 and (not isinstance(fields[k], str) or _quotable(fields[k]))]
-    pool = readable or timeless
+    pool = readable or [k for k in timeless
+                        if not isinstance(fields[k], str) or _quotable(fields[k])]
     if not pool:
         return {}
     pool = [k for k in pool if k in _RECORD_NAMES] or pool

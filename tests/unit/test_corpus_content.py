@@ -354,6 +354,11 @@ def test_a_listed_record_is_picked_by_its_name_and_never_by_the_listing_s_argume
     searched = [{"id": i, "search_text": f"text {i}", "paragraph_index": i} for i in range(4)]
     picks = {tuple(_selector(searched, searched[2], set(), random.Random(s))) for s in range(30)}
     assert ("search_text",) not in picks and picks
+    # nor by a diff, where only an id or the diff singles it out: "the working tree change
+    # whose diff is '--- a/.github/workflows/ci.yml\n+++ ...'"
+    diffs = [{"id": i, "diff": f"--- a/f{i}.py\n+++ b/f{i}.py\n@@ -1 +1 @@"} for i in range(4)]
+    picks = {tuple(_selector(diffs, diffs[2], set(), random.Random(s))) for s in range(30)}
+    assert picks == {("id",)}, picks
 
 
 def test_no_record_is_picked_or_asked_about_by_its_bookkeeping_times():
