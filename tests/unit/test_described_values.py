@@ -262,3 +262,9 @@ def test_a_path_is_of_the_place_its_source_says():
 def test_a_program_column_holds_a_program_in_its_language(name, said, kind):
     col = ColumnSpec(name=name, type="text", description=said)
     assert column_semantic("posts", col) == kind
+
+
+def test_a_heading_is_a_title_not_a_message():
+    """Word's add_heading(filename, text) headed documents 'Looks good to me, approved.'."""
+    assert column_semantic("headings", ColumnSpec(name="text", type="text")) == "title"
+    assert column_semantic("paragraphs", ColumnSpec(name="text", type="text")) == "sentence"

@@ -346,6 +346,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "category"
     if n in ("day_of_week", "weekday", "day_of_the_week", "dow"):
         return "weekday"
+    if n in ("text", "content") and single in ("heading", "header", "headline"):
+        return "title"  # Word's add_heading(text) had headed documents 'Looks good to me.'
     if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",
                 "bio", "summary", "instructions", "instruction", "observation",
                 "observations", "caption", "answer", "question", "feedback", "value",
