@@ -210,6 +210,23 @@ _VERB_NAMED = {"refers": "referring", "points": "pointing", "belongs": "belongin
                "links": "linking", "relates": "relating", "redirects": "redirecting"}
 
 
+def _ids_phrase(param: str, value: Any) -> str | None:
+    """Records a list of keys names, as their entity: Asana's task_ids=[17] is "task 17" (it
+    read "for the task ids set to 17"), two are "tasks 17 and 18"."""
+    parts = split_words(param)
+    if len(parts) < 2 or parts[-1] not in ("ids", "gids", "uuids"):
+        return None
+    values = value if isinstance(value, list) else [value]
+    if not values or len(values) > 3 or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return None
+    thing = " ".join(parts[:-1])
+    if len(values) == 1:
+        return f"{thing} {values[0]}"
+    return (f"{' '.join([*parts[:-2], plural_word(parts[-2])])} "
+            f"{', '.join(map(str, values[:-1]))} and {values[-1]}")
+
+
 def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
                writes: bool = False) -> str:
     """How a request states one argument, by its role (no argument name as such): a key as
@@ -220,6 +237,9 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
     words = field_words(param)
     if r == "key":
         return key_phrase(param, value)
+    ids = _ids_phrase(param, value)
+    if ids and not writes:
+        return ids
     if r == "email":
         return f"its email address to {value}" if writes else f"the email address {value}"
     if r == "count" and not writes:

@@ -786,3 +786,11 @@ def test_a_global_id_names_its_record_as_an_id_does():
     assert phrasing_values.noun("workspace_gid") == "workspace"
     # GitLab's issue_iid finds the note's issue: "with issue 7", never "set its issue iid to 7"
     assert phrasing_values.arg_phrase("issue_iid", "7") == "issue 7"
+
+
+def test_a_list_of_keys_names_its_records():
+    """Asana's get_tasks(task_ids=[17]): "for the task ids set to 17" is "for task 17"."""
+    assert phrasing_values.arg_phrase("task_ids", [17]) == "task 17"
+    assert phrasing_values.arg_phrase("task_ids", 17) == "task 17"
+    assert phrasing_values.arg_phrase("taskIds", [3, 4]) == "tasks 3 and 4"
+    assert phrasing_values.arg_phrase("user_ids", "abc") != "user abc"  # no key of a record
