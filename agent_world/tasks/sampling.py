@@ -72,9 +72,12 @@ MAX_OPTIONAL = 2
 
 
 def _marked(value: object) -> bool:
-    """A tool test's edit of a stored value: "-05:00 (edited)", or "edited" where the stored
-    value was empty; no value a person would ask for ("set its database to 'edited'")."""
-    return isinstance(value, str) and (value.endswith(" (edited)") or value == "edited")
+    """A tool test's edit of a stored value: "-05:00 (edited)", "edited" where the stored
+    value was empty, {"edited": true} for an object nothing stored could stand for; no value
+    a person would ask for ("set its database to 'edited'", Jira's "update Jira resources:
+    set its body to {"edited": true}")."""
+    return isinstance(value, str) and (value.endswith(" (edited)") or value == "edited") \
+        or value == {"edited": True}
 
 
 def _of_made_type(tool: str, param: str, values: list[Any]) -> list[Any]:
@@ -155,7 +158,7 @@ class ValueSampler:
         types = set(types) if isinstance(types, list) else {types}
         if types & {"array", "object"}:
             return [v for v in self.tested.get((tool, param), [])
-                    if v is not None and not _stand_in(v)]
+                    if v is not None and not _stand_in(v) and not _marked(v)]
         columns = self.own.get((self._own_entity(tool), param))
         if not columns:
             columns = self.columns.get(param, [])

@@ -1069,3 +1069,16 @@ def test_no_write_sets_a_value_made_from_the_fields_name(airline):
     calls = [sampler.start_args("assign_seat", random.Random(seed)) for seed in range(12)]
     assert not any(is_named_value("seat", args["seat"]) for args in calls if args)
     assert any(calls)
+
+
+def test_an_objects_edit_mark_is_no_value_to_ask_for(airline):
+    """A tool test edits a JSON field nothing stored stands for to {"edited": true}; Jira's
+    tasks asked to "update Jira resources: set its body to {"edited": true}"."""
+    spec = airline.model_copy(deep=True)
+    spec.tool("update_passenger").parameters["properties"]["extra"] = {"type": "object"}
+    for test in spec.tests:
+        if test.tool == "update_passenger":
+            test.arguments = {**test.arguments, "extra": {"edited": True}}
+    sampler = ValueSampler(spec)
+    assert {"edited": True} not in sampler.candidates("update_passenger", "extra",
+                                                      {"type": "object"})
