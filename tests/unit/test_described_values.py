@@ -268,3 +268,14 @@ def test_a_heading_is_a_title_not_a_message():
     """Word's add_heading(filename, text) headed documents 'Looks good to me, approved.'."""
     assert column_semantic("headings", ColumnSpec(name="text", type="text")) == "title"
     assert column_semantic("paragraphs", ColumnSpec(name="text", type="text")) == "sentence"
+
+
+def test_a_project_root_is_a_directory_and_a_webpage_path_a_route():
+    """TestSprite's projectPath ("Absolute path of current project root") had been
+    '/Users/stephen/HR/release-notes-v4.flac'."""
+    root = ColumnSpec(name="project_path", type="text",
+                      description="Absolute path of current project root")
+    assert column_semantic("test_plans", root) == "dir_path"
+    page = ColumnSpec(name="pathname", type="text",
+                      description="Webpage path (without domain).")
+    assert column_semantic("bootstraps", page) == "route_path"

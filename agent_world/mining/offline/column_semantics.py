@@ -287,8 +287,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "api_path"  # PostgREST's request path ('/orders?status=eq.open'), no file
     if n in ("file_name", "filename"):
         return "file_name"
-    if words & {"path", "paths"} and not re.search(r"\bfile\b", d):
-        if re.search(r"\brout(?:e|es|ing)\b|\bforward", d):
+    if words & {"path", "paths", "pathname"} and not re.search(r"\bfile\b", d):
+        if re.search(r"\brout(?:e|es|ing)\b|\bforward|\bwebpage path\b|"
+                     r"\bwithout (?:the )?domain", d):
             return "route_path"  # Dokploy's domain internal_path: '/api/v1', no file on a disk
         watched = "watch" in words or "watch" in table.split("_")  # application_watch_paths
         if re.search(r"within (?:the |a )?repo", d) or words & {"build", "context"} or watched:
@@ -296,8 +297,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             # had been '/Users/danny/Projects/contract-2022.gif'
             return "watch_glob" if watched else "repo_dir"
     if single not in ("repository", "repo") and (words & {"directory", "dir", "folder"} or (
-            "path" in words and (re.search(r"\b(?:directory|folder)\b", d) or single in (
-                "directory", "dir", "folder")) and not re.search(r"\bfile\b", d))):
+            "path" in words and (re.search(r"\b(?:directory|folder|project root)\b", d)
+                                 or single in ("directory", "dir", "folder"))
+            and not re.search(r"\bfile\b", d))):
         # a path its source says is a directory (claude-context's index_codebase(path):
         # "absolute path to the codebase directory"), or a directory's own path, not a file
         # ('.../sales.mp4'; filesystem's create_directory was given '.../pricing-signed.mp3')
