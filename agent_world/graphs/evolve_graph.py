@@ -309,9 +309,18 @@ def route_evaluate(state: EvolveState) -> str:
     return {"baseline": "diagnose", "warm": "train"}.get(state.get("phase", ""), "record")
 
 
+def _productive(cat: Catalog, state: EvolveState) -> list[str]:
+    """The training environments tasks have been made in: one the synthesizer gets nothing
+    from (the main job's MUI documentation server: every task failed a gate) takes a third of
+    a round's targeted or random tasks and returns none. All of them where none has any."""
+    made = {t.env_name for t in load_tasks(cat, state.get("train_tasks") or [])}
+    return [e for e in state["train_envs"] if e in made] or list(state["train_envs"])
+
+
 def _env_meta(cat: Catalog, state: EvolveState) -> list[EnvMeta]:
     metas = []
-    for split_name, names in (("train", state["train_envs"]), ("heldout", state["heldout_envs"])):
+    for split_name, names in (("train", _productive(cat, state)),
+                              ("heldout", state["heldout_envs"])):
         for n in names:
             metas.append(EnvMeta.from_spec(cat.get_env(n), split_name))  # type: ignore[arg-type]
     return metas
@@ -339,17 +348,18 @@ def resynthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Ev
         raise AgentWorldError(f"resynthesis must be targeted, random or none, not "
                               f"{s.resynthesis!r}")
     guidelines = state["diagnosis"].get("guidelines") or {}
-    targets = [e for e in guidelines.get("environments", []) if e in state["train_envs"]]
+    with Catalog.open(home_of(config)) as cat:
+        pool = _productive(cat, state)
+    targets = [e for e in guidelines.get("environments", []) if e in pool]
     if s.resynthesis != "targeted":
         # the same number of environments as the diagnosis would target, drawn at random
-        k = len(targets or state["train_envs"])
-        targets = sorted(random.Random(f"{s.seed}:{state['round']}").sample(
-            sorted(state["train_envs"]), k))
+        k = len(targets or pool)
+        targets = sorted(random.Random(f"{s.seed}:{state['round']}").sample(sorted(pool), k))
         guidelines = {}
     elif s.targeted_envs > len(targets):
         # the diagnosed levels, distractors and skills on more environments than it names
         # (confusable pairs stay where the diagnosis found their analogues)
-        rest = [e for e in sorted(state["train_envs"]) if e not in targets]
+        rest = [e for e in sorted(pool) if e not in targets]
         targets = [*targets, *rest[:s.targeted_envs - len(targets)]]
     grown: dict[str, str] = {}
     grow = [e for e in guidelines.get("complexify_databases", []) if e in state["train_envs"]]
@@ -364,7 +374,7 @@ def resynthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Ev
         with Catalog.open(home_of(config)) as cat:
             grown = complexify_environments(cat, grow, f"evolve {thread_of(config)}/round-"
                                             f"{state['round']}", seed=s.seed + state["round"])
-    targeted = stages.synthesize_tasks(targets or state["train_envs"], home_of(config),
+    targeted = stages.synthesize_tasks(targets or pool, home_of(config),
                                        s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
                                        guidelines=guidelines,
                                        tag=f"{thread_of(config)}/round-{state['round']}",

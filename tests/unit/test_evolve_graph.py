@@ -344,6 +344,44 @@ def test_targeted_envs_spread_the_guidelines_over_more_training_environments(tmp
     assert rounds[-1]["names"][:len(named)] == [e for e in named if e in s["train_envs"]]
 
 
+@pytest.mark.parametrize("mode", ["targeted", "random"])
+def test_no_round_draws_new_tasks_from_an_environment_that_gives_none(tmp_path, doubles,
+                                                                      monkeypatch, mode):
+    """The main job's MUI documentation server gives no task (every one fails a gate): named
+    by the diagnosis, it took a third of a round's targeted tasks and returned none. Rounds,
+    targeted or random, draw from the training environments tasks have been made in."""
+    def build(names, home, seed=0, scale=None, within=None):  # noqa: ARG001 - six to split
+        cat = Catalog.open(home)
+        made = []
+        for n in ("airline", "ecommerce"):
+            for copy in ("", "_b", "_c"):
+                raw = json.loads(load_example(n).to_json())
+                raw["name"] = n + copy
+                cat.put_env(EnvSpec.from_dict(raw), stage="built")
+                made.append(n + copy)
+        return made
+
+    synthesize = doubles.synthesize
+    barren: list[str] = []
+    asked: list[list[str]] = []
+
+    def some(names, home, per_env, *args, **kw):
+        if not barren:  # the first call: the initial training tasks
+            barren.append(sorted(names)[0])
+        asked.append(list(names))
+        return synthesize([n for n in names if n not in barren], home, per_env, *args, **kw)
+
+    monkeypatch.setattr(stages, "build_environments", build)
+    monkeypatch.setattr(stages, "synthesize_tasks", some)
+    g = evolve.build_graph()
+    s = invoke(g, {"goal_rounds": 1}, thread_id=mode, home=tmp_path,
+               context=_ctx(resynthesis=mode, targeted_envs=10, heldout_fraction=0.2))
+    assert barren[0] in s["train_envs"] and len(asked) >= 2
+    assert barren[0] not in asked[-1], asked[-1]
+    if mode == "targeted":  # every other training environment still takes the guidelines
+        assert sorted(asked[-1]) == sorted(set(s["train_envs"]) - set(barren))
+
+
 @pytest.mark.parametrize("mode", ["random", "none"])
 def test_ablation_resynthesis_modes(tmp_path, doubles, mode):
     """"random": as many new tasks on as many training environments, without guidelines;
