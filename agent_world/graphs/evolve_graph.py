@@ -374,11 +374,27 @@ def resynthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Ev
         with Catalog.open(home_of(config)) as cat:
             grown = complexify_environments(cat, grow, f"evolve {thread_of(config)}/round-"
                                             f"{state['round']}", seed=s.seed + state["round"])
-    targeted = stages.synthesize_tasks(targets or pool, home_of(config),
+    targets = targets or pool
+    quota = s.targeted_tasks_per_env * len(targets)
+    targeted = stages.synthesize_tasks(targets, home_of(config),
                                        s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
                                        guidelines=guidelines,
                                        tag=f"{thread_of(config)}/round-{state['round']}",
                                        scale=run_scale(runtime), within=config)
+    # an environment that gives fewer tasks than asked leaves the round short, and the arms
+    # of an ablation unequal (at b1539fb, seed 1: 12 targeted against 18 random tasks): the
+    # rest comes from the other training environments (in random order for random rounds)
+    spare = [e for e in pool if e not in targets]
+    if s.resynthesis != "targeted":
+        random.Random(f"{s.seed}:{state['round']}:spare").shuffle(spare)
+    for n, env in enumerate(spare):
+        if len(targeted) >= quota:
+            break
+        targeted += stages.synthesize_tasks(
+            [env], home_of(config), min(s.targeted_tasks_per_env, quota - len(targeted)),
+            s.seed + 1000 * state["round"] + n + 1, guidelines=guidelines,
+            tag=f"{thread_of(config)}/round-{state['round']}", scale=run_scale(runtime),
+            within=config)
     # the next diagnosis' fresh held-out set (drawn now so the evaluation after training
     # measures the new policy on it)
     fresh = [t for t in _fresh_tasks(state, config, runtime, state["round"] + 1)

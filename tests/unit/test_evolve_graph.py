@@ -382,6 +382,42 @@ def test_no_round_draws_new_tasks_from_an_environment_that_gives_none(tmp_path, 
         assert sorted(asked[-1]) == sorted(set(s["train_envs"]) - set(barren))
 
 
+@pytest.mark.parametrize("mode", ["targeted", "random"])
+def test_a_round_short_of_new_tasks_is_made_up_from_other_environments(tmp_path, doubles,
+                                                                        monkeypatch, mode):
+    """An environment that gives fewer tasks than asked left a round short and the ablation's
+    arms unequal (at b1539fb, seed 1: 12 targeted tasks against 18 random ones)."""
+    def build(names, home, seed=0, scale=None, within=None):  # noqa: ARG001 - six to split
+        cat = Catalog.open(home)
+        made = []
+        for n in ("airline", "ecommerce"):
+            for copy in ("", "_b", "_c"):
+                raw = json.loads(load_example(n).to_json())
+                raw["name"] = n + copy
+                cat.put_env(EnvSpec.from_dict(raw), stage="built")
+                made.append(n + copy)
+        return made
+
+    synthesize = doubles.synthesize
+
+    def fewer(names, home, per_env, *args, **kw):  # each round's first environment gives one
+        if "/round-" in kw.get("tag", "") and len(names) > 1:
+            return [*synthesize(names[:1], home, 1, *args, **kw),
+                    *synthesize(names[1:], home, per_env, *args, **kw)]
+        return synthesize(names, home, per_env, *args, **kw)
+
+    monkeypatch.setattr(stages, "build_environments", build)
+    monkeypatch.setattr(stages, "synthesize_tasks", fewer)
+    g = evolve.build_graph()
+    invoke(g, {"goal_rounds": 1}, thread_id=mode, home=tmp_path,
+           context=_ctx(resynthesis=mode, heldout_fraction=0.2))
+    record = Catalog.open(tmp_path).list_rounds(mode)[0]["record"]
+    named = [c for c in doubles.synth_calls if "/round-" in c["tag"]]
+    asked = len(named[0]["names"]) + len(named[1]["names"])  # the first call, split in two
+    assert record["counts"]["targeted_tasks"] == 3 * asked, (record["counts"], named)
+    assert len(named) > 2  # made up from another environment
+
+
 @pytest.mark.parametrize("mode", ["random", "none"])
 def test_ablation_resynthesis_modes(tmp_path, doubles, mode):
     """"random": as many new tasks on as many training environments, without guidelines;
