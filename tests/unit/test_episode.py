@@ -252,10 +252,11 @@ def test_a_worker_polls_for_its_next_frame_for_a_bounded_time_then_sleeps(notes_
     with EnvRuntime(sandbox=sandbox, worker_spin_us=600_000) as rt:
         ep = rt.open(notes_spec)
         # polling: CPU time while no request came. On a loaded machine one window can pass
-        # without the worker being scheduled at all: up to three windows, the best counts (a
-        # worker that does not poll shows none in any)
+        # without the worker being scheduled at all: up to five windows, the best counts (a
+        # worker that does not poll shows none in any; beside the suite's own two workers and
+        # two training runs three windows once gave it 0.02 s)
         awake = 0.0
-        for _ in range(3):
+        for _ in range(5):
             awake = max(awake, _idle_worker_cpu_s(rt, ep, 0.3))
             if awake >= 0.05:
                 break
