@@ -315,23 +315,25 @@ def test_evaluations_are_published_to_langsmith_when_tracing(tmp_path, doubles, 
     assert rec["links"]["round 1 after: experiment"] == "https://smith.test/ls/r1/after"
 
 
+def _six_envs(names, home, seed=0, scale=None, within=None):  # noqa: ARG001 - six to split
+    """A build double: three copies each of the airline and shop examples."""
+    cat = Catalog.open(home)
+    made = []
+    for n in ("airline", "ecommerce"):
+        for copy in ("", "_b", "_c"):
+            raw = json.loads(load_example(n).to_json())
+            raw["name"] = n + copy
+            cat.put_env(EnvSpec.from_dict(raw), stage="built")
+            made.append(n + copy)
+    return made
+
+
 def test_targeted_envs_spread_the_guidelines_over_more_training_environments(tmp_path,
                                                                              doubles,
                                                                              monkeypatch):
     """`targeted_envs`: the diagnosis' guidelines on every training environment (the
     ablation's `spread` arm), the environments it names first; 0 keeps those it names."""
-    def build(names, home, seed=0, scale=None, within=None):  # noqa: ARG001 - six to split
-        cat = Catalog.open(home)
-        made = []
-        for n in ("airline", "ecommerce"):
-            for copy in ("", "_b", "_c"):
-                raw = json.loads(load_example(n).to_json())
-                raw["name"] = n + copy
-                cat.put_env(EnvSpec.from_dict(raw), stage="built")
-                made.append(n + copy)
-        return made
-
-    monkeypatch.setattr(stages, "build_environments", build)
+    monkeypatch.setattr(stages, "build_environments", _six_envs)
     g = evolve.build_graph()
     for _ in range(2):
         s = invoke(g, {"goal_rounds": 2}, thread_id="spread", home=tmp_path,
@@ -350,17 +352,6 @@ def test_no_round_draws_new_tasks_from_an_environment_that_gives_none(tmp_path, 
     """The main job's MUI documentation server gives no task (every one fails a gate): named
     by the diagnosis, it took a third of a round's targeted tasks and returned none. Rounds,
     targeted or random, draw from the training environments tasks have been made in."""
-    def build(names, home, seed=0, scale=None, within=None):  # noqa: ARG001 - six to split
-        cat = Catalog.open(home)
-        made = []
-        for n in ("airline", "ecommerce"):
-            for copy in ("", "_b", "_c"):
-                raw = json.loads(load_example(n).to_json())
-                raw["name"] = n + copy
-                cat.put_env(EnvSpec.from_dict(raw), stage="built")
-                made.append(n + copy)
-        return made
-
     synthesize = doubles.synthesize
     barren: list[str] = []
     asked: list[list[str]] = []
@@ -371,7 +362,7 @@ def test_no_round_draws_new_tasks_from_an_environment_that_gives_none(tmp_path, 
         asked.append(list(names))
         return synthesize([n for n in names if n not in barren], home, per_env, *args, **kw)
 
-    monkeypatch.setattr(stages, "build_environments", build)
+    monkeypatch.setattr(stages, "build_environments", _six_envs)
     monkeypatch.setattr(stages, "synthesize_tasks", some)
     g = evolve.build_graph()
     s = invoke(g, {"goal_rounds": 1}, thread_id=mode, home=tmp_path,
@@ -387,17 +378,6 @@ def test_a_round_short_of_new_tasks_is_made_up_from_other_environments(tmp_path,
                                                                         monkeypatch, mode):
     """An environment that gives fewer tasks than asked left a round short and the ablation's
     arms unequal (at b1539fb, seed 1: 12 targeted tasks against 18 random ones)."""
-    def build(names, home, seed=0, scale=None, within=None):  # noqa: ARG001 - six to split
-        cat = Catalog.open(home)
-        made = []
-        for n in ("airline", "ecommerce"):
-            for copy in ("", "_b", "_c"):
-                raw = json.loads(load_example(n).to_json())
-                raw["name"] = n + copy
-                cat.put_env(EnvSpec.from_dict(raw), stage="built")
-                made.append(n + copy)
-        return made
-
     synthesize = doubles.synthesize
 
     def fewer(names, home, per_env, *args, **kw):  # each round's first environment gives one
@@ -406,7 +386,7 @@ def test_a_round_short_of_new_tasks_is_made_up_from_other_environments(tmp_path,
                     *synthesize(names[1:], home, per_env, *args, **kw)]
         return synthesize(names, home, per_env, *args, **kw)
 
-    monkeypatch.setattr(stages, "build_environments", build)
+    monkeypatch.setattr(stages, "build_environments", _six_envs)
     monkeypatch.setattr(stages, "synthesize_tasks", fewer)
     g = evolve.build_graph()
     invoke(g, {"goal_rounds": 1}, thread_id=mode, home=tmp_path,
