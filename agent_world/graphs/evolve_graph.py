@@ -313,7 +313,8 @@ def _productive(cat: Catalog, state: EvolveState) -> list[str]:
     """The training environments tasks have been made in: one the synthesizer gets nothing
     from (the main job's MUI documentation server: every task failed a gate) takes a third of
     a round's targeted or random tasks and returns none. All of them where none has any."""
-    made = {t.env_name for t in load_tasks(cat, state.get("train_tasks") or [])}
+    ids = set(state.get("train_tasks") or [])
+    made = {r["payload"].get("env_name") for r in cat.list_tasks() if r["id"] in ids}
     return [e for e in state["train_envs"] if e in made] or list(state["train_envs"])
 
 
@@ -376,11 +377,14 @@ def resynthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Ev
                                             f"{state['round']}", seed=s.seed + state["round"])
     targets = targets or pool
     quota = s.targeted_tasks_per_env * len(targets)
-    targeted = stages.synthesize_tasks(targets, home_of(config),
-                                       s.targeted_tasks_per_env, s.seed + 1000 * state["round"],
+
+    def ask(envs: list[str], per_env: int, seed: int) -> list[str]:
+        return stages.synthesize_tasks(envs, home_of(config), per_env, seed,
                                        guidelines=guidelines,
                                        tag=f"{thread_of(config)}/round-{state['round']}",
                                        scale=run_scale(runtime), within=config)
+
+    targeted = ask(targets, s.targeted_tasks_per_env, s.seed + 1000 * state["round"])
     # an environment that gives fewer tasks than asked leaves the round short, and the arms
     # of an ablation unequal (at b1539fb, seed 1: 12 targeted against 18 random tasks): the
     # rest comes from the other training environments (in random order for random rounds)
@@ -390,11 +394,8 @@ def resynthesize(state: EvolveState, config: RunnableConfig, runtime: Runtime[Ev
     for n, env in enumerate(spare):
         if len(targeted) >= quota:
             break
-        targeted += stages.synthesize_tasks(
-            [env], home_of(config), min(s.targeted_tasks_per_env, quota - len(targeted)),
-            s.seed + 1000 * state["round"] + n + 1, guidelines=guidelines,
-            tag=f"{thread_of(config)}/round-{state['round']}", scale=run_scale(runtime),
-            within=config)
+        targeted += ask([env], min(s.targeted_tasks_per_env, quota - len(targeted)),
+                        s.seed + 1000 * state["round"] + n + 1)
     # the next diagnosis' fresh held-out set (drawn now so the evaluation after training
     # measures the new policy on it)
     fresh = [t for t in _fresh_tasks(state, config, runtime, state["round"] + 1)

@@ -398,15 +398,16 @@ class ValueSampler:
             return args
         if any(not _KEY.search(k) for k in [*args, *keys] if k not in PAGING):
             return args
-        optional = sorted(p for p in props if p not in args and p not in keys
-                          and p not in PAGING and not _KEY.search(p)
-                          and self._new_values(tool, p, props[p]))
+        settable = {p: self._new_values(tool, p, props[p]) for p in props
+                    if p not in args and p not in keys and p not in PAGING
+                    and not _KEY.search(p)}
+        optional = sorted(p for p, values in settable.items() if values)
         if not optional:
             return None
         # a person's name changes rarely (another person's name as the new one even more
         # rarely): their contact details, dates and states are what people edit
         p = rng.choice([q for q in optional if not self._persons_name(tool, q)] or optional)
-        return {**args, p: rng.choice(self._new_values(tool, p, props[p]))}
+        return {**args, p: rng.choice(settable[p])}
 
     def _new_values(self, tool: str, param: str, schema: dict[str, Any]) -> list[Any]:
         """The values an edit may set `param` to: its candidates but those made from the

@@ -40,10 +40,12 @@ _BARE = re.compile(r"^[\w.@:/+$-]{1,40}$")
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 # file types a user names when they say what a service works with (document-like ones: a
 # '.json' in an API's description names its payload, not the files its users keep)
-FILE_TYPES = ("xlsx", "xlsm", "xls", "csv", "tsv", "docx", "doc", "odt", "pdf", "pptx", "ppt",
+_FILE_TYPES = ("xlsx", "xlsm", "xls", "csv", "tsv", "docx", "doc", "odt", "pdf", "pptx", "ppt",
                "png", "jpg", "jpeg", "gif", "svg", "webp", "md", "txt", "mp3", "mp4", "wav",
                "zip", "epub", "ipynb")
-_FILE_TYPE = re.compile(r"(?<![\w/])\.(" + "|".join(FILE_TYPES) + r")\b", re.I)
+# a format named in capitals ("PNG, JPG"), read in a column's description only
+_FORMAT_WORD = re.compile(r"\b[A-Z][A-Z0-9]{1,4}\b")
+_FILE_TYPE = re.compile(r"(?<![\w/])\.(" + "|".join(_FILE_TYPES) + r")\b", re.I)
 _DIGITS = re.compile(r"\d+")
 _A1 = re.compile(r"([\w ]+!)?([A-Z]{1,2})(\d+)(?::([A-Z]{1,2})(\d+))?")
 
@@ -105,6 +107,13 @@ def described_file_types(text: str) -> list[str]:
     return sorted(counts, key=lambda e: -counts[e])
 
 
+def column_file_types(description: str) -> list[str]:
+    """The document file types a column's description names, as extensions or in capitals:
+    "the image file on disk (PNG, JPG, BMP, or TGA)" -> png, jpg."""
+    return described_file_types(description) + [
+        w.lower() for w in _FORMAT_WORD.findall(description) if w.lower() in _FILE_TYPES]
+
+
 def is_structured(example: str) -> bool:
     """An example with digits or id punctuation ('PROJ-123', 'A1:D20', '2103.12345'): its
     shape is what matters, not its words."""
@@ -161,5 +170,5 @@ def described_value(description: str, rng: random.Random, integer: bool = False
     return like(example, rng) if is_structured(example) else example
 
 
-__all__ = ["FILE_TYPES", "described_choices", "described_examples", "described_file_types",
+__all__ = ["column_file_types", "described_choices", "described_examples", "described_file_types",
            "described_value", "is_structured", "like"]

@@ -20,11 +20,7 @@ from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.column_semantics import _FORMAT_SEMANTICS, column_semantic
-from agent_world.mining.offline.described_values import (
-    FILE_TYPES,
-    described_file_types,
-    described_value,
-)
+from agent_world.mining.offline.described_values import column_file_types, described_value
 from agent_world.mining.offline.markup_values import MARKUP_KINDS, markup_value
 from agent_world.mining.offline.naming import singular, snake
 from agent_world.mining.offline.prose import prose, prose_kind
@@ -77,8 +73,6 @@ from agent_world.mining.offline.value_pools import (
 from agent_world.mining.semantics.lifecycle_rule import ATTENDED, state_rank
 from agent_world.mining.semantics.zones import address_country, country_zones
 
-# a format named in capitals: "the image file on disk (PNG, JPG, BMP, or TGA)"
-_FORMAT_WORD = re.compile(r"\b[A-Z][A-Z0-9]{1,4}\b")
 _PLACEHOLDER_HOST = re.compile(r"^(https?://)(?:www\.)?example\.(?:com|org|net)(?=[/:?#]|$)")
 # kinds whose values a column's description may say better (its examples, its choices): the
 # ones read from a name's last resort, and the office and paging kinds, whose examples name a
@@ -463,8 +457,7 @@ class RowValues:
         last such word, the head noun, first), else of a type the source names (an Excel
         server's workbooks are .xlsx, not .gif)."""
         f, r = self.fake, self.rng
-        told = described_file_types(said) + [w.lower() for w in _FORMAT_WORD.findall(said)
-                                             if w.lower() in FILE_TYPES]
+        told = column_file_types(said)
         stem = r.choice(FILE_STEMS)
         stem += r.choice(["", f"-{r.randint(2022, 2026)}", f"-q{r.randint(1, 4)}",
                           r.choice(["-final", "-draft", "-copy", "-signed"]),
