@@ -8,6 +8,7 @@ import re
 from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.offline.markup_values import markup_kind
 from agent_world.mining.offline.naming import is_person, singular
+from agent_world.mining.offline.record_bodies import GUIDE_NOUNS, body_kind
 from agent_world.mining.offline.reference_data import TECH_NOUNS
 from agent_world.mining.offline.service_values import service_kind
 from agent_world.mining.offline.vocabulary import FILE_PLACES, PERSON_NOUNS, PERSON_ROLES
@@ -350,6 +351,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "weekday"
     if n in ("text", "content") and single in ("heading", "header", "headline"):
         return "title"  # Word's add_heading(text) had headed documents 'Looks good to me.'
+    if t == "text" and (body := body_kind(table, n)):
+        return body  # a document's, a file's or a key's whole body, not a message
     if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",
                 "bio", "summary", "instructions", "instruction", "observation",
                 "observations", "caption", "answer", "question", "feedback", "value",
@@ -361,6 +364,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "paragraph"
     if n == "subject" and single in ("title", "book", "novel", "publication", "edition"):
         return "book_subject"
+    if n in ("name", "title") and single.split("_")[-1] in GUIDE_NOUNS:
+        return "doc_topic"  # a docs server's page: 'Installation', not 'Q3 budget review'
     if words & {"title", "subject", "headline", "caption"}:
         return "book_title" if n == "title" and single in (
             "title", "book", "album", "novel", "publication", "edition") else "title"

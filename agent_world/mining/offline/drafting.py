@@ -18,6 +18,7 @@ from agent_world.mining.offline.derivation import complete_model, derive_model
 from agent_world.mining.offline.described_values import described_file_types
 from agent_world.mining.offline.evidence import Evidence
 from agent_world.mining.offline.naming import identifier, singular
+from agent_world.mining.offline.record_bodies import give_pages_content
 from agent_world.mining.offline.reference_data import CURATED_TABLES
 from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.offline.tables import model_to_tables, table_kinds, table_order
@@ -144,7 +145,7 @@ def draft_tables_and_rows(doc: SourceDocument, evidence: list[Evidence], seed: i
     tables, kinds = model_to_tables(m)
 
     hints = declared_hints(doc, SimpleNamespace(tables=tables))
-    notes = reconcile_with_source(tables, hints)
+    notes = reconcile_with_source(tables, hints) + give_pages_content(tables, kinds)
     factory = RowFactory(tables, None, seed, clock, hints, described_file_types(doc.text()))
     draft_volumes(tables, kinds, factory)
     return tables, factory.rows, kinds, notes

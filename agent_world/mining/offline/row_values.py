@@ -24,6 +24,7 @@ from agent_world.mining.offline.described_values import column_file_types, descr
 from agent_world.mining.offline.markup_values import MARKUP_KINDS, markup_value
 from agent_world.mining.offline.naming import singular, snake
 from agent_world.mining.offline.prose import prose, prose_kind
+from agent_world.mining.offline.record_bodies import BODY_KINDS, DOC_TOPICS, record_body
 from agent_world.mining.offline.reference_data import (
     BOOK_SUBJECTS,
     CODE_TOPICS,
@@ -82,7 +83,7 @@ DESCRIBED_KINDS = frozenset({
     "sheet_name", "cell_ref", "style_name", "font_name", "font_size", "search_terms",
     "namespace", "metric_namespace", "page_size", "slug_name", "database_name", "command", "offset", "page",
     "status", "platform", "deploy_environment", "docker_image", "cell", "file_path",
-    "dir_path"}) | SERVICE_KINDS
+    "dir_path", "doc_topic"}) | SERVICE_KINDS
 SPREADSHEETS = frozenset({"xlsx", "xlsm", "xls", "csv", "tsv"})
 _NO_BOUND = 2**31 - 1
 _TEAMS = ["Platform", "Growth", "Payments", "Design", "Data", "Mobile", "Support", "Security",
@@ -229,6 +230,8 @@ class RowValues:
             sem = "tree_path"
         if sem in MARKUP_KINDS:
             return markup_value(sem, r)
+        if sem in BODY_KINDS:
+            return record_body(sem, table, row, r, f, self.file_types)
         if sem in SERVICE_KINDS:
             return service_value(sem, r, f, table, col.name, col.description,
                                  [c.name for c in self.tables[table].columns],
@@ -330,6 +333,7 @@ class RowValues:
             "title": lambda: prose("meeting" if prose_kind(col.name, table) == "meeting" else
                                    "title", r, f),
             "record_name": lambda: record_name(table, r),
+            "doc_topic": lambda: r.choice(DOC_TOPICS),
             # what a link says on the page: a few words, no sentence
             "anchor": lambda: r.choice([
                 "Read more", "Pricing", "Contact us", "Documentation", "About", "Sign in",
