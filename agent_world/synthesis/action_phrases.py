@@ -103,6 +103,10 @@ def action_phrase(spec: EnvSpec, tool: str) -> str:
                       r"| to (?:show|display|visualize|help|understand|discover|observe|see|"
                       r"extract|identify|determine|detect|ensure|gain|assess|evaluate)\b"
                       r"| up to \w+ times?\b| Error Responses\b"
+                      # how many it takes and where they came from: the request gives them
+                      # ("fetch documentation for one or more URLs extracted from previous
+                      # tool calls responses for the url ...")
+                      r"| (?:for|of|on) one or (?:more|several)\b| extracted from\b"
                       # how well it is built is no part of the act: "add footnote with robust
                       # validation and Word compliance"
                       r"| with (?:robust|comprehensive|advanced|enhanced|full|proper|automatic|"

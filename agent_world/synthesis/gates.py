@@ -222,6 +222,9 @@ def stated(value: Any, text: str) -> bool:
             except ValueError:
                 continue
         return False
+    if isinstance(value, list) and value and all(
+            isinstance(v, str | int | float) and not isinstance(v, bool) for v in value):
+        return all(stated(v, text) for v in value)  # "the urls 'a' and 'b'"
     if isinstance(value, dict | list):
         return False
     v = str(value).strip()

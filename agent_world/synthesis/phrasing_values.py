@@ -227,6 +227,22 @@ def _ids_phrase(param: str, value: Any) -> str | None:
             f"{', '.join(map(str, values[:-1]))} and {values[-1]}")
 
 
+def _list_phrase(param: str, value: Any) -> str | None:
+    """A few plain values as the things they are: MUI's fetchDocs(urls=['http://a']) is "the
+    url 'http://a'", two are "the urls 'a' and 'b'" (it read "with urls [\"http://a\"]")."""
+    if not isinstance(value, list) or not 1 <= len(value) <= 4 or not all(
+            isinstance(v, str | int | float) and not isinstance(v, bool) for v in value):
+        return None
+    words = field_words(param).split()
+    if not words:
+        return None
+    if len(value) == 1:
+        words[-1] = singular_word(words[-1])
+    said = [value_text(v) for v in value]
+    listed = said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
+    return f"the {' '.join(words)} {listed}"
+
+
 def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
                writes: bool = False) -> str:
     """How a request states one argument, by its role (no argument name as such): a key as
@@ -240,6 +256,9 @@ def arg_phrase(param: str, value: Any, schema: dict[str, Any] | None = None,
     ids = _ids_phrase(param, value)
     if ids and not writes:
         return ids
+    listed = _list_phrase(param, value) if not writes else None
+    if listed:
+        return listed
     if r == "email":
         return f"its email address to {value}" if writes else f"the email address {value}"
     if r == "count" and not writes:

@@ -40,8 +40,15 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     echo = echoed(plan)
     if isinstance(last, list):
         items = [x for x in last if isinstance(x, dict)]
-        if len(items) < 2:
+        if len(items) == 1 and not aggregate and \
+                any(isinstance(v, list) for v in plan.steps[i].given.values()):
+            # what a batch look-up of one key returns is that record: MUI's fetchDocs(urls=
+            # [one URL]) gives the page at it ("what is the page at that URL called?")
+            last = items[0]
+            plan.steps[i].select = None  # nothing to single out: the URL named it
+        elif len(items) < 2:
             return []
+    if isinstance(last, list):
         if aggregate:
             return _aggregations(i, items, rng, labels)
         step = plan.steps[i]

@@ -16,7 +16,7 @@ from typing import Any
 
 from agent_world.design.offline.contract_expectations import STAND_IN_TEXT
 from agent_world.envs.spec import EnvSpec
-from agent_world.mining.offline.naming import snake
+from agent_world.mining.offline.naming import singular_word, snake
 from agent_world.mining.offline.signatures import new_value_field
 from agent_world.mining.offline.value_pools import NAMED_FILE_TYPES, is_named_value
 from agent_world.mining.semantics.lifecycle_rule import state_rank, status_column
@@ -67,6 +67,8 @@ def _unsayable(value: Any) -> bool:
     return isinstance(value, str) and (len(value) > SAYABLE or "\n" in value)
 
 
+# stored values a list argument is drawn from at most
+LISTED = 20
 # the optional arguments a request gives a call at most, beside the required ones
 MAX_OPTIONAL = 2
 
@@ -157,8 +159,9 @@ class ValueSampler:
         types = schema.get("type", "string")
         types = set(types) if isinstance(types, list) else {types}
         if types & {"array", "object"}:
-            return [v for v in self.tested.get((tool, param), [])
-                    if v is not None and not _stand_in(v) and not _marked(v)]
+            tested = [v for v in self.tested.get((tool, param), [])
+                      if v is not None and not _stand_in(v) and not _marked(v)]
+            return tested + self._listed(tool, param, schema)
         columns = self.own.get((self._own_entity(tool), param))
         if not columns:
             columns = self.columns.get(param, [])
@@ -200,6 +203,23 @@ class ValueSampler:
             # short stand-in ("set the diff to 'one'") is no edit a person asks for
             return [v for v in sayable if not isinstance(v, str)]
         return sayable
+
+    def _listed(self, tool: str, param: str, schema: dict[str, Any]) -> list[list[Any]]:
+        """Stored values of the item a list argument names, one or two to a list: MUI's
+        fetchDocs(urls) takes [a stored doc url] (only its test's one URL had been at hand)."""
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        if items.get("type") not in ("string", "integer") or "enum" in items:
+            return []
+        one = singular_word(param)
+        if one == param:
+            return []
+        stored = self.own.get((self._own_entity(tool), one)) or self.columns.get(one, [])
+        kind = str if items["type"] == "string" else int
+        values = [v for v in dict.fromkeys(stored) if isinstance(v, kind) and
+                  not isinstance(v, bool) and not _unsayable(v) and not _marked(v)]
+        # one key, or two (a batch the next call picks one record of, by what tells it apart)
+        return [[v] for v in values[:LISTED // 2]] + \
+            [list(p) for p in zip(values[:LISTED // 2], values[1:LISTED // 2 + 1], strict=False)]
 
     def row_of(self, tool: str, rng: random.Random,
                match: dict[str, Any] | None = None) -> dict[str, Any]:

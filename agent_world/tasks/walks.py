@@ -517,9 +517,13 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
                     return None
                 item = rng.choice(items)
                 # not by a value the step was asked with ("the cancelled ones ... whose
-                # status is cancelled")
-                src.select = _selector(results[i], item, {field, *src.given}, rng,
-                                       added_labels(spec), spec.tool(src.tool)) or None
+                # status is cancelled"); nor the one record a look-up of one key returns
+                # (MUI's fetchDocs(urls=[a URL]) gave "the doc named Webhooks with the url")
+                one = len(results[i]) == 1 and any(isinstance(v, list)
+                                                   for v in src.given.values())
+                src.select = None if one else _selector(
+                    results[i], item, {field, *src.given}, rng, added_labels(spec),
+                    spec.tool(src.tool)) or None
                 if src.select is None and len(items) > 1:
                     return None
             value = field_value(selected(results[i], src.select), field)

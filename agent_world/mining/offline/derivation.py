@@ -505,7 +505,9 @@ def _child_table(m: DomainModel, parent: Entity, arg: str, info: dict[str, Any])
     elif word in ("tag", "label", "keyword", "category"):
         child.add(Col("name", "text", nullable=False))
     elif word in ("url", "link", "uri"):
-        child.add(Col("url", "text", nullable=False))
+        # an address is of one record: MUI's doc URLs had each named several docs, so a
+        # fetch by URL returned pages nothing told apart
+        child.add(Col("url", "text", nullable=False, unique=True))
     else:
         enum = info.get("enum")
         child.add(Col(identifier(value, "value"), "text" if enum else column_type(
