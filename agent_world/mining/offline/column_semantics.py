@@ -4,8 +4,10 @@ description and table), and the role of a time column in a row's life (`time_rol
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
-from agent_world.envs.table_spec import ColumnSpec
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.markup_values import markup_kind
 from agent_world.mining.offline.naming import is_person, singular
 from agent_world.mining.offline.record_bodies import GUIDE_NOUNS, body_kind
@@ -96,8 +98,22 @@ _CODE_HOLDERS = frozenset({"expression", "expr", "script", "code", "content", "s
 
 
 # records a cloud keeps in a region
-_CLOUD_THINGS = frozenset({"bucket", "cluster", "instance", "vpc", "subnet", "volume",
+# an address of one of these is a mailbox, not a street
+_MAIL_ROLES = frozenset({"reply", "sender", "recipient", "from", "cc", "bcc", "list",
+                         "forwarding", "forward", "mail", "im", "notification", "alias"})
+CLOUD_THINGS = frozenset({"bucket", "cluster", "instance", "vpc", "subnet", "volume",
                            "snapshot", "function", "queue", "topic", "registry"})
+
+
+def cloud_service(tables: Mapping[str, TableSpec], memo: dict[Any, Any]) -> bool:
+    """Whether a service runs in a cloud: it holds buckets, clusters or volumes, or a column
+    its source says holds cloud regions (`memo`: where the answer is kept per row factory)."""
+    if ("cloud", "") not in memo:
+        memo[("cloud", "")] = any(
+            singular(t).split("_")[-1] in CLOUD_THINGS or
+            any(column_semantic(t, c) == "cloud_region" for c in spec.columns)
+            for t, spec in tables.items())
+    return memo[("cloud", "")]
 
 
 def _format_of(col: ColumnSpec) -> str | None:
@@ -318,8 +334,10 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "country"
     if n == "city":
         return "city"
-    if n == "location" and (single in _CLOUD_THINGS or _CLOUD.search(f"{d} {table}")):
+    if n == "location" and (single in CLOUD_THINGS or _CLOUD.search(f"{d} {table}")):
         return "cloud_region"  # a bucket's location is 'us-east1', no street address
+    if "address" in words and words & _MAIL_ROLES:
+        return "email"  # Gmail's reply_to_address, a mailing list's list_address: mailboxes
     if words & {"address", "street", "location"}:
         return "address"
     if words & {"zip", "postcode", "postal"}:

@@ -19,7 +19,11 @@ from typing import Any
 from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
-from agent_world.mining.offline.column_semantics import _FORMAT_SEMANTICS, column_semantic
+from agent_world.mining.offline.column_semantics import (
+    _FORMAT_SEMANTICS,
+    cloud_service,
+    column_semantic,
+)
 from agent_world.mining.offline.described_values import column_file_types, described_value
 from agent_world.mining.offline.markup_values import MARKUP_KINDS, markup_value
 from agent_world.mining.offline.naming import singular, snake
@@ -56,6 +60,7 @@ from agent_world.mining.offline.row_times import WINDOW_START
 from agent_world.mining.offline.schema_examples import schema_example
 from agent_world.mining.offline.service_values import SERVICE_KINDS, git_branch, service_value
 from agent_world.mining.offline.value_pools import (
+    ANCHOR_TEXTS,
     API_PATHS,
     CODE_HOST_TABLES,
     CODE_SNIPPETS,
@@ -228,6 +233,8 @@ class RowValues:
             sem = "library_branch"
         if sem == "file_path" and in_repo:  # a file of a repository: a path in its tree
             sem = "tree_path"
+        if sem == "region" and cloud_service(self.tables, self._cache):
+            sem = "cloud_region"  # a DigitalOcean volume's or a GCP project's: no 'West'
         if sem in MARKUP_KINDS:
             return markup_value(sem, r)
         if sem in BODY_KINDS:
@@ -334,13 +341,7 @@ class RowValues:
                                    "title", r, f),
             "record_name": lambda: record_name(table, r),
             "doc_topic": lambda: r.choice(DOC_TOPICS),
-            # what a link says on the page: a few words, no sentence
-            "anchor": lambda: r.choice([
-                "Read more", "Pricing", "Contact us", "Documentation", "About", "Sign in",
-                "Download", "Blog", "Careers", "Privacy policy", "Learn more", "Get started",
-                "Support", "Terms of service", "Release notes", "API reference", "Status",
-                "Community", "Changelog", "Features", "Customers", "Press", "Events",
-                "Security"]),
+            "anchor": lambda: r.choice(ANCHOR_TEXTS),
             "book_title": lambda: self._book_title(),
             "book_subject": lambda: r.choice(BOOK_SUBJECTS),
             "library_branch": lambda: f"{f.city()} {r.choice(['Branch', 'Library', 'Branch'])}",

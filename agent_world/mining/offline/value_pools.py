@@ -98,6 +98,12 @@ LUA_SNIPPETS = ['print("Hello from Studio")', "workspace.Baseplate.Anchored = tr
 CODE_SNIPPETS = ['print("hello, world")', "print(sum(range(1, 101)))",
                  "import math; print(math.sqrt(2))", "print(sorted([3, 1, 2]))",
                  "print(len('tool-use'))", "for i in range(3): print(i * i)"]
+# what a link says on the page: a few words, no sentence
+ANCHOR_TEXTS = ["Read more", "Pricing", "Contact us", "Documentation", "About", "Sign in",
+                "Download", "Blog", "Careers", "Privacy policy", "Learn more", "Get started",
+                "Support", "Terms of service", "Release notes", "API reference", "Status",
+                "Community", "Changelog", "Features", "Customers", "Press", "Events",
+                "Security"]
 # the path prefixes a proxy routes to a service by
 ROUTE_PATHS = ["/", "/api", "/api/v1", "/app", "/admin", "/auth", "/health", "/static", "/v2",
                "/webhooks"]
