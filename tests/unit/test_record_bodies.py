@@ -103,3 +103,14 @@ def test_mined_files_agree_with_their_names():
         assert rows
         for r in rows:
             assert not _chat(r.get("content")), (server, r)
+
+
+def test_a_record_with_a_file_name_holds_the_files_text():
+    """The memory bank's `banks` are its files: 'timesheet-q4.gif' had held 'Can you take a
+    look at the draft before Tuesday?'."""
+    rows = _mined("memory-bank").rows["banks"]
+    assert rows
+    for r in rows:
+        ext = r["file_name"].rsplit(".", 1)[-1]
+        assert ext in ("md", "txt", "pdf", "csv", "json", "docx", "png"), r["file_name"]
+        assert r["content"] is None or not _chat(r["content"]), r

@@ -61,6 +61,22 @@ def body_kind(table: str, column: str) -> str | None:
     return None
 
 
+# a record that has one of these is a file, whatever its table is called (the memory bank's
+# `banks`: a file name and its content)
+_FILE_NAMES = frozenset({"filename", "file_name", "file_path"})
+# records that carry a file's name beside their own text (a message with an attachment)
+_SAYINGS = frozenset({"message", "comment", "note", "reply", "post", "email", "update", "chat",
+                      "thread", "review", "mail", "answer", "question", "feedback"})
+
+
+def file_record_body(table: Any, col: Any, sem: str) -> str:
+    """`file_body` for the body of a record that has a file name; `sem` otherwise."""
+    if sem != "sentence" or col.name not in BODY_COLUMNS or \
+            singular(table.name).split("_")[-1] in _SAYINGS:
+        return sem
+    return "file_body" if any(c.name in _FILE_NAMES for c in table.columns) else sem
+
+
 def _named(row: dict[str, Any]) -> str | None:
     return next((row[k] for k in _NAMES if isinstance(row.get(k), str) and row[k].strip()),
                 None)
@@ -273,4 +289,5 @@ def give_pages_content(tables: list[Any], kinds: dict[str, str]) -> list[str]:
 
 
 __all__ = ["BODY_COLUMNS", "BODY_KINDS", "body_kind", "document_body", "file_body",
-           "give_pages_content", "key_body", "record_body", "DOC_TOPICS", "GUIDE_NOUNS"]
+           "file_record_body", "give_pages_content", "key_body", "record_body", "DOC_TOPICS",
+           "GUIDE_NOUNS"]

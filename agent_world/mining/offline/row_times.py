@@ -11,7 +11,7 @@ from typing import Any
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.column_semantics import column_semantic
-from agent_world.mining.offline.record_bodies import BODY_KINDS
+from agent_world.mining.offline.record_bodies import BODY_KINDS, file_record_body
 from agent_world.mining.semantics.columns import time_stem
 from agent_world.mining.semantics.lifecycle_rule import (
     ATTENDED,
@@ -244,7 +244,7 @@ class RowTimes:
                 return (2, -1)  # the fields named for a state follow it
             if column_semantic(table.name, c) == "timezone":
                 return (2, 1)  # after the country or address it belongs to
-            if column_semantic(table.name, c) in BODY_KINDS:
+            if file_record_body(table, c, column_semantic(table.name, c)) in BODY_KINDS:
                 return (2, 2)  # after the title or file name it agrees with
             return (2, 0)
         return sorted(table.columns, key=key)

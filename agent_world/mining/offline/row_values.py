@@ -28,7 +28,12 @@ from agent_world.mining.offline.described_values import column_file_types, descr
 from agent_world.mining.offline.markup_values import MARKUP_KINDS, markup_value
 from agent_world.mining.offline.naming import singular, snake
 from agent_world.mining.offline.prose import prose, prose_kind
-from agent_world.mining.offline.record_bodies import BODY_KINDS, DOC_TOPICS, record_body
+from agent_world.mining.offline.record_bodies import (
+    BODY_KINDS,
+    DOC_TOPICS,
+    file_record_body,
+    record_body,
+)
 from agent_world.mining.offline.reference_data import (
     BOOK_SUBJECTS,
     CODE_TOPICS,
@@ -89,6 +94,7 @@ DESCRIBED_KINDS = frozenset({
     "namespace", "metric_namespace", "page_size", "slug_name", "database_name", "command", "offset", "page",
     "status", "platform", "deploy_environment", "docker_image", "cell", "file_path",
     "dir_path", "doc_topic"}) | SERVICE_KINDS
+_COMMON_FILE_TYPES = ["md", "txt", "pdf", "csv", "json", "docx", "png"]
 SPREADSHEETS = frozenset({"xlsx", "xlsm", "xls", "csv", "tsv"})
 _NO_BOUND = 2**31 - 1
 _TEAMS = ["Platform", "Growth", "Payments", "Design", "Data", "Mobile", "Support", "Security",
@@ -237,6 +243,7 @@ class RowValues:
             sem = "cloud_region"  # a DigitalOcean volume's or a GCP project's: no 'West'
         if sem in MARKUP_KINDS:
             return markup_value(sem, r)
+        sem = file_record_body(self.tables[table], col, sem)
         if sem in BODY_KINDS:
             return record_body(sem, table, row, r, f, self.file_types)
         if sem in SERVICE_KINDS:
@@ -461,7 +468,7 @@ class RowValues:
         or, for files that are the record (EKS's `yamls`, Excel's `images`), its table (the
         last such word, the head noun, first), else of a type the source names (an Excel
         server's workbooks are .xlsx, not .gif)."""
-        f, r = self.fake, self.rng
+        r = self.rng
         told = column_file_types(said)
         stem = r.choice(FILE_STEMS)
         stem += r.choice(["", f"-{r.randint(2022, 2026)}", f"-q{r.randint(1, 4)}",
@@ -471,8 +478,9 @@ class RowValues:
                  *(w for w in reversed(singular(table).split("_")) if w in MEDIA_FILE_WORDS)]
         named = next((NAMED_FILE_TYPES[w] for w in words if w in NAMED_FILE_TYPES), None)
         named = told or named
-        ext = r.choice(named or self.file_types) if named or self.file_types else \
-            f.file_extension()
+        # nothing says: the files people keep most (Faker's any type put .flac and .gif
+        # files in a memory bank of notes)
+        ext = r.choice(named or self.file_types or _COMMON_FILE_TYPES)
         return f"{stem}.{ext}"
 
     def _repo_dir(self) -> str:
