@@ -89,3 +89,15 @@ def test_mui_docs_are_fetched_by_url_in_tasks():
         assert ("the url '" if len(urls) == 1 else "the urls '") in task.instruction
     # a page fetched by its URL alone: what is it called?
     assert any(t.reference_answer in {r["name"] for r in spec.rows["docs"]} for t in kept)
+
+
+def test_a_hotels_urls_keep_their_column():
+    """Only a page's URL is of one page: made unique for a hotel's URLs, a generated URL that
+    repeated made the gate drop the column, and with it the environment (compare_hotels(urls)
+    had nothing to read)."""
+    ref = next(r for r in corpus_sources() if r.name == "hotels")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = mine_theme(read_source(ref.spec), iterations=1, seed=0).spec
+    urls = next(t for t in spec.tables if t.name == "hotel_urls")
+    assert "url" in {c.name for c in urls.columns}

@@ -477,6 +477,10 @@ def _scalar(ent: Entity, arg: str, info: dict[str, Any], required: bool) -> None
                 description=info.get("description", "")[:200]))
 
 
+_PAGE_WORDS = frozenset({"doc", "document", "documentation", "page", "guide", "readme",
+                        "manual", "article"})
+
+
 def _child_table(m: DomainModel, parent: Entity, arg: str, info: dict[str, Any]) -> None:
     items = info.get("items") or {}
     value = singular(arg)
@@ -505,9 +509,11 @@ def _child_table(m: DomainModel, parent: Entity, arg: str, info: dict[str, Any])
     elif word in ("tag", "label", "keyword", "category"):
         child.add(Col("name", "text", nullable=False))
     elif word in ("url", "link", "uri"):
-        # an address is of one record: MUI's doc URLs had each named several docs, so a
-        # fetch by URL returned pages nothing told apart
-        child.add(Col("url", "text", nullable=False, unique=True))
+        # a page's address is of one page: MUI's doc URLs had each named several docs, so a
+        # fetch by URL returned pages nothing told apart (a hotel's or a product's URLs stay
+        # as they were: generated ones may repeat, and the gate then drops the column)
+        child.add(Col("url", "text", nullable=False,
+                      unique=parent.name.split("_")[-1] in _PAGE_WORDS))
     else:
         enum = info.get("enum")
         child.add(Col(identifier(value, "value"), "text" if enum else column_type(
