@@ -196,6 +196,12 @@ def gate_answer_from_state(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> Ga
     if re.search(r"(?<![\w-])" + re.escape(str(ref)) + r"(?![\w-])", text, re.I) and \
             not isinstance(ref, bool) and len(str(ref)) > 1:
         return fail(f"the request gives the answer {ref!r} away")
+    slug = re.sub(r"[^a-z0-9]+", "-", str(ref).lower()).strip("-")
+    if isinstance(ref, str) and "-" in slug and \
+            re.search(r"(?<![\w-])" + re.escape(slug) + r"(?![\w])", text.lower()):
+        # a URL or path that names its page: "the url '.../docs/data-fetching'" gives the
+        # page's title 'Data fetching' away
+        return fail(f"the request gives the answer {ref!r} away (as {slug!r})")
     for zone in set(_ZONE.findall(text)) & _ZONES:
         if want in _zone_facts(zone):
             return fail(f"the answer {ref!r} is world knowledge about {zone}")

@@ -87,8 +87,13 @@ def test_mui_docs_are_fetched_by_url_in_tasks():
         urls = task.chain[0].arguments["urls"]
         assert all(f"'{u}'" in task.instruction for u in urls) and "[" not in task.instruction
         assert ("the url '" if len(urls) == 1 else "the urls '") in task.instruction
-    # a page fetched by its URL alone: what is it called?
-    assert any(t.reference_answer in {r["name"] for r in spec.rows["docs"]} for t in kept)
+        # a field of a fetched page, which the request does not give away (its URL names
+        # its title: 'Data fetching' is at '.../docs/data-fetching')
+        page = {k: v for r in spec.rows["docs"] if r["name"] == task.reference_answer
+                or r["id"] == task.reference_answer for k, v in r.items()}
+        assert page
+        slug = str(task.reference_answer).lower().replace(" ", "-")
+        assert slug not in task.instruction.lower() or slug.isdigit()
 
 
 def test_a_hotels_urls_keep_their_column():

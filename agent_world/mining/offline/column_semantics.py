@@ -105,6 +105,12 @@ CLOUD_THINGS = frozenset({"bucket", "cluster", "instance", "vpc", "subnet", "vol
                            "snapshot", "function", "queue", "topic", "registry"})
 
 
+def _of_guides(table: str) -> bool:
+    """A table of documentation pages, or of their URLs (MUI's `doc_urls`)."""
+    words = singular(table).split("_")
+    return words[-1] in GUIDE_NOUNS or words[0] in GUIDE_NOUNS and words[-1] in ("url", "link")
+
+
 def cloud_service(tables: Mapping[str, TableSpec], memo: dict[Any, Any]) -> bool:
     """Whether a service runs in a cloud: it holds buckets, clusters or volumes, or a column
     its source says holds cloud regions (`memo`: where the answer is kept per row factory)."""
@@ -297,6 +303,10 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "person_name"  # a commit's author_name is a person, not a word
     if n in ("anchor_text", "anchor", "link_text"):
         return "anchor"
+    if _of_guides(table) and n in ("url", "link", "href", "uri", "page_url", "doc_url"):
+        return "doc_url"  # a docs page's address on its docs site, not a blog's
+    if _of_guides(table) and n in ("path", "route", "slug", "doc_path", "page_path"):
+        return "doc_path"  # HeroUI's docs were '/home/jasmine30/Downloads/report-v4.csv'
     if words & {"url", "uri", "link", "links", "urls", "website", "homepage", "endpoint", "href"}:
         return "url"
     if n in ("path", "endpoint_path", "api_path") and re.search(

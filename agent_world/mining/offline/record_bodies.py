@@ -31,7 +31,9 @@ _DOCUMENTS = frozenset({"doc", "document", "documentation", "wiki", "article", "
                         "specification", "memo", "writeup"})
 _FILES = frozenset({"file", "object", "blob", "attachment", "upload"})
 _KEYS = ("private_key", "ssh_key", "signing_key", "certificate", "cert")
-BODY_KINDS = frozenset({"document_body", "file_body", "key_body"})
+# made after the rest of the record (`record_body`): bodies, and a docs page's address (from
+# its title)
+BODY_KINDS = frozenset({"document_body", "file_body", "key_body", "doc_url", "doc_path"})
 # pages of a product's documentation (a docs server's), not documents people write
 GUIDE_NOUNS = frozenset({"doc", "documentation", "guide", "readme", "manual"})
 DOC_TOPICS = ["Getting started", "Installation", "Configuration", "Theming", "API reference",
@@ -245,10 +247,46 @@ def key_body(table: str, rng: random.Random) -> str:
     return "\n".join([f"-----BEGIN {label}-----", *lines, f"-----END {label}-----"])
 
 
+_SITES: dict[str, str] = {}
+_TOPIC_ORDERS: dict[str, list[str]] = {}
+
+
+def doc_topic(table: str, row: dict[str, Any], rng: random.Random) -> str:
+    """A docs page's topic: the pages of a table go through the topics in an order of their
+    own before any repeats (two 'Webhooks' pages made 'the doc named Webhooks' ambiguous)."""
+    order = _TOPIC_ORDERS.setdefault(table, random.Random(table).sample(DOC_TOPICS,
+                                                                         len(DOC_TOPICS)))
+    rid = row.get("id")
+    if isinstance(rid, int) and not isinstance(rid, bool) and rid > 0:
+        return order[(rid - 1) % len(order)]
+    return rng.choice(order)
+
+
+def docs_address(table: str, row: dict[str, Any], rng: random.Random, full: bool,
+                 parent: dict[str, Any] | None = None) -> str:
+    """Where a docs page is: '/docs/installation' under its title (or its `parent` page's, for
+    a table of pages' URLs), on one docs site per table (`full`: the whole URL)."""
+    own = row if row.get("title") or row.get("name") else parent or {}
+    title = _named(own) if own.get("title") or own.get("name") else None
+    topic = title if title and not title.startswith(("/", "http")) else rng.choice(DOC_TOPICS)
+    path = "/docs/" + re.sub(r"[^a-z0-9]+", "-", topic.lower()).strip("-")
+    if not full:
+        return path
+    if table not in _SITES:  # the site is the table's: every page of it on one host
+        fake = Faker()
+        fake.seed_instance(f"docs:{table}")
+        _SITES[table] = f"https://docs.{fake.domain_name()}"
+    return _SITES[table] + path
+
+
 def record_body(kind: str, table: str, row: dict[str, Any], rng: random.Random, fake: Faker,
-                file_types: list[str] | None = None) -> str:
+                file_types: list[str] | None = None, parent: dict[str, Any] | None = None
+                ) -> str:
     """The body of one record of `kind` (one of `BODY_KINDS`); `file_types`: the types the
-    source's files are, for a file whose record names none."""
+    source's files are, for a file whose record names none; `parent`: the record it belongs
+    to."""
+    if kind in ("doc_url", "doc_path"):
+        return docs_address(table, row, rng, kind == "doc_url", parent)
     if kind == "key_body":
         return key_body(table, rng)
     if kind == "file_body":
@@ -289,5 +327,5 @@ def give_pages_content(tables: list[Any], kinds: dict[str, str]) -> list[str]:
 
 
 __all__ = ["BODY_COLUMNS", "BODY_KINDS", "body_kind", "document_body", "file_body",
-           "file_record_body", "give_pages_content", "key_body", "record_body", "DOC_TOPICS",
+           "doc_topic", "file_record_body", "give_pages_content", "key_body", "record_body", "DOC_TOPICS",
            "GUIDE_NOUNS"]

@@ -30,7 +30,7 @@ from agent_world.mining.offline.naming import singular, snake
 from agent_world.mining.offline.prose import prose, prose_kind
 from agent_world.mining.offline.record_bodies import (
     BODY_KINDS,
-    DOC_TOPICS,
+    doc_topic,
     file_record_body,
     record_body,
 )
@@ -244,8 +244,10 @@ class RowValues:
         if sem in MARKUP_KINDS:
             return markup_value(sem, r)
         sem = file_record_body(self.tables[table], col, sem)
-        if sem in BODY_KINDS:
-            return record_body(sem, table, row, r, f, self.file_types)
+        if sem in BODY_KINDS:  # a child's (MUI's doc URL) named for its parent's title
+            up = next((p for c in self.tables[table].columns
+                       if (p := self.parent_row(c, row.get(c.name)))), {})
+            return record_body(sem, table, row, r, f, self.file_types, up)
         if sem in SERVICE_KINDS:
             return service_value(sem, r, f, table, col.name, col.description,
                                  [c.name for c in self.tables[table].columns],
@@ -347,7 +349,7 @@ class RowValues:
             "title": lambda: prose("meeting" if prose_kind(col.name, table) == "meeting" else
                                    "title", r, f),
             "record_name": lambda: record_name(table, r),
-            "doc_topic": lambda: r.choice(DOC_TOPICS),
+            "doc_topic": lambda: doc_topic(table, row, r),
             "anchor": lambda: r.choice(ANCHOR_TEXTS),
             "book_title": lambda: self._book_title(),
             "book_subject": lambda: r.choice(BOOK_SUBJECTS),
@@ -478,8 +480,7 @@ class RowValues:
                  *(w for w in reversed(singular(table).split("_")) if w in MEDIA_FILE_WORDS)]
         named = next((NAMED_FILE_TYPES[w] for w in words if w in NAMED_FILE_TYPES), None)
         named = told or named
-        # nothing says: the files people keep most (Faker's any type put .flac and .gif
-        # files in a memory bank of notes)
+        # nothing says: the files people keep most (Faker's put .flac files in a memory bank)
         ext = r.choice(named or self.file_types or _COMMON_FILE_TYPES)
         return f"{stem}.{ext}"
 
