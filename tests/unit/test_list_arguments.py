@@ -7,8 +7,6 @@ from __future__ import annotations
 import random
 import warnings
 
-from agent_world.design.cross_validation import SandboxCompiler, cross_validate, validation_runtime
-from agent_world.design.tool_designer import design_tools
 from agent_world.envs import EnvRuntime, load_example
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.sources import read_source
@@ -22,6 +20,7 @@ from agent_world.tasks.model import Task
 from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.toolgraph import build_tool_graph
 from agent_world.tasks.walks import Plan, PlanStep
+from tests.conftest import built_offline
 
 
 def test_a_list_of_values_is_said_as_its_things():
@@ -65,13 +64,7 @@ def test_mui_docs_are_fetched_by_url_in_tasks():
         spec = mine_theme(read_source(ref.spec), iterations=0, seed=0).spec
     urls = next(t for t in spec.tables if t.name == "doc_urls")
     assert next(c for c in urls.columns if c.name == "url").unique  # a URL is of one page
-    compiler, runtime = SandboxCompiler(), validation_runtime()
-    try:
-        _, spec, _ = cross_validate(spec, design_tools(spec, model=None), compiler=compiler,
-                                    runtime=runtime)
-    finally:
-        compiler.close()
-        runtime.close()
+    spec = built_offline(spec)
     assert spec is not None
     kept = []
     with EnvRuntime() as rt:
