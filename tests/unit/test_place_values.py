@@ -1,14 +1,18 @@
-"""Where a record is, as its service means it: a cloud service's regions are cloud regions
-(DigitalOcean's volumes and GCP's projects were in 'West'), and an address a mail goes to is a
-mailbox (Gmail's reply-to address was a street)."""
+"""Values as their service means them: a cloud service's regions are cloud regions
+(DigitalOcean's volumes and GCP's projects were in 'West'), an address a mail goes to is a
+mailbox (Gmail's reply-to address was a street), a record's bare value is of its kind."""
 
 from __future__ import annotations
 
+import random
 import warnings
+
+from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.column_semantics import column_semantic
+from agent_world.mining.offline.setting_values import _HEADERS, setting_value
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
 
@@ -36,3 +40,18 @@ def test_a_cloud_services_regions_are_cloud_regions():
         regions = {r["region"] for r in spec.rows[table] if r.get("region")}
         assert regions and not regions & _SALES_REGIONS, (server, regions)
         assert all("-" in r or r[-1].isdigit() for r in regions)
+
+
+def test_a_bare_value_is_of_its_records_kind_never_a_message():
+    """Cloudflare's KV pairs and env vars, Postman's headers and Google Contacts' phone
+    numbers had held chat messages ('Thanks Jessica, I'll follow up Tuesday.')."""
+    assert column_semantic("kvs", ColumnSpec(name="value", type="text")) == "setting_value"
+    rng, fake = random.Random(0), Faker()
+    fake.seed_instance(0)
+    assert "@" in setting_value("contact_email_addresses", rng, fake)
+    assert any(ch.isdigit() for ch in setting_value("contact_phone_numbers", rng, fake))
+    assert setting_value("request_header_data", rng, fake) in _HEADERS
+    spec = _mined("cloudflare")
+    for table in ("kvs", "env_vars"):
+        values = [r["value"] for r in spec.rows[table] if r.get("value")]
+        assert values and all(len(v) <= 40 and not v.endswith((".", "?")) for v in values)

@@ -32,7 +32,7 @@ LOREM = set(LoremWords.word_list)
 # kinds drawn from a service's own vocabulary, which has English words ('production', 'high')
 CURATED_WORDS = {"build_stage", "importance", "severity", "permission", "collection", "index",
                  "file_format", "query_param", "group_label", "kube_context", "dimension",
-                 "field_ref", "git_branch", "outcome", "container"}  # field_ref: the table's own column names
+                 "field_ref", "git_branch", "outcome", "container", "setting_value"}  # field_ref: the table's own column names
 
 
 @pytest.mark.parametrize("table, name, description, kind", [

@@ -19,6 +19,7 @@ from faker import Faker
 from agent_world.mining.offline.naming import singular, with_article
 from agent_world.mining.offline.prose import prose
 from agent_world.mining.offline.reference_data import BRANCH_PREFIXES, CODE_TOPICS, SLUG_HEADS
+from agent_world.mining.offline.setting_values import setting_value
 
 # column names whose kind holds wherever they occur
 _EXACT: dict[str, str] = {
@@ -253,6 +254,8 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
     if kind in _WEIGHTED:
         values, weights = _WEIGHTED[kind]
         return r.choices(values, weights=weights)[0]
+    if kind == "setting_value":
+        return setting_value(table, r, f)
     if kind == "etag":
         return r.choice(['W/"', '"']) + f"{r.getrandbits(64):016x}" + '"'
     if kind == "connection_string":
@@ -341,6 +344,6 @@ SERVICE_KINDS = frozenset(set(_EXACT.values()) | {
     "weather_variable", "coordinates", "git_branch", "arn", "memory_size", "cpu_amount",
     "port", "glob", "connection_string", "css_selector", "base64", "kube_context", "cursor",
     "regex", "ui_component", "group_label", "cloud_region", "channel_name", "test_name",
-    "javascript", "log_query", "repository", "device_model"}) - ROW_KINDS
+    "javascript", "log_query", "repository", "device_model", "setting_value"}) - ROW_KINDS
 
 __all__ = ["ROW_KINDS", "SERVICE_KINDS", "git_branch", "service_kind", "service_value"]

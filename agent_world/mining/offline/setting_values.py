@@ -1,0 +1,52 @@
+"""What a record's bare `value` holds, by what the record is: a header's value is a header
+value, an environment variable's a setting, a cookie's a token, a cell's a cell's, a contact
+phone number's a phone number. About 45 such columns (Cloudflare's KV pairs and env vars,
+Postman's headers, CloudWatch's dimensions, Selenium's cookies, Google Contacts' phone
+numbers) had held chat messages ('Thanks Jessica, I'll follow up Tuesday.')."""
+
+from __future__ import annotations
+
+import random
+
+from faker import Faker
+
+from agent_world.mining.offline.naming import singular
+
+_HEADERS = ["application/json", "no-cache", "gzip, deflate, br", "Bearer eyJhbGciOiJIUzI1NiJ9",
+            "text/html; charset=utf-8", "max-age=3600", "keep-alive", "en-US,en;q=0.9"]
+_SETTINGS = ["true", "false", "3600", "info", "production", "eu-west-1", "8080", "utf-8", "30s",
+             "v2", "enabled", "/var/log/app.log", "postgres://db:5432/app", "debug", "100",
+             "UTC", "staging", "0.25"]
+_CELLS = ["42", "Approved", "2026-01-15", "Q3", "1200.50", "Pending", "Yes", "North America",
+          "17%", "No"]
+_OPTIONS = ["small", "medium", "large", "us", "de", "monthly", "yearly", "option-2", "express"]
+_ATTRIBUTES = ["submit", "btn btn-primary", "email", "true", "/checkout", "nav-main", "_blank",
+               "Search", "off"]
+_DIMENSIONS = ["i-0a1b2c3d4e5f67890", "prod-api", "eu-west-1a", "orders-worker", "db-primary",
+               "checkout-lambda", "web-alb"]
+# the table's words that say what its values are, most telling first
+_BY_WORD = (({"email"}, "email"), ({"phone"}, "phone"), ({"url", "link"}, "url"),
+            ({"header", "headers"}, _HEADERS), ({"cookie"}, "token"),
+            ({"dimension"}, _DIMENSIONS),
+            ({"cell", "spreadsheet", "validation", "range", "sheet"}, _CELLS),
+            ({"option", "select"}, _OPTIONS), ({"attribute", "element", "frame"}, _ATTRIBUTES))
+
+
+def setting_value(table: str, r: random.Random, f: Faker) -> str:
+    """One `value` of a record of `table`: a short value of the record's kind, never prose."""
+    words = set(singular(table).split("_"))
+    for said, what in _BY_WORD:
+        if words & said:
+            if what == "email":
+                return f.email()
+            if what == "phone":
+                return f.phone_number()
+            if what == "url":
+                return f.url()
+            if what == "token":
+                return f"{r.getrandbits(96):024x}"
+            return r.choice(what)
+    return r.choice(_SETTINGS)  # an env var's, a KV pair's, a property's: a setting
+
+
+__all__ = ["setting_value"]
