@@ -265,13 +265,17 @@ class ValueSampler:
 
     def _unmarked(self, tool: str, args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         """A test's arguments without its edit marks: "http://x.com (edited)" becomes another
-        stored value of that argument (else the value without its mark)."""
+        stored value of that argument (else the value without its mark); `{"edited": true}`
+        another value, else the argument is left out (Roblox's and Cloudflare's synthesis had
+        stopped at one)."""
         props = self.spec.tool(tool).parameters.get("properties", {})
         out = {}
         for k, v in args.items():
             if _marked(v):
-                plain = v.removesuffix(" (edited)")
-                v = self.sample(tool, k, props.get(k, {}), rng, avoid=plain) or plain
+                plain = v.removesuffix(" (edited)") if isinstance(v, str) else None
+                v = self.sample(tool, k, props.get(k, {}), rng, avoid=plain or v) or plain
+                if v is None:
+                    continue
             out[k] = v
         return out
 

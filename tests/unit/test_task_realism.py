@@ -1082,3 +1082,16 @@ def test_an_objects_edit_mark_is_no_value_to_ask_for(airline):
     sampler = ValueSampler(spec)
     assert {"edited": True} not in sampler.candidates("update_passenger", "extra",
                                                       {"type": "object"})
+
+
+def test_a_tests_object_edit_mark_is_left_out_of_a_first_call(airline):
+    """A first call drawn from such a test had stopped the whole environment's synthesis
+    (`'dict' object has no attribute 'removesuffix'`: Roblox, Cloudflare, Microsoft 365)."""
+    spec = airline.model_copy(deep=True)
+    spec.tool("update_passenger").parameters["properties"]["extra"] = {"type": "object"}
+    for test in spec.tests:
+        if test.tool == "update_passenger":
+            test.arguments = {**test.arguments, "extra": {"edited": True}}
+    args = ValueSampler(spec)._unmarked("update_passenger", {"extra": {"edited": True}},
+                                        random.Random(0))
+    assert args == {}
