@@ -16,6 +16,7 @@ from agent_world.tasks.walks import (
     _selector,
     _timestamp,
     field_value,
+    one_looked_up,
     scalar_fields,
 )
 from agent_world.tasks.words import PAGING, TIMESTAMPS, split_words
@@ -40,8 +41,7 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     echo = echoed(plan)
     if isinstance(last, list):
         items = [x for x in last if isinstance(x, dict)]
-        if len(items) == 1 and not aggregate and \
-                any(isinstance(v, list) for v in plan.steps[i].given.values()):
+        if len(items) == 1 and not aggregate and one_looked_up(last, plan.steps[i].given):
             # what a batch look-up of one key returns is that record: MUI's fetchDocs(urls=
             # [one URL]) gives the page at it ("what is the page at that URL called?")
             last = items[0]

@@ -223,6 +223,13 @@ def _selector(items: list[Any], item: dict[str, Any], avoid: set[str],
     return {key: fields[key]}
 
 
+def one_looked_up(result: Any, given: dict[str, Any]) -> bool:
+    """Whether `result` is the one record a batch look-up of one key returned (MUI's
+    fetchDocs(urls=[a URL])): that record, with nothing to single out."""
+    return isinstance(result, list) and len(result) == 1 and \
+        any(isinstance(v, list) for v in given.values())
+
+
 def _next_tools(graph: nx.DiGraph, plan: Plan, rng: random.Random, branch_p: float,
                 spec: EnvSpec, every: bool = False) -> list[tuple[str, float, int]]:
     """(tool, weight, source step) the walk may take next: edges from the last step (from
@@ -519,9 +526,7 @@ def _bind_step(spec: EnvSpec, graph: nx.DiGraph, plan: Plan, results: list[Any],
                 # not by a value the step was asked with ("the cancelled ones ... whose
                 # status is cancelled"); nor the one record a look-up of one key returns
                 # (MUI's fetchDocs(urls=[a URL]) gave "the doc named Webhooks with the url")
-                one = len(results[i]) == 1 and any(isinstance(v, list)
-                                                   for v in src.given.values())
-                src.select = None if one else _selector(
+                src.select = None if one_looked_up(results[i], src.given) else _selector(
                     results[i], item, {field, *src.given}, rng, added_labels(spec),
                     spec.tool(src.tool)) or None
                 if src.select is None and len(items) > 1:

@@ -105,6 +105,12 @@ CLOUD_THINGS = frozenset({"bucket", "cluster", "instance", "vpc", "subnet", "vol
                            "snapshot", "function", "queue", "topic", "registry"})
 
 
+_DOC_ADDRESSES = {**dict.fromkeys(("url", "link", "href", "uri", "page_url", "doc_url"),
+                                  "doc_url"),
+                  **dict.fromkeys(("path", "route", "slug", "doc_path", "page_path"),
+                                  "doc_path")}
+
+
 def _of_guides(table: str) -> bool:
     """A table of documentation pages, or of their URLs (MUI's `doc_urls`)."""
     words = singular(table).split("_")
@@ -303,10 +309,10 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "person_name"  # a commit's author_name is a person, not a word
     if n in ("anchor_text", "anchor", "link_text"):
         return "anchor"
-    if _of_guides(table) and n in ("url", "link", "href", "uri", "page_url", "doc_url"):
-        return "doc_url"  # a docs page's address on its docs site, not a blog's
-    if _of_guides(table) and n in ("path", "route", "slug", "doc_path", "page_path"):
-        return "doc_path"  # HeroUI's docs were '/home/jasmine30/Downloads/report-v4.csv'
+    if n in _DOC_ADDRESSES and _of_guides(table):
+        # a docs page's address on its docs site (HeroUI's docs had been at
+        # '/home/jasmine30/Downloads/report-v4.csv', MUI's on blogs)
+        return _DOC_ADDRESSES[n]
     if words & {"url", "uri", "link", "links", "urls", "website", "homepage", "endpoint", "href"}:
         return "url"
     if n in ("path", "endpoint_path", "api_path") and re.search(

@@ -31,6 +31,7 @@ from agent_world.mining.offline.naming import (
     snake,
     tokens,
 )
+from agent_world.mining.offline.record_bodies import PAGE_NOUNS
 from agent_world.mining.offline.reference_data import CURATED
 from agent_world.mining.offline.signatures import (
     REST_RESOURCE,
@@ -477,10 +478,6 @@ def _scalar(ent: Entity, arg: str, info: dict[str, Any], required: bool) -> None
                 description=info.get("description", "")[:200]))
 
 
-_PAGE_WORDS = frozenset({"doc", "document", "documentation", "page", "guide", "readme",
-                        "manual", "article"})
-
-
 def _child_table(m: DomainModel, parent: Entity, arg: str, info: dict[str, Any]) -> None:
     items = info.get("items") or {}
     value = singular(arg)
@@ -513,7 +510,7 @@ def _child_table(m: DomainModel, parent: Entity, arg: str, info: dict[str, Any])
         # fetch by URL returned pages nothing told apart (a hotel's or a product's URLs stay
         # as they were: generated ones may repeat, and the gate then drops the column)
         child.add(Col("url", "text", nullable=False,
-                      unique=parent.name.split("_")[-1] in _PAGE_WORDS))
+                      unique=parent.name.split("_")[-1] in PAGE_NOUNS))
     else:
         enum = info.get("enum")
         child.add(Col(identifier(value, "value"), "text" if enum else column_type(

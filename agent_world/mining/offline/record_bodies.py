@@ -19,7 +19,7 @@ from typing import Any
 
 from faker import Faker
 
-from agent_world.envs.table_spec import ColumnSpec
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import ADDED_LABEL, singular
 from agent_world.mining.offline.prose import prose
 
@@ -36,6 +36,8 @@ _KEYS = ("private_key", "ssh_key", "signing_key", "certificate", "cert")
 BODY_KINDS = frozenset({"document_body", "file_body", "key_body", "doc_url", "doc_path"})
 # pages of a product's documentation (a docs server's), not documents people write
 GUIDE_NOUNS = frozenset({"doc", "documentation", "guide", "readme", "manual"})
+# records that are pages, each at an address of its own
+PAGE_NOUNS = GUIDE_NOUNS | {"document", "page", "article"}
 DOC_TOPICS = ["Getting started", "Installation", "Configuration", "Theming", "API reference",
               "Authentication", "Deployment", "Routing", "Forms", "Data fetching", "Testing",
               "Migration guide", "Troubleshooting", "Accessibility", "Performance",
@@ -71,7 +73,7 @@ _SAYINGS = frozenset({"message", "comment", "note", "reply", "post", "email", "u
                       "thread", "review", "mail", "answer", "question", "feedback"})
 
 
-def file_record_body(table: Any, col: Any, sem: str) -> str:
+def file_record_body(table: TableSpec, col: ColumnSpec, sem: str) -> str:
     """`file_body` for the body of a record that has a file name; `sem` otherwise."""
     if sem != "sentence" or col.name not in BODY_COLUMNS or \
             singular(table.name).split("_")[-1] in _SAYINGS:
@@ -266,8 +268,8 @@ def docs_address(table: str, row: dict[str, Any], rng: random.Random, full: bool
                  parent: dict[str, Any] | None = None) -> str:
     """Where a docs page is: '/docs/installation' under its title (or its `parent` page's, for
     a table of pages' URLs), on one docs site per table (`full`: the whole URL)."""
-    own = row if row.get("title") or row.get("name") else parent or {}
-    title = _named(own) if own.get("title") or own.get("name") else None
+    title = next((v for own in (row, parent or {}) for k in ("title", "name")
+                  if isinstance(v := own.get(k), str) and v.strip()), None)
     topic = title if title and not title.startswith(("/", "http")) else rng.choice(DOC_TOPICS)
     path = "/docs/" + re.sub(r"[^a-z0-9]+", "-", topic.lower()).strip("-")
     if not full:
@@ -298,8 +300,7 @@ def record_body(kind: str, table: str, row: dict[str, Any], rng: random.Random, 
 
 
 # records that are documentation pages: what a read of one returns is the page's text
-_PAGES = frozenset({"doc", "documentation", "guide", "readme", "manual", "handbook", "runbook",
-                    "playbook", "knowledge", "document"})
+_PAGES = GUIDE_NOUNS | {"handbook", "runbook", "playbook", "knowledge", "document"}
 _HAS_BODY = BODY_COLUMNS | {"text", "html", "document", "summary"}
 
 
@@ -328,4 +329,4 @@ def give_pages_content(tables: list[Any], kinds: dict[str, str]) -> list[str]:
 
 __all__ = ["BODY_COLUMNS", "BODY_KINDS", "body_kind", "document_body", "file_body",
            "doc_topic", "file_record_body", "give_pages_content", "key_body", "record_body", "DOC_TOPICS",
-           "GUIDE_NOUNS"]
+           "GUIDE_NOUNS", "PAGE_NOUNS"]

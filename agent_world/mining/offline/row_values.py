@@ -245,8 +245,8 @@ class RowValues:
             return markup_value(sem, r)
         sem = file_record_body(self.tables[table], col, sem)
         if sem in BODY_KINDS:  # a child's (MUI's doc URL) named for its parent's title
-            up = next((p for c in self.tables[table].columns
-                       if (p := self.parent_row(c, row.get(c.name)))), {})
+            up = next((p for c in self.tables[table].columns if sem.startswith("doc_") and
+                       (p := self.parent_row(c, row.get(c.name)))), {})
             return record_body(sem, table, row, r, f, self.file_types, up)
         if sem in SERVICE_KINDS:
             return service_value(sem, r, f, table, col.name, col.description,

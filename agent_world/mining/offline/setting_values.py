@@ -7,6 +7,7 @@ numbers) had held chat messages ('Thanks Jessica, I'll follow up Tuesday.')."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from faker import Faker
 
@@ -24,29 +25,26 @@ _ATTRIBUTES = ["submit", "btn btn-primary", "email", "true", "/checkout", "nav-m
                "Search", "off"]
 _DIMENSIONS = ["i-0a1b2c3d4e5f67890", "prod-api", "eu-west-1a", "orders-worker", "db-primary",
                "checkout-lambda", "web-alb"]
-# the table's words that say what its values are, most telling first
-_BY_WORD = (({"email"}, "email"), ({"phone"}, "phone"), ({"url", "link"}, "url"),
-            ({"header", "headers"}, _HEADERS), ({"cookie"}, "token"),
-            ({"dimension"}, _DIMENSIONS),
-            ({"cell", "spreadsheet", "validation", "range", "sheet"}, _CELLS),
-            ({"option", "select"}, _OPTIONS), ({"attribute", "element", "frame"}, _ATTRIBUTES))
+# the table's words that say what its values are, most telling first, and a value of each
+_BY_WORD: tuple[tuple[frozenset[str], Callable[[random.Random, Faker], str]], ...] = (
+    (frozenset({"email"}), lambda r, f: f.email()),
+    (frozenset({"phone"}), lambda r, f: f.phone_number()),
+    (frozenset({"url", "link"}), lambda r, f: f.url()),
+    (frozenset({"header", "headers"}), lambda r, f: r.choice(_HEADERS)),
+    (frozenset({"cookie"}), lambda r, f: f"{r.getrandbits(96):024x}"),
+    (frozenset({"dimension"}), lambda r, f: r.choice(_DIMENSIONS)),
+    (frozenset({"cell", "spreadsheet", "validation", "range", "sheet"}),
+     lambda r, f: r.choice(_CELLS)),
+    (frozenset({"option", "select"}), lambda r, f: r.choice(_OPTIONS)),
+    (frozenset({"attribute", "element", "frame"}), lambda r, f: r.choice(_ATTRIBUTES)))
 
 
 def setting_value(table: str, r: random.Random, f: Faker) -> str:
     """One `value` of a record of `table`: a short value of the record's kind, never prose."""
     words = set(singular(table).split("_"))
-    for said, what in _BY_WORD:
-        if words & said:
-            if what == "email":
-                return f.email()
-            if what == "phone":
-                return f.phone_number()
-            if what == "url":
-                return f.url()
-            if what == "token":
-                return f"{r.getrandbits(96):024x}"
-            return r.choice(what)
-    return r.choice(_SETTINGS)  # an env var's, a KV pair's, a property's: a setting
+    make = next((make for said, make in _BY_WORD if words & said), None)
+    # else an env var's, a KV pair's, a property's: a setting
+    return make(r, f) if make else r.choice(_SETTINGS)
 
 
 __all__ = ["setting_value"]
