@@ -127,7 +127,9 @@ def print_gate_stats(results: list[dict[str, Any]]) -> None:
                         f"{escape(rejected or 'none')}"
                         + (f"; [yellow]{r['writer_fallbacks']} request(s) fell back from the "
                            "synthesizer model to the offline templates[/]"
-                           if r.get("writer_fallbacks") else "")))
+                           if r.get("writer_fallbacks") else "")
+                        + (f"; [red]{r['candidate_errors']} candidate(s) raised an error (see "
+                           "`agent-world ledger`)[/]" if r.get("candidate_errors") else "")))
     print_entries("Task synthesis: candidates, rejections by gate, kept", entries)
 
 

@@ -228,6 +228,7 @@ def report(state: SynthesizeState, config: RunnableConfig) -> dict[str, Any]:
     summary = {"envs": len(state.get("envs", [])), "failed": len(results) - len(done),
                "candidates": sum(r["candidates"] for r in done),
                "kept": sum(r["kept"] for r in done), "rejected": rejected,
+               "candidate_errors": sum(r.get("candidate_errors", 0) for r in done),
                "seconds": round(sum(r["seconds"] for r in done), 2)}
     with _catalog(config) as cat:
         cat.finish_run(state["run_id"], "done", summary)

@@ -9,7 +9,9 @@ target as a task of the set, `synthesizer.chain_target`), runs the trust gates
 (`agent_world.synthesis.gates`) and then the ReAct verifier (`agent_world.synthesis.react_verifier`: a
 filter with a verifier model configured, a recorded measurement offline), and stores what
 survives in the catalog with its gate results and verifier pass rate. Every gate or verifier
-rejection goes to the ledger (stage `synthesize`) with the gate's name.
+rejection goes to the ledger (stage `synthesize`) with the gate's name. A candidate whose
+construction or gating raises costs that candidate, not the environment: the error goes to the
+ledger with the frame it came from and `stats["candidate_errors"]` counts it (the CLI prints it).
 
 Levels are a target, not a promise: after `spill_after` of the attempt budget, a level no
 candidate reaches lends its quota to the nearest level that candidates do reach.
@@ -37,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import random
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -216,7 +219,7 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
     stats: dict[str, Any] = {"env": spec.name, "candidates": 0, "no_candidate": 0,
                              "no_candidate_reasons": Counter(), "writing_programs": 0,
                              "duplicates": 0, "off_target": 0, "rejected": Counter(),
-                             "kept": 0, "resumed": 0, "writer_fallbacks": 0,
+                             "kept": 0, "resumed": 0, "writer_fallbacks": 0, "candidate_errors": 0,
                              "levels": Counter(), "kinds": Counter(),
                              "verifier_runs": 0, "verifier_seconds": 0.0}
     if replayed and len(replayed) >= sum(kind_left.values()):
@@ -244,10 +247,14 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
         recipe = recipe_for(max(1, target - 1) if kind == "programmatic" else target, rng,
                             obscured=obscured_odds, distractors=distractor_odds)
         origin = {"run_id": run_id, "attempt": attempt, "guidelines": guidelines or None}
-        task = build_candidate(spec, graph, runtime, rng, recipe, kind,
-                               seed=config.seed * 100_000 + attempt, sampler=sampler,
-                               model=model, start=_start_tool(spec, rng, guidelines),
-                               origin=origin, bulk_share=0.9 if writes_left > 0 else 0.3)
+        try:
+            task = build_candidate(spec, graph, runtime, rng, recipe, kind,
+                                   seed=config.seed * 100_000 + attempt, sampler=sampler,
+                                   model=model, start=_start_tool(spec, rng, guidelines),
+                                   origin=origin, bulk_share=0.9 if writes_left > 0 else 0.3)
+        except Exception as exc:  # a bug in one candidate's path: the ledger says where
+            _candidate_error(stats, catalog, spec, f"attempt {attempt}", exc, run_id)
+            continue
         if isinstance(task, str):
             stats["no_candidate"] += 1
             stats["no_candidate_reasons"][task.split(":")[0]] += 1
@@ -281,7 +288,11 @@ def synthesize_env(spec: EnvSpec, config: SynthesisConfig, catalog: Catalog,
             task = Task.model_validate(replayed.pop(task.id)["payload"])
             failed = None
         else:
-            task, failed = _gate_and_verify(task, spec, runtime, config, stats)
+            try:
+                task, failed = _gate_and_verify(task, spec, runtime, config, stats)
+            except Exception as exc:
+                _candidate_error(stats, catalog, spec, task.id, exc, run_id)
+                continue
         if failed is not None:
             stats["rejected"][failed.name] += 1
             catalog.record(STAGE, f"{spec.name}:{task.id}", f"gate {failed.name}: "
@@ -345,6 +356,16 @@ def _gate_and_verify(task: Task, spec: EnvSpec, runtime: EnvRuntime, config: Syn
         if not verdict.kept and model is not None:
             failed = gates[-1]
     return task.model_copy(update={"gates": gates}), failed
+
+
+def _candidate_error(stats: dict[str, Any], catalog: Catalog, spec: EnvSpec, which: str,
+                     exc: Exception, run_id: str | None) -> None:
+    stats["candidate_errors"] += 1
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    where = f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
+    catalog.record(STAGE, f"{spec.name}:{which}", f"candidate error: {type(exc).__name__}: "
+                   f"{exc} ({where})", run_id=run_id,
+                   payload={"gate": "candidate_error", "where": where})
 
 
 def _finish(stats: dict[str, Any], started: float) -> dict[str, Any]:

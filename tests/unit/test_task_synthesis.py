@@ -670,3 +670,30 @@ def test_a_field_is_asked_as_new_only_when_its_own_record_changed():
     assert asked == {"status"}
     asked = _asked_changes(spec, plan, {"kind": "field", "step": 0, "field": "line1"}, changes)
     assert asked == {"line1"}
+
+
+def test_a_candidate_that_raises_costs_that_candidate_not_the_environment(
+        shop, runtime, tmp_path, monkeypatch):
+    """Was: one candidate's exception (a crash in a value sampler) failed the synthesis of its
+    whole environment. Now that candidate is skipped, counted and put in the ledger with the
+    frame it came from; the other candidates go on."""
+    from agent_world.synthesis import loop
+
+    calls = {"n": 0}
+
+    def every_third_raises(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] % 3 == 1:
+            raise AttributeError("'dict' object has no attribute 'removesuffix'")
+        return build_candidate(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "build_candidate", every_third_raises)
+    with Catalog.open(tmp_path) as cat:
+        cat.put_env(shop, stage="built")
+        stats = synthesize_env(shop, SynthesisConfig(per_env=3, attempts_per_task=10), cat,
+                               runtime, run_id="err")
+        assert stats["candidate_errors"] >= 1 and stats["kept"] >= 1
+        errors = [e for e in cat.ledger("synthesize", run_id="err")
+                  if e.payload.get("gate") == "candidate_error"]
+        assert len(errors) == stats["candidate_errors"]
+        assert "AttributeError" in errors[0].reason and "every_third_raises" in errors[0].reason
