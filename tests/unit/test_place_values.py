@@ -11,7 +11,9 @@ from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.offline.cloud_regions import cloud_region, described_cloud
 from agent_world.mining.offline.column_semantics import column_semantic
+from agent_world.mining.offline.reference_data import CLOUD_REGIONS
 from agent_world.mining.offline.setting_values import _HEADERS, setting_value
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
@@ -40,6 +42,25 @@ def test_a_cloud_services_regions_are_cloud_regions():
         regions = {r["region"] for r in spec.rows[table] if r.get("region")}
         assert regions and not regions & _SALES_REGIONS, (server, regions)
         assert all("-" in r or r[-1].isdigit() for r in regions)
+
+
+def test_a_cloud_services_regions_are_named_as_its_provider_names_them():
+    """A GCP project sat in 'eu-central-1', a DigitalOcean volume in 'us-west-2' and AWS
+    prices in 'Cl', 'DataTransfer' and 'eu-west-7' (the source's examples, a digit redrawn):
+    one mixed list, and examples taken from a sentence about global services."""
+    assert described_cloud("Manage Droplets and volumes on DigitalOcean") == "digitalocean"
+    assert described_cloud("Deploy to Cloud Run on Google Cloud (GCP)") == "gcp"
+    assert described_cloud("A todo list") is None
+    for server, table, provider in (("digitalocean", "volumes", "digitalocean"),
+                                    ("gcp", "projects", "gcp"),
+                                    ("aws-pricing", "pricings", "aws"),
+                                    ("cloudbase", "auths", "tencent")):
+        spec = _mined(server)
+        regions = {r["region"] for r in spec.rows[table] if r.get("region")}
+        assert regions and regions <= set(CLOUD_REGIONS[provider]), (server, regions)
+    # no provider named: one style (AWS's), not a mix
+    rng = random.Random(0)
+    assert {cloud_region(None, rng) for _ in range(50)} <= set(CLOUD_REGIONS["aws"])
 
 
 def test_a_bare_value_is_of_its_records_kind_never_a_message():

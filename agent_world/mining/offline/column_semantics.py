@@ -4,10 +4,8 @@ description and table), and the role of a time column in a row's life (`time_rol
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
-from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.offline.markup_values import markup_kind
 from agent_world.mining.offline.naming import is_person, singular
 from agent_world.mining.offline.record_bodies import GUIDE_NOUNS, body_kind
@@ -115,17 +113,6 @@ def _of_guides(table: str) -> bool:
     """A table of documentation pages, or of their URLs (MUI's `doc_urls`)."""
     words = singular(table).split("_")
     return words[-1] in GUIDE_NOUNS or words[0] in GUIDE_NOUNS and words[-1] in ("url", "link")
-
-
-def cloud_service(tables: Mapping[str, TableSpec], memo: dict[Any, Any]) -> bool:
-    """Whether a service runs in a cloud: it holds buckets, clusters or volumes, or a column
-    its source says holds cloud regions (`memo`: where the answer is kept per row factory)."""
-    if ("cloud", "") not in memo:
-        memo[("cloud", "")] = any(
-            singular(t).split("_")[-1] in CLOUD_THINGS or
-            any(column_semantic(t, c) == "cloud_region" for c in spec.columns)
-            for t, spec in tables.items())
-    return memo[("cloud", "")]
 
 
 def _format_of(col: ColumnSpec) -> str | None:

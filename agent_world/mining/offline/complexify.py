@@ -22,6 +22,7 @@ from typing import Any
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline import implied
+from agent_world.mining.offline.cloud_regions import described_cloud
 from agent_world.mining.offline.complexify_ops import StructureOps
 from agent_world.mining.offline.described_values import described_file_types
 from agent_world.mining.offline.naming import is_label, singular
@@ -67,7 +68,8 @@ class _Complexifier(StructureOps):
         self.kinds = table_kinds(spec)
         self.iteration = iteration
         self.f = RowFactory(self.tables, spec.rows, f"{seed}:{iteration}", spec.clock_start,
-                            self.hints, described_file_types(self.source_text))
+                            self.hints, described_file_types(self.source_text),
+                            described_cloud(self.source_text))
         self.rng = random.Random(f"complexify:{seed}:{iteration}")
         self.clock = spec.clock_start
         self.notes: list[str] = []

@@ -14,6 +14,7 @@ from typing import Any
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.coverage import declared_hints  # what the source declares
+from agent_world.mining.offline.cloud_regions import described_cloud
 from agent_world.mining.offline.derivation import complete_model, derive_model
 from agent_world.mining.offline.described_values import described_file_types
 from agent_world.mining.offline.evidence import Evidence
@@ -146,21 +147,23 @@ def draft_tables_and_rows(doc: SourceDocument, evidence: list[Evidence], seed: i
 
     hints = declared_hints(doc, SimpleNamespace(tables=tables))
     notes = reconcile_with_source(tables, hints) + give_pages_content(tables, kinds)
-    factory = RowFactory(tables, None, seed, clock, hints, described_file_types(doc.text()))
+    factory = RowFactory(tables, None, seed, clock, hints, described_file_types(doc.text()),
+                         described_cloud(doc.text()))
     draft_volumes(tables, kinds, factory)
     return tables, factory.rows, kinds, notes
 
 
-def theme_file_types(spec: EnvSpec) -> list[str]:
-    """The file types the environment's source names (its theme keeps what it said)."""
-    return described_file_types(" ".join([spec.theme.description,
-                                          *spec.theme.raw_descriptions]))
+def theme_text(spec: EnvSpec) -> str:
+    """What the environment's source said (its theme keeps it): where its file types and
+    cloud provider are read."""
+    return " ".join([spec.theme.description, *spec.theme.raw_descriptions])
 
 
 def scale_rows(spec: EnvSpec, seed: int | str, minimum: dict[str, int]) -> dict[str, list]:
     """Top tables up to `minimum` rows with the offline generator (LLM path volumes)."""
     f = RowFactory(spec.tables, spec.rows, f"scale:{seed}", spec.clock_start,
-                   spec.provenance.stats.get("field_hints"), theme_file_types(spec))
+                   spec.provenance.stats.get("field_hints"),
+                   described_file_types(theme_text(spec)), described_cloud(theme_text(spec)))
     kinds = table_kinds(spec)
     for tname in table_order(spec.tables):
         if kinds.get(tname) == "reference" and tname in CURATED_TABLES:
@@ -174,7 +177,8 @@ def scale_rows(spec: EnvSpec, seed: int | str, minimum: dict[str, int]) -> dict[
 def fill_column(spec: EnvSpec, table: str, col: ColumnSpec, seed: int | str) -> list[Any]:
     """Values for a new column on a table's existing rows (LLM path)."""
     f = RowFactory(spec.tables, spec.rows, f"fill:{seed}:{table}.{col.name}", spec.clock_start,
-                   file_types=theme_file_types(spec))
+                   file_types=described_file_types(theme_text(spec)),
+                   cloud=described_cloud(theme_text(spec)))
     out = []
     for row in spec.rows.get(table, []):
         if col.foreign_key:

@@ -177,3 +177,15 @@ TECH_NOUNS = frozenset({
     "chart", "kubectl", "helm", "docker", "k8s"})
 COLORS = ["red", "orange", "yellow", "green", "teal", "blue", "indigo", "purple", "pink",
           "gray"]
+
+# each provider's regions as its API spells them (the most used first)
+CLOUD_REGIONS: dict[str, list[str]] = {
+    "aws": ["us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-1",
+            "us-east-2", "ap-northeast-1"],
+    "gcp": ["us-central1", "us-east1", "europe-west1", "europe-west4", "asia-east1",
+            "us-west1", "asia-northeast1"],
+    "azure": ["eastus", "westeurope", "westus2", "northeurope", "southeastasia", "uksouth"],
+    "digitalocean": ["nyc3", "sfo3", "ams3", "fra1", "lon1", "sgp1", "nyc1"],
+    "tencent": ["ap-guangzhou", "ap-shanghai", "ap-beijing", "ap-singapore", "ap-hongkong"],
+    "alibaba": ["cn-hangzhou", "cn-shanghai", "cn-beijing", "cn-shenzhen", "ap-southeast-1"],
+}

@@ -19,11 +19,8 @@ from typing import Any
 from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
-from agent_world.mining.offline.column_semantics import (
-    _FORMAT_SEMANTICS,
-    cloud_service,
-    column_semantic,
-)
+from agent_world.mining.offline.cloud_regions import cloud_region, cloud_service
+from agent_world.mining.offline.column_semantics import _FORMAT_SEMANTICS, column_semantic
 from agent_world.mining.offline.described_values import column_file_types, described_value
 from agent_world.mining.offline.markup_values import MARKUP_KINDS, markup_value
 from agent_world.mining.offline.naming import singular, snake
@@ -182,6 +179,7 @@ class RowValues:
     rng: random.Random
     fake: Faker
     file_types: list[str]  # ("xlsx", ...): the document types the source names
+    cloud: str | None  # the cloud provider the source names ("gcp"), see cloud_regions
 
     # ---- values --------------------------------------------------------------------------
     def value(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> Any:
@@ -219,7 +217,9 @@ class RowValues:
         if sem == "word" and (col.name == "range" or col.name.endswith("_range")) and \
                 set(self.file_types) & SPREADSHEETS:
             sem = "cell_ref"  # a spreadsheet service's ranges are A1 ranges
-        if sem in DESCRIBED_KINDS and col.type in ("text", "integer"):
+        # a known provider's regions come from its list ('eu-west-7' was an example redrawn)
+        if sem in DESCRIBED_KINDS and col.type in ("text", "integer") and not (
+                sem == "cloud_region" and self.cloud):
             described = described_value(col.description or str(declared.get("description", "")),
                                         r, integer=col.type == "integer")
             if isinstance(described, str):
@@ -239,8 +239,8 @@ class RowValues:
             sem = "library_branch"
         if sem == "file_path" and in_repo:  # a file of a repository: a path in its tree
             sem = "tree_path"
-        if sem == "region" and cloud_service(self.tables, self._cache):
-            sem = "cloud_region"  # a DigitalOcean volume's or a GCP project's: no 'West'
+        if sem == "cloud_region" or sem == "region" and cloud_service(self.tables, self._cache):
+            return cloud_region(self.cloud, r)  # a DigitalOcean volume's 'nyc3', never 'West'
         if sem in MARKUP_KINDS:
             return markup_value(sem, r)
         sem = file_record_body(self.tables[table], col, sem)

@@ -36,10 +36,11 @@ class RowFactory(RowValues, RowTimes):
     def __init__(self, tables: list[TableSpec], rows: dict[str, list[dict[str, Any]]] | None,
                  seed: int | str, clock: str = "2026-01-15T09:00:00",
                  hints: dict[str, dict[str, dict[str, Any]]] | None = None,
-                 file_types: list[str] | None = None) -> None:
+                 file_types: list[str] | None = None, cloud: str | None = None) -> None:
         self.tables = {t.name: t for t in tables}
         self.hints = hints or {}  # what the source declares per column (enum, range, format)
         self.file_types = list(file_types or [])  # ("xlsx", ...): what the source's files are
+        self.cloud = cloud  # the cloud provider the source names ("gcp"): its regions' style
         self.rows: dict[str, list[dict[str, Any]]] = {
             t.name: [dict(r) for r in (rows or {}).get(t.name, [])] for t in tables}
         self.rng = random.Random(f"rows:{seed}")

@@ -18,7 +18,12 @@ from faker import Faker
 
 from agent_world.mining.offline.naming import singular, with_article
 from agent_world.mining.offline.prose import prose
-from agent_world.mining.offline.reference_data import BRANCH_PREFIXES, CODE_TOPICS, SLUG_HEADS
+from agent_world.mining.offline.reference_data import (
+    BRANCH_PREFIXES,
+    CLOUD_REGIONS,
+    CODE_TOPICS,
+    SLUG_HEADS,
+)
 from agent_world.mining.offline.setting_values import setting_value
 
 # column names whose kind holds wherever they occur
@@ -200,8 +205,7 @@ _CHOICES: dict[str, list[str]] = {
     "rrule": ["RRULE:FREQ=WEEKLY;BYDAY=MO", "RRULE:FREQ=DAILY;COUNT=10",
               "RRULE:FREQ=MONTHLY;BYMONTHDAY=1", "RRULE:FREQ=WEEKLY;BYDAY=TU,TH",
               "RRULE:FREQ=YEARLY"],
-    "cloud_region": ["us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-1",
-                     "us-central1"],
+    "cloud_region": CLOUD_REGIONS["aws"],  # a row factory's are its provider's (cloud_regions)
     "memory_size": ["256m", "512m", "1g", "2g", "4g"],
     "device_model": ["iPhone 15 Pro", "Samsung Galaxy S23", "Google Pixel 8", "iPad Air 5",
                      "iPhone 13", "OnePlus 11", "Samsung Galaxy Tab S9"],
