@@ -12,6 +12,7 @@ from agent_world.mining.offline.record_bodies import GUIDE_NOUNS, body_kind
 from agent_world.mining.offline.reference_data import TECH_NOUNS
 from agent_world.mining.offline.service_values import service_kind
 from agent_world.mining.offline.vocabulary import FILE_PLACES, PERSON_NOUNS, PERSON_ROLES
+from agent_world.mining.offline.web_results import web_part
 
 # records whose name is a title a person gives a piece of work or writing
 DOCUMENT_NOUNS = frozenset({
@@ -135,6 +136,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "bool"
     if t == "json":
         return "json"
+    if t == "text" and (web := web_part(table, n)):
+        return web  # a web search result's title, URL or snippet: one page's
     if t in ("date", "datetime"):
         return f"{t}:{time_role(n)}"
     if "base64" in words and t == "text":

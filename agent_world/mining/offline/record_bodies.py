@@ -22,6 +22,7 @@ from faker import Faker
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.naming import ADDED_LABEL, singular
 from agent_world.mining.offline.prose import prose
+from agent_world.mining.offline.web_results import WEB_KINDS, web_value
 
 # the columns that hold a record's whole body
 BODY_COLUMNS = frozenset({"content", "contents", "body", "markdown", "file_content",
@@ -33,7 +34,8 @@ _FILES = frozenset({"file", "object", "blob", "attachment", "upload"})
 _KEYS = ("private_key", "ssh_key", "signing_key", "certificate", "cert")
 # made after the rest of the record (`record_body`): bodies, and a docs page's address (from
 # its title)
-BODY_KINDS = frozenset({"document_body", "file_body", "key_body", "doc_url", "doc_path"})
+BODY_KINDS = frozenset({"document_body", "file_body", "key_body", "doc_url",
+                        "doc_path"}) | WEB_KINDS
 # pages of a product's documentation (a docs server's), not documents people write
 GUIDE_NOUNS = frozenset({"doc", "documentation", "guide", "readme", "manual"})
 # records that are pages, each at an address of its own
@@ -289,6 +291,8 @@ def record_body(kind: str, table: str, row: dict[str, Any], rng: random.Random, 
     to."""
     if kind in ("doc_url", "doc_path"):
         return docs_address(table, row, rng, kind == "doc_url", parent)
+    if kind in WEB_KINDS:  # a web search result's title, URL or snippet
+        return web_value(kind, table, row, rng)
     if kind == "key_body":
         return key_body(table, rng)
     if kind == "file_body":
