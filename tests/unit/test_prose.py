@@ -8,7 +8,7 @@ import random
 import pytest
 from faker import Faker
 
-from agent_world.mining.offline.prose import prose, prose_kind
+from agent_world.mining.offline.prose import _MESSAGES, prose, prose_kind
 from agent_world.mining.offline.web_pages import page_body, page_title
 
 
@@ -46,3 +46,24 @@ def test_a_web_page_is_titled_by_its_site_and_says_what_sites_say():
     assert body.startswith("# Blog | Cooper\n\n") and "Cooper" in body[20:] or "$" in body
     csv = page_body(fake, rng, "https://cooper.com/x", "X", 200, "text/csv")
     assert csv.splitlines()[0] == "id,name,quantity" and len(csv.splitlines()) >= 3
+
+
+def test_output_instructions_and_find_phrases_are_not_chat_messages():
+    """A command's stdout, a browser agent's instruction and a find/replace's text had held
+    chat messages ('Thanks Ann, I'll follow up Tuesday.' as a test run's output)."""
+    assert prose_kind("stdout", "languages") == "output"
+    assert prose_kind("stderr", "languages") == "error"
+    assert prose_kind("instruction", "stagehands") == "browser_step"
+    assert prose_kind("instruction", "files") == "instruction"
+    for name in ("text_to_find", "replace_text", "target_text", "start_anchor_text",
+                 "old_text"):
+        assert prose_kind(name, "documents") == "phrase", name
+    assert prose_kind("body", "messages") == "message"  # a message stays one
+    rng, fake = random.Random(0), Faker()
+    fake.seed_instance(0)
+    chat = {m.split("{")[0] for m in _MESSAGES if m.split("{")[0]}
+    for kind in ("output", "instruction", "browser_step", "phrase"):
+        for _ in range(20):
+            text = prose(kind, rng, fake)
+            assert text and "{" not in text and not text.startswith(tuple(chat)), (kind, text)
+    assert all(len(prose("phrase", rng, fake).split()) <= 4 for _ in range(30))

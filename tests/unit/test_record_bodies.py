@@ -75,8 +75,8 @@ def test_wiki_pages_and_documents_are_markdown_not_chat():
 
 
 def test_a_private_key_is_a_pem_block():
-    rows = _mined("coolify").rows["private_keys"]
-    assert rows
+    rows = [r for r in _mined("coolify").rows["private_keys"] if r["content"] is not None]
+    assert rows  # (the edge case of a row with every nullable column NULL has none)
     for r in rows:
         lines = r["content"].splitlines()
         assert lines[0] == "-----BEGIN PRIVATE KEY-----"

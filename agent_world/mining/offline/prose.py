@@ -1,5 +1,6 @@
 """Text a person would write in a record's free-text fields: messages and comments, error
-messages, reasons, meeting titles, descriptions — by what the column is for, from templates
+messages, reasons, meeting titles, descriptions, a command's output, an agent's instruction, a
+phrase a find or replace names — by what the column is for, from templates
 over everyday words, not Faker's lorem ('Explain herself music crime carry project less speak
 director.'), which a request then quotes back to the agent ("set its summary to …", "the
 alarm whose message is 'Little tend drive.'")."""
@@ -55,6 +56,28 @@ _DESCRIPTIONS = [
     "Used by the {team} team to plan the {thing}.",
     "Archive of past {things}; read-only.",
 ]
+# what a command printed: a build's, a test run's, a server's
+_OUTPUTS = ["Build succeeded in {q}.{time_s}s", "{n} passed, 0 failed", "Listening on "
+            "http://0.0.0.0:8080", "Compiled {n} files with no errors", "Done. {n} rows "
+            "written", "Deployment complete: revision {n} is serving traffic", "Already up "
+            "to date.", "Installed {n} packages in {q}.{time_s}s"]
+# what a browser automation is told to do, and what a coding or research agent is
+_BROWSER_STEPS = ["Click the 'Sign in' button and wait for the dashboard to load",
+                  "Extract the product names and prices from the page",
+                  "Fill the email field with the test account and submit the form",
+                  "Scroll to the footer and list every link it holds",
+                  "Open the first search result and copy its title",
+                  "Accept the cookie banner, then open the pricing page"]
+_INSTRUCTIONS = ["Add error handling to the fetch call",
+                 "Rename the variable to match the {thing} it holds",
+                 "Write a unit test for the {thing} parser",
+                 "Summarise the findings in three bullet points",
+                 "Keep the public API unchanged; only refactor the internals",
+                 "Cite a source for every figure in the {thing}"]
+# a phrase of a document a find, replace or anchor names
+_PHRASES = ["{Thing}", "Q{q} {thing}", "{Team} team", "Terms and Conditions", "Next steps",
+            "draft", "TODO", "Executive summary", "{thing} owner", "Action items",
+            "{Team} {thing}", "Introduction"]
 _QUESTIONS = ["How do I reset my password?", "When is the {thing} due?",
               "Who owns the {thing}?", "Can I change the delivery date?",
               "Why was my card declined?", "Where can I find last month's {thing}?"]
@@ -63,8 +86,16 @@ _QUESTIONS = ["How do I reset my password?", "When is the {thing} due?",
 def prose_kind(name: str, table: str) -> str:
     """Which kind of free text a column holds, by its name and table."""
     words = set(name.lower().split("_"))
-    if words & {"error", "errors", "exception", "failure", "warning", "warnings"}:
+    if words & {"error", "errors", "exception", "failure", "warning", "warnings", "stderr"}:
         return "error"
+    if words & {"stdout", "output", "log", "logs"}:
+        return "output"
+    if words & {"instruction", "instructions"}:
+        return "browser_step" if re.search(r"stagehand|browser|page|selenium|playwright|tab|"
+                                           r"observe|act\b", table) else "instruction"
+    if words & {"find", "replace", "replacement", "target", "anchor", "match"} or \
+            name.lower() in ("old_text", "new_text", "old_string", "new_string"):
+        return "phrase"  # a find's, a replace's, an anchor's: a few words of a document
     if words & {"reason", "reasons"}:
         return "waiver" if re.search(r"waiv|fine|fee|charge|refund|penalt", f"{name} {table}") \
             else "cancel" if re.search(r"cancel|order|booking|reservation|appointment",
@@ -90,7 +121,7 @@ _TITLES = ["Q{q} {thing}", "{Team} {thing}", "{Thing} notes", "{Thing} for {name
 
 def prose(kind: str, rng: random.Random, fake: Faker) -> str:
     """One line of free text of `kind` ('message', 'error', 'reason', 'question', 'meeting',
-    'description', 'title', 'product')."""
+    'description', 'title', 'product', 'output', 'instruction', 'browser_step', 'phrase')."""
     if kind == "error":
         return rng.choice(_ERRORS)
     if kind in ("reason", "waiver", "cancel"):
@@ -98,13 +129,15 @@ def prose(kind: str, rng: random.Random, fake: Faker) -> str:
     if kind == "product":
         return f"{rng.choice(_PRODUCT_MAKES)} {rng.choice(_PRODUCTS)}"
     pool = {"question": _QUESTIONS, "meeting": _MEETINGS, "title": _TITLES,
-            "description": _DESCRIPTIONS}.get(kind, _MESSAGES)
+            "description": _DESCRIPTIONS, "output": _OUTPUTS, "instruction": _INSTRUCTIONS,
+            "browser_step": _BROWSER_STEPS, "phrase": _PHRASES}.get(kind, _MESSAGES)
     thing = rng.choice(_THINGS)
     team = rng.choice(_TEAMS)
     slots = {"thing": thing, "Thing": thing[0].upper() + thing[1:], "things": thing + "s",
              "team": team, "Team": team.title(), "name": fake.first_name(),
              "last": fake.last_name(), "day": rng.choice(_DAYS), "q": rng.randint(1, 4),
-             "time": f"{rng.randint(8, 17)}:{rng.choice(['00', '30'])}", "city": fake.city()}
+             "time": f"{rng.randint(8, 17)}:{rng.choice(['00', '30'])}", "city": fake.city(),
+             "n": rng.randint(2, 240), "time_s": rng.randint(1, 9)}
     return rng.choice(pool).format(**slots)
 
 
