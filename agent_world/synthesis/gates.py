@@ -202,6 +202,9 @@ def gate_answer_from_state(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> Ga
         # a URL or path that names its page: "the url '.../docs/data-fetching'" gives the
         # page's title 'Data fetching' away
         return fail(f"the request gives the answer {ref!r} away (as {slug!r})")
+    if answer.get("kind") == "section":  # read from a body the chain's call shows
+        return GateResult(name="answer_from_state", passed=True,
+                          detail=f"an item of the {answer['section']!r} section of a body")
     for zone in set(_ZONE.findall(text)) & _ZONES:
         if want in _zone_facts(zone):
             return fail(f"the answer {ref!r} is world knowledge about {zone}")

@@ -109,6 +109,29 @@ def ask_field(field: str, rng: random.Random, ent: str = "", now: bool = False,
                        f"I'd like to know {the} {f}.", f"Which {f} does {subject} have?"])
 
 
+_ORDINALS = ["first", "second", "third"]
+# an item of a body's section, asked as a reader of the page asks it ({n}: "second")
+_SECTION_QUESTIONS = {
+    "Steps": ["What is the {n} step {the} lists?", "What does {the} say to do as step {k}?"],
+    "Prerequisites": ["What is the {n} prerequisite {the} lists?",
+                      "Which prerequisite does {the} list {n}?"],
+    "Example": ["Which command does {the}'s example run?",
+                "What command does the example in {the} show?"],
+    "Decisions": ["What is the {n} decision {the} records?",
+                  "Which decision does {the} list {n}?"],
+    "Open questions": ["What is the {n} open question in {the}?",
+                       "Which open question does {the} list {n}?"],
+}
+
+
+def ask_section(answer: dict[str, Any], ent: str, rng: random.Random) -> str:
+    """The question for one item of a section of the reached record's body ("What is the
+    second step the guide lists?")."""
+    nth = answer["nth"]
+    return rng.choice(_SECTION_QUESTIONS[answer["section"]]).format(
+        n=_ORDINALS[nth], k=nth + 1, the=f"the {ent}")
+
+
 def where_text(where: dict[str, Any]) -> str:
     return " and ".join(which(k, v).removeprefix("whose ") for k, v in where.items())
 
@@ -198,6 +221,9 @@ def instruction(spec: EnvSpec, plan: Plan, answer: dict[str, Any], rng: random.R
         now = bool(changed and f in changed)
         parts.append(ask_field(f, rng, ent=ent, now=now, value=answer.get("value"),
                                tool=step.tool))
+    elif kind == "section":
+        parts.append(ask_section(answer, qualified(spec, plan, answer["step"], len(plan.steps)),
+                                 rng))
     elif agg_step is not None:
         ents = entity_plural(tool_entity(spec, plan.steps[agg_step].tool))
         parts.append(ask_aggregate(kind, answer.get("field"), answer.get("where") or {}, ents,

@@ -1,5 +1,5 @@
 """What a task asks about the walk's last observation: a field of the record it reached (after a
-write, only what the write changed), or an aggregate of a list (how many match, a total, a
+write, only what the write changed), an item of a section of its body, or an aggregate of a list (how many match, a total, a
 maximum or minimum)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any
 from agent_world.mining.offline.naming import is_placeholder
 from agent_world.mining.offline.vocabulary import LABEL_NUMBERS, not_additive
 from agent_world.tasks.check import normalise
+from agent_world.tasks.sections import askable_sections
 from agent_world.tasks.walks import (
     SECRETS,
     Plan,
@@ -72,7 +73,15 @@ def answer_options(plan: Plan, last: Any, rng: random.Random, aggregate: bool,
     rng.shuffle(fields)
     # readable fields first; identifiers and timestamps are fair answers but less interesting
     fields.sort(key=lambda kv: (kv[0].endswith("_id") or kv[0] == "id") + _timestamp(*kv))
-    return [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
+    options = [{"kind": "field", "step": i, "field": k} for k, _ in fields[:4]]
+    # a page's body asked about (its second step, its example's command) before its fields:
+    # a docs server's tasks had asked only a fetched page's id
+    sections = askable_sections(last, asked | SECRETS) if changed is None else []
+    if sections:
+        k, section, nth = rng.choice(sections)
+        options.insert(0, {"kind": "section", "step": i, "field": k, "section": section,
+                           "nth": nth})
+    return options
 
 
 def _not_additive(field: str) -> bool:

@@ -61,6 +61,9 @@ def rubric_for(spec: EnvSpec, plan: Plan, answer: dict[str, Any], truth: Truth) 
     kind = answer.get("kind", "none")
     if kind == "field":
         out.append(f"The reply states the {_words(answer['field'])}: {_value_text(truth.answer)}.")
+    elif kind == "section":
+        out.append(f"The reply states item {answer['nth'] + 1} of the {answer['section']!r} "
+                   f"section: {_value_text(truth.answer)}.")
     elif kind != "none":
         what = "number of matching items" if kind == "count" else \
             f"{kind} of the {_words(answer['field'])}"
@@ -89,7 +92,8 @@ def llm_text(model: Any, spec: EnvSpec, plan: Plan, answer: dict[str, Any],
         "steps": [{"does": action_phrase(spec, s.tool),
                    "choose_item_with": s.select} for s in plan.steps],
         "final_answer": {"kind": answer.get("kind"), "field": answer.get("field"),
-                         "where": answer.get("where")},
+                         "where": answer.get("where"), "section": answer.get("section"),
+                         "item": None if "nth" not in answer else answer["nth"] + 1},
     }
     return _written(model, spec, facts)
 

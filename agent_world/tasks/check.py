@@ -68,6 +68,7 @@ from agent_world.tasks.answers import (
 )
 from agent_world.tasks.model import Step, Task, ToolCall
 from agent_world.tasks.scripts import ScriptError, run_verify
+from agent_world.tasks.sections import body_sections
 from agent_world.tasks.words import PAGING, sql_param
 
 WILDCARD = "*"
@@ -298,14 +299,18 @@ def _selects(step: Step, call: ToolCall, spec: Any) -> bool:
                for k, v in selecting_arguments(call, spec).items())
 
 
-def _shows(result: Any, reference: Any) -> bool:
-    """Whether an observation holds the reference value (every value of a list reference)."""
+def _shows(result: Any, reference: Any, in_body: bool = False) -> bool:
+    """Whether an observation holds the reference value (every value of a list reference);
+    `in_body`: as an item of a section of a body it holds (a fetched page's second step)."""
     if isinstance(reference, list):
-        return all(_shows(result, r) for r in reference)
+        return all(_shows(result, r, in_body) for r in reference)
     if isinstance(result, dict):
-        return any(_shows(v, reference) for v in result.values())
+        return any(_shows(v, reference, in_body) for v in result.values())
     if isinstance(result, list):
-        return any(_shows(v, reference) for v in result)
+        return any(_shows(v, reference, in_body) for v in result)
+    if in_body and isinstance(result, str):
+        return any(same_value(item, reference)
+                   for items in body_sections(result).values() for item in items)
     if result is None or isinstance(result, str) and len(result) > MAX_ANSWER_CHARS:
         return False
     return same_value(result, reference)
@@ -340,13 +345,15 @@ def grounded(task: Task, steps: list[Step], spec: Any = None) -> bool:
     # one): the customer's address list shows the line2 of "that order's" address too, but
     # calling up the customer is not opening the order
     asked = task.origin.get("answer") or {}
-    first = asked.get("step", 0) if asked.get("kind") == "field" else 0
+    first = asked.get("step", 0) if asked.get("kind") in ("field", "section") else 0
+    in_body = asked.get("kind") == "section"
     for step, tool in made:
         for i, call in gold:
             if call.tool != tool or not _selects(step, call, spec):
                 continue
             if task.reference_answer is None or i == source or \
-                    source is None and i >= first and _shows(step.result, task.reference_answer):
+                    source is None and i >= first and _shows(step.result, task.reference_answer,
+                                                             in_body):
                 return True
     return False
 

@@ -2,6 +2,8 @@
 
 An **answer spec** says which value of a plan's observations answers the task:
   {"kind": "field", "step": i, "field": f}            one field of step i's (selected) result
+  {"kind": "section", "step": i, "field": f, "section": "Steps", "nth": n}
+                                                      item n of a section of that field's body
   {"kind": "count", "step": i, "where": {f: v}}       how many elements of a list match
   {"kind": "sum" | "max" | "min", "step": i, "field": f, "where": {...}}
   {"kind": "none"}                                    the task is checked on the state only
@@ -22,6 +24,7 @@ from agent_world.envs.episode import EnvRuntime, Observation
 from agent_world.envs.spec import EnvSpec
 from agent_world.tasks.check import episode_changes, mask_volatile
 from agent_world.tasks.model import ToolCall
+from agent_world.tasks.sections import section_item
 from agent_world.tasks.walks import Plan, execute_plan, field_value, selected
 
 STEP_SHIFT = 5  # how much later the second execution starts
@@ -43,6 +46,9 @@ def extract_answer(answer: dict[str, Any], plan: Plan,
     result = observations[i].result
     if kind == "field":
         return field_value(selected(result, plan.steps[i].select), answer["field"])
+    if kind == "section":
+        body = field_value(selected(result, plan.steps[i].select), answer["field"])
+        return section_item(body, answer["section"], answer["nth"])
     if not isinstance(result, list):
         return None
     items = [x for x in result if _matches(x, answer.get("where") or {})]

@@ -406,7 +406,7 @@ def without_step(plan: Plan, seen: list[Any], answer: dict[str, Any], j: int
 
     new_answer = dict(answer)
     if answer.get("step") == j:
-        if answer.get("kind") != "field":
+        if answer.get("kind") not in ("field", "section"):  # a section: of the same body
             return None
         i = earlier(answer["field"], field_value(seen[j], answer["field"]))
         if i is None:

@@ -18,6 +18,7 @@ from agent_world.synthesis.task_answers import answer_options
 from agent_world.tasks.difficulty import Recipe
 from agent_world.tasks.model import Task
 from agent_world.tasks.sampling import ValueSampler
+from agent_world.tasks.sections import body_sections
 from agent_world.tasks.toolgraph import build_tool_graph
 from agent_world.tasks.walks import Plan, PlanStep
 from tests.conftest import built_offline
@@ -80,10 +81,12 @@ def test_mui_docs_are_fetched_by_url_in_tasks():
         urls = task.chain[0].arguments["urls"]
         assert all(f"'{u}'" in task.instruction for u in urls) and "[" not in task.instruction
         assert ("the url '" if len(urls) == 1 else "the urls '") in task.instruction
-        # a field of a fetched page, which the request does not give away (its URL names
-        # its title: 'Data fetching' is at '.../docs/data-fetching')
+        # a field of a fetched page or an item of its body, which the request does not give
+        # away (its URL names its title: 'Data fetching' is at '.../docs/data-fetching')
         page = {k: v for r in spec.rows["docs"] if r["name"] == task.reference_answer
-                or r["id"] == task.reference_answer for k, v in r.items()}
+                or r["id"] == task.reference_answer or task.reference_answer in [
+                    i for items in body_sections(r["content"]).values() for i in items]
+                for k, v in r.items()}
         assert page
         slug = str(task.reference_answer).lower().replace(" ", "-")
         assert slug not in task.instruction.lower() or slug.isdigit()

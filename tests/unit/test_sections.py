@@ -1,0 +1,103 @@
+"""A task may ask what a fetched page says: an item of a section of its body ("what is the
+second step the doc lists?"). Docs servers had asked only a page's id or title."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+from faker import Faker
+
+from agent_world.envs import EnvRuntime
+from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.offline.record_bodies import document_body
+from agent_world.mining.sources import read_source
+from agent_world.mining.sources.harvest_corpus import corpus_sources
+from agent_world.synthesis.gates import run_gates
+from agent_world.synthesis.synthesizer import build_candidate
+from agent_world.tasks.answers import answer_matches
+from agent_world.tasks.check import _shows
+from agent_world.tasks.difficulty import Recipe
+from agent_world.tasks.model import Task
+from agent_world.tasks.sampling import ValueSampler
+from agent_world.tasks.sections import askable_sections, body_sections, section_item
+from agent_world.tasks.toolgraph import build_tool_graph
+from tests.conftest import built_offline
+
+PAGE = """# Installation
+
+This guide explains installation: what you need, the steps and the errors you may see.
+
+## Prerequisites
+- Node.js 18 or later
+- Docker installed locally
+
+## Steps
+1. Install the package.
+2. Set the options in the config file.
+3. Restart the dev server.
+
+## Example
+```bash
+npx acme init
+```"""
+
+
+def test_a_bodys_sections_and_their_items_are_read():
+    sections = body_sections(PAGE)
+    assert sections == {"Prerequisites": ["Node.js 18 or later", "Docker installed locally"],
+                        "Steps": ["Install the package.", "Set the options in the config file.",
+                                  "Restart the dev server."],
+                        "Example": ["npx acme init"]}
+    assert section_item(PAGE, "Steps", 1) == "Set the options in the config file."
+    assert section_item(PAGE, "Steps", 3) is None and body_sections("no headings") == {}
+    asked = askable_sections({"id": 3, "content": PAGE}, skip={"id"})
+    assert ("content", "Example", 0) in asked and ("content", "Steps", 2) in asked
+    assert askable_sections({"content": PAGE}, skip={"content"}) == []
+
+
+def test_every_generated_page_has_sections_to_ask():
+    rng, fake = random.Random(0), Faker()
+    fake.seed_instance(0)
+    for _ in range(10):
+        body = document_body({"title": "Caching"}, rng, fake, guide=True)
+        assert askable_sections({"content": body}, set())
+
+
+def test_an_answer_states_the_item_and_a_page_holding_it_shows_it():
+    item = "Set the options in the config file."
+    assert answer_matches("Set the options in the config file", item)
+    assert answer_matches("The second step is: set the options in the config file.", item)
+    assert not answer_matches("Install the package.", item)
+    # a reply that pastes the whole section, or the whole page, names no step
+    assert not answer_matches("1. Install the package. 2. Set the options in the config file. "
+                              "3. Restart the dev server.", item)
+    assert not answer_matches(PAGE, item)
+    assert _shows({"id": 1, "content": PAGE}, item, in_body=True)
+    assert not _shows({"id": 1, "content": PAGE}, item)  # a long body is no field value
+
+
+def test_a_docs_servers_tasks_ask_what_its_pages_say():
+    ref = next(r for r in corpus_sources() if r.name == "mui")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = built_offline(mine_theme(read_source(ref.spec), iterations=0, seed=0).spec)
+    assert spec is not None
+    kept = []
+    with EnvRuntime() as rt:
+        graph, sampler = build_tool_graph(spec, runtime=rt), ValueSampler(spec)
+        for i in range(12):
+            cand = build_candidate(spec, graph, rt, random.Random(i), Recipe(1, False, False),
+                                   "graph", seed=i, sampler=sampler, start="fetchDocs")
+            if isinstance(cand, Task) and cand.origin["answer"]["kind"] == "section" and \
+                    all(g.passed for g in run_gates(cand, spec, rt)):
+                kept.append(cand)
+    assert kept
+    for task in kept:
+        answer = task.origin["answer"]
+        pages = [r for r in spec.rows["docs"]
+                 if section_item(r["content"], answer["section"], answer["nth"])
+                 == task.reference_answer]
+        assert pages, task.reference_answer
+        assert task.reference_answer not in task.instruction
+        assert any(w in task.instruction for w in ("step", "prerequisite", "command"))
