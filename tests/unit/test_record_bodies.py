@@ -17,7 +17,7 @@ from faker import Faker
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.naming import ADDED_LABEL
 from agent_world.mining.offline.prose import _MESSAGES
-from agent_world.mining.offline.record_bodies import DOC_TOPICS, body_kind, file_body
+from agent_world.mining.offline.record_bodies import DOC_TOPICS, body_kind, file_body, record_body
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
 
@@ -132,3 +132,23 @@ def test_a_docs_page_is_on_a_docs_site_under_its_title():
         assert r["url"].split("/docs/")[1].startswith(slug), r
         hosts.add(r["url"].split("/docs/")[0])
     assert len(hosts) == 1 and next(iter(hosts)).startswith("https://docs.")
+
+
+def test_exchanges_stylesheets_manifests_and_pages_hold_their_own_kind_of_body():
+    """A debugger's requests and mocks, Postman's responses, Tailwind's stylesheets,
+    kubectl's file contents and a page's text had held chat messages."""
+    assert body_kind("requests", "body") == "exchange_body"
+    assert body_kind("network_mocks", "body_replace") == "exchange_body"
+    assert body_kind("collection_responses", "text") == "exchange_body"
+    assert body_kind("pull_requests", "body") is None  # a pull request's body is prose
+    assert body_kind("css", "content") == "css_body"
+    assert body_kind("kubectl_from_file_contents", "content") == "k8s_manifest"
+    assert body_kind("page_texts", "text") == body_kind("articles", "text") == "document_body"
+    assert body_kind("messages", "text") is None
+    rng, fake = random.Random(0), Faker()
+    fake.seed_instance(0)
+    assert set(json.loads(record_body("exchange_body", "requests", {}, rng, fake))) == {
+        "email", "quantity", "sku"}
+    assert "id" in json.loads(record_body("exchange_body", "network_mocks", {}, rng, fake))
+    css = record_body("css_body", "css", {"name": "Primary button"}, rng, fake)
+    assert css.startswith(".primary-button {") and css.rstrip().endswith("}")

@@ -34,8 +34,16 @@ _FILES = frozenset({"file", "object", "blob", "attachment", "upload"})
 _KEYS = ("private_key", "ssh_key", "signing_key", "certificate", "cert")
 # made after the rest of the record (`record_body`): bodies, and a docs page's address (from
 # its title)
-BODY_KINDS = frozenset({"document_body", "file_body", "key_body", "doc_url",
-                        "doc_path"}) | WEB_KINDS
+BODY_KINDS = frozenset({"document_body", "file_body", "key_body", "doc_url", "doc_path",
+                        "exchange_body", "css_body"}) | WEB_KINDS
+# an HTTP exchange's body is JSON (a debugger's requests and mocks, Postman's responses); a
+# stylesheet's is CSS; a page's or an article's text is the page (Wikipedia's articles,
+# DevTools' pages, a PDF's pages)
+_EXCHANGES = frozenset({"mock", "replay", "payload"})
+_HTTP = frozenset({"request", "response"})  # bare or of HTTP, not a pull or leave request's
+_HTTP_HEADS = frozenset({"network", "http", "api", "collection", "webhook", "mock", "graphql"})
+_STYLES = frozenset({"css", "stylesheet", "style_sheet"})
+_TEXTS = frozenset({"page", "article", "pdf"})
 # pages of a product's documentation (a docs server's), not documents people write
 GUIDE_NOUNS = frozenset({"doc", "documentation", "guide", "readme", "manual"})
 # records that are pages, each at an address of its own
@@ -52,14 +60,26 @@ _NAMES = ("title", "name", "filename", "file_name", "path", "file_path", "key", 
 
 
 def body_kind(table: str, column: str) -> str | None:
-    """`document_body`, `file_body` or `key_body` for a body column of such a record; None for
-    any other column (a message's body stays a message)."""
+    """`document_body`, `file_body`, `key_body`, `exchange_body`, `css_body` or `k8s_manifest`
+    for a body column of such a record; None for any other column (a message's body stays a
+    message)."""
+    entity = singular(table)
+    last = entity.split("_")[-1]
+    words = entity.split("_")
+    if column in BODY_COLUMNS | {"text", "body_replace"} and (last in _EXCHANGES or last in _HTTP
+                                                             and (len(words) == 1 or
+                                                                  words[0] in _HTTP_HEADS)):
+        return "exchange_body"
+    if column in BODY_COLUMNS and (last in _STYLES or entity in _STYLES):
+        return "css_body"
+    if column == "text" and (last in _TEXTS or entity.endswith("page_text")):
+        return "document_body"
+    if "kubectl" in entity and column in BODY_COLUMNS:
+        return "k8s_manifest"  # what `kubectl apply -f` is given
     if column not in BODY_COLUMNS:
         return None
-    entity = singular(table)
     if entity.endswith(_KEYS):
         return "key_body"
-    last = entity.split("_")[-1]
     if last in _DOCUMENTS:
         return "document_body"
     if last in _FILES:
@@ -192,6 +212,9 @@ _CODE = {
     "lua": lambda f, r, s: f"local function {_camel(s)}(items)\n  return #items\nend\n\n"
                            f"return {_camel(s)}\n",
 }
+_CODE["css"] = lambda f, r, s: (f".{s.strip('-_') or 'card'} {{\n  display: flex;\n  gap: "
+                                f"{r.choice([0.5, 1, 1.5])}rem;\n  color: "
+                                f"{r.choice(['#1f2937', '#0f766e', '#b91c1c'])};\n}}\n")
 _CODE.update({"jsx": _CODE["js"], "tsx": _CODE["ts"], "mjs": _CODE["js"], "bash": _CODE["sh"],
               "luau": _CODE["lua"]})
 _MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "jpg": b"\xff\xd8\xff\xe0", "jpeg": b"\xff\xd8\xff\xe0",
@@ -240,6 +263,18 @@ def file_body(row: dict[str, Any], rng: random.Random, fake: Faker, default: str
         return base64.b64encode(raw).decode()
     # plain text: the document without its markup
     return re.sub(r"^#+ ", "", document_body(row, rng, fake), flags=re.M) + "\n"
+
+
+def exchange_body(table: str, rng: random.Random, fake: Faker) -> str:
+    """The JSON body of an HTTP request or response: what a client sends, what a server
+    answers."""
+    if singular(table).split("_")[-1] == "request":
+        body: dict[str, Any] = {"email": fake.email(), "quantity": rng.randint(1, 5),
+                                "sku": f"SKU-{rng.randint(1000, 9999)}"}
+    else:
+        body = {"id": rng.randint(1, 9999), "status": rng.choice(["ok", "created", "queued"]),
+                "items": rng.randint(0, 40)}
+    return json.dumps(body)
 
 
 def key_body(table: str, rng: random.Random) -> str:
@@ -297,6 +332,10 @@ def record_body(kind: str, table: str, row: dict[str, Any], rng: random.Random, 
         return key_body(table, rng)
     if kind == "file_body":
         return file_body(row, rng, fake, default=(file_types or ["txt"])[0])
+    if kind == "exchange_body":
+        return exchange_body(table, rng, fake)
+    if kind == "css_body":
+        return _CODE["css"](fake, rng, re.sub(r"\W+", "-", _heading(row, rng, fake).lower()))
     return document_body(row, rng, fake,
                          guide=singular(table).split("_")[-1] in GUIDE_NOUNS)
 
