@@ -14,7 +14,12 @@ from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.cloud_regions import cloud_region, described_cloud
 from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.reference_data import CLOUD_REGIONS
-from agent_world.mining.offline.setting_values import _HEADERS, setting_value
+from agent_world.mining.offline.setting_values import (
+    _CELLS,
+    _HEADERS,
+    _PROPERTIES,
+    setting_value,
+)
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
 
@@ -72,6 +77,13 @@ def test_a_bare_value_is_of_its_records_kind_never_a_message():
     assert "@" in setting_value("contact_email_addresses", rng, fake)
     assert any(ch.isdigit() for ch in setting_value("contact_phone_numbers", rng, fake))
     assert setting_value("request_header_data", rng, fake) in _HEADERS
+    # a `..._value` is a value too: a filter's compare value, a property's
+    assert column_semantic("board_filters", ColumnSpec(name="compare_value", type="text")) == \
+        "setting_value"
+    assert setting_value("board_filters", rng, fake, "compare_value") in _CELLS
+    assert setting_value("properties", rng, fake, "property_value") in _PROPERTIES
+    assert column_semantic("messages", ColumnSpec(name="text_value", type="text")) != \
+        "setting_value"
     spec = _mined("cloudflare")
     for table in ("kvs", "env_vars"):
         values = [r["value"] for r in spec.rows[table] if r.get("value")]

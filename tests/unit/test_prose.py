@@ -4,6 +4,7 @@ was waived or cancelled, meeting titles, product names, web pages titled by thei
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from faker import Faker
@@ -59,11 +60,17 @@ def test_output_instructions_and_find_phrases_are_not_chat_messages():
                  "old_text"):
         assert prose_kind(name, "documents") == "phrase", name
     assert prose_kind("body", "messages") == "message"  # a message stays one
+    assert prose_kind("notice", "articles") == "notice"
+    assert prose_kind("step", "test_case_steps") == "test_step"
+    assert prose_kind("step", "queries") == "interval"
+    assert prose_kind("preconditions", "test_cases") == "precondition"
     rng, fake = random.Random(0), Faker()
     fake.seed_instance(0)
-    chat = {m.split("{")[0] for m in _MESSAGES if m.split("{")[0]}
-    for kind in ("output", "instruction", "browser_step", "phrase"):
+    chat = [re.compile(re.sub(r"\\\{\w+\\\}", ".+", re.escape(m)) + "$") for m in _MESSAGES]
+    for kind in ("output", "instruction", "browser_step", "phrase", "notice", "test_step",
+                 "precondition", "interval"):
         for _ in range(20):
             text = prose(kind, rng, fake)
-            assert text and "{" not in text and not text.startswith(tuple(chat)), (kind, text)
+            assert text and "{" not in text and not any(c.match(text) for c in chat), \
+                (kind, text)
     assert all(len(prose("phrase", rng, fake).split()) <= 4 for _ in range(30))

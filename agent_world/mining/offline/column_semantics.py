@@ -375,8 +375,11 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "weekday"
     if n in ("text", "content") and single in ("heading", "header", "headline"):
         return "title"  # Word's add_heading(text) had headed documents 'Looks good to me.'
-    if n == "value" and t == "text":
-        return "setting_value"  # a header's, an env var's, a cell's: short, of its kind
+    if t == "text" and (n == "value" or n.endswith("_value") and not words & {
+            "message", "text", "body", "comment", "note", "description"}):
+        # a header's, an env var's, a cell's, a filter's compare value, a property's: short,
+        # of its kind
+        return "setting_value"
     if t == "text" and (body := body_kind(table, n)):
         return body  # a document's, a file's or a key's whole body, not a message
     if words & {"message", "body", "content", "comment", "notes", "note", "text", "reason",

@@ -74,6 +74,21 @@ _INSTRUCTIONS = ["Add error handling to the fetch call",
                  "Summarise the findings in three bullet points",
                  "Keep the public API unchanged; only refactor the internals",
                  "Cite a source for every figure in the {thing}"]
+# what a service says beside its results
+_NOTICES = ["Results are limited to the first 100 records.",
+            "This endpoint is deprecated; use version 2.",
+            "Data may be delayed by up to 15 minutes.",
+            "Some records were omitted because of access restrictions.",
+            "Abstracts are not available for every article."]
+# a test case's steps and what must hold before them
+_TEST_STEPS = ["Open the login page", "Enter a valid email and password", "Click 'Sign in'",
+               "Check that the dashboard shows the user's name", "Add a product to the cart",
+               "Open the cart and check the total", "Log out from the account menu"]
+_PRECONDITIONS = ["The user is signed out", "A product is in the cart",
+                  "The test account exists and is verified", "The app is on the home screen",
+                  "Feature flag 'new-checkout' is on"]
+# a query's step: the resolution of a range query
+_INTERVALS = ["15s", "30s", "60s", "5m", "1h"]
 # a phrase of a document a find, replace or anchor names
 _PHRASES = ["{Thing}", "Q{q} {thing}", "{Team} team", "Terms and Conditions", "Next steps",
             "draft", "TODO", "Executive summary", "{thing} owner", "Action items",
@@ -90,6 +105,12 @@ def prose_kind(name: str, table: str) -> str:
         return "error"
     if words & {"stdout", "output", "log", "logs"}:
         return "output"
+    if words & {"notice", "notices"}:
+        return "notice"
+    if words & {"precondition", "preconditions"}:
+        return "precondition"
+    if words & {"step", "steps"}:
+        return "interval" if re.search(r"quer|metric|series|range", table) else "test_step"
     if words & {"instruction", "instructions"}:
         return "browser_step" if re.search(r"stagehand|browser|page|selenium|playwright|tab|"
                                            r"observe|act\b", table) else "instruction"
@@ -121,7 +142,8 @@ _TITLES = ["Q{q} {thing}", "{Team} {thing}", "{Thing} notes", "{Thing} for {name
 
 def prose(kind: str, rng: random.Random, fake: Faker) -> str:
     """One line of free text of `kind` ('message', 'error', 'reason', 'question', 'meeting',
-    'description', 'title', 'product', 'output', 'instruction', 'browser_step', 'phrase')."""
+    'description', 'title', 'product', 'output', 'instruction', 'browser_step', 'phrase',
+    'notice', 'test_step', 'precondition', 'interval')."""
     if kind == "error":
         return rng.choice(_ERRORS)
     if kind in ("reason", "waiver", "cancel"):
@@ -130,7 +152,9 @@ def prose(kind: str, rng: random.Random, fake: Faker) -> str:
         return f"{rng.choice(_PRODUCT_MAKES)} {rng.choice(_PRODUCTS)}"
     pool = {"question": _QUESTIONS, "meeting": _MEETINGS, "title": _TITLES,
             "description": _DESCRIPTIONS, "output": _OUTPUTS, "instruction": _INSTRUCTIONS,
-            "browser_step": _BROWSER_STEPS, "phrase": _PHRASES}.get(kind, _MESSAGES)
+            "browser_step": _BROWSER_STEPS, "phrase": _PHRASES, "notice": _NOTICES,
+            "test_step": _TEST_STEPS, "precondition": _PRECONDITIONS,
+            "interval": _INTERVALS}.get(kind, _MESSAGES)
     thing = rng.choice(_THINGS)
     team = rng.choice(_TEAMS)
     slots = {"thing": thing, "Thing": thing[0].upper() + thing[1:], "things": thing + "s",

@@ -259,7 +259,7 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
         values, weights = _WEIGHTED[kind]
         return r.choices(values, weights=weights)[0]
     if kind == "setting_value":
-        return setting_value(table, r, f)
+        return setting_value(table, r, f, name)
     if kind == "etag":
         return r.choice(['W/"', '"']) + f"{r.getrandbits(64):016x}" + '"'
     if kind == "connection_string":
