@@ -64,11 +64,16 @@ def test_output_instructions_and_find_phrases_are_not_chat_messages():
     assert prose_kind("step", "test_case_steps") == "test_step"
     assert prose_kind("step", "queries") == "interval"
     assert prose_kind("preconditions", "test_cases") == "precondition"
+    assert prose_kind("text", "checklist_items") == prose_kind("content", "task_items") == "todo"
+    assert prose_kind("text", "google_slides_text_boxes") == "slide_text"
+    assert prose_kind("text", "stickies") == "slide_text"
+    assert prose_kind("text", "alerts") == "alert"
+    assert prose_kind("message", "alerts") == prose_kind("text", "slide_comments") == "message"
     rng, fake = random.Random(0), Faker()
     fake.seed_instance(0)
     chat = [re.compile(re.sub(r"\\\{\w+\\\}", ".+", re.escape(m)) + "$") for m in _MESSAGES]
     for kind in ("output", "instruction", "browser_step", "phrase", "notice", "test_step",
-                 "precondition", "interval"):
+                 "precondition", "interval", "todo", "slide_text", "alert"):
         for _ in range(20):
             text = prose(kind, rng, fake)
             assert text and "{" not in text and not any(c.match(text) for c in chat), \

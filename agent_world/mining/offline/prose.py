@@ -89,6 +89,16 @@ _PRECONDITIONS = ["The user is signed out", "A product is in the cart",
                   "Feature flag 'new-checkout' is on"]
 # a query's step: the resolution of a range query
 _INTERVALS = ["15s", "30s", "60s", "5m", "1h"]
+# a to-do's or a checklist item's text
+_TODOS = ["Send the {thing} to {name}", "Book the venue for the {team} offsite",
+          "Review the {thing}", "Renew the SSL certificate", "Update the {team} roadmap",
+          "Call {name} about the {thing}", "Archive last quarter's {things}"]
+# the words on a slide, a text box, a sticky note or a shape
+_SLIDE_TEXTS = ["Agenda", "Q{q} results", "Thank you!", "Next steps", "Customer journey",
+                "{Team} roadmap", "Revenue up {n}% year over year", "Questions?", "Key risks"]
+# what a page's alert, confirm or prompt dialog says
+_ALERTS = ["Are you sure you want to leave this page?", "Your session has expired.",
+           "Changes saved.", "Please enter a valid email address.", "Delete this item?"]
 # a phrase of a document a find, replace or anchor names
 _PHRASES = ["{Thing}", "Q{q} {thing}", "{Team} team", "Terms and Conditions", "Next steps",
             "draft", "TODO", "Executive summary", "{thing} owner", "Action items",
@@ -111,6 +121,14 @@ def prose_kind(name: str, table: str) -> str:
         return "precondition"
     if words & {"step", "steps"}:
         return "interval" if re.search(r"quer|metric|series|range", table) else "test_step"
+    if words & {"text", "content", "body"} and not words & {"message", "comment"} and \
+            not re.search(r"comment|repl|message|note", table):
+        if re.search(r"checklist|todo|task_item|subtask", table):
+            return "todo"
+        if re.search(r"slide|text_box|sticky|stickie|shape|figma_node|^nodes$", table):
+            return "slide_text"
+        if re.search(r"alert|dialog", table):
+            return "alert"
     if words & {"instruction", "instructions"}:
         return "browser_step" if re.search(r"stagehand|browser|page|selenium|playwright|tab|"
                                            r"observe|act\b", table) else "instruction"
@@ -143,7 +161,7 @@ _TITLES = ["Q{q} {thing}", "{Team} {thing}", "{Thing} notes", "{Thing} for {name
 def prose(kind: str, rng: random.Random, fake: Faker) -> str:
     """One line of free text of `kind` ('message', 'error', 'reason', 'question', 'meeting',
     'description', 'title', 'product', 'output', 'instruction', 'browser_step', 'phrase',
-    'notice', 'test_step', 'precondition', 'interval')."""
+    'notice', 'test_step', 'precondition', 'interval', 'todo', 'slide_text', 'alert')."""
     if kind == "error":
         return rng.choice(_ERRORS)
     if kind in ("reason", "waiver", "cancel"):
@@ -154,7 +172,8 @@ def prose(kind: str, rng: random.Random, fake: Faker) -> str:
             "description": _DESCRIPTIONS, "output": _OUTPUTS, "instruction": _INSTRUCTIONS,
             "browser_step": _BROWSER_STEPS, "phrase": _PHRASES, "notice": _NOTICES,
             "test_step": _TEST_STEPS, "precondition": _PRECONDITIONS,
-            "interval": _INTERVALS}.get(kind, _MESSAGES)
+            "interval": _INTERVALS, "todo": _TODOS, "slide_text": _SLIDE_TEXTS,
+            "alert": _ALERTS}.get(kind, _MESSAGES)
     thing = rng.choice(_THINGS)
     team = rng.choice(_TEAMS)
     slots = {"thing": thing, "Thing": thing[0].upper() + thing[1:], "things": thing + "s",
