@@ -53,6 +53,7 @@ from agent_world.mining.offline.column_semantics import (  # noqa: E402
     column_semantic,
 )
 from agent_world.mining.offline.naming import singular, singular_word, snake, tokens  # noqa: E402
+from agent_world.mining.offline.prose import _MESSAGES as CHAT_MESSAGES  # noqa: E402
 from agent_world.mining.offline.vocabulary import QUALITY_WORDS, WHERE_WORDS  # noqa: E402
 from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
@@ -172,6 +173,30 @@ def constant_columns(specs: list) -> tuple[int, int]:
     return same, total
 
 
+# the templates of a chat message, and the records whose text is one (a message, a comment)
+_CHAT = [re.compile(re.sub(r"\\\{\w+\\\}", ".+", re.escape(m)) + "$") for m in CHAT_MESSAGES]
+_SAID_IN = re.compile(r"messag|comment|repl|note|post|mail|chat|thread|review|feedback|update|"
+                      r"stor(?:y|ies)|sms|conversation|draft|activit|notification")
+
+
+def chat_columns(specs: list) -> tuple[int, int]:
+    """Text columns (5+ values) most of whose values are chat messages ('Thanks Ann, I'll
+    follow up Tuesday.'), of records that are no message, comment or note (a search result's
+    snippet, a command's stdout, a stylesheet), and all chat columns."""
+    outside = chat = 0
+    for spec in specs:
+        for t in spec.tables:
+            for c in t.columns:
+                values = [v for r in spec.rows.get(t.name, []) if isinstance(v := r.get(c.name),
+                                                                             str)]
+                if c.type != "text" or len(values) < 5:
+                    continue
+                if sum(any(p.match(v) for p in _CHAT) for v in values) * 2 > len(values):
+                    chat += 1
+                    outside += not _SAID_IN.search(f"{t.name} {c.name}")
+    return outside, chat
+
+
 # a tool whose arguments are a record's fields when it writes one ('create_issue(title, body)')
 _WRITE_WORDS = {"create", "add", "new", "insert", "update", "set", "edit", "patch", "put",
                 "upsert", "save", "register", "modify", "post", "write", "book", "schedule"}
@@ -289,6 +314,7 @@ def _stages_in(home: Path, refs: list, args: argparse.Namespace,
     out["titled_names"], out["names"], out["huge_numbers"] = filler_values(specs)
     out["one_state"], out["available_states"], out["statuses"] = status_flaws(specs)
     out["constant_columns"], out["text_columns"] = constant_columns(specs)
+    out["chat_outside"], out["chat_columns"] = chat_columns(specs)
     t0 = time.perf_counter()
     built = build_environments([], home=home, context={"home": str(home), **context})
     out["build_s"] = time.perf_counter() - t0
@@ -368,6 +394,8 @@ def main(argv: list[str] | None = None) -> int:
         lambda r: f"{r['one_state']} / {r['available_states']} of {r['statuses']}")
     row("free-text columns with one value in every row (5+ rows)",
         lambda r: f"{r['constant_columns']} / {r['text_columns']}")
+    row("chat-message columns of records that are no message / all chat columns",
+        lambda r: f"{r['chat_outside']} / {r['chat_columns']}")
     row("tables holding one tool's calls", lambda r: f"{r['one_call_tables']} / {r['tables']} "
         f"({100 * r['one_call_tables'] / max(1, r['tables']):.1f} %)")
     row("text cells that are one random word", lambda r: f"{r['lone_words']} / "

@@ -68,12 +68,16 @@ def test_output_instructions_and_find_phrases_are_not_chat_messages():
     assert prose_kind("text", "google_slides_text_boxes") == "slide_text"
     assert prose_kind("text", "stickies") == "slide_text"
     assert prose_kind("text", "alerts") == "alert"
+    assert prose_kind("text", "send_keyses") == prose_kind("text", "clipboards") == "typed"
+    assert prose_kind("text", "paragraphs") == prose_kind("line_text", "lines") == "paragraph"
+    assert prose_kind("observation", "entity_observations") == "observation"
     assert prose_kind("message", "alerts") == prose_kind("text", "slide_comments") == "message"
     rng, fake = random.Random(0), Faker()
     fake.seed_instance(0)
     chat = [re.compile(re.sub(r"\\\{\w+\\\}", ".+", re.escape(m)) + "$") for m in _MESSAGES]
     for kind in ("output", "instruction", "browser_step", "phrase", "notice", "test_step",
-                 "precondition", "interval", "todo", "slide_text", "alert"):
+                 "precondition", "interval", "todo", "slide_text", "alert", "typed",
+                 "paragraph", "observation"):
         for _ in range(20):
             text = prose(kind, rng, fake)
             assert text and "{" not in text and not any(c.match(text) for c in chat), \

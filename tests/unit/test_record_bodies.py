@@ -150,5 +150,15 @@ def test_exchanges_stylesheets_manifests_and_pages_hold_their_own_kind_of_body()
     assert set(json.loads(record_body("exchange_body", "requests", {}, rng, fake))) == {
         "email", "quantity", "sku"}
     assert "id" in json.loads(record_body("exchange_body", "network_mocks", {}, rng, fake))
+    assert body_kind("workers", "script_content") == body_kind("script_lines", "content") == \
+        "code_body"
+    assert body_kind("functions", "function_body") == "sql_body"
+    assert body_kind("directories", "content") == "listing_body"
+    assert body_kind("sheets", "content") == "csv_text"
+    assert record_body("code_body", "workers", {"name": "cron"}, rng, fake).startswith(
+        "export function")
+    line = record_body("code_body", "script_lines", {"name": "spawn"}, rng, fake)
+    assert line.startswith("local function") and "\n" not in line
+    assert record_body("sql_body", "functions", {}, rng, fake).startswith("BEGIN")
     css = record_body("css_body", "css", {"name": "Primary button"}, rng, fake)
     assert css.startswith(".primary-button {") and css.rstrip().endswith("}")

@@ -99,6 +99,20 @@ _SLIDE_TEXTS = ["Agenda", "Q{q} results", "Thank you!", "Next steps", "Customer 
 # what a page's alert, confirm or prompt dialog says
 _ALERTS = ["Are you sure you want to leave this page?", "Your session has expired.",
            "Changes saved.", "Please enter a valid email address.", "Delete this item?"]
+# a memory's observation of an entity (a knowledge graph's facts about a person)
+_OBSERVATIONS = ["Prefers email over phone calls", "Works on the {team} team",
+                 "Lives in {city}", "Speaks Spanish and English", "Allergic to peanuts",
+                 "Joined in Q{q} 2024", "Owns the {thing}"]
+# a paragraph of a document (Word's, Google Docs')
+_PARAGRAPHS = ["This proposal covers the {thing} for the {team} team.",
+               "Revenue grew {n}% in Q{q}, led by the {thing}.",
+               "All figures are in US dollars unless stated otherwise.",
+               "The {team} team owns the {thing} from Q{q}.",
+               "Appendix A lists the open risks and who follows each up.",
+               "{name} {last} will present the {thing} at the next all-hands."]
+# what is typed into a field or held on a clipboard
+_TYPED = ["test@example.com", "hello world", "{city}", "4111 1111 1111 1111", "Order #{n}",
+          "{name} {last}", "https://example.com/{thing}"]
 # a phrase of a document a find, replace or anchor names
 _PHRASES = ["{Thing}", "Q{q} {thing}", "{Team} team", "Terms and Conditions", "Next steps",
             "draft", "TODO", "Executive summary", "{thing} owner", "Action items",
@@ -121,6 +135,9 @@ def prose_kind(name: str, table: str) -> str:
         return "precondition"
     if words & {"step", "steps"}:
         return "interval" if re.search(r"quer|metric|series|range", table) else "test_step"
+    if words & {"find", "replace", "replacement", "target", "anchor", "match"} or \
+            name.lower() in ("old_text", "new_text", "old_string", "new_string"):
+        return "phrase"  # a find's, a replace's, an anchor's: a few words of a document
     if words & {"text", "content", "body"} and not words & {"message", "comment"} and \
             not re.search(r"comment|repl|message|note", table):
         if re.search(r"checklist|todo|task_item|subtask", table):
@@ -129,12 +146,17 @@ def prose_kind(name: str, table: str) -> str:
             return "slide_text"
         if re.search(r"alert|dialog", table):
             return "alert"
+        if re.search(r"input|send_key|keyboard|clipboard|keystroke", table):
+            return "typed"
+        if re.search(r"paragraph|^lines$|block|^documents$|tabs$|table_cell", table):
+            return "paragraph"
+    if words & {"observation", "observations"} or "observation" in table:
+        return "observation"
+    if words & {"paragraph"} or name.lower() in ("line_text", "header_text"):
+        return "paragraph"
     if words & {"instruction", "instructions"}:
         return "browser_step" if re.search(r"stagehand|browser|page|selenium|playwright|tab|"
                                            r"observe|act\b", table) else "instruction"
-    if words & {"find", "replace", "replacement", "target", "anchor", "match"} or \
-            name.lower() in ("old_text", "new_text", "old_string", "new_string"):
-        return "phrase"  # a find's, a replace's, an anchor's: a few words of a document
     if words & {"reason", "reasons"}:
         return "waiver" if re.search(r"waiv|fine|fee|charge|refund|penalt", f"{name} {table}") \
             else "cancel" if re.search(r"cancel|order|booking|reservation|appointment",
@@ -161,7 +183,8 @@ _TITLES = ["Q{q} {thing}", "{Team} {thing}", "{Thing} notes", "{Thing} for {name
 def prose(kind: str, rng: random.Random, fake: Faker) -> str:
     """One line of free text of `kind` ('message', 'error', 'reason', 'question', 'meeting',
     'description', 'title', 'product', 'output', 'instruction', 'browser_step', 'phrase',
-    'notice', 'test_step', 'precondition', 'interval', 'todo', 'slide_text', 'alert')."""
+    'notice', 'test_step', 'precondition', 'interval', 'todo', 'slide_text', 'alert', 'typed',
+    'paragraph', 'observation')."""
     if kind == "error":
         return rng.choice(_ERRORS)
     if kind in ("reason", "waiver", "cancel"):
@@ -173,7 +196,8 @@ def prose(kind: str, rng: random.Random, fake: Faker) -> str:
             "browser_step": _BROWSER_STEPS, "phrase": _PHRASES, "notice": _NOTICES,
             "test_step": _TEST_STEPS, "precondition": _PRECONDITIONS,
             "interval": _INTERVALS, "todo": _TODOS, "slide_text": _SLIDE_TEXTS,
-            "alert": _ALERTS}.get(kind, _MESSAGES)
+            "alert": _ALERTS, "typed": _TYPED, "paragraph": _PARAGRAPHS,
+            "observation": _OBSERVATIONS}.get(kind, _MESSAGES)
     thing = rng.choice(_THINGS)
     team = rng.choice(_TEAMS)
     slots = {"thing": thing, "Thing": thing[0].upper() + thing[1:], "things": thing + "s",

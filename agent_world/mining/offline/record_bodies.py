@@ -28,14 +28,15 @@ from agent_world.mining.offline.web_results import WEB_KINDS, web_value
 BODY_COLUMNS = frozenset({"content", "contents", "body", "markdown", "file_content",
                           "document_content", "page_content"})
 _DOCUMENTS = frozenset({"doc", "document", "documentation", "wiki", "article", "guide", "readme",
-                        "manual", "handbook", "runbook", "playbook", "knowledge", "spec",
+                        "pdf", "manual", "handbook", "runbook", "playbook", "knowledge", "spec",
                         "specification", "memo", "writeup"})
 _FILES = frozenset({"file", "object", "blob", "attachment", "upload"})
 _KEYS = ("private_key", "ssh_key", "signing_key", "certificate", "cert")
 # made after the rest of the record (`record_body`): bodies, and a docs page's address (from
 # its title)
 BODY_KINDS = frozenset({"document_body", "file_body", "key_body", "doc_url", "doc_path",
-                        "exchange_body", "css_body"}) | WEB_KINDS
+                        "exchange_body", "css_body", "code_body", "sql_body",
+                        "listing_body"}) | WEB_KINDS
 # an HTTP exchange's body is JSON (a debugger's requests and mocks, Postman's responses); a
 # stylesheet's is CSS; a page's or an article's text is the page (Wikipedia's articles,
 # DevTools' pages, a PDF's pages)
@@ -44,6 +45,16 @@ _HTTP = frozenset({"request", "response"})  # bare or of HTTP, not a pull or lea
 _HTTP_HEADS = frozenset({"network", "http", "api", "collection", "webhook", "mock", "graphql"})
 _STYLES = frozenset({"css", "stylesheet", "style_sheet"})
 _TEXTS = frozenset({"page", "article", "pdf"})
+# a record's code, in the language its table says ('script_content' of a Worker is JavaScript,
+# a Roblox script's line Luau; a database function's body is SQL)
+_CODE_COLUMNS = frozenset({"script_content", "source_code", "function_body", "code_content"})
+_CODE_RECORDS = frozenset({"script", "snippet", "bin", "playground"})
+_LANGUAGES = ((re.compile(r"worker|playground|bins?\b|component"), "js"),
+              (re.compile(r"script_line|roblox|luau?\b"), "lua"),
+              (re.compile(r"script"), "sh"))
+# a folder's content is what it lists; a sheet's or a range's its cells
+_FOLDERS = frozenset({"directory", "folder", "dir"})
+_GRIDS = frozenset({"sheet", "worksheet", "range"})
 # pages of a product's documentation (a docs server's), not documents people write
 GUIDE_NOUNS = frozenset({"doc", "documentation", "guide", "readme", "manual"})
 # records that are pages, each at an address of its own
@@ -76,6 +87,15 @@ def body_kind(table: str, column: str) -> str | None:
         return "document_body"
     if "kubectl" in entity and column in BODY_COLUMNS:
         return "k8s_manifest"  # what `kubectl apply -f` is given
+    if column == "function_body":
+        return "sql_body"  # a database function's: PL/pgSQL
+    if column in _CODE_COLUMNS or column in BODY_COLUMNS and (
+            last in _CODE_RECORDS or entity.endswith("script_line")):
+        return "code_body"
+    if column in BODY_COLUMNS and last in _FOLDERS:
+        return "listing_body"
+    if column in BODY_COLUMNS and last in _GRIDS:
+        return "csv_text"  # a markup kind: rows of cells
     if column not in BODY_COLUMNS:
         return None
     if entity.endswith(_KEYS):
@@ -215,6 +235,8 @@ _CODE = {
 _CODE["css"] = lambda f, r, s: (f".{s.strip('-_') or 'card'} {{\n  display: flex;\n  gap: "
                                 f"{r.choice([0.5, 1, 1.5])}rem;\n  color: "
                                 f"{r.choice(['#1f2937', '#0f766e', '#b91c1c'])};\n}}\n")
+_LISTED = ["README.md", "src/", "package.json", "docs/", "notes.txt", "report.pdf", "images/",
+           "data.csv", "Makefile", ".gitignore"]
 _CODE.update({"jsx": _CODE["js"], "tsx": _CODE["ts"], "mjs": _CODE["js"], "bash": _CODE["sh"],
               "luau": _CODE["lua"]})
 _MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "jpg": b"\xff\xd8\xff\xe0", "jpeg": b"\xff\xd8\xff\xe0",
@@ -334,6 +356,16 @@ def record_body(kind: str, table: str, row: dict[str, Any], rng: random.Random, 
         return file_body(row, rng, fake, default=(file_types or ["txt"])[0])
     if kind == "exchange_body":
         return exchange_body(table, rng, fake)
+    if kind == "code_body":
+        lang = next((ext for said, ext in _LANGUAGES if said.search(table)), "py")
+        stem = re.sub(r"\W+", "_", _heading(row, rng, fake).lower()).strip("_") or "main"
+        code = _CODE[lang](fake, rng, stem)
+        # a script's line is one line of its code
+        return next(ln for ln in code.splitlines() if ln.strip()) if "line" in table else code
+    if kind == "sql_body":
+        return f"BEGIN\n  RETURN (SELECT count(*) FROM {singular(table)}_items);\nEND;\n"
+    if kind == "listing_body":
+        return "\n".join(rng.sample(_LISTED, rng.randint(2, 5)))
     if kind == "css_body":
         return _CODE["css"](fake, rng, re.sub(r"\W+", "-", _heading(row, rng, fake).lower()))
     return document_body(row, rng, fake,
