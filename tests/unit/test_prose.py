@@ -71,13 +71,17 @@ def test_output_instructions_and_find_phrases_are_not_chat_messages():
     assert prose_kind("text", "send_keyses") == prose_kind("text", "clipboards") == "typed"
     assert prose_kind("text", "paragraphs") == prose_kind("line_text", "lines") == "paragraph"
     assert prose_kind("observation", "entity_observations") == "observation"
+    assert prose_kind("response_body_plain_text", "vacations") == "autoreply"
+    assert prose_kind("response_subject", "vacations") == "away"
+    assert prose_kind("alt_text", "charts") == prose_kind("caption", "slicers") == "caption"
+    assert prose_kind("snippet", "video_results") == "description"
     assert prose_kind("message", "alerts") == prose_kind("text", "slide_comments") == "message"
     rng, fake = random.Random(0), Faker()
     fake.seed_instance(0)
     chat = [re.compile(re.sub(r"\\\{\w+\\\}", ".+", re.escape(m)) + "$") for m in _MESSAGES]
     for kind in ("output", "instruction", "browser_step", "phrase", "notice", "test_step",
                  "precondition", "interval", "todo", "slide_text", "alert", "typed",
-                 "paragraph", "observation"):
+                 "paragraph", "observation", "autoreply", "away", "caption"):
         for _ in range(20):
             text = prose(kind, rng, fake)
             assert text and "{" not in text and not any(c.match(text) for c in chat), \

@@ -113,6 +113,13 @@ _PARAGRAPHS = ["This proposal covers the {thing} for the {team} team.",
 # what is typed into a field or held on a clipboard
 _TYPED = ["test@example.com", "hello world", "{city}", "4111 1111 1111 1111", "Order #{n}",
           "{name} {last}", "https://example.com/{thing}"]
+# an out-of-office reply, and a chart's, a slicer's or an image's caption
+_AUTOREPLIES = ["I'm out of the office until {day} with limited access to email.",
+                "Thanks for your message. I'm on leave and will reply when I'm back.",
+                "I'm travelling this week; for anything urgent contact {name}."]
+_AWAY = ["Out of office", "Away until {day}", "On leave", "Automatic reply: out of office"]
+_CAPTIONS = ["Revenue by region", "Monthly active users", "Q{q} pipeline by stage",
+             "Tickets opened per day", "{Team} headcount", "Error rate, last 7 days"]
 # a phrase of a document a find, replace or anchor names
 _PHRASES = ["{Thing}", "Q{q} {thing}", "{Team} team", "Terms and Conditions", "Next steps",
             "draft", "TODO", "Executive summary", "{thing} owner", "Action items",
@@ -150,6 +157,12 @@ def prose_kind(name: str, table: str) -> str:
             return "typed"
         if re.search(r"paragraph|^lines$|block|^documents$|tabs$|table_cell", table):
             return "paragraph"
+    if re.search(r"vacation|autorepl|out_of_office", table):
+        return "away" if words & {"subject", "title"} else "autoreply"
+    if words & {"caption", "alt"}:
+        return "caption"
+    if words & {"snippet", "excerpt"}:
+        return "description"  # a result's summary of what it found
     if words & {"observation", "observations"} or "observation" in table:
         return "observation"
     if words & {"paragraph"} or name.lower() in ("line_text", "header_text"):
@@ -184,7 +197,7 @@ def prose(kind: str, rng: random.Random, fake: Faker) -> str:
     """One line of free text of `kind` ('message', 'error', 'reason', 'question', 'meeting',
     'description', 'title', 'product', 'output', 'instruction', 'browser_step', 'phrase',
     'notice', 'test_step', 'precondition', 'interval', 'todo', 'slide_text', 'alert', 'typed',
-    'paragraph', 'observation')."""
+    'paragraph', 'observation', 'autoreply', 'away', 'caption')."""
     if kind == "error":
         return rng.choice(_ERRORS)
     if kind in ("reason", "waiver", "cancel"):
@@ -197,7 +210,8 @@ def prose(kind: str, rng: random.Random, fake: Faker) -> str:
             "test_step": _TEST_STEPS, "precondition": _PRECONDITIONS,
             "interval": _INTERVALS, "todo": _TODOS, "slide_text": _SLIDE_TEXTS,
             "alert": _ALERTS, "typed": _TYPED, "paragraph": _PARAGRAPHS,
-            "observation": _OBSERVATIONS}.get(kind, _MESSAGES)
+            "observation": _OBSERVATIONS, "autoreply": _AUTOREPLIES, "away": _AWAY,
+            "caption": _CAPTIONS}.get(kind, _MESSAGES)
     thing = rng.choice(_THINGS)
     team = rng.choice(_TEAMS)
     slots = {"thing": thing, "Thing": thing[0].upper() + thing[1:], "things": thing + "s",
