@@ -1,6 +1,6 @@
 """What a task asks about the walk's last observation: a field of the record it reached (after a
-write, only what the write changed), an item of a section of its body, or an aggregate of a list (how many match, a total, a
-maximum or minimum)."""
+write, only what the write changed), an item of a section of its body (`tasks.sections`), or
+an aggregate of a list (how many match, a total, a maximum or minimum)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""What a record's bare `value` (or a `..._value`) holds, by what the record is: a header's value is a header
-value, an environment variable's a setting, a cookie's a token, a cell's a cell's, a contact
-phone number's a phone number. About 45 such columns (Cloudflare's KV pairs and env vars,
+"""What a record's bare `value` (or a `..._value`) holds, by what the record is: a header's value
+is a header value, an environment variable's a setting, a cookie's a token, a cell's a cell's,
+a contact phone number's a phone number, a filter's compare value a cell's, a property's a
+property's. About 45 such columns (Cloudflare's KV pairs and env vars,
 Postman's headers, CloudWatch's dimensions, Selenium's cookies, Google Contacts' phone
 numbers) had held chat messages ('Thanks Jessica, I'll follow up Tuesday.')."""
 
