@@ -7,21 +7,18 @@ from __future__ import annotations
 import random
 import warnings
 
-from agent_world.envs import EnvRuntime, load_example
+from agent_world.envs import load_example
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
-from agent_world.synthesis.gates import run_gates, stated
+from agent_world.synthesis.gates import stated
 from agent_world.synthesis.phrasing_values import arg_phrase
-from agent_world.synthesis.synthesizer import build_candidate
 from agent_world.synthesis.task_answers import answer_options
-from agent_world.tasks.difficulty import Recipe
-from agent_world.tasks.model import Task
 from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.sections import body_sections
-from agent_world.tasks.toolgraph import build_tool_graph
 from agent_world.tasks.walks import Plan, PlanStep
 from tests.conftest import built_offline
+from tests.unit.task_helpers import gated_one_call_tasks
 
 
 def test_a_list_of_values_is_said_as_its_things():
@@ -67,14 +64,7 @@ def test_mui_docs_are_fetched_by_url_in_tasks():
     assert next(c for c in urls.columns if c.name == "url").unique  # a URL is of one page
     spec = built_offline(spec)
     assert spec is not None
-    kept = []
-    with EnvRuntime() as rt:
-        graph, sampler = build_tool_graph(spec, runtime=rt), ValueSampler(spec)
-        for i in range(12):
-            cand = build_candidate(spec, graph, rt, random.Random(i), Recipe(1, False, False),
-                                   "graph", seed=i, sampler=sampler, start="fetchDocs")
-            if isinstance(cand, Task) and all(g.passed for g in run_gates(cand, spec, rt)):
-                kept.append(cand)
+    kept = gated_one_call_tasks(spec, "fetchDocs")
     assert kept
     for task in kept:
         assert [c.tool for c in task.chain] == ["fetchDocs"]

@@ -8,21 +8,15 @@ import warnings
 
 from faker import Faker
 
-from agent_world.envs import EnvRuntime
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.record_bodies import document_body
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
-from agent_world.synthesis.gates import run_gates
-from agent_world.synthesis.synthesizer import build_candidate
 from agent_world.tasks.answers import answer_matches
 from agent_world.tasks.check import _shows
-from agent_world.tasks.difficulty import Recipe
-from agent_world.tasks.model import Task
-from agent_world.tasks.sampling import ValueSampler
 from agent_world.tasks.sections import askable_sections, body_sections, section_item
-from agent_world.tasks.toolgraph import build_tool_graph
 from tests.conftest import built_offline
+from tests.unit.task_helpers import gated_one_call_tasks
 
 PAGE = """# Installation
 
@@ -83,15 +77,8 @@ def test_a_docs_servers_tasks_ask_what_its_pages_say():
         warnings.simplefilter("ignore")
         spec = built_offline(mine_theme(read_source(ref.spec), iterations=0, seed=0).spec)
     assert spec is not None
-    kept = []
-    with EnvRuntime() as rt:
-        graph, sampler = build_tool_graph(spec, runtime=rt), ValueSampler(spec)
-        for i in range(12):
-            cand = build_candidate(spec, graph, rt, random.Random(i), Recipe(1, False, False),
-                                   "graph", seed=i, sampler=sampler, start="fetchDocs")
-            if isinstance(cand, Task) and cand.origin["answer"]["kind"] == "section" and \
-                    all(g.passed for g in run_gates(cand, spec, rt)):
-                kept.append(cand)
+    kept = [t for t in gated_one_call_tasks(spec, "fetchDocs")
+            if t.origin["answer"]["kind"] == "section"]
     assert kept
     for task in kept:
         answer = task.origin["answer"]
