@@ -13,6 +13,7 @@ from agent_world.envs.database import build_template
 from agent_world.envs.spec import EnvSpec
 from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.offline.column_semantics import column_semantic
+from agent_world.mining.offline.naming import snake
 from agent_world.mining.semantics.checker import check_semantics
 from agent_world.mining.semantics.invariants import (
     derive_invariants,
@@ -362,3 +363,13 @@ def test_a_role_name_column_holds_a_person():
     said = ColumnSpec(name="approver_name", type="text")
     assert column_semantic("expenses", said) == "person_name"
     assert column_semantic("tables", ColumnSpec(name="table_name", type="text")) != "person_name"
+
+
+def test_a_product_name_in_camel_case_is_one_word():
+    """Hostinger's 'WordPress' plugins were 'word_press_plugins' ("the word press plugins")
+    beside its 'wordpress_themes'."""
+    assert snake("getWordPressPlugins") == "get_wordpress_plugins"
+    assert snake("listGitHubRepos") == "list_github_repos"
+    assert snake("PostgreSQLConfig") == "postgresql_config"
+    assert snake("createAppointment") == "create_appointment"
+    assert snake("press_release") == "press_release"

@@ -54,10 +54,27 @@ def is_version(token: str) -> bool:
     return bool(_VERSION.fullmatch(token))
 
 
+# product names written in camel case are one word ('WordPress' had made Hostinger's
+# 'word_press_plugins', asked as "the word press plugins", beside its 'wordpress_themes')
+_BRANDS = {("word", "press"): "wordpress", ("git", "hub"): "github", ("git", "lab"): "gitlab",
+           ("you", "tube"): "youtube", ("java", "script"): "javascript",
+           ("type", "script"): "typescript", ("mongo", "db"): "mongodb",
+           ("dynamo", "db"): "dynamodb", ("open", "ai"): "openai", ("big", "query"): "bigquery",
+           ("postgre", "sql"): "postgresql", ("my", "sql"): "mysql"}
+
+
 def tokens(name: str) -> list[str]:
     """'createAppointment' / 'git_create_branch' / 'GET /a/{b}' -> lower-case word tokens."""
     spaced = _CAMEL.sub("_", unversioned_camel(name))
-    return [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
+    out = [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
+    for parts, brand in _BRANDS.items():
+        n = len(parts)
+        i = 0
+        while i + n <= len(out):
+            if tuple(out[i:i + n]) == parts:
+                out[i:i + n] = [brand]
+            i += 1
+    return out
 
 
 def snake(name: str) -> str:
