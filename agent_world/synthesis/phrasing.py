@@ -128,6 +128,8 @@ def ask_section(answer: dict[str, Any], ent: str, rng: random.Random) -> str:
     """The question for one item of a section of the reached record's body ("What is the
     second step the guide lists?")."""
     nth = answer["nth"]
+    if ent.split()[-1:] in (["url"], ["link"], ["uri"]):
+        ent = "page"  # a tool that reads a URL returns the page: "the url lists" reads badly
     return rng.choice(_SECTION_QUESTIONS[answer["section"]]).format(
         n=_ORDINALS[nth], k=nth + 1, the=f"the {ent}")
 

@@ -12,6 +12,7 @@ from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.record_bodies import document_body
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
+from agent_world.synthesis.phrasing import ask_section
 from agent_world.tasks.answers import answer_matches
 from agent_world.tasks.check import _shows
 from agent_world.tasks.sections import askable_sections, body_sections, section_item
@@ -69,6 +70,16 @@ def test_an_answer_states_the_item_and_a_page_holding_it_shows_it():
     assert not answer_matches(PAGE, item)
     assert _shows({"id": 1, "content": PAGE}, item, in_body=True)
     assert not _shows({"id": 1, "content": PAGE}, item)  # a long body is no field value
+
+
+def test_a_section_is_asked_of_the_page_a_url_reads():
+    """Ref's read_url had been asked "Which prerequisite does the url list first?"."""
+    rng = random.Random(0)
+    answer = {"kind": "section", "step": 0, "field": "content", "section": "Steps", "nth": 1}
+    for _ in range(10):
+        question = ask_section(answer, "url", rng)
+        assert "the page" in question and "url" not in question
+    assert "the guide" in ask_section(answer, "guide", rng)
 
 
 def test_a_docs_servers_tasks_ask_what_its_pages_say():
