@@ -5,12 +5,14 @@ mailbox (Gmail's reply-to address was a street), a record's bare value is of its
 from __future__ import annotations
 
 import random
+import re
 import warnings
 
 from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.llm_miner import mine_theme
+from agent_world.mining.offline.category_names import category_name
 from agent_world.mining.offline.cloud_regions import cloud_region, described_cloud
 from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.reference_data import CLOUD_REGIONS
@@ -88,3 +90,18 @@ def test_a_bare_value_is_of_its_records_kind_never_a_message():
     for table in ("kvs", "env_vars"):
         values = [r["value"] for r in spec.rows[table] if r.get("value")]
         assert values and all(len(v) <= 40 and not v.endswith((".", "?")) for v in values)
+
+
+def test_a_categorys_name_is_a_category_of_its_service():
+    """arXiv's paper categories had been 'Q4 roadmap', Exa's result categories 'Security
+    weekly backlog'."""
+    assert column_semantic("paper_categories", ColumnSpec(name="name", type="text")) == \
+        "category_name"
+    rng = random.Random(0)
+    assert category_name("paper_categories", 3, rng) == "cs.LG"
+    assert category_name("search_result_categories", 1, rng) == "news"
+    assert len({category_name("audit_categories", i, rng) for i in range(1, 6)}) == 5
+    names = [r["name"] for r in _mined("arxiv").rows["paper_categories"] if r.get("name")]
+    assert names and not any(re.search(r"\b(?:Q\d|review|draft|roadmap)\b", n)
+                             for n in names), names
+    assert all(re.fullmatch(r"[a-z-]+\.[A-Za-z-]+", n) for n in names), names

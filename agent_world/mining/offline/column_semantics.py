@@ -436,6 +436,8 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
             return {"channel": "channel_name", "test": "test_name"}.get(single, "file_name")
         if single in _NAMED_KINDS:  # a languages table's name is 'English', not a title
             return _NAMED_KINDS[single]
+        if single.split("_")[-1] == "category":  # 'cs.LG', 'news', not 'Q4 roadmap'
+            return "category_name"
         # a document's title ('Q3 budget review'); any other record is named for what it is
         # ('checkout-screenshot'), never 'Sales weekly backlog' for a flight or a subnet
         return "title" if single.split("_")[-1] in DOCUMENT_NOUNS else "record_name"

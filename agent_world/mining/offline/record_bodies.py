@@ -20,6 +20,7 @@ from typing import Any
 from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.mining.offline.category_names import category_name
 from agent_world.mining.offline.naming import ADDED_LABEL, singular
 from agent_world.mining.offline.prose import prose
 from agent_world.mining.offline.web_results import WEB_KINDS, web_value
@@ -32,11 +33,11 @@ _DOCUMENTS = frozenset({"doc", "document", "documentation", "wiki", "article", "
                         "specification", "memo", "writeup"})
 _FILES = frozenset({"file", "object", "blob", "attachment", "upload"})
 _KEYS = ("private_key", "ssh_key", "signing_key", "certificate", "cert")
-# made after the rest of the record (`record_body`): bodies, and a docs page's address (from
-# its title)
+# made after the rest of the record (`record_body`): bodies, a docs page's address (from its
+# title), a web result's parts and a category's name (from its id)
 BODY_KINDS = frozenset({"document_body", "file_body", "key_body", "doc_url", "doc_path",
                         "exchange_body", "css_body", "code_body", "sql_body",
-                        "listing_body"}) | WEB_KINDS
+                        "listing_body", "category_name"}) | WEB_KINDS
 # an HTTP exchange's body is JSON (a debugger's requests and mocks, Postman's responses); a
 # stylesheet's is CSS; a page's or an article's text is the page (Wikipedia's articles,
 # DevTools' pages, a PDF's pages)
@@ -350,6 +351,8 @@ def record_body(kind: str, table: str, row: dict[str, Any], rng: random.Random, 
         return docs_address(table, row, rng, kind == "doc_url", parent)
     if kind in WEB_KINDS:  # a web search result's title, URL or snippet
         return web_value(kind, table, row, rng)
+    if kind == "category_name":  # by its id: a table's categories differ
+        return category_name(table, row.get("id"), rng)
     if kind == "key_body":
         return key_body(table, rng)
     if kind == "file_body":
