@@ -53,7 +53,7 @@ from agent_world.mining.offline.column_semantics import (  # noqa: E402
     column_semantic,
 )
 from agent_world.mining.offline.naming import singular, singular_word, snake, tokens  # noqa: E402
-from agent_world.mining.offline.prose import _MESSAGES as CHAT_MESSAGES  # noqa: E402
+from agent_world.mining.offline.prose import is_chat  # noqa: E402
 from agent_world.mining.offline.vocabulary import QUALITY_WORDS, WHERE_WORDS  # noqa: E402
 from agent_world.mining.sources import mcp_harvest as hv  # noqa: E402
 from agent_world.mining.sources.harvest_corpus import corpus_index, corpus_sources  # noqa: E402
@@ -173,8 +173,7 @@ def constant_columns(specs: list) -> tuple[int, int]:
     return same, total
 
 
-# the templates of a chat message, and the records whose text is one (a message, a comment)
-_CHAT = [re.compile(re.sub(r"\\\{\w+\\\}", ".+", re.escape(m)) + "$") for m in CHAT_MESSAGES]
+# the records whose text is a chat message (a message, a comment)
 _SAID_IN = re.compile(r"messag|comment|repl|note|post|mail|chat|thread|review|feedback|update|"
                       r"stor(?:y|ies)|sms|conversation|draft|activit|notification")
 
@@ -191,7 +190,7 @@ def chat_columns(specs: list) -> tuple[int, int]:
                                                                              str)]
                 if c.type != "text" or len(values) < 5:
                     continue
-                if sum(any(p.match(v) for p in _CHAT) for v in values) * 2 > len(values):
+                if sum(is_chat(v) for v in values) * 2 > len(values):
                     chat += 1
                     outside += not _SAID_IN.search(f"{t.name} {c.name}")
     return outside, chat

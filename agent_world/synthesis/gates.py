@@ -46,6 +46,7 @@ from zoneinfo import ZoneInfo, available_timezones
 from agent_world.envs.database import read_rows
 from agent_world.envs.episode import EnvRuntime
 from agent_world.envs.spec import EnvSpec
+from agent_world.mining.offline.naming import slug
 from agent_world.synthesis.naturalness import gate_natural
 from agent_world.synthesis.phrasing_values import date_text
 from agent_world.synthesis.solution_gates import gate_gold_replay, gate_known_wrong, task_plan
@@ -196,12 +197,12 @@ def gate_answer_from_state(task: Task, spec: EnvSpec, runtime: EnvRuntime) -> Ga
     if re.search(r"(?<![\w-])" + re.escape(str(ref)) + r"(?![\w-])", text, re.I) and \
             not isinstance(ref, bool) and len(str(ref)) > 1:
         return fail(f"the request gives the answer {ref!r} away")
-    slug = re.sub(r"[^a-z0-9]+", "-", str(ref).lower()).strip("-")
-    if isinstance(ref, str) and "-" in slug and \
-            re.search(r"(?<![\w-])" + re.escape(slug) + r"(?![\w])", text.lower()):
+    said = slug(str(ref))
+    if isinstance(ref, str) and "-" in said and \
+            re.search(r"(?<![\w-])" + re.escape(said) + r"(?![\w])", text.lower()):
         # a URL or path that names its page: "the url '.../docs/data-fetching'" gives the
         # page's title 'Data fetching' away
-        return fail(f"the request gives the answer {ref!r} away (as {slug!r})")
+        return fail(f"the request gives the answer {ref!r} away (as {said!r})")
     if answer.get("kind") == "section":  # read from a body the chain's call shows
         return GateResult(name="answer_from_state", passed=True,
                           detail=f"an item of the {answer['section']!r} section of a body")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import random
 import re
 
+from agent_world.mining.offline.value_pools import in_turn
+
 # (what the table's name says, the names its categories have), the first that matches
 _POOLS: tuple[tuple[re.Pattern[str], list[str]], ...] = (
     (re.compile(r"paper|arxiv|topic"), ["cs.AI", "cs.CL", "cs.LG", "cs.CV", "stat.ML",
@@ -46,10 +48,8 @@ _GENERAL = ["General", "Announcements", "Engineering", "Marketing", "Finance", "
 def category_name(table: str, row_id: object, r: random.Random) -> str:
     """The name of one category of `table`: by its id through the pool its table's name
     picks (distinct until the pool runs out), else a random one of them."""
-    pool = next((names for said, names in _POOLS if said.search(table)), _GENERAL)
-    if isinstance(row_id, int) and not isinstance(row_id, bool) and row_id > 0:
-        return pool[(row_id - 1) % len(pool)]
-    return r.choice(pool)
+    return in_turn(next((names for said, names in _POOLS if said.search(table)), _GENERAL),
+                   row_id, r)
 
 
 __all__ = ["category_name"]

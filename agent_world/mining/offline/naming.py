@@ -67,14 +67,17 @@ def tokens(name: str) -> list[str]:
     """'createAppointment' / 'git_create_branch' / 'GET /a/{b}' -> lower-case word tokens."""
     spaced = _CAMEL.sub("_", unversioned_camel(name))
     out = [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
-    for parts, brand in _BRANDS.items():
-        n = len(parts)
-        i = 0
-        while i + n <= len(out):
-            if tuple(out[i:i + n]) == parts:
-                out[i:i + n] = [brand]
-            i += 1
+    i = 0
+    while i < len(out) - 1:  # one pass: every brand is two tokens
+        if (brand := _BRANDS.get((out[i], out[i + 1]))) is not None:
+            out[i:i + 2] = [brand]
+        i += 1
     return out
+
+
+def slug(text: str) -> str:
+    """'Clinic Booking API' -> 'clinic-booking-api'."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def snake(name: str) -> str:

@@ -129,6 +129,16 @@ _QUESTIONS = ["How do I reset my password?", "When is the {thing} due?",
               "Why was my card declined?", "Where can I find last month's {thing}?"]
 
 
+# each message template as a pattern: what tells a chat message from text of another kind
+_CHAT = [re.compile(re.sub(r"\\\{\w+\\\}", ".+", re.escape(m)) + "$") for m in _MESSAGES]
+
+
+def is_chat(text: str) -> bool:
+    """Whether `text` is one of the chat messages `prose` writes ('Thanks Ann, I'll follow
+    up Tuesday.')."""
+    return any(p.match(text) for p in _CHAT)
+
+
 def prose_kind(name: str, table: str) -> str:
     """Which kind of free text a column holds, by its name and table."""
     words = set(name.lower().split("_"))
@@ -222,4 +232,4 @@ def prose(kind: str, rng: random.Random, fake: Faker) -> str:
     return rng.choice(pool).format(**slots)
 
 
-__all__ = ["prose", "prose_kind"]
+__all__ = ["is_chat", "prose", "prose_kind"]

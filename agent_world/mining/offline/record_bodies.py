@@ -21,8 +21,9 @@ from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.category_names import category_name
-from agent_world.mining.offline.naming import ADDED_LABEL, singular
+from agent_world.mining.offline.naming import ADDED_LABEL, singular, slug
 from agent_world.mining.offline.prose import prose
+from agent_world.mining.offline.value_pools import in_turn
 from agent_world.mining.offline.web_results import WEB_KINDS, web_value
 
 # the columns that hold a record's whole body
@@ -251,11 +252,16 @@ def _camel(stem: str) -> str:
     return (head.lower() or "main") + "".join(w.title() for w in rest if w)
 
 
+def _stem(row: dict[str, Any], rng: random.Random, fake: Faker) -> str:
+    """The record's name as an identifier: what its code names ('cron_cleanup')."""
+    return re.sub(r"\W+", "_", _heading(row, rng, fake).lower()).strip("_") or "main"
+
+
 def file_body(row: dict[str, Any], rng: random.Random, fake: Faker, default: str = "txt"
               ) -> str:
     """Text of the type the record's file name says (`default` when it names none)."""
     ext = _extension(row) or default
-    stem = re.sub(r"\W+", "_", _heading(row, rng, fake).lower()).strip("_") or "main"
+    stem = _stem(row, rng, fake)
     if ext in ("md", "markdown"):
         return document_body(row, rng, fake)
     if ext in _CODE:
@@ -310,18 +316,12 @@ def key_body(table: str, rng: random.Random) -> str:
 
 
 _SITES: dict[str, str] = {}
-_TOPIC_ORDERS: dict[str, list[str]] = {}
 
 
 def doc_topic(table: str, row: dict[str, Any], rng: random.Random) -> str:
     """A docs page's topic: the pages of a table go through the topics in an order of their
     own before any repeats (two 'Webhooks' pages made 'the doc named Webhooks' ambiguous)."""
-    order = _TOPIC_ORDERS.setdefault(table, random.Random(table).sample(DOC_TOPICS,
-                                                                         len(DOC_TOPICS)))
-    rid = row.get("id")
-    if isinstance(rid, int) and not isinstance(rid, bool) and rid > 0:
-        return order[(rid - 1) % len(order)]
-    return rng.choice(order)
+    return in_turn(DOC_TOPICS, row.get("id"), rng, order=table)
 
 
 def docs_address(table: str, row: dict[str, Any], rng: random.Random, full: bool,
@@ -331,7 +331,7 @@ def docs_address(table: str, row: dict[str, Any], rng: random.Random, full: bool
     title = next((v for own in (row, parent or {}) for k in ("title", "name")
                   if isinstance(v := own.get(k), str) and v.strip()), None)
     topic = title if title and not title.startswith(("/", "http")) else rng.choice(DOC_TOPICS)
-    path = "/docs/" + re.sub(r"[^a-z0-9]+", "-", topic.lower()).strip("-")
+    path = "/docs/" + slug(topic)
     if not full:
         return path
     if table not in _SITES:  # the site is the table's: every page of it on one host
@@ -361,8 +361,7 @@ def record_body(kind: str, table: str, row: dict[str, Any], rng: random.Random, 
         return exchange_body(table, rng, fake)
     if kind == "code_body":
         lang = next((ext for said, ext in _LANGUAGES if said.search(table)), "py")
-        stem = re.sub(r"\W+", "_", _heading(row, rng, fake).lower()).strip("_") or "main"
-        code = _CODE[lang](fake, rng, stem)
+        code = _CODE[lang](fake, rng, _stem(row, rng, fake))
         # a script's line is one line of its code
         return next(ln for ln in code.splitlines() if ln.strip()) if "line" in table else code
     if kind == "sql_body":

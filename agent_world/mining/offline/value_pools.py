@@ -5,8 +5,11 @@ that are no document."""
 
 from __future__ import annotations
 
+import functools
 import random
 import re
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from agent_world.mining.offline.naming import singular
 from agent_world.mining.offline.reference_data import SLUG_HEADS
@@ -162,6 +165,25 @@ def is_named_value(column: str, value: object) -> bool:
     noun = _name_words(column)[-2:]
     head, _, rest = str(value).partition("-")
     return bool(noun) and head in SLUG_HEADS and rest == "-".join(noun)
+
+
+T = TypeVar("T")
+
+
+@functools.cache
+def _shuffled(pool: tuple[Any, ...], key: str) -> tuple[Any, ...]:
+    return tuple(random.Random(key).sample(pool, len(pool)))
+
+
+def in_turn(pool: Sequence[T], row_id: Any, r: random.Random, order: str | None = None) -> T:
+    """Item `row_id` (from 1, wrapping) of `pool`, shuffled first by `order` (a table's own
+    order, the same in every run): a table's records take the pool's values in turn, distinct
+    until it runs out (two 'Webhooks' pages made 'the doc named Webhooks' ambiguous); a record
+    with no integer id a random one."""
+    seq = _shuffled(tuple(pool), order) if order is not None else pool
+    if isinstance(row_id, int) and not isinstance(row_id, bool) and row_id > 0:
+        return seq[(row_id - 1) % len(seq)]
+    return r.choice(seq)
 
 
 def record_name(table: str, r: random.Random) -> str:

@@ -11,10 +11,10 @@ table's results differ until the pages run out."""
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
-from agent_world.mining.offline.naming import singular
+from agent_world.mining.offline.naming import singular, slug
+from agent_world.mining.offline.value_pools import in_turn
 
 # (title, site, snippet): pages of the kinds a web search turns up, across subjects
 WEB_PAGES: list[tuple[str, str, str]] = [
@@ -120,7 +120,6 @@ _PARTS = {"title": "web_title", "name": "web_title", "url": "web_url", "link": "
           "href": "web_url", "snippet": "web_snippet", "excerpt": "web_snippet",
           "description": "web_snippet", "content": "web_snippet"}
 WEB_KINDS = frozenset(_PARTS.values())
-_ORDERS: dict[str, list[int]] = {}  # per table: the pages in an order of its own (a cache)
 
 
 def web_part(table: str, column: str) -> str | None:
@@ -142,12 +141,7 @@ def web_page(table: str, row: dict[str, Any], rng: random.Random) -> tuple[str, 
                  None)
     if named is not None:
         return named
-    order = _ORDERS.setdefault(table, random.Random(f"web:{table}").sample(
-        range(len(WEB_PAGES)), len(WEB_PAGES)))
-    rid = row.get("id")
-    if isinstance(rid, int) and not isinstance(rid, bool) and rid > 0:
-        return WEB_PAGES[order[(rid - 1) % len(order)]]
-    return WEB_PAGES[rng.choice(order)]
+    return in_turn(WEB_PAGES, row.get("id"), rng, order=f"web:{table}")
 
 
 def web_value(kind: str, table: str, row: dict[str, Any], rng: random.Random) -> str:
@@ -156,7 +150,7 @@ def web_value(kind: str, table: str, row: dict[str, Any], rng: random.Random) ->
     if kind == "web_title":
         return title
     if kind == "web_url":
-        return f"https://{site}/" + re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+        return f"https://{site}/{slug(title)}"
     return snippet
 
 

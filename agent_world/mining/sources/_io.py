@@ -5,13 +5,13 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from agent_world.errors import SourceError
+from agent_world.mining.offline.naming import slug
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 
@@ -74,11 +74,6 @@ def load_structured(path: str | os.PathLike[str], what: str) -> Any:
     p = Path(path).expanduser()
     text = read_text(p, what)
     return parse_structured(text, suffix=p.suffix, label=f"{what} {str(p)!r}")
-
-
-def slug(text: str) -> str:
-    """'Clinic Booking API' -> 'clinic-booking-api'."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def name_from_path(path: str | os.PathLike[str]) -> str:

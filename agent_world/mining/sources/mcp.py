@@ -35,6 +35,7 @@ from langchain_mcp_adapters.client import MultiServerMCPClient
 from mcp.client.stdio import get_default_environment
 
 from agent_world.errors import SourceError
+from agent_world.mining.offline.naming import slug
 from agent_world.mining.sources.base import SourceDocument, ToolDescription
 
 __all__ = [
@@ -68,7 +69,7 @@ def mcp_source_name(reference: str | Sequence[str]) -> str:
         base = parsed.hostname or "mcp"
         if parsed.port:
             base = f"{base}-{parsed.port}"
-        return _slug(base) or "mcp"
+        return slug(base) or "mcp"
     argv = _split(reference) if isinstance(reference, str) else list(reference)
     # the package/script that names the server: skip launchers and their flags
     launchers = {"npx", "uvx", "uv", "pipx", "python", "python3", "node", "bunx", "run", "-m"}
@@ -101,11 +102,7 @@ def mcp_source_name(reference: str | Sequence[str]) -> str:
         if candidate.lower().endswith(suffix) and len(candidate) > len(suffix):
             candidate = candidate[: -len(suffix)]
             break
-    return _slug(candidate) or "mcp"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug(candidate) or "mcp"
 
 
 def _split(command: str) -> list[str]:

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_world.errors import SourceError
-from agent_world.mining.sources._io import load_structured, name_from_path, slug
+from agent_world.mining.offline.naming import slug
+from agent_world.mining.sources._io import load_structured, name_from_path
 from agent_world.mining.sources.base import SourceDocument, ToolDescription
 
 __all__ = ["looks_like_tool_list", "parse_tool_list", "read_tool_list"]
