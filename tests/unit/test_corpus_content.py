@@ -449,7 +449,7 @@ def test_slugs_are_words_and_a_directory_s_path_names_no_file():
     import re
 
     repos = _mined("bitbucket").rows["repositories"]
-    slugs = [r[c] for r in repos for c in ("slug", "workspace_slug")]
+    slugs = [r[c] for r in repos for c in ("slug", "workspace_slug") if r[c] is not None]
     assert slugs and all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", s) for s in slugs), slugs
     paths = [r["path"] for r in _mined("filesystem").rows["directories"]]
     assert paths and not any(re.search(r"\.\w{2,4}$", p) for p in paths), paths

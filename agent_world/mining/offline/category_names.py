@@ -45,11 +45,13 @@ _GENERAL = ["General", "Announcements", "Engineering", "Marketing", "Finance", "
             "Support", "Design", "Off-topic"]
 
 
-def category_name(table: str, row_id: object, r: random.Random) -> str:
+def category_name(table: str, row_id: object, r: random.Random, service: str = "") -> str:
     """The name of one category of `table`: by its id through the pool its table's name
-    picks (distinct until the pool runs out), else a random one of them."""
-    return in_turn(next((names for said, names in _POOLS if said.search(table)), _GENERAL),
-                   row_id, r)
+    picks, else the pool the service's name picks (YouTube's bare `categories` are videos'),
+    by its id (distinct until the pool runs out), else a random one of them."""
+    pool = next((names for words in (table, service) for said, names in _POOLS
+                 if words and said.search(words)), _GENERAL)
+    return in_turn(pool, row_id, r)
 
 
 __all__ = ["category_name"]

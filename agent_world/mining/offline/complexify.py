@@ -69,7 +69,7 @@ class _Complexifier(StructureOps):
         self.iteration = iteration
         self.f = RowFactory(self.tables, spec.rows, f"{seed}:{iteration}", spec.clock_start,
                             self.hints, described_file_types(self.source_text),
-                            described_cloud(self.source_text))
+                            described_cloud(self.source_text), spec.name)
         self.rng = random.Random(f"complexify:{seed}:{iteration}")
         self.clock = spec.clock_start
         self.notes: list[str] = []

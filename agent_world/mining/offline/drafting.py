@@ -148,7 +148,7 @@ def draft_tables_and_rows(doc: SourceDocument, evidence: list[Evidence], seed: i
     hints = declared_hints(doc, SimpleNamespace(tables=tables))
     notes = reconcile_with_source(tables, hints) + give_pages_content(tables, kinds)
     factory = RowFactory(tables, None, seed, clock, hints, described_file_types(doc.text()),
-                         described_cloud(doc.text()))
+                         described_cloud(doc.text()), identifier(doc.name))
     draft_volumes(tables, kinds, factory)
     return tables, factory.rows, kinds, notes
 
@@ -163,7 +163,8 @@ def scale_rows(spec: EnvSpec, seed: int | str, minimum: dict[str, int]) -> dict[
     """Top tables up to `minimum` rows with the offline generator (LLM path volumes)."""
     f = RowFactory(spec.tables, spec.rows, f"scale:{seed}", spec.clock_start,
                    spec.provenance.stats.get("field_hints"),
-                   described_file_types(theme_text(spec)), described_cloud(theme_text(spec)))
+                   described_file_types(theme_text(spec)), described_cloud(theme_text(spec)),
+                   spec.name)
     kinds = table_kinds(spec)
     for tname in table_order(spec.tables):
         if kinds.get(tname) == "reference" and tname in CURATED_TABLES:
@@ -178,7 +179,7 @@ def fill_column(spec: EnvSpec, table: str, col: ColumnSpec, seed: int | str) -> 
     """Values for a new column on a table's existing rows (LLM path)."""
     f = RowFactory(spec.tables, spec.rows, f"fill:{seed}:{table}.{col.name}", spec.clock_start,
                    file_types=described_file_types(theme_text(spec)),
-                   cloud=described_cloud(theme_text(spec)))
+                   cloud=described_cloud(theme_text(spec)), service=spec.name)
     out = []
     for row in spec.rows.get(table, []):
         if col.foreign_key:

@@ -80,6 +80,18 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+# words of a source's name that say what kind of package it is, not whose service it is
+_PACKAGING = frozenset({"mcp", "server", "docs", "documentation", "doc", "api", "sdk", "tools",
+                        "tool", "cli", "code", "assist", "search", "kb"})
+
+
+def brand(service: str) -> str:
+    """Whose service a source is, from its name: 'apple-docs' -> 'apple', 'brave-search' ->
+    'brave', 'google-maps-code-assist' -> 'google-maps' (its docs host, its CLI's name)."""
+    words = tokens(service)
+    return "-".join([w for w in words if w not in _PACKAGING] or words)
+
+
 def snake(name: str) -> str:
     return "_".join(tokens(name))
 

@@ -21,7 +21,7 @@ from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.category_names import category_name
-from agent_world.mining.offline.naming import ADDED_LABEL, singular, slug
+from agent_world.mining.offline.naming import ADDED_LABEL, brand, singular, slug
 from agent_world.mining.offline.prose import prose
 from agent_world.mining.offline.value_pools import in_turn
 from agent_world.mining.offline.web_results import WEB_KINDS, web_value
@@ -180,11 +180,11 @@ _QUESTIONS = ["Who signs off on the budget?", "Do we need legal review?",
               "Which regions go first?", "How long do we keep the old version?"]
 
 
-_GUIDE = {
-    "Prerequisites": lambda f, r, t: [f"- {p}" for p in r.sample(_NEEDS, 2)],
-    "Steps": lambda f, r, t: [f"{i}. {s}" for i, s in enumerate(r.sample(_HOW, 3), 1)],
-    "Example": lambda f, r, t: [f"```bash\n{r.choice(_COMMANDS)}\n```"],
-    "Common errors": lambda f, r, t: [f"- {e}" for e in r.sample(_ERRORS, 2)],
+_GUIDE = {  # (faker, rng, title, the service's CLI name)
+    "Prerequisites": lambda f, r, t, c: [f"- {p}" for p in r.sample(_NEEDS, 2)],
+    "Steps": lambda f, r, t, c: [f"{i}. {s}" for i, s in enumerate(r.sample(_HOW, 3), 1)],
+    "Example": lambda f, r, t, c: [f"```bash\n{r.choice(_COMMANDS).format(c=c)}\n```"],
+    "Common errors": lambda f, r, t, c: [f"- {e}" for e in r.sample(_ERRORS, 2)],
 }
 _NEEDS = ["Node.js 18 or later", "Python 3.10 or later", "an API key in the environment",
           "a project initialised with the CLI", "admin access to the workspace",
@@ -192,18 +192,18 @@ _NEEDS = ["Node.js 18 or later", "Python 3.10 or later", "an API key in the envi
 _HOW = ["Install the package.", "Add the provider at the root of the app.",
         "Set the options in the config file.", "Restart the dev server.",
         "Run the check command and fix what it reports.", "Commit the generated files."]
-_COMMANDS = ["npm install --save-dev @acme/cli", "pip install acme-sdk", "npx acme init",
-             "acme config set region eu-west-1", "acme deploy --prod", "acme doctor"]
+_COMMANDS = ["npm install --save-dev @{c}/cli", "pip install {c}-sdk", "npx {c} init",
+             "{c} config set region eu-west-1", "{c} deploy --prod", "{c} doctor"]
 _ERRORS = ["`401 Unauthorized`: the API key is missing or expired.",
            "`MODULE_NOT_FOUND`: the package is not installed in this project.",
            "`429 Too Many Requests`: wait and retry with backoff.",
            "A blank page after build: check the base path in the config."]
 
 
-def document_body(row: dict[str, Any], rng: random.Random, fake: Faker, guide: bool = False
-                  ) -> str:
+def document_body(row: dict[str, Any], rng: random.Random, fake: Faker, guide: bool = False,
+                  cli: str = "acme") -> str:
     """A short Markdown document under the record's own title (`guide`: a documentation
-    page: prerequisites, steps, an example, common errors)."""
+    page: prerequisites, steps, an example running the service's `cli`, common errors)."""
     title = _heading(row, rng, fake, guide)
     if guide:
         # 'installation', but 'API reference' and 'TypeScript' as they are
@@ -213,7 +213,7 @@ def document_body(row: dict[str, Any], rng: random.Random, fake: Faker, guide: b
                 f"steps and the errors you may see."
         parts = [f"# {title}", intro]
         for name in ["Prerequisites", *rng.sample(["Steps", "Example", "Common errors"], 2)]:
-            parts.append(f"## {name}\n" + "\n".join(_GUIDE[name](fake, rng, title)))
+            parts.append(f"## {name}\n" + "\n".join(_GUIDE[name](fake, rng, title, cli)))
         return "\n\n".join(parts)
     parts = [f"# {title}", "\n".join(_SECTIONS["Overview"](fake, rng, title))]
     for name in rng.sample([k for k in _SECTIONS if k != "Overview"], rng.randint(1, 2)):
@@ -315,44 +315,37 @@ def key_body(table: str, rng: random.Random) -> str:
     return "\n".join([f"-----BEGIN {label}-----", *lines, f"-----END {label}-----"])
 
 
-_SITES: dict[str, str] = {}
-
-
-def doc_topic(table: str, row: dict[str, Any], rng: random.Random) -> str:
-    """A docs page's topic: the pages of a table go through the topics in an order of their
-    own before any repeats (two 'Webhooks' pages made 'the doc named Webhooks' ambiguous)."""
-    return in_turn(DOC_TOPICS, row.get("id"), rng, order=table)
+def doc_topic(table: str, row: dict[str, Any], rng: random.Random, service: str = "") -> str:
+    """A docs page's topic: the pages of a service's table go through the topics in an order
+    of their own before any repeats (two 'Webhooks' pages made 'the doc named Webhooks'
+    ambiguous)."""
+    return in_turn(DOC_TOPICS, row.get("id"), rng, order=f"{service}:{table}")
 
 
 def docs_address(table: str, row: dict[str, Any], rng: random.Random, full: bool,
-                 parent: dict[str, Any] | None = None) -> str:
+                 parent: dict[str, Any] | None = None, service: str = "") -> str:
     """Where a docs page is: '/docs/installation' under its title (or its `parent` page's, for
-    a table of pages' URLs), on one docs site per table (`full`: the whole URL)."""
+    a table of pages' URLs), on the service's docs site (`full`: the whole URL; 'apple-docs'
+    -> https://docs.apple.com)."""
     title = next((v for own in (row, parent or {}) for k in ("title", "name")
                   if isinstance(v := own.get(k), str) and v.strip()), None)
     topic = title if title and not title.startswith(("/", "http")) else rng.choice(DOC_TOPICS)
     path = "/docs/" + slug(topic)
-    if not full:
-        return path
-    if table not in _SITES:  # the site is the table's: every page of it on one host
-        fake = Faker()
-        fake.seed_instance(f"docs:{table}")
-        _SITES[table] = f"https://docs.{fake.domain_name()}"
-    return _SITES[table] + path
+    return f"https://docs.{brand(service or 'acme')}.com{path}" if full else path
 
 
 def record_body(kind: str, table: str, row: dict[str, Any], rng: random.Random, fake: Faker,
-                file_types: list[str] | None = None, parent: dict[str, Any] | None = None
-                ) -> str:
+                file_types: list[str] | None = None, parent: dict[str, Any] | None = None,
+                service: str = "") -> str:
     """The body of one record of `kind` (one of `BODY_KINDS`); `file_types`: the types the
     source's files are, for a file whose record names none; `parent`: the record it belongs
-    to."""
+    to; `service`: the source's name (its docs host, its CLI, its pages' order)."""
     if kind in ("doc_url", "doc_path"):
-        return docs_address(table, row, rng, kind == "doc_url", parent)
+        return docs_address(table, row, rng, kind == "doc_url", parent, service)
     if kind in WEB_KINDS:  # a web search result's title, URL or snippet
-        return web_value(kind, table, row, rng)
+        return web_value(kind, table, row, rng, service)
     if kind == "category_name":  # by its id: a table's categories differ
-        return category_name(table, row.get("id"), rng)
+        return category_name(table, row.get("id"), rng, service)
     if kind == "key_body":
         return key_body(table, rng)
     if kind == "file_body":
@@ -370,8 +363,8 @@ def record_body(kind: str, table: str, row: dict[str, Any], rng: random.Random, 
         return "\n".join(rng.sample(_LISTED, rng.randint(2, 5)))
     if kind == "css_body":
         return _CODE["css"](fake, rng, re.sub(r"\W+", "-", _heading(row, rng, fake).lower()))
-    return document_body(row, rng, fake,
-                         guide=singular(table).split("_")[-1] in GUIDE_NOUNS)
+    return document_body(row, rng, fake, guide=singular(table).split("_")[-1] in GUIDE_NOUNS,
+                         cli=brand(service or "acme"))
 
 
 

@@ -180,6 +180,7 @@ class RowValues:
     fake: Faker
     file_types: list[str]  # ("xlsx", ...): the document types the source names
     cloud: str | None  # the cloud provider the source names ("gcp"), see cloud_regions
+    service: str  # the source's name: its docs' host, its pages' order
 
     # ---- values --------------------------------------------------------------------------
     def value(self, table: str, col: ColumnSpec, row: dict[str, Any]) -> Any:
@@ -247,7 +248,7 @@ class RowValues:
         if sem in BODY_KINDS:  # a child's (MUI's doc URL) named for its parent's title
             up = next((p for c in self.tables[table].columns if sem.startswith("doc_") and
                        (p := self.parent_row(c, row.get(c.name)))), {})
-            return record_body(sem, table, row, r, f, self.file_types, up)
+            return record_body(sem, table, row, r, f, self.file_types, up, self.service)
         if sem in SERVICE_KINDS:
             return service_value(sem, r, f, table, col.name, col.description,
                                  [c.name for c in self.tables[table].columns],
@@ -349,7 +350,7 @@ class RowValues:
             "title": lambda: prose("meeting" if prose_kind(col.name, table) == "meeting" else
                                    "title", r, f),
             "record_name": lambda: record_name(table, r),
-            "doc_topic": lambda: doc_topic(table, row, r),
+            "doc_topic": lambda: doc_topic(table, row, r, self.service),
             "anchor": lambda: r.choice(ANCHOR_TEXTS),
             "book_title": lambda: self._book_title(),
             "book_subject": lambda: r.choice(BOOK_SUBJECTS),
@@ -543,8 +544,7 @@ class RowValues:
         return f"SELECT {', '.join(pick)} FROM {t} ORDER BY id LIMIT {self.rng.choice([5, 10, 20])}"
 
     def _diff(self, row: dict[str, Any]) -> str:
-        """A one-hunk unified diff of the row's file (a diff column holds a patch, not a
-        word)."""
+        """A one-hunk unified diff of the row's file (a diff column holds a patch)."""
         r = self.rng
         path = row.get("path") or row.get("file_path") or \
             f"src/{r.choice(SLUG_HEADS)}_{r.choice(MODULE_KINDS)}.py"

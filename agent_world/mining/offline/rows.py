@@ -36,16 +36,20 @@ class RowFactory(RowValues, RowTimes):
     def __init__(self, tables: list[TableSpec], rows: dict[str, list[dict[str, Any]]] | None,
                  seed: int | str, clock: str = "2026-01-15T09:00:00",
                  hints: dict[str, dict[str, dict[str, Any]]] | None = None,
-                 file_types: list[str] | None = None, cloud: str | None = None) -> None:
+                 file_types: list[str] | None = None, cloud: str | None = None,
+                 service: str = "") -> None:
         self.tables = {t.name: t for t in tables}
         self.hints = hints or {}  # what the source declares per column (enum, range, format)
         self.file_types = list(file_types or [])  # ("xlsx", ...): what the source's files are
         self.cloud = cloud  # the cloud provider the source names ("gcp"): its regions' style
         self.rows: dict[str, list[dict[str, Any]]] = {
             t.name: [dict(r) for r in (rows or {}).get(t.name, [])] for t in tables}
-        self.rng = random.Random(f"rows:{seed}")
+        # the service the rows are of (the source's name): it seeds the draws, so two services
+        # do not share their people and addresses, and its docs live on its own host
+        self.service = service
+        self.rng = random.Random(f"rows:{service}:{seed}")
         self.fake = Faker("en_US")
-        self.fake.seed_instance(f"faker:{seed}")
+        self.fake.seed_instance(f"faker:{service}:{seed}")
         self.clock = datetime.fromisoformat(clock)
         self._unique: dict[tuple[str, tuple[str, ...]], set[Any]] = {}
         self._zipf: dict[tuple[str, int], tuple[list[Any], list[float]]] = {}

@@ -134,19 +134,22 @@ def web_part(table: str, column: str) -> str | None:
 _BY_TITLE = {p[0]: p for p in WEB_PAGES}
 
 
-def web_page(table: str, row: dict[str, Any], rng: random.Random) -> tuple[str, str, str]:
+def web_page(table: str, row: dict[str, Any], rng: random.Random, service: str = ""
+             ) -> tuple[str, str, str]:
     """The page a result row is: the one its title names (a row the edge cases made with
-    another row's title is that page again), else by its id in the table's own order."""
+    another row's title is that page again), else by its id in the order of the service's
+    table (two search engines do not rank the same pages alike)."""
     named = next((_BY_TITLE[v] for k in ("title", "name") if (v := row.get(k)) in _BY_TITLE),
                  None)
     if named is not None:
         return named
-    return in_turn(WEB_PAGES, row.get("id"), rng, order=f"web:{table}")
+    return in_turn(WEB_PAGES, row.get("id"), rng, order=f"web:{service}:{table}")
 
 
-def web_value(kind: str, table: str, row: dict[str, Any], rng: random.Random) -> str:
+def web_value(kind: str, table: str, row: dict[str, Any], rng: random.Random,
+              service: str = "") -> str:
     """The value of one part (`web_title`, `web_url`, `web_snippet`) of a result row."""
-    title, site, snippet = web_page(table, row, rng)
+    title, site, snippet = web_page(table, row, rng, service)
     if kind == "web_title":
         return title
     if kind == "web_url":
