@@ -11,6 +11,7 @@ from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.category_names import category_name
+from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.naming import brand
 from agent_world.mining.offline.record_bodies import docs_address, record_body
 from agent_world.mining.offline.rows import RowFactory
@@ -74,3 +75,18 @@ def test_two_search_engines_rank_the_pages_differently():
     brave, serper = titles("brave_search"), titles("serper")
     assert brave != serper
     assert titles("brave_search") == brave
+
+
+def test_a_category_is_described_as_what_it_files():
+    """YouTube's transcript categories had been described 'Working copy of the Q2 pricing
+    page.'"""
+    table = TableSpec(name="categories", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="name", type="text", nullable=False),
+        ColumnSpec(name="description", type="text", nullable=False)])
+    assert column_semantic("categories", table.columns[2]) == "category_description"
+    f = RowFactory([table], None, seed=0, service="youtube_data")
+    rows = [f.make("categories") for _ in range(3)]
+    assert [r["description"] for r in rows] == [
+        f"Videos in the {r['name']} category." for r in rows]
+    assert rows[0]["name"] == "Music"

@@ -12,7 +12,7 @@ from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.prose import _MESSAGES
-from agent_world.mining.offline.web_results import WEB_PAGES, web_part, web_value
+from agent_world.mining.offline.web_results import VIDEO_PAGES, WEB_PAGES, web_part, web_value
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
 
@@ -55,3 +55,20 @@ def test_a_mined_search_servers_results_agree_and_differ():
             assert r["url"] == f"https://{site}/{_slug(r['title'])}"
             if r["snippet"] is not None:  # the edge case of a row with every nullable NULL
                 assert r["snippet"] == snippet and r["snippet"] not in chat
+
+
+def test_a_video_result_is_a_video_on_its_watch_page():
+    """YouTube's video_results had been 'Onboarding doc notes' at
+    'http://www.marks.com/tags/category'."""
+    rng = random.Random(0)
+    assert web_part("video_results", "channel") == "web_channel"
+    assert web_part("search_results", "channel") is None  # a web page names no channel
+    for i in range(1, 5):
+        row = {"id": i}
+        title = web_value("web_title", "video_results", row, rng, "youtube_data")
+        url = web_value("web_url", "video_results", row, rng, "youtube_data")
+        channel = web_value("web_channel", "video_results", row, rng, "youtube_data")
+        page = next(p for p in VIDEO_PAGES if p[0] == title)
+        assert channel == page[1]
+        assert re.fullmatch(r"https://www\.youtube\.com/watch\?v=[\w-]{11}", url), url
+        assert url == web_value("web_url", "video_results", {"title": title}, rng)

@@ -138,6 +138,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
         return "json"
     if t == "text" and (web := web_part(table, n)):
         return web  # a web search result's title, URL or snippet: one page's
+    if t == "text" and n in ("description", "summary") and \
+            singular(table).split("_")[-1] == "category":
+        return "category_description"  # 'Videos in the Music category.', under its name
     if t in ("date", "datetime"):
         return f"{t}:{time_role(n)}"
     if "base64" in words and t == "text":

@@ -20,7 +20,7 @@ from typing import Any
 from faker import Faker
 
 from agent_world.envs.table_spec import ColumnSpec, TableSpec
-from agent_world.mining.offline.category_names import category_name
+from agent_world.mining.offline.category_names import category_description, category_name
 from agent_world.mining.offline.naming import ADDED_LABEL, brand, singular, slug
 from agent_world.mining.offline.prose import prose
 from agent_world.mining.offline.value_pools import in_turn
@@ -38,7 +38,7 @@ _KEYS = ("private_key", "ssh_key", "signing_key", "certificate", "cert")
 # title), a web result's parts and a category's name (from its id)
 BODY_KINDS = frozenset({"document_body", "file_body", "key_body", "doc_url", "doc_path",
                         "exchange_body", "css_body", "code_body", "sql_body",
-                        "listing_body", "category_name"}) | WEB_KINDS
+                        "listing_body", "category_name", "category_description"}) | WEB_KINDS
 # an HTTP exchange's body is JSON (a debugger's requests and mocks, Postman's responses); a
 # stylesheet's is CSS; a page's or an article's text is the page (Wikipedia's articles,
 # DevTools' pages, a PDF's pages)
@@ -346,6 +346,8 @@ def record_body(kind: str, table: str, row: dict[str, Any], rng: random.Random, 
         return web_value(kind, table, row, rng, service)
     if kind == "category_name":  # by its id: a table's categories differ
         return category_name(table, row.get("id"), rng, service)
+    if kind == "category_description":
+        return category_description(table, row, service)
     if kind == "key_body":
         return key_body(table, rng)
     if kind == "file_body":

@@ -115,23 +115,60 @@ WEB_PAGES: list[tuple[str, str, str]] = [
      "Text alternatives, keyboard access, sufficient contrast and visible focus: the WCAG 2.2 "
      "success criteria most sites miss."),
 ]
+# (title, channel, description): videos of the kinds a video search turns up; a video result's
+# URL is its watch page (YouTube's video_results had been 'Onboarding doc notes' at
+# 'http://www.marks.com/tags/category')
+VIDEO_PAGES: list[tuple[str, str, str]] = [
+    ("Sourdough bread from start to finish", "Joshua Weissman",
+     "Feeding the starter, the autolyse, four sets of stretch and folds and a cold overnight "
+     "proof."),
+    ("Learn Git in 15 minutes", "Colt Steele",
+     "Commits, branches, merges and pull requests, with the commands typed out."),
+    ("How transistors work", "Veritasium",
+     "From vacuum tubes to the billions of switches in a modern chip."),
+    ("10-minute morning yoga", "Yoga With Adriene",
+     "A gentle full-body flow for beginners; no equipment needed."),
+    ("Iceland's Ring Road in 7 days", "Kara and Nate",
+     "Waterfalls, black-sand beaches and glacier lagoons, with the cost of each day."),
+    ("Python for beginners: full course", "freeCodeCamp.org",
+     "Variables, loops, functions and files, then three small projects."),
+    ("Why the Roman Empire fell", "Kings and Generals",
+     "Plague, civil wars and the split of East and West, on animated maps."),
+    ("Rebuilding a 1968 Mustang engine", "Hagerty",
+     "A timelapse of the teardown, machining and reassembly of a 289 V8."),
+    ("Docker in 100 seconds", "Fireship",
+     "Images, containers and the Dockerfile, explained at speed."),
+    ("The best budget phones of the year", "Marques Brownlee",
+     "Cameras, batteries and screens of five phones under 400 dollars compared."),
+    ("Lo-fi beats to study to", "Lofi Girl",
+     "A three-hour mix of calm instrumental tracks."),
+    ("Teaching a puppy to sit", "Zak George's Dog Training Revolution",
+     "Short sessions with treats; the mistakes that slow it down."),
+]
+_VIDEO_IDS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
 # the kinds of columns a result has, by name
 _PARTS = {"title": "web_title", "name": "web_title", "url": "web_url", "link": "web_url",
           "href": "web_url", "snippet": "web_snippet", "excerpt": "web_snippet",
-          "description": "web_snippet", "content": "web_snippet"}
+          "description": "web_snippet", "content": "web_snippet", "channel": "web_channel",
+          "channel_title": "web_channel", "channel_name": "web_channel"}
 WEB_KINDS = frozenset(_PARTS.values())
 
 
 def web_part(table: str, column: str) -> str | None:
-    """`web_title`, `web_url` or `web_snippet` for a column of a table of web search
-    results ("search_results", "web_results"); None otherwise."""
+    """`web_title`, `web_url`, `web_snippet` (or a video's `web_channel`) for a column of a
+    table of web or video search results ("search_results", "video_results"); else None."""
     entity = singular(table)
-    if not entity.endswith(("search_result", "web_result", "web_page_result")):
+    if not entity.endswith(("search_result", "web_result", "web_page_result", "video_result")):
         return None
-    return _PARTS.get(column)
+    part = _PARTS.get(column)
+    return None if part == "web_channel" and not _of_videos(table) else part
 
 
-_BY_TITLE = {p[0]: p for p in WEB_PAGES}
+_BY_TITLE = {p[0]: p for p in WEB_PAGES + VIDEO_PAGES}
+
+
+def _of_videos(table: str) -> bool:
+    return singular(table).endswith("video_result")
 
 
 def web_page(table: str, row: dict[str, Any], rng: random.Random, service: str = ""
@@ -143,18 +180,26 @@ def web_page(table: str, row: dict[str, Any], rng: random.Random, service: str =
                  None)
     if named is not None:
         return named
-    return in_turn(WEB_PAGES, row.get("id"), rng, order=f"web:{service}:{table}")
+    return in_turn(VIDEO_PAGES if _of_videos(table) else WEB_PAGES, row.get("id"), rng,
+                   order=f"web:{service}:{table}")
 
 
 def web_value(kind: str, table: str, row: dict[str, Any], rng: random.Random,
               service: str = "") -> str:
-    """The value of one part (`web_title`, `web_url`, `web_snippet`) of a result row."""
+    """The value of one part (`web_title`, `web_url`, `web_snippet`, `web_channel`) of a
+    result row."""
     title, site, snippet = web_page(table, row, rng, service)
     if kind == "web_title":
         return title
+    if kind == "web_channel":  # a video's channel (only a video result names one)
+        return site
+    if kind == "web_url" and (title, site, snippet) in VIDEO_PAGES:  # its watch page
+        seeded = random.Random(f"video:{title}")
+        return "https://www.youtube.com/watch?v=" + "".join(
+            seeded.choice(_VIDEO_IDS) for _ in range(11))
     if kind == "web_url":
         return f"https://{site}/{slug(title)}"
     return snippet
 
 
-__all__ = ["WEB_KINDS", "WEB_PAGES", "web_page", "web_part", "web_value"]
+__all__ = ["VIDEO_PAGES", "WEB_KINDS", "WEB_PAGES", "web_page", "web_part", "web_value"]
