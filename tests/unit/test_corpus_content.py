@@ -559,3 +559,20 @@ def test_no_answer_is_a_key_the_chain_was_given():
     assert not _given_key({"kind": "field", "field": "owner_id"},
                           Truth(chain=chain, answer=7, expected_changes={}, observations=[]))
     assert not _given_key({"kind": "field", "field": "item_count"}, asked)
+
+
+def test_a_numbered_argument_that_says_id_references_its_record():
+    """DigitalOcean's vpc-peering-create(Vpc1, Vpc2: "ID of the first VPC") had kept two text
+    columns of lorem words ('similar', 'have'); Hostinger's ns1 ("First name server") is no
+    reference."""
+    from agent_world.mining.offline.signatures import classify_argument
+
+    spec = _mined("digitalocean")
+    peering = next(t for t in spec.tables if t.name == "vpc_peerings")
+    vpcs = {r["id"] for r in spec.rows["vpcs"]}
+    for col in ("vpc1", "vpc2"):
+        assert peering.column(col).foreign_key == "vpcs.id"
+        assert {r[col] for r in spec.rows["vpc_peerings"]} <= vpcs
+    ns1 = classify_argument({"argument": "ns1", "type": "string",
+                             "description": "First name server"}, {"vpc", "domain"})
+    assert ns1.kind == "scalar"

@@ -281,7 +281,7 @@ def _apply_argument(m: DomainModel, primary: Entity, shape: ToolShape, info: dic
         if r.many or r.via == "description":
             m.join(primary.name, target)
             return
-        col = arg if arg.endswith("_id") and not r.role else (
+        col = arg if (arg.endswith("_id") or r.via == "numbered") and not r.role else (
             f"{r.role}_{target}_id" if r.role else f"{target}_id")
         if singular(arg.removesuffix("_id")) in PERSON_ROLES and arg.endswith("_id"):
             col = arg

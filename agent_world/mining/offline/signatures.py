@@ -305,7 +305,7 @@ class ArgRole:
     entity: str | None = None
     role: str | None = None
     ident: str | None = None  # own-identifier column it names (name, path, sha, ...)
-    via: str = "name"  # name, alias, description
+    via: str = "name"  # name, alias, description, numbered (vpc1: one of two vpcs)
     many: bool = False
 
 
@@ -497,6 +497,12 @@ def classify_argument(info: dict[str, Any], known: set[str]) -> ArgRole:
             return ArgRole("ref", entity=ent, role=role, ident=ident,
                            via="alias" if base in ALIASES else "name")
     whole = "_".join(toks)
+    numbered = re.fullmatch(r"([a-z]+)[1-9]", whole)
+    if numbered and jtype in ("string", "integer"):  # DigitalOcean's Vpc1: "ID of the first VPC"
+        ent, _ = _entity_word(numbered.group(1), known, bool(
+            re.search(r"\b(id|identifier)\b", str(info.get("description") or ""), re.I)))
+        if ent and ent != "@person":
+            return ArgRole("ref", entity=ent, role=role, via="numbered")
     if singular(whole) in CURATED or whole in ALIASES:
         ent, ident = _entity_word(whole, known, False)
         return ArgRole("ref", entity=ent, role=role, ident=ident, via="name")
