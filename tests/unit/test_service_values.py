@@ -16,7 +16,7 @@ from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.described_values import described_choices, described_examples
-from agent_world.mining.offline.reference_data import LANGUAGES, SLUG_HEADS, SLUG_TAILS
+from agent_world.mining.offline.reference_data import COLORS, LANGUAGES, SLUG_HEADS, SLUG_TAILS
 from agent_world.mining.offline.row_values import from_pattern
 from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.offline.service_values import (
@@ -353,3 +353,20 @@ def test_a_size_nothing_has_none_of_is_never_zero():
     for n in names[:-1]:
         assert min(r[n] for r in rows) >= 1, n
     assert min(r["retry_count"] for r in rows) == 0
+
+
+def test_one_of_several_numbered_columns_is_of_its_kind():
+    """Hostinger's ns1..ns4 ("First name server") had been 'provide', 'drug'; Word's
+    alternating row colours color1 and color2 'recently', 'science'."""
+    table = TableSpec(name="domain_nameservers", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="ns1", type="text", nullable=False),
+        ColumnSpec(name="ns2", type="text", nullable=False),
+        ColumnSpec(name="color1", type="text", nullable=False)])
+    assert [column_semantic(table.name, c) for c in table.columns[1:]] == \
+        ["nameserver", "nameserver", "color"]
+    factory = RowFactory([table], None, seed=0)
+    rows = [factory.make(table.name) for _ in range(10)]
+    assert all(re.fullmatch(r"ns1\.[a-z-]+\.com", r["ns1"]) for r in rows), rows
+    assert all(r["ns2"].startswith("ns2.") for r in rows), rows
+    assert {r["color1"] for r in rows} <= set(COLORS)

@@ -7,7 +7,7 @@ import re
 
 from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.offline.markup_values import markup_kind
-from agent_world.mining.offline.naming import is_person, singular
+from agent_world.mining.offline.naming import is_person, singular, unnumbered
 from agent_world.mining.offline.record_bodies import GUIDE_NOUNS, body_kind
 from agent_world.mining.offline.reference_data import TECH_NOUNS
 from agent_world.mining.offline.service_values import service_kind
@@ -123,7 +123,7 @@ def _format_of(col: ColumnSpec) -> str | None:
 
 def column_semantic(table: str, col: ColumnSpec) -> str:
     """What kind of value a column holds, from its name, type, description and table."""
-    n = col.name.lower()
+    n = unnumbered(col.name.lower())  # Word's color1 and color2 are colors
     words = set(n.split("_"))
     t = col.type
     if col.primary_key:

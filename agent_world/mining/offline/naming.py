@@ -92,6 +92,11 @@ def brand(service: str) -> str:
     return "-".join([w for w in words if w not in _PACKAGING] or words)
 
 
+def unnumbered(name: str) -> str:
+    """'color1' -> 'color', 'ns2' -> 'ns': one of several of a kind is of that kind."""
+    return re.sub(r"(?<=[a-z])[1-9]$", "", name)
+
+
 def snake(name: str) -> str:
     return "_".join(tokens(name))
 

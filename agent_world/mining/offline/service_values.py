@@ -16,7 +16,7 @@ import re
 
 from faker import Faker
 
-from agent_world.mining.offline.naming import singular, with_article
+from agent_world.mining.offline.naming import singular, unnumbered, with_article
 from agent_world.mining.offline.prose import prose
 from agent_world.mining.offline.reference_data import (
     BRANCH_PREFIXES,
@@ -36,6 +36,7 @@ _EXACT: dict[str, str] = {
     **dict.fromkeys(("cwd", "project_root", "root", "workdir", "work_dir", "root_path"),
                     "dir_path"),
     **dict.fromkeys(("glob", "file_pattern", "name_pattern", "path_pattern"), "glob"),
+    **dict.fromkeys(("ns", "nameserver", "name_server", "nameservers"), "nameserver"),
     **dict.fromkeys(("ids", "node_i_ds", "id_list"), "id_list"),
     **dict.fromkeys(("order_direction", "sort_order", "sort_direction", "direction"),
                     "sort_direction"),
@@ -97,7 +98,7 @@ _COORDINATES = re.compile(r"经纬度|经度|latitude|longitude|coordinates|\bln
 
 def service_kind(table: str, name: str, description: str) -> str | None:
     """The technical kind of a text column, or None when it is none of them."""
-    n, d = name.lower(), description.lower()
+    n, d = unnumbered(name.lower()), description.lower()
     words = set(n.split("_"))
     if n in ("to", "from") and re.search(r"mail|message|draft|inbox", table):
         return "email"
@@ -168,6 +169,7 @@ def service_kind(table: str, name: str, description: str) -> str | None:
 
 # the kinds whose values are drawn from a service's own vocabulary, evenly
 _CHOICES: dict[str, list[str]] = {
+
     "dockerfile": ["Dockerfile", "Dockerfile", "docker/Dockerfile.prod",
                    "services/api/Dockerfile", "Dockerfile.dev"],
     "build_stage": ["builder", "production", "runtime", "build", "release"],
@@ -258,6 +260,9 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
     if kind in _WEIGHTED:
         values, weights = _WEIGHTED[kind]
         return r.choices(values, weights=weights)[0]
+    if kind == "nameserver":  # Hostinger's ns1..ns4 ("First name server") had been 'provide'
+        number = name[-1] if name[-1:].isdigit() else r.choice("12")
+        return f"ns{number}.{r.choice(['dns-parking.com', 'digitalocean.com', 'hostinger.com'])}"
     if kind == "setting_value":
         return setting_value(table, r, f, name)
     if kind == "etag":
