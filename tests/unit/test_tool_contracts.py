@@ -147,9 +147,16 @@ def test_search_catalogue_filters_by_its_arguments(built, rt):
 
 
 # ---- git ---------------------------------------------------------------------------------
-def _repo_with(spec: EnvSpec, staged: bool) -> tuple[dict, list[dict]]:
+def _repo_with(spec: EnvSpec, staged: bool, checked_out: bool = False
+               ) -> tuple[dict, list[dict]]:
+    """A repository with a change of that staging (and, `checked_out`, one checked-out
+    branch with a head commit: a commit goes onto it) and its changes."""
     for repo in spec.rows["repositories"]:
         rows = [w for w in spec.rows["working_tree_changes"] if w["repository_id"] == repo["id"]]
+        heads = [b for b in spec.rows["branches"]
+                 if b["repository_id"] == repo["id"] and b["status"] == "checked_out"]
+        if checked_out and not (len(heads) == 1 and heads[0]["head_commit_id"] is not None):
+            continue
         if any(bool(w["staged"]) is staged and w["diff"] for w in rows):
             return repo, rows
     raise AssertionError("no repository with such changes")
@@ -372,7 +379,7 @@ def test_time_tools_keep_daylight_saving_time_from_the_transitions(built, rt):
 # ---- contracts and the tests written from them -------------------------------------------------
 def test_git_commit_commits_the_staged_changes(built, rt):
     spec = built["git"]
-    repo, changes = _repo_with(spec, staged=True)
+    repo, changes = _repo_with(spec, staged=True, checked_out=True)
     staged = sorted(c["path"] for c in changes if c["staged"])
     head = next(b for b in spec.rows["branches"]
                 if b["repository_id"] == repo["id"] and b["status"] == "checked_out")

@@ -247,7 +247,8 @@ class RowFactory(RowValues, RowTimes):
                         break  # other parents on the next try
                     row[c.name] = copied
                 elif c.nullable and not c.unique and self.rng.random() < nulls and \
-                        not is_label(c.name) and c.type not in ("date", "datetime"):
+                        not is_label(c.name) and c.type not in ("date", "datetime", "boolean"):
+                    # a flag is set or not: a slot 'booked: NULL' was neither free nor taken
                     row[c.name] = None
                 else:
                     row[c.name] = self.value(tname, c, row)
