@@ -11,11 +11,13 @@ import pytest
 
 from agent_world.envs.database import build_template
 from agent_world.envs.spec import EnvSpec
-from agent_world.envs.table_spec import ColumnSpec
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.naming import snake
+from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.semantics.checker import check_semantics
 from agent_world.mining.semantics.invariants import (
+    _check_invariants,
     derive_invariants,
     describe_invariant,
     invariant_violations,
@@ -373,3 +375,36 @@ def test_a_product_name_in_camel_case_is_one_word():
     assert snake("PostgreSQLConfig") == "postgresql_config"
     assert snake("createAppointment") == "create_appointment"
     assert snake("press_release") == "press_release"
+
+
+def test_a_repository_has_one_checked_out_branch_and_a_library_many_checked_out_copies():
+    """git's seed rows had seven checked-out branches in one repository (a commit then went
+    onto any of them); a library's copies may all be checked out at once."""
+    def parent_child(parent: str, fk: str, child: str, states: list[str]) -> list[TableSpec]:
+        return [TableSpec(name=parent, columns=[
+                    ColumnSpec(name="id", type="integer", primary_key=True),
+                    ColumnSpec(name="name", type="text", nullable=False)]),
+                TableSpec(name=child, columns=[
+                    ColumnSpec(name="id", type="integer", primary_key=True),
+                    ColumnSpec(name=fk, type="integer", nullable=False,
+                               foreign_key=f"{parent}.id"),
+                    ColumnSpec(name="status", type="text", nullable=False, enum=states)])]
+
+    git = parent_child("repositories", "repository_id", "branches", ["active", "checked_out"])
+    one = [i for i in derive_invariants(git) if i["kind"] == "one_per_parent"]
+    assert one == [{"kind": "one_per_parent", "table": "branches", "fk": "repository_id",
+                    "parent": "repositories", "column": "status",
+                    "holding": ["checked_out"], "limit": 1}]
+    f = RowFactory(git, None, seed=0, service="git")
+    for _ in range(3):
+        f.make("repositories")
+    for _ in range(20):
+        f.make("branches")
+    heads = [b["repository_id"] for b in f.rows["branches"] if b["status"] == "checked_out"]
+    assert heads and len(heads) == len(set(heads))
+    two = {**f.rows, "branches": [*f.rows["branches"], {
+        "id": 99, "repository_id": heads[0], "status": "checked_out"}]}
+    found = _check_invariants({t.name: t for t in git}, two, one)
+    assert [v.row for v in found] == [99]
+    library = parent_child("libraries", "library_id", "copies", ["available", "checked_out"])
+    assert not [i for i in derive_invariants(library) if i["kind"] == "one_per_parent"]

@@ -275,8 +275,9 @@ class RowFactory(RowValues, RowTimes):
 
     def _over_capacity(self, tname: str, row: dict[str, Any]) -> bool:
         """Whether the row would be a second live record of a parent that holds one (a
-        second live appointment in a slot, a second active loan of a copy)."""
-        for inv in self.invariants("capacity", tname):
+        second live appointment in a slot, a second active loan of a copy, a second
+        checked-out branch of a repository)."""
+        for inv in self.invariants("capacity", tname) + self.invariants("one_per_parent", tname):
             if row.get(inv["column"]) not in inv["holding"] or row.get(inv["fk"]) is None:
                 continue
             holding = set(inv["holding"])

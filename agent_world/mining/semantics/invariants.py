@@ -1,5 +1,6 @@
 """Cross-table invariants: `derive_invariants` reads them from a schema (a parent held iff a
-live child holds it, at most one live record per parent, a field set only in its state, a time
+live child holds it, at most one live record per parent, one record per parent in a state only
+one holds (a repository's checked-out branch), a field set only in its state, a time
 zone of the row's country), `describe_invariant` says one as a sentence, `spec_invariants`
 gives a spec's own, and `_check_invariants` / `invariant_violations` check rows or a database."""
 
@@ -59,6 +60,14 @@ def _scheduled(table: TableSpec) -> bool:
         groups & {"end", "ends"})
 
 
+def _one_per_parent(state: str, noun: str) -> bool:
+    """A state one record per parent holds: a repository's checked-out branch (git had
+    seven checked out at once), an account's current or primary one; a library's copies
+    are all checked out at once."""
+    return state in ("current", "primary", "default") or \
+        state == "checked_out" and noun in ("branch", "worktree")
+
+
 def holding_states(child_states: list[str], parent: TableSpec) -> list[str]:
     """The child states that hold the parent: every state not yet ended (and states this
     vocabulary does not rank); for a scheduled parent also the ends that used it up."""
@@ -94,6 +103,11 @@ def derive_invariants(tables: list[TableSpec]) -> list[dict[str, Any]]:
                     target[0] not in by:
                 continue
             parent = by[target[0]]
+            single = [st for st in cstatus.enum or [] if _one_per_parent(st, noun)]
+            if single and len(single) < len(cstatus.enum or []):
+                out.append({"kind": "one_per_parent", "table": child.name, "fk": fk.name,
+                            "parent": parent.name, "column": cstatus.name,
+                            "holding": single, "limit": 1})
             holding = holding_states(list(cstatus.enum or []), parent)
             if not holding or len(holding) == len(cstatus.enum or []):
                 continue
@@ -161,7 +175,7 @@ def describe_invariant(inv: dict[str, Any]) -> str:
             f"{inv['column']} is true"
         return (f"{one}'s {held} iff it has {child} in {'|'.join(inv['holding'])} "
                 f"({inv['child']}.{inv['fk']})")
-    if inv["kind"] == "capacity":
+    if inv["kind"] in ("capacity", "one_per_parent"):
         return (f"{a(inv['parent'])} holds at most {inv['limit']} "
                 f"{_singular(inv['table']).replace('_', ' ')} in "
                 f"{'|'.join(inv['holding'])} ({inv['table']}.{inv['fk']})")
@@ -195,7 +209,7 @@ def _check_invariants(tables: dict[str, TableSpec], rows: dict[str, list[dict[st
             continue
         pk = t.primary_key[0]
         text = describe_invariant(inv)
-        if kind in ("held_iff", "capacity"):
+        if kind in ("held_iff", "capacity", "one_per_parent"):
             child = inv["child"] if kind == "held_iff" else tname
             if child not in tables:
                 continue
@@ -206,7 +220,7 @@ def _check_invariants(tables: dict[str, TableSpec], rows: dict[str, list[dict[st
                 if r.get(inv["child_column"] if kind == "held_iff" else inv["column"]) in \
                         holding and r.get(inv["fk"]) is not None:
                     live[r[inv["fk"]]].append(r.get(cpk))
-            if kind == "capacity":
+            if kind != "held_iff":
                 for parent_id, ids in live.items():
                     if len(ids) > inv["limit"]:
                         for rid in sorted(ids, key=str)[inv["limit"]:]:

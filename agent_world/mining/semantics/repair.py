@@ -235,12 +235,13 @@ def _repair_invariants(spec: EnvSpec, index: dict[str, dict[Any, dict[str, Any]]
     bad = {(v.table, v.column, v.row) for v in found if v.rule == "invariant"}
     fixed = 0
     invariants = spec_invariants(spec)
-    for inv in sorted(invariants, key=lambda i: i["kind"] != "capacity"):  # capacity first
+    surplus = ("capacity", "one_per_parent")  # a parent's surplus records end first
+    for inv in sorted(invariants, key=lambda i: i["kind"] not in surplus):
         t = by.get(inv.get("table", ""))
         if t is None:
             continue
         rows = index.get(t.name, {})
-        if inv["kind"] == "capacity":
+        if inv["kind"] in surplus:
             holding = set(inv["holding"])
             col = t.column(inv["column"])
             parent = by.get(inv.get("parent", ""))
