@@ -8,7 +8,10 @@ import random
 import pytest
 from faker import Faker
 
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.prose import is_chat, prose, prose_kind
+from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.offline.web_pages import page_body, page_title
 
 
@@ -85,3 +88,19 @@ def test_output_instructions_and_find_phrases_are_not_chat_messages():
             assert text and "{" not in text and not is_chat(text), \
                 (kind, text)
     assert all(len(prose("phrase", rng, fake).split()) <= 4 for _ in range(30))
+
+
+def test_an_rsvp_a_schedule_and_a_status_update_are_no_chat_messages():
+    """Google Calendar's attendees' response_status, Firecrawl's monitors' schedule_text and
+    Asana's project status text had been 'Thanks Derek, I'll follow up Tuesday.'"""
+    table = TableSpec(name="event_attendees", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="response_status", type="text", nullable=False)])
+    f = RowFactory([table], None, seed=0)
+    assert {f.make("event_attendees")["response_status"] for _ in range(20)} <= {
+        "accepted", "needsAction", "tentative", "declined"}
+    assert column_semantic("monitors", ColumnSpec(name="schedule_text", type="text")) == \
+        "schedule_text"
+    rng, fake = random.Random(0), Faker()
+    updates = [prose(prose_kind("text", "project_statuses"), rng, fake) for _ in range(10)]
+    assert all(u.startswith(("On track", "At risk", "Off track")) for u in updates), updates

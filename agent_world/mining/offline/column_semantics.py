@@ -121,6 +121,10 @@ def _format_of(col: ColumnSpec) -> str | None:
     return m.group(1) if m else None
 
 
+# names with a prose word that are no prose: an attendee's RSVP, a monitor's schedule
+_NOT_PROSE = frozenset({"response_status", "schedule_text"})
+
+
 def column_semantic(table: str, col: ColumnSpec) -> str:
     """What kind of value a column holds, from its name, type, description and table."""
     n = unnumbered(col.name.lower())  # Word's color1 and color2 are colors
@@ -390,7 +394,7 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
                 "observations", "caption", "answer", "question", "feedback", "value",
                 "prompt", "error", "response", "why", "preconditions", "replacement",
                 "paragraph", "explanation", "rationale", "stdout", "stderr", "snippet",
-                "excerpt"}:
+                "excerpt"} and n not in _NOT_PROSE:
         return "sentence"
     if words & {"description", "details", "desc"}:
         return "paragraph"

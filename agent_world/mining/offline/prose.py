@@ -110,6 +110,12 @@ _PARAGRAPHS = ["This proposal covers the {thing} for the {team} team.",
                "The {team} team owns the {thing} from Q{q}.",
                "Appendix A lists the open risks and who follows each up.",
                "{name} {last} will present the {thing} at the next all-hands."]
+# a project's status update: how it stands and why
+_STATUS_UPDATES = ["On track: the {thing} ships {day} as planned.",
+                   "At risk: the {thing} is waiting on the {team} team.",
+                   "Off track: the {thing} slipped a week; {name} is re-planning it.",
+                   "On track: {q} of 4 milestones done, the {thing} is next.",
+                   "At risk: two open bugs block the {thing}; the fixes land {day}."]
 # what is typed into a field or held on a clipboard
 _TYPED = ["test@example.com", "hello world", "{city}", "4111 1111 1111 1111", "Order #{n}",
           "{name} {last}", "https://example.com/{thing}"]
@@ -159,6 +165,8 @@ def prose_kind(name: str, table: str) -> str:
             not re.search(r"comment|repl|message|note", table):
         if re.search(r"checklist|todo|task_item|subtask", table):
             return "todo"
+        if re.search(r"status_update|project_status|portfolio_status|goal_status", table):
+            return "status_update"  # Asana's project status text had been chat messages
         if re.search(r"slide|text_box|sticky|stickie|shape|figma_node|^nodes$", table):
             return "slide_text"
         if re.search(r"alert|dialog", table):
@@ -207,7 +215,7 @@ def prose(kind: str, rng: random.Random, fake: Faker) -> str:
     """One line of free text of `kind` ('message', 'error', 'reason', 'question', 'meeting',
     'description', 'title', 'product', 'output', 'instruction', 'browser_step', 'phrase',
     'notice', 'test_step', 'precondition', 'interval', 'todo', 'slide_text', 'alert', 'typed',
-    'paragraph', 'observation', 'autoreply', 'away', 'caption')."""
+    'paragraph', 'observation', 'autoreply', 'away', 'caption', 'status_update')."""
     if kind == "error":
         return rng.choice(_ERRORS)
     if kind in ("reason", "waiver", "cancel"):
@@ -221,7 +229,7 @@ def prose(kind: str, rng: random.Random, fake: Faker) -> str:
             "interval": _INTERVALS, "todo": _TODOS, "slide_text": _SLIDE_TEXTS,
             "alert": _ALERTS, "typed": _TYPED, "paragraph": _PARAGRAPHS,
             "observation": _OBSERVATIONS, "autoreply": _AUTOREPLIES, "away": _AWAY,
-            "caption": _CAPTIONS}.get(kind, _MESSAGES)
+            "caption": _CAPTIONS, "status_update": _STATUS_UPDATES}.get(kind, _MESSAGES)
     thing = rng.choice(_THINGS)
     team = rng.choice(_TEAMS)
     slots = {"thing": thing, "Thing": thing[0].upper() + thing[1:], "things": thing + "s",

@@ -59,6 +59,7 @@ _EXACT: dict[str, str] = {
     "calendars_to_check": "email", "column_values": "json_text",
     **dict.fromkeys(("commit", "commit_sha", "sha1"), "sha"),
     "result": "outcome", "response_status": "response_status", "prefix": "prefix",
+    "schedule_text": "schedule_text",
     "container": "container", "symbol": "market_symbol",
     **dict.fromkeys(("mention", "mentioned", "mentions"), "person_name"),
     **dict.fromkeys(("database_user", "db_user", "user"), "username"),
@@ -169,6 +170,9 @@ def service_kind(table: str, name: str, description: str) -> str | None:
 
 # the kinds whose values are drawn from a service's own vocabulary, evenly
 _CHOICES: dict[str, list[str]] = {
+    # Firecrawl's monitors' schedule_text had been 'Looks good to me, approved.'
+    "schedule_text": ["every day at 09:00", "every 15 minutes", "every Monday at 08:00",
+                      "every hour", "on the 1st of every month at 06:00", "every 6 hours"],
 
     "dockerfile": ["Dockerfile", "Dockerfile", "docker/Dockerfile.prod",
                    "services/api/Dockerfile", "Dockerfile.dev"],
