@@ -196,6 +196,22 @@ def chat_columns(specs: list) -> tuple[int, int]:
     return outside, chat
 
 
+def shared_people(specs: list) -> tuple[int, int]:
+    """Person names, emails and addresses that appear in two or more environments, and all
+    of them (distinct per environment): every source's rows had been drawn from one seed, so
+    a fifth of the names recurred across services."""
+    seen: dict[str, set[str]] = {}
+    for spec in specs:
+        for t in spec.tables:
+            for c in t.columns:
+                if c.type == "text" and column_semantic(t.name, c) in (
+                        "person_name", "email", "address"):
+                    for r in spec.rows.get(t.name, []):
+                        if isinstance(v := r.get(c.name), str):
+                            seen.setdefault(v, set()).add(spec.name)
+    return sum(len(envs) > 1 for envs in seen.values()), len(seen)
+
+
 # a tool whose arguments are a record's fields when it writes one ('create_issue(title, body)')
 _WRITE_WORDS = {"create", "add", "new", "insert", "update", "set", "edit", "patch", "put",
                 "upsert", "save", "register", "modify", "post", "write", "book", "schedule"}
@@ -314,6 +330,7 @@ def _stages_in(home: Path, refs: list, args: argparse.Namespace,
     out["one_state"], out["available_states"], out["statuses"] = status_flaws(specs)
     out["constant_columns"], out["text_columns"] = constant_columns(specs)
     out["chat_outside"], out["chat_columns"] = chat_columns(specs)
+    out["shared_people"], out["people"] = shared_people(specs)
     t0 = time.perf_counter()
     built = build_environments([], home=home, context={"home": str(home), **context})
     out["build_s"] = time.perf_counter() - t0
@@ -395,6 +412,8 @@ def main(argv: list[str] | None = None) -> int:
         lambda r: f"{r['constant_columns']} / {r['text_columns']}")
     row("chat-message columns of records that are no message / all chat columns",
         lambda r: f"{r['chat_outside']} / {r['chat_columns']}")
+    row("person names, emails, addresses in 2+ environments / all",
+        lambda r: f"{r['shared_people']} / {r['people']}")
     row("tables holding one tool's calls", lambda r: f"{r['one_call_tables']} / {r['tables']} "
         f"({100 * r['one_call_tables'] / max(1, r['tables']):.1f} %)")
     row("text cells that are one random word", lambda r: f"{r['lone_words']} / "
