@@ -15,6 +15,7 @@ from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.naming import brand
 from agent_world.mining.offline.record_bodies import docs_address, record_body
 from agent_world.mining.offline.rows import RowFactory
+from agent_world.mining.offline.value_pools import record_name
 from agent_world.mining.offline.web_results import web_value
 
 _PEOPLE = TableSpec(name="contacts", columns=[
@@ -90,3 +91,15 @@ def test_a_category_is_described_as_what_it_files():
     assert [r["description"] for r in rows] == [
         f"Videos in the {r['name']} category." for r in rows]
     assert rows[0]["name"] == "Music"
+
+
+def test_records_of_a_kind_with_its_own_names_take_them():
+    """Selenium's cookies had been named 'orders-cookie', HubSpot's properties
+    'admin-property'; a subnet is still named for its area ('billing-subnet')."""
+    rng = random.Random(0)
+    cookies = [record_name("cookies", rng, i) for i in range(1, 6)]
+    assert len(set(cookies)) == 5 and all("-cookie" not in c for c in cookies), cookies
+    assert record_name("request_headers", rng, 1) in (
+        "Content-Type", "Authorization", "Accept", "User-Agent", "Cache-Control",
+        "X-Request-Id", "Accept-Language", "If-None-Match")
+    assert record_name("subnets", rng, 1).endswith("-subnet")

@@ -349,7 +349,7 @@ class RowValues:
             "product_name": lambda: prose("product", r, f),
             "title": lambda: prose("meeting" if prose_kind(col.name, table) == "meeting" else
                                    "title", r, f),
-            "record_name": lambda: record_name(table, r),
+            "record_name": lambda: record_name(table, r, row.get("id")),
             "doc_topic": lambda: doc_topic(table, row, r, self.service),
             "anchor": lambda: r.choice(ANCHOR_TEXTS),
             "book_title": lambda: self._book_title(),

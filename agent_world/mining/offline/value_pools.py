@@ -186,9 +186,36 @@ def in_turn(pool: Sequence[T], row_id: Any, r: random.Random, order: str | None 
     return r.choice(seq)
 
 
-def record_name(table: str, r: random.Random) -> str:
-    """A name for a record that is no document: an area of the service and what it is
-    ('checkout-screenshot', 'billing-subnet')."""
+# the names records of these kinds have where they are named by their kind's own conventions
+# (HubSpot's properties had been 'admin-property', Selenium's cookies 'orders-cookie')
+_KIND_NAMES = {
+    "property": ["name", "status", "type", "size", "color", "email", "owner", "priority",
+                 "enabled", "created_at"],
+    "column": ["id", "email", "created_at", "status", "amount", "customer_id", "updated_at",
+               "name", "country", "total"],
+    "field": ["title", "status", "priority", "due_date", "assignee", "description", "labels",
+              "estimate", "sprint", "component"],
+    "attribute": ["class", "href", "id", "aria-label", "data-testid", "src", "type",
+                  "placeholder", "role", "value"],
+    "parameter": ["limit", "offset", "sort", "query", "page", "fields", "include", "since"],
+    "variable": ["DATABASE_URL", "API_KEY", "NODE_ENV", "PORT", "LOG_LEVEL", "REDIS_URL",
+                 "SENTRY_DSN", "TZ"],
+    "role": ["Owner", "Admin", "Editor", "Viewer", "Contributor", "Billing admin", "Reader",
+             "Guest"],
+    "cookie": ["session_id", "_ga", "csrftoken", "cart_id", "locale", "theme", "_gid",
+               "consent"],
+    "header": ["Content-Type", "Authorization", "Accept", "User-Agent", "Cache-Control",
+               "X-Request-Id", "Accept-Language", "If-None-Match"],
+}
+_KIND_NAMES["param"] = _KIND_NAMES["parameter"]
+
+
+def record_name(table: str, r: random.Random, row_id: Any = None) -> str:
+    """A name for a record that is no document: its kind's own names where it has them
+    ('Content-Type' for a header, 'csrftoken' for a cookie, in turn by `row_id`), else an
+    area of the service and what it is ('checkout-screenshot', 'billing-subnet')."""
     noun = next((w for w in reversed(singular(table).split("_")) if w.isalpha() and len(w) > 2),
                 "item")
+    if noun in _KIND_NAMES:
+        return in_turn(_KIND_NAMES[noun], row_id, r, order=table)
     return f"{r.choice(SLUG_HEADS)}-{noun}"
