@@ -104,3 +104,18 @@ def test_an_rsvp_a_schedule_and_a_status_update_are_no_chat_messages():
     rng, fake = random.Random(0), Faker()
     updates = [prose(prose_kind("text", "project_statuses"), rng, fake) for _ in range(10)]
     assert all(u.startswith(("On track", "At risk", "Off track")) for u in updates), updates
+
+
+def test_a_note_kept_as_html_is_html_of_its_record_s_text():
+    """Asana's html_notes and html_text had been plain chat messages, Firecrawl's raw_html a
+    lorem word ('Republican')."""
+    for table, column in [("tasks", "html_notes"), ("project_statuses", "html_text"),
+                          ("scrapes", "raw_html"), ("issue_comments", "comment_html")]:
+        assert column_semantic(table, ColumnSpec(name=column, type="text")) == "html"
+    t = TableSpec(name="project_statuses", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="html_text", type="text", nullable=False)])
+    f = RowFactory([t], None, seed=0)
+    values = [f.make("project_statuses")["html_text"] for _ in range(5)]
+    assert all(v.startswith(("<p>On track", "<p>At risk", "<p>Off track")) and
+               v.endswith("</p>") for v in values), values

@@ -121,8 +121,10 @@ def _format_of(col: ColumnSpec) -> str | None:
     return m.group(1) if m else None
 
 
-# names with a prose word that are no prose: an attendee's RSVP, a monitor's schedule
-_NOT_PROSE = frozenset({"response_status", "schedule_text"})
+# names with a prose word that are no prose: an attendee's RSVP, a monitor's schedule, a
+# task's notes as HTML (Asana's html_notes)
+_NOT_PROSE = frozenset({"response_status", "schedule_text", "html_notes", "html_text",
+                        "comment_html", "html_body", "body_html", "html_content"})
 
 
 def column_semantic(table: str, col: ColumnSpec) -> str:

@@ -17,7 +17,7 @@ import re
 from faker import Faker
 
 from agent_world.mining.offline.naming import singular, unnumbered, with_article
-from agent_world.mining.offline.prose import prose
+from agent_world.mining.offline.prose import prose, prose_kind
 from agent_world.mining.offline.reference_data import (
     BRANCH_PREFIXES,
     CLOUD_REGIONS,
@@ -78,6 +78,8 @@ _EXACT: dict[str, str] = {
     "dockerfile": "dockerfile", "docker_build_stage": "build_stage", "build_stage": "build_stage",
     "time_format": "time_format", "date_format": "date_format", "importance": "importance",
     "severity": "severity", "operator": "operator", "markdown": "markdown", "html": "html",
+    **dict.fromkeys(("html_notes", "html_text", "comment_html", "html_body", "body_html",
+                     "html_content", "raw_html"), "html"),
     "element": "ui_element", "selector": "css_selector", "css_selector": "css_selector",
     "model": "model", "topic": "topic",
     "data": "json_text", "metadata": "json_text", "json": "json_text", "payload": "json_text",
@@ -290,8 +292,8 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
     if kind == "markdown":
         return f"# {prose('title', r, f)}\n\n{prose('description', r, f)}\n\n" \
                f"- {prose('message', r, f)}\n- {prose('message', r, f)}"
-    if kind == "html":
-        return f"<p>{prose('message', r, f)}</p>"
+    if kind == "html":  # the text its record holds, as HTML (a project status's 'At risk: ...')
+        return f"<p>{prose(prose_kind('text', table), r, f)}</p>"
     if kind == "request_phrase":
         # what a user asks the service for, of the table's kind: "list the datadog resources",
         # "update a quota resource" (never "update the datadogs": a router's table is no noun)
