@@ -4,6 +4,7 @@ was waived or cancelled, meeting titles, product names, web pages titled by thei
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from faker import Faker
@@ -119,3 +120,17 @@ def test_a_note_kept_as_html_is_html_of_its_record_s_text():
     values = [f.make("project_statuses")["html_text"] for _ in range(5)]
     assert all(v.startswith(("<p>On track", "<p>At risk", "<p>Off track")) and
                v.endswith("</p>") for v in values), values
+
+
+def test_a_service_s_record_is_described_by_who_uses_it_not_as_a_document():
+    """A Replicate model had been described 'Working copy of the Q3 onboarding doc.'; a
+    document and a product keep their blurbs."""
+    desc = ColumnSpec(name="description", type="text", nullable=False)
+    assert column_semantic("models", desc) == "record_description"
+    assert column_semantic("docs", desc) == column_semantic("products", desc) == "paragraph"
+    t = TableSpec(name="models", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True), desc])
+    f = RowFactory([t], None, seed=0)
+    values = [f.make("models")["description"] for _ in range(12)]
+    assert all(re.search(r"\b(team|Owned|Maintained)\b", v) for v in values), values
+    assert not any(re.search(r"copy|draft|doc\b|invoice|roadmap", v) for v in values), values

@@ -121,6 +121,9 @@ def _format_of(col: ColumnSpec) -> str | None:
     return m.group(1) if m else None
 
 
+# things described by a blurb of their own (a book's, a product's, a place's)
+_BLURBED = frozenset({"title", "book", "edition", "novel", "publication", "product", "item",
+                      "listing", "hotel", "place", "restaurant", "recipe", "course", "variant"})
 # names with a prose word that are no prose: an attendee's RSVP, a monitor's schedule, a
 # task's notes as HTML (Asana's html_notes)
 _NOT_PROSE = frozenset({"response_status", "schedule_text", "html_notes", "html_text",
@@ -399,7 +402,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
                 "excerpt"} and n not in _NOT_PROSE:
         return "sentence"
     if words & {"description", "details", "desc"}:
-        return "paragraph"
+        # a document's or a thing's blurb; a service's record (a model, a tag, a repository)
+        # is described by who uses it, not as a 'Working copy of the Q3 onboarding doc.'
+        return "paragraph" if single in DOCUMENT_NOUNS | _BLURBED else "record_description"
     if n == "subject" and single in ("title", "book", "novel", "publication", "edition"):
         return "book_subject"
     if n in ("name", "title") and single.split("_")[-1] in GUIDE_NOUNS:

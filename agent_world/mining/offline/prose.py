@@ -110,6 +110,11 @@ _PARAGRAPHS = ["This proposal covers the {thing} for the {team} team.",
                "The {team} team owns the {thing} from Q{q}.",
                "Appendix A lists the open risks and who follows each up.",
                "{name} {last} will present the {thing} at the next all-hands."]
+# what a service's record (a model, a tag, a repository, a policy) is for: who uses it
+_RECORD_DESCRIPTIONS = ["Used by the {team} team.", "Owned by {name} {last}.",
+                        "Set up by the {team} team in Q{q}.", "Shared with the {team} team.",
+                        "Maintained by {name} {last}; reviewed every quarter.",
+                        "For the {team} team's {day} reviews."]
 # a project's status update: how it stands and why
 _STATUS_UPDATES = ["On track: the {thing} ships {day} as planned.",
                    "At risk: the {thing} is waiting on the {team} team.",
@@ -215,7 +220,8 @@ def prose(kind: str, rng: random.Random, fake: Faker) -> str:
     """One line of free text of `kind` ('message', 'error', 'reason', 'question', 'meeting',
     'description', 'title', 'product', 'output', 'instruction', 'browser_step', 'phrase',
     'notice', 'test_step', 'precondition', 'interval', 'todo', 'slide_text', 'alert', 'typed',
-    'paragraph', 'observation', 'autoreply', 'away', 'caption', 'status_update')."""
+    'paragraph', 'observation', 'autoreply', 'away', 'caption', 'status_update',
+    'record_description')."""
     if kind == "error":
         return rng.choice(_ERRORS)
     if kind in ("reason", "waiver", "cancel"):
@@ -229,7 +235,8 @@ def prose(kind: str, rng: random.Random, fake: Faker) -> str:
             "interval": _INTERVALS, "todo": _TODOS, "slide_text": _SLIDE_TEXTS,
             "alert": _ALERTS, "typed": _TYPED, "paragraph": _PARAGRAPHS,
             "observation": _OBSERVATIONS, "autoreply": _AUTOREPLIES, "away": _AWAY,
-            "caption": _CAPTIONS, "status_update": _STATUS_UPDATES}.get(kind, _MESSAGES)
+            "caption": _CAPTIONS, "status_update": _STATUS_UPDATES,
+            "record_description": _RECORD_DESCRIPTIONS}.get(kind, _MESSAGES)
     thing = rng.choice(_THINGS)
     team = rng.choice(_TEAMS)
     slots = {"thing": thing, "Thing": thing[0].upper() + thing[1:], "things": thing + "s",

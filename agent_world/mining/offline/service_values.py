@@ -292,6 +292,8 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
     if kind == "markdown":
         return f"# {prose('title', r, f)}\n\n{prose('description', r, f)}\n\n" \
                f"- {prose('message', r, f)}\n- {prose('message', r, f)}"
+    if kind == "record_description":
+        return prose("record_description", r, f)
     if kind == "html":  # the text its record holds, as HTML (a project status's 'At risk: ...')
         return f"<p>{prose(prose_kind('text', table), r, f)}</p>"
     if kind == "request_phrase":
@@ -359,6 +361,7 @@ SERVICE_KINDS = frozenset(set(_EXACT.values()) | {
     "weather_variable", "coordinates", "git_branch", "arn", "memory_size", "cpu_amount",
     "port", "glob", "connection_string", "css_selector", "base64", "kube_context", "cursor",
     "regex", "ui_component", "group_label", "cloud_region", "channel_name", "test_name",
-    "javascript", "log_query", "repository", "device_model", "setting_value"}) - ROW_KINDS
+    "javascript", "log_query", "repository", "device_model", "setting_value",
+    "record_description"}) - ROW_KINDS
 
 __all__ = ["ROW_KINDS", "SERVICE_KINDS", "git_branch", "service_kind", "service_value"]
