@@ -163,7 +163,7 @@ def test_mined_corpus_servers_take_their_kinds_values(server, table, column, che
 def test_the_row_kinds_it_names_are_made_by_rows():
     """A kind `service_kind` names that rows already make gets the rows' value of it."""
     named = {"to": "", "cwd": "", "output_filename": "", "warning": "", "mention": "",
-             "database_user": "", "workspace": "", "avatar": "", "range": "",
+             "database_user": "", "workspace": "", "range": "",
              "software": "WordPress installation identifier", "subtitle": "", "commit": "",
              "origin": "", "destination": "Target folder", "image": "",
              "app_namespace": ""}

@@ -8,10 +8,12 @@ import random
 import re
 import warnings
 
-from agent_world.envs.table_spec import ColumnSpec
+from agent_world.envs.table_spec import ColumnSpec, TableSpec
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.prose import _MESSAGES
+from agent_world.mining.offline.rows import RowFactory
+from agent_world.mining.offline.web_pages import SITE_PATHS, page_title
 from agent_world.mining.offline.web_results import VIDEO_PAGES, WEB_PAGES, web_part, web_value
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
@@ -72,3 +74,20 @@ def test_a_video_result_is_a_video_on_its_watch_page():
         assert channel == page[1]
         assert re.fullmatch(r"https://www\.youtube\.com/watch\?v=[\w-]{11}", url), url
         assert url == web_value("web_url", "video_results", {"title": title}, rng)
+
+
+def test_a_url_is_a_page_of_a_site_and_an_image_s_url_an_image():
+    """URLs had ended in random words ('http://www.perry.com/list/search/app'), an avatar's
+    URL too; a page's title follows its URL ('Pricing | Perry')."""
+    table = TableSpec(name="accounts", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="website_url", type="text", nullable=False),
+        ColumnSpec(name="avatar_url", type="text", nullable=False)])
+    f = RowFactory([table], None, seed=0)
+    rows = [f.make("accounts") for _ in range(10)]
+    assert all(re.fullmatch(r"https?://[\w.-]+/(" + "|".join(SITE_PATHS) + r")(-\d+)?",
+                            r["website_url"]) for r in rows), rows
+    assert all(r["avatar_url"].endswith(".png") and "/images/" in r["avatar_url"]
+               for r in rows), rows
+    assert page_title("https://www.perry.com/docs/getting-started") == \
+        "Getting started | Perry"

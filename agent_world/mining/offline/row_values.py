@@ -311,7 +311,6 @@ class RowValues:
             "last_name": lambda: f.last_name(),
             "person_name": lambda: f.name(),
             "username": lambda: f.user_name(),
-            "url": lambda: f.url() + f.uri_path(),
             "file_name": lambda: self._file_name(col.name, table),
             "file_path": lambda: f"{self._folder()}/" + (
                 row["file_name"] if isinstance(row.get("file_name"), str)

@@ -25,6 +25,7 @@ from agent_world.mining.offline.reference_data import (
     SLUG_HEADS,
 )
 from agent_world.mining.offline.setting_values import setting_value
+from agent_world.mining.offline.web_pages import site_url
 
 # column names whose kind holds wherever they occur
 _EXACT: dict[str, str] = {
@@ -292,6 +293,8 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
     if kind == "markdown":
         return f"# {prose('title', r, f)}\n\n{prose('description', r, f)}\n\n" \
                f"- {prose('message', r, f)}\n- {prose('message', r, f)}"
+    if kind == "url":  # a page of a site, an image's file on it
+        return site_url(f, r, name)
     if kind == "record_description":
         return prose("record_description", r, f)
     if kind == "html":  # the text its record holds, as HTML (a project status's 'At risk: ...')
@@ -354,7 +357,7 @@ def service_value(kind: str, r: random.Random, f: Faker, table: str, name: str,
 
 # the kinds `service_kind` names that rows already make (`RowValues.value`)
 ROW_KINDS = frozenset({"email", "dir_path", "file_name", "sentence", "person_name", "username",
-                       "slug_name", "url", "cell_ref", "text_id", "title", "sha", "place",
+                       "slug_name", "cell_ref", "text_id", "title", "sha", "place",
                        "file_path", "docker_image", "namespace"})
 # the kinds `service_value` makes
 SERVICE_KINDS = frozenset(set(_EXACT.values()) | {
@@ -362,6 +365,6 @@ SERVICE_KINDS = frozenset(set(_EXACT.values()) | {
     "port", "glob", "connection_string", "css_selector", "base64", "kube_context", "cursor",
     "regex", "ui_component", "group_label", "cloud_region", "channel_name", "test_name",
     "javascript", "log_query", "repository", "device_model", "setting_value",
-    "record_description"}) - ROW_KINDS
+    "record_description", "url"}) - ROW_KINDS
 
 __all__ = ["ROW_KINDS", "SERVICE_KINDS", "git_branch", "service_kind", "service_value"]

@@ -32,6 +32,23 @@ _PARAGRAPHS = [
 _THINGS = ["project", "invoice", "order", "report", "booking", "document", "task", "campaign"]
 
 
+# the pages a site has (a URL had ended in random words: '/list/search/app')
+SITE_PATHS = ["pricing", "about", "blog/launch-week-recap", "docs/getting-started", "careers",
+              "contact", "products/standing-desk", "support/faq", "changelog", "features",
+              "customers", "security", "integrations", "help/billing", "blog/how-we-ship",
+              "events/summit-2025", "docs/api-reference", "legal/privacy", "status",
+              "download"]
+_IMAGE = re.compile(r"image|avatar|icon|thumbnail|logo|photo|picture|cover")
+
+
+def site_url(fake: Any, rng: Any, column: str = "") -> str:
+    """A page of a site ('https://www.perry.com/pricing', titled 'Pricing | Perry'), or an
+    image on it for an image's column ('.../images/team-photo.png')."""
+    if _IMAGE.search(column):
+        return f"{fake.url()}images/{rng.choice(['logo', 'team-photo', 'hero', 'avatar'])}.png"
+    return fake.url() + rng.choice(SITE_PATHS)
+
+
 def page_title(url: str) -> str:
     """A page's title from where it is: its last path segment and its site ('Pricing | Cooper'),
     as a site titles its pages."""
@@ -90,4 +107,5 @@ def settle_page(fake: Any, rng: Any, row: dict[str, Any], columns: set[str]) -> 
             rng.randint(20_000, 2_000_000) if code == 200 else 0
 
 
-__all__ = ["CONTENT_TYPES", "STATUS_CODES", "page_body", "page_title", "settle_page"]
+__all__ = ["CONTENT_TYPES", "SITE_PATHS", "STATUS_CODES", "page_body", "page_title",
+           "settle_page", "site_url"]
