@@ -91,3 +91,15 @@ def test_a_url_is_a_page_of_a_site_and_an_image_s_url_an_image():
                for r in rows), rows
     assert page_title("https://www.perry.com/docs/getting-started") == \
         "Getting started | Perry"
+
+
+def test_a_url_s_example_is_not_every_record_s_url():
+    """Figma's components, styles and variables had all had the file URL of the source's
+    example ('https://figma.com/design/abc123'): one page for every record."""
+    table = TableSpec(name="components", columns=[
+        ColumnSpec(name="id", type="integer", primary_key=True),
+        ColumnSpec(name="file_url", type="text", nullable=False,
+                   description="Figma file URL, e.g. https://figma.com/design/abc123")])
+    f = RowFactory([table], None, seed=0)
+    urls = {f.make("components")["file_url"] for _ in range(6)}
+    assert len(urls) > 1, urls

@@ -84,13 +84,13 @@ from agent_world.mining.semantics.zones import address_country, country_zones
 _PLACEHOLDER_HOST = re.compile(r"^(https?://)(?:www\.)?example\.(?:com|org|net)(?=[/:?#]|$)")
 # kinds whose values a column's description may say better (its examples, its choices): the
 # ones read from a name's last resort, and the office and paging kinds, whose examples name a
-# service's own conventions ('A1:D20', 'Helvetica', 14)
+# service's own conventions ('A1:D20', 'Helvetica', 14); no URL (one page: every Figma file's)
 DESCRIBED_KINDS = frozenset({
     "word", "code", "category", "title", "record_name", "team_name", "count", "extent", "bytes", "small_int", "position", "text_id", "pixels",
     "sheet_name", "cell_ref", "style_name", "font_name", "font_size", "search_terms",
     "namespace", "metric_namespace", "page_size", "slug_name", "database_name", "command", "offset", "page",
     "status", "platform", "deploy_environment", "docker_image", "cell", "file_path",
-    "dir_path", "doc_topic"}) | SERVICE_KINDS
+    "dir_path", "doc_topic"}) | SERVICE_KINDS - {"url"}
 _COMMON_FILE_TYPES = ["md", "txt", "pdf", "csv", "json", "docx", "png"]
 SPREADSHEETS = frozenset({"xlsx", "xlsm", "xls", "csv", "tsv"})
 _NO_BOUND = 2**31 - 1
