@@ -8,15 +8,15 @@ import random
 import re
 import warnings
 
-from agent_world.envs.table_spec import ColumnSpec, TableSpec
+from agent_world.envs.table_spec import ColumnSpec
 from agent_world.mining.llm_miner import mine_theme
 from agent_world.mining.offline.column_semantics import column_semantic
 from agent_world.mining.offline.prose import _MESSAGES
-from agent_world.mining.offline.rows import RowFactory
 from agent_world.mining.offline.web_pages import SITE_PATHS, page_title
 from agent_world.mining.offline.web_results import VIDEO_PAGES, WEB_PAGES, web_part, web_value
 from agent_world.mining.sources import read_source
 from agent_world.mining.sources.harvest_corpus import corpus_sources
+from tests.unit.row_helpers import made_rows
 
 
 def _slug(title: str) -> str:
@@ -79,12 +79,9 @@ def test_a_video_result_is_a_video_on_its_watch_page():
 def test_a_url_is_a_page_of_a_site_and_an_image_s_url_an_image():
     """URLs had ended in random words ('http://www.perry.com/list/search/app'), an avatar's
     URL too; a page's title follows its URL ('Pricing | Perry')."""
-    table = TableSpec(name="accounts", columns=[
-        ColumnSpec(name="id", type="integer", primary_key=True),
-        ColumnSpec(name="website_url", type="text", nullable=False),
-        ColumnSpec(name="avatar_url", type="text", nullable=False)])
-    f = RowFactory([table], None, seed=0)
-    rows = [f.make("accounts") for _ in range(10)]
+    rows = made_rows("accounts", [ColumnSpec(name="website_url", type="text", nullable=False),
+                                  ColumnSpec(name="avatar_url", type="text", nullable=False)],
+                     10)
     assert all(re.fullmatch(r"https?://[\w.-]+/(" + "|".join(SITE_PATHS) + r")(-\d+)?",
                             r["website_url"]) for r in rows), rows
     assert all(r["avatar_url"].endswith(".png") and "/images/" in r["avatar_url"]
@@ -96,10 +93,8 @@ def test_a_url_is_a_page_of_a_site_and_an_image_s_url_an_image():
 def test_a_url_s_example_is_not_every_record_s_url():
     """Figma's components, styles and variables had all had the file URL of the source's
     example ('https://figma.com/design/abc123'): one page for every record."""
-    table = TableSpec(name="components", columns=[
-        ColumnSpec(name="id", type="integer", primary_key=True),
-        ColumnSpec(name="file_url", type="text", nullable=False,
-                   description="Figma file URL, e.g. https://figma.com/design/abc123")])
-    f = RowFactory([table], None, seed=0)
-    urls = {f.make("components")["file_url"] for _ in range(6)}
+    rows = made_rows("components", [ColumnSpec(
+        name="file_url", type="text", nullable=False,
+        description="Figma file URL, e.g. https://figma.com/design/abc123")], 6)
+    urls = {r["file_url"] for r in rows}
     assert len(urls) > 1, urls
