@@ -10,7 +10,7 @@ from agent_world.mining.offline.markup_values import markup_kind
 from agent_world.mining.offline.naming import is_person, singular, unnumbered
 from agent_world.mining.offline.record_bodies import GUIDE_NOUNS, body_kind
 from agent_world.mining.offline.reference_data import TECH_NOUNS
-from agent_world.mining.offline.service_values import service_kind
+from agent_world.mining.offline.service_values import exact_kind, service_kind
 from agent_world.mining.offline.vocabulary import FILE_PLACES, PERSON_NOUNS, PERSON_ROLES
 from agent_world.mining.offline.web_results import web_part
 
@@ -124,10 +124,6 @@ def _format_of(col: ColumnSpec) -> str | None:
 # things described by a blurb of their own (a book's, a product's, a place's)
 _BLURBED = frozenset({"title", "book", "edition", "novel", "publication", "product", "item",
                       "listing", "hotel", "place", "restaurant", "recipe", "course", "variant"})
-# names with a prose word that are no prose: an attendee's RSVP, a monitor's schedule, a
-# task's notes as HTML (Asana's html_notes)
-_NOT_PROSE = frozenset({"response_status", "schedule_text", "html_notes", "html_text",
-                        "comment_html", "html_body", "body_html", "html_content"})
 
 
 def column_semantic(table: str, col: ColumnSpec) -> str:
@@ -399,7 +395,9 @@ def column_semantic(table: str, col: ColumnSpec) -> str:
                 "observations", "caption", "answer", "question", "feedback", "value",
                 "prompt", "error", "response", "why", "preconditions", "replacement",
                 "paragraph", "explanation", "rationale", "stdout", "stderr", "snippet",
-                "excerpt"} and n not in _NOT_PROSE:
+                "excerpt"} and exact_kind(n) in (None, "sentence"):
+        # a name with a prose word whose name alone says it is none (an attendee's
+        # response_status, a monitor's schedule_text, Asana's html_notes) is of its kind
         return "sentence"
     if words & {"description", "details", "desc"}:
         # a document's or a thing's blurb; a service's record (a model, a tag, a repository)

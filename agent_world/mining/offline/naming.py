@@ -6,6 +6,7 @@ sentence splitting, the singular word set of a text, and whether a name denotes 
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 
@@ -85,6 +86,7 @@ _PACKAGING = frozenset({"mcp", "server", "docs", "documentation", "doc", "api", 
                         "tool", "cli", "code", "assist", "search", "kb"})
 
 
+@functools.cache  # asked for every docs page and body a service's rows hold
 def brand(service: str) -> str:
     """Whose service a source is, from its name: 'apple-docs' -> 'apple', 'brave-search' ->
     'brave', 'google-maps-code-assist' -> 'google-maps' (its docs host, its CLI's name)."""
@@ -92,9 +94,12 @@ def brand(service: str) -> str:
     return "-".join([w for w in words if w not in _PACKAGING] or words)
 
 
+_NUMBERED = re.compile(r"(?<=[a-z])[1-9]$")
+
+
 def unnumbered(name: str) -> str:
     """'color1' -> 'color', 'ns2' -> 'ns': one of several of a kind is of that kind."""
-    return re.sub(r"(?<=[a-z])[1-9]$", "", name)
+    return _NUMBERED.sub("", name)
 
 
 def snake(name: str) -> str:

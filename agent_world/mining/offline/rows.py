@@ -21,7 +21,7 @@ from agent_world.mining.offline.naming import is_label, singular
 from agent_world.mining.offline.reference_data import CURATED, CURATED_TABLES
 from agent_world.mining.offline.row_times import RowTimes, parse_iso
 from agent_world.mining.offline.row_values import RowValues
-from agent_world.mining.semantics.invariants import derive_invariants
+from agent_world.mining.semantics.invariants import SURPLUS_KINDS, derive_invariants
 from agent_world.mining.semantics.routes import Route, fk_routes
 
 # rules that derive columns of a new row from the rest of it (registered by the modules that
@@ -277,7 +277,7 @@ class RowFactory(RowValues, RowTimes):
         """Whether the row would be a second live record of a parent that holds one (a
         second live appointment in a slot, a second active loan of a copy, a second
         checked-out branch of a repository)."""
-        for inv in self.invariants("capacity", tname) + self.invariants("one_per_parent", tname):
+        for inv in (i for kind in SURPLUS_KINDS for i in self.invariants(kind, tname)):
             if row.get(inv["column"]) not in inv["holding"] or row.get(inv["fk"]) is None:
                 continue
             holding = set(inv["holding"])

@@ -100,6 +100,12 @@ _NOT_GIT = re.compile(r"librar|bank|store|office|clinic|hospital|hotel|school|sh
 _COORDINATES = re.compile(r"经纬度|经度|latitude|longitude|coordinates|\blng\b|\blat\b", re.I)
 
 
+def exact_kind(name: str) -> str | None:
+    """The kind a column of this name holds wherever it occurs ('response_status': an RSVP),
+    if its name alone says it."""
+    return _EXACT.get(unnumbered(name.lower()))
+
+
 def service_kind(table: str, name: str, description: str) -> str | None:
     """The technical kind of a text column, or None when it is none of them."""
     n, d = unnumbered(name.lower()), description.lower()
@@ -367,4 +373,5 @@ SERVICE_KINDS = frozenset(set(_EXACT.values()) | {
     "javascript", "log_query", "repository", "device_model", "setting_value",
     "record_description", "url"}) - ROW_KINDS
 
-__all__ = ["ROW_KINDS", "SERVICE_KINDS", "git_branch", "service_kind", "service_value"]
+__all__ = ["ROW_KINDS", "SERVICE_KINDS", "exact_kind", "git_branch", "service_kind",
+           "service_value"]

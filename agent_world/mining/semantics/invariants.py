@@ -60,6 +60,10 @@ def _scheduled(table: TableSpec) -> bool:
         groups & {"end", "ends"})
 
 
+# the kinds that bound how many live records a parent holds (their surplus ends)
+SURPLUS_KINDS = ("capacity", "one_per_parent")
+
+
 def _one_per_parent(state: str, noun: str) -> bool:
     """A state one record per parent holds: a repository's checked-out branch (git had
     seven checked out at once), an account's current or primary one; a library's copies
@@ -175,7 +179,7 @@ def describe_invariant(inv: dict[str, Any]) -> str:
             f"{inv['column']} is true"
         return (f"{one}'s {held} iff it has {child} in {'|'.join(inv['holding'])} "
                 f"({inv['child']}.{inv['fk']})")
-    if inv["kind"] in ("capacity", "one_per_parent"):
+    if inv["kind"] in SURPLUS_KINDS:
         return (f"{a(inv['parent'])} holds at most {inv['limit']} "
                 f"{_singular(inv['table']).replace('_', ' ')} in "
                 f"{'|'.join(inv['holding'])} ({inv['table']}.{inv['fk']})")
@@ -209,7 +213,7 @@ def _check_invariants(tables: dict[str, TableSpec], rows: dict[str, list[dict[st
             continue
         pk = t.primary_key[0]
         text = describe_invariant(inv)
-        if kind in ("held_iff", "capacity", "one_per_parent"):
+        if kind == "held_iff" or kind in SURPLUS_KINDS:
             child = inv["child"] if kind == "held_iff" else tname
             if child not in tables:
                 continue

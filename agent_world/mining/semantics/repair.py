@@ -17,7 +17,7 @@ from agent_world.mining.semantics.columns import (
     _fk_target,
     _time_columns,
 )
-from agent_world.mining.semantics.invariants import _scheduled, spec_invariants
+from agent_world.mining.semantics.invariants import SURPLUS_KINDS, _scheduled, spec_invariants
 from agent_world.mining.semantics.lifecycle_rule import _SOFT_END, NEGATIVE_ENDS, state_rank
 from agent_world.mining.semantics.routes import fk_routes
 from agent_world.mining.semantics.times import _group, time_pairs
@@ -235,13 +235,13 @@ def _repair_invariants(spec: EnvSpec, index: dict[str, dict[Any, dict[str, Any]]
     bad = {(v.table, v.column, v.row) for v in found if v.rule == "invariant"}
     fixed = 0
     invariants = spec_invariants(spec)
-    surplus = ("capacity", "one_per_parent")  # a parent's surplus records end first
-    for inv in sorted(invariants, key=lambda i: i["kind"] not in surplus):
+    # a parent's surplus records end first
+    for inv in sorted(invariants, key=lambda i: i["kind"] not in SURPLUS_KINDS):
         t = by.get(inv.get("table", ""))
         if t is None:
             continue
         rows = index.get(t.name, {})
-        if inv["kind"] in surplus:
+        if inv["kind"] in SURPLUS_KINDS:
             holding = set(inv["holding"])
             col = t.column(inv["column"])
             parent = by.get(inv.get("parent", ""))
